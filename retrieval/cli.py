@@ -1,0 +1,256 @@
+"""The `retrieval` command: parse options, call the service, format output. Nothing else.
+
+stdout carries results only; progress and diagnostics go to stderr. Exit codes: 0 success (zero hits
+included), 1 error (one `error: ...` line), 2 usage.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import click
+
+from . import __version__
+
+
+class UserError(click.ClickException):
+    exit_code = 1
+
+    def show(self, file=None):
+        click.echo(f"error: {self.format_message()}", err=True)
+
+
+def _fail(exc: BaseException) -> UserError:
+    message = str(exc) or exc.__class__.__name__
+    return UserError(message.splitlines()[0])
+
+
+def _expected_errors():
+    from .discover import DiscoveryError
+    from .store.layout import StoreError
+    from .store.lock import LockBusy
+
+    return (DiscoveryError, StoreError, LockBusy, RuntimeError, ValueError, OSError)
+
+
+def _progress_sink(always: bool):
+    """Progress to stderr: always for `index`, only on a terminal for `query`."""
+    if always or sys.stderr.isatty():
+        return lambda message: click.echo(message, err=True)
+    return lambda message: None
+
+
+root_option = click.option(
+    "--root", type=click.Path(file_okay=True, dir_okay=True), default=".", show_default=True,
+    help="Repository root to index or search.",
+)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="retrieval")
+def main():
+    """Offline code retrieval: ranked path:start-end hits for a natural-language or symbol query."""
+
+
+def _describe_skips(skipped: dict) -> str:
+    if not skipped:
+        return ""
+    return " (skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) + ")"
+
+
+@main.command()
+@root_option
+@click.option("--retriever", "retriever_name", default="all", show_default=True,
+              help="A retriever name, or 'all' for every installed one.")
+@click.option("--force", is_flag=True, help="Rebuild from scratch.")
+@click.option("--include", multiple=True, metavar="GLOB", help="Index only files matching GLOB (repeatable).")
+@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files and directories matching GLOB (repeatable).")
+@click.option("--max-file-bytes", type=click.IntRange(min=1), default=None, help="Per-file size cap (default 1 MB).")
+def index(root, retriever_name, force, include, exclude, max_file_bytes):
+    """Build or refresh the index of ROOT."""
+    from . import service
+    from .retrievers.base import get_spec
+
+    progress = _progress_sink(always=True)
+    options = None
+    if include or exclude or max_file_bytes:
+        options = service.IndexOptions(include=tuple(include), exclude=tuple(exclude), max_bytes=max_file_bytes)
+    if retriever_name == "all":
+        targets = service.available_retrievers()
+    else:
+        try:
+            spec = get_spec(retriever_name)
+        except ValueError as exc:
+            raise click.UsageError(str(exc))
+        targets = [(retriever_name, spec.unavailable_reason())]
+    lexical_failed = False
+    single = retriever_name != "all"
+    for name, reason in targets:
+        if reason:
+            if single:
+                raise UserError(reason)
+            click.echo(f"{name}: skipped ({reason})")
+            continue
+        try:
+            report = service.refresh(root, name, options=options, force=force, progress=progress)
+        except _expected_errors() as exc:
+            if single or name == "lexical":
+                lexical_failed = True
+                click.echo(f"error: {name}: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}", err=True)
+                if single:
+                    sys.exit(1)
+            else:
+                click.echo(f"{name}: failed ({str(exc).splitlines()[0]})")
+            continue
+        if report.status == "indexed":
+            click.echo(
+                f"{name}: indexed {report.new_chunks} chunks from {len(report.reprocessed)} files "
+                f"({report.chunks} chunks, {report.files} files in the index) in {report.seconds:.1f}s"
+                + _describe_skips(report.skipped)
+            )
+        else:
+            click.echo(f"{name}: up to date ({report.chunks} chunks, {report.files} files)")
+    if lexical_failed:
+        sys.exit(1)
+
+
+def _read_query(query: str) -> str:
+    if query == "-":
+        query = sys.stdin.read()
+    if not query.strip():
+        raise click.UsageError("the query is empty")
+    return query
+
+
+def _snippet(root: str, hit, lines: int) -> str:
+    if not lines or hit.start_line is None:
+        return ""
+    path = os.path.join(root, hit.source_path)
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            out = []
+            for number, line in enumerate(fh, start=1):
+                if number > hit.end_line or number >= hit.start_line + lines:
+                    break
+                if number >= hit.start_line:
+                    out.append(line)
+    except OSError:
+        return ""
+    return "".join(out)
+
+
+def _hit_json(root: str, hit, snippet_lines: int | None) -> dict:
+    row = {
+        "rank": hit.rank,
+        "path": hit.source_path,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
+        "score": round(hit.score, 6),
+        "docid": hit.docid,
+        "context": hit.context,
+    }
+    if snippet_lines:
+        row["snippet"] = _snippet(root, hit, snippet_lines)
+    return row
+
+
+@main.command()
+@click.argument("query")
+@root_option
+@click.option("--retriever", "retriever_name", default="lexical", show_default=True)
+@click.option("--top-k", "-k", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON object with all results.")
+@click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON object per hit, one per line.")
+@click.option("--snippet-lines", type=click.IntRange(min=0), default=0, help="Include up to N lines of each hit.")
+@click.option("--stale-ok", is_flag=True, help="Do not refresh a stale index first.")
+@click.option("--path", "path_globs", multiple=True, metavar="GLOB", help="Only hits whose path matches GLOB.")
+@click.option("--lang", default="", help="Only hits in this language (e.g. python).")
+@click.option("--kind", type=click.Choice(["code", "docs", "config"]), default=None)
+def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, stale_ok, path_globs, lang, kind):
+    """Search ROOT for QUERY ('-' reads it from stdin)."""
+    from . import service
+    from .retrievers.base import get_spec
+
+    if as_json and as_jsonl:
+        raise click.UsageError("choose one of --json and --jsonl")
+    text = _read_query(query)
+    try:
+        get_spec(retriever_name)
+    except ValueError as exc:
+        raise click.UsageError(str(exc))
+    filters = service.QueryFilter(paths=tuple(path_globs), language=lang, kind=kind or "")
+    try:
+        result = service.search(
+            root, text, retriever=retriever_name, top_k=top_k, filters=filters or None,
+            stale_ok=stale_ok, progress=_progress_sink(always=False),
+        )
+    except _expected_errors() as exc:
+        raise _fail(exc)
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    abs_root = os.path.abspath(root)
+    if as_json:
+        payload = {
+            "query": text,
+            "retriever": result.retriever,
+            "results": [_hit_json(abs_root, h, snippet_lines) for h in result.hits],
+        }
+        click.echo(json.dumps(payload, ensure_ascii=False))
+    elif as_jsonl:
+        for h in result.hits:
+            click.echo(json.dumps(_hit_json(abs_root, h, snippet_lines), ensure_ascii=False))
+    else:
+        for h in result.hits:
+            span = f"{h.source_path}:{h.start_line}-{h.end_line}" if h.start_line else h.source_path
+            click.echo(span)
+            snippet = _snippet(abs_root, h, snippet_lines)
+            if snippet:
+                click.echo("".join("    " + line for line in snippet.splitlines(keepends=True)).rstrip("\n"))
+
+
+@main.command()
+@root_option
+def clean(root):
+    """Remove ROOT's index (and nothing else)."""
+    from . import service
+
+    try:
+        removed = service.clean(root)
+    except _expected_errors() as exc:
+        raise _fail(exc)
+    click.echo("removed the index" if removed else "no index to remove", err=True)
+
+
+@main.command()
+@root_option
+@click.option("--json", "as_json", is_flag=True)
+def status(root, as_json):
+    """Show each retriever's index: size, languages, state (ready / stale / missing / error)."""
+    from . import service
+
+    try:
+        rows = service.status(root)
+    except _expected_errors() as exc:
+        raise _fail(exc)
+    if as_json:
+        click.echo(json.dumps({"root": os.path.abspath(root), "retrievers": rows}, ensure_ascii=False))
+        return
+    for row in rows:
+        line = (
+            f"{row['retriever']}: {row['state']}, {row['files']} files, {row['chunks']} chunks, "
+            f"~{row['tokens']} tokens, {row['store_bytes']} bytes"
+        )
+        if row["primary_language"]:
+            line += f", mostly {row['primary_language']}"
+        if row.get("reason"):
+            line += f" ({row['reason']})"
+        click.echo(line)
+
+
+from .evaluation.command import eval_command  # noqa: E402
+
+main.add_command(eval_command)
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,220 @@
+"""Walk a tree and decide which files are eligible. Reads ignore files, never file contents."""
+from __future__ import annotations
+
+import os
+import re
+import stat as stat_mod
+from collections import Counter
+from dataclasses import dataclass, field
+
+from . import ignore, languages
+from .records import SourceFile
+
+DEFAULT_MAX_BYTES = 1_000_000
+DEFAULT_MAX_TOTAL_BYTES = 4 * 1024**3
+
+# Version control, dependency, build and cache directories: never source the user wrote.
+DEFAULT_EXCLUDE_DIRS = frozenset(
+    {
+        ".git", ".hg", ".svn", ".bzr", "_darcs", ".jj",
+        "node_modules", "bower_components", "jspm_packages", ".yarn", ".pnpm-store",
+        "vendor", "third_party_cache", ".bundle",
+        "__pycache__", ".venv", "venv", ".tox", ".nox", ".eggs", ".mypy_cache", ".pytest_cache",
+        ".ruff_cache", ".hypothesis", ".ipynb_checkpoints", "site-packages",
+        "build", "dist", "target", "out", ".gradle", ".next", ".nuxt", ".svelte-kit", ".parcel-cache",
+        ".turbo", ".cache", ".terraform", ".serverless", "coverage", "htmlcov",
+        ".idea", ".vscode", ".DS_Store", "zig-cache", ".zig-cache", "zig-out", ".stack-work",
+        "dist-newstyle", "_build", "deps", ".elixir_ls", ".retrieval",
+    }
+)
+
+IGNORE_FILES = (".gitignore", ".ignore", ".retrievalignore")
+
+# Names that usually hold credentials. Matched case-insensitively against the base name.
+_SECRET_GLOBS = (
+    ".env", ".env.*", "*.env", ".envrc", "*.pem", "*.key", "*.p12", "*.pfx", "*.jks", "*.keystore",
+    "*.kdbx", "*.gpg", "*.asc", "*.ovpn", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
+    "credentials", "credentials.*", "*credentials*.json", "secrets", "secrets.*", "*.secret", "*.secrets",
+    ".netrc", ".pgpass", ".htpasswd", ".npmrc", ".pypirc", ".git-credentials", "*.tfstate",
+    "*.tfstate.*", "service-account*.json", "*.sqlite", "*.db",
+)
+_SECRET_RE = re.compile(
+    "|".join(ignore.compile_rule(g).regex.pattern for g in _SECRET_GLOBS), re.IGNORECASE
+)
+
+
+def is_secret_name(name: str) -> bool:
+    return _SECRET_RE.match(name) is not None
+
+
+class DiscoveryError(RuntimeError):
+    """The tree cannot be indexed as asked (bad root, over the total-size cap)."""
+
+
+@dataclass
+class DiscoveryOptions:
+    extensions: frozenset[str] | None = None  # None: languages.DEFAULT_EXTENSIONS
+    include_basenames: frozenset[str] | None = None  # None: languages.DEFAULT_BASENAMES
+    exclude_dirs: frozenset[str] | None = None  # None: DEFAULT_EXCLUDE_DIRS
+    exclude_globs: tuple[str, ...] = ()
+    include_globs: tuple[str, ...] = ()
+    max_bytes: int = DEFAULT_MAX_BYTES
+    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES
+    use_ignore_files: bool = True
+    skip_paths: tuple[str, ...] = ()  # absolute directories never entered (the store)
+
+    def fingerprint(self) -> dict:
+        """What must match for an existing index to be reused."""
+        return {
+            "extensions": sorted(self.extensions) if self.extensions is not None else None,
+            "include_basenames": sorted(self.include_basenames) if self.include_basenames is not None else None,
+            "exclude_dirs": sorted(self.exclude_dirs) if self.exclude_dirs is not None else None,
+            "exclude_globs": list(self.exclude_globs),
+            "include_globs": list(self.include_globs),
+            "max_bytes": self.max_bytes,
+            "use_ignore_files": self.use_ignore_files,
+        }
+
+
+@dataclass
+class Discovery:
+    files: list[SourceFile] = field(default_factory=list)
+    skipped: Counter = field(default_factory=Counter)  # reason -> count
+    total_bytes: int = 0
+
+
+def _read_ignore_rules(directory: str, skipped: Counter) -> list[ignore.Rule]:
+    rules: list[ignore.Rule] = []
+    for name in IGNORE_FILES:
+        path = os.path.join(directory, name)
+        try:
+            with open(path, "rb") as fh:
+                text = fh.read(1_000_000).decode("utf-8", "replace")
+        except FileNotFoundError:
+            continue
+        except OSError:
+            skipped["unreadable"] += 1
+            continue
+        rules.extend(ignore.parse_ignore_text(text))
+    return rules
+
+
+def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
+    """Eligible files under root, sorted by relative path; skips are counted by reason."""
+    options = options or DiscoveryOptions()
+    root = os.path.abspath(root)
+    if not os.path.exists(root):
+        raise DiscoveryError(f"root does not exist: {root}")
+    if not os.path.isdir(root):
+        raise DiscoveryError(f"root is not a directory: {root}")
+
+    extensions = languages.DEFAULT_EXTENSIONS if options.extensions is None else options.extensions
+    basenames = languages.DEFAULT_BASENAMES if options.include_basenames is None else options.include_basenames
+    exclude_dirs = DEFAULT_EXCLUDE_DIRS if options.exclude_dirs is None else options.exclude_dirs
+    include_rules = ignore.compile_globs(options.include_globs)
+    exclude_rules = ignore.compile_globs(options.exclude_globs)
+    skip_real = {os.path.realpath(p) for p in options.skip_paths}
+
+    result = Discovery()
+    base_stack = ignore.IgnoreStack()
+    if options.use_ignore_files:
+        info_exclude = os.path.join(root, ".git", "info", "exclude")
+        if os.path.isfile(info_exclude):
+            try:
+                with open(info_exclude, encoding="utf-8", errors="replace") as fh:
+                    base_stack = base_stack.push("", ignore.parse_ignore_text(fh.read()))
+            except OSError:
+                result.skipped["unreadable"] += 1
+
+    pending: list[tuple[str, str, ignore.IgnoreStack]] = [(root, "", base_stack)]
+    while pending:
+        abs_dir, rel_dir, stack = pending.pop()
+        if options.use_ignore_files:
+            stack = stack.push(rel_dir, _read_ignore_rules(abs_dir, result.skipped))
+        try:
+            with os.scandir(abs_dir) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            result.skipped["unreadable"] += 1
+            continue
+        subdirs = []
+        for entry in entries:
+            name = entry.name
+            rel = rel_dir + name
+            try:
+                if entry.is_symlink():
+                    # Never followed: a link can leave the root or loop.
+                    result.skipped["symlink"] += 1
+                    continue
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                result.skipped["unreadable"] += 1
+                continue
+            if is_dir:
+                if name in exclude_dirs or stack.ignored(rel, True) or ignore.matches_any(exclude_rules, rel, True):
+                    continue
+                if skip_real and os.path.realpath(entry.path) in skip_real:
+                    continue
+                subdirs.append((entry.path, rel + "/", stack))
+                continue
+            if name in IGNORE_FILES:
+                continue
+            if is_secret_name(name):
+                result.skipped["secret-name"] += 1
+                continue
+            if stack.ignored(rel, False) or ignore.matches_any(exclude_rules, rel):
+                result.skipped["ignored"] += 1
+                continue
+            if include_rules:
+                if not ignore.matches_any(include_rules, rel):
+                    continue
+            elif name not in basenames and os.path.splitext(name)[1] not in extensions:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                result.skipped["unreadable"] += 1
+                continue
+            if not stat_mod.S_ISREG(st.st_mode):
+                continue
+            if st.st_size > options.max_bytes:
+                result.skipped["too-large"] += 1
+                continue
+            language, kind = languages.detect(name)
+            result.files.append(
+                SourceFile(rel, entry.path, st.st_size, st.st_mtime_ns, language or "text", kind or languages.DOCS)
+            )
+            result.total_bytes += st.st_size
+            if result.total_bytes > options.max_total_bytes:
+                raise DiscoveryError(
+                    f"more than {options.max_total_bytes} bytes of eligible files under {root}; "
+                    "narrow the tree with --include/--exclude or raise RETRIEVAL_MAX_TOTAL_BYTES"
+                )
+        # Reverse so that popping from the end visits subdirectories in sorted order.
+        pending.extend(reversed(subdirs))
+    result.files.sort(key=lambda f: f.path)
+    return result
+
+
+def discover_files(
+    root: str,
+    *,
+    extensions=None,
+    exclude_dirs=None,
+    exclude_globs=(),
+    include_basenames=None,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+    include_globs=(),
+    max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
+) -> list[SourceFile]:
+    """The eligible files under root, sorted by relative path."""
+    options = DiscoveryOptions(
+        extensions=frozenset(extensions) if extensions is not None else None,
+        include_basenames=frozenset(include_basenames) if include_basenames is not None else None,
+        exclude_dirs=frozenset(exclude_dirs) if exclude_dirs is not None else None,
+        exclude_globs=tuple(exclude_globs),
+        include_globs=tuple(include_globs),
+        max_bytes=max_bytes,
+        max_total_bytes=max_total_bytes,
+    )
+    return walk(root, options).files

@@ -1,0 +1,1 @@
+"""Evaluation: dataset readers, metrics, and the runner behind `retrieval eval`."""

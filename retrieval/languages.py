@@ -1,0 +1,118 @@
+"""File name -> (language, kind). Kind is one of code, docs, config."""
+from __future__ import annotations
+
+import os
+
+CODE, DOCS, CONFIG = "code", "docs", "config"
+KINDS = (CODE, DOCS, CONFIG)
+
+_BY_EXTENSION: dict[str, tuple[str, str]] = {}
+
+
+def _register(language: str, kind: str, *extensions: str) -> None:
+    for ext in extensions:
+        _BY_EXTENSION[ext] = (language, kind)
+
+
+_register("python", CODE, ".py", ".pyi", ".pyx")
+_register("javascript", CODE, ".js", ".mjs", ".cjs", ".jsx")
+_register("typescript", CODE, ".ts", ".tsx", ".mts", ".cts")
+_register("go", CODE, ".go")
+_register("java", CODE, ".java")
+_register("kotlin", CODE, ".kt", ".kts")
+_register("scala", CODE, ".scala", ".sc")
+_register("swift", CODE, ".swift")
+_register("c", CODE, ".c", ".h")
+_register("cpp", CODE, ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".inl", ".ipp", ".tpp")
+_register("csharp", CODE, ".cs")
+_register("rust", CODE, ".rs")
+_register("ruby", CODE, ".rb", ".rake", ".gemspec")
+_register("php", CODE, ".php")
+_register("elixir", CODE, ".ex", ".exs")
+_register("haskell", CODE, ".hs", ".lhs")
+_register("lua", CODE, ".lua")
+_register("zig", CODE, ".zig")
+_register("bash", CODE, ".sh", ".bash", ".zsh", ".ksh", ".fish")
+_register("objc", CODE, ".m", ".mm")
+_register("dart", CODE, ".dart")
+_register("r", CODE, ".r", ".R")
+_register("julia", CODE, ".jl")
+_register("perl", CODE, ".pl", ".pm")
+_register("ocaml", CODE, ".ml", ".mli")
+_register("erlang", CODE, ".erl", ".hrl")
+_register("clojure", CODE, ".clj", ".cljs", ".cljc", ".edn")
+_register("fsharp", CODE, ".fs", ".fsi", ".fsx")
+_register("vb", CODE, ".vb")
+_register("groovy", CODE, ".groovy", ".gradle")
+_register("sql", CODE, ".sql")
+_register("powershell", CODE, ".ps1", ".psm1")
+_register("nim", CODE, ".nim")
+_register("vim", CODE, ".vim")
+_register("elm", CODE, ".elm")
+_register("solidity", CODE, ".sol")
+_register("vue", CODE, ".vue")
+_register("svelte", CODE, ".svelte")
+_register("html", CODE, ".html", ".htm")
+_register("css", CODE, ".css", ".scss", ".sass", ".less")
+_register("proto", CODE, ".proto")
+_register("graphql", CODE, ".graphql", ".gql")
+_register("cmake", CONFIG, ".cmake")
+_register("markdown", DOCS, ".md", ".markdown", ".mdx")
+_register("rst", DOCS, ".rst")
+_register("text", DOCS, ".txt", ".text")
+_register("asciidoc", DOCS, ".adoc", ".asciidoc")
+_register("org", DOCS, ".org")
+_register("tex", DOCS, ".tex")
+_register("json", CONFIG, ".json", ".jsonc", ".json5")
+_register("yaml", CONFIG, ".yaml", ".yml")
+_register("toml", CONFIG, ".toml")
+_register("ini", CONFIG, ".ini", ".cfg", ".conf", ".properties")
+_register("xml", CONFIG, ".xml", ".xsd", ".plist")
+_register("nix", CONFIG, ".nix")
+_register("hcl", CONFIG, ".tf", ".hcl")
+
+# Extensionless (or oddly named) project files that are worth indexing.
+_BY_NAME: dict[str, tuple[str, str]] = {
+    "Dockerfile": ("dockerfile", CONFIG),
+    "Containerfile": ("dockerfile", CONFIG),
+    "Makefile": ("make", CONFIG),
+    "GNUmakefile": ("make", CONFIG),
+    "makefile": ("make", CONFIG),
+    "CMakeLists.txt": ("cmake", CONFIG),
+    "Rakefile": ("ruby", CODE),
+    "Gemfile": ("ruby", CONFIG),
+    "Podfile": ("ruby", CONFIG),
+    "Vagrantfile": ("ruby", CONFIG),
+    "Jenkinsfile": ("groovy", CONFIG),
+    "Procfile": ("text", CONFIG),
+    "BUILD": ("starlark", CONFIG),
+    "BUILD.bazel": ("starlark", CONFIG),
+    "WORKSPACE": ("starlark", CONFIG),
+    "Justfile": ("make", CONFIG),
+    "justfile": ("make", CONFIG),
+    "README": ("text", DOCS),
+    "LICENSE": ("text", DOCS),
+    "CHANGELOG": ("text", DOCS),
+    "go.mod": ("go", CONFIG),
+}
+
+DEFAULT_EXTENSIONS: frozenset[str] = frozenset(_BY_EXTENSION)
+DEFAULT_BASENAMES: frozenset[str] = frozenset(_BY_NAME)
+
+
+def detect(path: str) -> tuple[str, str]:
+    """Return (language, kind) for a file name; ("", "") when unknown."""
+    name = os.path.basename(path)
+    if name in _BY_NAME:
+        return _BY_NAME[name]
+    ext = os.path.splitext(name)[1]
+    found = _BY_EXTENSION.get(ext) or _BY_EXTENSION.get(ext.lower())
+    if found:
+        return found
+    if name.endswith(".d.ts"):
+        return ("typescript", CODE)
+    return ("", "")
+
+
+def known_languages() -> list[str]:
+    return sorted({lang for lang, _ in _BY_EXTENSION.values()} | {lang for lang, _ in _BY_NAME.values()})

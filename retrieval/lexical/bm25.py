@@ -1,0 +1,108 @@
+"""BM25 over one or more segments, with exact collection statistics.
+
+Segments may carry deleted documents (files changed since they were written). Document
+frequencies are counted over live postings only, and N and the average length come from live
+documents, so an incrementally refreshed index scores exactly like a clean build.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class BM25Params:
+    k1: float = 1.2
+    b: float = 0.75
+
+
+def idf(n_docs: int, df: int) -> float:
+    """Lucene's BM25 idf: always positive."""
+    return math.log(1.0 + (n_docs - df + 0.5) / (df + 0.5))
+
+
+@dataclass
+class SegmentView:
+    segment: object  # MemorySegment | DiskSegment
+    deleted: frozenset = frozenset()
+
+
+def score(
+    views: list[SegmentView],
+    query_terms: list[str],
+    params: BM25Params,
+    n_docs: int,
+    avgdl: float,
+) -> list[dict[int, float]]:
+    """Per view, {local doc id: BM25 score} for the documents that match any query term."""
+    results: list[dict[int, float]] = [{} for _ in views]
+    if n_docs <= 0 or not query_terms:
+        return results
+    k1, b = params.k1, params.b
+    c1 = k1 * (1.0 - b)
+    c2 = k1 * b / (avgdl or 1.0)
+    for term, qtf in Counter(query_terms).items():
+        found = []
+        df = 0
+        for i, view in enumerate(views):
+            plist = view.segment.postings(term)
+            if plist is None:
+                continue
+            docs, tfs = plist
+            if view.deleted:
+                live = [(d, tf) for d, tf in zip(docs, tfs) if d not in view.deleted]
+                df += len(live)
+                found.append((i, live))
+            else:
+                df += len(docs)
+                found.append((i, zip(docs, tfs)))
+        if df == 0:
+            continue
+        weight = qtf * idf(n_docs, df) * (k1 + 1.0)
+        for i, pairs in found:
+            acc = results[i]
+            get = acc.get
+            lens = views[i].segment.lens
+            for d, tf in pairs:
+                acc[d] = get(d, 0.0) + weight * tf / (tf + c1 + c2 * lens[d])
+    return results
+
+
+def best_hits(
+    views: list[SegmentView],
+    scores: list[dict[int, float]],
+    k: int,
+    allowed: list | None = None,
+) -> list[tuple[float, int, int]]:
+    """The k best (score, view index, doc) with ties broken by (path, start line).
+
+    `allowed`, when given, holds per view a container of permitted doc ids (filters apply before
+    ranking, so k results all match).
+    """
+    if k <= 0:
+        return []
+    candidates: list[tuple[float, int, int]] = []
+    for i, acc in enumerate(scores):
+        keep = allowed[i] if allowed is not None else None
+        if keep is None:
+            candidates.extend((s, i, d) for d, s in acc.items())
+        else:
+            candidates.extend((s, i, d) for d, s in acc.items() if d in keep)
+    if not candidates:
+        return []
+    best = heapq.nlargest(k, candidates, key=lambda c: c[0])
+    threshold = best[-1][0]
+    # Everything tied with the k-th score competes on the stable key, so ranks never depend on
+    # internal doc ids (which differ between a refreshed and a clean index).
+    pool = [c for c in candidates if c[0] >= threshold]
+
+    def stable_key(c):
+        seg = views[c[1]].segment
+        d = c[2]
+        path = seg.files[seg.doc_file[d]][0]
+        return (-c[0], path, seg.starts[d], seg.ends[d])
+
+    pool.sort(key=stable_key)
+    return pool[:k]

@@ -1,0 +1,243 @@
+"""Immutable postings segments: built in memory, written once, read lazily.
+
+On disk a segment is a directory:
+  seg.json       counts, shard count and the byte size of every other file (a torn write shows)
+  files.json     [[path, language, kind], ...]
+  docs.bin       four little-endian uint32 arrays of n_docs: file index, start line, end line, length
+  post.bin       per term, its doc ids then its term frequencies (uint32 each)
+  lex-NNNN.json  one shard of the lexicon: {term: [byte offset in post.bin, document frequency]}
+A query opens only the shards of its terms and reads only their postings.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+import zlib
+from array import array
+
+from ..store.atomic import write_bytes, write_json
+
+SEGMENT_FORMAT = 1
+_LITTLE = sys.byteorder == "little"
+
+
+def _to_bytes(values: array) -> bytes:
+    if not _LITTLE:
+        values = array(values.typecode, values)
+        values.byteswap()
+    return values.tobytes()
+
+
+def _from_bytes(data: bytes) -> array:
+    out = array("I")
+    out.frombytes(data)
+    if not _LITTLE:
+        out.byteswap()
+    return out
+
+
+def shard_of(term: str, n_shards: int) -> int:
+    return zlib.crc32(term.encode("utf-8")) % n_shards
+
+
+class CorruptSegment(RuntimeError):
+    pass
+
+
+class SegmentBuilder:
+    """Collects documents (term counts plus where they came from) into postings."""
+
+    def __init__(self):
+        self.files: list[list[str]] = []
+        self._file_ids: dict[str, int] = {}
+        self.doc_file = array("I")
+        self.starts = array("I")
+        self.ends = array("I")
+        self.lens = array("I")
+        self.docids: list[str] = []  # only for in-memory use with arbitrary docids
+        self.postings: dict[str, tuple[array, array]] = {}
+
+    @property
+    def n_docs(self) -> int:
+        return len(self.lens)
+
+    def add(self, path: str, language: str, kind: str, start: int, end: int, counts: dict, docid: str = "") -> int:
+        fid = self._file_ids.get(path)
+        if fid is None:
+            fid = self._file_ids[path] = len(self.files)
+            self.files.append([path, language, kind])
+        doc = len(self.lens)
+        self.doc_file.append(fid)
+        self.starts.append(max(start, 0))
+        self.ends.append(max(end, 0))
+        self.lens.append(sum(counts.values()))
+        self.docids.append(docid)
+        postings = self.postings
+        for term, tf in counts.items():
+            entry = postings.get(term)
+            if entry is None:
+                entry = postings[term] = (array("I"), array("I"))
+            entry[0].append(doc)
+            entry[1].append(tf)
+        return doc
+
+    def write(self, directory: str) -> dict:
+        """Write this segment into a new directory (created here); returns its summary."""
+        tmp = directory + ".tmp"
+        if os.path.exists(tmp):
+            _remove_tree(tmp)
+        os.makedirs(tmp)
+        terms = sorted(self.postings)
+        n_shards = 1
+        while n_shards < 4096 and len(terms) > n_shards * 2048:
+            n_shards *= 2
+        shards: list[dict] = [{} for _ in range(n_shards)]
+        chunks: list[bytes] = []
+        offset = 0
+        for term in terms:
+            docs, tfs = self.postings[term]
+            blob = _to_bytes(docs) + _to_bytes(tfs)
+            chunks.append(blob)
+            shards[shard_of(term, n_shards)][term] = [offset, len(docs)]
+            offset += len(blob)
+        sizes = {}
+        sizes["post.bin"] = write_bytes(os.path.join(tmp, "post.bin"), b"".join(chunks))
+        docs_blob = b"".join(_to_bytes(a) for a in (self.doc_file, self.starts, self.ends, self.lens))
+        sizes["docs.bin"] = write_bytes(os.path.join(tmp, "docs.bin"), docs_blob)
+        sizes["files.json"] = write_json(os.path.join(tmp, "files.json"), self.files)
+        for i, shard in enumerate(shards):
+            name = f"lex-{i:04d}.json"
+            sizes[name] = write_json(os.path.join(tmp, name), shard)
+        meta = {
+            "format": SEGMENT_FORMAT,
+            "n_docs": self.n_docs,
+            "n_terms": len(terms),
+            "n_shards": n_shards,
+            "total_len": sum(self.lens),
+            "sizes": sizes,
+        }
+        write_json(os.path.join(tmp, "seg.json"), meta)
+        if os.path.exists(directory):
+            _remove_tree(directory)
+        os.rename(tmp, directory)
+        return meta
+
+
+def _remove_tree(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
+class MemorySegment:
+    """A built segment searched in place (the in-memory Retriever API)."""
+
+    def __init__(self, builder: SegmentBuilder):
+        self.files = builder.files
+        self.doc_file = builder.doc_file
+        self.starts = builder.starts
+        self.ends = builder.ends
+        self.lens = builder.lens
+        self.docids = builder.docids
+        self._postings = builder.postings
+        self.n_docs = builder.n_docs
+
+    def postings(self, term: str):
+        return self._postings.get(term)
+
+    def terms(self):
+        return iter(sorted(self._postings))
+
+
+class DiskSegment:
+    """A written segment, opened lazily: only what a query touches is read."""
+
+    def __init__(self, directory: str):
+        self.directory = directory
+        try:
+            with open(os.path.join(directory, "seg.json"), encoding="utf-8") as fh:
+                meta = json.load(fh)
+        except (OSError, ValueError) as exc:
+            raise CorruptSegment(f"unreadable segment {os.path.basename(directory)}: {exc}") from exc
+        if meta.get("format") != SEGMENT_FORMAT:
+            raise CorruptSegment(f"segment {os.path.basename(directory)} has an unknown format")
+        for name, size in meta["sizes"].items():
+            try:
+                actual = os.path.getsize(os.path.join(directory, name))
+            except OSError:
+                actual = -1
+            if actual != size:
+                raise CorruptSegment(f"segment {os.path.basename(directory)}: {name} is damaged")
+        self.n_docs = meta["n_docs"]
+        self.n_shards = meta["n_shards"]
+        self.total_len = meta["total_len"]
+        self._shards: dict[int, dict] = {}
+        self._docs: tuple[array, array, array, array] | None = None
+        self._files: list | None = None
+        self.docids = None
+
+    def _doc_arrays(self):
+        if self._docs is None:
+            with open(os.path.join(self.directory, "docs.bin"), "rb") as fh:
+                all_values = _from_bytes(fh.read())
+            n = self.n_docs
+            if len(all_values) != 4 * n:
+                raise CorruptSegment(f"segment {os.path.basename(self.directory)}: docs.bin is damaged")
+            self._docs = (all_values[:n], all_values[n : 2 * n], all_values[2 * n : 3 * n], all_values[3 * n :])
+        return self._docs
+
+    @property
+    def doc_file(self):
+        return self._doc_arrays()[0]
+
+    @property
+    def starts(self):
+        return self._doc_arrays()[1]
+
+    @property
+    def ends(self):
+        return self._doc_arrays()[2]
+
+    @property
+    def lens(self):
+        return self._doc_arrays()[3]
+
+    @property
+    def files(self):
+        if self._files is None:
+            self._files = self._json("files.json")
+        return self._files
+
+    def _json(self, name: str):
+        try:
+            with open(os.path.join(self.directory, name), encoding="utf-8") as fh:
+                return json.load(fh)
+        except ValueError as exc:
+            raise CorruptSegment(f"segment {os.path.basename(self.directory)}: {name} is damaged") from exc
+
+    def _shard(self, index: int) -> dict:
+        shard = self._shards.get(index)
+        if shard is None:
+            shard = self._shards[index] = self._json(f"lex-{index:04d}.json")
+        return shard
+
+    def postings(self, term: str):
+        entry = self._shard(shard_of(term, self.n_shards)).get(term)
+        if entry is None:
+            return None
+        offset, df = entry
+        with open(os.path.join(self.directory, "post.bin"), "rb") as fh:
+            fh.seek(offset)
+            data = fh.read(8 * df)
+        if len(data) != 8 * df:
+            raise CorruptSegment(f"segment {os.path.basename(self.directory)}: post.bin is damaged")
+        values = _from_bytes(data)
+        return values[:df], values[df:]
+
+    def terms(self):
+        """Every term, sorted (for merging)."""
+        names = set()
+        for i in range(self.n_shards):
+            names.update(self._shard(i))
+        return iter(sorted(names))

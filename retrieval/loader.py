@@ -1,0 +1,35 @@
+"""Discover -> read -> chunk, as plain functions over a root (the in-memory API)."""
+from __future__ import annotations
+
+from .chunking import ChunkingPolicy, chunk_lines
+from .discover import DEFAULT_MAX_BYTES, discover_files
+from .read import read_source
+from .records import Chunk, Document
+
+
+def _read_all(root: str, **discover_kw):
+    max_bytes = discover_kw.get("max_bytes", DEFAULT_MAX_BYTES)
+    for file in discover_files(root, **discover_kw):
+        content = read_source(file, max_bytes)
+        if content.text is not None:
+            yield file, content.text
+
+
+def load_documents(root: str, **discover_kw) -> list[Document]:
+    """One Document per eligible, readable text file; docid is the relative path."""
+    return [
+        Document(docid=f.path, text=text, source_path=f.path, language=f.language, kind=f.kind)
+        for f, text in _read_all(root, **discover_kw)
+    ]
+
+
+def load_chunks(root: str, *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Chunk]:
+    chunks: list[Chunk] = []
+    for f, text in _read_all(root, **discover_kw):
+        chunks.extend(chunk_lines(text, f.path, language=f.language, kind=f.kind, policy=policy))
+    return chunks
+
+
+def load_chunk_documents(root: str, *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Document]:
+    """One Document per chunk, docid "{relpath}:{start}-{end}"."""
+    return [Document.from_chunk(c) for c in load_chunks(root, policy=policy, **discover_kw)]

@@ -1,0 +1,60 @@
+"""Read a discovered file: bytes -> text, or a counted reason to skip it."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from .records import SourceFile
+
+BINARY, UNDECODABLE, UNREADABLE, VANISHED = "binary", "invalid-utf8", "unreadable", "vanished"
+
+
+@dataclass(frozen=True)
+class FileContent:
+    file: SourceFile
+    text: str | None  # None when skipped
+    digest: str  # content hash of the bytes ("" when unreadable)
+    skip_reason: str = ""
+
+
+def content_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def decode(data: bytes) -> tuple[str | None, str]:
+    """(text, "") or (None, reason). NUL bytes mean binary; text must be valid UTF-8."""
+    if b"\x00" in data:
+        return None, BINARY
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, UNDECODABLE
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, ""
+
+
+def read_source(file: SourceFile, max_bytes: int | None = None) -> FileContent:
+    try:
+        with open(file.abspath, "rb") as fh:
+            # Read at most one byte past the cap: a file that grew past it since discovery is skipped.
+            data = fh.read(max_bytes + 1) if max_bytes is not None else fh.read()
+    except FileNotFoundError:
+        return FileContent(file, None, "", VANISHED)
+    except OSError:
+        return FileContent(file, None, "", UNREADABLE)
+    if max_bytes is not None and len(data) > max_bytes:
+        return FileContent(file, None, content_digest(data), "too-large")
+    text, reason = decode(data)
+    return FileContent(file, text, content_digest(data), reason)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings kept, numbered like editors do (split on \\n only)."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    out = [line + "\n" for line in lines[:-1]]
+    if lines[-1]:
+        out.append(lines[-1])
+    return out

@@ -1,0 +1,87 @@
+"""The record types that flow through the pipeline: one per concept.
+
+Spans always live in fields; a docid string is an identifier, never parsed back into a span.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file that discovery accepted: where it is and what it is, before it is read."""
+
+    path: str  # relative to the root, POSIX separators
+    abspath: str
+    size: int
+    mtime_ns: int
+    language: str
+    kind: str  # code | docs | config
+
+    @property
+    def token_estimate(self) -> int:
+        # About four bytes per token for source and prose alike; good enough for budgets.
+        return (self.size + 3) // 4
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A span of verbatim source lines: 1-based, inclusive."""
+
+    path: str
+    start_line: int
+    end_line: int
+    text: str
+    language: str = ""
+    kind: str = ""
+    context: str = ""
+
+    @property
+    def docid(self) -> str:
+        return chunk_docid(self.path, self.start_line, self.end_line)
+
+
+@dataclass(frozen=True)
+class Document:
+    """The unit a retriever indexes: a whole file or a chunk of one."""
+
+    docid: str
+    text: str
+    url: str = ""
+    source_path: str = ""
+    start_line: int | None = None
+    end_line: int | None = None
+    context: str = ""
+    language: str = ""
+    kind: str = ""
+
+    @classmethod
+    def from_chunk(cls, chunk: Chunk) -> "Document":
+        return cls(
+            docid=chunk.docid,
+            text=chunk.text,
+            source_path=chunk.path,
+            start_line=chunk.start_line,
+            end_line=chunk.end_line,
+            context=chunk.context,
+            language=chunk.language,
+            kind=chunk.kind,
+        )
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One ranked result. `rank` is 1-based."""
+
+    docid: str
+    source_path: str
+    start_line: int | None
+    end_line: int | None
+    rank: int
+    score: float
+    context: str = ""
+    extra: dict = field(default_factory=dict, compare=False)
+
+
+def chunk_docid(path: str, start_line: int, end_line: int) -> str:
+    return f"{path}:{start_line}-{end_line}"

@@ -1,0 +1,82 @@
+"""The retriever protocol, the registry, and the one place availability of an extra is probed."""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from typing import Callable, Iterable, Protocol, runtime_checkable
+
+from ..records import Document, SearchHit
+
+NOT_INDEXED = "call index() before search()"
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    name: str
+
+    def index(self, documents: Iterable[Document]) -> None: ...
+
+    def search(self, query: str, top_k: int = 10) -> list[str]: ...
+
+    def search_detailed(self, query: str, top_k: int = 10) -> list[SearchHit]: ...
+
+
+@dataclass(frozen=True)
+class RetrieverSpec:
+    """How to build a retriever and what it needs installed."""
+
+    name: str
+    factory: str  # "module:attribute", imported only when the retriever is asked for
+    requires: tuple[str, ...] = ()  # importable module names
+    extra: str = ""  # pip extra that installs them
+    description: str = ""
+
+    def missing(self) -> list[str]:
+        return [m for m in self.requires if importlib.util.find_spec(m) is None]
+
+    def unavailable_reason(self) -> str:
+        """'' when usable; otherwise the one-line reason, with the install hint."""
+        missing = self.missing()
+        if not missing:
+            return ""
+        return (
+            f"the {self.name!r} retriever needs {', '.join(missing)}: "
+            f"pip install 'retrieval[{self.extra or self.name}]'"
+        )
+
+
+REGISTRY: dict[str, RetrieverSpec] = {}
+
+
+def register(spec: RetrieverSpec) -> None:
+    REGISTRY[spec.name] = spec
+
+
+register(
+    RetrieverSpec(
+        name="lexical",
+        factory="retrieval.retrievers.lexical:LexicalRetriever",
+        description="BM25 with a code-aware tokenizer (standard library only)",
+    )
+)
+
+
+def get_spec(name: str) -> RetrieverSpec:
+    spec = REGISTRY.get(name)
+    if spec is None:
+        choices = ", ".join(sorted(REGISTRY))
+        raise ValueError(f"unknown retriever {name!r}; choose one of: {choices}")
+    return spec
+
+
+def build_retriever(name: str, **kwargs) -> Retriever:
+    """A new retriever by registry name; ValueError for unknown names, RuntimeError when its
+    dependencies are missing."""
+    spec = get_spec(name)
+    reason = spec.unavailable_reason()
+    if reason:
+        raise RuntimeError(reason)
+    module_name, attr = spec.factory.split(":")
+    factory: Callable = getattr(importlib.import_module(module_name), attr)
+    return factory(**kwargs)

@@ -1,0 +1,113 @@
+"""`lexical`: BM25 over code-aware terms. Standard library only."""
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
+from ..lexical.index import LexicalIndex, empty_state
+from ..lexical.segment import MemorySegment, SegmentBuilder
+from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
+from ..text import term_counts, tokenize
+from .base import NOT_INDEXED
+
+
+def _indexed_text(text: str, context: str) -> str:
+    return f"{context}\n{text}" if context else text
+
+
+class LexicalRetriever:
+    name = "lexical"
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75):
+        self.params = BM25Params(k1=k1, b=b)
+        self._views: list[SegmentView] | None = None
+        self._n_docs = 0
+        self._avgdl = 0.0
+        self._contexts: dict[str, str] = {}
+
+    def fingerprint(self) -> dict:
+        return {"k1": self.params.k1, "b": self.params.b, "tokenizer": 1}
+
+    # -- the in-memory API -----------------------------------------------------------------
+
+    def index(self, documents: Iterable[Document]) -> None:
+        builder = SegmentBuilder()
+        contexts = {}
+        for doc in documents:
+            counts = term_counts(_indexed_text(doc.text, doc.context))
+            builder.add(
+                doc.source_path or doc.docid, doc.language, doc.kind,
+                doc.start_line or 0, doc.end_line or 0, counts, docid=doc.docid,
+            )
+            if doc.context:
+                contexts[doc.docid] = doc.context
+        segment = MemorySegment(builder)
+        self._views = [SegmentView(segment)]
+        self._n_docs = segment.n_docs
+        self._avgdl = (sum(segment.lens) / segment.n_docs) if segment.n_docs else 0.0
+        self._contexts = contexts
+
+    def search(self, query: str, top_k: int = 10) -> list[str]:
+        return [hit.docid for hit in self.search_detailed(query, top_k)]
+
+    def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
+        """Ranked hits. `allow(path, language, kind) -> bool` filters before ranking."""
+        if self._views is None:
+            raise RuntimeError(NOT_INDEXED)
+        views = self._views
+        scores = score(views, tokenize(query), self.params, self._n_docs, self._avgdl)
+        allowed = None
+        if allow is not None:
+            allowed = [_AllowedDocs(v.segment, allow) for v in views]
+        best = best_hits(views, scores, top_k, allowed)
+        hits = []
+        for rank, (value, i, d) in enumerate(best, start=1):
+            seg = views[i].segment
+            path = seg.files[seg.doc_file[d]][0]
+            start, end = seg.starts[d] or None, seg.ends[d] or None
+            docid = seg.docids[d] if seg.docids is not None else chunk_docid(path, start, end)
+            hits.append(SearchHit(docid, path, start, end, rank, value, self._contexts.get(docid, "")))
+        return hits
+
+    # -- the persistent index (used by the service) ----------------------------------------
+
+    def open_store(self, directory: str, state: dict) -> "LexicalRetriever":
+        index = LexicalIndex(directory, state)
+        self._views = index.views()
+        self._n_docs = index.n_docs
+        self._avgdl = index.avgdl
+        self._contexts = {}
+        return self
+
+    def update_store(
+        self, directory: str, state: dict | None, removed_paths, added: list[tuple[SourceFile, list[Chunk]]]
+    ) -> dict:
+        index = LexicalIndex(directory, state or empty_state(directory))
+        docs = [
+            (
+                f.path, f.language, f.kind,
+                [(c.start_line, c.end_line, term_counts(_indexed_text(c.text, c.context))) for c in chunks],
+            )
+            for f, chunks in added
+        ]
+        return index.apply(removed_paths, docs)
+
+    def collect_garbage(self, directory: str, state: dict) -> None:
+        LexicalIndex(directory, state).collect_garbage(state)
+
+
+class _AllowedDocs:
+    """A lazy `doc in allowed` test: the filter runs once per file, not once per document."""
+
+    def __init__(self, segment, allow):
+        self._segment = segment
+        self._allow = allow
+        self._verdicts: dict[int, bool] = {}
+
+    def __contains__(self, d: int) -> bool:
+        fid = self._segment.doc_file[d]
+        verdict = self._verdicts.get(fid)
+        if verdict is None:
+            path, language, kind = self._segment.files[fid]
+            verdict = self._verdicts[fid] = bool(self._allow(path, language, kind))
+        return verdict

@@ -1,0 +1,406 @@
+"""Orchestration shared by the CLI and the Python API: refresh a store, search it, report on it."""
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shutil
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Callable
+
+from . import __version__
+from .chunking import ChunkingPolicy, chunk_lines
+from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
+from .read import read_source
+from .records import SearchHit
+from .retrievers.base import REGISTRY, build_retriever, get_spec
+from .store import layout
+from .store.atomic import remove_stale_temps
+from .store.lock import LockBusy, WriterLock
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_msg: str) -> None:
+    pass
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+@dataclass
+class IndexOptions:
+    """What the user chose at `index` time; persisted so later refreshes walk the same tree."""
+
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    max_bytes: int | None = None
+    max_total_bytes: int | None = None
+    policy: ChunkingPolicy = field(default_factory=ChunkingPolicy)
+
+    def discovery(self, store: str) -> DiscoveryOptions:
+        opts = DiscoveryOptions(include_globs=tuple(self.include), exclude_globs=tuple(self.exclude), skip_paths=(store,))
+        if self.max_bytes is not None:
+            opts.max_bytes = self.max_bytes
+        total = self.max_total_bytes
+        if total is None and os.environ.get("RETRIEVAL_MAX_TOTAL_BYTES", "").isdigit():
+            total = int(os.environ["RETRIEVAL_MAX_TOTAL_BYTES"])
+        if total is not None:
+            opts.max_total_bytes = total
+        return opts
+
+    def to_json(self) -> dict:
+        return {"include": list(self.include), "exclude": list(self.exclude), "max_bytes": self.max_bytes,
+                "policy": self.policy.fingerprint()}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "IndexOptions":
+        return cls(
+            include=tuple(data.get("include", ())),
+            exclude=tuple(data.get("exclude", ())),
+            max_bytes=data.get("max_bytes"),
+            policy=ChunkingPolicy(**data.get("policy", {})),
+        )
+
+
+@dataclass
+class RefreshReport:
+    retriever: str
+    status: str  # indexed | up to date | skipped | failed
+    chunks: int = 0  # chunks in the index after the refresh
+    new_chunks: int = 0  # chunks (re)processed by this refresh
+    files: int = 0
+    reread: list[str] = field(default_factory=list)  # files whose bytes were read
+    reprocessed: list[str] = field(default_factory=list)  # files chunked and indexed again
+    removed: list[str] = field(default_factory=list)
+    skipped: dict = field(default_factory=dict)
+    reason: str = ""
+    seconds: float = 0.0
+
+
+# File manifest entry: [size, mtime_ns, digest, language, kind, chunks, skip reason]
+SIZE, MTIME, DIGEST, LANG, KIND, NCHUNKS, SKIP = range(7)
+
+
+def _config(retriever, options: IndexOptions) -> dict:
+    fp = getattr(retriever, "fingerprint", None)
+    return {"options": options.to_json(), "retriever": fp() if fp else {}, "version": 1}
+
+
+def _diff_unchanged(manifest: dict | None, discovery: Discovery) -> bool:
+    """True when no eligible file was added, removed, or touched since the manifest."""
+    if manifest is None:
+        return False
+    files = manifest["files"]
+    if len(files) != len(discovery.files):
+        return False
+    for f in discovery.files:
+        entry = files.get(f.path)
+        if entry is None or entry[SIZE] != f.size or entry[MTIME] != f.mtime_ns:
+            return False
+    return True
+
+
+def _open_manifest(store: str, name: str, progress: Progress) -> dict | None:
+    try:
+        return layout.read_manifest(store, name)
+    except layout.ManifestProblem as exc:
+        progress(f"{exc}; rebuilding it")
+        return None
+
+
+def refresh(
+    root: str,
+    name: str = "lexical",
+    *,
+    options: IndexOptions | None = None,
+    force: bool = False,
+    progress: Progress = _quiet,
+    lock_timeout: float | None = None,
+) -> RefreshReport:
+    """Bring one retriever's index up to date with the tree. Takes the writer lock."""
+    root = os.path.abspath(root)
+    started = time.perf_counter()
+    retriever = build_retriever(name)
+    store = layout.store_dir(root)
+    if not os.path.isdir(root):
+        raise DiscoveryError(f"root is not a directory: {root}")
+    layout.ensure_store(store, root)
+    rdir = layout.retriever_dir(store, name)
+    try:
+        os.makedirs(rdir, exist_ok=True)
+    except OSError as exc:
+        raise layout.StoreError(f"cannot write the index at {rdir}: {exc.strerror or exc}") from exc
+    lock = WriterLock(os.path.join(store, "lock"))
+    lock.acquire(timeout=lock_timeout)
+    try:
+        remove_stale_temps(rdir)
+        report = _refresh_locked(root, store, rdir, name, retriever, options, force, progress)
+    finally:
+        lock.release()
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _refresh_locked(root, store, rdir, name, retriever, options, force, progress) -> RefreshReport:
+    manifest = _open_manifest(store, name, progress)
+    if options is None:
+        options = IndexOptions.from_json(manifest["config"]["options"]) if manifest else IndexOptions()
+    config = _config(retriever, options)
+    if manifest is not None and (force or manifest.get("config") != config):
+        manifest = None  # options changed: start from nothing, old segments are collected below
+    discovery = walk(root, options.discovery(store))
+    report = RefreshReport(name, "up to date", skipped=dict(discovery.skipped))
+    old_files = manifest["files"] if manifest else {}
+    new_files: dict[str, list] = {}
+    added = []
+    changed_paths: list[str] = []
+    metadata_only = False
+    skip_counts: Counter = Counter(discovery.skipped)
+    total = len(discovery.files)
+    max_bytes = options.discovery(store).max_bytes
+    last_note = time.monotonic()
+    for i, f in enumerate(discovery.files):
+        entry = old_files.get(f.path)
+        if entry is not None and entry[SIZE] == f.size and entry[MTIME] == f.mtime_ns:
+            new_files[f.path] = entry
+            if entry[SKIP]:
+                skip_counts[entry[SKIP]] += 1
+            continue
+        content = read_source(f, max_bytes)
+        report.reread.append(f.path)
+        if entry is not None and content.digest and entry[DIGEST] == content.digest:
+            # Touched but identical: record the new stat, re-process nothing.
+            new_files[f.path] = [f.size, f.mtime_ns] + entry[DIGEST:]
+            metadata_only = True
+            if entry[SKIP]:
+                skip_counts[entry[SKIP]] += 1
+            continue
+        if entry is not None and entry[NCHUNKS] > 0:
+            changed_paths.append(f.path)
+        if content.text is None:
+            skip_counts[content.skip_reason] += 1
+            if content.skip_reason != "vanished":
+                new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, content.skip_reason]
+            continue
+        chunks = chunk_lines(content.text, f.path, language=f.language, kind=f.kind, policy=options.policy)
+        new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, len(chunks), ""]
+        report.reprocessed.append(f.path)
+        if chunks:
+            added.append((f, chunks))
+            report.new_chunks += len(chunks)
+        if time.monotonic() - last_note > 1.0:
+            progress(f"{name}: read {i + 1}/{total} files")
+            last_note = time.monotonic()
+    removed = [p for p in old_files if p not in new_files]
+    for p in removed:
+        if old_files[p][NCHUNKS] > 0:
+            changed_paths.append(p)
+    report.removed = removed
+    report.skipped = dict(sorted(skip_counts.items()))
+    report.files = sum(1 for e in new_files.values() if e[NCHUNKS] > 0)
+    if manifest is not None and not added and not changed_paths and not removed and not metadata_only:
+        report.chunks = sum(e[NCHUNKS] for e in new_files.values())
+        return report
+    state = manifest["state"] if manifest else None
+    if changed_paths or added or manifest is None:
+        state = retriever.update_store(rdir, state, changed_paths, added)
+    now = _now()
+    new_manifest = {
+        "schema": layout.SCHEMA,
+        "retriever": name,
+        "tool_version": __version__,
+        "root": root,
+        "created": manifest["created"] if manifest else now,
+        "updated": now,
+        "config": config,
+        "files": dict(sorted(new_files.items())),
+        "skipped": report.skipped,
+        "state": state,
+    }
+    layout.commit_manifest(store, name, new_manifest)
+    retriever.collect_garbage(rdir, state)
+    report.status = "indexed"
+    report.chunks = sum(e[NCHUNKS] for e in new_files.values())
+    return report
+
+
+def clean(root: str) -> bool:
+    """Remove the store of root (and nothing else). True when there was one."""
+    store = layout.store_dir(root)
+    if not os.path.isdir(store):
+        return False
+    if not os.path.exists(os.path.join(store, "STORE.json")):
+        raise layout.StoreError(f"{store} does not look like a retrieval index; not removing it")
+    shutil.rmtree(store)
+    return True
+
+
+# -- searching ---------------------------------------------------------------------------------
+
+
+@dataclass
+class QueryFilter:
+    paths: tuple[str, ...] = ()
+    language: str = ""
+    kind: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.paths or self.language or self.kind)
+
+    def compile(self) -> Callable[[str, str, str], bool]:
+        from .ignore import compile_globs, matches_any
+
+        rules = compile_globs(self.paths)
+        language = self.language.lower()
+        kind = self.kind
+
+        def allow(path: str, lang: str, k: str) -> bool:
+            if language and lang != language:
+                return False
+            if kind and k != kind:
+                return False
+            return matches_any(rules, path) if rules else True
+
+        return allow
+
+
+@dataclass
+class SearchResult:
+    query: str
+    retriever: str
+    hits: list[SearchHit]
+    notes: list[str] = field(default_factory=list)
+
+
+def _is_current(root: str, store: str, manifest: dict) -> bool:
+    options = IndexOptions.from_json(manifest["config"]["options"])
+    discovery = walk(root, options.discovery(store))
+    return _diff_unchanged(manifest, discovery)
+
+
+def open_index(
+    root: str,
+    name: str = "lexical",
+    *,
+    stale_ok: bool = False,
+    progress: Progress = _quiet,
+    notes: list[str] | None = None,
+):
+    """A retriever attached to root's up-to-date index, building or refreshing it if needed."""
+    root = os.path.abspath(root)
+    if not os.path.isdir(root):
+        raise DiscoveryError(f"root is not a directory: {root}")
+    spec = get_spec(name)
+    reason = spec.unavailable_reason()
+    if reason:
+        raise RuntimeError(reason)
+    store = layout.store_dir(root)
+    notes = notes if notes is not None else []
+    for attempt in range(3):
+        manifest = _open_manifest(store, name, progress)
+        if manifest is None or not (stale_ok or _is_current(root, store, manifest)):
+            try:
+                refresh(root, name, progress=progress, lock_timeout=0 if manifest is not None else None)
+            except LockBusy:
+                notes.append("another process is updating the index; answering from the previous snapshot")
+            manifest = _open_manifest(store, name, progress)
+            if manifest is None:
+                raise layout.StoreError(f"the {name} index could not be built")
+        retriever = build_retriever(name)
+        try:
+            return retriever.open_store(layout.retriever_dir(store, name), manifest["state"])
+        except (OSError, RuntimeError) as exc:
+            # A writer replaced the snapshot between our reads, or the store is damaged: retry,
+            # and on the last attempt rebuild.
+            if attempt == 1:
+                progress(f"the {name} index is damaged ({exc}); rebuilding it")
+                refresh(root, name, force=True, progress=progress)
+    raise layout.StoreError(f"the {name} index could not be opened")
+
+
+def search(
+    root: str,
+    query: str,
+    *,
+    retriever: str = "lexical",
+    top_k: int = 10,
+    filters: QueryFilter | None = None,
+    stale_ok: bool = False,
+    progress: Progress = _quiet,
+) -> SearchResult:
+    notes: list[str] = []
+    engine = open_index(root, retriever, stale_ok=stale_ok, progress=progress, notes=notes)
+    allow = filters.compile() if filters else None
+    for attempt in range(2):
+        try:
+            hits = engine.search_detailed(query, top_k, allow=allow)
+            break
+        except (OSError, RuntimeError, ValueError):
+            if attempt:
+                raise
+            engine = open_index(root, retriever, stale_ok=True, progress=progress, notes=notes)
+    return SearchResult(query, retriever, hits, notes)
+
+
+# -- status ------------------------------------------------------------------------------------
+
+
+def status(root: str) -> list[dict]:
+    root = os.path.abspath(root)
+    if not os.path.isdir(root):
+        raise DiscoveryError(f"root is not a directory: {root}")
+    store = layout.store_dir(root)
+    rows = []
+    for name, spec in sorted(REGISTRY.items()):
+        row: dict = {"retriever": name, "state": "missing", "files": 0, "chunks": 0, "tokens": 0,
+                     "primary_language": None, "languages": {}, "created": None, "updated": None,
+                     "store_bytes": 0}
+        reason = spec.unavailable_reason()
+        if reason:
+            row["state"], row["reason"] = "unavailable", reason
+        try:
+            manifest = layout.read_manifest(store, name)
+        except (layout.ManifestProblem, layout.StoreError) as exc:
+            row["state"], row["reason"] = "error", str(exc)
+            rows.append(row)
+            continue
+        if manifest is None:
+            rows.append(row)
+            continue
+        langs: Counter = Counter()
+        tokens = 0
+        for entry in manifest["files"].values():
+            if entry[NCHUNKS] > 0:
+                langs[entry[LANG]] += 1
+                tokens += (entry[SIZE] + 3) // 4
+        row.update(
+            files=sum(langs.values()),
+            chunks=sum(e[NCHUNKS] for e in manifest["files"].values()),
+            tokens=tokens,
+            primary_language=langs.most_common(1)[0][0] if langs else None,
+            languages=dict(sorted(langs.items(), key=lambda kv: (-kv[1], kv[0]))),
+            created=manifest.get("created"),
+            updated=manifest.get("updated"),
+            store_bytes=layout.directory_size(layout.retriever_dir(store, name)),
+        )
+        if not reason:
+            try:
+                row["state"] = "ready" if _is_current(root, store, manifest) else "stale"
+            except DiscoveryError as exc:
+                row["state"], row["reason"] = "error", str(exc)
+        rows.append(row)
+    return rows
+
+
+def available_retrievers() -> list[tuple[str, str]]:
+    """(name, unavailable reason or '') for every registered retriever, sorted with lexical first."""
+    names = sorted(REGISTRY, key=lambda n: (n != "lexical", n))
+    return [(n, REGISTRY[n].unavailable_reason()) for n in names]
+
+
+def stderr_progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

@@ -1,0 +1,97 @@
+"""Where a store lives and how its per-retriever manifest is read and committed.
+
+  <root>/.retrieval/            (or a directory under $RETRIEVAL_INDEX_DIR, one per root)
+    STORE.json                  schema version and the root it belongs to
+    lock                        the writer lock
+    <retriever>/manifest.json   the commit point: options, per-file manifest, retriever state
+    <retriever>/...             the retriever's immutable files (segments, vectors, ...)
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+from .atomic import write_json
+
+SCHEMA = 1
+STORE_DIRNAME = ".retrieval"
+ENV_INDEX_DIR = "RETRIEVAL_INDEX_DIR"
+
+
+class StoreError(RuntimeError):
+    """The store cannot be used (unreadable, not writable, damaged beyond rebuilding)."""
+
+
+class ManifestProblem(Exception):
+    """A manifest that exists but cannot be used as-is; the store is rebuilt."""
+
+
+def store_dir(root: str) -> str:
+    root = os.path.abspath(root)
+    moved = os.environ.get(ENV_INDEX_DIR)
+    if moved:
+        # One subdirectory per root, so several repositories can share one index directory.
+        tag = hashlib.blake2b(root.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
+        name = os.path.basename(root.rstrip(os.sep)) or "root"
+        return os.path.join(os.path.abspath(moved), f"{name}-{tag}")
+    return os.path.join(root, STORE_DIRNAME)
+
+
+def retriever_dir(store: str, name: str) -> str:
+    return os.path.join(store, name)
+
+
+def manifest_path(store: str, name: str) -> str:
+    return os.path.join(store, name, "manifest.json")
+
+
+def ensure_store(store: str, root: str) -> None:
+    try:
+        os.makedirs(store, exist_ok=True)
+        marker = os.path.join(store, "STORE.json")
+        if not os.path.exists(marker):
+            write_json(marker, {"schema": SCHEMA, "root": os.path.abspath(root)})
+        # Keep git from ever picking the store up.
+        gitignore = os.path.join(store, ".gitignore")
+        if not os.path.exists(gitignore):
+            with open(gitignore, "w", encoding="utf-8") as fh:
+                fh.write("*\n")
+    except OSError as exc:
+        raise StoreError(f"cannot write the index at {store}: {exc.strerror or exc}") from exc
+
+
+def read_manifest(store: str, name: str) -> dict | None:
+    """The committed manifest; None when there is none; ManifestProblem when unusable."""
+    path = manifest_path(store, name)
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"cannot read the index at {path}: {exc.strerror or exc}") from exc
+    try:
+        manifest = json.loads(data)
+    except ValueError:
+        raise ManifestProblem(f"the {name} index is corrupt") from None
+    if not isinstance(manifest, dict) or manifest.get("schema") != SCHEMA:
+        raise ManifestProblem(f"the {name} index has an old or unknown schema")
+    if manifest.get("retriever") != name or not isinstance(manifest.get("files"), dict):
+        raise ManifestProblem(f"the {name} index is corrupt")
+    return manifest
+
+
+def commit_manifest(store: str, name: str, manifest: dict) -> None:
+    write_json(manifest_path(store, name), manifest, durable=True)
+
+
+def directory_size(path: str) -> int:
+    total = 0
+    for dirpath, _dirs, files in os.walk(path):
+        for f in files:
+            try:
+                total += os.path.getsize(os.path.join(dirpath, f))
+            except OSError:
+                pass
+    return total

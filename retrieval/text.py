@@ -1,0 +1,69 @@
+"""Tokenization for code and prose.
+
+Identifiers are kept whole (lower-cased) and also split into their parts on snake_case, camelCase,
+acronym and digit boundaries, so `getHTTPResponse2` matches the queries `gethttpresponse2`,
+`http response` and `get response`. Splitting is memoised per distinct word: real corpora repeat
+identifiers heavily, and the split is the expensive step.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+_WORD = re.compile(r"[^\W_](?:\w*[^\W_])?|_\w*[^\W_]\w*")
+# Within an underscore-free word: acronym before a capitalised word, capitalised/lower words,
+# acronyms, digit runs, and any other letter runs (non-ASCII scripts).
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_]+")
+
+# A short English list: words that carry no meaning in a code-search query.
+STOPWORDS = frozenset(
+    """a an and are as at be but by do does for from has have how i if in into is it its of on or
+    s such t that the their then there these they this to was what when where which who why will
+    with you your""".split()
+)
+
+_MEMO: dict[str, tuple[str, ...]] = {}
+_MEMO_LIMIT = 500_000
+
+
+def split_identifier(word: str) -> tuple[str, ...]:
+    """Lower-cased terms for one word: the whole word first, then its parts (deduplicated)."""
+    cached = _MEMO.get(word)
+    if cached is not None:
+        return cached
+    whole = word.lower()
+    terms = [whole] if len(whole) > 1 and whole not in STOPWORDS else []
+    parts: list[str] = []
+    for piece in word.split("_"):
+        if piece:
+            parts.extend(_PART.findall(piece))
+    if len(parts) > 1:
+        seen = {whole}
+        for part in parts:
+            part = part.lower()
+            if len(part) > 1 and part not in seen and part not in STOPWORDS:
+                seen.add(part)
+                terms.append(part)
+    result = tuple(terms)
+    if len(_MEMO) >= _MEMO_LIMIT:
+        _MEMO.clear()
+    _MEMO[word] = result
+    return result
+
+
+def term_counts(text: str) -> Counter:
+    """Term frequencies of a text, for indexing."""
+    raw = Counter(_WORD.findall(text))
+    counts: Counter = Counter()
+    for word, n in raw.items():
+        for term in split_identifier(word):
+            counts[term] += n
+    return counts
+
+
+def tokenize(text: str) -> list[str]:
+    """Terms of a text in order (a word's whole form before its parts), for queries."""
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        out.extend(split_identifier(word))
+    return out
