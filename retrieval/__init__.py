@@ -1,16 +1,33 @@
-"""retrieval: offline-first code retrieval for coding agents and the people who drive them."""
+"""retrieval: offline-first code retrieval for coding agents and the people who drive them.
+
+The public API is re-exported here but imported on first use, so `retrieval query` in a fresh
+process pays only for the modules its query path needs.
+"""
 from __future__ import annotations
+
+import importlib
 
 __version__ = "0.1.0"
 
-from .chunking import ChunkingPolicy, chunk_lines  # noqa: E402
-from .discover import discover_files  # noqa: E402
-from .loader import load_chunk_documents, load_chunks, load_documents  # noqa: E402
-from .records import Chunk, Document, SearchHit, SourceFile  # noqa: E402
-from .retrievers.base import REGISTRY, Retriever, build_retriever  # noqa: E402
+_EXPORTS = {
+    "Chunk": "records", "Document": "records", "SearchHit": "records", "SourceFile": "records",
+    "ChunkingPolicy": "chunking", "chunk_lines": "chunking",
+    "discover_files": "discover",
+    "load_documents": "loader", "load_chunks": "loader", "load_chunk_documents": "loader",
+    "REGISTRY": "retrievers.base", "Retriever": "retrievers.base", "build_retriever": "retrievers.base",
+}
 
-__all__ = [
-    "Chunk", "ChunkingPolicy", "Document", "REGISTRY", "Retriever", "SearchHit", "SourceFile",
-    "build_retriever", "chunk_lines", "discover_files", "load_chunk_documents", "load_chunks",
-    "load_documents", "__version__",
-]
+__all__ = sorted(_EXPORTS) + ["__version__"]
+
+
+def __getattr__(name: str):
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'retrieval' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    return __all__

@@ -81,11 +81,17 @@ class Discovery:
     files: list[SourceFile] = field(default_factory=list)
     skipped: Counter = field(default_factory=Counter)  # reason -> count
     total_bytes: int = 0
+    # What a cheap staleness check must re-stat besides the accepted files: every walked directory
+    # (an added or removed entry changes its mtime) and files whose eligibility can change without
+    # that (ignore files, files over the size cap). Values are (size, mtime_ns); size 0 for dirs.
+    watch: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-def _read_ignore_rules(directory: str, skipped: Counter) -> list[ignore.Rule]:
+def _read_ignore_rules(directory: str, present, skipped: Counter) -> list[ignore.Rule]:
     rules: list[ignore.Rule] = []
     for name in IGNORE_FILES:
+        if name not in present:
+            continue
         path = os.path.join(directory, name)
         try:
             with open(path, "rb") as fh:
@@ -113,7 +119,9 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     exclude_dirs = DEFAULT_EXCLUDE_DIRS if options.exclude_dirs is None else options.exclude_dirs
     include_rules = ignore.compile_globs(options.include_globs)
     exclude_rules = ignore.compile_globs(options.exclude_globs)
-    skip_real = {os.path.realpath(p) for p in options.skip_paths}
+    # Compared as strings against walked paths (which start from the absolute root): no per-directory
+    # realpath() calls on the hot path.
+    skip_dirs = {os.path.abspath(p) for p in options.skip_paths} | {os.path.realpath(p) for p in options.skip_paths}
 
     result = Discovery()
     base_stack = ignore.IgnoreStack()
@@ -123,20 +131,26 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             try:
                 with open(info_exclude, encoding="utf-8", errors="replace") as fh:
                     base_stack = base_stack.push("", ignore.parse_ignore_text(fh.read()))
+                st = os.stat(info_exclude)
+                result.watch[".git/info/exclude"] = (st.st_size, st.st_mtime_ns)
             except OSError:
                 result.skipped["unreadable"] += 1
 
     pending: list[tuple[str, str, ignore.IgnoreStack]] = [(root, "", base_stack)]
     while pending:
         abs_dir, rel_dir, stack = pending.pop()
-        if options.use_ignore_files:
-            stack = stack.push(rel_dir, _read_ignore_rules(abs_dir, result.skipped))
         try:
+            # Stat before listing: an entry added after the listing then shows as a changed mtime.
+            result.watch[rel_dir or "."] = (0, os.stat(abs_dir).st_mtime_ns)
             with os.scandir(abs_dir) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             result.skipped["unreadable"] += 1
             continue
+        if options.use_ignore_files:
+            present = [e.name for e in entries if e.name in IGNORE_FILES]
+            if present:
+                stack = stack.push(rel_dir, _read_ignore_rules(abs_dir, present, result.skipped))
         subdirs = []
         for entry in entries:
             name = entry.name
@@ -153,11 +167,16 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             if is_dir:
                 if name in exclude_dirs or stack.ignored(rel, True) or ignore.matches_any(exclude_rules, rel, True):
                     continue
-                if skip_real and os.path.realpath(entry.path) in skip_real:
+                if entry.path in skip_dirs:
                     continue
                 subdirs.append((entry.path, rel + "/", stack))
                 continue
             if name in IGNORE_FILES:
+                try:
+                    st = entry.stat(follow_symlinks=False)
+                    result.watch[rel] = (st.st_size, st.st_mtime_ns)
+                except OSError:
+                    pass
                 continue
             if is_secret_name(name):
                 result.skipped["secret-name"] += 1
@@ -179,6 +198,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 continue
             if st.st_size > options.max_bytes:
                 result.skipped["too-large"] += 1
+                result.watch[rel] = (st.st_size, st.st_mtime_ns)
                 continue
             language, kind = languages.detect(name)
             result.files.append(

@@ -87,39 +87,86 @@ def compile_rule(line: str) -> Rule | None:
     return Rule(re.compile(f"^{prefix}{body}$", re.DOTALL), negated, dir_only)
 
 
-def compile_globs(globs) -> list[Rule]:
-    return [r for r in (compile_rule(g) for g in globs) if r is not None]
+def _compile_lines(lines) -> list[Rule]:
+    return [r for r in (compile_rule(g) for g in lines) if r is not None]
 
 
 def parse_ignore_text(text: str) -> list[Rule]:
-    return compile_globs(text.splitlines())
+    return _compile_lines(text.splitlines())
+
+
+def compile_globs(globs) -> "RuleSet":
+    """User globs (--include, --exclude, --path) with gitignore syntax, `!` included."""
+    return RuleSet(_compile_lines(globs))
+
+
+class RuleSet:
+    """One ignore file's rules compiled into two alternations (files; directories), highest
+    priority first, so one regex call finds the last matching rule."""
+
+    def __init__(self, rules: list[Rule]):
+        self.rules = tuple(rules)
+        ordered = list(reversed(rules))
+        self._files = self._combine([r for r in ordered if not r.dir_only])
+        self._dirs = self._combine(ordered)
+
+    @staticmethod
+    def _combine(rules: list[Rule]):
+        if not rules:
+            return None
+        pattern = "|".join(f"({r.regex.pattern})" for r in rules)
+        negated = [r.negated for r in rules]
+        # Group numbers shift when a rule's own pattern has groups: map each rule to its group.
+        starts, group = [], 1
+        for r in rules:
+            starts.append(group)
+            group += 1 + r.regex.groups
+        return re.compile(pattern, re.DOTALL), dict(zip(starts, negated))
+
+    def __bool__(self) -> bool:
+        return bool(self.rules)
+
+    def verdict(self, local: str, is_dir: bool) -> bool | None:
+        """True ignored, False re-included, None when no rule matches."""
+        combined = self._dirs if is_dir else self._files
+        if combined is None:
+            return None
+        regex, negated_by_group = combined
+        m = regex.match(local)
+        if m is None:
+            return None
+        return not negated_by_group[m.lastindex if m.lastindex in negated_by_group else _first_group(m)]
+
+
+def _first_group(m) -> int:
+    for i, value in enumerate(m.groups(), start=1):
+        if value is not None:
+            return i
+    return 1
 
 
 class IgnoreStack:
     """Ignore rules collected while walking down a tree, each set scoped to its directory."""
 
-    def __init__(self, layers: tuple[tuple[str, tuple[Rule, ...]], ...] = ()):
+    def __init__(self, layers: tuple[tuple[str, RuleSet], ...] = ()):
         self._layers = layers  # (directory relative to root with trailing '/', or '', rules)
 
     def push(self, base: str, rules: list[Rule]) -> "IgnoreStack":
         if not rules:
             return self
-        return IgnoreStack(self._layers + ((base, tuple(rules)),))
+        return IgnoreStack(self._layers + ((base, RuleSet(rules)),))
 
     def ignored(self, relpath: str, is_dir: bool) -> bool:
-        verdict = False
-        for base, rules in self._layers:
+        # Deeper ignore files take precedence: the first layer (from the deepest) with a match decides.
+        for base, ruleset in reversed(self._layers):
             if base and not relpath.startswith(base):
                 continue
-            local = relpath[len(base):]
-            for rule in rules:
-                if rule.dir_only and not is_dir:
-                    continue
-                if rule.regex.match(local):
-                    verdict = not rule.negated
-        return verdict
+            verdict = ruleset.verdict(relpath[len(base):], is_dir)
+            if verdict is not None:
+                return verdict
+        return False
 
 
-def matches_any(rules: list[Rule], relpath: str, is_dir: bool = False) -> bool:
+def matches_any(rules: RuleSet, relpath: str, is_dir: bool = False) -> bool:
     """True when the last matching rule is positive (used for --include/--exclude globs)."""
-    return IgnoreStack((("", tuple(rules)),)).ignored(relpath, is_dir) if rules else False
+    return rules.verdict(relpath, is_dir) is True

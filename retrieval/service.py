@@ -90,17 +90,33 @@ def _config(retriever, options: IndexOptions) -> dict:
     return {"options": options.to_json(), "retriever": fp() if fp else {}, "version": 1}
 
 
-def _diff_unchanged(manifest: dict | None, discovery: Discovery) -> bool:
-    """True when no eligible file was added, removed, or touched since the manifest."""
-    if manifest is None:
+def _watch_json(discovery: Discovery) -> dict:
+    return {path: list(value) for path, value in sorted(discovery.watch.items())}
+
+
+def is_current(root: str, manifest: dict) -> bool:
+    """Cheap staleness check: stats only, no walk, no ignore matching.
+
+    Every indexed (or skipped-after-reading) file is re-stat'ed; every walked directory too, since
+    adding, removing or renaming an entry changes its directory's mtime; and ignore files and
+    over-cap files, whose changes alter eligibility without touching any directory.
+    """
+    watch = manifest.get("watch")
+    if not isinstance(watch, dict):
         return False
-    files = manifest["files"]
-    if len(files) != len(discovery.files):
+    stat = os.stat
+    join = os.path.join
+    try:
+        for rel, (size, mtime) in watch.items():
+            st = stat(root if rel == "." else join(root, rel))
+            if st.st_mtime_ns != mtime or (size and st.st_size != size):
+                return False
+        for rel, entry in manifest["files"].items():
+            st = stat(join(root, rel))
+            if st.st_mtime_ns != entry[MTIME] or st.st_size != entry[SIZE]:
+                return False
+    except (OSError, ValueError, TypeError):
         return False
-    for f in discovery.files:
-        entry = files.get(f.path)
-        if entry is None or entry[SIZE] != f.size or entry[MTIME] != f.mtime_ns:
-            return False
     return True
 
 
@@ -202,6 +218,9 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     report.removed = removed
     report.skipped = dict(sorted(skip_counts.items()))
     report.files = sum(1 for e in new_files.values() if e[NCHUNKS] > 0)
+    watch = _watch_json(discovery)
+    if manifest is not None and manifest.get("watch") != watch:
+        metadata_only = True
     if manifest is not None and not added and not changed_paths and not removed and not metadata_only:
         report.chunks = sum(e[NCHUNKS] for e in new_files.values())
         return report
@@ -219,11 +238,12 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "config": config,
         "files": dict(sorted(new_files.items())),
         "skipped": report.skipped,
+        "watch": watch,
         "state": state,
     }
     layout.commit_manifest(store, name, new_manifest)
     retriever.collect_garbage(rdir, state)
-    report.status = "indexed"
+    report.status = "indexed" if (added or changed_paths or removed or manifest is None) else "up to date"
     report.chunks = sum(e[NCHUNKS] for e in new_files.values())
     return report
 
@@ -276,12 +296,6 @@ class SearchResult:
     notes: list[str] = field(default_factory=list)
 
 
-def _is_current(root: str, store: str, manifest: dict) -> bool:
-    options = IndexOptions.from_json(manifest["config"]["options"])
-    discovery = walk(root, options.discovery(store))
-    return _diff_unchanged(manifest, discovery)
-
-
 def open_index(
     root: str,
     name: str = "lexical",
@@ -302,7 +316,7 @@ def open_index(
     notes = notes if notes is not None else []
     for attempt in range(3):
         manifest = _open_manifest(store, name, progress)
-        if manifest is None or not (stale_ok or _is_current(root, store, manifest)):
+        if manifest is None or not (stale_ok or is_current(root, manifest)):
             try:
                 refresh(root, name, progress=progress, lock_timeout=0 if manifest is not None else None)
             except LockBusy:
@@ -389,7 +403,7 @@ def status(root: str) -> list[dict]:
         )
         if not reason:
             try:
-                row["state"] = "ready" if _is_current(root, store, manifest) else "stale"
+                row["state"] = "ready" if is_current(root, manifest) else "stale"
             except DiscoveryError as exc:
                 row["state"], row["reason"] = "error", str(exc)
         rows.append(row)

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""Speed benchmark for `retrieval`: index, refresh, query latency, store size, rg for reference.
+
+Run it with the Python that has `retrieval` installed, e.g.
+    /tmp/v/bin/python scripts/bench_speed.py --root /path/to/tree [--json]
+
+By default the store goes to a temporary RETRIEVAL_INDEX_DIR, so nothing is written into the tree;
+the one file touched for the one-file refresh is restored byte for byte (content and mtime).
+Results go to stdout (a table, or JSON with --json); progress goes to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+DEFAULT_QUERIES = [
+    "parse configuration file", "http request retry", "error handling", "read json from disk",
+    "authentication token validation", "database connection pool", "logging setup",
+    "command line argument parsing", "unit test fixtures", "serialize object to json",
+    "dependency injection", "cache invalidation", "async background task", "file upload",
+    "validate user input", "websocket connection", "middleware", "OAuth2PasswordBearer",
+    "APIRouter", "exception handler",
+]
+# metric: upper bound (a value above it is a miss)
+TARGETS = {"full_index_s": 10.0, "noop_refresh_s": 0.3, "cold_query_p50_ms": 150.0,
+           "inproc_query_p50_ms": 10.0, "store_ratio": 1.5}
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def fail(msg: str) -> None:
+    sys.exit(f"error: {msg}")
+
+
+def p50(xs):
+    return statistics.median(xs)
+
+
+def p90(xs):
+    return statistics.quantiles(xs, n=10, method="inclusive")[8] if len(xs) > 1 else xs[0]
+
+
+def run(cmd, env, check=True):
+    """Run cmd; return (wall seconds, peak RSS in MB, stdout text)."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(cmd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        _pid, status, usage = os.wait4(proc.pid, 0)
+        elapsed = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0), err.seek(0)
+        text, errtext = out.read().decode(errors="replace"), err.read().decode(errors="replace")
+    if check and proc.returncode != 0:
+        last = (errtext.strip().splitlines() or ["(no output)"])[-1]
+        fail(f"{' '.join(cmd[:3])} exited {proc.returncode}: {last}")
+    return elapsed, usage.ru_maxrss / 1024.0, text  # ru_maxrss is in KiB on Linux
+
+
+def find_cli() -> str:
+    beside = os.path.join(os.path.dirname(sys.executable), "retrieval")
+    cli = beside if os.access(beside, os.X_OK) else shutil.which("retrieval")
+    if not cli:
+        fail("the `retrieval` command was not found (run this with the venv's python)")
+    return cli
+
+
+def read_manifest(store: str, name: str) -> dict:
+    with open(os.path.join(store, name, "manifest.json"), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def pick_file(manifest: dict) -> str:
+    """The median-sized indexed file (ties broken by path): deterministic and typical."""
+    indexed = sorted((e[0], p) for p, e in manifest["files"].items() if e[5] > 0)
+    if not indexed:
+        fail("no file was indexed")
+    return indexed[len(indexed) // 2][1]
+
+
+def one_file_refresh(root: str, rel: str, index_cmd, env) -> tuple[float, float]:
+    """Append a line to rel, refresh, restore it exactly, refresh again. Returns both times."""
+    path = os.path.join(root, rel)
+    st = os.stat(path)
+    with open(path, "rb") as fh:
+        original = fh.read()
+    try:
+        with open(path, "ab") as fh:
+            fh.write(b"\nbench_speed_probe_line = 1\n")
+        changed_s = run(index_cmd, env)[0]
+    finally:
+        with open(path, "wb") as fh:
+            fh.write(original)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    with open(path, "rb") as fh:
+        if fh.read() != original or os.stat(path).st_mtime_ns != st.st_mtime_ns:
+            fail(f"could not restore {path} exactly")
+    restored_s = run(index_cmd, env)[0]
+    return changed_s, restored_s
+
+
+def rg_times(root: str, queries) -> list[float] | None:
+    rg = shutil.which("rg")
+    if not rg:
+        return None
+    times = []
+    for q in queries:
+        word = max(q.split(), key=len)
+        times.append(run([rg, "-i", "-c", word, root], os.environ.copy(), check=False)[0])
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", required=True, help="tree to benchmark (any directory)")
+    ap.add_argument("--retriever", default="lexical")
+    ap.add_argument("--queries", help="file with one query per line (default: 20 built-in queries)")
+    ap.add_argument("--json", action="store_true", help="machine-readable output")
+    ap.add_argument("--keep-store", action="store_true", help="do not delete the store afterwards")
+    ap.add_argument("--in-tree", action="store_true",
+                    help="use the default store location (<root>/.retrieval); it is cleaned first")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds for no-change refresh and in-process queries")
+    args = ap.parse_args()
+
+    root = os.path.abspath(args.root)
+    if not os.path.isdir(root):
+        fail(f"root is not a directory: {args.root}")
+    queries = DEFAULT_QUERIES
+    if args.queries:
+        try:
+            with open(args.queries, encoding="utf-8") as fh:
+                queries = [line.strip() for line in fh if line.strip()]
+        except OSError as exc:
+            fail(f"cannot read {args.queries}: {exc.strerror}")
+        if not queries:
+            fail(f"no queries in {args.queries}")
+
+    cli, env = find_cli(), os.environ.copy()
+    tmp = None
+    if args.in_tree:
+        env.pop("RETRIEVAL_INDEX_DIR", None)
+    else:
+        tmp = tempfile.mkdtemp(prefix="bench_speed-")
+        env["RETRIEVAL_INDEX_DIR"] = tmp
+    os.environ.pop("RETRIEVAL_INDEX_DIR", None)
+    os.environ.update(env)  # the in-process search must see the same store
+    from retrieval import service
+    from retrieval.store import layout
+
+    store = layout.store_dir(root)
+    index_cmd = [cli, "index", "--root", root, "--retriever", args.retriever]
+    r: dict = {"root": root, "retriever": args.retriever, "queries": len(queries), "store": store}
+    try:
+        if args.in_tree:
+            run([cli, "clean", "--root", root], env)
+        log("1/7 full index (clean store)")
+        r["full_index_s"], r["full_index_peak_rss_mb"], _ = run(index_cmd, env)
+        manifest = read_manifest(store, args.retriever)
+        indexed = [e for e in manifest["files"].values() if e[5] > 0]
+        r["files"], r["chunks"] = len(indexed), sum(e[5] for e in indexed)
+        r["source_bytes"] = sum(e[0] for e in indexed)
+
+        log(f"2/7 no-change refresh x{args.rounds}")
+        r["noop_refresh_s"] = p50([run(index_cmd, env)[0] for _ in range(args.rounds)])
+
+        rel = pick_file(manifest)
+        log(f"3/7 one-file refresh ({rel})")
+        r["one_file"] = rel
+        r["one_file_refresh_s"], r["restore_refresh_s"] = one_file_refresh(root, rel, index_cmd, env)
+
+        log(f"4/7 cold-process queries x{len(queries)}")
+        qcmd = lambda q: [cli, "query", q, "--root", root, "--retriever", args.retriever, "--json"]
+        run(qcmd(queries[0]), env)  # warm the page cache; not counted
+        cold = [run(qcmd(q), env)[0] * 1000 for q in queries]
+        r["cold_query_p50_ms"], r["cold_query_p90_ms"] = p50(cold), p90(cold)
+
+        log(f"5/7 in-process queries x{args.rounds} rounds")
+        for stale_ok, key in ((False, "inproc_query"), (True, "inproc_stale_ok_query")):
+            per_query = {q: [] for q in queries}
+            for q in queries:  # warm-up
+                service.search(root, q, retriever=args.retriever, stale_ok=stale_ok)
+            for _ in range(args.rounds):
+                for q in queries:
+                    t = time.perf_counter()
+                    service.search(root, q, retriever=args.retriever, stale_ok=stale_ok)
+                    per_query[q].append((time.perf_counter() - t) * 1000)
+            medians = [p50(v) for v in per_query.values()]
+            r[key + "_p50_ms"], r[key + "_p90_ms"] = p50(medians), p90(medians)
+
+        log("6/7 store size")
+        r["store_bytes"] = layout.directory_size(store)
+        r["store_ratio"] = r["store_bytes"] / r["source_bytes"] if r["source_bytes"] else None
+
+        log("7/7 rg reference")
+        rg = rg_times(root, queries)
+        r["rg_p50_ms"] = p50(rg) * 1000 if rg else None
+        r["rg_p90_ms"] = p90(rg) * 1000 if rg else None
+    finally:
+        if args.keep_store:
+            log(f"store kept at {store}")
+        elif tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+        elif os.path.isdir(store):
+            run([cli, "clean", "--root", root], env, check=False)
+
+    r["missed_targets"] = [k for k, t in TARGETS.items() if r.get(k) is None or r[k] > t]
+    if args.json:
+        print(json.dumps(r, indent=2))
+    else:
+        print_table(r)
+
+
+def print_table(r: dict) -> None:
+    def fmt(v, unit):
+        if v is None:
+            return "n/a"
+        return {"s": f"{v:.3f} s", "ms": f"{v:.1f} ms", "MB": f"{v:.1f} MB", "x": f"{v:.2f}x"}.get(unit, f"{v:,}")
+
+    rg_note = "rg not installed" if r["rg_p50_ms"] is None else ""
+    rows = [
+        ("files indexed", r["files"], "", None), ("chunks", r["chunks"], "", None),
+        ("source bytes (indexed files)", r["source_bytes"], "", None),
+        ("full index (clean store)", r["full_index_s"], "s", "full_index_s"),
+        ("  peak RSS of index process", r["full_index_peak_rss_mb"], "MB", None),
+        ("no-change refresh (median)", r["noop_refresh_s"], "s", "noop_refresh_s"),
+        ("one-file refresh", r["one_file_refresh_s"], "s", None),
+        ("  refresh after restoring it", r["restore_refresh_s"], "s", None),
+        ("cold-process query p50", r["cold_query_p50_ms"], "ms", "cold_query_p50_ms"),
+        ("cold-process query p90", r["cold_query_p90_ms"], "ms", None),
+        ("in-process query p50", r["inproc_query_p50_ms"], "ms", "inproc_query_p50_ms"),
+        ("in-process query p90", r["inproc_query_p90_ms"], "ms", None),
+        ("  in-process, stale_ok, p50", r["inproc_stale_ok_query_p50_ms"], "ms", None),
+        ("  in-process, stale_ok, p90", r["inproc_stale_ok_query_p90_ms"], "ms", None),
+        ("store bytes", r["store_bytes"], "", None),
+        ("store / source bytes", r["store_ratio"], "x", "store_ratio"),
+        ("rg -i -c p50 (reference)", r["rg_p50_ms"], "ms", None),
+        ("rg -i -c p90 (reference)", r["rg_p90_ms"], "ms", None),
+    ]
+    print(f"root: {r['root']}  retriever: {r['retriever']}  queries: {r['queries']}")
+    print(f"one-file refresh touched: {r['one_file']}" + (f"  ({rg_note})" if rg_note else ""))
+    print(f"{'metric':<32} {'value':>14}  {'target':>10}  ok")
+    print("-" * 64)
+    for label, value, unit, key in rows:
+        target = ok = ""
+        if key:
+            target = "<= " + fmt(TARGETS[key], unit)
+            ok = "yes" if key not in r["missed_targets"] else "MISS"
+        print(f"{label:<32} {fmt(value, unit):>14}  {target:>10}  {ok}")
+
+
+if __name__ == "__main__":
+    main()
