@@ -7,8 +7,13 @@ identifiers heavily, and the split is the expensive step.
 """
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
+
+from .stem import porter
+
+STEM = os.environ.get("RETRIEVAL_STEM", "1") == "1"
 
 _WORD = re.compile(r"[^\W_](?:\w*[^\W_])?|_\w*[^\W_]\w*")
 # Within an underscore-free word: acronym before a capitalised word, capitalised/lower words,
@@ -37,10 +42,16 @@ def split_identifier(word: str) -> tuple[str, ...]:
     for piece in word.split("_"):
         if piece:
             parts.extend(_PART.findall(piece))
+    if STEM and len(parts) == 1 and terms:
+        stem = porter(whole)
+        if stem != whole:
+            terms.append(stem)
     if len(parts) > 1:
         seen = {whole}
         for part in parts:
             part = part.lower()
+            if STEM:
+                part = porter(part)
             if len(part) > 1 and part not in seen and part not in STOPWORDS:
                 seen.add(part)
                 terms.append(part)

@@ -1,11 +1,63 @@
-"""The `retrieval eval` click command (placeholder until the evaluation runner lands)."""
+"""The `retrieval eval` command: run a dataset against retrievers and print the numbers."""
 from __future__ import annotations
+
+import json
 
 import click
 
 
+def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
+    """Names to run and {name: reason} for those skipped. Unknown names are a usage error."""
+    from ..retrievers.base import get_spec
+    from ..service import available_retrievers
+
+    if choice == "all":
+        pairs = available_retrievers()
+    else:
+        pairs = []
+        for name in [n.strip() for n in choice.split(",") if n.strip()]:
+            try:
+                pairs.append((name, get_spec(name).unavailable_reason()))
+            except ValueError as exc:
+                raise click.UsageError(str(exc))
+    return [n for n, reason in pairs if not reason], {n: reason for n, reason in pairs if reason}
+
+
 @click.command("eval")
-@click.argument("dataset")
-def eval_command(dataset):
-    """Evaluate retrievers on DATASET."""
-    raise click.ClickException("not implemented yet")
+@click.argument("dataset", type=click.Path(dir_okay=False))
+@click.option("--root", type=click.Path(file_okay=False), default=".", show_default=True,
+              help="The tree the dataset's paths are relative to.")
+@click.option("--retriever", "retriever_name", default="all", show_default=True,
+              help="A retriever name, a comma list, or 'all' for every installed one.")
+@click.option("-k", "--top-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
+              help="Cut-off of the ranked list that is scored.")
+@click.option("--metrics", default="auto", show_default=True,
+              help="Metric families, comma separated: ndcg (span NDCG/recall/MRR), files (Acc@1/3/5, "
+                   "file MRR), map (MAP, P@30). auto: ndcg, plus map for prose datasets.")
+@click.option("--json", "as_json", is_flag=True, help="One JSON object with all numbers.")
+@click.option("--per-query", is_flag=True, help="Include a row per query.")
+@click.option("--force", is_flag=True, help="Rebuild the index first (and report the build time).")
+def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, force):
+    """Evaluate retrievers on DATASET (semble JSON annotations or JSONL) over the tree at ROOT."""
+    from ..cli import UserError, _expected_errors, _fail, _progress_sink
+    from .datasets import DatasetError, load_dataset
+    from .report import evaluation_text
+    from .runner import evaluate
+
+    names, skipped = _retriever_names(retriever_name)
+    for name, reason in skipped.items():
+        click.echo(f"skipped {name}: {reason}", err=True)
+    if not names:
+        raise UserError("no retriever to evaluate is installed")
+    families = () if metrics == "auto" else tuple(f.strip() for f in metrics.split(",") if f.strip())
+    try:
+        queries = load_dataset(dataset)
+        result = evaluate(root, queries, names, k, metrics=families, force=force,
+                          progress=_progress_sink(always=False))
+    except (DatasetError,) + _expected_errors() as exc:
+        raise _fail(exc)
+    result.skipped.update(skipped)
+    if as_json:
+        click.echo(json.dumps(result.to_json(per_query), ensure_ascii=False))
+    else:
+        click.echo(evaluation_text(result, per_query))

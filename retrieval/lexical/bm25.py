@@ -31,19 +31,24 @@ class SegmentView:
 
 def score(
     views: list[SegmentView],
-    query_terms: list[str],
+    query_terms,
     params: BM25Params,
     n_docs: int,
     avgdl: float,
 ) -> list[dict[int, float]]:
-    """Per view, {local doc id: BM25 score} for the documents that match any query term."""
+    """Per view, {local doc id: BM25 score} for the documents that match any query term.
+
+    `query_terms` is a list (a repeated term counts again, as Lucene sums repeated clauses) or a
+    mapping {term: weight}.
+    """
     results: list[dict[int, float]] = [{} for _ in views]
     if n_docs <= 0 or not query_terms:
         return results
     k1, b = params.k1, params.b
     c1 = k1 * (1.0 - b)
     c2 = k1 * b / (avgdl or 1.0)
-    for term, qtf in Counter(query_terms).items():
+    weights = query_terms if isinstance(query_terms, dict) else Counter(query_terms)
+    for term, qtf in weights.items():
         found = []
         df = 0
         for i, view in enumerate(views):

@@ -1,32 +1,36 @@
 """`lexical`: BM25 over code-aware terms. Standard library only."""
 from __future__ import annotations
 
+from collections import Counter
 from typing import Iterable
 
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
+from ..lexical.features import DEF, chunk_terms
+from ..ranking import RankingConfig, is_symbol_query, path_prior, query_words, rank_files
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
-from ..text import term_counts, tokenize
+from ..text import tokenize
 from .base import NOT_INDEXED
-
-
-def _indexed_text(text: str, context: str) -> str:
-    return f"{context}\n{text}" if context else text
 
 
 class LexicalRetriever:
     name = "lexical"
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75):
+    def __init__(self, k1: float = 1.2, b: float = 0.75, ranking: RankingConfig | None = None):
         self.params = BM25Params(k1=k1, b=b)
+        self.ranking = ranking or RankingConfig()
         self._views: list[SegmentView] | None = None
         self._n_docs = 0
         self._avgdl = 0.0
         self._contexts: dict[str, str] = {}
 
     def fingerprint(self) -> dict:
-        return {"k1": self.params.k1, "b": self.params.b, "tokenizer": 1}
+        # What the stored postings depend on; query-time ranking settings are not part of it.
+        return {"k1": self.params.k1, "b": self.params.b, "terms": 2, "path_weight": self.ranking.path_weight}
+
+    def _terms(self, path: str, text: str, context: str) -> Counter:
+        return chunk_terms(path, text, context, self.ranking.path_weight)
 
     # -- the in-memory API -----------------------------------------------------------------
 
@@ -34,7 +38,7 @@ class LexicalRetriever:
         builder = SegmentBuilder()
         contexts = {}
         for doc in documents:
-            counts = term_counts(_indexed_text(doc.text, doc.context))
+            counts = self._terms(doc.source_path or doc.docid, doc.text, doc.context)
             builder.add(
                 doc.source_path or doc.docid, doc.language, doc.kind,
                 doc.start_line or 0, doc.end_line or 0, counts, docid=doc.docid,
@@ -55,13 +59,26 @@ class LexicalRetriever:
         if self._views is None:
             raise RuntimeError(NOT_INDEXED)
         views = self._views
-        scores = score(views, tokenize(query), self.params, self._n_docs, self._avgdl)
+        config = self.ranking
+        words = query_words(query)
+        weights = Counter(tokenize(query))
+        def_weight = config.symbol_definition_weight if is_symbol_query(query) else config.definition_weight
+        if def_weight:
+            for word in dict.fromkeys(w.lower() for w in words):
+                weights[DEF + word] += def_weight
+        scores = score(views, weights, self.params, self._n_docs, self._avgdl)
         allowed = None
         if allow is not None:
             allowed = [_AllowedDocs(v.segment, allow) for v in views]
-        best = best_hits(views, scores, top_k, allowed)
+        first = best_hits(views, scores, max(config.candidates, top_k), allowed)
+        lowered = {w.lower() for w in words}
+        scored = []
+        for value, i, d in first:
+            seg = views[i].segment
+            path, _language, kind = seg.files[seg.doc_file[d]]
+            scored.append((value * path_prior(path, kind, lowered, config), path, (i, d)))
         hits = []
-        for rank, (value, i, d) in enumerate(best, start=1):
+        for rank, (value, (i, d)) in enumerate(rank_files(scored, config)[:top_k], start=1):
             seg = views[i].segment
             path = seg.files[seg.doc_file[d]][0]
             start, end = seg.starts[d] or None, seg.ends[d] or None
@@ -86,7 +103,7 @@ class LexicalRetriever:
         docs = [
             (
                 f.path, f.language, f.kind,
-                [(c.start_line, c.end_line, term_counts(_indexed_text(c.text, c.context))) for c in chunks],
+                [(c.start_line, c.end_line, self._terms(f.path, c.text, c.context)) for c in chunks],
             )
             for f, chunks in added
         ]

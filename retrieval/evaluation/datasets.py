@@ -1,0 +1,127 @@
+"""Evaluation datasets: queries with the targets a good ranking should surface.
+
+Two encodings of the same records are read:
+
+- a JSON list (the semble annotation format): `[{query, relevant, secondary, category}, ...]`
+- JSONL: one such object per line (blank lines and `#` comment lines are skipped).
+
+A target is a path string or `{path, start_line, end_line}`; paths are relative to the indexed
+root and are matched by suffix on a `/` boundary (see metrics.py). Prose collections may give
+plain document ids instead of paths (`CACM-1410` for `CACM-1410.txt`); the runner resolves those
+against the tree. `qrels` (`{docid: grade}`, grade > 0 relevant) is accepted in place of
+`relevant` so TREC-style judgments convert without loss of meaning (gains stay binary).
+"""
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+
+
+class DatasetError(ValueError):
+    """The dataset file cannot be read as an evaluation dataset."""
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+
+    @property
+    def has_span(self) -> bool:
+        return self.start_line is not None
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}" if self.has_span else self.path
+
+
+@dataclass(frozen=True)
+class EvalQuery:
+    query: str
+    targets: tuple[Target, ...]  # relevant then secondary: both count, with binary gains
+    category: str = ""
+    id: str = ""
+    extra: dict = field(default_factory=dict, compare=False)  # fields we do not interpret
+
+
+def normalize_path(path: str) -> str:
+    """POSIX, relative, no `./`: the form hit paths take."""
+    path = path.replace("\\", "/").strip()
+    while path.startswith("./"):
+        path = path[2:]
+    return path.lstrip("/")
+
+
+def parse_target(value, where: str = "") -> Target:
+    if isinstance(value, str):
+        path, start, end = value, None, None
+    elif isinstance(value, dict) and isinstance(value.get("path"), str):
+        path, start, end = value["path"], value.get("start_line"), value.get("end_line")
+        if (start is None) != (end is None):
+            raise DatasetError(f"{where}target {path!r} has only one of start_line and end_line")
+        if start is not None:
+            if not (isinstance(start, int) and isinstance(end, int)) or start < 1 or end < start:
+                raise DatasetError(f"{where}target {path!r} has a bad span {start}-{end}")
+    else:
+        raise DatasetError(f"{where}a target must be a path or {{path, start_line, end_line}}, not {value!r}")
+    path = normalize_path(path)
+    if not path:
+        raise DatasetError(f"{where}a target has an empty path")
+    return Target(path, start, end)
+
+
+_KNOWN = {"query", "relevant", "secondary", "qrels", "category", "id", "query_id", "qid"}
+
+
+def parse_query(obj, where: str = "") -> EvalQuery:
+    if not isinstance(obj, dict):
+        raise DatasetError(f"{where}expected an object, got {type(obj).__name__}")
+    text = obj.get("query")
+    if not isinstance(text, str) or not text.strip():
+        raise DatasetError(f"{where}missing or empty 'query'")
+    if "relevant" in obj:
+        relevant = obj["relevant"]
+    elif "qrels" in obj:
+        qrels = obj["qrels"]
+        relevant = [d for d, g in qrels.items() if isinstance(g, (int, float)) and g > 0] if isinstance(qrels, dict) else qrels
+    else:
+        raise DatasetError(f"{where}missing 'relevant'")
+    secondary = obj.get("secondary") or []
+    if not isinstance(relevant, list) or not isinstance(secondary, list):
+        raise DatasetError(f"{where}'relevant' and 'secondary' must be lists")
+    targets = tuple(parse_target(t, where) for t in relevant + secondary)
+    category = obj.get("category") or ""
+    qid = obj.get("id", obj.get("query_id", obj.get("qid", "")))
+    extra = {k: v for k, v in obj.items() if k not in _KNOWN}
+    return EvalQuery(text, targets, str(category), str(qid), extra)
+
+
+def load_dataset(path: str) -> list[EvalQuery]:
+    """All queries of a JSON-list or JSONL dataset; DatasetError naming the file and line."""
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = fh.read()
+    except OSError as exc:
+        raise DatasetError(f"cannot read the dataset {path}: {exc.strerror or exc}") from None
+    name = os.path.basename(path)
+    stripped = data.lstrip()
+    if stripped.startswith("["):
+        try:
+            items = json.loads(data)
+        except ValueError as exc:
+            raise DatasetError(f"{name}: not valid JSON ({exc})") from None
+        queries = [parse_query(obj, f"{name}: query {i + 1}: ") for i, obj in enumerate(items)]
+    else:
+        queries = []
+        for number, line in enumerate(data.splitlines(), start=1):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            try:
+                obj = json.loads(line)
+            except ValueError as exc:
+                raise DatasetError(f"{name}:{number}: not valid JSON ({exc})") from None
+            queries.append(parse_query(obj, f"{name}:{number}: "))
+    if not queries:
+        raise DatasetError(f"{name}: the dataset has no queries")
+    return queries

@@ -1,0 +1,77 @@
+"""Plain-text tables for evaluation results (shared by `retrieval eval` and scripts/)."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from .runner import Evaluation
+
+
+def fmt(value, digits: int = 3) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def ms(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds * 1000:.1f}"
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence], left: Sequence[int] = (0,)) -> str:
+    """Columns in `left` left-aligned (labels), the rest right-aligned (numbers)."""
+    cells = [[str(h) for h in headers]] + [[c if isinstance(c, str) else fmt(c) for c in row] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+    lines = []
+    for n, row in enumerate(cells):
+        parts = [c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))]
+        lines.append("  ".join(parts).rstrip())
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)
+
+
+def _label(name: str, k: int) -> str:
+    return f"{name.upper()}@{k}" if name in ("ndcg", "recall", "mrr") else name.upper()
+
+
+def evaluation_text(ev: Evaluation, per_query: bool = False) -> str:
+    if not ev.runs:
+        return ""
+    names = ev.runs[0].metric_names
+    headers = ["retriever"] + [_label(n, ev.k) for n in names] + ["queries", "index", "build s", "cold ms", "warm p50 ms"]
+    rows = []
+    for run in ev.runs:
+        s = run.summary()
+        build = f"{run.build_seconds:.2f}" if run.index_status == "indexed" else "reused"
+        rows.append([run.retriever] + [s[n] for n in names]
+                    + [str(s["queries"]), run.index_status, build, ms(run.cold_seconds), ms(run.warm_p50_seconds)])
+    out = [table(headers, rows)]
+    cats = sorted({c for run in ev.runs for c in run.by_category()})
+    if len(cats) > 1:
+        headers = ["category", "retriever"] + [_label(n, ev.k) for n in names] + ["queries"]
+        rows: list = []
+        for cat in cats:
+            for run in ev.runs:
+                s = run.by_category().get(cat)
+                if s:
+                    rows.append([cat, run.retriever] + [s[n] for n in names] + [str(s["queries"])])
+        out.append(table(headers, rows, left=(0, 1)))
+    notes = []
+    if ev.missing_targets:
+        notes.append(f"{ev.missing_targets} targets are not in the tree (left out of n)")
+    unscored = ev.runs[0].summary()["unscored"]
+    if unscored:
+        notes.append(f"{unscored} queries have no target in the tree and are not scored")
+    if notes:
+        out.append("note: " + "; ".join(notes))
+    if per_query:
+        for run in ev.runs:
+            headers = ["#", "category"] + [_label(n, ev.k) for n in names] + ["ms", "query"]
+            rows = []
+            for i, row in enumerate(run.rows, start=1):
+                text = " ".join(row.query.split())
+                rows.append([row.id or str(i), row.category or "-"] + [row.scores.get(n) for n in names]
+                            + [ms(row.seconds), text[:60] + ("..." if len(text) > 60 else "")])
+            out.append(f"{run.retriever}:\n" + table(headers, rows, left=(0, 1, len(headers) - 1)))
+    return "\n\n".join(out)

@@ -1,0 +1,279 @@
+"""Run a dataset against retrievers on one tree and collect per-query and summary numbers.
+
+Each retriever's index is refreshed once (timed: the build time when it builds), opened once, and
+queried in-process with `search_detailed`, so the latencies are those of the search itself, not
+of process start-up. The first query after opening is reported apart (cold: it pays for loading
+the index lazily); the median of the rest is the warm latency.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from . import metrics as m
+from .datasets import EvalQuery, Target
+
+# Metric families. `ndcg` is the span-level code-search metric (semble); `files` the file-level
+# localisation metric (SWE-bench); `map` the TREC-style document metric (CACM).
+METRIC_SETS = {
+    "ndcg": ("ndcg", "recall", "mrr"),
+    "files": ("acc@1", "acc@3", "acc@5", "file_mrr"),
+    "map": ("map", "p@30"),
+}
+# Categories that mark a prose collection of whole documents, where MAP and P@30 are the
+# customary numbers; `auto` adds the `map` family when every query carries one of them.
+PROSE_CATEGORIES = frozenset({"prose", "cacm", "trec"})
+FILES_DEPTH = 50  # chunks asked for by the `files` family ...
+MIN_FILES = 5  # ... widened until they cover this many distinct files (Acc@5 needs five)
+MAX_DEPTH = 1600
+
+Progress = Callable[[str], None]
+
+
+def _quiet(_msg: str) -> None:
+    pass
+
+
+def choose_metrics(queries: Sequence[EvalQuery], requested: Sequence[str] = ()) -> tuple[str, ...]:
+    if requested:
+        unknown = [r for r in requested if r not in METRIC_SETS]
+        if unknown:
+            raise ValueError(f"unknown metric family {unknown[0]!r}; choose from: {', '.join(METRIC_SETS)}")
+        return tuple(dict.fromkeys(requested))
+    if queries and all(q.category.lower() in PROSE_CATEGORIES for q in queries):
+        return ("ndcg", "map")
+    return ("ndcg",)
+
+
+class TreePaths:
+    """The files under a root, for deciding which targets exist there (suffix on a `/` boundary).
+
+    Paths are anchored at the root's absolute path, and hits are anchored the same way before
+    matching, because annotations name files relative to the repository while the indexed root
+    may be a subdirectory of it (semble: `aiohttp/client.py` with the root at `aiohttp/`, but
+    `Readers/Markdown.hs` with the root at `src/Text/Pandoc/`); the suffix rule then serves both.
+    Every file counts, indexed or not: a relevant file the retriever chose not to index is a
+    miss, not an excuse."""
+
+    SKIP_DIRS = frozenset({".git", ".hg", ".svn", ".retrieval"})
+
+    def __init__(self, paths: Sequence[str], anchor: str = ""):
+        self.anchor = anchor  # prefix that turns a root-relative path into the matched form
+        self._suffixes: set[str] = set()
+        self._stems: dict[str, set[str]] = {}
+        for path in paths:
+            full = anchor + path
+            stem = os.path.splitext(full)[0]
+            for suffix in _suffixes(full):
+                self._suffixes.add(suffix)
+            for suffix in _suffixes(stem):
+                self._stems.setdefault(suffix, set()).add(full)
+
+    @classmethod
+    def walk(cls, root: str) -> "TreePaths":
+        paths = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            dirnames[:] = [d for d in dirnames if d not in cls.SKIP_DIRS]
+            rel = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            prefix = "" if rel == "." else rel + "/"
+            paths.extend(prefix + name for name in filenames)
+        return cls(sorted(paths), anchor=os.path.abspath(root).replace(os.sep, "/").rstrip("/") + "/")
+
+    def anchored(self, hits: Sequence[m.Hit]) -> list[m.Hit]:
+        return [(self.anchor + path, start, end) for path, start, end in hits]
+
+    def exists(self, path: str) -> bool:
+        return path in self._suffixes
+
+    def resolve(self, target: Target) -> Target | None:
+        """The target as it exists in the tree, or None. A plain document id ('CACM-0042') that
+        names exactly one file once its extension is dropped resolves to that file."""
+        if self.exists(target.path):
+            return target
+        candidates = self._stems.get(target.path, ())
+        if len(candidates) == 1:
+            return Target(next(iter(candidates)), target.start_line, target.end_line)
+        return None
+
+
+def _suffixes(path: str):
+    yield path
+    start = path.find("/")
+    while start != -1:
+        yield path[start + 1:]
+        start = path.find("/", start + 1)
+
+
+@dataclass
+class QueryRow:
+    id: str
+    query: str
+    category: str
+    n_targets: int
+    n_existing: int  # targets found in the tree: the n of IDCG and recall
+    scores: dict  # metric name -> value, None when the query cannot be scored (n_existing == 0)
+    ranks: dict  # "span": rank per existing target; "files": rank per gold file
+    hits: list[str]
+    seconds: float
+
+    def to_json(self) -> dict:
+        return {"id": self.id, "query": self.query, "category": self.category, "n_targets": self.n_targets,
+                "n_existing": self.n_existing, "scores": self.scores, "ranks": self.ranks,
+                "hits": self.hits, "seconds": round(self.seconds, 6)}
+
+
+def _mean(values) -> float | None:
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+@dataclass
+class RetrieverRun:
+    retriever: str
+    k: int
+    metrics: tuple[str, ...]
+    index_status: str  # the refresh's status: "indexed" (built or updated now) | "up to date"
+    build_seconds: float  # time of the refresh: the build time when it indexed
+    open_seconds: float
+    rows: list[QueryRow] = field(default_factory=list)
+
+    @property
+    def metric_names(self) -> list[str]:
+        return [name for family in self.metrics for name in METRIC_SETS[family]]
+
+    @property
+    def cold_seconds(self) -> float | None:
+        return self.rows[0].seconds if self.rows else None
+
+    @property
+    def warm_p50_seconds(self) -> float | None:
+        warm = [r.seconds for r in self.rows[1:]]
+        return statistics.median(warm) if warm else None
+
+    def summary(self, rows: Sequence[QueryRow] | None = None) -> dict:
+        rows = self.rows if rows is None else rows
+        scored = [r for r in rows if r.n_existing]
+        out: dict = {name: _mean(r.scores.get(name) for r in scored) for name in self.metric_names}
+        out["queries"] = len(scored)
+        out["unscored"] = len(rows) - len(scored)
+        return out
+
+    def by_category(self) -> dict[str, dict]:
+        groups: dict[str, list[QueryRow]] = {}
+        for row in self.rows:
+            groups.setdefault(row.category or "-", []).append(row)
+        return {cat: self.summary(rows) for cat, rows in sorted(groups.items())}
+
+    def to_json(self, per_query: bool = False) -> dict:
+        out = {
+            "retriever": self.retriever, "k": self.k, "metrics": list(self.metrics),
+            "index_status": self.index_status, "build_seconds": round(self.build_seconds, 4),
+            "open_seconds": round(self.open_seconds, 4),
+            "cold_query_seconds": self.cold_seconds, "warm_query_p50_seconds": self.warm_p50_seconds,
+            "summary": self.summary(), "by_category": self.by_category(),
+        }
+        if per_query:
+            out["queries"] = [r.to_json() for r in self.rows]
+        return out
+
+
+@dataclass
+class Evaluation:
+    root: str
+    k: int
+    metrics: tuple[str, ...]
+    runs: list[RetrieverRun]
+    skipped: dict[str, str]  # retriever -> why it did not run
+    missing_targets: int  # targets (over all queries) that the tree does not have
+
+    def to_json(self, per_query: bool = False) -> dict:
+        return {"root": self.root, "k": self.k, "metrics": list(self.metrics),
+                "missing_targets": self.missing_targets, "skipped": self.skipped,
+                "runs": [run.to_json(per_query) for run in self.runs]}
+
+
+def score_query(query: EvalQuery, hits: Sequence[m.Hit], tree: TreePaths, k: int,
+                families: Sequence[str], seconds: float = 0.0) -> QueryRow:
+    """Score one ranked list of root-relative hits. `hits` may be longer than k: the file-level
+    families use all of them."""
+    existing = [t for t in (tree.resolve(t) for t in query.targets) if t is not None]
+    scores: dict = {}
+    ranks: dict = {}
+    gold = list(dict.fromkeys(t.path for t in existing))
+    anchored = tree.anchored(hits)
+    files = m.distinct_files(anchored) if ("files" in families or "map" in families) else []
+    if "ndcg" in families:
+        span = m.span_scores(anchored, existing, k)
+        ranks["span"] = span.pop("ranks")
+        scores.update(span)
+    if "files" in families:
+        ranks["files"] = m.file_ranks(files, gold)
+        for depth in (1, 3, 5):
+            scores[f"acc@{depth}"] = m.accuracy_at_k(files, gold, depth) if gold else None
+        scores["file_mrr"] = m.file_mrr(files, gold) if gold else None
+    if "map" in families:
+        ranks.setdefault("files", m.file_ranks(files, gold))
+        scores["map"] = m.average_precision(files, gold) if gold else None
+        scores["p@30"] = m.precision_at_k(files, gold, 30) if gold else None
+    shown = [f"{p}:{s}-{e}" if s is not None else p for p, s, e in hits[: max(k, 10)]]
+    return QueryRow(query.id, query.query, query.category, len(query.targets), len(existing),
+                    scores, ranks, shown, seconds)
+
+
+def _search(engine, text: str, depth: int, min_files: int) -> list[m.Hit]:
+    """Ask for `depth` hits; when file-level metrics need `min_files` distinct files and a full
+    list covers fewer, ask again for more (the time of every attempt counts)."""
+    while True:
+        found = engine.search_detailed(text, top_k=depth)
+        hits = [(h.source_path, h.start_line, h.end_line) for h in found]
+        if not min_files or len(hits) < depth or depth >= MAX_DEPTH:
+            return hits
+        if len(m.distinct_files(hits)) >= min_files:
+            return hits
+        depth *= 2
+
+
+def evaluate(
+    root: str,
+    queries: Sequence[EvalQuery],
+    retrievers: Sequence[str],
+    k: int = 10,
+    *,
+    metrics: Sequence[str] = (),
+    depth: int | None = None,
+    force: bool = False,
+    progress: Progress = _quiet,
+) -> Evaluation:
+    """Evaluate each named retriever on the tree at root. Retrievers whose extras are not
+    installed are skipped (with the reason); unknown names raise ValueError."""
+    from .. import service
+    from ..retrievers.base import get_spec
+
+    root = os.path.abspath(root)
+    families = choose_metrics(queries, metrics)
+    if depth is None:
+        depth = max(k, FILES_DEPTH) if "files" in families else k
+    min_files = MIN_FILES if "files" in families else 0
+    tree = TreePaths.walk(root)
+    missing = sum(1 for q in queries for t in q.targets if tree.resolve(t) is None)
+    runs, skipped = [], {}
+    for name in retrievers:
+        reason = get_spec(name).unavailable_reason()
+        if reason:
+            skipped[name] = reason
+            continue
+        report = service.refresh(root, name, force=force, progress=progress)
+        started = time.perf_counter()
+        engine = service.open_index(root, name, stale_ok=True, progress=progress)
+        run = RetrieverRun(name, k, families, report.status, report.seconds, time.perf_counter() - started)
+        for query in queries:
+            started = time.perf_counter()
+            hits = _search(engine, query.query, depth, min_files)
+            seconds = time.perf_counter() - started
+            run.rows.append(score_query(query, hits, tree, k, families, seconds))
+        progress(f"{name}: {len(queries)} queries")
+        runs.append(run)
+    return Evaluation(root, k, families, runs, skipped, missing)

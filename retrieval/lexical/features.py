@@ -1,0 +1,75 @@
+"""Index-time features of a chunk beyond its words, encoded as extra terms in the same postings.
+
+- Path terms: the words of the file's path (directories, file name without extension), so
+  `websocket` finds `websockets.py` even where the body says little.
+- Definition terms: `\u00a7name` for every symbol the chunk defines (class, def, func, fn, ...), so a
+  query naming a symbol can prefer the chunk that defines it over the many that use it.
+The prefix character cannot come out of the tokenizer, so feature terms never collide with words.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+from ..text import split_identifier, term_counts
+
+DEF = "\u00a7"
+
+_MODIFIERS = (
+    r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
+    r"async|override|open|sealed|data|inline|extern|unsafe|virtual|partial|readonly|local|"
+    r"fileprivate|mutating|suspend|implicit|lazy|case|noinline|constexpr|explicit|friend)\s+)*"
+)
+_KEYWORDS = (
+    r"(?:class|def|func|function|fn|struct|interface|trait|enum|type|typealias|typedef|module|impl|"
+    r"object|record|protocol|extension|defmodule|defp|defmacro|defmacrop|defguard|defstruct|macro|"
+    r"sub|namespace|union|val|var|let|const|newtype|data|instance|alias|signature)"
+)
+# keyword-introduced definitions (most languages), with a Go receiver or a Lua table prefix
+_KEYWORD_DEF = re.compile(
+    rf"^[ \t]*{_MODIFIERS}{_KEYWORDS}\s+(?:\([^)]*\)\s*)?(?:[A-Za-z_][\w]*[.:])?([A-Za-z_$][\w$]*[?!]?)",
+    re.MULTILINE,
+)
+# C-family function or method signatures: a type, a name, an open parenthesis, not a statement
+_SIGNATURE_DEF = re.compile(
+    r"^[ \t]*(?!return\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
+    r"[A-Za-z_][\w:<>,.*&\[\]? \t]*[\s*&>]([A-Za-z_~]\w*)\s*\([^;]*$",
+    re.MULTILINE,
+)
+# `#define NAME`, Haskell `name ::`, and top-level `NAME = ...` assignments
+_OTHER_DEF = re.compile(
+    r"^#\s*define\s+([A-Za-z_]\w*)|^([a-z_][\w']*)\s+::|^([A-Za-z_][\w.]*)\s*(?::[^=]+)?=(?!=)",
+    re.MULTILINE,
+)
+
+
+def defined_names(text: str) -> set[str]:
+    names: set[str] = set()
+    for m in _KEYWORD_DEF.finditer(text):
+        names.add(m.group(1))
+    for m in _SIGNATURE_DEF.finditer(text):
+        names.add(m.group(1))
+    for m in _OTHER_DEF.finditer(text):
+        name = m.group(1) or m.group(2) or m.group(3)
+        if name:
+            names.add(name.rsplit(".", 1)[-1])
+    return names
+
+
+def path_terms(path: str) -> list[str]:
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    out: list[str] = []
+    for word in re.findall(r"[^\W_](?:\w*[^\W_])?", stem):
+        out.extend(split_identifier(word))
+    return out
+
+
+def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1) -> Counter:
+    """Every term a chunk is indexed under: words, path words, definitions."""
+    counts = term_counts(f"{context}\n{text}" if context else text)
+    if path_weight:
+        for term in path_terms(path):
+            counts[term] += path_weight
+    for name in defined_names(text):
+        counts[DEF + name.lower()] += 1
+    return counts

@@ -1,0 +1,97 @@
+"""Ranking signals applied after first-stage BM25, each one switchable for ablations.
+
+The first stage returns scored chunks; this stage adjusts each chunk by what its file is (tests,
+examples, vendored or generated code, docs rank below source unless the query asks for them), then
+aggregates evidence per file and keeps the best chunk of each file first, so the top of the list
+covers as many distinct files as it can.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields
+
+from .text import _WORD
+
+_TEST_PATH = re.compile(
+    r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|test_?utils?|fixtures?)(/|$)"
+    r"|(^|/)test_[^/]*$|_tests?\.[^/]+$|\.(test|spec)\.[^/]+$|(Tests?|Spec)\.[A-Za-z]+$",
+    re.IGNORECASE,
+)
+_EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?|benchmarks?|benches|docs_src|playground)(/|$)", re.IGNORECASE)
+_VENDOR_PATH = re.compile(r"(^|/)(vendor|vendored|third[_-]?party|external|extern)(/|$)", re.IGNORECASE)
+_GENERATED_PATH = re.compile(r"(\.min\.[a-z]+$|\.pb\.go$|_pb2\.py$|\.generated\.|(^|/)generated(/|$))", re.IGNORECASE)
+_ASKS_FOR_TESTS = {"test", "tests", "testing", "spec", "specs", "mock", "fixture", "fixtures"}
+_ASKS_FOR_EXAMPLES = {"example", "examples", "sample", "demo", "tutorial", "benchmark"}
+_ASKS_FOR_DOCS = {"doc", "docs", "documentation", "readme", "guide", "changelog", "tutorial"}
+
+
+@dataclass(frozen=True)
+class RankingConfig:
+    path_weight: int = 1  # path words added to every chunk of the file (0: off)
+    definition_weight: float = 1.0  # weight of the "defines a query identifier" term (0: off)
+    symbol_definition_weight: float = 3.0  # the same for a bare-identifier query
+    file_evidence: float = 0.2  # share of a file's other matching chunks added to its best (0: off)
+    diversify: bool = True  # one chunk per file before any file's second chunk
+    test_penalty: float = 0.6
+    example_penalty: float = 0.6
+    vendor_penalty: float = 0.5
+    generated_penalty: float = 0.5
+    docs_penalty: float = 0.6  # prose files, when the query is not about docs
+    candidates: int = 300  # first-stage depth
+
+    def replace(self, **changes) -> "RankingConfig":
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values.update(changes)
+        return RankingConfig(**values)
+
+
+def query_words(query: str) -> list[str]:
+    return _WORD.findall(query)
+
+
+def is_symbol_query(query: str) -> bool:
+    """A bare identifier (or a dotted/qualified one): `HTTPException`, `os.path.join`, `Foo::bar`."""
+    q = query.strip()
+    return bool(q) and " " not in q and len(query_words(q)) >= 1 and len(q) <= 120
+
+
+def path_prior(path: str, kind: str, words: set[str], config: RankingConfig) -> float:
+    """Multiplier for a chunk's score from what its file is."""
+    factor = 1.0
+    if config.test_penalty != 1.0 and not (words & _ASKS_FOR_TESTS) and _TEST_PATH.search(path):
+        factor *= config.test_penalty
+    if config.example_penalty != 1.0 and not (words & _ASKS_FOR_EXAMPLES) and _EXAMPLE_PATH.search(path):
+        factor *= config.example_penalty
+    if config.vendor_penalty != 1.0 and _VENDOR_PATH.search(path):
+        factor *= config.vendor_penalty
+    if config.generated_penalty != 1.0 and _GENERATED_PATH.search(path):
+        factor *= config.generated_penalty
+    if config.docs_penalty != 1.0 and kind == "docs" and not (words & _ASKS_FOR_DOCS):
+        factor *= config.docs_penalty
+    return factor
+
+
+def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig) -> list[tuple[float, object]]:
+    """(score, path, item) chunks -> (final score, item), best chunk of each file first.
+
+    A file's score is its best chunk plus `file_evidence` times its other chunks; its best chunk
+    carries that score. Remaining chunks follow (when diversifying) in their own score order.
+    """
+    by_file: dict[str, list] = {}
+    for entry in scored:
+        by_file.setdefault(entry[1], []).append(entry)
+    firsts: list[tuple[float, str, object]] = []
+    rest: list[tuple[float, str, object]] = []
+    for path, entries in by_file.items():
+        entries.sort(key=lambda e: -e[0])
+        best = entries[0]
+        total = best[0] + config.file_evidence * sum(e[0] for e in entries[1:])
+        firsts.append((total, path, best[2]))
+        rest.extend(entries[1:])
+    if config.diversify:
+        key_firsts = sorted(firsts, key=lambda e: -e[0])
+        key_rest = sorted(rest, key=lambda e: -e[0])
+        ordered = key_firsts + key_rest
+    else:
+        ordered = sorted(firsts + rest, key=lambda e: -e[0])
+    return [(e[0], e[2]) for e in ordered]
