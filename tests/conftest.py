@@ -1,0 +1,157 @@
+"""Shared fixtures: small repositories built in tmp_path, and helpers to change them on disk."""
+from __future__ import annotations
+
+import os
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+
+STORE_ENV = ("RETRIEVAL_INDEX_DIR", "RETRIEVAL_MAX_TOTAL_BYTES")
+
+
+@pytest.fixture(autouse=True)
+def _no_store_environment(monkeypatch):
+    """Every test starts with the store beside the root and no total-size override."""
+    for name in STORE_ENV:
+        monkeypatch.delenv(name, raising=False)
+
+
+def write_tree(root: Path, files: dict) -> Path:
+    """Create files under root from {relative path: str | bytes}; str is written as UTF-8, verbatim."""
+    root.mkdir(parents=True, exist_ok=True)
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_bytes(content.encode("utf-8"))
+    return root
+
+
+@pytest.fixture
+def make_tree(tmp_path):
+    """make_tree({path: content}, name="repo") -> the root Path."""
+    counter = iter(range(1_000_000))
+
+    def make(files: dict, name: str | None = None) -> Path:
+        return write_tree(tmp_path / (name or f"repo{next(counter)}"), files)
+
+    return make
+
+
+def _later_mtime(path: Path) -> None:
+    # File timestamps are coarse (a kernel tick): move mtime forward explicitly so that a change
+    # is always visible to the stat-based change detection.
+    st = path.stat()
+    new = st.st_mtime_ns + 2_000_000_000
+    os.utime(path, ns=(new, new))
+
+
+@pytest.fixture
+def rewrite():
+    """rewrite(path, text): replace a file's content and make sure its mtime moves forward."""
+
+    def do(path: Path, text: str) -> None:
+        path.write_text(text, encoding="utf-8")
+        _later_mtime(path)
+
+    return do
+
+
+@pytest.fixture
+def touch():
+    """touch(path): change only the mtime."""
+    return _later_mtime
+
+
+@pytest.fixture
+def copy_tree(tmp_path):
+    """copy_tree(root) -> a fresh copy of root without its store (for clean-build comparisons)."""
+    counter = iter(range(1_000_000))
+
+    def copy(root: Path) -> Path:
+        dest = tmp_path / f"clean-copy-{next(counter)}" / root.name
+        shutil.copytree(root, dest, ignore=shutil.ignore_patterns(".retrieval"), symlinks=True)
+        return dest
+
+    return copy
+
+
+def dedent(text: str) -> str:
+    return textwrap.dedent(text).lstrip("\n")
+
+
+SAMPLE_FILES = {
+    "src/app/__init__.py": "",
+    "src/app/config.py": dedent(
+        '''
+        """Configuration loading for the app."""
+        import json
+
+
+        def parse_config(path):
+            """Read a JSON config file and return a dict."""
+            with open(path) as fh:
+                return json.load(fh)
+
+
+        class ConfigError(Exception):
+            """Raised when the config file is invalid."""
+        '''
+    ),
+    "src/app/http_client.py": dedent(
+        '''
+        import urllib.request
+
+
+        def getHTTPResponse(url, retries=3):
+            """Fetch a URL, retrying on failure."""
+            for attempt in range(retries):
+                try:
+                    return urllib.request.urlopen(url)
+                except OSError:
+                    continue
+            raise RuntimeError("gave up after retries")
+        '''
+    ),
+    "src/app/cache.py": dedent(
+        '''
+        class LRUCache:
+            def __init__(self, capacity):
+                self.capacity = capacity
+                self.items = {}
+
+            def evict_oldest(self):
+                oldest = next(iter(self.items))
+                del self.items[oldest]
+        '''
+    ),
+    "docs/guide.md": dedent(
+        """
+        # Guide
+
+        The config file is parsed at startup. Keep the config small.
+
+        ## Retries
+
+        The HTTP client retries failed requests three times.
+        """
+    ),
+    "config/settings.toml": dedent(
+        """
+        [server]
+        port = 8080
+        retries = 3
+        """
+    ),
+    "README.md": "# Sample app\n\nA tiny app used by the tests.\n",
+}
+
+
+@pytest.fixture
+def sample_repo(make_tree):
+    """A small repository with code, docs and config (plus one blank file)."""
+    return make_tree(SAMPLE_FILES, name="sample")

@@ -1,0 +1,106 @@
+"""`retrieval eval` end to end on a tiny tree."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from retrieval.cli import main
+
+FILES = {
+    "pkg/alpha.py": "def frobnicate_widgets(x):\n    return x * 2\n",
+    "pkg/beta.py": "class QuuxRegistry:\n    pass\n",
+    "pkg/gamma.py": "def zebra_stripes():\n    return 'stripes'\n",
+}
+
+
+def _dataset(tmp_path, rows, name="ds.jsonl"):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return str(path)
+
+
+def test_eval_json_numbers(make_tree, tmp_path):
+    root = make_tree(FILES)
+    ds = _dataset(tmp_path, [
+        # Root is the repository: targets are relative to it.
+        {"query": "frobnicate widgets", "relevant": ["pkg/alpha.py"], "category": "semantic"},
+        {"query": "QuuxRegistry", "relevant": [{"path": "pkg/beta.py", "start_line": 1, "end_line": 2}],
+         "category": "symbol"},
+        # The target that exists is found at rank 1; the missing one is left out of n.
+        {"query": "zebra stripes", "relevant": ["pkg/gamma.py"], "secondary": ["pkg/gone.py"], "category": "semantic"},
+        {"query": "nothing here", "relevant": ["pkg/gone.py"], "category": "semantic"},
+    ])
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical", "--json", "--per-query"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["missing_targets"] == 2
+    (run,) = data["runs"]
+    assert run["retriever"] == "lexical" and run["index_status"] == "indexed"
+    assert run["summary"]["ndcg"] == 1.0
+    assert run["summary"]["queries"] == 3 and run["summary"]["unscored"] == 1
+    assert run["by_category"]["symbol"]["ndcg"] == 1.0
+    assert [q["ranks"]["span"] for q in run["queries"]] == [[1], [1], [1], []]
+    assert run["cold_query_seconds"] > 0 and run["warm_query_p50_seconds"] > 0
+
+
+def test_eval_text_table_and_subdirectory_root(make_tree, tmp_path):
+    root = make_tree(FILES)
+    # Index only pkg/ while the annotations name files from the repository root (as semble does).
+    ds = _dataset(tmp_path, [{"query": "QuuxRegistry", "relevant": ["pkg/beta.py"], "category": "symbol"}])
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root / "pkg"), "-k", "5"])
+    assert result.exit_code == 0, result.output
+    header, rule, row = result.stdout.splitlines()[:3]
+    assert header.split()[:4] == ["retriever", "NDCG@5", "RECALL@5", "MRR@5"]
+    assert row.split()[:4] == ["lexical", "1.000", "1.000", "1.000"]
+
+
+def test_eval_prose_dataset_reports_map(make_tree, tmp_path):
+    root = make_tree({
+        "CACM-0001.txt": "time sharing systems for computers\n",
+        "CACM-0002.txt": "parsing of programming languages\n",
+        "CACM-0003.txt": "time sharing and parsing\n",
+    })
+    ds = _dataset(tmp_path, [{"id": "1", "query": "time sharing", "relevant": ["CACM-0001", "CACM-0003"],
+                              "category": "cacm"}])
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "-k", "100", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout)["runs"][0]["summary"]
+    assert summary["map"] == 1.0  # both relevant documents outrank the third
+    assert summary["p@30"] == 2 / 30
+
+
+def test_eval_errors(make_tree, tmp_path):
+    root = make_tree(FILES)
+    runner = CliRunner()
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{nope\n")
+    result = runner.invoke(main, ["eval", str(bad), "--root", str(root)])
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [result.stderr.strip()]
+    assert result.stderr.startswith("error: bad.jsonl:1: not valid JSON")
+    result = runner.invoke(main, ["eval", str(tmp_path / "missing.json"), "--root", str(root)])
+    assert result.exit_code == 1 and result.stderr.startswith("error: cannot read the dataset")
+    ds = _dataset(tmp_path, [{"query": "q", "relevant": ["pkg/alpha.py"]}])
+    result = runner.invoke(main, ["eval", ds, "--root", str(root), "--retriever", "nosuch"])
+    assert result.exit_code == 2
+    result = runner.invoke(main, ["eval", ds, "--root", str(root), "--metrics", "bogus"])
+    assert result.exit_code == 1 and "unknown metric family 'bogus'" in result.stderr
+    result = runner.invoke(main, ["eval", ds, "--root", str(tmp_path / "no-such-dir")])
+    assert result.exit_code == 1 and result.stderr.startswith("error: ")
+
+
+def test_uninstalled_retrievers_are_skipped_and_named(make_tree, tmp_path, monkeypatch):
+    from retrieval.retrievers.base import REGISTRY, RetrieverSpec
+
+    monkeypatch.setitem(REGISTRY, "fancy", RetrieverSpec("fancy", "nowhere:Nothing", requires=("no_such_module_zz",)))
+    root = make_tree(FILES)
+    ds = _dataset(tmp_path, [{"query": "QuuxRegistry", "relevant": ["pkg/beta.py"]}])
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--json"])
+    assert result.exit_code == 0, result.output
+    assert "skipped fancy: the 'fancy' retriever needs no_such_module_zz" in result.stderr
+    data = json.loads(result.stdout)
+    assert [r["retriever"] for r in data["runs"]] == ["lexical"]
+    assert "fancy" in data["skipped"]
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "fancy"])
+    assert result.exit_code == 1 and "error: no retriever to evaluate is installed" in result.stderr

@@ -1,0 +1,40 @@
+"""The benchmark scripts' pure parts (they run for real against ../shared/bench, not in tests)."""
+from __future__ import annotations
+
+import importlib.util
+import io
+import json
+import os
+import tarfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "scripts", f"{name}.py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_cacm_conversion(tmp_path):
+    cacm = _load("cacm_to_jsonl")
+    src = tmp_path / "cacm"
+    src.mkdir()
+    with tarfile.open(src / "cacm.tar.gz", "w:gz") as tar:
+        for name, body in {"CACM-0115.html": "<html>\n<pre>\nTime &amp; Sharing\n</pre>\n</html>\n",
+                           "CACM-1410.html": "<html><pre>Parsing</pre></html>"}.items():
+            data = body.encode()
+            info = tarfile.TarInfo(f"cacm/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    (src / "topics.cacm.txt").write_text("<DOC>\n<DOCNO> 1 </DOCNO>\n\n What about\n time sharing?\n</DOC>\n"
+                                         "<DOC>\n<DOCNO> 2 </DOCNO>\n unjudged\n</DOC>\n")
+    (src / "qrels.cacm.txt").write_text("1 Q0 CACM-115 1\n1 Q0 CACM-1410 1\n1 Q0 CACM-0002 0\n")
+    out = tmp_path / "out"
+    assert cacm.main(["--cacm", str(src), "--out", str(out)]) == 0
+    assert (out / "docs" / "CACM-0115.txt").read_text() == "Time & Sharing\n"
+    rows = [json.loads(line) for line in (out / "cacm.jsonl").read_text().splitlines()]
+    assert rows == [{"id": "1", "query": "What about time sharing?",
+                     "relevant": ["CACM-0115.txt", "CACM-1410.txt"], "category": "cacm"}]
+    assert cacm.read_qrels(str(src / "qrels.cacm.txt"), verbatim=True) == {"1": ["CACM-115", "CACM-1410"]}

@@ -1,0 +1,157 @@
+"""BM25 scoring, checked against the formula computed by hand, and its deterministic ranking."""
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import pytest
+
+from retrieval.lexical.bm25 import BM25Params, SegmentView, best_hits, idf, score
+from retrieval.lexical.segment import MemorySegment, SegmentBuilder
+from retrieval.records import Document
+from retrieval.retrievers.lexical import LexicalRetriever
+from retrieval.text import term_counts
+
+# Three tiny documents made of words that the tokenizer keeps as they are.
+DOCS = [
+    ("a", "cat dog"),  # cat 1, dog 1                 dl 2
+    ("b", "cat cat bird fish"),  # cat 2, bird 1, fish 1  dl 4
+    ("c", "dog bird"),  # dog 1, bird 1                dl 2
+]
+N = 3
+AVGDL = (2 + 4 + 2) / 3
+
+
+def by_hand(tf: int, df: int, dl: int, k1: float = 1.2, b: float = 0.75, n: int = N, avgdl: float = AVGDL) -> float:
+    idf_ = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    return idf_ * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+
+
+def segment_of(docs) -> tuple[list[SegmentView], MemorySegment]:
+    builder = SegmentBuilder()
+    for i, (path, body) in enumerate(docs):
+        builder.add(path, "", "", 1, 1, term_counts(body), docid=path)
+    segment = MemorySegment(builder)
+    return [SegmentView(segment)], segment
+
+
+def scores_by_path(docs, terms, params=BM25Params()) -> dict[str, float]:
+    views, segment = segment_of(docs)
+    avgdl = sum(segment.lens) / segment.n_docs
+    (acc,) = score(views, terms, params, segment.n_docs, avgdl)
+    return {segment.files[segment.doc_file[d]][0]: s for d, s in acc.items()}
+
+
+def test_the_example_documents_tokenize_as_the_hand_computation_assumes():
+    assert term_counts("cat dog") == Counter({"cat": 1, "dog": 1})
+    assert term_counts("cat cat bird fish") == Counter({"cat": 2, "bird": 1, "fish": 1})
+    assert term_counts("dog bird") == Counter({"dog": 1, "bird": 1})
+
+
+def test_idf_is_lucenes_always_positive_variant():
+    assert idf(3, 2) == pytest.approx(math.log(1.6))
+    assert idf(3, 3) > 0
+    assert idf(100, 1) > idf(100, 50)
+
+
+def test_a_single_term_query_scores_each_document_by_the_formula():
+    got = scores_by_path(DOCS, ["cat"])
+    assert set(got) == {"a", "b"}
+    assert got["a"] == pytest.approx(by_hand(tf=1, df=2, dl=2))
+    assert got["b"] == pytest.approx(by_hand(tf=2, df=2, dl=4))
+
+
+def test_a_multi_term_query_sums_the_per_term_scores():
+    got = scores_by_path(DOCS, ["cat", "bird"])
+    assert got["a"] == pytest.approx(by_hand(1, 2, 2))
+    assert got["b"] == pytest.approx(by_hand(2, 2, 4) + by_hand(1, 2, 4))
+    assert got["c"] == pytest.approx(by_hand(1, 2, 2))
+
+
+def test_a_term_in_one_document_weighs_more_than_a_term_in_two():
+    got = scores_by_path(DOCS, ["fish"])
+    assert got == {"b": pytest.approx(by_hand(1, 1, 4))}
+    assert by_hand(1, 1, 4) > by_hand(1, 2, 4)
+
+
+def test_unknown_terms_and_empty_queries_score_nothing():
+    assert scores_by_path(DOCS, ["zebra"]) == {}
+    assert scores_by_path(DOCS, []) == {}
+
+
+def test_custom_k1_and_b_change_the_scores_as_the_formula_says():
+    params = BM25Params(k1=2.0, b=0.0)
+    got = scores_by_path(DOCS, ["cat"], params)
+    assert got["a"] == pytest.approx(by_hand(1, 2, 2, k1=2.0, b=0.0))
+    assert got["b"] == pytest.approx(by_hand(2, 2, 4, k1=2.0, b=0.0))
+    default = scores_by_path(DOCS, ["cat"])
+    assert got["b"] != pytest.approx(default["b"])
+    # b = 0 ignores document length entirely.
+    long_and_short = [("x", "cat"), ("y", "cat bird fish dog")]
+    flat = scores_by_path(long_and_short, ["cat"], BM25Params(k1=1.2, b=0.0))
+    assert flat["x"] == pytest.approx(flat["y"])
+    normalised = scores_by_path(long_and_short, ["cat"], BM25Params(k1=1.2, b=1.0))
+    assert normalised["x"] > normalised["y"]
+
+
+def test_the_lexical_retriever_scores_plain_documents_with_bm25():
+    retriever = LexicalRetriever()
+    retriever.index([Document(docid=path, text=body, source_path=path) for path, body in DOCS])
+    hits = retriever.search_detailed("cat bird")
+    assert [h.docid for h in hits] == ["b", "a", "c"]
+    assert hits[0].score == pytest.approx(by_hand(2, 2, 4) + by_hand(1, 2, 4))
+    assert hits[1].score == pytest.approx(by_hand(1, 2, 2))
+    assert hits[2].score == pytest.approx(by_hand(1, 2, 2))
+
+
+def test_the_lexical_retriever_takes_custom_k1_and_b():
+    retriever = LexicalRetriever(k1=2.0, b=0.0)
+    retriever.index([Document(docid=path, text=body, source_path=path) for path, body in DOCS])
+    (first, second) = retriever.search_detailed("cat")
+    assert (first.docid, second.docid) == ("b", "a")
+    assert first.score == pytest.approx(by_hand(2, 2, 4, k1=2.0, b=0.0))
+    assert second.score == pytest.approx(by_hand(1, 2, 2, k1=2.0, b=0.0))
+
+
+# -- deterministic ranking ----------------------------------------------------------------------
+
+
+def tied_segment():
+    builder = SegmentBuilder()
+    for path, start in [("b.txt", 1), ("a.txt", 7), ("c.txt", 1), ("a.txt", 1)]:
+        builder.add(path, "", "", start, start + 2, term_counts("same words here"))
+    segment = MemorySegment(builder)
+    return [SegmentView(segment)], segment
+
+
+def test_identical_documents_rank_by_path_then_start_line():
+    views, segment = tied_segment()
+    scores = score(views, ["same"], BM25Params(), segment.n_docs, sum(segment.lens) / segment.n_docs)
+    ranked = best_hits(views, scores, 10)
+    order = [(segment.files[segment.doc_file[d]][0], segment.starts[d]) for _s, _i, d in ranked]
+    assert order == [("a.txt", 1), ("a.txt", 7), ("b.txt", 1), ("c.txt", 1)]
+
+
+def test_the_top_k_cut_inside_a_tie_keeps_the_stable_order():
+    views, segment = tied_segment()
+    scores = score(views, ["same"], BM25Params(), segment.n_docs, sum(segment.lens) / segment.n_docs)
+    ranked = best_hits(views, scores, 2)
+    assert [(segment.files[segment.doc_file[d]][0], segment.starts[d]) for _s, _i, d in ranked] == [
+        ("a.txt", 1), ("a.txt", 7)
+    ]
+    assert best_hits(views, scores, 0) == []
+
+
+def test_the_retriever_breaks_ties_by_path_then_start_line_whatever_the_index_order():
+    docs = [
+        Document(docid="c", text="same words here", source_path="c", start_line=1, end_line=1),
+        Document(docid="a:9", text="same words here", source_path="a", start_line=9, end_line=9),
+        Document(docid="b", text="same words here", source_path="b", start_line=1, end_line=1),
+        Document(docid="a:2", text="same words here", source_path="a", start_line=2, end_line=2),
+    ]
+    for ordering in (docs, list(reversed(docs))):
+        retriever = LexicalRetriever()
+        retriever.index(ordering)
+        ranked = retriever.search("same words")
+        # Best chunk of each file first (a, b, c), then the remaining chunk of file a.
+        assert ranked == ["a:2", "b", "c", "a:9"]

@@ -1,0 +1,379 @@
+"""The `retrieval` command: output formats, exit codes, and one-line errors."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from retrieval import REGISTRY, service
+from retrieval.cli import main
+from retrieval.lexical.segment import DiskSegment
+
+HIT_KEYS = {"rank", "path", "start_line", "end_line", "score", "docid", "context"}
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+
+    def invoke(*args, input=None):
+        return runner.invoke(main, [str(a) for a in args], input=input)
+
+    return invoke
+
+
+def query_json(run, root, *args):
+    result = run("query", "--root", root, "--json", *args)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def file_lines(path) -> list[str]:
+    text = path.read_bytes().decode("utf-8")
+    parts = text.split("\n")
+    return [p + "\n" for p in parts[:-1]] + ([parts[-1]] if parts[-1] else [])
+
+
+def assert_no_traceback(result):
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    assert "Traceback" not in result.output
+
+
+# -- query output ---------------------------------------------------------------------------------
+
+
+def test_query_json_has_exactly_the_documented_schema(run, sample_repo):
+    payload = query_json(run, sample_repo, "parse config file")
+    assert set(payload) == {"query", "retriever", "results"}
+    assert payload["query"] == "parse config file"
+    assert payload["retriever"] == "lexical"
+    results = payload["results"]
+    assert results
+    for row in results:
+        assert set(row) == HIT_KEYS
+        assert isinstance(row["score"], float)
+        assert isinstance(row["start_line"], int) and isinstance(row["end_line"], int)
+        assert row["docid"] == f"{row['path']}:{row['start_line']}-{row['end_line']}"
+    assert [r["rank"] for r in results] == list(range(1, len(results) + 1))
+    assert results[0]["path"] == "src/app/config.py"
+
+
+def test_query_json_results_match_the_service(run, sample_repo):
+    payload = query_json(run, sample_repo, "retries", "-k", "3")
+    hits = service.search(str(sample_repo), "retries", top_k=3).hits
+    assert [(r["path"], r["start_line"], r["end_line"]) for r in payload["results"]] == [
+        (h.source_path, h.start_line, h.end_line) for h in hits
+    ]
+    assert [r["score"] for r in payload["results"]] == pytest.approx([h.score for h in hits], abs=1e-6)
+    assert len(payload["results"]) == 3
+
+
+def test_snippet_lines_adds_the_first_lines_of_each_hit(run, sample_repo):
+    payload = query_json(run, sample_repo, "parse config file", "--snippet-lines", "2")
+    for row in payload["results"]:
+        assert set(row) == HIT_KEYS | {"snippet"}
+        lines = file_lines(sample_repo / row["path"])
+        last = min(row["end_line"], row["start_line"] + 1)
+        assert row["snippet"] == "".join(lines[row["start_line"] - 1 : last])
+
+
+@pytest.mark.xfail(
+    reason="cli._snippet reads the file in text mode (universal newlines), so a lone '\\r' inside a "
+    "line starts a new line and the snippet shows other lines than the hit's start-end span",
+    strict=True,
+)
+def test_a_snippet_is_the_verbatim_text_of_its_span_even_with_a_lone_carriage_return(run, make_tree):
+    root = make_tree({"b.py": "# note\rmore\nx = zeta_value\n"})
+    (row,) = query_json(run, root, "zeta_value", "--snippet-lines", "5")["results"]
+    lines = file_lines(root / "b.py")
+    assert row["snippet"] == "".join(lines[row["start_line"] - 1 : row["end_line"]])
+
+
+def test_jsonl_prints_one_hit_object_per_line(run, sample_repo):
+    result = run("query", "--root", sample_repo, "--jsonl", "config")
+    assert result.exit_code == 0
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert rows == query_json(run, sample_repo, "config")["results"]
+    assert all(set(r) == HIT_KEYS for r in rows)
+    assert len(rows) > 1
+
+
+def test_json_and_jsonl_together_are_a_usage_error(run, sample_repo):
+    assert run("query", "--root", sample_repo, "--json", "--jsonl", "config").exit_code == 2
+
+
+def test_text_mode_prints_path_colon_start_dash_end_per_hit(run, sample_repo):
+    result = run("query", "--root", sample_repo, "config retries app", "-k", "4")
+    assert result.exit_code == 0
+    expected = [f"{r['path']}:{r['start_line']}-{r['end_line']}"
+                for r in query_json(run, sample_repo, "config retries app", "-k", "4")["results"]]
+    assert result.stdout.splitlines() == expected
+    assert len(expected) == 4
+
+
+def test_text_mode_with_snippets_indents_the_snippet_under_its_hit(run, sample_repo):
+    result = run("query", "--root", sample_repo, "LRUCache", "-k", "1", "--snippet-lines", "2")
+    assert result.exit_code == 0
+    header, *body = result.stdout.splitlines()
+    assert header.startswith("src/app/cache.py:")
+    assert body == ["    class LRUCache:", "        def __init__(self, capacity):"]
+
+
+def test_a_dash_reads_the_query_from_stdin(run, sample_repo):
+    result = run("query", "--root", sample_repo, "--json", "-", input="evict oldest\n")
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert payload["query"].strip() == "evict oldest"
+    assert payload["results"][0]["path"] == "src/app/cache.py"
+
+
+@pytest.mark.parametrize(
+    "flags, allowed",
+    [
+        (["--kind", "docs"], lambda r: r["path"] in {"README.md", "docs/guide.md"}),
+        (["--kind", "config"], lambda r: r["path"] == "config/settings.toml"),
+        (["--lang", "toml"], lambda r: r["path"] == "config/settings.toml"),
+        (["--lang", "markdown"], lambda r: r["path"].endswith(".md")),
+        (["--path", "docs/*"], lambda r: r["path"].startswith("docs/")),
+        (["--path", "src/**/http_*.py", "--path", "*.toml"],
+         lambda r: r["path"] in {"src/app/http_client.py", "config/settings.toml"}),
+    ],
+)
+def test_path_lang_and_kind_filters_apply_before_ranking(run, sample_repo, flags, allowed):
+    everything = query_json(run, sample_repo, "retries config", "-k", "50")["results"]
+    matching = [r for r in everything if allowed(r)]
+    assert matching and len(matching) < len(everything)
+    top = query_json(run, sample_repo, "retries config", "-k", "1", *flags)["results"]
+    assert len(top) == 1
+    assert allowed(top[0])
+    assert top[0]["rank"] == 1
+
+
+def test_a_query_with_no_hits_exits_zero_with_empty_results(run, sample_repo):
+    assert query_json(run, sample_repo, "xylophonequux")["results"] == []
+    result = run("query", "--root", sample_repo, "xylophonequux")
+    assert (result.exit_code, result.stdout) == (0, "")
+
+
+# -- errors and exit codes ------------------------------------------------------------------------
+
+
+def test_an_unknown_retriever_is_a_usage_error(run, sample_repo):
+    result = run("query", "--root", sample_repo, "--retriever", "nope", "config")
+    assert result.exit_code == 2
+    assert "nope" in result.stderr
+    assert run("index", "--root", sample_repo, "--retriever", "nope").exit_code == 2
+
+
+@pytest.mark.parametrize("text, stdin", [("", None), ("   ", None), ("-", ""), ("-", "  \n")])
+def test_an_empty_query_is_a_usage_error(run, sample_repo, text, stdin):
+    result = run("query", "--root", sample_repo, text, input=stdin)
+    assert result.exit_code == 2
+    assert "empty" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["query", "config"], ["status"], ["index"]])
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_bad_root_exits_one_with_a_single_error_line(run, tmp_path, command, kind):
+    root = tmp_path / "nope"
+    if kind == "file":
+        root = tmp_path / "file.py"
+        root.write_text("x = 1\n")
+    result = run(command[0], "--root", root, *command[1:])
+    assert result.exit_code == 1
+    assert_no_traceback(result)
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("error: ")
+    assert str(root) in lines[0]
+
+
+def test_a_bad_root_in_a_real_process_prints_no_traceback(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "RETRIEVAL_INDEX_DIR"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "retrieval.cli", "query", "--root", str(tmp_path / "nope"), "config"],
+        capture_output=True, text=True, env=env, timeout=60,
+    )
+    assert proc.returncode == 1
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and proc.stderr.startswith("error: ")
+
+
+def test_exceeding_the_total_size_cap_is_a_one_line_error(run, sample_repo, monkeypatch):
+    monkeypatch.setenv("RETRIEVAL_MAX_TOTAL_BYTES", "100")
+    result = run("index", "--root", sample_repo)
+    assert result.exit_code == 1
+    assert_no_traceback(result)
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: ") and "RETRIEVAL_MAX_TOTAL_BYTES" in line
+
+
+# -- index, status, clean -------------------------------------------------------------------------
+
+
+def test_index_prints_one_line_per_retriever(run, sample_repo):
+    result = run("index", "--root", sample_repo)
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(REGISTRY)
+    assert sorted(line.split(":")[0] for line in lines) == sorted(REGISTRY)
+    (lexical,) = [line for line in lines if line.startswith("lexical:")]
+    assert "indexed" in lexical and "6 files" in lexical
+    again = run("index", "--root", sample_repo)
+    assert [line for line in again.stdout.splitlines() if line.startswith("lexical:")][0].startswith(
+        "lexical: up to date"
+    )
+
+
+def test_index_with_a_single_retriever_and_options(run, sample_repo):
+    result = run("index", "--root", sample_repo, "--retriever", "lexical", "--include", "*.md",
+                 "--max-file-bytes", "10000")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [result.stdout.splitlines()[0]]
+    paths = {r["path"] for r in query_json(run, sample_repo, "app config retries", "-k", "50")["results"]}
+    assert paths == {"README.md", "docs/guide.md"}
+
+
+def test_index_reports_skipped_files_by_reason(run, make_tree):
+    root = make_tree({"a.py": "alpha = 1\n", "blob.py": b"\x00\x01", ".env": "SECRET=1\n"})
+    result = run("index", "--root", root)
+    assert result.exit_code == 0
+    assert "1 binary" in result.stdout and "1 secret-name" in result.stdout
+
+
+def test_index_with_a_per_file_cap_skips_bigger_files(run, make_tree):
+    root = make_tree({"small.py": "tiny = 1\n", "big.py": "gigantic = 1\n" + "# pad\n" * 100})
+    assert run("index", "--root", root, "--max-file-bytes", "100").exit_code == 0
+    assert query_json(run, root, "gigantic")["results"] == []
+    assert query_json(run, root, "tiny")["results"]
+
+
+def test_index_force_rebuilds(run, sample_repo):
+    run("index", "--root", sample_repo)
+    result = run("index", "--root", sample_repo, "--force")
+    assert result.exit_code == 0
+    assert "indexed" in result.stdout
+
+
+def test_index_reports_and_rebuilds_a_garbage_manifest(run, sample_repo):
+    run("index", "--root", sample_repo)
+    (sample_repo / ".retrieval" / "lexical" / "manifest.json").write_text("garbage{")
+    result = run("index", "--root", sample_repo)
+    assert result.exit_code == 0
+    assert_no_traceback(result)
+    assert "corrupt" in result.stderr and "rebuilding" in result.stderr
+    assert result.stdout.startswith("lexical: indexed")
+    assert query_json(run, sample_repo, "LRUCache")["results"][0]["path"] == "src/app/cache.py"
+
+
+@pytest.mark.parametrize("damage", ["garbage", "old-schema", "truncated-segment"])
+def test_query_over_a_damaged_store_rebuilds_it_and_answers_like_a_clean_build(run, sample_repo, copy_tree, damage):
+    run("index", "--root", sample_repo)
+    expected = query_json(run, copy_tree(sample_repo), "parse config retries", "-k", "20")["results"]
+    store = sample_repo / ".retrieval" / "lexical"
+    if damage == "garbage":
+        (store / "manifest.json").write_bytes(b"\xff\x00{{")
+    elif damage == "old-schema":
+        manifest = json.loads((store / "manifest.json").read_text())
+        manifest["schema"] = 0
+        (store / "manifest.json").write_text(json.dumps(manifest))
+    else:
+        (segment,) = [n for n in os.listdir(store) if n.startswith("seg-")]
+        (store / segment / "docs.bin").write_bytes(b"\x01")
+    result = run("query", "--root", sample_repo, "--json", "parse config retries", "-k", "20")
+    assert result.exit_code == 0, result.stderr
+    assert_no_traceback(result)
+    assert json.loads(result.stdout)["results"] == expected
+    rows = json.loads(run("status", "--root", sample_repo, "--json").stdout)["retrievers"]
+    assert [r["state"] for r in rows if r["retriever"] == "lexical"] == ["ready"]
+
+
+@pytest.mark.xfail(
+    reason="`index` never opens the segments it keeps: over a truncated segment it says 'up to date' "
+    "(tree unchanged) or exits 1 with 'post.bin is damaged' (tree changed) instead of rebuilding",
+    strict=True,
+)
+@pytest.mark.parametrize("tree_changed", [False, True], ids=["unchanged-tree", "changed-tree"])
+def test_index_reports_and_rebuilds_a_truncated_segment(run, sample_repo, rewrite, tree_changed):
+    run("index", "--root", sample_repo)
+    store = sample_repo / ".retrieval" / "lexical"
+    (segment,) = [n for n in os.listdir(store) if n.startswith("seg-")]
+    (store / segment / "post.bin").write_bytes(b"abc")
+    if tree_changed:
+        rewrite(sample_repo / "src/app/cache.py", "class LRUCache:\n    pass\n")
+    result = run("index", "--root", sample_repo)
+    assert result.exit_code == 0, result.stderr
+    assert_no_traceback(result)
+    assert "damaged" in result.stderr
+    manifest = json.loads((store / "manifest.json").read_text())
+    for seg in manifest["state"]["segments"]:
+        DiskSegment(str(store / seg["name"]))  # raises CorruptSegment while damaged
+
+
+def test_status_json_describes_each_retriever(run, sample_repo, rewrite):
+    def status():
+        result = run("status", "--root", sample_repo, "--json")
+        assert result.exit_code == 0, result.stderr
+        payload = json.loads(result.stdout)
+        assert payload["root"] == str(sample_repo)
+        return {row["retriever"]: row for row in payload["retrievers"]}
+
+    assert status()["lexical"]["state"] == "missing"
+    run("index", "--root", sample_repo)
+    row = status()["lexical"]
+    assert {"retriever", "state", "files", "chunks", "tokens", "primary_language", "languages",
+            "created", "store_bytes"} <= set(row)
+    assert row["state"] == "ready"
+    assert row["files"] == 6
+    assert row["chunks"] >= 6
+    assert row["tokens"] > 0
+    assert row["primary_language"] == "python"
+    assert row["languages"] == {"python": 3, "markdown": 2, "toml": 1}
+    assert row["created"] and row["created"][:4].isdigit()
+    assert row["store_bytes"] > 0
+    rewrite(sample_repo / "src/app/config.py", "def parse_config():\n    return {}\n")
+    assert status()["lexical"]["state"] == "stale"
+    run("query", "--root", sample_repo, "config")
+    assert status()["lexical"]["state"] == "ready"
+
+
+def test_status_text_has_one_line_per_retriever(run, sample_repo):
+    run("index", "--root", sample_repo)
+    result = run("status", "--root", sample_repo)
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert len(lines) == len(REGISTRY)
+    assert lines[0].startswith("lexical: ready, 6 files")
+
+
+def test_clean_removes_only_the_store(run, sample_repo):
+    run("index", "--root", sample_repo)
+    before = sorted(str(p.relative_to(sample_repo)) for p in sample_repo.rglob("*") if ".retrieval" not in p.parts)
+    result = run("clean", "--root", sample_repo)
+    assert result.exit_code == 0
+    assert "removed" in result.stderr
+    assert not (sample_repo / ".retrieval").exists()
+    assert sorted(str(p.relative_to(sample_repo)) for p in sample_repo.rglob("*")) == before
+    again = run("clean", "--root", sample_repo)
+    assert again.exit_code == 0 and "no index" in again.stderr
+
+
+def test_clean_refuses_a_store_directory_it_did_not_create(run, sample_repo):
+    (sample_repo / ".retrieval").mkdir()
+    (sample_repo / ".retrieval" / "notes.txt").write_text("keep me")
+    result = run("clean", "--root", sample_repo)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: ")
+    assert (sample_repo / ".retrieval" / "notes.txt").exists()
+
+
+def test_version_and_help(run):
+    assert run("--version").exit_code == 0
+    result = run("--help")
+    assert result.exit_code == 0
+    for command in ("index", "query", "status", "clean"):
+        assert command in result.stdout

@@ -1,0 +1,108 @@
+"""The core (discover, index, search) runs on the standard library alone: no click, nothing else."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+import retrieval
+
+PACKAGE_PARENT = str(Path(retrieval.__file__).resolve().parent.parent)
+
+BLOCKER = textwrap.dedent(
+    """
+    import importlib.abc
+    import sys
+
+    ALLOWED = set(sys.stdlib_module_names) | {"retrieval", "__main__"}
+
+    class BlockThirdParty(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name.partition(".")[0] not in ALLOWED:
+                raise ImportError(f"blocked non-stdlib import: {name}")
+            return None
+
+    sys.meta_path.insert(0, BlockThirdParty())
+    for name in [m for m in sys.modules if m.partition(".")[0] not in ALLOWED and not m.startswith("__editable__")]:
+        del sys.modules[name]
+    try:
+        import click  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        raise SystemExit("the import blocker does not work")
+    """
+)
+
+CORE = textwrap.dedent(
+    """
+    import os
+    import sys
+    import tempfile
+
+    import retrieval
+    import retrieval.service as service
+    from retrieval import build_retriever, load_chunk_documents
+
+    root = tempfile.mkdtemp()
+    with open(os.path.join(root, "greet.py"), "w") as fh:
+        fh.write("def greet_visitor(name):\\n    return 'hello ' + name\\n")
+    with open(os.path.join(root, "notes.md"), "w") as fh:
+        fh.write("# Notes\\n\\nNothing about greetings here.\\n")
+
+    report = service.refresh(root)
+    assert report.status == "indexed", report
+    hits = service.search(root, "greet visitor").hits
+    assert [h.source_path for h in hits][:1] == ["greet.py"], hits
+
+    retriever = build_retriever("lexical")
+    retriever.index(load_chunk_documents(root))
+    assert retriever.search("greet_visitor")[:1] == ["greet.py:1-2"]
+    assert service.status(root)[0]["state"] == "ready"
+
+    third_party = sorted(
+        m for m in sys.modules
+        if m.partition(".")[0] not in set(sys.stdlib_module_names) | {"retrieval", "__main__"}
+        and not m.startswith("__editable__")
+    )
+    assert not third_party, third_party
+    print("core ok")
+    """
+)
+
+
+def run_python(args, code, extra_env=None):
+    env = {k: v for k, v in os.environ.items() if k not in ("RETRIEVAL_INDEX_DIR", "PYTHONPATH")}
+    env.update(extra_env or {})
+    return subprocess.run([sys.executable, *args, "-c", code], capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_the_core_imports_indexes_and_searches_with_every_third_party_import_blocked():
+    proc = run_python([], f"import sys; sys.path.insert(0, {PACKAGE_PARENT!r})\n" + BLOCKER + CORE)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "core ok"
+
+
+def test_the_core_runs_without_site_packages_at_all():
+    proc = run_python(["-S"], CORE, {"PYTHONPATH": PACKAGE_PARENT})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "core ok"
+
+
+def test_the_blocker_really_blocks_what_the_cli_needs():
+    # The other two tests are only meaningful if click is unavailable to them.
+    proc = run_python([], f"import sys; sys.path.insert(0, {PACKAGE_PARENT!r})\n" + BLOCKER + "import retrieval.cli\n")
+    assert proc.returncode != 0
+    assert "blocked non-stdlib import: click" in proc.stderr
+
+
+@pytest.mark.parametrize("name", ["Chunk", "Document", "SearchHit", "SourceFile", "ChunkingPolicy", "chunk_lines",
+                                  "discover_files", "load_documents", "load_chunks", "load_chunk_documents",
+                                  "REGISTRY", "Retriever", "build_retriever"])
+def test_the_public_api_is_exported_from_the_package(name):
+    assert getattr(retrieval, name) is not None
+    assert name in retrieval.__all__

@@ -1,0 +1,294 @@
+"""Discovery: which files of a tree are eligible, and why the others were skipped."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from retrieval import languages, service
+from retrieval.discover import (
+    DEFAULT_EXCLUDE_DIRS,
+    DiscoveryError,
+    DiscoveryOptions,
+    discover_files,
+    is_secret_name,
+    walk,
+)
+
+
+def paths(root, **kw) -> list[str]:
+    return [f.path for f in discover_files(str(root), **kw)]
+
+
+# -- ignore files ------------------------------------------------------------------------------
+
+
+def test_root_gitignore_excludes_matching_files(make_tree):
+    root = make_tree({".gitignore": "generated_*.py\n", "generated_a.py": "x\n", "main.py": "x\n"})
+    assert paths(root) == ["main.py"]
+
+
+def test_gitignore_in_a_subdirectory_applies_only_below_it(make_tree):
+    root = make_tree({
+        "sub/.gitignore": "*.md\n",
+        "sub/notes.md": "n\n",
+        "sub/deeper/notes.md": "n\n",
+        "notes.md": "n\n",
+    })
+    assert paths(root) == ["notes.md"]
+
+
+def test_negation_reincludes_a_file_after_a_broader_pattern(make_tree):
+    root = make_tree({".gitignore": "*.py\n!keep.py\n", "keep.py": "k\n", "drop.py": "d\n", "sub/keep.py": "k\n"})
+    assert paths(root) == ["keep.py", "sub/keep.py"]
+
+
+def test_a_deeper_gitignore_can_reinclude_what_the_root_excluded(make_tree):
+    root = make_tree({
+        ".gitignore": "*.md\n",
+        "sub/.gitignore": "!notes.md\n",
+        "notes.md": "n\n",
+        "sub/notes.md": "n\n",
+    })
+    assert paths(root) == ["sub/notes.md"]
+
+
+def test_negation_cannot_reinclude_a_file_inside_an_ignored_directory(make_tree):
+    root = make_tree({".gitignore": "/vendored/\n!vendored/keep.py\n", "vendored/keep.py": "k\n", "a.py": "a\n"})
+    assert paths(root) == ["a.py"]
+
+
+def test_directory_only_patterns_skip_directories_but_not_files_of_that_name(make_tree):
+    root = make_tree({".gitignore": "README/\n", "README": "read me\n", "pkg/README/x.py": "x\n", "pkg/y.py": "y\n"})
+    assert paths(root) == ["README", "pkg/y.py"]
+
+
+def test_anchored_patterns_match_only_relative_to_their_ignore_file(make_tree):
+    root = make_tree({
+        ".gitignore": "/top.py\nsub/mid.py\n",
+        "top.py": "t\n", "sub/top.py": "t\n", "sub/mid.py": "m\n", "other/sub/mid.py": "m\n",
+    })
+    assert paths(root) == ["other/sub/mid.py", "sub/top.py"]
+
+
+def test_double_star_patterns_span_any_number_of_directories(make_tree):
+    root = make_tree({
+        ".gitignore": "a/**/b.py\n**/gen/\n",
+        "a/b.py": "", "a/x/b.py": "", "a/x/y/b.py": "", "a/c.py": "",
+        "gen/g.py": "", "deep/er/gen/g.py": "", "deep/er/keep.py": "",
+    })
+    assert paths(root) == ["a/c.py", "deep/er/keep.py"]
+
+
+def test_retrievalignore_and_dot_ignore_files_are_honoured(make_tree):
+    root = make_tree({
+        ".retrievalignore": "fixtures/\n",
+        "sub/.ignore": "big.py\n",
+        "fixtures/data.py": "", "sub/big.py": "", "sub/small.py": "", "main.py": "",
+    })
+    assert paths(root) == ["main.py", "sub/small.py"]
+
+
+def test_git_info_exclude_is_honoured(make_tree):
+    root = make_tree({".git/info/exclude": "local_*.py\n", "local_notes.py": "", "main.py": ""})
+    assert paths(root) == ["main.py"]
+
+
+def test_ignored_files_are_counted(make_tree):
+    root = make_tree({".gitignore": "*.md\n", "a.md": "", "b.md": "", "c.py": ""})
+    result = walk(str(root))
+    assert result.skipped["ignored"] == 2
+
+
+# -- pruned directories, secrets, sizes, symlinks -------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "directory", [".git", "node_modules", "__pycache__", ".venv", "venv", ".tox", "build", "dist", ".retrieval"]
+)
+def test_dependency_build_and_vcs_directories_are_never_entered(make_tree, directory):
+    assert directory in DEFAULT_EXCLUDE_DIRS
+    root = make_tree({f"{directory}/inner.py": "x\n", f"pkg/{directory}/inner.py": "x\n", "main.py": "x\n"})
+    assert paths(root) == ["main.py"]
+
+
+SECRET_NAMES = [
+    ".env", ".env.local", "server.pem", "id_rsa", "id_ed25519.pub", "credentials.json",
+    "prod.key", "secrets.yaml", ".npmrc", "terraform.tfstate", "service-account-prod.json", "app.sqlite",
+]
+
+
+def test_secret_looking_files_are_skipped_and_counted(make_tree):
+    files = {name: "TOKEN=hunter2\n" for name in SECRET_NAMES}
+    files["config/.env.production"] = "TOKEN=x\n"
+    files["main.py"] = "x = 1\n"
+    root = make_tree(files)
+    result = walk(str(root))
+    assert [f.path for f in result.files] == ["main.py"]
+    assert result.skipped["secret-name"] == len(SECRET_NAMES) + 1
+
+
+@pytest.mark.parametrize("name", SECRET_NAMES + ["ID_RSA", ".ENV"])
+def test_secret_name_detection_recognises_credential_files(name):
+    assert is_secret_name(name)
+
+
+@pytest.mark.parametrize("name", ["environment.py", "env.py", "monkey.py", "keyboard.py", "credential_helpers.py",
+                                  "secret_sauce.md", "id.py", "database.py"])
+def test_secret_name_detection_does_not_flag_ordinary_source_files(name):
+    assert not is_secret_name(name)
+
+
+def test_files_over_the_per_file_size_cap_are_skipped_and_counted(make_tree):
+    root = make_tree({"exact.py": "x" * 100, "over.py": "x" * 101, "small.py": "x"})
+    result = walk(str(root), DiscoveryOptions(max_bytes=100))
+    assert [f.path for f in result.files] == ["exact.py", "small.py"]
+    assert result.skipped["too-large"] == 1
+
+
+def test_symlinks_to_files_and_directories_and_symlink_loops_are_not_followed(make_tree):
+    root = make_tree({"real/a.py": "a\n", "outside_target.py": "o\n"})
+    os.symlink(root / "real" / "a.py", root / "link_to_file.py")
+    os.symlink(root / "real", root / "link_to_dir")
+    os.symlink("loop", root / "loop")  # points at itself
+    os.symlink("..", root / "real" / "up")  # a directory cycle
+    result = walk(str(root))
+    assert [f.path for f in result.files] == ["outside_target.py", "real/a.py"]
+    assert result.skipped["symlink"] == 4
+
+
+def test_output_is_sorted_by_relative_path_and_deterministic(make_tree):
+    names = ["zeta.py", "a/b.py", "a.py", "A.py", "m/z/y.py", "m/a.py", "b-c.py", "b_c.py"]
+    root = make_tree({name: "x\n" for name in names})
+    first = paths(root)
+    assert first == sorted(names)
+    assert paths(root) == first
+
+
+def test_include_globs_restrict_discovery_to_matching_files(make_tree):
+    root = make_tree({"src/a.py": "", "src/deep/b.py": "", "src/c.md": "", "tests/t.py": "", "notes.xyz": ""})
+    assert paths(root, include_globs=["src/**/*.py"]) == ["src/a.py", "src/deep/b.py"]
+    # An include glob can select a file whose extension is not indexed by default.
+    assert paths(root, include_globs=["*.xyz"]) == ["notes.xyz"]
+
+
+@pytest.mark.xfail(
+    reason="include globs are matched against file paths only, so a directory pattern such as 'src/' "
+    "(which --exclude honours) selects nothing: `retrieval index --include src/` indexes 0 files",
+    strict=True,
+)
+@pytest.mark.parametrize("glob", ["src/", "src"])
+def test_an_include_glob_naming_a_directory_selects_the_files_below_it(make_tree, glob):
+    root = make_tree({"src/a.py": "", "src/deep/b.py": "", "tests/t.py": ""})
+    assert paths(root, include_globs=[glob]) == ["src/a.py", "src/deep/b.py"]
+
+
+def test_exclude_globs_drop_files_and_prune_directories(make_tree):
+    root = make_tree({"src/a.py": "", "src/c.md": "", "tests/t.py": "", "tests/deep/u.py": ""})
+    assert paths(root, exclude_globs=["tests/"]) == ["src/a.py", "src/c.md"]
+    assert paths(root, exclude_globs=["*.md"]) == ["src/a.py", "tests/deep/u.py", "tests/t.py"]
+
+
+def test_files_with_unknown_extensions_are_not_discovered_by_default(make_tree):
+    root = make_tree({"image.png": "x", "archive.tar": "x", "main.py": "x"})
+    assert paths(root) == ["main.py"]
+
+
+# -- language and kind --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("main.py", ("python", "code")),
+        ("App.TSX", ("typescript", "code")),
+        ("lib.rs", ("rust", "code")),
+        ("guide.md", ("markdown", "docs")),
+        ("notes.txt", ("text", "docs")),
+        ("pyproject.toml", ("toml", "config")),
+        ("values.yml", ("yaml", "config")),
+        ("Dockerfile", ("dockerfile", "config")),
+        ("Makefile", ("make", "config")),
+        ("CMakeLists.txt", ("cmake", "config")),
+        ("unknown.xyz", ("", "")),
+    ],
+)
+def test_language_and_kind_are_detected_from_the_file_name(name, expected):
+    assert languages.detect(name) == expected
+    assert languages.detect(f"some/dir/{name}") == expected
+
+
+def test_discovered_files_carry_language_kind_size_and_paths(make_tree):
+    root = make_tree({"src/main.py": "print(1)\n", "docs/guide.md": "# g\n", "Dockerfile": "FROM x\n",
+                      "odd.xyz": "?\n"})
+    found = {f.path: f for f in walk(str(root), DiscoveryOptions(include_globs=("*",))).files}
+    assert (found["src/main.py"].language, found["src/main.py"].kind) == ("python", "code")
+    assert (found["docs/guide.md"].language, found["docs/guide.md"].kind) == ("markdown", "docs")
+    assert (found["Dockerfile"].language, found["Dockerfile"].kind) == ("dockerfile", "config")
+    # A file selected by an include glob but of unknown type is treated as text.
+    assert (found["odd.xyz"].language, found["odd.xyz"].kind) == ("text", "docs")
+    assert found["src/main.py"].size == len("print(1)\n")
+    assert found["src/main.py"].abspath == str(root / "src" / "main.py")
+
+
+# -- total size and bad roots -------------------------------------------------------------------
+
+
+def test_exceeding_the_total_size_cap_raises_a_discovery_error_that_says_what_to_do(make_tree):
+    root = make_tree({"a.py": "x" * 40, "b.py": "x" * 40})
+    with pytest.raises(DiscoveryError) as info:
+        walk(str(root), DiscoveryOptions(max_total_bytes=50))
+    message = str(info.value)
+    assert "50 bytes" in message
+    assert str(root) in message
+    assert "RETRIEVAL_MAX_TOTAL_BYTES" in message
+    # Exactly at the cap is fine.
+    assert len(walk(str(root), DiscoveryOptions(max_total_bytes=80)).files) == 2
+
+
+def test_the_total_size_cap_can_be_set_from_the_environment_for_indexing(make_tree, monkeypatch):
+    root = make_tree({"a.py": "x" * 40, "b.py": "x" * 40})
+    monkeypatch.setenv("RETRIEVAL_MAX_TOTAL_BYTES", "50")
+    with pytest.raises(DiscoveryError, match="50 bytes"):
+        service.refresh(str(root))
+
+
+def test_a_missing_root_or_a_file_as_root_raises_discovery_error(tmp_path):
+    with pytest.raises(DiscoveryError, match="does not exist"):
+        walk(str(tmp_path / "nope"))
+    (tmp_path / "file.py").write_text("x")
+    with pytest.raises(DiscoveryError, match="not a directory"):
+        walk(str(tmp_path / "file.py"))
+
+
+# -- the store is never indexed -----------------------------------------------------------------
+
+
+def test_the_default_store_directory_is_never_discovered(sample_repo):
+    before = paths(sample_repo)
+    service.refresh(str(sample_repo))
+    assert (sample_repo / ".retrieval").is_dir()
+    assert paths(sample_repo) == before
+    assert not any(".retrieval" in p for p in paths(sample_repo, include_globs=["*"]))
+
+
+def test_a_store_moved_inside_the_root_with_the_environment_variable_is_never_indexed(sample_repo, monkeypatch):
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(sample_repo / "idx"))
+    before = paths(sample_repo)
+    first = service.refresh(str(sample_repo))
+    assert first.status == "indexed"
+    store_files = [p for p in os.listdir(sample_repo / "idx")]
+    assert store_files, "the store should live under the moved index directory"
+    assert not (sample_repo / ".retrieval").exists()
+    assert paths(sample_repo) == before
+    assert not any(p.startswith("idx/") for p in paths(sample_repo, include_globs=["*"]))
+    # The store's own files never make the tree look changed, and never answer a query, even
+    # without the catch-all .gitignore the store writes for git's benefit.
+    from retrieval.store import layout
+
+    os.unlink(os.path.join(layout.store_dir(str(sample_repo)), ".gitignore"))
+    assert service.status(str(sample_repo))[0]["state"] == "ready"
+    assert service.refresh(str(sample_repo)).status == "up to date"
+    assert service.status(str(sample_repo))[0]["state"] == "ready"
+    hits = service.search(str(sample_repo), "tool_version n_docs manifest schema").hits
+    assert not any(h.source_path.startswith("idx/") for h in hits)

@@ -1,0 +1,174 @@
+"""Gitignore semantics: one pattern at a time, then layered ignore files, then git itself as oracle."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from retrieval import ignore
+from retrieval.discover import DiscoveryOptions, walk
+
+from conftest import dedent
+
+
+def ignored_by(patterns: str, relpath: str, is_dir: bool = False) -> bool:
+    stack = ignore.IgnoreStack().push("", ignore.parse_ignore_text(patterns))
+    return stack.ignored(relpath, is_dir)
+
+
+def test_a_pattern_without_a_slash_matches_at_any_depth():
+    assert ignored_by("*.log.py", "a.log.py")
+    assert ignored_by("*.log.py", "deep/er/a.log.py")
+    assert not ignored_by("*.log.py", "a.py")
+
+
+def test_a_leading_slash_anchors_a_pattern_to_the_ignore_files_directory():
+    assert ignored_by("/top.py", "top.py")
+    assert not ignored_by("/top.py", "sub/top.py")
+
+
+def test_a_slash_in_the_middle_also_anchors_the_pattern():
+    assert ignored_by("sub/mid.py", "sub/mid.py")
+    assert not ignored_by("sub/mid.py", "other/sub/mid.py")
+
+
+def test_a_single_star_never_crosses_a_directory_separator():
+    assert ignored_by("sub/*.py", "sub/a.py")
+    assert not ignored_by("sub/*.py", "sub/inner/a.py")
+
+
+def test_double_star_spans_zero_or_more_directories():
+    assert ignored_by("a/**/b.py", "a/b.py")
+    assert ignored_by("a/**/b.py", "a/x/b.py")
+    assert ignored_by("a/**/b.py", "a/x/y/b.py")
+    assert not ignored_by("a/**/b.py", "c/a/x/b.py")
+    assert ignored_by("**/gen/x.py", "gen/x.py")
+    assert ignored_by("**/gen/x.py", "p/q/gen/x.py")
+    assert ignored_by("logs/**", "logs/a/b.py")
+    assert not ignored_by("logs/**", "mylogs/a.py")
+
+
+def test_a_trailing_slash_matches_directories_only():
+    assert ignored_by("README/", "README", is_dir=True)
+    assert not ignored_by("README/", "README", is_dir=False)
+    assert ignored_by("README/", "pkg/README", is_dir=True)
+
+
+def test_the_last_matching_pattern_wins_and_bang_reincludes():
+    assert ignored_by("*.py\n", "drop.py")
+    assert not ignored_by("*.py\n!keep.py\n", "keep.py")
+    assert ignored_by("*.py\n!keep.py\n", "drop.py")
+    assert ignored_by("!keep.py\n*.py\n", "keep.py")
+
+
+def test_comments_blank_lines_and_escapes_are_handled():
+    assert ignore.compile_rule("# a comment") is None
+    assert ignore.compile_rule("   ") is None
+    assert ignored_by(r"\#lead.py", "#lead.py")
+    assert ignored_by(r"\!bang.py", "!bang.py")
+    assert not ignored_by(r"\!bang.py", "bang.py")
+
+
+def test_trailing_spaces_are_ignored_unless_escaped():
+    assert ignored_by("trail.py   ", "trail.py")
+    assert ignored_by("e\\ ", "e ")
+    assert not ignored_by("e\\ ", "e")
+
+
+def test_character_classes_and_question_marks():
+    assert ignored_by("q?.py", "q1.py")
+    assert not ignored_by("q?.py", "q22.py")
+    assert ignored_by("[ab]bc.py", "abc.py")
+    assert not ignored_by("[ab]bc.py", "cbc.py")
+    assert ignored_by("m[!a].py", "mb.py")
+    assert not ignored_by("m[!a].py", "ma.py")
+
+
+def test_deeper_ignore_layers_override_shallower_ones_only_below_their_directory():
+    stack = ignore.IgnoreStack().push("", ignore.parse_ignore_text("*.md\n"))
+    stack = stack.push("sub/", ignore.parse_ignore_text("!notes.md\n"))
+    assert not stack.ignored("sub/notes.md", False)
+    assert not stack.ignored("sub/deep/notes.md", False)
+    assert stack.ignored("notes.md", False)
+    assert stack.ignored("other/notes.md", False)
+
+
+def test_matches_any_is_false_without_rules_and_true_when_the_last_match_is_positive():
+    assert ignore.matches_any(ignore.compile_globs([]), "a.py") is False
+    rules = ignore.compile_globs(["src/**/*.py", "!src/skip.py"])
+    assert ignore.matches_any(rules, "src/a/b.py")
+    assert not ignore.matches_any(rules, "src/skip.py")
+    assert not ignore.matches_any(rules, "lib/a.py")
+
+
+# -- git as the oracle ---------------------------------------------------------------------------
+
+ORACLE_FILES = [
+    "top.py", "keep.py", "other.py", "sub/top.py", "sub/mid.py", "sub/deep/mid.py",
+    "a/b.py", "a/x/b.py", "a/x/y/b.py", "gen/g.py", "sub/gen/z.py", "README", "pkg/README/x.py",
+    "vendored/keep.py", "vendored/drop.py", "notes.md", "sub/notes.md", "sub/deep/notes.md",
+    "lib/sub/mid.py", "x.txt", "trail.py", "#lead.py", "!bang.py", "q1.py", "q22.py", "abc.py",
+    "one/x.py", "two/three/x.py", "docs/a/b/c.md", "docs/c.md", "deep/foo/bar/z.py",
+    "data/keep/k.py", "data/other/o.py", "logs/l.py", "mylogs/l.py", "e s.py", "es.py",
+    "cfg/app.toml", "cfg/local/app.toml", "m1.py", "ma.py", "mb.py",
+]
+
+ROOT_GITIGNORE = dedent(
+    r"""
+    /top.py
+    *.py
+    !keep.py
+    !sub/**
+    sub/mid.py
+    a/**/b.py
+    **/gen/
+    README/
+    /vendored/
+    !vendored/keep.py
+    *.md
+    \#lead.py
+    \!bang.py
+    q?.py
+    !q22.py
+    [ab]bc.py
+    trail.py   
+    !*/x.py
+    */x.py
+    !docs/**
+    docs/**/*.md
+    **/foo/bar
+    !data/**
+    data/*
+    !data/keep/
+    logs
+    !e\ s.py
+    !es.py
+    e\ s.py
+    cfg/**/
+    !m?.py
+    m[!a].py
+    """
+)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_discovery_keeps_exactly_the_files_git_would_track(tmp_path):
+    root = tmp_path / "oracle"
+    root.mkdir()
+    for rel in ORACLE_FILES:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+    (root / ".gitignore").write_text(ROOT_GITIGNORE)
+    (root / "sub" / ".gitignore").write_text("!notes.md\n")
+    (root / "sub" / "deep" / ".gitignore").write_text("*.md\n")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=root, check=True, capture_output=True, text=True
+    ).stdout.splitlines()
+    expected = sorted(p for p in listed if not p.endswith(".gitignore"))
+    found = [f.path for f in walk(str(root), DiscoveryOptions(include_globs=("*",))).files]
+    assert found == expected
+    # The oracle must be discriminating: some files are kept and many are not.
+    assert 5 <= len(expected) <= len(ORACLE_FILES) - 15

@@ -1,0 +1,104 @@
+"""Reading a discovered file: bytes to text, or a counted reason to skip it."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from retrieval import load_documents, service
+from retrieval.discover import discover_files
+from retrieval.read import BINARY, UNDECODABLE, VANISHED, content_digest, decode, read_source, split_lines
+
+
+def source(root, rel):
+    (found,) = [f for f in discover_files(str(root)) if f.path == rel]
+    return found
+
+
+def test_utf8_text_is_returned_verbatim_with_its_line_endings(make_tree):
+    raw = "def f():\r\n    return 'é'\r\n"
+    root = make_tree({"a.py": raw})
+    content = read_source(source(root, "a.py"))
+    assert content.text == raw
+    assert content.skip_reason == ""
+    assert content.digest == content_digest(raw.encode("utf-8"))
+
+
+def test_a_utf8_byte_order_mark_is_dropped(make_tree):
+    root = make_tree({"a.py": b"\xef\xbb\xbfx = 1\n"})
+    assert read_source(source(root, "a.py")).text == "x = 1\n"
+
+
+def test_nul_bytes_mark_a_file_as_binary(make_tree):
+    root = make_tree({"blob.py": b"x = 1\n\x00\x01\x02"})
+    content = read_source(source(root, "blob.py"))
+    assert content.text is None
+    assert content.skip_reason == BINARY
+
+
+def test_invalid_utf8_is_skipped_with_its_own_reason(make_tree):
+    root = make_tree({"latin.py": "x = 'caf\xe9'\n".encode("latin-1")})
+    content = read_source(source(root, "latin.py"))
+    assert content.text is None
+    assert content.skip_reason == UNDECODABLE
+
+
+def test_a_file_that_vanished_after_discovery_is_reported_as_vanished(make_tree):
+    root = make_tree({"gone.py": "x\n"})
+    found = source(root, "gone.py")
+    os.unlink(found.abspath)
+    assert read_source(found).skip_reason == VANISHED
+
+
+def test_a_file_that_grew_past_the_cap_after_discovery_is_skipped(make_tree):
+    root = make_tree({"grow.py": "x" * 10})
+    found = source(root, "grow.py")
+    (root / "grow.py").write_text("x" * 50)
+    content = read_source(found, max_bytes=20)
+    assert content.text is None
+    assert content.skip_reason == "too-large"
+
+
+def test_decode_distinguishes_text_binary_and_undecodable():
+    assert decode(b"abc\n") == ("abc\n", "")
+    assert decode(b"a\x00b") == (None, BINARY)
+    assert decode(b"\xff\xfe\xfa") == (None, UNDECODABLE)
+
+
+@pytest.mark.parametrize(
+    "text, lines",
+    [
+        ("", []),
+        ("a", ["a"]),
+        ("a\n", ["a\n"]),
+        ("a\nb", ["a\n", "b"]),
+        ("\n", ["\n"]),
+        ("a\n\n", ["a\n", "\n"]),
+        ("a\r\nb\r\n", ["a\r\n", "b\r\n"]),
+        ("a\rb\n", ["a\rb\n"]),
+    ],
+)
+def test_split_lines_keeps_endings_and_splits_on_newline_only(text, lines):
+    assert split_lines(text) == lines
+    assert "".join(split_lines(text)) == text
+
+
+def test_binary_and_undecodable_files_are_skipped_and_counted_when_indexing(make_tree):
+    root = make_tree({
+        "blob.py": b"\x00\x01binary",
+        "blob2.py": b"abc\x00",
+        "latin.py": "x = 'caf\xe9'\n".encode("latin-1"),
+        "ok.py": "def ok():\n    return 1\n",
+    })
+    report = service.refresh(str(root))
+    assert report.skipped.get("binary") == 2
+    assert report.skipped.get("invalid-utf8") == 1
+    assert report.reprocessed == ["ok.py"]
+    assert report.files == 1
+    # The in-memory loader skips them too.
+    assert [d.docid for d in load_documents(str(root))] == ["ok.py"]
+    # The counts survive a refresh that reads nothing.
+    again = service.refresh(str(root))
+    assert again.status == "up to date"
+    assert again.skipped.get("binary") == 2
+    assert again.skipped.get("invalid-utf8") == 1

@@ -1,0 +1,92 @@
+"""The retriever protocol and registry, exercised through the lexical retriever."""
+from __future__ import annotations
+
+import pytest
+
+from retrieval import REGISTRY, Retriever, build_retriever, load_chunk_documents
+from retrieval.records import Document, SearchHit
+
+
+def test_build_retriever_returns_a_lexical_retriever_that_satisfies_the_protocol():
+    retriever = build_retriever("lexical")
+    assert retriever.name == "lexical"
+    assert isinstance(retriever, Retriever)
+
+
+def test_an_unknown_retriever_name_raises_value_error_listing_the_choices():
+    with pytest.raises(ValueError) as info:
+        build_retriever("no-such-retriever")
+    message = str(info.value)
+    assert "no-such-retriever" in message
+    for name in REGISTRY:
+        assert name in message
+    assert "lexical" in message
+
+
+@pytest.mark.parametrize("method", ["search", "search_detailed"])
+def test_searching_before_indexing_raises_runtime_error(method):
+    retriever = build_retriever("lexical")
+    with pytest.raises(RuntimeError, match=r"^call index\(\) before search\(\)$"):
+        getattr(retriever, method)("anything")
+
+
+def test_search_returns_the_docids_of_search_detailed_in_rank_order(sample_repo):
+    retriever = build_retriever("lexical")
+    retriever.index(load_chunk_documents(str(sample_repo)))
+    detailed = retriever.search_detailed("parse config file", top_k=5)
+    assert detailed, "the sample repository mentions config parsing"
+    assert all(isinstance(h, SearchHit) for h in detailed)
+    assert retriever.search("parse config file", top_k=5) == [h.docid for h in detailed]
+    assert [h.rank for h in detailed] == list(range(1, len(detailed) + 1))
+    assert detailed[0].source_path == "src/app/config.py"
+
+
+def test_top_k_limits_the_number_of_hits(sample_repo):
+    retriever = build_retriever("lexical")
+    retriever.index(load_chunk_documents(str(sample_repo)))
+    assert len(retriever.search("config retries app", top_k=2)) == 2
+    assert len(retriever.search("config retries app", top_k=100)) > 2
+
+
+def test_hit_spans_come_from_document_fields_never_from_parsing_the_docid():
+    retriever = build_retriever("lexical")
+    retriever.index([
+        Document(docid="opaque-7", text="def frobnicate(): pass", source_path="src/x.py",
+                 start_line=3, end_line=9, context="class Widget"),
+        Document(docid="y.py:1-2", text="unrelated words", source_path="y.py", start_line=40, end_line=41),
+    ])
+    (hit,) = retriever.search_detailed("frobnicate")
+    assert (hit.docid, hit.source_path, hit.start_line, hit.end_line, hit.rank) == ("opaque-7", "src/x.py", 3, 9, 1)
+    assert hit.context == "class Widget"
+    (other,) = retriever.search_detailed("unrelated")
+    assert (other.docid, other.start_line, other.end_line) == ("y.py:1-2", 40, 41)
+
+
+def test_a_document_without_a_span_gives_a_hit_without_lines():
+    retriever = build_retriever("lexical")
+    retriever.index([Document(docid="README", text="installation notes")])
+    (hit,) = retriever.search_detailed("installation")
+    assert (hit.docid, hit.source_path, hit.start_line, hit.end_line) == ("README", "README", None, None)
+
+
+def test_the_context_is_searchable_too():
+    retriever = build_retriever("lexical")
+    retriever.index([Document(docid="d", text="return 1", source_path="d", context="class Zorblax")])
+    assert retriever.search("zorblax") == ["d"]
+
+
+def test_indexing_again_replaces_the_previous_corpus():
+    retriever = build_retriever("lexical")
+    retriever.index([Document(docid="old", text="ancient words")])
+    retriever.index([Document(docid="new", text="modern words")])
+    assert retriever.search("ancient") == []
+    assert retriever.search("modern") == ["new"]
+
+
+def test_an_empty_corpus_and_queries_without_terms_give_no_hits():
+    retriever = build_retriever("lexical")
+    retriever.index([])
+    assert retriever.search("anything") == []
+    retriever.index([Document(docid="d", text="some text")])
+    assert retriever.search("the of and") == []
+    assert retriever.search("!!!") == []

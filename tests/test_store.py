@@ -1,0 +1,301 @@
+"""The on-disk store: atomic writes, layout, the writer lock, and recovery from damage."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from retrieval import service
+from retrieval.lexical.segment import DiskSegment
+from retrieval.store import atomic, layout
+from retrieval.store.lock import LockBusy, WriterLock
+
+
+def subprocess_env() -> dict:
+    env = dict(os.environ)
+    for name in ("RETRIEVAL_INDEX_DIR", "RETRIEVAL_MAX_TOTAL_BYTES"):
+        env.pop(name, None)
+    return env
+
+
+def ranking(hits):
+    return [(h.rank, h.docid, round(h.score, 9)) for h in hits]
+
+
+# -- atomic writes and layout -------------------------------------------------------------------
+
+
+def test_write_json_replaces_the_target_and_leaves_no_temp_file(tmp_path):
+    target = tmp_path / "m.json"
+    atomic.write_json(str(target), {"b": 1, "a": [1, 2]})
+    atomic.write_json(str(target), {"b": 2, "a": "é"})
+    assert json.loads(target.read_text(encoding="utf-8")) == {"a": "é", "b": 2}
+    assert os.listdir(tmp_path) == ["m.json"]
+
+
+def test_json_is_written_compact_and_key_sorted_so_the_same_index_is_the_same_bytes():
+    assert atomic.dumps({"b": 1, "a": {"d": 2, "c": 3}}) == b'{"a":{"c":3,"d":2},"b":1}'
+
+
+def test_a_failed_write_keeps_the_old_file_and_removes_its_temp(tmp_path):
+    target = tmp_path / "m.json"
+    atomic.write_json(str(target), {"ok": True})
+    with pytest.raises(TypeError):
+        atomic.write_bytes(str(target), "not bytes")  # type: ignore[arg-type]
+    assert json.loads(target.read_text()) == {"ok": True}
+    assert os.listdir(tmp_path) == ["m.json"]
+
+
+def test_stale_temp_files_are_removed_and_nothing_else(tmp_path):
+    (tmp_path / ".tmp-abc").write_text("torn")
+    (tmp_path / "manifest.json").write_text("{}")
+    atomic.remove_stale_temps(str(tmp_path))
+    assert os.listdir(tmp_path) == ["manifest.json"]
+
+
+def test_the_store_lives_beside_the_root_by_default(tmp_path):
+    assert layout.store_dir(str(tmp_path)) == str(tmp_path / ".retrieval")
+
+
+def test_the_index_directory_variable_moves_the_store_one_subdirectory_per_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "shared"))
+    a = layout.store_dir(str(tmp_path / "x" / "repo"))
+    b = layout.store_dir(str(tmp_path / "y" / "repo"))
+    assert os.path.dirname(a) == os.path.dirname(b) == str(tmp_path / "shared")
+    assert a != b
+    assert os.path.basename(a).startswith("repo-")
+    assert layout.store_dir(str(tmp_path / "x" / "repo")) == a
+
+
+def test_a_moved_store_is_used_for_indexing_and_cleaning(sample_repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "shared"))
+    service.refresh(str(sample_repo))
+    store = layout.store_dir(str(sample_repo))
+    assert os.path.isfile(os.path.join(store, "lexical", "manifest.json"))
+    assert not (sample_repo / ".retrieval").exists()
+    assert service.search(str(sample_repo), "LRUCache").hits
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "o.py").write_text("x = 1\n")
+    service.refresh(str(other))
+    assert service.clean(str(sample_repo)) is True
+    assert not os.path.exists(store)
+    assert os.path.isdir(layout.store_dir(str(other)))
+
+
+def test_the_store_keeps_itself_out_of_git(sample_repo):
+    service.refresh(str(sample_repo))
+    assert (sample_repo / ".retrieval" / ".gitignore").read_text() == "*\n"
+    marker = json.loads((sample_repo / ".retrieval" / "STORE.json").read_text())
+    assert marker == {"schema": layout.SCHEMA, "root": str(sample_repo)}
+
+
+@pytest.mark.parametrize(
+    "content, problem",
+    [
+        (b"{not json", "corrupt"),
+        (b"[1, 2, 3]", "schema"),
+        (json.dumps({"schema": layout.SCHEMA - 1, "retriever": "lexical", "files": {}}).encode(), "schema"),
+        (json.dumps({"schema": layout.SCHEMA, "retriever": "other", "files": {}}).encode(), "corrupt"),
+        (json.dumps({"schema": layout.SCHEMA, "retriever": "lexical", "files": []}).encode(), "corrupt"),
+    ],
+)
+def test_an_unusable_manifest_is_a_manifest_problem(tmp_path, content, problem):
+    (tmp_path / "lexical").mkdir()
+    (tmp_path / "lexical" / "manifest.json").write_bytes(content)
+    with pytest.raises(layout.ManifestProblem, match=problem):
+        layout.read_manifest(str(tmp_path), "lexical")
+
+
+def test_a_missing_manifest_reads_as_none(tmp_path):
+    assert layout.read_manifest(str(tmp_path), "lexical") is None
+
+
+# -- the writer lock ------------------------------------------------------------------------------
+
+
+def test_the_writer_lock_is_exclusive_until_released(tmp_path):
+    path = str(tmp_path / "lock")
+    first, second = WriterLock(path), WriterLock(path)
+    first.acquire()
+    try:
+        with pytest.raises(LockBusy, match="another process is writing"):
+            second.acquire(timeout=0)
+        with pytest.raises(LockBusy):
+            second.acquire(timeout=0.1)
+    finally:
+        first.release()
+    second.acquire(timeout=0)
+    second.release()
+
+
+def test_a_refresh_waits_no_longer_than_its_lock_timeout(sample_repo):
+    service.refresh(str(sample_repo))
+    holder = WriterLock(str(sample_repo / ".retrieval" / "lock"))
+    with holder:
+        with pytest.raises(LockBusy):
+            service.refresh(str(sample_repo), lock_timeout=0)
+
+
+def test_a_query_answers_from_the_previous_snapshot_while_another_process_writes(sample_repo, rewrite):
+    service.refresh(str(sample_repo))
+    rewrite(sample_repo / "docs/guide.md", "# Guide\n\nQuokkas.\n")
+    with WriterLock(str(sample_repo / ".retrieval" / "lock")):
+        result = service.search(str(sample_repo), "config file")
+    assert result.hits
+    assert any("another process" in note for note in result.notes)
+
+
+# -- damaged stores are rebuilt -------------------------------------------------------------------
+
+QUERIES = ["parse config file", "retries", "LRUCache evict"]
+
+
+def clean_results(copy_tree, root):
+    fresh = copy_tree(root)
+    return {q: ranking(service.search(str(fresh), q, top_k=50).hits) for q in QUERIES}
+
+
+def results(root, **kw):
+    return {q: ranking(service.search(str(root), q, top_k=50, **kw).hits) for q in QUERIES}
+
+
+def manifest_file(root):
+    return root / ".retrieval" / "lexical" / "manifest.json"
+
+
+def only_segment(root):
+    (name,) = [n for n in os.listdir(root / ".retrieval" / "lexical") if n.startswith("seg-")]
+    return root / ".retrieval" / "lexical" / name
+
+
+def assert_store_intact(root):
+    manifest = json.loads(manifest_file(root).read_text())
+    for seg in manifest["state"]["segments"]:
+        segment = DiskSegment(str(root / ".retrieval" / "lexical" / seg["name"]))
+        assert len(segment.lens) == segment.n_docs
+        for term in segment.terms():
+            segment.postings(term)
+
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda root: manifest_file(root).write_bytes(b"\x00garbage{{{"), "corrupt"),
+        (lambda root: manifest_file(root).write_text(""), "corrupt"),
+        (lambda root: manifest_file(root).write_text(
+            json.dumps(dict(json.loads(manifest_file(root).read_text()), schema=0))), "schema"),
+    ],
+    ids=["garbage", "empty", "old-schema"],
+)
+def test_a_damaged_manifest_is_reported_and_rebuilt_by_the_next_query(sample_repo, copy_tree, damage, message):
+    service.refresh(str(sample_repo))
+    expected = clean_results(copy_tree, sample_repo)
+    damage(sample_repo)
+    notes = []
+    got = {q: ranking(service.search(str(sample_repo), q, top_k=50, progress=notes.append).hits) for q in QUERIES}
+    assert got == expected
+    assert any(message in n and "rebuilding" in n for n in notes), notes
+    assert service.status(str(sample_repo))[0]["state"] == "ready"
+    assert_store_intact(sample_repo)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "old-schema"])
+def test_a_damaged_manifest_is_reported_and_rebuilt_by_the_next_refresh(sample_repo, copy_tree, damage):
+    service.refresh(str(sample_repo))
+    expected = clean_results(copy_tree, sample_repo)
+    if damage == "garbage":
+        manifest_file(sample_repo).write_text("]]]")
+    else:
+        data = json.loads(manifest_file(sample_repo).read_text())
+        data["schema"] = 0
+        manifest_file(sample_repo).write_text(json.dumps(data))
+    notes = []
+    report = service.refresh(str(sample_repo), progress=notes.append)
+    assert report.status == "indexed"
+    assert any("rebuilding" in n for n in notes), notes
+    assert results(sample_repo) == expected
+    assert_store_intact(sample_repo)
+
+
+@pytest.mark.parametrize("victim", ["post.bin", "docs.bin", "files.json", "lex-0000.json", "seg.json"])
+def test_a_truncated_segment_file_is_reported_and_rebuilt_by_the_next_query(sample_repo, copy_tree, victim):
+    service.refresh(str(sample_repo))
+    expected = clean_results(copy_tree, sample_repo)
+    path = only_segment(sample_repo) / victim
+    path.write_bytes(path.read_bytes()[: max(1, path.stat().st_size // 2)])
+    notes = []
+    got = {q: ranking(service.search(str(sample_repo), q, top_k=50, progress=notes.append).hits) for q in QUERIES}
+    assert got == expected
+    assert any("damaged" in n and "rebuilding" in n for n in notes), notes
+    assert_store_intact(sample_repo)
+
+
+@pytest.mark.xfail(
+    reason="refresh() applies the change to the damaged segment (CorruptSegment escapes "
+    "LexicalIndex.apply), and open_index() only catches damage raised by open_store(): once a "
+    "segment is truncated and any file changes, every query and index fails until --force",
+    strict=True,
+)
+def test_a_truncated_segment_is_rebuilt_even_when_the_tree_changed_since(sample_repo, copy_tree, rewrite):
+    service.refresh(str(sample_repo))
+    path = only_segment(sample_repo) / "post.bin"
+    path.write_bytes(path.read_bytes()[:3])
+    rewrite(sample_repo / "src/app/cache.py", "class LRUCache:\n    def shrink(self):\n        pass\n")
+    expected = clean_results(copy_tree, sample_repo)
+    notes = []
+    got = {q: ranking(service.search(str(sample_repo), q, top_k=50, progress=notes.append).hits) for q in QUERIES}
+    assert got == expected
+    assert any("rebuilding" in n for n in notes)
+
+
+@pytest.mark.xfail(
+    reason="read_manifest() checks only schema, retriever and files: a manifest without 'config' "
+    "or 'state' passes and then fails with KeyError inside refresh()/open_index()",
+    strict=True,
+)
+@pytest.mark.parametrize("missing", ["config", "state"])
+def test_a_manifest_missing_required_fields_is_rebuilt_not_a_crash(sample_repo, copy_tree, missing):
+    service.refresh(str(sample_repo))
+    expected = clean_results(copy_tree, sample_repo)
+    data = json.loads(manifest_file(sample_repo).read_text())
+    del data[missing]
+    manifest_file(sample_repo).write_text(json.dumps(data))
+    service.refresh(str(sample_repo))  # what `retrieval index` does
+    assert results(sample_repo) == expected  # what `retrieval query` does
+
+
+def test_leftover_temp_files_from_a_crashed_writer_are_cleaned_up(sample_repo):
+    service.refresh(str(sample_repo))
+    stray = sample_repo / ".retrieval" / "lexical" / ".tmp-crashed"
+    stray.write_text("half a manifest")
+    service.refresh(str(sample_repo))
+    assert not stray.exists()
+
+
+# -- concurrent writers ------------------------------------------------------------------------
+
+
+def test_two_index_processes_started_at_once_both_succeed_and_leave_a_valid_store(make_tree, copy_tree):
+    files = {f"pkg/m{i}.py": f"def function_{i}(arg):\n    return compute_{i % 7}(arg) + {i}\n" for i in range(150)}
+    root = make_tree(files, name="concurrent")
+    command = [sys.executable, "-m", "retrieval.cli", "index", "--root", str(root)]
+    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                              env=subprocess_env()) for _ in range(2)]
+    outputs = [p.communicate(timeout=120) for p in procs]
+    for proc, (out, err) in zip(procs, outputs):
+        assert proc.returncode == 0, err
+        assert "Traceback" not in err
+        assert out.startswith("lexical: ")
+    assert service.status(str(root))[0]["state"] == "ready"
+    assert_store_intact(root)
+    leftovers = [n for n in os.listdir(root / ".retrieval" / "lexical") if n.startswith(".tmp-") or n.endswith(".tmp")]
+    assert leftovers == []
+    fresh = copy_tree(root)
+    for query in ["compute_3", "function_42", "arg return"]:
+        assert ranking(service.search(str(root), query, top_k=20).hits) == ranking(
+            service.search(str(fresh), query, top_k=20).hits
+        )
