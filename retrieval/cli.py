@@ -126,18 +126,17 @@ def _read_query(query: str) -> str:
 def _snippet(root: str, hit, lines: int) -> str:
     if not lines or hit.start_line is None:
         return ""
-    path = os.path.join(root, hit.source_path)
+    from .read import split_lines
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            out = []
-            for number, line in enumerate(fh, start=1):
-                if number > hit.end_line or number >= hit.start_line + lines:
-                    break
-                if number >= hit.start_line:
-                    out.append(line)
+        with open(os.path.join(root, hit.source_path), "rb") as fh:
+            data = fh.read()
     except OSError:
         return ""
-    return "".join(out)
+    # Split exactly as the chunker did, so line numbers agree (a lone \r is not a line break).
+    text = data.decode("utf-8", "replace")
+    end = min(hit.end_line, hit.start_line + lines - 1)
+    return "".join(split_lines(text)[hit.start_line - 1 : end])
 
 
 def _hit_json(root: str, hit, snippet_lines: int | None) -> dict:

@@ -185,7 +185,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 result.skipped["ignored"] += 1
                 continue
             if include_rules:
-                if not ignore.matches_any(include_rules, rel):
+                if not ignore.selects(include_rules, rel):
                     continue
             elif name not in basenames and os.path.splitext(name)[1] not in extensions:
                 continue

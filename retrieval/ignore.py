@@ -170,3 +170,17 @@ class IgnoreStack:
 def matches_any(rules: RuleSet, relpath: str, is_dir: bool = False) -> bool:
     """True when the last matching rule is positive (used for --include/--exclude globs)."""
     return rules.verdict(relpath, is_dir) is True
+
+
+def selects(rules: RuleSet, relpath: str) -> bool:
+    """True when a file, or any directory above it, is matched positively: `--include src/` and
+    `--path docs` select everything below those directories."""
+    verdict = rules.verdict(relpath, False)
+    if verdict is not None:
+        return verdict
+    parts = relpath.split("/")[:-1]
+    for i in range(len(parts), 0, -1):
+        verdict = rules.verdict("/".join(parts[:i]), True)
+        if verdict is not None:
+            return verdict
+    return False

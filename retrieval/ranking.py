@@ -30,7 +30,8 @@ class RankingConfig:
     path_weight: int = 1  # path words added to every chunk of the file (0: off)
     definition_weight: float = 1.0  # weight of the "defines a query identifier" term (0: off)
     symbol_definition_weight: float = 3.0  # the same for a bare-identifier query
-    file_evidence: float = 0.2  # share of a file's other matching chunks added to its best (0: off)
+    file_evidence: float = 0.25  # share of a file's other matching chunks added to its best (0: off)
+    evidence_chunks: int = 5  # at most this many other chunks count (big hub files would win otherwise)
     diversify: bool = True  # one chunk per file before any file's second chunk
     test_penalty: float = 0.6
     example_penalty: float = 0.6
@@ -85,7 +86,8 @@ def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig) -
     for path, entries in by_file.items():
         entries.sort(key=lambda e: -e[0])
         best = entries[0]
-        total = best[0] + config.file_evidence * sum(e[0] for e in entries[1:])
+        others = entries[1 : 1 + config.evidence_chunks] if config.evidence_chunks else entries[1:]
+        total = best[0] + config.file_evidence * sum(e[0] for e in others)
         firsts.append((total, path, best[2]))
         rest.extend(entries[1:])
     if config.diversify:

@@ -154,7 +154,14 @@ def refresh(
     lock.acquire(timeout=lock_timeout)
     try:
         remove_stale_temps(rdir)
-        report = _refresh_locked(root, store, rdir, name, retriever, options, force, progress)
+        try:
+            report = _refresh_locked(root, store, rdir, name, retriever, options, force, progress)
+        except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+            if force or isinstance(exc, DiscoveryError):
+                raise
+            # An old segment turned out damaged while being updated: rebuild from the sources.
+            progress(f"the {name} index is damaged ({exc}); rebuilding it")
+            report = _refresh_locked(root, store, rdir, name, retriever, options, True, progress)
     finally:
         lock.release()
     report.seconds = time.perf_counter() - started
@@ -163,6 +170,12 @@ def refresh(
 
 def _refresh_locked(root, store, rdir, name, retriever, options, force, progress) -> RefreshReport:
     manifest = _open_manifest(store, name, progress)
+    if manifest is not None and not force:
+        try:
+            retriever.check_store(rdir, manifest["state"])
+        except (RuntimeError, OSError, ValueError, KeyError, TypeError) as exc:
+            progress(f"the {name} index is damaged ({exc}); rebuilding it")
+            force = True
     if options is None:
         options = IndexOptions.from_json(manifest["config"]["options"]) if manifest else IndexOptions()
     config = _config(retriever, options)
@@ -272,7 +285,7 @@ class QueryFilter:
         return bool(self.paths or self.language or self.kind)
 
     def compile(self) -> Callable[[str, str, str], bool]:
-        from .ignore import compile_globs, matches_any
+        from .ignore import compile_globs, selects
 
         rules = compile_globs(self.paths)
         language = self.language.lower()
@@ -283,7 +296,7 @@ class QueryFilter:
                 return False
             if kind and k != kind:
                 return False
-            return matches_any(rules, path) if rules else True
+            return selects(rules, path) if rules else True
 
         return allow
 

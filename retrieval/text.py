@@ -42,11 +42,11 @@ def split_identifier(word: str) -> tuple[str, ...]:
     for piece in word.split("_"):
         if piece:
             parts.extend(_PART.findall(piece))
-    if STEM and len(parts) == 1 and terms:
+    if STEM and len(parts) == 1 and terms and parts[0].lower() == whole:
         stem = porter(whole)
         if stem != whole:
             terms.append(stem)
-    if len(parts) > 1:
+    if len(parts) > 1 or (parts and parts[0].lower() != whole):
         seen = {whole}
         for part in parts:
             part = part.lower()

@@ -81,11 +81,6 @@ def test_snippet_lines_adds_the_first_lines_of_each_hit(run, sample_repo):
         assert row["snippet"] == "".join(lines[row["start_line"] - 1 : last])
 
 
-@pytest.mark.xfail(
-    reason="cli._snippet reads the file in text mode (universal newlines), so a lone '\\r' inside a "
-    "line starts a new line and the snippet shows other lines than the hit's start-end span",
-    strict=True,
-)
 def test_a_snippet_is_the_verbatim_text_of_its_span_even_with_a_lone_carriage_return(run, make_tree):
     root = make_tree({"b.py": "# note\rmore\nx = zeta_value\n"})
     (row,) = query_json(run, root, "zeta_value", "--snippet-lines", "5")["results"]
@@ -292,11 +287,6 @@ def test_query_over_a_damaged_store_rebuilds_it_and_answers_like_a_clean_build(r
     assert [r["state"] for r in rows if r["retriever"] == "lexical"] == ["ready"]
 
 
-@pytest.mark.xfail(
-    reason="`index` never opens the segments it keeps: over a truncated segment it says 'up to date' "
-    "(tree unchanged) or exits 1 with 'post.bin is damaged' (tree changed) instead of rebuilding",
-    strict=True,
-)
 @pytest.mark.parametrize("tree_changed", [False, True], ids=["unchanged-tree", "changed-tree"])
 def test_index_reports_and_rebuilds_a_truncated_segment(run, sample_repo, rewrite, tree_changed):
     run("index", "--root", sample_repo)

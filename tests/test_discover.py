@@ -172,11 +172,6 @@ def test_include_globs_restrict_discovery_to_matching_files(make_tree):
     assert paths(root, include_globs=["*.xyz"]) == ["notes.xyz"]
 
 
-@pytest.mark.xfail(
-    reason="include globs are matched against file paths only, so a directory pattern such as 'src/' "
-    "(which --exclude honours) selects nothing: `retrieval index --include src/` indexes 0 files",
-    strict=True,
-)
 @pytest.mark.parametrize("glob", ["src/", "src"])
 def test_an_include_glob_naming_a_directory_selects_the_files_below_it(make_tree, glob):
     root = make_tree({"src/a.py": "", "src/deep/b.py": "", "tests/t.py": ""})

@@ -258,11 +258,6 @@ def test_filters_apply_before_ranking_so_every_top_k_hit_matches(make_tree, filt
     assert [h.rank for h in hits] == list(range(1, len(hits) + 1))
 
 
-@pytest.mark.xfail(
-    reason="QueryFilter matches --path globs against the file path only, so a directory pattern "
-    "('docs/' or 'docs', which gitignore syntax applies to everything below) matches no hit",
-    strict=True,
-)
 @pytest.mark.parametrize("glob", ["docs/", "docs"])
 def test_a_directory_path_filter_selects_the_files_below_it(make_tree, glob):
     root = make_tree(FILTER_FILES)

@@ -234,12 +234,6 @@ def test_a_truncated_segment_file_is_reported_and_rebuilt_by_the_next_query(samp
     assert_store_intact(sample_repo)
 
 
-@pytest.mark.xfail(
-    reason="refresh() applies the change to the damaged segment (CorruptSegment escapes "
-    "LexicalIndex.apply), and open_index() only catches damage raised by open_store(): once a "
-    "segment is truncated and any file changes, every query and index fails until --force",
-    strict=True,
-)
 def test_a_truncated_segment_is_rebuilt_even_when_the_tree_changed_since(sample_repo, copy_tree, rewrite):
     service.refresh(str(sample_repo))
     path = only_segment(sample_repo) / "post.bin"
@@ -252,11 +246,6 @@ def test_a_truncated_segment_is_rebuilt_even_when_the_tree_changed_since(sample_
     assert any("rebuilding" in n for n in notes)
 
 
-@pytest.mark.xfail(
-    reason="read_manifest() checks only schema, retriever and files: a manifest without 'config' "
-    "or 'state' passes and then fails with KeyError inside refresh()/open_index()",
-    strict=True,
-)
 @pytest.mark.parametrize("missing", ["config", "state"])
 def test_a_manifest_missing_required_fields_is_rebuilt_not_a_crash(sample_repo, copy_tree, missing):
     service.refresh(str(sample_repo))

@@ -65,11 +65,6 @@ def test_tokenize_and_term_counts_agree(unstemmed):
     assert Counter(tokenize(sample)) == term_counts(sample)
 
 
-@pytest.mark.xfail(
-    reason="split_identifier only adds parts when there are two or more, so a single part behind "
-    "leading underscores (`__init__`, `_private`) is never indexed on its own",
-    strict=True,
-)
 def test_leading_underscores_do_not_hide_the_name_inside(unstemmed):
     assert "init" in tokenize("def __init__(self):")
     assert "private" in tokenize("_private = 1")

@@ -59,7 +59,8 @@ def evaluation_text(ev: Evaluation, per_query: bool = False) -> str:
         out.append(table(headers, rows, left=(0, 1)))
     notes = []
     if ev.missing_targets:
-        notes.append(f"{ev.missing_targets} targets are not in the tree (left out of n)")
+        counted = "; MAP and P@30 count them as relevant and unretrieved" if "map" in ev.metrics else ""
+        notes.append(f"{ev.missing_targets} targets are not in the tree (left out of n){counted}")
     unscored = ev.runs[0].summary()["unscored"]
     if unscored:
         notes.append(f"{unscored} queries have no target in the tree and are not scored")

@@ -114,7 +114,7 @@ class QueryRow:
     category: str
     n_targets: int
     n_existing: int  # targets found in the tree: the n of IDCG and recall
-    scores: dict  # metric name -> value, None when the query cannot be scored (n_existing == 0)
+    scores: dict  # metric name -> value; None when undefined (span and file metrics: n_existing == 0)
     ranks: dict  # "span": rank per existing target; "files": rank per gold file
     hits: list[str]
     seconds: float
@@ -154,11 +154,13 @@ class RetrieverRun:
         return statistics.median(warm) if warm else None
 
     def summary(self, rows: Sequence[QueryRow] | None = None) -> dict:
+        """Each metric's mean over the queries it is defined for (not for a query without an
+        existing target, except MAP and P@30, which count every judged query as trec_eval does)."""
         rows = self.rows if rows is None else rows
-        scored = [r for r in rows if r.n_existing]
-        out: dict = {name: _mean(r.scores.get(name) for r in scored) for name in self.metric_names}
-        out["queries"] = len(scored)
-        out["unscored"] = len(rows) - len(scored)
+        out: dict = {name: _mean(r.scores.get(name) for r in rows) for name in self.metric_names}
+        scored = sum(1 for r in rows if any(v is not None for v in r.scores.values()))
+        out["queries"] = scored
+        out["unscored"] = len(rows) - scored
         return out
 
     def by_category(self) -> dict[str, dict]:
@@ -215,9 +217,11 @@ def score_query(query: EvalQuery, hits: Sequence[m.Hit], tree: TreePaths, k: int
             scores[f"acc@{depth}"] = m.accuracy_at_k(files, gold, depth) if gold else None
         scores["file_mrr"] = m.file_mrr(files, gold) if gold else None
     if "map" in families:
-        ranks.setdefault("files", m.file_ranks(files, gold))
-        scores["map"] = m.average_precision(files, gold) if gold else None
-        scores["p@30"] = m.precision_at_k(files, gold, 30) if gold else None
+        # As trec_eval: every judged relevant document is in the denominator, in the tree or not.
+        judged = list(dict.fromkeys((tree.resolve(t) or t).path for t in query.targets))
+        ranks.setdefault("files", m.file_ranks(files, judged))
+        scores["map"] = m.average_precision(files, judged) if judged else None
+        scores["p@30"] = m.precision_at_k(files, judged, 30) if judged else None
     shown = [f"{p}:{s}-{e}" if s is not None else p for p, s, e in hits[: max(k, 10)]]
     return QueryRow(query.id, query.query, query.category, len(query.targets), len(existing),
                     scores, ranks, shown, seconds)
@@ -254,8 +258,8 @@ def evaluate(
 
     root = os.path.abspath(root)
     families = choose_metrics(queries, metrics)
-    if depth is None:
-        depth = max(k, FILES_DEPTH) if "files" in families else k
+    # Hits asked for: at least k (what is scored); the file families want enough to rank files.
+    depth = max(depth or 0, k, FILES_DEPTH if "files" in families else 0)
     min_files = MIN_FILES if "files" in families else 0
     tree = TreePaths.walk(root)
     missing = sum(1 for q in queries for t in q.targets if tree.resolve(t) is None)

@@ -109,6 +109,10 @@ class LexicalRetriever:
         ]
         return index.apply(removed_paths, docs)
 
+    def check_store(self, directory: str, state: dict) -> None:
+        """Raise when a segment the state names is missing or torn (sizes are checked on open)."""
+        LexicalIndex(directory, state).views()
+
     def collect_garbage(self, directory: str, state: dict) -> None:
         LexicalIndex(directory, state).collect_garbage(state)
 

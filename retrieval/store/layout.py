@@ -77,7 +77,14 @@ def read_manifest(store: str, name: str) -> dict | None:
         raise ManifestProblem(f"the {name} index is corrupt") from None
     if not isinstance(manifest, dict) or manifest.get("schema") != SCHEMA:
         raise ManifestProblem(f"the {name} index has an old or unknown schema")
-    if manifest.get("retriever") != name or not isinstance(manifest.get("files"), dict):
+    config, state = manifest.get("config"), manifest.get("state")
+    if (
+        manifest.get("retriever") != name
+        or not isinstance(manifest.get("files"), dict)
+        or not isinstance(config, dict)
+        or not isinstance(config.get("options"), dict)
+        or not isinstance(state, dict)
+    ):
         raise ManifestProblem(f"the {name} index is corrupt")
     return manifest
 
