@@ -139,6 +139,36 @@ def _snippet(root: str, hit, lines: int) -> str:
     return "".join(split_lines(text)[hit.start_line - 1 : end])
 
 
+def _distinct_files(hits):
+    """First (best) hit of each file, ranks renumbered."""
+    from dataclasses import replace
+
+    seen: set[str] = set()
+    out = []
+    for hit in hits:
+        if hit.source_path not in seen:
+            seen.add(hit.source_path)
+            out.append(replace(hit, rank=len(out) + 1))
+    return out
+
+
+def _estimate_tokens(text: str) -> int:
+    # About four characters per token, plus the fields around each hit.
+    return len(text) // 4 + 24
+
+
+def _within_budget(root: str, hits, budget: int, snippet_lines: int):
+    """The longest prefix of hits whose snippets fit the token budget (never a partial hit)."""
+    out, used = [], 0
+    for hit in hits:
+        cost = _estimate_tokens(_snippet(root, hit, snippet_lines))
+        if used + cost > budget:
+            break
+        used += cost
+        out.append(hit)
+    return out
+
+
 def _hit_json(root: str, hit, snippet_lines: int | None) -> dict:
     row = {
         "rank": hit.rank,
@@ -166,7 +196,11 @@ def _hit_json(root: str, hit, snippet_lines: int | None) -> dict:
 @click.option("--path", "path_globs", multiple=True, metavar="GLOB", help="Only hits whose path matches GLOB.")
 @click.option("--lang", default="", help="Only hits in this language (e.g. python).")
 @click.option("--kind", type=click.Choice(["code", "docs", "config"]), default=None)
-def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, stale_ok, path_globs, lang, kind):
+@click.option("--files", "files_only", is_flag=True, help="Ranked distinct files, each with its best span.")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None,
+              help="Return as many hits as fit this many tokens, snippets included (implies snippets).")
+def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, stale_ok, path_globs, lang, kind,
+          files_only, max_tokens):
     """Search ROOT for QUERY ('-' reads it from stdin)."""
     from . import service
     from .retrievers.base import get_spec
@@ -179,6 +213,8 @@ def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
     except ValueError as exc:
         raise click.UsageError(str(exc))
     filters = service.QueryFilter(paths=tuple(path_globs), language=lang, kind=kind or "")
+    if max_tokens and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT":
+        top_k = 100  # the budget, not the default count, decides how many hits fit
     try:
         result = service.search(
             root, text, retriever=retriever_name, top_k=top_k, filters=filters or None,
@@ -189,6 +225,13 @@ def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     abs_root = os.path.abspath(root)
+    hits = result.hits
+    if files_only:
+        hits = _distinct_files(hits)
+    if max_tokens:
+        snippet_lines = snippet_lines or 10**9
+        hits = _within_budget(abs_root, hits, max_tokens, snippet_lines)
+    result.hits = hits
     if as_json:
         payload = {
             "query": text,
