@@ -367,3 +367,29 @@ def test_version_and_help(run):
     assert result.exit_code == 0
     for command in ("index", "query", "status", "clean"):
         assert command in result.stdout
+
+
+# -- agent-facing output --------------------------------------------------------------------------
+
+
+def test_files_mode_lists_each_file_once_with_its_best_span(run, make_tree):
+    body = "".join(f"def widget_{i}():\n    return 'widget gadget {i}'\n\n\n" for i in range(60))
+    root = make_tree({"a.py": body, "b.py": "def widget():\n    return 'widget'\n"})
+    chunks = query_json(run, root, "widget gadget")["results"]
+    assert len({r["path"] for r in chunks}) < len(chunks)  # several chunks of a.py match
+    files = query_json(run, root, "widget gadget", "--files")["results"]
+    assert [r["path"] for r in files] == sorted({r["path"] for r in files}, key=[r["path"] for r in files].index)
+    assert len(files) == len({r["path"] for r in files}) == 2
+    assert [r["rank"] for r in files] == [1, 2]
+    assert files[0]["start_line"] == chunks[0]["start_line"]
+
+
+def test_max_tokens_returns_only_whole_hits_that_fit_the_budget(run, make_tree):
+    files = {f"m{i}.py": "def budget_item():\n" + "    value = 'budget'\n" * 40 for i in range(6)}
+    root = make_tree(files)
+    everything = query_json(run, root, "budget item", "--snippet-lines", "1000")["results"]
+    one_cost = len(everything[0]["snippet"]) // 4 + 24
+    limited = query_json(run, root, "budget item", "--max-tokens", str(one_cost * 2 + 5))["results"]
+    assert len(limited) == 2
+    assert all(r["snippet"] for r in limited)
+    assert query_json(run, root, "budget item", "--max-tokens", "5")["results"] == []
