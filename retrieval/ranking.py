@@ -56,16 +56,35 @@ def is_symbol_query(query: str) -> bool:
     return bool(q) and " " not in q and len(query_words(q)) >= 1 and len(q) <= 120
 
 
+_PATH_CLASSES: dict[str, tuple[bool, bool, bool, bool]] = {}
+
+
+def _path_classes(path: str) -> tuple[bool, bool, bool, bool]:
+    """(test, example, vendored, generated) for a path; memoised, the regexes are the costly part."""
+    found = _PATH_CLASSES.get(path)
+    if found is None:
+        if len(_PATH_CLASSES) > 200_000:
+            _PATH_CLASSES.clear()
+        found = _PATH_CLASSES[path] = (
+            bool(_TEST_PATH.search(path)),
+            bool(_EXAMPLE_PATH.search(path)),
+            bool(_VENDOR_PATH.search(path)),
+            bool(_GENERATED_PATH.search(path)),
+        )
+    return found
+
+
 def path_prior(path: str, kind: str, words: set[str], config: RankingConfig) -> float:
     """Multiplier for a chunk's score from what its file is."""
     factor = 1.0
-    if config.test_penalty != 1.0 and not (words & _ASKS_FOR_TESTS) and _TEST_PATH.search(path):
+    test, example, vendored, generated = _path_classes(path)
+    if test and not (words & _ASKS_FOR_TESTS):
         factor *= config.test_penalty
-    if config.example_penalty != 1.0 and not (words & _ASKS_FOR_EXAMPLES) and _EXAMPLE_PATH.search(path):
+    if example and not (words & _ASKS_FOR_EXAMPLES):
         factor *= config.example_penalty
-    if config.vendor_penalty != 1.0 and _VENDOR_PATH.search(path):
+    if vendored:
         factor *= config.vendor_penalty
-    if config.generated_penalty != 1.0 and _GENERATED_PATH.search(path):
+    if generated:
         factor *= config.generated_penalty
     if config.docs_penalty != 1.0 and kind == "docs" and not (words & _ASKS_FOR_DOCS):
         factor *= config.docs_penalty
