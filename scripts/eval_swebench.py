@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+"""File-level localisation on SWE-bench-dev: the whole issue text as the query, the files the fix
+changes as the gold. Reports Acc@1/3/5 (every gold file among the top-k distinct files) and the MRR
+of the first gold file, overall and per repository, plus the median query latency.
+
+For each base commit a tree is materialised with `git archive | tar -x` under --workdir (reused if
+already there, deleted after use unless --keep), indexed (index under --workdir too), and queried
+in-process.
+
+    python scripts/eval_swebench.py --limit 40 --json /tmp/swebench.json
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, PROJECT)  # run from a source checkout without installing
+
+from retrieval.evaluation.datasets import EvalQuery, Target  # noqa: E402
+from retrieval.evaluation.report import table  # noqa: E402
+from retrieval.evaluation.runner import evaluate  # noqa: E402
+
+METRICS = ("acc@1", "acc@3", "acc@5", "file_mrr")
+
+
+def materialise(gitdir: str, commit: str, dest: str) -> None:
+    """Extract commit into dest atomically: a half-extracted tree is never taken for a cached one."""
+    if os.path.isdir(dest):
+        return
+    partial = dest + ".partial"
+    shutil.rmtree(partial, ignore_errors=True)
+    os.makedirs(partial)
+    archive = subprocess.Popen(["git", f"--git-dir={gitdir}", "archive", commit], stdout=subprocess.PIPE)
+    untar = subprocess.run(["tar", "-x", "-C", partial], stdin=archive.stdout, capture_output=True)
+    archive.stdout.close()
+    if archive.wait() != 0 or untar.returncode != 0:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise RuntimeError(f"git archive {commit[:12]} failed: {untar.stderr.decode(errors='replace').strip()}")
+    os.rename(partial, dest)
+
+
+def run_group(job: dict) -> list[dict]:
+    """All instances of one (repository, base commit): one tree, one index (in a worker process)."""
+    from retrieval import service
+
+    root = os.path.join(job["workdir"], "trees", job["repo"].replace("/", "+") + "@" + job["commit"][:12])
+    out = []
+    try:
+        started = time.perf_counter()
+        materialise(job["gitdir"], job["commit"], root)
+        extract_seconds = time.perf_counter() - started
+        queries = [EvalQuery(i["query"], tuple(Target(f) for f in i["gold_files"]), i["repo"], i["instance_id"])
+                   for i in job["instances"]]
+        ev = evaluate(root, queries, [job["retriever"]], 10, metrics=("files",), depth=job["depth"])
+        if not ev.runs:
+            raise RuntimeError("; ".join(ev.skipped.values()))
+        run = ev.runs[0]
+        for row in run.rows:
+            out.append({"instance_id": row.id, "repo": job["repo"], "base_commit": job["commit"],
+                        "gold": row.n_targets, "gold_in_tree": row.n_existing, "scores": row.scores,
+                        "ranks": row.ranks["files"], "query_seconds": row.seconds,
+                        "build_seconds": run.build_seconds, "extract_seconds": extract_seconds,
+                        "top_files": _top_files(row.hits)})
+    except Exception as exc:  # report and carry on with the other commits
+        out = [{"instance_id": i["instance_id"], "repo": job["repo"], "error": f"{exc.__class__.__name__}: {exc}"}
+               for i in job["instances"]]
+    finally:
+        if not job["keep"]:
+            try:
+                service.clean(root)
+            except Exception:
+                pass
+            shutil.rmtree(root, ignore_errors=True)
+    return out
+
+
+def _top_files(hits: list[str]) -> list[str]:
+    files = []
+    for hit in hits:
+        path = hit.rsplit(":", 1)[0] if ":" in hit else hit
+        if path not in files:
+            files.append(path)
+    return files[:5]
+
+
+def mean(values):
+    values = [v for v in values if v is not None]
+    return sum(values) / len(values) if values else None
+
+
+def summarise(rows: list[dict]) -> dict:
+    ok = [r for r in rows if "error" not in r and r["gold_in_tree"]]
+    out = {m: mean(r["scores"][m] for r in ok) for m in METRICS}
+    out["instances"] = len(ok)
+    out["median_query_ms"] = statistics.median(r["query_seconds"] for r in ok) * 1000 if ok else None
+    out["median_build_s"] = statistics.median(r["build_seconds"] for r in ok) if ok else None
+    return out
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--bench", default=os.path.join(PROJECT, "..", "shared", "bench", "swebench-dev"))
+    parser.add_argument("--gitdirs", default="/work/checkouts/gitdirs.json", help='JSON {"owner/name": bare git dir}')
+    parser.add_argument("--workdir", default="/tmp/swebench-trees")
+    parser.add_argument("--keep", action="store_true", help="keep trees and indexes for the next run")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N instances")
+    parser.add_argument("--repos", default="", help="comma-separated subset (owner/name)")
+    parser.add_argument("--retriever", default="lexical")
+    parser.add_argument("--depth", type=int, default=50, help="chunks retrieved per query (widened to cover 5 files)")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--json", dest="json_out", help="write all numbers, per instance too, to this file")
+    args = parser.parse_args(argv)
+
+    started = time.perf_counter()
+    with open(os.path.join(args.bench, "instances.jsonl"), encoding="utf-8") as fh:
+        instances = [json.loads(line) for line in fh if line.strip()]
+    if args.repos:
+        wanted = set(args.repos.split(","))
+        instances = [i for i in instances if i["repo"] in wanted]
+    if args.limit:
+        instances = instances[: args.limit]
+    with open(args.gitdirs, encoding="utf-8") as fh:
+        gitdirs = json.load(fh)
+    workdir = os.path.abspath(args.workdir)
+    os.makedirs(os.path.join(workdir, "trees"), exist_ok=True)
+    os.environ["RETRIEVAL_INDEX_DIR"] = os.path.join(workdir, "index")  # inherited by the workers
+
+    groups: dict[tuple, list] = {}
+    rows: list[dict] = []
+    for inst in instances:
+        if inst["repo"] not in gitdirs:
+            rows.append({"instance_id": inst["instance_id"], "repo": inst["repo"], "error": "no git dir"})
+            continue
+        groups.setdefault((inst["repo"], inst["base_commit"]), []).append(inst)
+    jobs = [{"repo": repo, "commit": commit, "gitdir": gitdirs[repo], "instances": insts, "workdir": workdir,
+             "retriever": args.retriever, "depth": args.depth, "keep": args.keep}
+            for (repo, commit), insts in groups.items()]
+    with ProcessPoolExecutor(max_workers=max(1, args.workers)) as pool:
+        for done, group in enumerate(pool.map(run_group, jobs), start=1):
+            rows.extend(group)
+            print(f"[{done}/{len(jobs)}] {group[0]['repo']} {len(group)} instance(s)", file=sys.stderr, flush=True)
+
+    order = {inst["instance_id"]: n for n, inst in enumerate(instances)}
+    rows.sort(key=lambda r: order.get(r["instance_id"], -1))
+    repos = sorted({r["repo"] for r in rows})
+    per_repo = {repo: summarise([r for r in rows if r["repo"] == repo]) for repo in repos}
+    overall = summarise(rows)
+    table_rows = [[repo, str(s["instances"])] + [s[m] for m in METRICS] + [_ms(s["median_query_ms"])]
+                  for repo, s in per_repo.items()]
+    table_rows.append(["overall", str(overall["instances"])] + [overall[m] for m in METRICS]
+                      + [_ms(overall["median_query_ms"])])
+    print(table(["repository", "instances", "Acc@1", "Acc@3", "Acc@5", "MRR", "median cold query ms"], table_rows))
+    errors = [r for r in rows if "error" in r]
+    for r in errors:
+        print(f"failed {r['instance_id']}: {r['error']}")
+    partial = [r for r in rows if "error" not in r and r["gold_in_tree"] < r["gold"]]
+    if partial:
+        print(f"note: {len(partial)} instance(s) name gold files absent before the patch (new files); "
+              "Acc@k asks only for the gold files that exist: " + ", ".join(r["instance_id"] for r in partial))
+    elapsed = time.perf_counter() - started
+    print(f"{len(rows)} instances ({len(jobs)} trees) in {elapsed:.1f}s with {args.workers} workers; "
+          f"median index build {overall['median_build_s'] or 0:.1f}s")
+    if args.json_out:
+        payload = {"args": vars(args), "seconds": elapsed, "overall": overall, "per_repo": per_repo, "instances": rows}
+        with open(args.json_out, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, ensure_ascii=False, indent=1)
+    return 1 if errors else 0
+
+
+def _ms(value):
+    return "-" if value is None else f"{value:.1f}"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
