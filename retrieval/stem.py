@@ -111,16 +111,9 @@ def _step1c(w: str) -> str:
     return w
 
 
-def _step2(w: str) -> str:
-    for suffix, repl in _STEP2:
-        out = _replace(w, suffix, repl, 0)
-        if out is not None:
-            return out
-    return w
-
-
-def _step3(w: str) -> str:
-    for suffix, repl in _STEP3:
+def _first_suffix(w: str, table) -> str:
+    """Steps 2 and 3: the first listed suffix that ends w decides (replaced when m > 0)."""
+    for suffix, repl in table:
         out = _replace(w, suffix, repl, 0)
         if out is not None:
             return out
@@ -159,7 +152,7 @@ def porter(word: str) -> str:
     if len(word) <= 2 or not word.isalpha() or not word.isascii():
         out = word
     else:
-        out = _step5(_step4(_step3(_step2(_step1c(_step1ab(word))))))
+        out = _step5(_step4(_first_suffix(_first_suffix(_step1c(_step1ab(word)), _STEP2), _STEP3)))
     if len(_MEMO) > 500_000:
         _MEMO.clear()
     _MEMO[word] = out
