@@ -33,7 +33,7 @@ _KEYWORD_DEF = re.compile(
 # C-family function or method signatures: a type, a name, an open parenthesis, not a statement
 _SIGNATURE_DEF = re.compile(
     r"^[ \t]*(?!return\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
-    r"[A-Za-z_][\w:<>,.*&\[\]? \t]*[\s*&>]([A-Za-z_~]\w*)\s*\([^;]*$",
+    r"[A-Za-z_][\w:<>,.*&\[\]? \t]*[\s*&>]([A-Za-z_~]\w*)\s*\([^;\n]*$",
     re.MULTILINE,
 )
 # `#define NAME`, Haskell `name ::`, and top-level `NAME = ...` assignments

@@ -1,0 +1,84 @@
+"""Each ranking signal has its intended effect on a tiny corpus, and switching it off removes it."""
+from __future__ import annotations
+
+from retrieval.lexical.features import defined_names, path_terms
+from retrieval.ranking import RankingConfig, is_symbol_query
+from retrieval.records import Document
+from retrieval.retrievers.lexical import LexicalRetriever
+
+
+def doc(path, text, start=1, kind="code"):
+    end = start + text.count("\n")
+    return Document(docid=f"{path}:{start}-{end}", text=text, source_path=path, start_line=start,
+                    end_line=end, kind=kind)
+
+
+def ranked_paths(docs, query, **config):
+    retriever = LexicalRetriever(ranking=RankingConfig().replace(**config))
+    retriever.index(docs)
+    return [h.source_path for h in retriever.search_detailed(query, 10)]
+
+
+USES = "x = TokenCache()\ny = TokenCache()\nz = TokenCache()\nTokenCache().refresh()\n"
+DEFINITION = "class TokenCache:\n    pass\n"
+
+
+def test_a_symbol_query_ranks_the_defining_chunk_above_heavier_users():
+    docs = [doc("app/use.py", USES), doc("app/cache.py", DEFINITION)]
+    assert ranked_paths(docs, "TokenCache")[0] == "app/cache.py"
+    assert ranked_paths(docs, "TokenCache", definition_weight=0, symbol_definition_weight=0)[0] == "app/use.py"
+
+
+def test_definitions_are_recognised_across_languages():
+    text = (
+        "def parse_args(argv):\n"
+        "class Config:\n"
+        "func (s *Server) ServeHTTP(w http.ResponseWriter) {\n"
+        "pub fn spawn_blocking<F>(f: F) {\n"
+        "export function createRouter(opts) {\n"
+        "int redisCommand(redisContext *c, const char *format) {\n"
+        "#define MAX_RETRIES 3\n"
+        "defmodule Ecto.Repo do\n"
+    )
+    names = defined_names(text)
+    for name in ["parse_args", "Config", "ServeHTTP", "spawn_blocking", "createRouter", "redisCommand",
+                 "MAX_RETRIES", "Repo"]:
+        assert name in names
+    assert "print" not in defined_names("    return print(x)\n")
+
+
+def test_test_files_rank_below_source_unless_the_query_asks_for_tests():
+    body = "def retry_request(session):\n    return session.retry_request()\n"
+    docs = [doc("tests/test_retry.py", body), doc("src/retry.py", body)]
+    assert ranked_paths(docs, "retry request") == ["src/retry.py", "tests/test_retry.py"]
+    assert ranked_paths(docs, "retry request tests")[0] == "tests/test_retry.py"
+    assert ranked_paths(docs, "retry request", test_penalty=1.0)[0] == "src/retry.py"  # tie: path order
+
+
+def test_path_words_find_a_file_whose_body_does_not_say_them():
+    docs = [doc("net/websockets.py", "class Connection:\n    def send(self, frame):\n        pass\n"),
+            doc("net/other.py", "def unrelated():\n    pass\n")]
+    assert ranked_paths(docs, "websocket")[:1] == ["net/websockets.py"]
+    assert ranked_paths(docs, "websocket", path_weight=0) == []
+    assert path_terms("src/net/HttpClient.kt") == ["src", "net", "httpclient", "http", "client"]
+
+
+def test_the_top_of_the_list_covers_distinct_files_before_second_chunks():
+    hub = [doc("hub.py", "parse token parse token parse token\n", start=i * 10 + 1) for i in range(5)]
+    other = [doc("other.py", "parse token\n")]
+    paths = ranked_paths(hub + other, "parse token")
+    assert paths[:2] == ["hub.py", "other.py"]
+    assert paths.count("hub.py") == 5
+
+
+def test_several_matching_chunks_in_one_file_add_evidence_to_it():
+    one_strong = [doc("a.py", "render template render template\n")]
+    many_weak = [doc("b.py", "render template\n", start=i * 10 + 1) for i in range(5)]
+    assert ranked_paths(one_strong + many_weak, "render template")[0] == "b.py"
+    assert ranked_paths(one_strong + many_weak, "render template", file_evidence=0)[0] == "a.py"
+
+
+def test_bare_identifiers_are_symbol_queries_and_sentences_are_not():
+    assert is_symbol_query("HTTPException")
+    assert is_symbol_query("os.path.join")
+    assert not is_symbol_query("how are routes registered")
