@@ -309,6 +309,20 @@ class SearchResult:
     notes: list[str] = field(default_factory=list)
 
 
+# Indexes this process has opened, reused while the committed manifest is the very same file (an
+# atomic replace always makes a new inode): a long-lived caller parses the manifest and opens the
+# segments once, not on every query.
+_OPEN: dict[tuple[str, str], tuple[tuple, dict, object]] = {}
+
+
+def _manifest_key(store: str, name: str) -> tuple | None:
+    try:
+        st = os.stat(layout.manifest_path(store, name))
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
 def open_index(
     root: str,
     name: str = "lexical",
@@ -328,18 +342,27 @@ def open_index(
     store = layout.store_dir(root)
     notes = notes if notes is not None else []
     for attempt in range(3):
+        key = _manifest_key(store, name)
+        cached = _OPEN.get((store, name))
+        if cached is not None and key is not None and cached[0] == key:
+            if stale_ok or is_current(root, cached[1]):
+                return cached[2]
         manifest = _open_manifest(store, name, progress)
         if manifest is None or not (stale_ok or is_current(root, manifest)):
             try:
                 refresh(root, name, progress=progress, lock_timeout=0 if manifest is not None else None)
             except LockBusy:
                 notes.append("another process is updating the index; answering from the previous snapshot")
+            key = _manifest_key(store, name)
             manifest = _open_manifest(store, name, progress)
             if manifest is None:
                 raise layout.StoreError(f"the {name} index could not be built")
         retriever = build_retriever(name)
         try:
-            return retriever.open_store(layout.retriever_dir(store, name), manifest["state"])
+            engine = retriever.open_store(layout.retriever_dir(store, name), manifest["state"])
+            if key is not None:
+                _OPEN[(store, name)] = (key, manifest, engine)
+            return engine
         except (OSError, RuntimeError) as exc:
             # A writer replaced the snapshot between our reads, or the store is damaged: retry,
             # and on the last attempt rebuild.
@@ -369,6 +392,7 @@ def search(
         except (OSError, RuntimeError, ValueError):
             if attempt:
                 raise
+            _OPEN.pop((layout.store_dir(os.path.abspath(root)), retriever), None)
             engine = open_index(root, retriever, stale_ok=True, progress=progress, notes=notes)
     return SearchResult(query, retriever, hits, notes)
 
