@@ -290,7 +290,7 @@ def status(root, as_json):
         click.echo(line)
 
 
-from .evaluation.command import eval_command  # noqa: E402
+from .evaluation.cli import eval_command  # noqa: E402
 
 main.add_command(eval_command)
 
