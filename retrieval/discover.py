@@ -63,18 +63,6 @@ class DiscoveryOptions:
     use_ignore_files: bool = True
     skip_paths: tuple[str, ...] = ()  # absolute directories never entered (the store)
 
-    def fingerprint(self) -> dict:
-        """What must match for an existing index to be reused."""
-        return {
-            "extensions": sorted(self.extensions) if self.extensions is not None else None,
-            "include_basenames": sorted(self.include_basenames) if self.include_basenames is not None else None,
-            "exclude_dirs": sorted(self.exclude_dirs) if self.exclude_dirs is not None else None,
-            "exclude_globs": list(self.exclude_globs),
-            "include_globs": list(self.include_globs),
-            "max_bytes": self.max_bytes,
-            "use_ignore_files": self.use_ignore_files,
-        }
-
 
 @dataclass
 class Discovery:

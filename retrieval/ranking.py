@@ -94,8 +94,8 @@ def path_prior(path: str, kind: str, words: set[str], config: RankingConfig) -> 
 def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig) -> list[tuple[float, object]]:
     """(score, path, item) chunks -> (final score, item), best chunk of each file first.
 
-    A file's score is its best chunk plus `file_evidence` times its other chunks; its best chunk
-    carries that score. Remaining chunks follow (when diversifying) in their own score order.
+    A file's score is its best chunk plus `file_evidence` times its next `evidence_chunks` chunks;
+    its best chunk carries that score. Remaining chunks follow (when diversifying) in their own score order.
     """
     by_file: dict[str, list] = {}
     for entry in scored:
@@ -110,9 +110,7 @@ def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig) -
         firsts.append((total, path, best[2]))
         rest.extend(entries[1:])
     if config.diversify:
-        key_firsts = sorted(firsts, key=lambda e: -e[0])
-        key_rest = sorted(rest, key=lambda e: -e[0])
-        ordered = key_firsts + key_rest
+        ordered = sorted(firsts, key=lambda e: -e[0]) + sorted(rest, key=lambda e: -e[0])
     else:
         ordered = sorted(firsts + rest, key=lambda e: -e[0])
     return [(e[0], e[2]) for e in ordered]

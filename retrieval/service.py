@@ -181,7 +181,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     config = _config(retriever, options)
     if manifest is not None and (force or manifest.get("config") != config):
         manifest = None  # options changed: start from nothing, old segments are collected below
-    discovery = walk(root, options.discovery(store))
+    walk_options = options.discovery(store)
+    discovery = walk(root, walk_options)
     report = RefreshReport(name, "up to date", skipped=dict(discovery.skipped))
     old_files = manifest["files"] if manifest else {}
     new_files: dict[str, list] = {}
@@ -190,7 +191,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     metadata_only = False
     skip_counts: Counter = Counter(discovery.skipped)
     total = len(discovery.files)
-    max_bytes = options.discovery(store).max_bytes
+    max_bytes = walk_options.max_bytes
     last_note = time.monotonic()
     for i, f in enumerate(discovery.files):
         entry = old_files.get(f.path)
