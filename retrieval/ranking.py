@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 
-from .text import _WORD
+from .text import _WORD, tokenize
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|test_?utils?|fixtures?)(/|$)"
@@ -39,6 +39,10 @@ class RankingConfig:
     generated_penalty: float = 0.5
     docs_penalty: float = 0.6  # prose files, when the query is not about docs
     candidates: int = 300  # first-stage depth
+    symbol_filename_boost: float = 2.5  # bare identifier == the file's name (`Axios` -> Axios.js)
+    exact_definition_weight: float = 0.5  # share of the definition weight for the exact spelling
+    exact_filename_boost: float = 1.25  # further boost when the file name has the exact spelling
+    filename_boost: float = 2.0  # every word of the file's name is in the query (NL queries)
 
     def replace(self, **changes) -> "RankingConfig":
         values = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -89,6 +93,45 @@ def path_prior(path: str, kind: str, words: set[str], config: RankingConfig) -> 
     if config.docs_penalty != 1.0 and kind == "docs" and not (words & _ASKS_FOR_DOCS):
         factor *= config.docs_penalty
     return factor
+
+
+def _squash(word: str) -> str:
+    return "".join(ch for ch in word.lower() if ch.isalnum())
+
+
+_NAME_WORDS: dict[str, tuple[str, frozenset]] = {}
+
+
+def file_name_words(path: str) -> tuple[str, frozenset]:
+    """(squashed file stem, its stemmed words) for a path: `core/AxiosHeaders.js` -> ("axiosheaders", {axio, header})."""
+    found = _NAME_WORDS.get(path)
+    if found is None:
+        name = path.rsplit("/", 1)[-1]
+        stem = name.split(".", 1)[0] if not name.startswith(".") else name
+        words = frozenset(t for t in tokenize(stem)[1:] or tokenize(stem))
+        if len(_NAME_WORDS) > 200_000:
+            _NAME_WORDS.clear()
+        found = _NAME_WORDS[path] = (_squash(stem), words)
+    return found
+
+
+def symbol_key(query: str) -> str:
+    """The last component of a qualified identifier: `os.path.join` -> `join`."""
+    return re.split(r"\.|::|#|->|/", query.strip())[-1]
+
+
+def name_prior(path: str, symbol: str | None, query_terms: set[str], config: RankingConfig) -> float:
+    """Multiplier from the file's own name agreeing with the query."""
+    squashed, words = file_name_words(path)
+    if symbol is not None:
+        if not squashed or squashed != _squash(symbol):
+            return 1.0
+        name = path.rsplit("/", 1)[-1]
+        exact = name.split(".", 1)[0] == symbol
+        return config.symbol_filename_boost * (config.exact_filename_boost if exact else 1.0)
+    if words and words <= query_terms:
+        return config.filename_boost
+    return 1.0
 
 
 def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig) -> list[tuple[float, object]]:

@@ -82,3 +82,43 @@ def test_bare_identifiers_are_symbol_queries_and_sentences_are_not():
     assert is_symbol_query("HTTPException")
     assert is_symbol_query("os.path.join")
     assert not is_symbol_query("how are routes registered")
+
+
+# Unrelated files, so that the words of the test corpora have realistic (high) idf.
+FILLER = [doc(f"other/unrelated{i}.py", "def unrelated():\n    return 1\n") for i in range(6)]
+
+
+def test_a_file_whose_name_the_query_spells_out_ranks_first():
+    body = "def start(self):\n    self.poll_changes()\n"
+    docs = FILLER + [doc("src/loop.py", body + "# watcher watcher\n"), doc("src/watcher.py", body)]
+    assert ranked_paths(docs, "watcher poll changes")[0] == "src/watcher.py"
+    assert ranked_paths(docs, "watcher poll changes", filename_boost=1.0)[0] == "src/loop.py"
+
+
+def test_a_symbol_query_prefers_the_file_named_after_it():
+    docs = FILLER + [doc("lib/http.js", "const a = new Axios()\nAxios.create()\nAxios.get()\nAxios.put()\n"),
+            doc("lib/Axios.js", "function request(config) {\n  return dispatch(config, defaults)\n}\n")]
+    assert ranked_paths(docs, "Axios")[0] == "lib/Axios.js"
+    assert ranked_paths(docs, "Axios", symbol_filename_boost=1.0)[0] == "lib/http.js"
+
+
+def test_the_exact_spelling_of_a_file_name_breaks_a_case_insensitive_tie():
+    docs = FILLER + [doc("lib/axios.js", "Axios.create()\n"), doc("lib/core/Axios.js", "Axios.create()\n")]
+    assert ranked_paths(docs, "Axios")[0] == "lib/core/Axios.js"
+    assert ranked_paths(docs, "Axios", exact_filename_boost=1.0)[0] == "lib/axios.js"  # tie: path order
+
+
+def test_a_symbol_query_prefers_the_definition_with_its_exact_spelling():
+    docs = FILLER + [doc("src/a.ts", "export const vitest = vitest\n"), doc("src/b.ts", "export class Vitest {\n}\n")]
+    assert ranked_paths(docs, "Vitest")[0] == "src/b.ts"
+    assert ranked_paths(docs, "Vitest", exact_definition_weight=0)[0] == "src/a.ts"
+
+
+def test_locals_calls_imports_and_trait_impls_are_not_definitions():
+    assert defined_names("function f() {\n  const vitest = 1\n}\n", "typescript") == {"f"}
+    assert defined_names("x: Annotated[Creds, Depends(security)]\n", "python") == set()
+    assert defined_names("import {\n  type inferInput,\n} from './x'\n", "typescript") == set()
+    assert defined_names("impl Serialize for Config {\n", "rust") == {"Config"}
+    assert defined_names("impl<T> Deserialize<'de> for Vec<T> {\n", "rust") == {"Vec"}
+    assert defined_names("fun launch(block: () -> Unit) {\n", "kotlin") == {"launch"}
+    assert defined_names("nvm_install() {\n", "bash") == {"nvm_install"}

@@ -21,19 +21,31 @@ _MODIFIERS = (
     r"fileprivate|mutating|suspend|implicit|lazy|case|noinline|constexpr|explicit|friend)\s+)*"
 )
 _KEYWORDS = (
-    r"(?:class|def|func|function|fn|struct|interface|trait|enum|type|typealias|typedef|module|impl|"
+    r"(?:class|def|func|fun|function|fn|struct|interface|trait|enum|type|typealias|typedef|module|"
     r"object|record|protocol|extension|defmodule|defp|defmacro|defmacrop|defguard|defstruct|macro|"
-    r"sub|namespace|union|val|var|let|const|newtype|data|instance|alias|signature)"
+    r"sub|namespace|union|newtype|data|instance|alias|signature)"
 )
 # keyword-introduced definitions (most languages), with a Go receiver or a Lua table prefix
 _KEYWORD_DEF = re.compile(
-    rf"^[ \t]*{_MODIFIERS}{_KEYWORDS}\s+(?:\([^)]*\)\s*)?(?:[A-Za-z_][\w]*[.:])?([A-Za-z_$][\w$]*[?!]?)",
+    rf"^[ \t]*{_MODIFIERS}{_KEYWORDS}\s+(?:\([^)]*\)\s*)?(?:[A-Za-z_][\w]*[.:])?([A-Za-z_$][\w$]*[?!]?)(?![\w$]|\s*[,}}])",
     re.MULTILINE,
 )
+# `impl Trait for Type` defines behaviour for Type, not Trait; a bare `impl Type` is Type's.
+_IMPL_DEF = re.compile(
+    r"^[ \t]*(?:unsafe\s+)?impl(?:<[^\n{]*?>)?\s+(?:[\w:]+(?:<[^\n{]*?>)?\s+for\s+)?(?:[\w]+::)*([A-Za-z_]\w*)",
+    re.MULTILINE,
+)
+# Bindings define a name only at the top level: an indented `const x` is a local variable.
+_BINDING_DEF = re.compile(
+    rf"^{_MODIFIERS}(?:val|var|let|const)\s+([A-Za-z_$][\w$]*)",
+    re.MULTILINE,
+)
+# Shell functions: `name() {` or `function name`.
+_SHELL_DEF = re.compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w:-]*)[ \t]*\(\)", re.MULTILINE)
 # C-family function or method signatures: a type, a name, an open parenthesis, not a statement
 _SIGNATURE_DEF = re.compile(
     r"^[ \t]*(?!return\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
-    r"[A-Za-z_][\w:<>,.*&\[\]? \t]*[\s*&>]([A-Za-z_~]\w*)\s*\([^;\n]*$",
+    r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]([A-Za-z_~]\w*)\s*\([^;\n]*$",
     re.MULTILINE,
 )
 # `#define NAME`, Haskell `name ::`, and top-level `NAME = ...` assignments
@@ -43,12 +55,28 @@ _OTHER_DEF = re.compile(
 )
 
 
-def defined_names(text: str) -> set[str]:
+# Languages whose functions are declared by a type and a name, with no keyword; elsewhere the
+# signature pattern only finds calls (a Python `x: Annotated[T, Depends(dep)]` is not a definition).
+_SIGNATURE_LANGUAGES = frozenset(
+    "c cpp objc java csharp javascript typescript php dart groovy swift kotlin scala vue svelte solidity".split()
+)
+_SHELL_LANGUAGES = frozenset({"bash", "powershell"})
+
+
+def defined_names(text: str, language: str = "") -> set[str]:
     names: set[str] = set()
     for m in _KEYWORD_DEF.finditer(text):
         names.add(m.group(1))
-    for m in _SIGNATURE_DEF.finditer(text):
+    for m in _IMPL_DEF.finditer(text):
         names.add(m.group(1))
+    for m in _BINDING_DEF.finditer(text):
+        names.add(m.group(1))
+    if not language or language in _SIGNATURE_LANGUAGES:
+        for m in _SIGNATURE_DEF.finditer(text):
+            names.add(m.group(1))
+    if not language or language in _SHELL_LANGUAGES:
+        for m in _SHELL_DEF.finditer(text):
+            names.add(m.group(1))
     for m in _OTHER_DEF.finditer(text):
         name = m.group(1) or m.group(2) or m.group(3)
         if name:
@@ -64,12 +92,16 @@ def path_terms(path: str) -> list[str]:
     return out
 
 
-def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1) -> Counter:
+def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, language: str = "") -> Counter:
     """Every term a chunk is indexed under: words, path words, definitions."""
     counts = term_counts(f"{context}\n{text}" if context else text)
     if path_weight:
         for term in path_terms(path):
             counts[term] += path_weight
-    for name in defined_names(text):
-        counts[DEF + name.lower()] += 1
+    for name in defined_names(text, language):
+        lowered = name.lower()
+        counts[DEF + lowered] += 1
+        if name != lowered:
+            # the exact spelling too, so `Vitest` prefers `class Vitest` over `const vitest`
+            counts[DEF + name] += 1
     return counts

@@ -8,7 +8,7 @@ from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
 from ..lexical.features import DEF, chunk_terms
-from ..ranking import RankingConfig, is_symbol_query, path_prior, query_words, rank_files
+from ..ranking import RankingConfig, is_symbol_query, name_prior, path_prior, query_words, rank_files, symbol_key
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from ..text import tokenize
 from .base import NOT_INDEXED
@@ -27,10 +27,10 @@ class LexicalRetriever:
 
     def fingerprint(self) -> dict:
         # What the stored postings depend on; query-time ranking settings are not part of it.
-        return {"k1": self.params.k1, "b": self.params.b, "terms": 2, "path_weight": self.ranking.path_weight}
+        return {"k1": self.params.k1, "b": self.params.b, "terms": 3, "path_weight": self.ranking.path_weight}
 
-    def _terms(self, path: str, text: str, context: str) -> Counter:
-        return chunk_terms(path, text, context, self.ranking.path_weight)
+    def _terms(self, path: str, text: str, context: str, language: str = "") -> Counter:
+        return chunk_terms(path, text, context, self.ranking.path_weight, language)
 
     # -- the in-memory API -----------------------------------------------------------------
 
@@ -38,7 +38,7 @@ class LexicalRetriever:
         builder = SegmentBuilder()
         contexts = {}
         for doc in documents:
-            counts = self._terms(doc.source_path or doc.docid, doc.text, doc.context)
+            counts = self._terms(doc.source_path or doc.docid, doc.text, doc.context, doc.language)
             builder.add(
                 doc.source_path or doc.docid, doc.language, doc.kind,
                 doc.start_line or 0, doc.end_line or 0, counts, docid=doc.docid,
@@ -64,19 +64,24 @@ class LexicalRetriever:
         weights = Counter(tokenize(query))
         def_weight = config.symbol_definition_weight if is_symbol_query(query) else config.definition_weight
         if def_weight:
-            for word in dict.fromkeys(w.lower() for w in words):
-                weights[DEF + word] += def_weight
+            for word in dict.fromkeys(words):
+                weights[DEF + word.lower()] += def_weight
+                if word != word.lower() and config.exact_definition_weight:
+                    weights[DEF + word] += def_weight * config.exact_definition_weight
         scores = score(views, weights, self.params, self._n_docs, self._avgdl)
         allowed = None
         if allow is not None:
             allowed = [_AllowedDocs(v.segment, allow) for v in views]
         first = best_hits(views, scores, max(config.candidates, top_k), allowed)
         lowered = {w.lower() for w in words}
+        symbol = symbol_key(query) if is_symbol_query(query) else None
+        terms = set(weights)
         scored = []
         for value, i, d in first:
             seg = views[i].segment
             path, _language, kind = seg.files[seg.doc_file[d]]
-            scored.append((value * path_prior(path, kind, lowered, config), path, (i, d)))
+            factor = path_prior(path, kind, lowered, config) * name_prior(path, symbol, terms, config)
+            scored.append((value * factor, path, (i, d)))
         hits = []
         for rank, (value, (i, d)) in enumerate(rank_files(scored, config)[:top_k], start=1):
             seg = views[i].segment
@@ -103,7 +108,7 @@ class LexicalRetriever:
         docs = [
             (
                 f.path, f.language, f.kind,
-                [(c.start_line, c.end_line, self._terms(f.path, c.text, c.context)) for c in chunks],
+                [(c.start_line, c.end_line, self._terms(f.path, c.text, c.context, f.language)) for c in chunks],
             )
             for f, chunks in added
         ]
