@@ -42,6 +42,13 @@ class RankingConfig:
     symbol_filename_boost: float = 2.5  # bare identifier == the file's name (`Axios` -> Axios.js)
     exact_definition_weight: float = 0.5  # share of the definition weight for the exact spelling
     exact_filename_boost: float = 1.25  # further boost when the file name has the exact spelling
+    long_query_words: int = 40  # a query this long is a pasted report, not a question
+    long_query_damping: bool = True  # long queries: log term counts, mentions of tests/docs don't ask for them
+    long_query_title_weight: float = 4.0  # added to the weight of words on a long query's first line
+    long_query_code_weight: float = 1.0  # added to words a long query writes as code
+    long_query_noncode: float = 0.5  # long queries: docs, config, tests and examples
+    long_query_title_definitions: bool = True  # a long query's title words may name definitions
+    long_query_min_idf: float = 1.0  # long queries skip words this common (idf below it)
     filename_boost: float = 2.0  # every word of the file's name is in the query (NL queries)
 
     def replace(self, **changes) -> "RankingConfig":
@@ -78,10 +85,14 @@ def _path_classes(path: str) -> tuple[bool, bool, bool, bool]:
     return found
 
 
-def path_prior(path: str, kind: str, words: set[str], config: RankingConfig) -> float:
+def path_prior(path: str, kind: str, words: set[str], config: RankingConfig, long: bool = False) -> float:
     """Multiplier for a chunk's score from what its file is."""
     factor = 1.0
     test, example, vendored, generated = _path_classes(path)
+    if long and (test or example or kind in ("docs", "config")):
+        # A pasted report is answered by the source that must change, not by the docs, the
+        # configuration or the tests that its words also match (an issue template matches them all).
+        factor *= config.long_query_noncode
     if test and not (words & _ASKS_FOR_TESTS):
         factor *= config.test_penalty
     if example and not (words & _ASKS_FOR_EXAMPLES):

@@ -35,11 +35,12 @@ def score(
     params: BM25Params,
     n_docs: int,
     avgdl: float,
+    min_idf: float = 0.0,
 ) -> list[dict[int, float]]:
     """Per view, {local doc id: BM25 score} for the documents that match any query term.
 
     `query_terms` is a list (a repeated term counts again, as Lucene sums repeated clauses) or a
-    mapping {term: weight}.
+    mapping {term: weight}. Terms whose idf is below `min_idf` (words in most documents) are skipped.
     """
     results: list[dict[int, float]] = [{} for _ in views]
     if n_docs <= 0 or not query_terms:
@@ -65,7 +66,10 @@ def score(
                 found.append((i, zip(docs, tfs)))
         if df == 0:
             continue
-        weight = qtf * idf(n_docs, df) * (k1 + 1.0)
+        term_idf = idf(n_docs, df)
+        if term_idf < min_idf:
+            continue
+        weight = qtf * term_idf * (k1 + 1.0)
         for i, pairs in found:
             acc = results[i]
             get = acc.get

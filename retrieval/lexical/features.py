@@ -44,7 +44,7 @@ _BINDING_DEF = re.compile(
 _SHELL_DEF = re.compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w:-]*)[ \t]*\(\)", re.MULTILINE)
 # C-family function or method signatures: a type, a name, an open parenthesis, not a statement
 _SIGNATURE_DEF = re.compile(
-    r"^[ \t]*(?!return\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
+    r"^[ \t]*(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
     r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]([A-Za-z_~]\w*)\s*\([^;\n]*$",
     re.MULTILINE,
 )

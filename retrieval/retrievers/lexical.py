@@ -7,10 +7,10 @@ from typing import Iterable
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
-from ..lexical.features import DEF, chunk_terms
-from ..ranking import RankingConfig, is_symbol_query, name_prior, path_prior, query_words, rank_files, symbol_key
+from ..lexical.features import chunk_terms
+from ..query import plan_query
+from ..ranking import RankingConfig, name_prior, path_prior, rank_files
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
-from ..text import tokenize
 from .base import NOT_INDEXED
 
 
@@ -60,27 +60,20 @@ class LexicalRetriever:
             raise RuntimeError(NOT_INDEXED)
         views = self._views
         config = self.ranking
-        words = query_words(query)
-        weights = Counter(tokenize(query))
-        def_weight = config.symbol_definition_weight if is_symbol_query(query) else config.definition_weight
-        if def_weight:
-            for word in dict.fromkeys(words):
-                weights[DEF + word.lower()] += def_weight
-                if word != word.lower() and config.exact_definition_weight:
-                    weights[DEF + word] += def_weight * config.exact_definition_weight
-        scores = score(views, weights, self.params, self._n_docs, self._avgdl)
+        plan = plan_query(query, config)
+        weights = plan.weights
+        scores = score(views, weights, self.params, self._n_docs, self._avgdl,
+                       config.long_query_min_idf if plan.long else 0.0)
         allowed = None
         if allow is not None:
             allowed = [_AllowedDocs(v.segment, allow) for v in views]
         first = best_hits(views, scores, max(config.candidates, top_k), allowed)
-        lowered = {w.lower() for w in words}
-        symbol = symbol_key(query) if is_symbol_query(query) else None
         terms = set(weights)
         scored = []
         for value, i, d in first:
             seg = views[i].segment
             path, _language, kind = seg.files[seg.doc_file[d]]
-            factor = path_prior(path, kind, lowered, config) * name_prior(path, symbol, terms, config)
+            factor = path_prior(path, kind, plan.asked, config, plan.long) * name_prior(path, plan.symbol, terms, config)
             scored.append((value * factor, path, (i, d)))
         hits = []
         for rank, (value, (i, d)) in enumerate(rank_files(scored, config)[:top_k], start=1):

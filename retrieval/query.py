@@ -1,0 +1,72 @@
+"""What a query asks for: its weighted terms, and what kind of query it is.
+
+Three kinds behave differently. A bare identifier (`HTTPException`) wants the place that defines
+it. A short sentence wants the files that its words describe. A long text (a pasted bug report
+with prose, code and tracebacks) repeats ordinary words many times and mentions tests, docs and
+configuration in passing, so its term weights are damped and those mentions do not count as
+asking for tests or docs.
+"""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from .lexical.features import DEF
+from .ranking import RankingConfig, is_symbol_query, query_words, symbol_key
+from .text import tokenize
+
+
+# Words a report writes as code: called, dotted, snake_case or camelCase, or quoted in backticks.
+_CODE_WORD = re.compile(
+    r"[A-Za-z_][\w]*(?=\()|(?<=\.)[A-Za-z_]\w*|\b\w*[a-z0-9]_\w+|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*|(?<=`)[A-Za-z_]\w*(?=`)"
+)
+
+
+def code_words(text: str) -> list[str]:
+    return _CODE_WORD.findall(text)
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    weights: dict  # term -> weight, feature terms included
+    asked: frozenset  # lower-cased words, for "does the query ask for tests/docs/examples"
+    symbol: str | None  # the identifier of a bare-identifier query
+    long: bool
+
+
+def plan_query(query: str, config: RankingConfig) -> QueryPlan:
+    words = query_words(query)
+    symbol = symbol_key(query) if is_symbol_query(query) else None
+    long = len(words) >= config.long_query_words
+    counts = Counter(tokenize(query))
+    if long and config.long_query_damping:
+        # A report that says "array" forty times is not forty times about arrays.
+        weights = {t: 1.0 + math.log(n) for t, n in counts.items()}
+        if config.long_query_title_weight:
+            # The first line of a report is its summary (an issue title): its words weigh more.
+            title = query.strip().split("\n", 1)[0]
+            for t in set(tokenize(title)):
+                weights[t] += config.long_query_title_weight
+    else:
+        weights = {t: float(n) for t, n in counts.items()}
+    def_weight = config.symbol_definition_weight if symbol is not None else config.definition_weight
+    def_words = words
+    if long:
+        # In a report, only words written as code can name a definition; the code ones weigh more.
+        title = query.strip().split("\n", 1)[0]
+        def_words = code_words(query) + (query_words(title) if config.long_query_title_definitions else [])
+        if config.long_query_code_weight:
+            for word in set(def_words):
+                term = word.lower()
+                if term in weights:
+                    weights[term] += config.long_query_code_weight
+    if def_weight:
+        for word in dict.fromkeys(def_words):
+            lowered = word.lower()
+            weights[DEF + lowered] = weights.get(DEF + lowered, 0.0) + def_weight
+            if word != lowered and config.exact_definition_weight:
+                weights[DEF + word] = weights.get(DEF + word, 0.0) + def_weight * config.exact_definition_weight
+    asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
+    return QueryPlan(weights, asked, symbol, long)

@@ -1,0 +1,71 @@
+"""How a query is read: bare identifiers, short questions, and long pasted reports."""
+from __future__ import annotations
+
+from retrieval.lexical.features import DEF
+from retrieval.query import code_words, plan_query
+from retrieval.ranking import RankingConfig
+from retrieval.records import Document
+from retrieval.retrievers.lexical import LexicalRetriever
+
+CONFIG = RankingConfig()
+FILLER_WORDS = " ".join(f"word{i}" for i in range(CONFIG.long_query_words))
+
+
+def report(title: str, body: str) -> str:
+    return f"{title}\n{body}\n{FILLER_WORDS}\n"
+
+
+def test_a_short_question_is_not_long_and_keeps_raw_counts():
+    plan = plan_query("retry retry the request", CONFIG)
+    assert not plan.long and plan.symbol is None
+    assert plan.weights["retri"] == 2.0
+
+
+def test_a_bare_identifier_is_a_symbol_query_that_names_its_definition():
+    plan = plan_query("HTTPException", CONFIG)
+    assert plan.symbol == "HTTPException"
+    assert plan.weights[DEF + "httpexception"] == CONFIG.symbol_definition_weight
+    assert plan.weights[DEF + "HTTPException"] > 0
+
+
+def test_a_long_report_damps_repeated_words_and_favours_its_title():
+    plan = plan_query(report("cache eviction is wrong", "array " * 30), CONFIG)
+    assert plan.long
+    assert plan.weights["array"] < 5  # thirty mentions, damped to 1 + ln 30
+    assert plan.weights["evict"] >= 1 + CONFIG.long_query_title_weight
+
+
+def test_a_long_report_mentioning_tests_and_docs_does_not_ask_for_them():
+    plan = plan_query(report("crash on save", "I ran the tests and read the docs"), CONFIG)
+    assert plan.asked == frozenset()
+    assert "tests" in plan_query("tests for save", CONFIG).asked
+
+
+def test_only_words_written_as_code_name_definitions_in_a_long_report():
+    plan = plan_query(report("crash on save", "calling `flush` then store.sync() and write_all fails"), CONFIG)
+    for name in ("flush", "sync", "write_all", "save"):  # code words, and the title's words
+        assert DEF + name in plan.weights
+    assert DEF + "fails" not in plan.weights and DEF + "calling" not in plan.weights
+
+
+def test_code_words_are_calls_attributes_compounds_and_quoted_names():
+    assert code_words("use obj.attr and run() with snake_case, camelCase, `plain` but not prose") == [
+        "attr", "run", "snake_case", "camelCase", "plain"]
+
+
+def doc(path, text, kind="code"):
+    return Document(docid=path, text=text, source_path=path, start_line=1, end_line=text.count("\n") + 1, kind=kind)
+
+
+def test_a_long_report_ranks_source_above_an_issue_template_that_shares_its_words():
+    text = report("Saving a model crashes", "Steps to reproduce: save the model. Expected behaviour: it saves.")
+    template = "Steps to reproduce\nExpected behaviour\nsave the model crashes\n"
+    source = "def save_model(model):\n    write(model)\n"
+    docs = [doc(".github/ISSUE_TEMPLATE/bug.yml", template, kind="config"), doc("app/persist.py", source)]
+    docs += [doc(f"other/f{i}.py", "def unrelated():\n    pass\n") for i in range(6)]
+    ranked = LexicalRetriever()
+    ranked.index(docs)
+    assert ranked.search_detailed(text, 2)[0].source_path == "app/persist.py"
+    plain = LexicalRetriever(ranking=CONFIG.replace(long_query_noncode=1.0))
+    plain.index(docs)
+    assert plain.search_detailed(text, 2)[0].source_path == ".github/ISSUE_TEMPLATE/bug.yml"
