@@ -67,15 +67,19 @@ def _describe_skips(skipped: dict) -> str:
 @click.option("--include", multiple=True, metavar="GLOB", help="Index only files matching GLOB (repeatable).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files and directories matching GLOB (repeatable).")
 @click.option("--max-file-bytes", type=click.IntRange(min=1), default=None, help="Per-file size cap (default 1 MB).")
-def index(root, retriever_name, force, include, exclude, max_file_bytes):
+@click.option("--profile", type=click.Choice(["code", "prose"]), default=None,
+              help="code (default): code-aware terms and ranking. prose: a collection of English documents, "
+                   "one per file (Lucene's English analyzer, BM25 k1=0.9 b=0.4).")
+def index(root, retriever_name, force, include, exclude, max_file_bytes, profile):
     """Build or refresh the index of ROOT."""
     from . import service
     from .retrievers.base import get_spec
 
     progress = _progress_sink(always=True)
     options = None
-    if include or exclude or max_file_bytes:
-        options = service.IndexOptions(include=tuple(include), exclude=tuple(exclude), max_bytes=max_file_bytes)
+    if include or exclude or max_file_bytes or profile:
+        options = service.IndexOptions(include=tuple(include), exclude=tuple(exclude), max_bytes=max_file_bytes,
+                                       profile=profile or "code")
     if retriever_name == "all":
         targets = service.available_retrievers()
     else:
@@ -285,6 +289,8 @@ def status(root, as_json):
         )
         if row["primary_language"]:
             line += f", mostly {row['primary_language']}"
+        if row["profile"] not in (None, "code"):
+            line += f", {row['profile']} profile"
         if row.get("reason"):
             line += f" ({row['reason']})"
         click.echo(line)

@@ -57,6 +57,10 @@ def evaluation_text(ev: Evaluation, per_query: bool = False) -> str:
                 if s:
                     rows.append([cat, run.retriever] + [s[n] for n in names] + [str(s["queries"])])
         out.append(table(headers, rows, left=(0, 1)))
+    stats = [f"{run.retriever} index: {run.index['documents']} documents, {run.index['unique_terms']} unique terms, "
+             f"{run.index['total_terms']} term occurrences" for run in ev.runs if run.index]
+    if stats:
+        out.append("\n".join(stats))
     notes = []
     if ev.missing_targets:
         counted = "; MAP and P@30 count them as relevant and unretrieved" if "map" in ev.metrics else ""

@@ -139,6 +139,7 @@ class RetrieverRun:
     build_seconds: float  # time of the refresh: the build time when it indexed
     open_seconds: float
     rows: list[QueryRow] = field(default_factory=list)
+    index: dict = field(default_factory=dict)  # the retriever's index statistics, when it reports them
 
     @property
     def metric_names(self) -> list[str]:
@@ -175,7 +176,7 @@ class RetrieverRun:
             "index_status": self.index_status, "build_seconds": round(self.build_seconds, 4),
             "open_seconds": round(self.open_seconds, 4),
             "cold_query_seconds": self.cold_seconds, "warm_query_p50_seconds": self.warm_p50_seconds,
-            "summary": self.summary(), "by_category": self.by_category(),
+            "summary": self.summary(), "by_category": self.by_category(), "index": self.index,
         }
         if per_query:
             out["queries"] = [r.to_json() for r in self.rows]
@@ -249,10 +250,14 @@ def evaluate(
     metrics: Sequence[str] = (),
     depth: int | None = None,
     force: bool = False,
+    profile: str | None = None,
     progress: Progress = _quiet,
 ) -> Evaluation:
     """Evaluate each named retriever on the tree at root. Retrievers whose extras are not
-    installed are skipped (with the reason); unknown names raise ValueError."""
+    installed are skipped (with the reason); unknown names raise ValueError. `profile` indexes
+    with that profile first (remembered, like `retrieval index --profile`)."""
+    from dataclasses import replace
+
     from .. import service
     from ..retrievers.base import get_spec
 
@@ -269,10 +274,15 @@ def evaluate(
         if reason:
             skipped[name] = reason
             continue
-        report = service.refresh(root, name, force=force, progress=progress)
+        options = None
+        if profile:
+            options = replace(service.remembered_options(root, name) or service.IndexOptions(), profile=profile)
+        report = service.refresh(root, name, options=options, force=force, progress=progress)
         started = time.perf_counter()
         engine = service.open_index(root, name, stale_ok=True, progress=progress)
         run = RetrieverRun(name, k, families, report.status, report.seconds, time.perf_counter() - started)
+        statistics = getattr(engine, "statistics", None)
+        run.index = statistics() if statistics else {}
         for query in queries:
             started = time.perf_counter()
             hits = _search(engine, query.query, depth, min_files)

@@ -38,3 +38,9 @@ def test_cacm_conversion(tmp_path):
     assert rows == [{"id": "1", "query": "What about time sharing?",
                      "relevant": ["CACM-0115.txt", "CACM-1410.txt"], "category": "cacm"}]
     assert cacm.read_qrels(str(src / "qrels.cacm.txt"), verbatim=True) == {"1": ["CACM-115", "CACM-1410"]}
+
+
+def test_cacm_text_drops_tags_but_keeps_comparisons_as_an_html_parser_does():
+    cacm = _load("cacm_to_jsonl")
+    raw = "<html>\n<pre>\nIf a < b and c>d then <!-- note -->stop\n</pre>\n</html>\n"
+    assert cacm.document_text(raw) == "If a < b and c>d then stop\n"
