@@ -83,5 +83,16 @@ class SearchHit:
     extra: dict = field(default_factory=dict, compare=False)
 
 
+@dataclass(frozen=True)
+class Snippet:
+    """Verbatim lines of a hit's file, read at query time: 1-based, inclusive; both None when
+    there is nothing to show (the file is gone, or now shorter than the span)."""
+
+    start_line: int | None
+    end_line: int | None
+    text: str
+    stale: bool = False  # the file changed since it was indexed: these are its current lines
+
+
 def chunk_docid(path: str, start_line: int, end_line: int) -> str:
     return f"{path}:{start_line}-{end_line}"

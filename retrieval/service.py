@@ -343,6 +343,8 @@ class SearchResult:
     retriever: str
     hits: list[SearchHit]
     notes: list[str] = field(default_factory=list)
+    # (size, mtime_ns, digest) of each hit's file as indexed: snippets tell a changed file by it
+    indexed: dict[str, tuple] = field(default_factory=dict)
 
 
 # Indexes this process has opened, reused while the committed manifest is the very same file (an
@@ -431,7 +433,24 @@ def search(
                 raise
             _OPEN.pop((layout.store_dir(os.path.abspath(root)), retriever), None)
             engine = open_index(root, retriever, stale_ok=True, progress=progress, notes=notes)
-    return SearchResult(query, retriever, hits, notes)
+    return SearchResult(query, retriever, hits, notes, _indexed_files(root, retriever, engine, hits))
+
+
+def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:
+    store = layout.store_dir(os.path.abspath(root))
+    cached = _OPEN.get((store, name))
+    if cached is not None and cached[2] is engine:
+        manifest = cached[1]
+    else:
+        try:
+            manifest = layout.read_manifest(store, name)
+        except (layout.ManifestProblem, layout.StoreError):
+            manifest = None
+    if not manifest:
+        return {}
+    files = manifest["files"]
+    return {h.source_path: tuple(files[h.source_path][SIZE : DIGEST + 1])
+            for h in hits if h.source_path in files}
 
 
 # -- status ------------------------------------------------------------------------------------
