@@ -167,6 +167,7 @@ def _hit_json(hit, snippets: dict | None) -> dict:
         "score": round(hit.score, 6),
         "docid": hit.docid,
         "context": hit.context,
+        "confidence": hit.confidence,
     }
     if snippets is not None:
         snippet = snippets.get(hit.docid)
@@ -195,8 +196,10 @@ def _hit_json(hit, snippets: dict | None) -> dict:
 @click.option("--files", "files_only", is_flag=True, help="Ranked distinct files, each with its best span.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None,
               help="Return as many hits as fit this many tokens, snippets included (implies snippets).")
+@click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), default=None,
+              help="Only hits at this confidence or above (possibly none).")
 def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
-          kind, files_only, max_tokens):
+          kind, files_only, max_tokens, min_confidence):
     """Search ROOT for QUERY ('-' reads it from stdin)."""
     from . import service
     from .retrievers.base import get_spec
@@ -214,7 +217,7 @@ def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
     try:
         result = service.search(
             root, text, retriever=retriever_name, top_k=top_k, filters=filters or None,
-            stale_ok=stale_ok, progress=_progress_sink(always=False),
+            stale_ok=stale_ok, min_confidence=min_confidence, progress=_progress_sink(always=False),
         )
     except _expected_errors() as exc:
         raise _fail(exc)

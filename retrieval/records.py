@@ -80,6 +80,7 @@ class SearchHit:
     rank: int
     score: float
     context: str = ""
+    confidence: str = ""  # high | medium | low (retrieval.confidence); "" when the retriever has none
     extra: dict = field(default_factory=dict, compare=False)
 
 

@@ -337,6 +337,9 @@ class QueryFilter:
         return allow
 
 
+MIN_CONFIDENCE_DEPTH = 100  # hits examined when filtering on confidence (medium needs 0.8 of the best)
+
+
 @dataclass
 class SearchResult:
     query: str
@@ -419,20 +422,32 @@ def search(
     top_k: int = 10,
     filters: QueryFilter | None = None,
     stale_ok: bool = False,
+    min_confidence: str | None = None,
     progress: Progress = _quiet,
 ) -> SearchResult:
+    """The top_k hits for query; with `min_confidence`, the top_k of those at that level or above
+    (ranks renumbered from 1), possibly fewer or none."""
     notes: list[str] = []
     engine = open_index(root, retriever, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None
+    # A hit's level does not depend on how many are asked for, so look deeper and filter.
+    depth = max(top_k, MIN_CONFIDENCE_DEPTH) if min_confidence else top_k
     for attempt in range(2):
         try:
-            hits = engine.search_detailed(query, top_k, allow=allow)
+            hits = engine.search_detailed(query, depth, allow=allow)
             break
         except (OSError, RuntimeError, ValueError):
             if attempt:
                 raise
             _OPEN.pop((layout.store_dir(os.path.abspath(root)), retriever), None)
             engine = open_index(root, retriever, stale_ok=True, progress=progress, notes=notes)
+    if min_confidence:
+        from dataclasses import replace
+
+        from .confidence import at_least
+
+        kept = [h for h in hits if at_least(h.confidence, min_confidence)][:top_k]
+        hits = [replace(h, rank=n) for n, h in enumerate(kept, start=1)]
     return SearchResult(query, retriever, hits, notes, _indexed_files(root, retriever, engine, hits))
 
 

@@ -13,7 +13,7 @@ from retrieval import REGISTRY, service
 from retrieval.cli import main
 from retrieval.lexical.segment import DiskSegment
 
-HIT_KEYS = {"rank", "path", "start_line", "end_line", "score", "docid", "context"}
+HIT_KEYS = {"rank", "path", "start_line", "end_line", "score", "docid", "context", "confidence"}
 
 
 @pytest.fixture

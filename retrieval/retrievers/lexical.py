@@ -6,13 +6,15 @@ from collections import Counter
 from typing import Iterable
 
 from .. import prose
+from ..confidence import assess
+from ..confidence import query_words as confidence_words
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
 from ..lexical.features import DEF, chunk_terms
 from ..ranking import RankingConfig, is_symbol_query, path_prior, query_words, rank_files
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
-from ..text import tokenize
+from ..text import split_identifier, tokenize
 from .base import NOT_INDEXED
 
 CODE, PROSE = "code", "prose"
@@ -93,7 +95,8 @@ class LexicalRetriever:
         config = self.ranking
         words = query_words(query)
         weights = Counter(tokenize(query))
-        def_weight = config.symbol_definition_weight if is_symbol_query(query) else config.definition_weight
+        symbol = is_symbol_query(query)
+        def_weight = config.symbol_definition_weight if symbol else config.definition_weight
         if def_weight:
             for word in dict.fromkeys(w.lower() for w in words):
                 weights[DEF + word] += def_weight
@@ -108,13 +111,16 @@ class LexicalRetriever:
             seg = views[i].segment
             path, _language, kind = seg.files[seg.doc_file[d]]
             scored.append((value * path_prior(path, kind, lowered, config), path, (i, d)))
+        ranked = rank_files(scored, config)
+        defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if symbol else []
+        levels = assess(views, self._n_docs, confidence_words(words, split_identifier), defined, ranked, top_k)
         hits = []
-        for rank, (value, (i, d)) in enumerate(rank_files(scored, config)[:top_k], start=1):
+        for rank, ((value, (i, d)), confidence) in enumerate(zip(ranked, levels), start=1):
             seg = views[i].segment
             path = seg.files[seg.doc_file[d]][0]
             start, end = seg.starts[d] or None, seg.ends[d] or None
             docid = seg.docids[d] if seg.docids is not None else chunk_docid(path, start, end)
-            hits.append(SearchHit(docid, path, start, end, rank, value, self._contexts.get(docid, "")))
+            hits.append(SearchHit(docid, path, start, end, rank, value, self._contexts.get(docid, ""), confidence))
         return hits
 
     def statistics(self) -> dict:
@@ -138,13 +144,16 @@ class LexicalRetriever:
         weights = Counter(prose.analyze(query))
         scores = score(views, weights, self.params, self._n_docs, self._avgdl)
         allowed = None if allow is None else [_AllowedDocs(v.segment, allow) for v in views]
+        # One more than asked: the runner-up's score is a confidence signal.
+        ranked = [(value, (i, d)) for value, i, d in best_hits(views, scores, top_k + 1, allowed)]
+        levels = assess(views, self._n_docs, [((t,), False) for t in weights], (), ranked, top_k)
         hits = []
-        for rank, (value, i, d) in enumerate(best_hits(views, scores, top_k, allowed), start=1):
+        for rank, ((value, (i, d)), confidence) in enumerate(zip(ranked, levels), start=1):
             seg = views[i].segment
             path = seg.files[seg.doc_file[d]][0]
             start, end = seg.starts[d] or None, seg.ends[d] or None
             docid = seg.docids[d] if seg.docids is not None else chunk_docid(path, start, end)
-            hits.append(SearchHit(docid, path, start, end, rank, value, self._contexts.get(docid, "")))
+            hits.append(SearchHit(docid, path, start, end, rank, value, self._contexts.get(docid, ""), confidence))
         return hits
 
     # -- the persistent index (used by the service) ----------------------------------------
