@@ -115,7 +115,7 @@ def assess(views, n_docs: int, words, defined, ranked, count: int) -> list[str]:
 _COMPOUND = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]|[A-Za-z][0-9]|[0-9][A-Za-z]|[^\W_]_+[^\W_]")
 
 
-def query_words(words, split) -> list[tuple[tuple[str, ...], bool]]:
+def word_forms(words, split) -> list[tuple[tuple[str, ...], bool]]:
     """(forms, compound) for each distinct word of a query, given the tokenizer's `split`."""
     out, seen = [], set()
     for word in words:

@@ -26,7 +26,8 @@ _LETTER = rf"[^\W\d_{_IDEOGRAPH}]"
 # UAX #29 MidLetter, MidNumLet and the apostrophe join letters; MidNum, MidNumLet and the
 # apostrophe join digits.
 _MID_LETTER = r"[:.'\u00b7\u0387\u055f\u05f4\u2018\u2019\u2024\u2027\ufe13\ufe52\ufe55\uff07\uff0e\uff1a]"
-_MID_NUM = r"[.,;'\u037e\u0589\u060c\u060d\u066c\u07f8\u2018\u2019\u2024\u2044\ufe10\ufe14\ufe50\ufe52\ufe54\uff07\uff0c\uff0e\uff1b]"
+_MID_NUM = (r"[.,;'\u037e\u0589\u060c\u060d\u066c\u07f8\u2018\u2019\u2024\u2044\ufe10\ufe14\ufe50\ufe52"
+            r"\ufe54\uff07\uff0c\uff0e\uff1b]")
 _TOKEN = re.compile(
     rf"[{_IDEOGRAPH}]"
     rf"|(?:{_CHAR})(?:{_CHAR}|(?<={_LETTER}){_MID_LETTER}(?={_LETTER})|(?<=\d){_MID_NUM}(?=\d))*"

@@ -419,7 +419,8 @@ def test_expand_adds_n_lines_around_each_hit_and_keeps_its_own_span(run, long_re
     assert {r["path"] for r in rows} == set(plain)
     for row in rows:
         assert set(row) == HIT_KEYS | SNIPPET_KEYS
-        assert (row["start_line"], row["end_line"]) == (plain[row["path"]]["start_line"], plain[row["path"]]["end_line"])
+        own = plain[row["path"]]
+        assert (row["start_line"], row["end_line"]) == (own["start_line"], own["end_line"])
         lines = file_lines(long_repo / row["path"])
         start, end = max(1, row["start_line"] - 3), min(len(lines), row["end_line"] + 3)
         assert (row["snippet_start"], row["snippet_end"]) == (start, end)

@@ -6,8 +6,7 @@ from collections import Counter
 from typing import Iterable
 
 from .. import prose
-from ..confidence import assess
-from ..confidence import query_words as confidence_words
+from ..confidence import assess, word_forms
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
@@ -113,7 +112,7 @@ class LexicalRetriever:
             scored.append((value * path_prior(path, kind, lowered, config), path, (i, d)))
         ranked = rank_files(scored, config)
         defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if symbol else []
-        levels = assess(views, self._n_docs, confidence_words(words, split_identifier), defined, ranked, top_k)
+        levels = assess(views, self._n_docs, word_forms(words, split_identifier), defined, ranked, top_k)
         hits = []
         for rank, ((value, (i, d)), confidence) in enumerate(zip(ranked, levels), start=1):
             seg = views[i].segment
