@@ -67,15 +67,19 @@ def _describe_skips(skipped: dict) -> str:
 @click.option("--include", multiple=True, metavar="GLOB", help="Index only files matching GLOB (repeatable).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files and directories matching GLOB (repeatable).")
 @click.option("--max-file-bytes", type=click.IntRange(min=1), default=None, help="Per-file size cap (default 1 MB).")
-def index(root, retriever_name, force, include, exclude, max_file_bytes):
+@click.option("--profile", type=click.Choice(["code", "prose"]), default=None,
+              help="code (default): code-aware terms and ranking. prose: a collection of English documents, "
+                   "one per file (Lucene's English analyzer, BM25 k1=0.9 b=0.4).")
+def index(root, retriever_name, force, include, exclude, max_file_bytes, profile):
     """Build or refresh the index of ROOT."""
     from . import service
     from .retrievers.base import get_spec
 
     progress = _progress_sink(always=True)
     options = None
-    if include or exclude or max_file_bytes:
-        options = service.IndexOptions(include=tuple(include), exclude=tuple(exclude), max_bytes=max_file_bytes)
+    if include or exclude or max_file_bytes or profile:
+        options = service.IndexOptions(include=tuple(include), exclude=tuple(exclude), max_bytes=max_file_bytes,
+                                       profile=profile or "code")
     if retriever_name == "all":
         targets = service.available_retrievers()
     else:
@@ -123,22 +127,6 @@ def _read_query(query: str) -> str:
     return query
 
 
-def _snippet(root: str, hit, lines: int) -> str:
-    if not lines or hit.start_line is None:
-        return ""
-    from .read import split_lines
-
-    try:
-        with open(os.path.join(root, hit.source_path), "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return ""
-    # Split exactly as the chunker did, so line numbers agree (a lone \r is not a line break).
-    text = data.decode("utf-8", "replace")
-    end = min(hit.end_line, hit.start_line + lines - 1)
-    return "".join(split_lines(text)[hit.start_line - 1 : end])
-
-
 def _distinct_files(hits):
     """First (best) hit of each file, ranks renumbered."""
     from dataclasses import replace
@@ -157,11 +145,12 @@ def _estimate_tokens(text: str) -> int:
     return len(text) // 4 + 24
 
 
-def _within_budget(root: str, hits, budget: int, snippet_lines: int):
+def _within_budget(hits, snippets: dict, budget: int):
     """The longest prefix of hits whose snippets fit the token budget (never a partial hit)."""
     out, used = [], 0
     for hit in hits:
-        cost = _estimate_tokens(_snippet(root, hit, snippet_lines))
+        snippet = snippets.get(hit.docid)
+        cost = _estimate_tokens(snippet.text if snippet else "")
         if used + cost > budget:
             break
         used += cost
@@ -169,7 +158,7 @@ def _within_budget(root: str, hits, budget: int, snippet_lines: int):
     return out
 
 
-def _hit_json(root: str, hit, snippet_lines: int | None) -> dict:
+def _hit_json(hit, snippets: dict | None) -> dict:
     row = {
         "rank": hit.rank,
         "path": hit.source_path,
@@ -178,9 +167,15 @@ def _hit_json(root: str, hit, snippet_lines: int | None) -> dict:
         "score": round(hit.score, 6),
         "docid": hit.docid,
         "context": hit.context,
+        "confidence": hit.confidence,
     }
-    if snippet_lines:
-        row["snippet"] = _snippet(root, hit, snippet_lines)
+    if snippets is not None:
+        snippet = snippets.get(hit.docid)
+        row["snippet"] = snippet.text if snippet else ""
+        row["snippet_start"] = snippet.start_line if snippet else None
+        row["snippet_end"] = snippet.end_line if snippet else None
+        if snippet and snippet.stale:
+            row["stale"] = True
     return row
 
 
@@ -192,6 +187,8 @@ def _hit_json(root: str, hit, snippet_lines: int | None) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with all results.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON object per hit, one per line.")
 @click.option("--snippet-lines", type=click.IntRange(min=0), default=0, help="Include up to N lines of each hit.")
+@click.option("--expand", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Snippets of each hit with N lines before and after it (implies snippets).")
 @click.option("--stale-ok", is_flag=True, help="Do not refresh a stale index first.")
 @click.option("--path", "path_globs", multiple=True, metavar="GLOB", help="Only hits whose path matches GLOB.")
 @click.option("--lang", default="", help="Only hits in this language (e.g. python).")
@@ -199,8 +196,10 @@ def _hit_json(root: str, hit, snippet_lines: int | None) -> dict:
 @click.option("--files", "files_only", is_flag=True, help="Ranked distinct files, each with its best span.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None,
               help="Return as many hits as fit this many tokens, snippets included (implies snippets).")
-def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, stale_ok, path_globs, lang, kind,
-          files_only, max_tokens):
+@click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), default=None,
+              help="Only hits at this confidence or above (possibly none).")
+def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
+          kind, files_only, max_tokens, min_confidence):
     """Search ROOT for QUERY ('-' reads it from stdin)."""
     from . import service
     from .retrievers.base import get_spec
@@ -218,7 +217,7 @@ def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
     try:
         result = service.search(
             root, text, retriever=retriever_name, top_k=top_k, filters=filters or None,
-            stale_ok=stale_ok, progress=_progress_sink(always=False),
+            stale_ok=stale_ok, min_confidence=min_confidence, progress=_progress_sink(always=False),
         )
     except _expected_errors() as exc:
         raise _fail(exc)
@@ -228,27 +227,41 @@ def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
     hits = result.hits
     if files_only:
         hits = _distinct_files(hits)
+    snippets = None
+    if snippet_lines or expand is not None or max_tokens:
+        from .snippets import read_snippet
+
+        snippets = {}
+        for h in hits:
+            snippet = read_snippet(abs_root, h, expand=expand or 0, max_lines=snippet_lines or None,
+                                   indexed=result.indexed.get(h.source_path))
+            if snippet is not None:
+                snippets[h.docid] = snippet
+        stale = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale})
+        if stale:
+            click.echo(f"note: {len(stale)} file(s) changed since indexing ({', '.join(stale[:3])}"
+                       f"{', ...' if len(stale) > 3 else ''}); their snippets show the current lines of "
+                       "each span, which may have moved", err=True)
     if max_tokens:
-        snippet_lines = snippet_lines or 10**9
-        hits = _within_budget(abs_root, hits, max_tokens, snippet_lines)
+        hits = _within_budget(hits, snippets, max_tokens)
     result.hits = hits
     if as_json:
         payload = {
             "query": text,
             "retriever": result.retriever,
-            "results": [_hit_json(abs_root, h, snippet_lines) for h in result.hits],
+            "results": [_hit_json(h, snippets) for h in result.hits],
         }
         click.echo(json.dumps(payload, ensure_ascii=False))
     elif as_jsonl:
         for h in result.hits:
-            click.echo(json.dumps(_hit_json(abs_root, h, snippet_lines), ensure_ascii=False))
+            click.echo(json.dumps(_hit_json(h, snippets), ensure_ascii=False))
     else:
         for h in result.hits:
             span = f"{h.source_path}:{h.start_line}-{h.end_line}" if h.start_line else h.source_path
             click.echo(span)
-            snippet = _snippet(abs_root, h, snippet_lines)
-            if snippet:
-                click.echo("".join("    " + line for line in snippet.splitlines(keepends=True)).rstrip("\n"))
+            snippet = snippets.get(h.docid) if snippets else None
+            if snippet and snippet.text:
+                click.echo("".join("    " + line for line in snippet.text.splitlines(keepends=True)).rstrip("\n"))
 
 
 @main.command()
@@ -285,6 +298,8 @@ def status(root, as_json):
         )
         if row["primary_language"]:
             line += f", mostly {row['primary_language']}"
+        if row["profile"] not in (None, "code"):
+            line += f", {row['profile']} profile"
         if row.get("reason"):
             line += f" ({row['reason']})"
         click.echo(line)

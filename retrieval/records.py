@@ -80,7 +80,19 @@ class SearchHit:
     rank: int
     score: float
     context: str = ""
+    confidence: str = ""  # high | medium | low (retrieval.confidence); "" when the retriever has none
     extra: dict = field(default_factory=dict, compare=False)
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """Verbatim lines of a hit's file, read at query time: 1-based, inclusive; both None when
+    there is nothing to show (the file is gone, or now shorter than the span)."""
+
+    start_line: int | None
+    end_line: int | None
+    text: str
+    stale: bool = False  # the file changed since it was indexed: these are its current lines
 
 
 def chunk_docid(path: str, start_line: int, end_line: int) -> str:

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from . import __version__
-from .chunking import ChunkingPolicy, chunk_lines
+from .chunking import ChunkingPolicy, chunk_lines, whole_file
 from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
 from .read import read_source
 from .records import SearchHit
@@ -21,6 +21,10 @@ from .store.atomic import remove_stale_temps
 from .store.lock import LockBusy, WriterLock
 
 Progress = Callable[[str], None]
+
+# Index profiles: how text becomes terms and how hits are ranked. `prose` is for a collection of
+# English documents, one per file (Lucene's English analyzer and BM25 defaults).
+PROFILES = ("code", "prose")
 
 
 def _quiet(_msg: str) -> None:
@@ -40,6 +44,11 @@ class IndexOptions:
     max_bytes: int | None = None
     max_total_bytes: int | None = None
     policy: ChunkingPolicy = field(default_factory=ChunkingPolicy)
+    profile: str = "code"
+
+    def __post_init__(self):
+        if self.profile not in PROFILES:
+            raise ValueError(f"unknown profile {self.profile!r}; choose one of: {', '.join(PROFILES)}")
 
     def discovery(self, store: str) -> DiscoveryOptions:
         opts = DiscoveryOptions(include_globs=tuple(self.include), exclude_globs=tuple(self.exclude), skip_paths=(store,))
@@ -54,7 +63,7 @@ class IndexOptions:
 
     def to_json(self) -> dict:
         return {"include": list(self.include), "exclude": list(self.exclude), "max_bytes": self.max_bytes,
-                "policy": self.policy.fingerprint()}
+                "policy": self.policy.fingerprint(), "profile": self.profile}
 
     @classmethod
     def from_json(cls, data: dict) -> "IndexOptions":
@@ -63,7 +72,32 @@ class IndexOptions:
             exclude=tuple(data.get("exclude", ())),
             max_bytes=data.get("max_bytes"),
             policy=ChunkingPolicy(**data.get("policy", {})),
+            profile=data.get("profile", "code"),
         )
+
+    def chunk(self, text: str, f) -> list:
+        if self.profile == "prose":  # a file is one document, as in a document collection
+            return whole_file(text, f.path, language=f.language, kind=f.kind)
+        return chunk_lines(text, f.path, language=f.language, kind=f.kind, policy=self.policy)
+
+
+def remembered_options(root: str, name: str = "lexical") -> IndexOptions | None:
+    """The options root's index was last built with (None without a readable index)."""
+    try:
+        manifest = layout.read_manifest(layout.store_dir(os.path.abspath(root)), name)
+        return IndexOptions.from_json(manifest["config"]["options"]) if manifest else None
+    except (layout.ManifestProblem, layout.StoreError, ValueError, TypeError):
+        return None
+
+
+def _use_profile(retriever, name: str, profile: str) -> None:
+    """Set a retriever's profile; `code` is every retriever's default."""
+    if profile == "code":
+        return
+    use = getattr(retriever, "use_profile", None)
+    if use is None:
+        raise ValueError(f"the {name} retriever has no {profile!r} profile")
+    use(profile)
 
 
 @dataclass
@@ -178,6 +212,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             force = True
     if options is None:
         options = IndexOptions.from_json(manifest["config"]["options"]) if manifest else IndexOptions()
+    _use_profile(retriever, name, options.profile)
     config = _config(retriever, options)
     if manifest is not None and (force or manifest.get("config") != config):
         manifest = None  # options changed: start from nothing, old segments are collected below
@@ -216,7 +251,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             if content.skip_reason != "vanished":
                 new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, content.skip_reason]
             continue
-        chunks = chunk_lines(content.text, f.path, language=f.language, kind=f.kind, policy=options.policy)
+        chunks = options.chunk(content.text, f)
         new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, len(chunks), ""]
         report.reprocessed.append(f.path)
         if chunks:
@@ -302,12 +337,17 @@ class QueryFilter:
         return allow
 
 
+MIN_CONFIDENCE_DEPTH = 100  # hits examined when filtering on confidence (medium needs 0.8 of the best)
+
+
 @dataclass
 class SearchResult:
     query: str
     retriever: str
     hits: list[SearchHit]
     notes: list[str] = field(default_factory=list)
+    # (size, mtime_ns, digest) of each hit's file as indexed: snippets tell a changed file by it
+    indexed: dict[str, tuple] = field(default_factory=dict)
 
 
 # Indexes this process has opened, reused while the committed manifest is the very same file (an
@@ -359,6 +399,7 @@ def open_index(
             if manifest is None:
                 raise layout.StoreError(f"the {name} index could not be built")
         retriever = build_retriever(name)
+        _use_profile(retriever, name, IndexOptions.from_json(manifest["config"]["options"]).profile)
         try:
             engine = retriever.open_store(layout.retriever_dir(store, name), manifest["state"])
             if key is not None:
@@ -381,21 +422,50 @@ def search(
     top_k: int = 10,
     filters: QueryFilter | None = None,
     stale_ok: bool = False,
+    min_confidence: str | None = None,
     progress: Progress = _quiet,
 ) -> SearchResult:
+    """The top_k hits for query; with `min_confidence`, the top_k of those at that level or above
+    (ranks renumbered from 1), possibly fewer or none."""
     notes: list[str] = []
     engine = open_index(root, retriever, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None
+    # A hit's level does not depend on how many are asked for, so look deeper and filter.
+    depth = max(top_k, MIN_CONFIDENCE_DEPTH) if min_confidence else top_k
     for attempt in range(2):
         try:
-            hits = engine.search_detailed(query, top_k, allow=allow)
+            hits = engine.search_detailed(query, depth, allow=allow)
             break
         except (OSError, RuntimeError, ValueError):
             if attempt:
                 raise
             _OPEN.pop((layout.store_dir(os.path.abspath(root)), retriever), None)
             engine = open_index(root, retriever, stale_ok=True, progress=progress, notes=notes)
-    return SearchResult(query, retriever, hits, notes)
+    if min_confidence:
+        from dataclasses import replace
+
+        from .confidence import at_least
+
+        kept = [h for h in hits if at_least(h.confidence, min_confidence)][:top_k]
+        hits = [replace(h, rank=n) for n, h in enumerate(kept, start=1)]
+    return SearchResult(query, retriever, hits, notes, _indexed_files(root, retriever, engine, hits))
+
+
+def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:
+    store = layout.store_dir(os.path.abspath(root))
+    cached = _OPEN.get((store, name))
+    if cached is not None and cached[2] is engine:
+        manifest = cached[1]
+    else:
+        try:
+            manifest = layout.read_manifest(store, name)
+        except (layout.ManifestProblem, layout.StoreError):
+            manifest = None
+    if not manifest:
+        return {}
+    files = manifest["files"]
+    return {h.source_path: tuple(files[h.source_path][SIZE : DIGEST + 1])
+            for h in hits if h.source_path in files}
 
 
 # -- status ------------------------------------------------------------------------------------
@@ -408,7 +478,7 @@ def status(root: str) -> list[dict]:
     store = layout.store_dir(root)
     rows = []
     for name, spec in sorted(REGISTRY.items()):
-        row: dict = {"retriever": name, "state": "missing", "files": 0, "chunks": 0, "tokens": 0,
+        row: dict = {"retriever": name, "state": "missing", "profile": None, "files": 0, "chunks": 0, "tokens": 0,
                      "primary_language": None, "languages": {}, "created": None, "updated": None,
                      "store_bytes": 0}
         reason = spec.unavailable_reason()
@@ -430,6 +500,7 @@ def status(root: str) -> list[dict]:
                 langs[entry[LANG]] += 1
                 tokens += (entry[SIZE] + 3) // 4
         row.update(
+            profile=manifest["config"]["options"].get("profile", "code"),
             files=sum(langs.values()),
             chunks=sum(e[NCHUNKS] for e in manifest["files"].values()),
             tokens=tokens,

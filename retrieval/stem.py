@@ -157,3 +157,21 @@ def porter(word: str) -> str:
         _MEMO.clear()
     _MEMO[word] = out
     return out
+
+
+_MEMO_ANY: dict[str, str] = {}
+
+
+def porter_any(word: str) -> str:
+    """The Porter stem of any lower-case token, as Lucene's PorterStemFilter computes it: digits
+    and other non-letters count as consonants (porter() leaves such words alone)."""
+    out = _MEMO_ANY.get(word)
+    if out is None:
+        if len(word) <= 2:
+            out = word
+        else:
+            out = _step5(_step4(_first_suffix(_first_suffix(_step1c(_step1ab(word)), _STEP2), _STEP3)))
+        if len(_MEMO_ANY) > 500_000:
+            _MEMO_ANY.clear()
+        _MEMO_ANY[word] = out
+    return out

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Turn the CACM collection (../shared/bench/cacm) into a tree and a dataset `retrieval eval` reads.
 
-    python scripts/cacm_to_jsonl.py --out /tmp/cacm
-    RETRIEVAL_INDEX_DIR=/tmp/cacm-index retrieval eval /tmp/cacm/cacm.jsonl --root /tmp/cacm/docs -k 1000
+    python scripts/cacm_to_jsonl.py --out /tmp/cacm --anserini-ids
+    RETRIEVAL_INDEX_DIR=/tmp/cacm-index retrieval eval /tmp/cacm/cacm.jsonl --root /tmp/cacm/docs -k 1000 --profile prose
 
 writes <out>/docs/CACM-NNNN.txt (the text of each HTML-like document, tags removed) and
 <out>/cacm.jsonl: one {id, query, relevant: [CACM-NNNN.txt, ...], category: "cacm"} per judged
 topic (52 of 64 have judgments; trec_eval leaves the others out too). The `cacm` category makes
-`retrieval eval` report MAP and P@30 beside NDCG; Anserini's BM25 reference is MAP 0.3123, P@30 0.1942.
+`retrieval eval` report MAP and P@30 beside NDCG; Anserini's BM25 reference is MAP 0.3123, P@30 0.1942,
+with 14,363 unique terms and 320,968 term occurrences, and the `prose` profile reproduces all four
+(and Anserini's top 30 of every judged topic, document for document).
 
 The qrels write ids below 1000 unpadded (CACM-115) while the documents are CACM-0115: by default
 the judgments are mapped to the documents they mean. Anserini's regression compares the ids
@@ -25,7 +27,9 @@ import sys
 import tarfile
 
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TAG = re.compile(r"<[^>]*>")
+# A tag starts with `<` and a letter, `/`, `!` or `?`, as an HTML parser reads it (Anserini's
+# HtmlCollection); any other `<` is text, and CACM's abstracts have formulas such as `a < b`.
+TAG = re.compile(r"<(?:/?[A-Za-z][^>]*>|!--.*?-->|[!?][^>]*>)", re.S)
 TOPIC = re.compile(r"<DOC>\s*<DOCNO>\s*(\S+)\s*</DOCNO>(.*?)</DOC>", re.S)
 
 

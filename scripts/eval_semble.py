@@ -22,7 +22,7 @@ PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)  # run from a source checkout without installing
 
 from retrieval.evaluation.datasets import load_dataset  # noqa: E402
-from retrieval.evaluation.report import fmt, table  # noqa: E402
+from retrieval.evaluation.report import calibration_text, fmt, table  # noqa: E402
 from retrieval.evaluation.runner import evaluate  # noqa: E402
 
 PUBLISHED = ("bm25_raw", "semble", "coderankembed_hybrid")
@@ -55,6 +55,7 @@ def run_repo(job: dict) -> dict:
             **job,
             "summary": run.summary(),
             "by_category": run.by_category(),
+            "calibration": run.calibration(),
             "index_status": run.index_status,
             "build_seconds": run.build_seconds,
             "cold_query_seconds": run.cold_seconds,
@@ -119,8 +120,17 @@ def summarise(results: list[dict], published: dict, k: int) -> dict:
         by_category[cat]["queries"] = len(qs)
         by_category[cat]["ndcg_mean_over_repos"] = mean(
             r["by_category"][cat]["ndcg"] for r in ok if cat in r["by_category"])
+    calibration: dict[str, dict] = {}
+    for r in ok:
+        for level, c in r["calibration"].items():
+            entry = calibration.setdefault(level, {"hits": 0, "matched": 0})
+            entry["hits"] += c["hits"]
+            entry["matched"] += c["matched"]
+    for entry in calibration.values():
+        entry["precision"] = entry["matched"] / entry["hits"]
     return {
         "k": k,
+        "confidence_calibration": calibration,
         "mean_over_repos": group(ok),
         "mean_over_queries": {**{m: mean(q["scores"][m] for q in rows) for m in METRICS}, "queries": len(rows)},
         "published_mean_over_all_repos": {c: pub(list(published), c) for c in PUBLISHED},
@@ -186,6 +196,10 @@ def print_report(results, skipped, overall, published, k):
         [f"published, all {overall['published_repos']} repositories", "-", "-", "-"] + [allpub[c] for c in PUBLISHED],
     ]
     print(table(["overall", label, f"R@{k}", f"MRR@{k}"] + list(PUBLISHED), rows))
+    calibration = overall["confidence_calibration"]
+    if calibration:
+        print(f"\nconfidence calibration: the top-{k} hits of every scored query, pooled over repositories")
+        print(calibration_text(calibration, k))
     built = sum(1 for r in results if r.get("index_status") == "indexed")
     print(f"\nindexes built or updated: {built} ({overall['total_build_seconds']:.1f}s of build time), reused: "
           f"{len(results) - built}; median over repositories of the warm query p50: "

@@ -13,7 +13,7 @@ from retrieval import REGISTRY, service
 from retrieval.cli import main
 from retrieval.lexical.segment import DiskSegment
 
-HIT_KEYS = {"rank", "path", "start_line", "end_line", "score", "docid", "context"}
+HIT_KEYS = {"rank", "path", "start_line", "end_line", "score", "docid", "context", "confidence"}
 
 
 @pytest.fixture
@@ -72,12 +72,16 @@ def test_query_json_results_match_the_service(run, sample_repo):
     assert len(payload["results"]) == 3
 
 
+SNIPPET_KEYS = {"snippet", "snippet_start", "snippet_end"}
+
+
 def test_snippet_lines_adds_the_first_lines_of_each_hit(run, sample_repo):
     payload = query_json(run, sample_repo, "parse config file", "--snippet-lines", "2")
     for row in payload["results"]:
-        assert set(row) == HIT_KEYS | {"snippet"}
+        assert set(row) == HIT_KEYS | SNIPPET_KEYS
         lines = file_lines(sample_repo / row["path"])
         last = min(row["end_line"], row["start_line"] + 1)
+        assert (row["snippet_start"], row["snippet_end"]) == (row["start_line"], last)
         assert row["snippet"] == "".join(lines[row["start_line"] - 1 : last])
 
 
@@ -393,3 +397,89 @@ def test_max_tokens_returns_only_whole_hits_that_fit_the_budget(run, make_tree):
     assert len(limited) == 2
     assert all(r["snippet"] for r in limited)
     assert query_json(run, root, "budget item", "--max-tokens", "5")["results"] == []
+
+
+# -- --expand --------------------------------------------------------------------------------------
+
+@pytest.fixture
+def long_repo(make_tree):
+    # Blank lines split the file into chunks; the query words sit in the middle, first and last chunk.
+    body = "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(200))
+    files = {
+        "mid.py": body.replace("return 100\n", "return 'quokka marsupial'\n"),
+        "first.py": "quokka_start = 1\n" + body,
+        "last.py": body + "quokka_end = 2\n",
+    }
+    return make_tree(files)
+
+
+def test_expand_adds_n_lines_around_each_hit_and_keeps_its_own_span(run, long_repo):
+    plain = {r["path"]: r for r in query_json(run, long_repo, "quokka marsupial")["results"]}
+    rows = query_json(run, long_repo, "quokka marsupial", "--expand", "3")["results"]
+    assert {r["path"] for r in rows} == set(plain)
+    for row in rows:
+        assert set(row) == HIT_KEYS | SNIPPET_KEYS
+        own = plain[row["path"]]
+        assert (row["start_line"], row["end_line"]) == (own["start_line"], own["end_line"])
+        lines = file_lines(long_repo / row["path"])
+        start, end = max(1, row["start_line"] - 3), min(len(lines), row["end_line"] + 3)
+        assert (row["snippet_start"], row["snippet_end"]) == (start, end)
+        assert row["snippet"] == "".join(lines[start - 1 : end])
+    by_path = {r["path"]: r for r in rows}
+    mid = by_path["mid.py"]
+    assert mid["snippet_start"] == mid["start_line"] - 3 and mid["snippet_end"] == mid["end_line"] + 3
+    assert by_path["first.py"]["snippet_start"] == 1  # clamped to the file
+    assert by_path["last.py"]["snippet_end"] == len(file_lines(long_repo / "last.py"))
+
+
+def test_expand_with_snippet_lines_keeps_the_first_n_lines_of_the_expanded_span(run, long_repo):
+    (row,) = query_json(run, long_repo, "marsupial", "--expand", "3", "--snippet-lines", "2")["results"]
+    lines = file_lines(long_repo / row["path"])
+    assert (row["snippet_start"], row["snippet_end"]) == (row["start_line"] - 3, row["start_line"] - 2)
+    assert row["snippet"] == "".join(lines[row["start_line"] - 4 : row["start_line"] - 2])
+
+
+def test_text_mode_with_expand_indents_the_expanded_snippet(run, long_repo):
+    result = run("query", "--root", long_repo, "marsupial", "--expand", "1")
+    assert result.exit_code == 0
+    header, *body = result.stdout.splitlines()
+    (row,) = query_json(run, long_repo, "marsupial")["results"]
+    assert header == f"mid.py:{row['start_line']}-{row['end_line']}"
+    lines = file_lines(long_repo / "mid.py")
+    assert body == ["    " + line.rstrip("\n") for line in lines[row["start_line"] - 2 : row["end_line"] + 1]]
+
+
+def test_max_tokens_counts_the_expanded_snippets(run, make_tree):
+    files = {f"m{i}.py": "\n" * 30 + "def budget_item():\n    return 'budget'\n" + "\n" * 30 for i in range(6)}
+    root = make_tree(files)
+    plain = query_json(run, root, "budget item", "--max-tokens", "200")["results"]
+    expanded = query_json(run, root, "budget item", "--max-tokens", "200", "--expand", "100")["results"]
+    assert len(plain) == 6
+    assert all(r["snippet"].count("\n") == 62 for r in expanded)  # the whole file
+    assert 0 < len(expanded) < len(plain)
+    assert sum(len(r["snippet"]) // 4 + 24 for r in expanded) <= 200
+
+
+def test_a_file_changed_since_indexing_gives_a_stale_snippet_of_its_current_lines(run, long_repo, rewrite, touch):
+    (before,) = query_json(run, long_repo, "marsupial", "--expand", "1")["results"]
+    touch(long_repo / "mid.py")  # a new mtime, the same bytes: not stale
+    (same,) = query_json(run, long_repo, "marsupial", "--expand", "1", "--stale-ok")["results"]
+    assert same == before
+    text = (long_repo / "mid.py").read_text()
+    rewrite(long_repo / "mid.py", "# a new first line\n" + text)
+    result = run("query", "--root", long_repo, "--json", "marsupial", "--expand", "1", "--stale-ok")
+    (row,) = json.loads(result.stdout)["results"]
+    assert row["stale"] is True
+    assert (row["start_line"], row["snippet_start"]) == (before["start_line"], before["snippet_start"])
+    lines = file_lines(long_repo / "mid.py")
+    assert row["snippet"] == "".join(lines[row["snippet_start"] - 1 : row["snippet_end"]])
+    assert "changed since indexing (mid.py)" in result.stderr
+    (fresh,) = query_json(run, long_repo, "marsupial", "--expand", "1")["results"]  # refreshes first
+    assert "stale" not in fresh and "marsupial" in fresh["snippet"]
+
+
+def test_a_vanished_file_gives_an_empty_stale_snippet(run, long_repo):
+    query_json(run, long_repo, "marsupial")
+    (long_repo / "mid.py").unlink()
+    (row,) = query_json(run, long_repo, "marsupial", "--expand", "2", "--stale-ok")["results"]
+    assert (row["snippet"], row["snippet_start"], row["snippet_end"], row["stale"]) == ("", None, None, True)

@@ -107,3 +107,11 @@ def chunk_lines(
         i += 1
     _emit(path, lines, start, n, language, kind, out)
     return out
+
+
+def whole_file(text: str, path: str, *, language: str = "", kind: str = "") -> list[Chunk]:
+    """The file as one chunk (blank edge lines trimmed): for collections where a file is a document."""
+    lines = split_lines(text)
+    out: list[Chunk] = []
+    _emit(path, lines, 0, len(lines), language, kind, out)
+    return out

@@ -37,7 +37,9 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with all numbers.")
 @click.option("--per-query", is_flag=True, help="Include a row per query.")
 @click.option("--force", is_flag=True, help="Rebuild the index first (and report the build time).")
-def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, force):
+@click.option("--profile", type=click.Choice(["code", "prose"]), default=None,
+              help="Index with this profile first (see `retrieval index --profile`); default: as indexed.")
+def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, force, profile):
     """Evaluate retrievers on DATASET (semble JSON annotations or JSONL) over the tree at ROOT."""
     from ..cli import UserError, _expected_errors, _fail, _progress_sink
     from .datasets import DatasetError, load_dataset
@@ -52,7 +54,7 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
     families = () if metrics == "auto" else tuple(f.strip() for f in metrics.split(",") if f.strip())
     try:
         queries = load_dataset(dataset)
-        result = evaluate(root, queries, names, k, metrics=families, force=force,
+        result = evaluate(root, queries, names, k, metrics=families, force=force, profile=profile,
                           progress=_progress_sink(always=False))
     except (DatasetError,) + _expected_errors() as exc:
         raise _fail(exc)

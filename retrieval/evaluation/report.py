@@ -57,6 +57,14 @@ def evaluation_text(ev: Evaluation, per_query: bool = False) -> str:
                 if s:
                     rows.append([cat, run.retriever] + [s[n] for n in names] + [str(s["queries"])])
         out.append(table(headers, rows, left=(0, 1)))
+    for run in ev.runs:
+        table_text = calibration_text(run.calibration(), ev.k)
+        if table_text:
+            out.append(f"{run.retriever}:\n{table_text}" if len(ev.runs) > 1 else table_text)
+    stats = [f"{run.retriever} index: {run.index['documents']} documents, {run.index['unique_terms']} unique terms, "
+             f"{run.index['total_terms']} term occurrences" for run in ev.runs if run.index]
+    if stats:
+        out.append("\n".join(stats))
     notes = []
     if ev.missing_targets:
         counted = "; MAP and P@30 count them as relevant and unretrieved" if "map" in ev.metrics else ""
@@ -76,3 +84,15 @@ def evaluation_text(ev: Evaluation, per_query: bool = False) -> str:
                             + [ms(row.seconds), text[:60] + ("..." if len(text) > 60 else "")])
             out.append(f"{run.retriever}:\n" + table(headers, rows, left=(0, 1, len(headers) - 1)))
     return "\n\n".join(out)
+
+
+def calibration_text(calibration: dict, k: int) -> str:
+    """The confidence calibration table: per level, the top-k hits given it and the share that match."""
+    if not calibration:
+        return ""
+    from ..confidence import LEVELS
+
+    order = [lv for lv in reversed(LEVELS) if lv in calibration] + sorted(set(calibration) - set(LEVELS))
+    rows = [[lv, str(calibration[lv]["hits"]), str(calibration[lv]["matched"]), calibration[lv]["precision"]]
+            for lv in order]
+    return table(["confidence", f"hits@{k}", "matching", "precision"], rows)

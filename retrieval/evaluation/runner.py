@@ -118,11 +118,15 @@ class QueryRow:
     ranks: dict  # "span": rank per existing target; "files": rank per gold file
     hits: list[str]
     seconds: float
+    # per hit of the top k: the retriever's confidence, and whether it matches an existing target
+    confidence: list[str] = field(default_factory=list)
+    matched: list[bool] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"id": self.id, "query": self.query, "category": self.category, "n_targets": self.n_targets,
                 "n_existing": self.n_existing, "scores": self.scores, "ranks": self.ranks,
-                "hits": self.hits, "seconds": round(self.seconds, 6)}
+                "hits": self.hits, "confidence": self.confidence, "matched": self.matched,
+                "seconds": round(self.seconds, 6)}
 
 
 def _mean(values) -> float | None:
@@ -139,6 +143,7 @@ class RetrieverRun:
     build_seconds: float  # time of the refresh: the build time when it indexed
     open_seconds: float
     rows: list[QueryRow] = field(default_factory=list)
+    index: dict = field(default_factory=dict)  # the retriever's index statistics, when it reports them
 
     @property
     def metric_names(self) -> list[str]:
@@ -163,6 +168,11 @@ class RetrieverRun:
         out["unscored"] = len(rows) - scored
         return out
 
+    def calibration(self) -> dict[str, dict]:
+        """Per confidence level: the top-k hits of scored queries given it, and the share of them
+        that match a target (a calibrated retriever's shares fall from high to low)."""
+        return calibration(self.rows)
+
     def by_category(self) -> dict[str, dict]:
         groups: dict[str, list[QueryRow]] = {}
         for row in self.rows:
@@ -175,11 +185,30 @@ class RetrieverRun:
             "index_status": self.index_status, "build_seconds": round(self.build_seconds, 4),
             "open_seconds": round(self.open_seconds, 4),
             "cold_query_seconds": self.cold_seconds, "warm_query_p50_seconds": self.warm_p50_seconds,
-            "summary": self.summary(), "by_category": self.by_category(),
+            "summary": self.summary(), "by_category": self.by_category(), "index": self.index,
+            "calibration": self.calibration(),
         }
         if per_query:
             out["queries"] = [r.to_json() for r in self.rows]
         return out
+
+
+def calibration(rows: Sequence[QueryRow]) -> dict[str, dict]:
+    """{level: {hits, matched, precision}} over the rows' hits, levels in ascending order. Queries
+    without a target in the tree are left out (every hit would count as a miss)."""
+    from ..confidence import LEVELS
+
+    counts: dict[str, list[int]] = {}
+    for row in rows:
+        if not row.n_existing:
+            continue
+        for level, matched in zip(row.confidence, row.matched):
+            entry = counts.setdefault(level, [0, 0])
+            entry[0] += 1
+            entry[1] += matched
+    order = [lv for lv in LEVELS if lv in counts] + sorted(lv for lv in counts if lv not in LEVELS)
+    return {lv: {"hits": counts[lv][0], "matched": counts[lv][1], "precision": counts[lv][1] / counts[lv][0]}
+            for lv in order}
 
 
 @dataclass
@@ -198,9 +227,9 @@ class Evaluation:
 
 
 def score_query(query: EvalQuery, hits: Sequence[m.Hit], tree: TreePaths, k: int,
-                families: Sequence[str], seconds: float = 0.0) -> QueryRow:
+                families: Sequence[str], seconds: float = 0.0, confidence: Sequence[str] = ()) -> QueryRow:
     """Score one ranked list of root-relative hits. `hits` may be longer than k: the file-level
-    families use all of them."""
+    families use all of them. `confidence`, when given, holds each hit's level."""
     existing = [t for t in (tree.resolve(t) for t in query.targets) if t is not None]
     scores: dict = {}
     ranks: dict = {}
@@ -223,20 +252,24 @@ def score_query(query: EvalQuery, hits: Sequence[m.Hit], tree: TreePaths, k: int
         scores["map"] = m.average_precision(files, judged) if judged else None
         scores["p@30"] = m.precision_at_k(files, judged, 30) if judged else None
     shown = [f"{p}:{s}-{e}" if s is not None else p for p, s, e in hits[: max(k, 10)]]
+    levels = list(confidence[:k])
+    matched = [any(m.hit_matches(hit, t) for t in existing) for hit in anchored[: len(levels)]]
     return QueryRow(query.id, query.query, query.category, len(query.targets), len(existing),
-                    scores, ranks, shown, seconds)
+                    scores, ranks, shown, seconds, levels, matched)
 
 
-def _search(engine, text: str, depth: int, min_files: int) -> list[m.Hit]:
+def _search(engine, text: str, depth: int, min_files: int) -> tuple[list[m.Hit], list[str]]:
     """Ask for `depth` hits; when file-level metrics need `min_files` distinct files and a full
-    list covers fewer, ask again for more (the time of every attempt counts)."""
+    list covers fewer, ask again for more (the time of every attempt counts). Returns the hits
+    and their confidence levels."""
     while True:
         found = engine.search_detailed(text, top_k=depth)
         hits = [(h.source_path, h.start_line, h.end_line) for h in found]
+        levels = [h.confidence for h in found]
         if not min_files or len(hits) < depth or depth >= MAX_DEPTH:
-            return hits
+            return hits, levels
         if len(m.distinct_files(hits)) >= min_files:
-            return hits
+            return hits, levels
         depth *= 2
 
 
@@ -249,10 +282,14 @@ def evaluate(
     metrics: Sequence[str] = (),
     depth: int | None = None,
     force: bool = False,
+    profile: str | None = None,
     progress: Progress = _quiet,
 ) -> Evaluation:
     """Evaluate each named retriever on the tree at root. Retrievers whose extras are not
-    installed are skipped (with the reason); unknown names raise ValueError."""
+    installed are skipped (with the reason); unknown names raise ValueError. `profile` indexes
+    with that profile first (remembered, like `retrieval index --profile`)."""
+    from dataclasses import replace
+
     from .. import service
     from ..retrievers.base import get_spec
 
@@ -269,15 +306,20 @@ def evaluate(
         if reason:
             skipped[name] = reason
             continue
-        report = service.refresh(root, name, force=force, progress=progress)
+        options = None
+        if profile:
+            options = replace(service.remembered_options(root, name) or service.IndexOptions(), profile=profile)
+        report = service.refresh(root, name, options=options, force=force, progress=progress)
         started = time.perf_counter()
         engine = service.open_index(root, name, stale_ok=True, progress=progress)
         run = RetrieverRun(name, k, families, report.status, report.seconds, time.perf_counter() - started)
+        statistics = getattr(engine, "statistics", None)
+        run.index = statistics() if statistics else {}
         for query in queries:
             started = time.perf_counter()
-            hits = _search(engine, query.query, depth, min_files)
+            hits, levels = _search(engine, query.query, depth, min_files)
             seconds = time.perf_counter() - started
-            run.rows.append(score_query(query, hits, tree, k, families, seconds))
+            run.rows.append(score_query(query, hits, tree, k, families, seconds, levels if any(levels) else ()))
         progress(f"{name}: {len(queries)} queries")
         runs.append(run)
     return Evaluation(root, k, families, runs, skipped, missing)

@@ -1,36 +1,66 @@
 """`lexical`: BM25 over code-aware terms. Standard library only."""
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from typing import Iterable
 
+from .. import prose
+from ..confidence import assess, word_forms
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
-from ..lexical.features import chunk_terms
+from ..lexical.features import DEF, chunk_terms
 from ..query import plan_query
-from ..ranking import RankingConfig, name_prior, path_prior, rank_files
+from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
+from ..text import split_identifier
 from .base import NOT_INDEXED
+
+CODE, PROSE = "code", "prose"
+PROFILES = (CODE, PROSE)
 
 
 class LexicalRetriever:
     name = "lexical"
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75, ranking: RankingConfig | None = None):
+    def __init__(self, k1: float = 1.2, b: float = 0.75, ranking: RankingConfig | None = None,
+                 profile: str = CODE):
         self.params = BM25Params(k1=k1, b=b)
         self.ranking = ranking or RankingConfig()
+        self.profile = CODE
         self._views: list[SegmentView] | None = None
         self._n_docs = 0
+        self._total_len = 0
         self._avgdl = 0.0
         self._contexts: dict[str, str] = {}
+        if profile != CODE:
+            self.use_profile(profile)
+
+    def use_profile(self, profile: str) -> None:
+        """`code` (the default): code-aware terms and ranking. `prose`: Lucene's English analyzer
+        and plain BM25 with Lucene's defaults (k1=0.9, b=0.4), no code-specific signal."""
+        if profile not in PROFILES:
+            raise ValueError(f"unknown profile {profile!r}; choose one of: {', '.join(PROFILES)}")
+        if profile == PROSE:
+            self.params = BM25Params(k1=0.9, b=0.4)
+        self.profile = profile
 
     def fingerprint(self) -> dict:
         # What the stored postings depend on; query-time ranking settings are not part of it.
+        if self.profile == PROSE:
+            return {"profile": PROSE, "terms": 1}
         return {"k1": self.params.k1, "b": self.params.b, "terms": 3, "path_weight": self.ranking.path_weight}
 
     def _terms(self, path: str, text: str, context: str, language: str = "") -> Counter:
+        if self.profile == PROSE:
+            return prose.term_counts(text)
         return chunk_terms(path, text, context, self.ranking.path_weight, language)
+
+    def _search_views(self, views: list[SegmentView]) -> list[SegmentView]:
+        if self.profile == PROSE:
+            return [SegmentView(_LuceneLengths(v.segment), v.deleted) for v in views]
+        return views
 
     # -- the in-memory API -----------------------------------------------------------------
 
@@ -46,9 +76,10 @@ class LexicalRetriever:
             if doc.context:
                 contexts[doc.docid] = doc.context
         segment = MemorySegment(builder)
-        self._views = [SegmentView(segment)]
+        self._views = self._search_views([SegmentView(segment)])
         self._n_docs = segment.n_docs
-        self._avgdl = (sum(segment.lens) / segment.n_docs) if segment.n_docs else 0.0
+        self._total_len = sum(segment.lens)
+        self._avgdl = (self._total_len / segment.n_docs) if segment.n_docs else 0.0
         self._contexts = contexts
 
     def search(self, query: str, top_k: int = 10) -> list[str]:
@@ -58,6 +89,8 @@ class LexicalRetriever:
         """Ranked hits. `allow(path, language, kind) -> bool` filters before ranking."""
         if self._views is None:
             raise RuntimeError(NOT_INDEXED)
+        if self.profile == PROSE:
+            return self._search_prose(query, top_k, allow)
         views = self._views
         config = self.ranking
         plan = plan_query(query, config)
@@ -75,21 +108,59 @@ class LexicalRetriever:
             path, _language, kind = seg.files[seg.doc_file[d]]
             factor = path_prior(path, kind, plan.asked, config, plan.long) * name_prior(path, plan.symbol, terms, config)
             scored.append((value * factor, path, (i, d)))
+        ranked = rank_files(scored, config)
+        words = query_words(query)
+        defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if plan.symbol is not None else []
+        levels = assess(views, self._n_docs, word_forms(words, split_identifier), defined, ranked, top_k)
         hits = []
-        for rank, (value, (i, d)) in enumerate(rank_files(scored, config)[:top_k], start=1):
+        for rank, ((value, (i, d)), confidence) in enumerate(zip(ranked, levels), start=1):
             seg = views[i].segment
             path = seg.files[seg.doc_file[d]][0]
             start, end = seg.starts[d] or None, seg.ends[d] or None
             docid = seg.docids[d] if seg.docids is not None else chunk_docid(path, start, end)
-            hits.append(SearchHit(docid, path, start, end, rank, value, self._contexts.get(docid, "")))
+            hits.append(SearchHit(docid, path, start, end, rank, value, self._contexts.get(docid, ""), confidence))
+        return hits
+
+    def statistics(self) -> dict:
+        """Documents, distinct terms and term occurrences of the open index (with the code
+        profile, path and definition terms are terms too). Reads the whole lexicon."""
+        if self._views is None:
+            raise RuntimeError(NOT_INDEXED)
+        terms: set[str] = set()
+        for view in self._views:
+            for term in view.segment.terms():
+                if term in terms:
+                    continue
+                if view.deleted and all(d in view.deleted for d in view.segment.postings(term)[0]):
+                    continue
+                terms.add(term)
+        return {"documents": self._n_docs, "unique_terms": len(terms), "total_terms": self._total_len}
+
+    def _search_prose(self, query: str, top_k: int, allow) -> list[SearchHit]:
+        """Plain BM25 over the prose analyzer's terms: Lucene's ranking, ties by path."""
+        views = self._views
+        weights = Counter(prose.analyze(query))
+        scores = score(views, weights, self.params, self._n_docs, self._avgdl)
+        allowed = None if allow is None else [_AllowedDocs(v.segment, allow) for v in views]
+        # One more than asked: the runner-up's score is a confidence signal.
+        ranked = [(value, (i, d)) for value, i, d in best_hits(views, scores, top_k + 1, allowed)]
+        levels = assess(views, self._n_docs, [((t,), False) for t in weights], (), ranked, top_k)
+        hits = []
+        for rank, ((value, (i, d)), confidence) in enumerate(zip(ranked, levels), start=1):
+            seg = views[i].segment
+            path = seg.files[seg.doc_file[d]][0]
+            start, end = seg.starts[d] or None, seg.ends[d] or None
+            docid = seg.docids[d] if seg.docids is not None else chunk_docid(path, start, end)
+            hits.append(SearchHit(docid, path, start, end, rank, value, self._contexts.get(docid, ""), confidence))
         return hits
 
     # -- the persistent index (used by the service) ----------------------------------------
 
     def open_store(self, directory: str, state: dict) -> "LexicalRetriever":
         index = LexicalIndex(directory, state)
-        self._views = index.views()
+        self._views = self._search_views(index.views())
         self._n_docs = index.n_docs
+        self._total_len = state["total_len"]
         self._avgdl = index.avgdl
         self._contexts = {}
         return self
@@ -130,3 +201,31 @@ class _AllowedDocs:
             path, language, kind = self._segment.files[fid]
             verdict = self._verdicts[fid] = bool(self._allow(path, language, kind))
         return verdict
+
+
+def lucene_length(n: int) -> int:
+    """A document length as Lucene stores it: exact below 24, above that 24 plus the excess
+    kept to four significant bits (one byte per document, SmallFloat.intToByte4). Ranking with
+    these lengths is what makes BM25 scores equal Lucene's, not merely close."""
+    if n < 24:
+        return n
+    excess = n - 24
+    shift = max(excess.bit_length() - 4, 0)
+    return 24 + ((excess >> shift) << shift)
+
+
+class _LuceneLengths:
+    """A segment whose document lengths read as Lucene's (everything else passes through)."""
+
+    def __init__(self, segment):
+        self._segment = segment
+        self._lens: array | None = None
+
+    @property
+    def lens(self) -> array:
+        if self._lens is None:
+            self._lens = array("I", map(lucene_length, self._segment.lens))
+        return self._lens
+
+    def __getattr__(self, name):
+        return getattr(self._segment, name)

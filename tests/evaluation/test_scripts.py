@@ -38,3 +38,35 @@ def test_cacm_conversion(tmp_path):
     assert rows == [{"id": "1", "query": "What about time sharing?",
                      "relevant": ["CACM-0115.txt", "CACM-1410.txt"], "category": "cacm"}]
     assert cacm.read_qrels(str(src / "qrels.cacm.txt"), verbatim=True) == {"1": ["CACM-115", "CACM-1410"]}
+
+
+def test_cacm_text_drops_tags_but_keeps_comparisons_as_an_html_parser_does():
+    cacm = _load("cacm_to_jsonl")
+    raw = "<html>\n<pre>\nIf a < b and c>d then <!-- note -->stop\n</pre>\n</html>\n"
+    assert cacm.document_text(raw) == "If a < b and c>d then stop\n"
+
+
+def test_semble_summary_pools_the_confidence_calibration_over_repositories():
+    semble = _load("eval_semble")
+
+    def repo(name, calibration):
+        return {"name": name, "language": "python", "index_status": "up to date", "build_seconds": 0.0,
+                "warm_query_p50_seconds": 0.001, "summary": {"ndcg": 0.5, "recall": 0.5, "mrr": 0.5, "queries": 1},
+                "by_category": {}, "queries": [], "calibration": calibration}
+
+    results = [repo("a", {"high": {"hits": 2, "matched": 2, "precision": 1.0},
+                          "low": {"hits": 8, "matched": 0, "precision": 0.0}}),
+               repo("b", {"high": {"hits": 2, "matched": 1, "precision": 0.5},
+                          "medium": {"hits": 4, "matched": 1, "precision": 0.25}})]
+    pooled = semble.summarise(results, {}, 10)["confidence_calibration"]
+    assert pooled == {"high": {"hits": 4, "matched": 3, "precision": 0.75},
+                      "low": {"hits": 8, "matched": 0, "precision": 0.0},
+                      "medium": {"hits": 4, "matched": 1, "precision": 0.25}}
+
+
+def test_the_calibration_table_lists_levels_from_high_to_low():
+    from retrieval.evaluation.report import calibration_text
+
+    text = calibration_text({"low": {"hits": 8, "matched": 1, "precision": 0.125},
+                             "high": {"hits": 2, "matched": 2, "precision": 1.0}}, 10)
+    assert [line.split()[0] for line in text.splitlines()[2:]] == ["high", "low"]

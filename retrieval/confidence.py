@@ -1,0 +1,127 @@
+"""How far to trust a hit: `high`, `medium` or `low`, from what the ranking already knows.
+
+Signals (all deterministic, computed for the returned hits only):
+- coverage: the share of the query's words, weighted by idf, that the hit's chunk contains. A
+  word is found when any of its forms is (the word, its stem; an identifier's parts earn part of
+  the credit, by idf). A word that occurs nowhere in the index weighs the most an idf can, so a
+  query about something the repository does not have covers little anywhere.
+- relative: the hit's score over the best hit's score; runner-up: the second score over the best.
+- defines: the query is a bare identifier and the hit's chunk defines it.
+
+Levels (one global rule set, calibrated on semble-dev; `retrieval eval` prints, per level, how
+many of the top-k hits match a target):
+- low: coverage below MIN_COVERAGE (the hit lacks most of what was asked), or none of the below;
+- high: the first hit, with coverage of at least HIGH_COVERAGE, and clearly ahead (the runner-up
+  below CLEAR_LEAD of its score) or defining the symbol asked for;
+- medium: the first hit otherwise, or any hit scoring within NEAR_BEST of the first.
+"""
+from __future__ import annotations
+
+import re
+from bisect import bisect_left
+
+from .lexical.bm25 import idf
+
+LOW, MEDIUM, HIGH = "low", "medium", "high"
+LEVELS = (LOW, MEDIUM, HIGH)  # ascending
+
+MIN_COVERAGE = 0.2
+HIGH_COVERAGE = 0.5
+CLEAR_LEAD = 0.8
+NEAR_BEST = 0.8
+
+
+def level(*, first: bool, coverage: float, relative: float, runner_up: float, defines: bool) -> str:
+    if coverage < MIN_COVERAGE:
+        return LOW
+    if first and coverage >= HIGH_COVERAGE and (runner_up < CLEAR_LEAD or defines):
+        return HIGH
+    if first or relative >= NEAR_BEST:
+        return MEDIUM
+    return LOW
+
+
+def at_least(value: str, minimum: str) -> bool:
+    """True when level `value` is `minimum` or above (an unknown value never passes)."""
+    return value in LEVELS and LEVELS.index(value) >= LEVELS.index(minimum)
+
+
+def _contains(docs, d: int) -> bool:
+    i = bisect_left(docs, d)  # postings are sorted by document
+    return i < len(docs) and docs[i] == d
+
+
+def assess(views, n_docs: int, words, defined, ranked, count: int) -> list[str]:
+    """Levels of the first `count` of `ranked` [(score, (view index, doc))], best first.
+
+    `words` are the query's words as (forms, compound): its terms, whole form first, and whether
+    it is a compound identifier (whose whole form, not a part, says what was asked for).
+    `defined` holds the definition terms that mark a chunk defining the symbol the query names
+    (empty unless the query is a symbol)."""
+    if not ranked or count <= 0:
+        return []
+    top = ranked[:count]
+    hit_views = {i for _, (i, _) in top}
+    n = max(n_docs, 1)
+    idfs: dict[str, float] = {}
+    docs_of: dict[tuple[str, int], object] = {}  # (term, view) -> doc ids, for the views hits are in
+    for term in {t for forms, _ in words for t in forms}:
+        df = 0
+        for i, view in enumerate(views):
+            plist = view.segment.postings(term)
+            if plist is None:
+                continue
+            docs = plist[0]
+            df += len(docs) - (sum(1 for d in docs if d in view.deleted) if view.deleted else 0)
+            if i in hit_views:
+                docs_of[(term, i)] = docs
+        if df:
+            idfs[term] = idf(n, df)
+    absent = idf(n, 0)  # the largest idf: a term no document has
+    weights = []
+    for forms, compound in words:
+        present = [idfs[t] for t in forms if t in idfs]
+        if compound:
+            weights.append(idfs.get(forms[0], absent))
+        else:
+            weights.append(max(present) if present else absent)
+    for term in defined:
+        for i in hit_views:
+            plist = views[i].segment.postings(term)
+            if plist is not None:
+                docs_of[(term, i)] = plist[0]
+    total = sum(weights)
+    best = ranked[0][0]
+    runner_up = ranked[1][0] / best if len(ranked) > 1 and best > 0 else 0.0
+    out = []
+    empty = ()
+    for n_hit, (value, (i, d)) in enumerate(top):
+        matched = 0.0
+        for (forms, _), weight in zip(words, weights):
+            found = [idfs[t] for t in forms if t in idfs and _contains(docs_of.get((t, i), empty), d)]
+            if found:
+                matched += min(weight, max(found))
+        out.append(level(
+            first=n_hit == 0,
+            coverage=matched / total if total > 0 else 0.0,
+            relative=value / best if best > 0 else 0.0,
+            runner_up=runner_up,
+            defines=any(_contains(docs_of.get((term, i), empty), d) for term in defined),
+        ))
+    return out
+
+
+# camelCase, an acronym before a word, a letter-digit boundary, or an inner underscore
+_COMPOUND = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]|[A-Za-z][0-9]|[0-9][A-Za-z]|[^\W_]_+[^\W_]")
+
+
+def word_forms(words, split) -> list[tuple[tuple[str, ...], bool]]:
+    """(forms, compound) for each distinct word of a query, given the tokenizer's `split`."""
+    out, seen = [], set()
+    for word in words:
+        forms = tuple(split(word))
+        if not forms or forms in seen:
+            continue
+        seen.add(forms)
+        out.append((forms, bool(_COMPOUND.search(word)) and forms[0] == word.lower()))
+    return out

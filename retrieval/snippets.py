@@ -1,0 +1,51 @@
+"""Snippets: the lines of a hit (optionally with neighbouring lines), read from the file as it is now.
+
+The index keeps no text, so a snippet is read when it is asked for. When the file changed since it
+was indexed (possible with `--stale-ok`, or when an edit races a query) the hit's span may no longer
+point at the lines that matched; the snippet then shows the current lines of that span, clamped to
+the file, and says it is stale rather than guessing where the text moved.
+"""
+from __future__ import annotations
+
+import os
+
+from .read import content_digest, split_lines
+from .records import SearchHit, Snippet
+
+# (size, mtime_ns, content digest) of a file as it was indexed
+Indexed = tuple
+
+
+def read_snippet(
+    root: str,
+    hit: SearchHit,
+    *,
+    expand: int = 0,
+    max_lines: int | None = None,
+    indexed: Indexed | None = None,
+) -> Snippet | None:
+    """Lines max(1, start - expand) .. min(last, end + expand) of the hit's file, at most
+    `max_lines` of them from the first. None for a hit without a span."""
+    if hit.start_line is None or hit.end_line is None:
+        return None
+    try:
+        with open(os.path.join(root, hit.source_path), "rb") as fh:
+            data = fh.read()
+            st = os.fstat(fh.fileno())
+    except OSError:
+        return Snippet(None, None, "", stale=indexed is not None)
+    stale = False
+    if indexed is not None and (st.st_size, st.st_mtime_ns) != (indexed[0], indexed[1]):
+        stale = content_digest(data) != indexed[2]  # touched but identical is not stale
+    text = data.decode("utf-8", "replace")
+    if text.startswith("\ufeff"):
+        text = text[1:]  # as when it was indexed
+    # Split exactly as the chunker did, so line numbers agree (a lone \r is not a line break).
+    lines = split_lines(text)
+    start = max(1, hit.start_line - expand)
+    end = min(len(lines), hit.end_line + expand)
+    if max_lines is not None:
+        end = min(end, start + max_lines - 1)
+    if start > end:
+        return Snippet(None, None, "", stale=stale)
+    return Snippet(start, end, "".join(lines[start - 1 : end]), stale=stale)
