@@ -236,6 +236,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     if manifest is not None and manifest.get("watch") != watch:
         metadata_only = True
     if manifest is not None and not added and not changed_paths and not removed and not metadata_only:
+        # Nothing to commit, but a writer killed earlier may have left segments behind.
+        retriever.collect_garbage(rdir, manifest["state"])
         report.chunks = sum(e[NCHUNKS] for e in new_files.values())
         return report
     state = manifest["state"] if manifest else None
