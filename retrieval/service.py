@@ -146,22 +146,28 @@ def refresh(
         raise DiscoveryError(f"root is not a directory: {root}")
     layout.ensure_store(store, root)
     rdir = layout.retriever_dir(store, name)
+    layout.refuse_symlink(rdir)
     try:
         os.makedirs(rdir, exist_ok=True)
+        lock = WriterLock(os.path.join(store, "lock"))
+        lock.acquire(timeout=lock_timeout)
     except OSError as exc:
-        raise layout.StoreError(f"cannot write the index at {rdir}: {exc.strerror or exc}") from exc
-    lock = WriterLock(os.path.join(store, "lock"))
-    lock.acquire(timeout=lock_timeout)
+        raise layout.StoreError(f"cannot write the index at {store}: {exc.strerror or exc}") from exc
     try:
+        remove_stale_temps(store)
         remove_stale_temps(rdir)
         try:
             report = _refresh_locked(root, store, rdir, name, retriever, options, force, progress)
         except (RuntimeError, ValueError, KeyError, TypeError) as exc:
-            if force or isinstance(exc, DiscoveryError):
+            if force or isinstance(exc, (DiscoveryError, layout.StoreError)):
                 raise
             # An old segment turned out damaged while being updated: rebuild from the sources.
             progress(f"the {name} index is damaged ({exc}); rebuilding it")
             report = _refresh_locked(root, store, rdir, name, retriever, options, True, progress)
+    except OSError as exc:
+        # Sources are read with their errors counted, so this is the store: a full disk, a
+        # read-only directory. Nothing was committed; the previous index is intact.
+        raise layout.StoreError(f"cannot update the index at {store}: {exc.strerror or exc}") from exc
     finally:
         lock.release()
     report.seconds = time.perf_counter() - started
@@ -356,6 +362,11 @@ def open_index(
                 refresh(root, name, progress=progress, lock_timeout=0 if manifest is not None else None)
             except LockBusy:
                 notes.append("another process is updating the index; answering from the previous snapshot")
+            except layout.StoreError as exc:
+                if manifest is None:
+                    raise
+                # A full disk or a read-only store must not stop a query the old snapshot can answer.
+                notes.append(f"{exc}; answering from the previous snapshot")
             key = _manifest_key(store, name)
             manifest = _open_manifest(store, name, progress)
             if manifest is None:

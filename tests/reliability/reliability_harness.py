@@ -4,7 +4,8 @@ The hooks live only in the child (a bootstrap installed before the CLI starts): 
 no test switches. Every operation that changes the store (creating a directory or file, writing
 half of a file's bytes, fsync, rename, unlink) is an *event*, numbered from 1 and labelled by what
 it touches (`segment`, `manifest`, `store`, `gc`). A plan can kill the process with SIGKILL at
-event N, pause it at the first event of a label until the test lets it go, or slow every event.
+event N, make every event from N on that needs space fail with an OSError (a full disk), pause it
+at the first event of a kind until the test lets it go, or slow every event.
 """
 from __future__ import annotations
 
@@ -50,6 +51,8 @@ def event(kind):
         deadline = time.monotonic() + 60
         while not os.path.exists(plan["resume"]) and time.monotonic() < deadline:
             time.sleep(0.01)
+    if plan.get("fail_from") and count >= plan["fail_from"] and kind.split(":")[0] not in ("unlink", "rmdir"):
+        raise OSError(plan["errno"], os.strerror(plan["errno"]))  # the disk stays full; deleting still works
     if plan.get("kill_at") == count:
         with open(plan["log"], "a") as fh:
             fh.write(f"{count} {kind}\n")
