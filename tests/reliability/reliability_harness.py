@@ -5,7 +5,8 @@ no test switches. Every operation that changes the store (creating a directory o
 half of a file's bytes, fsync, rename, unlink) is an *event*, numbered from 1 and labelled by what
 it touches (`segment`, `manifest`, `store`, `gc`). A plan can kill the process with SIGKILL at
 event N, make every event from N on that needs space fail with an OSError (a full disk), pause it
-at the first event of a kind until the test lets it go, or slow every event.
+before given operations until the test lets it go (`{"at": kind or "next", "paused": file,
+"resume": file}`, in order), or slow every event.
 """
 from __future__ import annotations
 
@@ -46,11 +47,16 @@ def event(kind):
     count += 1
     if plan.get("delay"):
         time.sleep(plan["delay"])
-    if plan.get("pause_at") == kind and not os.path.exists(plan["paused"]):
-        open(plan["paused"], "w").close()
+    pauses = plan.get("pauses")
+    if pauses and pauses[0]["at"] in (kind, "next"):
+        # Announce the pause, then wait (bounded) for the test to let this writer go on.
+        pause = pauses.pop(0)
+        open(pause["paused"], "w").close()
         deadline = time.monotonic() + 60
-        while not os.path.exists(plan["resume"]) and time.monotonic() < deadline:
+        while not os.path.exists(pause["resume"]) and time.monotonic() < deadline:
             time.sleep(0.01)
+        if pauses and pauses[0]["at"] == "next":
+            return
     if plan.get("fail_from") and count >= plan["fail_from"] and kind.split(":")[0] not in ("unlink", "rmdir"):
         raise OSError(plan["errno"], os.strerror(plan["errno"]))  # the disk stays full; deleting still works
     if plan.get("kill_at") == count:
