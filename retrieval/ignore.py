@@ -84,7 +84,12 @@ def compile_rule(line: str) -> Rule | None:
     line = line.lstrip("/")
     body = _translate(line)
     prefix = "" if anchored else "(?:.*/)?"
-    return Rule(re.compile(f"^{prefix}{body}$", re.DOTALL), negated, dir_only)
+    try:
+        regex = re.compile(f"^{prefix}{body}$", re.DOTALL)
+    except re.error:
+        # A malformed pattern (a reversed range such as `[z-a]`) matches nothing in git either.
+        return None
+    return Rule(regex, negated, dir_only)
 
 
 def _compile_lines(lines) -> list[Rule]:

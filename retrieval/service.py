@@ -13,7 +13,7 @@ from typing import Callable
 from . import __version__
 from .chunking import ChunkingPolicy, chunk_lines
 from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
-from .read import read_source
+from .read import SYMLINK, UNREADABLE, VANISHED, read_source
 from .records import SearchHit
 from .retrievers.base import REGISTRY, build_retriever, get_spec
 from .store import layout
@@ -219,7 +219,9 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             changed_paths.append(f.path)
         if content.text is None:
             skip_counts[content.skip_reason] += 1
-            if content.skip_reason != "vanished":
+            # A file that vanished, became a link or could not be opened is not recorded: the next
+            # refresh looks again (a chmod making it readable changes neither size nor mtime).
+            if content.skip_reason not in (VANISHED, UNREADABLE, SYMLINK):
                 new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, content.skip_reason]
             continue
         chunks = chunk_lines(content.text, f.path, language=f.language, kind=f.kind, policy=options.policy)

@@ -71,7 +71,13 @@ def fsync_dir(path: str) -> None:
 
 def dumps(obj) -> bytes:
     # Compact, key-sorted: the same index is the same bytes.
-    return json.dumps(obj, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode("utf-8")
+    text = json.dumps(obj, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A path that is not valid UTF-8 (the root's, say) holds lone surrogates: \u-escaped, they
+        # survive the round trip through json.loads unchanged.
+        return json.dumps(obj, separators=(",", ":"), sort_keys=True).encode("ascii")
 
 
 def write_json(path: str, obj, *, durable: bool = False) -> int:
