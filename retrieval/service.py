@@ -401,14 +401,19 @@ def search(
     notes: list[str] = []
     engine = open_index(root, retriever, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None
-    for attempt in range(2):
+    for attempt in range(3):
         try:
             hits = engine.search_detailed(query, top_k, allow=allow)
             break
-        except (OSError, RuntimeError, ValueError):
-            if attempt:
+        except (OSError, RuntimeError, ValueError) as exc:
+            if attempt == 2:
                 raise
             _OPEN.pop((layout.store_dir(os.path.abspath(root)), retriever), None)
+            if attempt == 1:
+                # Not a writer replacing the snapshot under us: a file damaged in a way its size does
+                # not show (the open checks sizes only). Rebuild, as for damage found at open.
+                progress(f"the {retriever} index is damaged ({exc}); rebuilding it")
+                refresh(root, retriever, force=True, progress=progress)
             engine = open_index(root, retriever, stale_ok=True, progress=progress, notes=notes)
     return SearchResult(query, retriever, hits, notes)
 

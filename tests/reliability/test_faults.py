@@ -249,3 +249,17 @@ def test_a_read_only_repository_without_an_index_is_a_one_line_error(enforced, s
         assert not (sample_repo / ".retrieval").exists()
     finally:
         set_writable(sample_repo, True)
+
+
+# -- damage the size check cannot see ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("victim", ["lex-0000.json", "files.json", "seg.json"])
+def test_a_segment_file_garbled_without_changing_its_size_is_rebuilt_by_the_next_query(sample_repo, copy_tree, victim):
+    service.refresh(str(sample_repo))
+    expected = answers(copy_tree(sample_repo))
+    (seg,) = [p for p in (sample_repo / ".retrieval" / "lexical").iterdir() if p.name.startswith("seg-")]
+    path = seg / victim
+    path.write_bytes(b"#" * path.stat().st_size)  # bit rot, or zeros after a crash on a lax file system
+    assert answers(sample_repo) == expected
+    assert answers(sample_repo) == expected  # and the store stays repaired
