@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import sys
 
 import click
@@ -127,13 +128,29 @@ def _read_query(query: str) -> str:
     return query
 
 
+def _inside(root: str, relpath: str) -> str | None:
+    """root/relpath when it resolves inside root; None for a path (from a stale or tampered index,
+    or through a link swapped in since indexing) that would read a file outside it."""
+    real_root = os.path.realpath(root)
+    path = os.path.realpath(os.path.join(real_root, relpath))
+    if os.path.commonpath([real_root, path]) != real_root:
+        return None
+    return path
+
+
 def _snippet(root: str, hit, lines: int) -> str:
     if not lines or hit.start_line is None:
         return ""
     from .read import split_lines
 
+    path = _inside(root, hit.source_path)
+    if path is None:
+        return ""
     try:
-        with open(os.path.join(root, hit.source_path), "rb") as fh:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return ""
             data = fh.read()
     except OSError:
         return ""

@@ -237,6 +237,9 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     for p in removed:
         if old_files[p][NCHUNKS] > 0:
             changed_paths.append(p)
+    # A file still on disk but no longer eligible (ignored or excluded now) must leave no trace in
+    # the store, not even as deleted postings: its segments are merged away.
+    purge = any(old_files[p][NCHUNKS] > 0 and os.path.lexists(os.path.join(root, p)) for p in removed)
     report.removed = removed
     report.skipped = dict(sorted(skip_counts.items()))
     report.files = sum(1 for e in new_files.values() if e[NCHUNKS] > 0)
@@ -250,7 +253,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         return report
     state = manifest["state"] if manifest else None
     if changed_paths or added or manifest is None:
-        state = retriever.update_store(rdir, state, changed_paths, added)
+        state = retriever.update_store(rdir, state, changed_paths, added, purge=purge)
     now = _now()
     new_manifest = {
         "schema": layout.SCHEMA,
