@@ -14,7 +14,6 @@ import os
 import signal
 import time
 
-import pytest
 from click.testing import CliRunner
 
 from retrieval import service

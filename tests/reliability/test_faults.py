@@ -30,7 +30,8 @@ def change_tree(root, rewrite) -> None:
 
 
 def leftovers(root) -> list[str]:
-    return sorted(p.name for p in (root / ".retrieval").rglob("*") if p.name.startswith(".tmp-") or p.name.endswith(".tmp"))
+    names = (p.name for p in (root / ".retrieval").rglob("*"))
+    return sorted(n for n in names if n.startswith(".tmp-") or n.endswith(".tmp"))
 
 
 class FullDisk:

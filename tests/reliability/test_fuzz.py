@@ -25,8 +25,10 @@ FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCh
 # Characters that stress line handling and word splitting: every code point str.splitlines() treats
 # as a line break (the chunker must split on \n only), case-changing letters, digits, underscores,
 # combining marks, scripts without case, surrogates, NUL and other controls.
-SPECIAL = st.sampled_from(list("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\t _-.:#/\\'\"()[]{}$\x00\x7f")
-                          + ["\r\n", "İ", "ß", "ǅ", "Σς", "é", "e\u0301", "日本", "١٢", "ﬁ", "\ud800", "\udcff"])
+SPECIAL = st.sampled_from(
+    list("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\t _-.:#/\\'\"()[]{}$\x00\x7f")
+    + ["\r\n", "İ", "ß", "ǅ", "Σς", "é", "e\u0301", "日本", "١٢", "ﬁ", "\ud800", "\udcff"]
+)
 WORDS = st.sampled_from(["getHTTPResponse", "snake_case", "XMLParser2", "__init__", "déjà_vu", "ID", "a", "I",
                          "the", "running", "ÉCOLE", "x1Y2", "_", "__", "9lives", "camelCaseWord"])
 TEXT = st.lists(st.one_of(SPECIAL, WORDS, st.text(max_size=8)), max_size=120).map("".join)
@@ -141,7 +143,9 @@ def test_searching_fuzzed_files_with_a_fuzzed_query_returns_hits_inside_real_chu
 
 PATTERN = st.lists(st.sampled_from(list("*?[]!^-/\\#. az09") + ["**", "**/", "[z-a]", "[]", "[!]", "\\ "]),
                    max_size=12).map("".join)
-PATH = st.lists(st.sampled_from(["a", "b.py", "z", "-", "[", "]", "**", " ", "é"]), min_size=1, max_size=4).map("/".join)
+PATH = st.lists(st.sampled_from(["a", "b.py", "z", "-", "[", "]", "**", " ", "é"]), min_size=1, max_size=4).map(
+    "/".join
+)
 
 
 @pytest.mark.filterwarnings("error")  # a FutureWarning from the regex engine would reach the user

@@ -12,9 +12,9 @@ import urllib.request
 import pytest
 from click.testing import CliRunner
 
-from retrieval import service
 from retrieval.cli import main
-from retrieval.discover import is_secret_name
+from retrieval.discover import discover_files, is_secret_name
+from retrieval.read import read_source
 
 from conftest import network_guard
 from reliability_harness import child_env, run_cli
@@ -147,6 +147,21 @@ def test_a_file_swapped_for_a_link_out_of_the_root_is_never_shown(make_tree, tmp
     result = run("query", "--root", root, "--json", "--snippet-lines", "5", "visible name")
     assert json.loads(result.stdout)["results"] == []
     assert marker("private").encode() not in store_bytes(root)
+
+
+def test_a_file_swapped_for_a_link_or_a_fifo_after_discovery_is_not_read(make_tree, tmp_path):
+    outside = tmp_path / "private.txt"
+    outside.write_text(marker("swapped"))
+    root = make_tree({"a.py": "a = 1\n", "b.py": "b = 2\n"})
+    found = {f.path: f for f in discover_files(str(root))}
+    os.unlink(root / "a.py")
+    os.symlink(outside, root / "a.py")
+    os.unlink(root / "b.py")
+    os.mkfifo(root / "b.py")  # opening a FIFO for reading would block until a writer came
+    swapped = read_source(found["a.py"])
+    assert (swapped.text, swapped.skip_reason) == (None, "symlink")
+    fifo = read_source(found["b.py"])
+    assert (fifo.text, fifo.skip_reason) == (None, "unreadable")
 
 
 def test_a_tampered_index_naming_paths_outside_the_root_shows_nothing_from_them(make_tree, tmp_path, run):
