@@ -144,7 +144,7 @@ def refresh(
     store = layout.store_dir(root)
     if not os.path.isdir(root):
         raise DiscoveryError(f"root is not a directory: {root}")
-    layout.ensure_store(store, root)
+    layout.ensure_store(store)
     rdir = layout.retriever_dir(store, name)
     layout.refuse_symlink(rdir)
     try:
@@ -154,8 +154,10 @@ def refresh(
     except OSError as exc:
         raise layout.StoreError(f"cannot write the index at {store}: {exc.strerror or exc}") from exc
     try:
+        # Under the lock: a live writer's temp file is never taken for a dead one's.
         remove_stale_temps(store)
         remove_stale_temps(rdir)
+        layout.write_markers(store, root)
         try:
             report = _refresh_locked(root, store, rdir, name, retriever, options, force, progress)
         except (RuntimeError, ValueError, KeyError, TypeError) as exc:

@@ -46,10 +46,18 @@ def manifest_path(store: str, name: str) -> str:
     return os.path.join(store, name, "manifest.json")
 
 
-def ensure_store(store: str, root: str) -> None:
+def ensure_store(store: str) -> None:
+    """The store directory, where the writer lock lives; its files are written under the lock."""
     refuse_symlink(store)
     try:
         os.makedirs(store, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot write the index at {store}: {exc.strerror or exc}") from exc
+
+
+def write_markers(store: str, root: str) -> None:
+    """STORE.json (what `clean` checks before deleting) and a .gitignore; call with the lock held."""
+    try:
         marker = os.path.join(store, "STORE.json")
         if not os.path.exists(marker):
             write_json(marker, {"schema": SCHEMA, "root": os.path.abspath(root)}, durable=True)

@@ -4,7 +4,7 @@ The hooks live only in the child (a bootstrap installed before the CLI starts): 
 no test switches. Every operation that changes the store (creating a directory or file, writing
 half of a file's bytes, fsync, rename, unlink) is an *event*, numbered from 1 and labelled by what
 it touches (`segment`, `manifest`, `store`, `gc`). A plan can kill the process with SIGKILL at
-event N, make every event from N on that needs space fail with an OSError (a full disk), pause it
+event N (or at the first event of a kind, e.g. "write-half:manifest"), make every event from N on that needs space fail with an OSError (a full disk), pause it
 before given operations until the test lets it go (`{"at": kind or "next", "paused": file,
 "resume": file}`, in order), or slow every event.
 """
@@ -59,7 +59,7 @@ def event(kind):
             return
     if plan.get("fail_from") and count >= plan["fail_from"] and kind.split(":")[0] not in ("unlink", "rmdir"):
         raise OSError(plan["errno"], os.strerror(plan["errno"]))  # the disk stays full; deleting still works
-    if plan.get("kill_at") == count:
+    if plan.get("kill_at") == count or plan.get("kill_at") == kind:
         with open(plan["log"], "a") as fh:
             fh.write(f"{count} {kind}\n")
         os.kill(os.getpid(), signal.SIGKILL)

@@ -143,3 +143,28 @@ def test_queries_looping_through_a_slow_forced_rebuild_each_answer_old_or_new_ne
         assert "Traceback" not in proc.stderr
         assert proc.stdout in (old, new)
     assert results[-1][1].stdout == new
+
+
+def test_a_writer_waiting_for_the_lock_has_written_nothing_but_the_lock(make_tree):
+    # Whoever holds the lock may remove stray temp files: so no store file may be written, even a
+    # temp, by a process that does not hold it (two first builds started at once used to race).
+    root = make_repo(make_tree)
+    store = root / ".retrieval"
+    store.mkdir()
+    holder = WriterLock(str(store / "lock"))
+    holder.acquire()
+    try:
+        waiting = subprocess.Popen([sys.executable, "-m", "retrieval.cli", "index", "--root", str(root)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+        deadline = time.monotonic() + 60
+        while not (store / "lexical").is_dir() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)  # the lock file is opened right after the directory is made
+        assert waiting.poll() is None, "the writer should be blocked on the lock"
+        assert sorted(p.name for p in store.iterdir()) == ["lexical", "lock"]
+        assert list((store / "lexical").iterdir()) == []
+    finally:
+        holder.release()
+    out, err = waiting.communicate(timeout=120)
+    assert waiting.returncode == 0, err
+    assert sorted(p.name for p in store.iterdir()) == [".gitignore", "STORE.json", "lexical", "lock"]
