@@ -121,7 +121,11 @@ def index(root, retriever_name, force, include, exclude, max_file_bytes, profile
 
 def _read_query(query: str) -> str:
     if query == "-":
-        query = sys.stdin.read()
+        # Bytes, not text: a pasted log may hold bytes that are not UTF-8; they match nothing anyway.
+        query = sys.stdin.buffer.read().decode("utf-8", "replace")
+    else:
+        # An argument that is not UTF-8 arrives with lone surrogates, which cannot be printed back.
+        query = query.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
     if not query.strip():
         raise click.UsageError("the query is empty")
     return query

@@ -47,6 +47,18 @@ def is_secret_name(name: str) -> bool:
     return _SECRET_RE.match(name) is not None
 
 
+def _utf8_name(name: str) -> bool:
+    """False for a name that is not valid UTF-8 (os.scandir hands its bytes over as lone
+    surrogates): such a path can be neither stored as JSON nor printed for the user to open."""
+    if name.isascii():
+        return True
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class DiscoveryError(RuntimeError):
     """The tree cannot be indexed as asked (bad root, over the total-size cap)."""
 
@@ -142,6 +154,9 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
         subdirs = []
         for entry in entries:
             name = entry.name
+            if not _utf8_name(name):
+                result.skipped["undecodable-name"] += 1
+                continue
             rel = rel_dir + name
             try:
                 if entry.is_symlink():

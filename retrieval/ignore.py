@@ -17,6 +17,20 @@ class Rule:
     dir_only: bool
 
 
+def _class_body(body: str) -> str:
+    """A glob bracket expression's body as a regex class body. Characters that are literal in a glob
+    but would start a nested set or a set operation in a regex (`[`, `&&`, `--`, `||`, `~~`) are
+    escaped, so any pattern compiles the same way on every Python version, without a warning."""
+    out = ["^"] if body[:1] in ("!", "^") else []
+    for k in range(len(out), len(body)):
+        c = body[k]
+        if c in "\\[&|~" or (c == "-" and body[k - 1 : k] == "-"):
+            out.append("\\" + c)
+        else:
+            out.append(c)
+    return "".join(out)
+
+
 def _translate(glob: str) -> str:
     """Glob body -> regex body, with `*` and `?` never crossing a `/`."""
     out: list[str] = []
@@ -47,10 +61,7 @@ def _translate(glob: str) -> str:
             if j >= n:
                 out.append(re.escape(c))
             else:
-                body = glob[i + 1 : j]
-                if body[:1] in ("!", "^"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
+                out.append("[" + _class_body(glob[i + 1 : j]) + "]")
                 i = j
         elif c == "\\" and i + 1 < n:
             i += 1
@@ -84,7 +95,12 @@ def compile_rule(line: str) -> Rule | None:
     line = line.lstrip("/")
     body = _translate(line)
     prefix = "" if anchored else "(?:.*/)?"
-    return Rule(re.compile(f"^{prefix}{body}$", re.DOTALL), negated, dir_only)
+    try:
+        regex = re.compile(f"^{prefix}{body}$", re.DOTALL)
+    except re.error:
+        # A malformed pattern (a reversed range such as `[z-a]`) matches nothing in git either.
+        return None
+    return Rule(regex, negated, dir_only)
 
 
 def _compile_lines(lines) -> list[Rule]:

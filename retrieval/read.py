@@ -1,12 +1,16 @@
 """Read a discovered file: bytes -> text, or a counted reason to skip it."""
 from __future__ import annotations
 
+import errno
 import hashlib
+import os
+import stat
 from dataclasses import dataclass
 
 from .records import SourceFile
 
 BINARY, UNDECODABLE, UNREADABLE, VANISHED = "binary", "invalid-utf8", "unreadable", "vanished"
+SYMLINK = "symlink"
 
 
 @dataclass(frozen=True)
@@ -34,13 +38,24 @@ def decode(data: bytes) -> tuple[str | None, str]:
     return text, ""
 
 
+# Never follow a symbolic link (a file swapped for one since discovery could point out of the root)
+# and never block opening a FIFO swapped in; what is opened must still be a regular file.
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+
+
 def read_source(file: SourceFile, max_bytes: int | None = None) -> FileContent:
     try:
-        with open(file.abspath, "rb") as fh:
-            # Read at most one byte past the cap: a file that grew past it since discovery is skipped.
-            data = fh.read(max_bytes + 1) if max_bytes is not None else fh.read()
+        fd = os.open(file.abspath, _OPEN_FLAGS)
     except FileNotFoundError:
         return FileContent(file, None, "", VANISHED)
+    except OSError as exc:
+        return FileContent(file, None, "", SYMLINK if exc.errno == errno.ELOOP else UNREADABLE)
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                return FileContent(file, None, "", UNREADABLE)
+            # Read at most one byte past the cap: a file that grew past it since discovery is skipped.
+            data = fh.read(max_bytes + 1) if max_bytes is not None else fh.read()
     except OSError:
         return FileContent(file, None, "", UNREADABLE)
     if max_bytes is not None and len(data) > max_bytes:

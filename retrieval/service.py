@@ -13,7 +13,7 @@ from typing import Callable
 from . import __version__
 from .chunking import ChunkingPolicy, chunk_lines, whole_file
 from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
-from .read import read_source
+from .read import SYMLINK, UNREADABLE, VANISHED, read_source
 from .records import SearchHit
 from .retrievers.base import REGISTRY, build_retriever, get_spec
 from .store import layout
@@ -178,24 +178,32 @@ def refresh(
     store = layout.store_dir(root)
     if not os.path.isdir(root):
         raise DiscoveryError(f"root is not a directory: {root}")
-    layout.ensure_store(store, root)
+    layout.ensure_store(store)
     rdir = layout.retriever_dir(store, name)
+    layout.refuse_symlink(rdir)
     try:
         os.makedirs(rdir, exist_ok=True)
+        lock = WriterLock(os.path.join(store, "lock"))
+        lock.acquire(timeout=lock_timeout)
     except OSError as exc:
-        raise layout.StoreError(f"cannot write the index at {rdir}: {exc.strerror or exc}") from exc
-    lock = WriterLock(os.path.join(store, "lock"))
-    lock.acquire(timeout=lock_timeout)
+        raise layout.StoreError(f"cannot write the index at {store}: {exc.strerror or exc}") from exc
     try:
+        # Under the lock: a live writer's temp file is never taken for a dead one's.
+        remove_stale_temps(store)
         remove_stale_temps(rdir)
+        layout.write_markers(store, root)
         try:
             report = _refresh_locked(root, store, rdir, name, retriever, options, force, progress)
         except (RuntimeError, ValueError, KeyError, TypeError) as exc:
-            if force or isinstance(exc, DiscoveryError):
+            if force or isinstance(exc, (DiscoveryError, layout.StoreError)):
                 raise
             # An old segment turned out damaged while being updated: rebuild from the sources.
             progress(f"the {name} index is damaged ({exc}); rebuilding it")
             report = _refresh_locked(root, store, rdir, name, retriever, options, True, progress)
+    except OSError as exc:
+        # Sources are read with their errors counted, so this is the store: a full disk, a
+        # read-only directory. Nothing was committed; the previous index is intact.
+        raise layout.StoreError(f"cannot update the index at {store}: {exc.strerror or exc}") from exc
     finally:
         lock.release()
     report.seconds = time.perf_counter() - started
@@ -248,7 +256,9 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             changed_paths.append(f.path)
         if content.text is None:
             skip_counts[content.skip_reason] += 1
-            if content.skip_reason != "vanished":
+            # A file that vanished, became a link or could not be opened is not recorded: the next
+            # refresh looks again (a chmod making it readable changes neither size nor mtime).
+            if content.skip_reason not in (VANISHED, UNREADABLE, SYMLINK):
                 new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, content.skip_reason]
             continue
         chunks = options.chunk(content.text, f)
@@ -264,6 +274,9 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     for p in removed:
         if old_files[p][NCHUNKS] > 0:
             changed_paths.append(p)
+    # A file still on disk but no longer eligible (ignored or excluded now) must leave no trace in
+    # the store, not even as deleted postings: its segments are merged away.
+    purge = any(old_files[p][NCHUNKS] > 0 and os.path.lexists(os.path.join(root, p)) for p in removed)
     report.removed = removed
     report.skipped = dict(sorted(skip_counts.items()))
     report.files = sum(1 for e in new_files.values() if e[NCHUNKS] > 0)
@@ -271,11 +284,13 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     if manifest is not None and manifest.get("watch") != watch:
         metadata_only = True
     if manifest is not None and not added and not changed_paths and not removed and not metadata_only:
+        # Nothing to commit, but a writer killed earlier may have left segments behind.
+        retriever.collect_garbage(rdir, manifest["state"])
         report.chunks = sum(e[NCHUNKS] for e in new_files.values())
         return report
     state = manifest["state"] if manifest else None
     if changed_paths or added or manifest is None:
-        state = retriever.update_store(rdir, state, changed_paths, added)
+        state = retriever.update_store(rdir, state, changed_paths, added, purge=purge)
     now = _now()
     new_manifest = {
         "schema": layout.SCHEMA,
@@ -394,6 +409,11 @@ def open_index(
                 refresh(root, name, progress=progress, lock_timeout=0 if manifest is not None else None)
             except LockBusy:
                 notes.append("another process is updating the index; answering from the previous snapshot")
+            except layout.StoreError as exc:
+                if manifest is None:
+                    raise
+                # A full disk or a read-only store must not stop a query the old snapshot can answer.
+                notes.append(f"{exc}; answering from the previous snapshot")
             key = _manifest_key(store, name)
             manifest = _open_manifest(store, name, progress)
             if manifest is None:
@@ -432,14 +452,19 @@ def search(
     allow = filters.compile() if filters else None
     # A hit's level does not depend on how many are asked for, so look deeper and filter.
     depth = max(top_k, MIN_CONFIDENCE_DEPTH) if min_confidence else top_k
-    for attempt in range(2):
+    for attempt in range(3):
         try:
             hits = engine.search_detailed(query, depth, allow=allow)
             break
-        except (OSError, RuntimeError, ValueError):
-            if attempt:
+        except (OSError, RuntimeError, ValueError) as exc:
+            if attempt == 2:
                 raise
             _OPEN.pop((layout.store_dir(os.path.abspath(root)), retriever), None)
+            if attempt == 1:
+                # Not a writer replacing the snapshot under us: a file damaged in a way its size does
+                # not show (the open checks sizes only). Rebuild, as for damage found at open.
+                progress(f"the {retriever} index is damaged ({exc}); rebuilding it")
+                refresh(root, retriever, force=True, progress=progress)
             engine = open_index(root, retriever, stale_ok=True, progress=progress, notes=notes)
     if min_confidence:
         from dataclasses import replace

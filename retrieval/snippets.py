@@ -8,12 +8,22 @@ the file, and says it is stale rather than guessing where the text moved.
 from __future__ import annotations
 
 import os
+import stat
 
 from .read import content_digest, split_lines
 from .records import SearchHit, Snippet
 
 # (size, mtime_ns, content digest) of a file as it was indexed
 Indexed = tuple
+
+
+def inside(root: str, relpath: str) -> str | None:
+    """root/relpath when it resolves inside root, else None."""
+    real_root = os.path.realpath(root)
+    path = os.path.realpath(os.path.join(real_root, relpath))
+    if os.path.commonpath([real_root, path]) != real_root:
+        return None
+    return path
 
 
 def read_snippet(
@@ -28,11 +38,20 @@ def read_snippet(
     `max_lines` of them from the first. None for a hit without a span."""
     if hit.start_line is None or hit.end_line is None:
         return None
-    try:
-        with open(os.path.join(root, hit.source_path), "rb") as fh:
-            data = fh.read()
-            st = os.fstat(fh.fileno())
-    except OSError:
+    path = inside(root, hit.source_path)
+    data = st = None
+    if path is not None:
+        try:
+            # No links followed and regular files only: a path from a stale or tampered index, or a
+            # link swapped in since indexing, must not read outside the root (or block on a FIFO).
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if stat.S_ISREG(st.st_mode):
+                    data = fh.read()
+        except OSError:
+            pass
+    if data is None:
         return Snippet(None, None, "", stale=indexed is not None)
     stale = False
     if indexed is not None and (st.st_size, st.st_mtime_ns) != (indexed[0], indexed[1]):

@@ -1,6 +1,11 @@
-"""Shared fixtures: small repositories built in tmp_path, and helpers to change them on disk."""
+"""Shared fixtures: small repositories built in tmp_path, and helpers to change them on disk.
+
+The whole suite runs with sockets disabled, in this process and in every Python subprocess a test
+starts (see tests/no_network/sitecustomize.py): the core must never touch the network.
+"""
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import textwrap
@@ -9,6 +14,32 @@ from pathlib import Path
 import pytest
 
 STORE_ENV = ("RETRIEVAL_INDEX_DIR", "RETRIEVAL_MAX_TOTAL_BYTES")
+
+NO_NETWORK_DIR = Path(__file__).resolve().parent / "no_network"
+
+
+def _install_network_guard():
+    spec = importlib.util.spec_from_file_location("no_network_guard", NO_NETWORK_DIR / "sitecustomize.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.install(hard=False)
+    os.environ[module.ENV_FLAG] = "1"
+    inherited = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(NO_NETWORK_DIR) + (os.pathsep + inherited if inherited else "")
+    return module
+
+
+network_guard = _install_network_guard()
+
+
+@pytest.fixture(autouse=True)
+def _no_network_attempts():
+    """Fail the test that tried to reach the network, even if the code swallowed the error."""
+    network_guard.ATTEMPTS.clear()
+    yield
+    attempts = list(network_guard.ATTEMPTS)
+    network_guard.ATTEMPTS.clear()
+    assert not attempts, f"network access attempted: {attempts}"
 
 
 @pytest.fixture(autouse=True)

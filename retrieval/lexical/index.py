@@ -62,11 +62,12 @@ class LexicalIndex:
 
     # -- writing ---------------------------------------------------------------------------
 
-    def apply(self, removed_paths, added) -> dict:
+    def apply(self, removed_paths, added, *, purge: bool = False) -> dict:
         """New state after removing files and adding (path, language, kind, [(start, end, counts)]).
 
         Writes new segment directories; the caller commits the returned state atomically and then
-        calls collect_garbage().
+        calls collect_garbage(). `purge` merges even when fragmentation is low, so that nothing of
+        the removed documents stays on disk.
         """
         state = {
             "segments": [dict(s, deleted=list(s["deleted"])) for s in self.state["segments"]],
@@ -109,7 +110,8 @@ class LexicalIndex:
         state["segments"] = [s for s in state["segments"] if len(s["deleted"]) < s["n_docs"]]
         total = sum(s["n_docs"] for s in state["segments"])
         deleted = sum(len(s["deleted"]) for s in state["segments"])
-        if len(state["segments"]) > MAX_SEGMENTS or (total and deleted / total > MAX_DELETED_FRACTION):
+        fragmented = len(state["segments"]) > MAX_SEGMENTS or (total and deleted / total > MAX_DELETED_FRACTION)
+        if fragmented or (purge and deleted):
             state = self._merge(state)
         for s in state["segments"]:
             s["deleted"].sort()

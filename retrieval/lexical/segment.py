@@ -16,7 +16,7 @@ import sys
 import zlib
 from array import array
 
-from ..store.atomic import write_bytes, write_json
+from ..store.atomic import dumps, publish_dir, write_new
 
 SEGMENT_FORMAT = 1
 _LITTLE = sys.byteorder == "little"
@@ -83,11 +83,26 @@ class SegmentBuilder:
         return doc
 
     def write(self, directory: str) -> dict:
-        """Write this segment into a new directory (created here); returns its summary."""
+        """Write this segment into a new directory (created here); returns its summary.
+
+        The files are written durably into `<directory>.tmp`, which is then renamed into place: a
+        crash or a full disk leaves no half-written segment under a name a manifest could use.
+        """
         tmp = directory + ".tmp"
         if os.path.exists(tmp):
             _remove_tree(tmp)
         os.makedirs(tmp)
+        try:
+            meta = self._write_files(tmp)
+            if os.path.exists(directory):
+                _remove_tree(directory)
+            publish_dir(tmp, directory)
+        except BaseException:
+            _remove_tree(tmp)  # frees the space at once on a full disk
+            raise
+        return meta
+
+    def _write_files(self, tmp: str) -> dict:
         terms = sorted(self.postings)
         n_shards = 1
         while n_shards < 4096 and len(terms) > n_shards * 2048:
@@ -102,13 +117,13 @@ class SegmentBuilder:
             shards[shard_of(term, n_shards)][term] = [offset, len(docs)]
             offset += len(blob)
         sizes = {}
-        sizes["post.bin"] = write_bytes(os.path.join(tmp, "post.bin"), b"".join(chunks))
+        sizes["post.bin"] = write_new(os.path.join(tmp, "post.bin"), b"".join(chunks))
         docs_blob = b"".join(_to_bytes(a) for a in (self.doc_file, self.starts, self.ends, self.lens))
-        sizes["docs.bin"] = write_bytes(os.path.join(tmp, "docs.bin"), docs_blob)
-        sizes["files.json"] = write_json(os.path.join(tmp, "files.json"), self.files)
+        sizes["docs.bin"] = write_new(os.path.join(tmp, "docs.bin"), docs_blob)
+        sizes["files.json"] = write_new(os.path.join(tmp, "files.json"), dumps(self.files))
         for i, shard in enumerate(shards):
             name = f"lex-{i:04d}.json"
-            sizes[name] = write_json(os.path.join(tmp, name), shard)
+            sizes[name] = write_new(os.path.join(tmp, name), dumps(shard))
         meta = {
             "format": SEGMENT_FORMAT,
             "n_docs": self.n_docs,
@@ -117,10 +132,7 @@ class SegmentBuilder:
             "total_len": sum(self.lens),
             "sizes": sizes,
         }
-        write_json(os.path.join(tmp, "seg.json"), meta)
-        if os.path.exists(directory):
-            _remove_tree(directory)
-        os.rename(tmp, directory)
+        write_new(os.path.join(tmp, "seg.json"), dumps(meta))
         return meta
 
 

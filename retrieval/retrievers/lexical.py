@@ -166,7 +166,8 @@ class LexicalRetriever:
         return self
 
     def update_store(
-        self, directory: str, state: dict | None, removed_paths, added: list[tuple[SourceFile, list[Chunk]]]
+        self, directory: str, state: dict | None, removed_paths, added: list[tuple[SourceFile, list[Chunk]]],
+        *, purge: bool = False,
     ) -> dict:
         index = LexicalIndex(directory, state or empty_state(directory))
         docs = [
@@ -176,7 +177,7 @@ class LexicalRetriever:
             )
             for f, chunks in added
         ]
-        return index.apply(removed_paths, docs)
+        return index.apply(removed_paths, docs, purge=purge)
 
     def check_store(self, directory: str, state: dict) -> None:
         """Raise when a segment the state names is missing or torn (sizes are checked on open)."""

@@ -1,10 +1,13 @@
 """The one way anything is written to the store: a temp file beside the target, then a rename.
 
 A reader therefore sees the old file or the new one, never a torn one, and a crash leaves at most a
-stray temp file (named `.tmp-*`, removed by the next writer).
+stray temp file (named `.tmp-*`, removed by the next writer). Durable writes reach the disk before
+their rename, and the rename before the call returns, so after a power cut the commit point
+(the manifest) never names data that was lost.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -28,12 +31,53 @@ def write_bytes(path: str, data: bytes, *, durable: bool = False) -> int:
         except OSError:
             pass
         raise
+    if durable:
+        fsync_dir(directory)
     return len(data)
+
+
+def write_new(path: str, data: bytes) -> int:
+    """Create a file no reader can see yet (it lives in a directory published later), durably."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    return len(data)
+
+
+def publish_dir(tmp: str, final: str) -> None:
+    """Rename a finished directory into place: its entries first, then the rename, made durable."""
+    fsync_dir(tmp)
+    os.rename(tmp, final)
+    fsync_dir(os.path.dirname(final) or ".")
+
+
+def fsync_dir(path: str) -> None:
+    """Make the creations and renames in a directory durable."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    except OSError:
+        return  # platforms where a directory cannot be opened (Windows) make renames durable alone
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        # Some file systems cannot sync a directory; any other failure is a real one.
+        if exc.errno not in (errno.EINVAL, errno.ENOTSUP, errno.EBADF):
+            raise
+    finally:
+        os.close(fd)
 
 
 def dumps(obj) -> bytes:
     # Compact, key-sorted: the same index is the same bytes.
-    return json.dumps(obj, separators=(",", ":"), sort_keys=True, ensure_ascii=False).encode("utf-8")
+    text = json.dumps(obj, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:
+        # A path that is not valid UTF-8 (the root's, say) holds lone surrogates: \u-escaped, they
+        # survive the round trip through json.loads unchanged.
+        return json.dumps(obj, separators=(",", ":"), sort_keys=True).encode("ascii")
 
 
 def write_json(path: str, obj, *, durable: bool = False) -> int:

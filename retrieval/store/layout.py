@@ -12,7 +12,7 @@ import hashlib
 import json
 import os
 
-from .atomic import write_json
+from .atomic import write_bytes, write_json
 
 SCHEMA = 1
 STORE_DIRNAME = ".retrieval"
@@ -46,19 +46,36 @@ def manifest_path(store: str, name: str) -> str:
     return os.path.join(store, name, "manifest.json")
 
 
-def ensure_store(store: str, root: str) -> None:
+def ensure_store(store: str) -> None:
+    """The store directory, where the writer lock lives; its files are written under the lock."""
+    refuse_symlink(store)
     try:
         os.makedirs(store, exist_ok=True)
-        marker = os.path.join(store, "STORE.json")
-        if not os.path.exists(marker):
-            write_json(marker, {"schema": SCHEMA, "root": os.path.abspath(root)})
-        # Keep git from ever picking the store up.
-        gitignore = os.path.join(store, ".gitignore")
-        if not os.path.exists(gitignore):
-            with open(gitignore, "w", encoding="utf-8") as fh:
-                fh.write("*\n")
     except OSError as exc:
         raise StoreError(f"cannot write the index at {store}: {exc.strerror or exc}") from exc
+
+
+def write_markers(store: str, root: str) -> None:
+    """STORE.json (what `clean` checks before deleting) and a .gitignore; call with the lock held."""
+    try:
+        marker = os.path.join(store, "STORE.json")
+        if not os.path.exists(marker):
+            write_json(marker, {"schema": SCHEMA, "root": os.path.abspath(root)}, durable=True)
+        # Keep git from ever picking the store up.
+        gitignore = os.path.join(store, ".gitignore")
+        if not os.path.lexists(gitignore):
+            write_bytes(gitignore, b"*\n")
+    except OSError as exc:
+        raise StoreError(f"cannot write the index at {store}: {exc.strerror or exc}") from exc
+
+
+def refuse_symlink(path: str) -> None:
+    """A store (or a retriever's directory in it) that is a symbolic link could send every write
+    outside the root, e.g. a `.retrieval` link committed to a cloned repository."""
+    if os.path.islink(path):
+        raise StoreError(
+            f"refusing to use {path}: it is a symbolic link (set {ENV_INDEX_DIR} to keep the index elsewhere)"
+        )
 
 
 def read_manifest(store: str, name: str) -> dict | None:

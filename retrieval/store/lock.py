@@ -25,7 +25,8 @@ class WriterLock:
 
     def acquire(self, timeout: float | None = None) -> None:
         """Block until the lock is ours; timeout=0 tries once; raises LockBusy on timeout."""
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        # O_NOFOLLOW: a planted symbolic link must not make us create a file outside the store.
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         if fcntl is None:  # pragma: no cover
             self._fd = fd
             return

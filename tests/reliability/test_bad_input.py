@@ -1,0 +1,234 @@
+"""Hostile trees and queries: everything indexable is indexed, the rest is counted, nothing crashes.
+
+Covered elsewhere and not repeated here: invalid UTF-8 content and NUL bytes (tests/test_read.py),
+symlink loops (tests/test_discover.py), a missing root or a root that is a file and an empty query
+(tests/test_cli.py).
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+import pytest
+from click.testing import CliRunner
+
+from retrieval import service
+from retrieval.cli import main
+from retrieval.discover import DEFAULT_MAX_BYTES, walk
+
+from reliability_harness import permissions_enforced, run_cli
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+
+    def invoke(*args, input=None):
+        return runner.invoke(main, [str(a) for a in args], input=input)
+
+    return invoke
+
+
+def query_json(run, root, *args, input=None):
+    result = run("query", "--root", root, "--json", *args, input=input)
+    assert result.exit_code == 0, result.output
+    assert "Traceback" not in result.output
+    return json.loads(result.stdout)
+
+
+def hit_paths(run, root, text) -> list[str]:
+    return [r["path"] for r in query_json(run, root, text)["results"]]
+
+
+def ranking(root, query):
+    return [(h.docid, h.score) for h in service.search(str(root), query, top_k=20).hits]
+
+
+# -- unreadable files and directories ------------------------------------------------------------
+
+
+def test_unreadable_files_and_directories_are_counted_and_indexed_once_readable(make_tree, tmp_path):
+    reason = permissions_enforced(tmp_path)
+    if reason:
+        pytest.skip(reason)
+    root = make_tree({
+        "open.py": "def open_door():\n    return 'welcome'\n",
+        "locked.py": "def locked_vault():\n    return 'gold'\n",
+        "sealed/inner.py": "def sealed_room():\n    return 'dust'\n",
+    })
+    (root / "locked.py").chmod(0)
+    (root / "sealed").chmod(0)
+    try:
+        proc = run_cli(["index", "--root", root], unprivileged=True)
+        assert proc.returncode == 0, proc.stderr
+        assert "2 unreadable" in proc.stdout
+        found = run_cli(["query", "--root", root, "open door"], unprivileged=True)
+        assert found.returncode == 0 and found.stdout.startswith("open.py:1-2")
+        assert run_cli(["query", "--root", root, "locked vault", "--stale-ok"], unprivileged=True).stdout == ""
+    finally:
+        (root / "locked.py").chmod(0o644)
+        (root / "sealed").chmod(0o755)
+    # A chmod changes neither size nor mtime: the unreadable file must not have been recorded as
+    # done, or it would stay missing until its next edit.
+    proc = run_cli(["index", "--root", root], unprivileged=True)
+    assert proc.returncode == 0, proc.stderr
+    assert run_cli(["query", "--root", root, "locked vault"]).stdout.startswith("locked.py:1-2")
+    assert run_cli(["query", "--root", root, "sealed room"]).stdout.startswith("sealed/inner.py:1-2")
+
+
+# -- names and encodings -------------------------------------------------------------------------
+
+
+def test_files_and_directories_with_names_that_are_not_utf8_are_skipped_and_counted(make_tree, run):
+    root = make_tree({"good.py": "def good_name():\n    return 1\n"})
+    raw = os.fsencode(root)
+    with open(raw + b"/caf\xe9.py", "wb") as fh:
+        fh.write(b"def latin_name():\n    return 2\n")
+    os.mkdir(raw + b"/d\xff")
+    with open(raw + b"/d\xff/inner.py", "wb") as fh:
+        fh.write(b"def inside_bad_dir():\n    return 3\n")
+    result = walk(str(root))
+    assert [f.path for f in result.files] == ["good.py"]
+    assert result.skipped["undecodable-name"] == 2
+    index = run("index", "--root", root)
+    assert index.exit_code == 0, index.output
+    assert "2 undecodable-name" in index.stdout
+    assert hit_paths(run, root, "good name") == ["good.py"]
+    assert hit_paths(run, root, "latin inside") == []
+
+
+def test_a_root_whose_own_path_is_not_utf8_is_indexed_and_searched(tmp_path, run):
+    root = os.fsencode(tmp_path) + b"/r\xe9po"
+    os.mkdir(root)
+    with open(root + b"/main.py", "wb") as fh:
+        fh.write(b"def accented_root():\n    return 1\n")
+    text_root = os.fsdecode(root)
+    assert service.refresh(text_root).status == "indexed"
+    assert service.refresh(text_root).status == "up to date"
+    assert [h.source_path for h in service.search(text_root, "accented root").hits] == ["main.py"]
+    assert service.status(text_root)[0]["state"] == "ready"
+
+
+def test_a_malformed_ignore_pattern_is_ignored_like_git_does_and_the_rest_apply(make_tree):
+    root = make_tree({
+        ".gitignore": "[z-a]\nskipped_*.py\n",
+        "skipped_one.py": "x = 1\n",
+        "kept.py": "y = 2\n",
+    })
+    assert [f.path for f in walk(str(root)).files] == ["kept.py"]
+    assert service.refresh(str(root)).files == 1
+
+
+# -- sizes and shapes ----------------------------------------------------------------------------
+
+
+def test_a_one_megabyte_single_line_file_is_one_chunk_that_can_be_found_and_shown(make_tree, run):
+    unit = "".join(f'var v{i % 500}=f{i % 300}(x{i % 700},"s{i % 100}");' for i in range(3000))
+    line = (unit * (DEFAULT_MAX_BYTES // len(unit) + 1))[: DEFAULT_MAX_BYTES - len("zebracorn();")] + "zebracorn();"
+    assert len(line.encode()) == DEFAULT_MAX_BYTES and "\n" not in line
+    root = make_tree({"bundle.min.js": line, "over.min.js": line + " ", "small.js": "function tiny() {}\n"})
+    started = time.monotonic()
+    index = run("index", "--root", root)
+    assert index.exit_code == 0 and "1 too-large" in index.stdout
+    (hit,) = query_json(run, root, "zebracorn", "--snippet-lines", "1")["results"]
+    assert (hit["path"], hit["start_line"], hit["end_line"]) == ("bundle.min.js", 1, 1)
+    assert hit["snippet"] == line
+    assert time.monotonic() - started < 30
+
+
+def test_an_empty_repository_indexes_to_nothing_and_answers_with_no_hits(tmp_path, run):
+    root = tmp_path / "empty"
+    root.mkdir()
+    (root / ".git").mkdir()
+    (root / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    index = run("index", "--root", root)
+    assert index.exit_code == 0, index.output
+    assert index.stdout.startswith("lexical: indexed 0 chunks")
+    assert query_json(run, root, "anything at all")["results"] == []
+    (row,) = [r for r in service.status(str(root)) if r["retriever"] == "lexical"]
+    assert (row["state"], row["files"], row["chunks"]) == ("ready", 0, 0)
+
+
+# -- files that change or vanish while being indexed ------------------------------------------
+
+
+def test_a_file_that_changes_while_being_indexed_is_caught_up_by_the_next_query(sample_repo, copy_tree, monkeypatch):
+    real_read = service.read_source
+    target = sample_repo / "src/app/cache.py"
+
+    def read_after_an_edit(file, max_bytes=None):
+        if file.path == "src/app/cache.py":
+            # Discovery already took size and mtime; the editor saves in between.
+            target.write_text("class LRUCache:\n    def shrink_to_fit(self):\n        pass\n" * 3)
+            st = target.stat()
+            os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+        return real_read(file, max_bytes)
+
+    monkeypatch.setattr(service, "read_source", read_after_an_edit)
+    service.refresh(str(sample_repo))
+    monkeypatch.undo()
+    assert service.status(str(sample_repo))[0]["state"] == "stale"
+    fresh = copy_tree(sample_repo)
+    for query in ["shrink to fit", "evict oldest", "parse config"]:
+        assert ranking(sample_repo, query) == ranking(fresh, query)
+
+
+def test_a_file_that_vanishes_while_being_indexed_is_counted_and_left_out(sample_repo, copy_tree, monkeypatch):
+    real_read = service.read_source
+
+    def read_after_a_delete(file, max_bytes=None):
+        if file.path == "src/app/cache.py":
+            os.unlink(file.abspath)
+        return real_read(file, max_bytes)
+
+    monkeypatch.setattr(service, "read_source", read_after_a_delete)
+    report = service.refresh(str(sample_repo))
+    monkeypatch.undo()
+    assert report.skipped.get("vanished") == 1
+    assert "src/app/cache.py" not in report.reprocessed
+    fresh = copy_tree(sample_repo)
+    for query in ["LRUCache evict oldest", "parse config"]:
+        assert ranking(sample_repo, query) == ranking(fresh, query)
+    assert service.refresh(str(sample_repo)).status == "up to date"
+
+
+# -- queries -----------------------------------------------------------------------------------
+
+
+def stack_trace(size: int) -> str:
+    frames = []
+    i = 0
+    while sum(map(len, frames)) < size:
+        frames.append(f'  File "/srv/app/src/app/module_{i % 40}.py", line {i}, in handler_{i % 17}\n'
+                      f"    value = parse_config(path)  # {'!@#$%^&*()' * (i % 3)}\n")
+        i += 1
+    text = "Traceback (most recent call last):\n" + "".join(frames)
+    return (text + "ConfigError: the config file is invalid\n")[-size:]
+
+
+def test_a_100_kb_pasted_stack_trace_is_a_valid_query_from_stdin_and_from_the_command_line(sample_repo, run):
+    trace = stack_trace(100_000)
+    assert len(trace) == 100_000
+    started = time.monotonic()
+    payload = query_json(run, sample_repo, "-", input=trace)
+    assert payload["query"] == trace
+    assert payload["results"][0]["path"] == "src/app/config.py"
+    assert query_json(run, sample_repo, trace[-90_000:])["results"][0]["path"] == "src/app/config.py"
+    assert time.monotonic() - started < 30
+
+
+@pytest.mark.parametrize("text", ["!!!", "?", "... --- ...", "(){}[]<>;:,.", "#" * 5000, "  \t!\t  "])
+def test_a_query_of_pure_punctuation_answers_nothing_without_error(sample_repo, run, text):
+    assert query_json(run, sample_repo, text)["results"] == []
+
+
+def test_a_query_with_bytes_that_are_not_utf8_on_stdin_still_searches(sample_repo, run):
+    payload = query_json(run, sample_repo, "-", input=b"\xff\xfe LRUCache \xc3")
+    assert payload["results"][0]["path"] == "src/app/cache.py"
+    assert "\ufffd" in payload["query"]
+
+
+def test_a_query_with_nul_bytes_and_control_characters_still_searches(sample_repo, run):
+    payload = query_json(run, sample_repo, "-", input="LRUCache\x00\x01\x1b[31m evict\x7f")
+    assert payload["results"][0]["path"] == "src/app/cache.py"

@@ -1,0 +1,170 @@
+"""Queries running in parallel with an `index` refresh answer from one snapshot, old or new.
+
+The writer is a real `retrieval index` subprocess, paused by the test at chosen store operations
+(reliability_harness), so the queries provably overlap the moments that matter: segments written
+but not committed, manifest committed but old segments not yet collected, and collection itself.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import threading
+import time
+
+from click.testing import CliRunner
+
+from retrieval.cli import main
+from retrieval.store.lock import WriterLock
+
+from reliability_harness import child_env, hooked, run_cli
+
+PARALLEL = 4
+QUERY = "render the config template and retry"
+
+
+def module(i: int, word: str) -> str:
+    return f"def {word}_step_{i}(config):\n    # render the {word} template, retry on error\n    return config.{word}\n"
+
+
+def make_repo(make_tree):
+    return make_tree({f"pkg/m{i}.py": module(i, "render") for i in range(30)}, name="busy")
+
+
+def change(root, word: str, count: int) -> None:
+    """Rewrite `count` modules to talk about `word`, so the answer to QUERY changes."""
+    for i in range(count):
+        path = root / "pkg" / f"m{i}.py"
+        path.write_text(module(i, word) + f"# {word} config retry\n" * (i + 1))
+        st = path.stat()
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+
+
+def clean_answer(copy_tree, root) -> str:
+    result = CliRunner().invoke(main, ["query", "--root", str(copy_tree(root)), "--json", QUERY])
+    assert result.exit_code == 0
+    return result.stdout
+
+
+def parallel_queries(root, n=PARALLEL, *extra) -> list[subprocess.CompletedProcess]:
+    command = [sys.executable, "-m", "retrieval.cli", "query", "--root", str(root), "--json", *extra, QUERY]
+    procs = [subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+             for _ in range(n)]
+    out = []
+    for proc in procs:
+        stdout, stderr = proc.communicate(timeout=120)
+        out.append(subprocess.CompletedProcess(proc.args, proc.returncode, stdout, stderr))
+    return out
+
+
+def wait_for(path, writer, timeout=60.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not os.path.exists(path):
+        assert writer.poll() is None, writer.communicate()[1]
+        assert time.monotonic() < deadline, f"the writer never reached {path}"
+        time.sleep(0.01)
+
+
+def test_queries_during_a_refresh_see_the_old_snapshot_until_the_commit_and_the_new_one_after(
+    make_tree, copy_tree, tmp_path
+):
+    root = make_repo(make_tree)
+    assert run_cli(["index", "--root", root]).returncode == 0
+    old = clean_answer(copy_tree, root)
+    change(root, "retry", 12)
+    new = clean_answer(copy_tree, root)
+    assert old != new
+
+    flags = {name: str(tmp_path / name) for name in ("paused-1", "resume-1", "paused-2", "resume-2")}
+    command, env = hooked(["index", "--root", root], root / ".retrieval", pauses=[
+        {"at": "replace:manifest", "paused": flags["paused-1"], "resume": flags["resume-1"]},
+        {"at": "next", "paused": flags["paused-2"], "resume": flags["resume-2"]},
+    ])
+    writer = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        # 1. The new segment is on disk, the manifest not yet replaced, the writer holds the lock.
+        wait_for(flags["paused-1"], writer)
+        for proc in parallel_queries(root):
+            assert proc.returncode == 0, proc.stderr
+            assert proc.stdout == old
+            assert "another process is updating the index" in proc.stderr
+        (stale_ok,) = parallel_queries(root, 1, "--stale-ok")
+        assert stale_ok.stdout == old
+        open(flags["resume-1"], "w").close()
+
+        # 2. The manifest is committed; the writer still runs (and still holds the lock).
+        wait_for(flags["paused-2"], writer)
+        for proc in parallel_queries(root):
+            assert proc.returncode == 0, proc.stderr
+            assert proc.stdout == new
+        open(flags["resume-2"], "w").close()
+        assert writer.wait(timeout=60) == 0, writer.stderr.read()
+    finally:
+        if writer.poll() is None:
+            writer.kill()
+            writer.wait()
+    lock = WriterLock(str(root / ".retrieval" / "lock"))
+    lock.acquire(timeout=0)
+    lock.release()
+
+
+def test_queries_looping_through_a_slow_forced_rebuild_each_answer_old_or_new_never_a_mix(make_tree, copy_tree):
+    root = make_repo(make_tree)
+    assert run_cli(["index", "--root", root]).returncode == 0
+    old = clean_answer(copy_tree, root)
+    change(root, "template", 20)
+    new = clean_answer(copy_tree, root)
+    assert old != new
+
+    # A forced rebuild collects every old segment after its commit: readers of the old snapshot
+    # lose their files underneath them. Each store operation is slowed so the queries overlap.
+    command, env = hooked(["index", "--root", root, "--force"], root / ".retrieval", delay=0.03)
+    writer = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    results: list[tuple[bool, subprocess.CompletedProcess]] = []
+
+    def loop():
+        while True:
+            running = writer.poll() is None
+            (proc,) = parallel_queries(root, 1)
+            results.append((running, proc))
+            if not running:
+                return
+
+    threads = [threading.Thread(target=loop) for _ in range(PARALLEL)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert writer.wait(timeout=60) == 0, writer.stderr.read()
+
+    assert sum(running for running, _ in results) >= PARALLEL, "the queries should overlap the rebuild"
+    for _, proc in results:
+        assert proc.returncode == 0, proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert proc.stdout in (old, new)
+    assert results[-1][1].stdout == new
+
+
+def test_a_writer_waiting_for_the_lock_has_written_nothing_but_the_lock(make_tree):
+    # Whoever holds the lock may remove stray temp files: so no store file may be written, even a
+    # temp, by a process that does not hold it (two first builds started at once used to race).
+    root = make_repo(make_tree)
+    store = root / ".retrieval"
+    store.mkdir()
+    holder = WriterLock(str(store / "lock"))
+    holder.acquire()
+    try:
+        waiting = subprocess.Popen([sys.executable, "-m", "retrieval.cli", "index", "--root", str(root)],
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
+        deadline = time.monotonic() + 60
+        while not (store / "lexical").is_dir() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.3)  # the lock file is opened right after the directory is made
+        assert waiting.poll() is None, "the writer should be blocked on the lock"
+        assert sorted(p.name for p in store.iterdir()) == ["lexical", "lock"]
+        assert list((store / "lexical").iterdir()) == []
+    finally:
+        holder.release()
+    out, err = waiting.communicate(timeout=120)
+    assert waiting.returncode == 0, err
+    assert sorted(p.name for p in store.iterdir()) == [".gitignore", "STORE.json", "lexical", "lock"]

@@ -1,0 +1,160 @@
+"""SIGKILL at any store operation never costs a correct answer.
+
+`retrieval index` runs in a real subprocess whose every store operation is numbered (see
+reliability_harness); each trial changes the tree, kills the indexer at a different operation
+(mid-segment, a half-written file, before and after the manifest commit, during garbage collection,
+during a first build or a forced rebuild), then checks that the lock is free and that the next
+command answers byte for byte like a clean build of the same tree in a fresh store.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import time
+
+from click.testing import CliRunner
+
+from retrieval import service
+from retrieval.cli import main
+from retrieval.lexical.segment import DiskSegment
+from retrieval.store.lock import WriterLock
+
+from reliability_harness import run_hooked
+
+KILLS = 50
+FIRST_BUILD_POINTS = ["create:store", "write-half:store", "fsync:store", "replace:store", "mkdir:segment"]
+QUERIES = ["parse config value", "retry request backoff", "evict oldest cache entry", "render template"]
+TOPICS = ["config", "retry", "cache", "render", "token", "stream"]
+
+
+def module_text(i: int, version: int) -> str:
+    topic = TOPICS[i % len(TOPICS)]
+    return (
+        f'"""Module {i}: {topic} helpers, revision {version}."""\n\n\n'
+        f"def {topic}_handler_{i}(value, attempt={version}):\n"
+        f"    # parse the {topic} value, retry on failure, evict the oldest cache entry\n"
+        f"    return render_{topic}(value) + {i * 10 + version}\n\n\n"
+        f"class {topic.title()}Worker{i}:\n"
+        f"    def run(self, request):\n"
+        f"        return {topic}_handler_{i}(request.backoff, {version})\n"
+    )
+
+
+def make_repo(make_tree):
+    files = {f"pkg/mod_{i}.py": module_text(i, 0) for i in range(16)}
+    files["docs/guide.md"] = "# Guide\n\nTemplates are rendered after the config is parsed.\n"
+    files["README.md"] = "# Crash test repository\n"
+    return make_tree(files, name="crashy")
+
+
+def mutate(root, trial: int) -> None:
+    """A different change per trial: edit, add, delete, and now and then ignore a file."""
+    pkg = root / "pkg"
+    target = pkg / f"mod_{trial % 16}.py"
+    if target.exists():
+        target.write_text(module_text(trial % 16, trial))
+        st = target.stat()
+        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+    (pkg / f"extra_{trial}.py").write_text(module_text(100 + trial, trial))
+    stale = pkg / f"extra_{trial - 3}.py"
+    if stale.exists():
+        stale.unlink()
+    if trial % 7 == 3:
+        with open(root / ".gitignore", "a") as fh:
+            fh.write(f"pkg/mod_{(trial * 5) % 16}.py\n")
+
+
+def answers(root, run) -> list[str]:
+    out = []
+    for query in QUERIES:
+        result = run("query", "--root", root, "--json", "-k", "20", query)
+        assert result.exit_code == 0, result.output
+        out.append(result.stdout)
+    return out
+
+
+def assert_store_tidy(root) -> None:
+    lexical = root / ".retrieval" / "lexical"
+    manifest = json.loads((lexical / "manifest.json").read_text())
+    live = sorted(s["name"] for s in manifest["state"]["segments"])
+    assert sorted(n for n in os.listdir(lexical) if n.startswith("seg-")) == live
+    for name in live:
+        segment = DiskSegment(str(lexical / name))
+        assert len(segment.lens) == segment.n_docs
+    temps = [p for p in (root / ".retrieval").rglob("*") if p.name.startswith(".tmp-") or p.name.endswith(".tmp")]
+    assert temps == []
+
+
+def test_sigkill_at_fifty_different_store_operations_never_changes_an_answer(make_tree, copy_tree, tmp_path):
+    runner = CliRunner()
+
+    def run(*args):
+        return runner.invoke(main, [str(a) for a in args])
+
+    root = make_repo(make_tree)
+    store = root / ".retrieval"
+    log = tmp_path / "kills.log"
+    assert run("index", "--root", root).exit_code == 0
+
+    # How many store operations an ordinary incremental refresh performs (no merge, no collection).
+    mutate(root, 0)
+    counted = run_hooked(["index", "--root", root], store, log=str(tmp_path / "count.log"))
+    assert counted.returncode == 0, counted.stderr
+    per_refresh = int((tmp_path / "count.log").read_text().split()[-1])
+    assert per_refresh >= 20, "a refresh writes a segment (several files) and a manifest"
+    stride = next(s for s in range(7, per_refresh) if math.gcd(s, per_refresh) == 1)
+
+    started = time.monotonic()
+    kills, trial, outcomes = 0, 0, []
+    while kills < KILLS:
+        trial += 1
+        assert trial <= KILLS + 20, f"only {kills} of {trial - 1} trials were killed"
+        mutate(root, trial)
+        argv = ["index", "--root", root]
+        target = 1 + (trial * stride) % per_refresh
+        if trial % 10 == 0:
+            # A forced rebuild: segments and manifest as usual, then every old segment collected.
+            argv.append("--force")
+            target = per_refresh + 1 + (trial // 10) % 5
+        elif trial % 10 == 5:
+            # A first build: the store itself is created too; kill while writing its own files.
+            assert run("clean", "--root", root).exit_code == 0
+            target = FIRST_BUILD_POINTS[(trial // 10) % len(FIRST_BUILD_POINTS)]
+        proc = run_hooked(argv, store, kill_at=target, log=str(log))
+        killed = proc.returncode == -signal.SIGKILL
+        assert killed or proc.returncode == 0, proc.stderr
+        kills += killed
+
+        # The kernel released the dead writer's lock.
+        lock = WriterLock(str(store / "lock"))
+        lock.acquire(timeout=0)
+        lock.release()
+
+        # The next command (alternately `index` then `query`, or `query` alone) uses the store as
+        # it is or rebuilds what it must, and answers exactly like a clean build.
+        if trial % 2:
+            assert run("index", "--root", root).exit_code == 0
+        got = answers(root, run)
+        expected = answers(copy_tree(root), run)
+        assert got == expected, f"trial {trial}: killed at operation {target} ({argv[3:]})"
+        assert any(json.loads(a)["results"] for a in got)
+        outcomes.append((trial, target, killed))
+
+    elapsed = time.monotonic() - started
+    points = [line.split(" ", 1)[1] for line in log.read_text().splitlines() if not line.startswith("total")]
+    assert len(points) == kills
+    kinds = set(points)
+    # The kills landed everywhere that matters.
+    for kind in ["create:segment", "write-half:segment", "fsync:segment", "rename:segment",
+                 "create:manifest", "write-half:manifest", "fsync:manifest", "replace:manifest",
+                 "create:store", "write-half:store", "unlink:gc"]:
+        assert kind in kinds, (kind, sorted(kinds))
+    assert len({target for _, target, killed in outcomes if killed and isinstance(target, int)}) >= per_refresh // 2
+
+    # After a clean refresh nothing a dead writer left behind remains.
+    assert run("index", "--root", root).exit_code == 0
+    assert_store_tidy(root)
+    assert service.status(str(root))[0]["state"] == "ready"
+    print(f"{kills} kills in {trial} trials ({per_refresh} operations per refresh), {elapsed:.1f}s")

@@ -1,0 +1,266 @@
+"""A full disk or a read-only store: one clear error, and the previous index keeps answering."""
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+import stat
+import tempfile
+
+import pytest
+
+from retrieval import service
+from retrieval.lexical import segment
+from retrieval.store import atomic, layout
+
+from reliability_harness import permissions_enforced, run_cli, run_hooked
+
+QUERIES = ["parse config file", "LRUCache evict", "retries", "quokka habitat"]
+NO_SPACE = os.strerror(errno.ENOSPC)
+
+
+def answers(root, **kw) -> dict:
+    return {q: [(h.docid, h.score) for h in service.search(str(root), q, top_k=20, **kw).hits] for q in QUERIES}
+
+
+def change_tree(root, rewrite) -> None:
+    rewrite(root / "docs/guide.md", "# Guide\n\nQuokkas live in a small habitat on an island.\n")
+    (root / "src/app/quokka.py").write_text("def quokka_habitat():\n    return 'island'\n")
+    os.unlink(root / "src/app/cache.py")
+
+
+def leftovers(root) -> list[str]:
+    names = (p.name for p in (root / ".retrieval").rglob("*"))
+    return sorted(n for n in names if n.startswith(".tmp-") or n.endswith(".tmp"))
+
+
+class FullDisk:
+    """Stands in for `os` and `tempfile` in the store's writing modules: counts every operation that
+    needs disk space (create, write, fsync, rename, mkdir) and makes the Nth fail with ENOSPC."""
+
+    def __init__(self, fail_at: int | None = None):
+        self.fail_at = fail_at
+        self.kinds: list[str] = []
+
+    def _op(self, kind: str) -> None:
+        self.kinds.append(kind)
+        if len(self.kinds) == self.fail_at:
+            raise OSError(errno.ENOSPC, NO_SPACE)
+
+    def __getattr__(self, name):
+        return getattr(os, name)
+
+    def makedirs(self, *args, **kwargs):
+        self._op("mkdir")
+        return os.makedirs(*args, **kwargs)
+
+    def open(self, path, flags, *args):
+        if flags & os.O_CREAT:
+            self._op("create")
+        return os.open(path, flags, *args)
+
+    def mkstemp(self, *args, **kwargs):
+        self._op("create")
+        return tempfile.mkstemp(*args, **kwargs)
+
+    def fdopen(self, fd, mode="r", *args, **kwargs):
+        fh = os.fdopen(fd, mode, *args, **kwargs)
+        return _FillingWriter(fh, self) if "w" in mode else fh
+
+    def fsync(self, fd):
+        self._op("fsync")
+        return os.fsync(fd)
+
+    def replace(self, src, dst):
+        self._op("replace:" + os.path.basename(dst))
+        return os.replace(src, dst)
+
+    def rename(self, src, dst):
+        self._op("rename")
+        return os.rename(src, dst)
+
+
+class _FillingWriter:
+    def __init__(self, fh, disk: FullDisk):
+        self._fh, self._disk = fh, disk
+
+    def write(self, data):
+        half = len(data) // 2
+        self._fh.write(data[:half])
+        self._disk._op("write")  # the disk fills up halfway through the file
+        return half + self._fh.write(data[half:])
+
+    def __getattr__(self, name):
+        return getattr(self._fh, name)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return self._fh.__exit__(*exc)
+
+
+@pytest.fixture
+def full_disk(monkeypatch):
+    def install(disk: FullDisk) -> FullDisk:
+        monkeypatch.setattr(atomic, "os", disk)
+        monkeypatch.setattr(atomic, "tempfile", disk)
+        monkeypatch.setattr(segment, "os", disk)
+        return disk
+
+    return install
+
+
+# -- disk full ----------------------------------------------------------------------------------
+
+
+def test_a_full_disk_at_any_store_write_fails_the_refresh_cleanly_and_keeps_the_previous_index(
+    sample_repo, copy_tree, rewrite, full_disk, monkeypatch, tmp_path
+):
+    root = sample_repo
+    service.refresh(str(root))
+    old = answers(root)
+    change_tree(root, rewrite)
+    new = answers(copy_tree(root))
+    assert new != old
+
+    # Every space-needing operation of this refresh, counted on a copy of the repository and store.
+    rehearsal = tmp_path / "rehearsal"
+    shutil.copytree(root, rehearsal, symlinks=True)
+    counted = full_disk(FullDisk())
+    service.refresh(str(rehearsal))
+    monkeypatch.undo()
+    kinds = counted.kinds
+    commit = kinds.index("replace:manifest.json") + 1
+    assert {"mkdir", "create", "write", "fsync", "rename"} <= set(kinds[:commit])
+
+    for n in range(1, len(kinds) + 1):
+        full_disk(FullDisk(fail_at=n))
+        with pytest.raises(layout.StoreError) as info:
+            service.refresh(str(root))
+        monkeypatch.undo()
+        message = str(info.value)
+        assert message == f"cannot update the index at {root / '.retrieval'}: {NO_SPACE}", (n, kinds[n - 1])
+        # Nothing half-written stays behind to take the space, and the committed index answers.
+        assert leftovers(root) == [], (n, kinds[n - 1])
+        expected = old if n <= commit else new
+        assert answers(root, stale_ok=True) == expected, (n, kinds[n - 1])
+        if n > commit:
+            break  # the new index is committed; later failures cannot undo that
+
+    assert service.refresh(str(root)).status in ("indexed", "up to date")
+    assert answers(root) == new
+
+
+def test_a_query_on_a_full_disk_answers_from_the_previous_index_with_a_note(sample_repo, rewrite, full_disk):
+    service.refresh(str(sample_repo))
+    old = answers(sample_repo)
+    change_tree(sample_repo, rewrite)
+    full_disk(FullDisk(fail_at=1))
+    result = service.search(str(sample_repo), "retries", top_k=20)
+    assert [(h.docid, h.score) for h in result.hits] == old["retries"]
+    assert any(NO_SPACE in note and "previous snapshot" in note for note in result.notes), result.notes
+
+
+def test_the_cli_reports_a_full_disk_in_one_line_and_query_still_answers(sample_repo, rewrite):
+    store = sample_repo / ".retrieval"
+    assert run_cli(["index", "--root", sample_repo]).returncode == 0
+    before = run_cli(["query", "--root", sample_repo, "--json", "retries config"])
+    change_tree(sample_repo, rewrite)
+    for fail_at in (3, 9):  # inside the segment, then later in the same refresh
+        proc = run_hooked(["index", "--root", sample_repo], store, fail_from=fail_at, errno=errno.ENOSPC)
+        assert proc.returncode == 1
+        assert proc.stderr.splitlines() == [f"error: lexical: cannot update the index at {store}: {NO_SPACE}"]
+    proc = run_hooked(["query", "--root", sample_repo, "--json", "retries config"], store, fail_from=1,
+                      errno=errno.ENOSPC)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == before.stdout
+    assert "Traceback" not in proc.stderr
+    assert NO_SPACE in proc.stderr and "previous snapshot" in proc.stderr
+
+
+def test_a_full_disk_during_the_first_build_leaves_nothing_behind(sample_repo):
+    store = sample_repo / ".retrieval"
+    proc = run_hooked(["index", "--root", sample_repo], store, fail_from=12, errno=errno.ENOSPC)
+    assert proc.returncode == 1
+    assert proc.stderr.startswith("error: lexical: ") and NO_SPACE in proc.stderr
+    assert [n for n in os.listdir(store / "lexical") if n != "manifest.json"] == []
+    assert not (store / "lexical" / "manifest.json").exists()
+    query = run_cli(["query", "--root", sample_repo, "LRUCache"])
+    assert query.returncode == 0 and query.stdout.startswith("src/app/cache.py:")
+
+
+# -- read-only store ------------------------------------------------------------------------------
+
+
+def snapshot(directory) -> dict:
+    return {str(p.relative_to(directory)): p.read_bytes() if p.is_file() else None
+            for p in sorted(directory.rglob("*"))}
+
+
+def set_writable(directory, writable: bool) -> None:
+    for path in [directory, *directory.rglob("*")]:
+        mode = path.stat().st_mode
+        mode = mode | stat.S_IWUSR if writable else mode & ~(stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)
+        path.chmod(mode)
+
+
+@pytest.fixture
+def enforced(tmp_path):
+    reason = permissions_enforced(tmp_path)
+    if reason:
+        pytest.skip(reason)
+
+
+def test_a_read_only_store_gives_a_clear_error_to_index_and_an_old_answer_to_query(enforced, sample_repo, rewrite):
+    store = sample_repo / ".retrieval"
+    assert run_cli(["index", "--root", sample_repo]).returncode == 0
+    before = run_cli(["query", "--root", sample_repo, "--json", "retries config"]).stdout
+    change_tree(sample_repo, rewrite)
+    set_writable(store, False)
+    try:
+        frozen = snapshot(store)
+        proc = run_cli(["index", "--root", sample_repo], unprivileged=True)
+        assert proc.returncode == 1
+        (line,) = proc.stderr.splitlines()
+        assert line.startswith(f"error: lexical: cannot write the index at {store}: ")
+        assert os.strerror(errno.EACCES) in line
+        proc = run_cli(["query", "--root", sample_repo, "--json", "retries config"], unprivileged=True)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout == before
+        assert "note: " in proc.stderr and "previous snapshot" in proc.stderr
+        status = run_cli(["status", "--root", sample_repo], unprivileged=True)
+        assert status.returncode == 0 and status.stdout.startswith("lexical: stale")
+        assert snapshot(store) == frozen
+    finally:
+        set_writable(store, True)
+    assert run_cli(["index", "--root", sample_repo]).returncode == 0
+    assert "quokka" in run_cli(["query", "--root", sample_repo, "quokka habitat"]).stdout
+
+
+def test_a_read_only_repository_without_an_index_is_a_one_line_error(enforced, sample_repo):
+    set_writable(sample_repo, False)
+    try:
+        for argv in (["index", "--root", sample_repo], ["query", "--root", sample_repo, "config"]):
+            proc = run_cli(argv, unprivileged=True)
+            assert proc.returncode == 1
+            (line,) = proc.stderr.splitlines()
+            assert line.startswith("error: ") and os.strerror(errno.EACCES) in line
+            assert proc.stdout == ""
+        assert not (sample_repo / ".retrieval").exists()
+    finally:
+        set_writable(sample_repo, True)
+
+
+# -- damage the size check cannot see ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("victim", ["lex-0000.json", "files.json", "seg.json"])
+def test_a_segment_file_garbled_without_changing_its_size_is_rebuilt_by_the_next_query(sample_repo, copy_tree, victim):
+    service.refresh(str(sample_repo))
+    expected = answers(copy_tree(sample_repo))
+    (seg,) = [p for p in (sample_repo / ".retrieval" / "lexical").iterdir() if p.name.startswith("seg-")]
+    path = seg / victim
+    path.write_bytes(b"#" * path.stat().st_size)  # bit rot, or zeros after a crash on a lax file system
+    assert answers(sample_repo) == expected
+    assert answers(sample_repo) == expected  # and the store stays repaired

@@ -1,0 +1,266 @@
+"""What must never happen: excluded files in the store, reads or writes outside the root, network
+access, secrets in messages."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import urllib.request
+
+import pytest
+from click.testing import CliRunner
+
+from retrieval.cli import main
+from retrieval.discover import discover_files, is_secret_name
+from retrieval.read import read_source
+
+from conftest import network_guard
+from reliability_harness import child_env, run_cli
+
+
+@pytest.fixture
+def run():
+    runner = CliRunner()
+
+    def invoke(*args, input=None):
+        return runner.invoke(main, [str(a) for a in args], input=input)
+
+    return invoke
+
+
+def store_bytes(root) -> bytes:
+    return b"".join(p.read_bytes() for p in sorted((root / ".retrieval").rglob("*")) if p.is_file())
+
+
+def marker(name: str) -> str:
+    # One lower-case token: it survives tokenizing unchanged, so the lexicon would hold it verbatim.
+    return f"zq{name}marker"
+
+
+# -- the network ----------------------------------------------------------------------------------
+
+
+def test_sockets_are_disabled_in_the_test_process():
+    with pytest.raises(network_guard.NetworkAccessError):
+        socket.create_connection(("127.0.0.1", 9), timeout=1)
+    with pytest.raises(network_guard.NetworkAccessError):
+        urllib.request.urlopen("http://example.com/", timeout=1)
+    with pytest.raises(network_guard.NetworkAccessError):
+        socket.socket(socket.AF_INET6, socket.SOCK_DGRAM).sendto(b"x", ("::1", 53))
+    assert len(network_guard.ATTEMPTS) == 3
+    network_guard.ATTEMPTS.clear()  # expected here; any other test that tries fails
+    left, right = socket.socketpair()  # local IPC stays possible
+    left.close(), right.close()
+
+
+def test_sockets_are_disabled_in_every_python_subprocess_the_tests_start(sample_repo):
+    proc = subprocess.run([sys.executable, "-c", "import socket; socket.create_connection(('127.0.0.1', 9))"],
+                          capture_output=True, text=True, env=child_env(), timeout=60)
+    assert proc.returncode == network_guard.EXIT_STATUS
+    assert "network access attempted" in proc.stderr
+    # So each CLI run in the suite proves the core stays offline; one for good measure:
+    for argv in (["index", "--root", sample_repo], ["query", "--root", sample_repo, "config"],
+                 ["status", "--root", sample_repo], ["clean", "--root", sample_repo]):
+        proc = run_cli(argv)
+        assert proc.returncode == 0, proc.stderr
+
+
+# -- excluded files never reach the store ------------------------------------------------------
+
+
+def test_files_the_deny_list_or_ignore_rules_exclude_never_reach_the_store(make_tree, tmp_path, run):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "elsewhere.py").write_text(f"value = '{marker('outside')}'\n")
+    excluded = {
+        ".env": marker("env"), "id_rsa": marker("rsa"), "deploy/prod.pem": marker("pem"),
+        "credentials.json": marker("creds"), "db/app.sqlite": marker("sqlite"),
+        "local_settings.py": marker("gitignored"), "generated/out.py": marker("gitignoreddir"),
+        "fixtures/big.py": marker("retrievalignore"), "src/.ignore_me.py": marker("dotignore"),
+        "node_modules/lib/index.js": marker("nodemodules"), ".git/config": marker("git"),
+        "vendor/pkg/mod.go": marker("vendor"), "tmp/scratch.py": marker("excludeglob"),
+    }
+    files = {path: f"token = '{token}'\n" for path, token in excluded.items()}
+    files.update({
+        ".gitignore": "local_settings.py\ngenerated/\n",
+        ".retrievalignore": "fixtures/\n",
+        "src/.ignore": ".ignore_me.py\n",
+        "src/app.py": f"def visible():\n    return '{marker('visible')}'\n",
+    })
+    root = make_tree(files)
+    os.symlink(outside / "elsewhere.py", root / "src" / "linked.py")
+    os.symlink(outside, root / "linked_dir")
+
+    assert run("index", "--root", root, "--exclude", "tmp/").exit_code == 0
+    data = store_bytes(root)
+    assert marker("visible").encode() in data, "the check must be able to see indexed content"
+    for path, token in [*excluded.items(), ("src/linked.py", marker("outside"))]:
+        assert token.encode() not in data, path
+        assert json.loads(run("query", "--root", root, "--json", token).stdout)["results"] == []
+    manifest = json.loads((root / ".retrieval" / "lexical" / "manifest.json").read_text())
+    assert sorted(manifest["files"]) == ["src/app.py"]
+
+
+@pytest.mark.parametrize("how", ["gitignore", "retrievalignore-directory", "exclude-option"])
+def test_a_file_excluded_after_it_was_indexed_leaves_no_trace_in_the_store(make_tree, run, how):
+    secret = marker("latersecret")
+    root = make_tree({
+        "private/notes_private.py": f"api = '{secret}'\n",
+        **{f"src/m{i}.py": f"def module_{i}():\n    return {i}\n" for i in range(12)},
+    })
+    assert run("index", "--root", root).exit_code == 0
+    assert secret.encode() in store_bytes(root)
+    for i in range(3):  # more segments, so the purge has something to merge
+        (root / "src" / f"extra_{i}.py").write_text(f"def extra_{i}():\n    return {i}\n")
+        assert run("index", "--root", root).exit_code == 0
+    if how == "gitignore":
+        (root / ".gitignore").write_text("notes_private.py\n")
+    elif how == "retrievalignore-directory":
+        (root / ".retrievalignore").write_text("private/\n")
+    if how == "exclude-option":
+        assert run("index", "--root", root, "--exclude", "notes_*").exit_code == 0
+    else:
+        # Without the purge the file's postings would stay on disk, marked deleted, until a merge.
+        assert run("index", "--root", root).exit_code == 0
+    assert secret.encode() not in store_bytes(root)
+    assert json.loads(run("query", "--root", root, "--json", secret).stdout)["results"] == []
+    assert json.loads(run("query", "--root", root, "--json", "module_7").stdout)["results"]
+
+
+# -- nothing outside the root is read or written ---------------------------------------------------
+
+
+def test_a_file_swapped_for_a_link_out_of_the_root_is_never_shown(make_tree, tmp_path, run):
+    outside = tmp_path / "private.txt"
+    outside.write_text(f"def visible_name():\n    return '{marker('private')}'\n")
+    root = make_tree({"src/app.py": "def visible_name():\n    return 'public'\n"})
+    assert run("index", "--root", root).exit_code == 0
+    os.unlink(root / "src" / "app.py")
+    os.symlink(outside, root / "src" / "app.py")
+    result = run("query", "--root", root, "--json", "--stale-ok", "--snippet-lines", "5", "visible name")
+    (hit,) = json.loads(result.stdout)["results"]
+    assert hit["path"] == "src/app.py" and hit["snippet"] == ""
+    assert marker("private") not in result.output
+    # Refreshing drops the link (links are never followed) and never reads its target.
+    result = run("query", "--root", root, "--json", "--snippet-lines", "5", "visible name")
+    assert json.loads(result.stdout)["results"] == []
+    assert marker("private").encode() not in store_bytes(root)
+
+
+def test_a_file_swapped_for_a_link_or_a_fifo_after_discovery_is_not_read(make_tree, tmp_path):
+    outside = tmp_path / "private.txt"
+    outside.write_text(marker("swapped"))
+    root = make_tree({"a.py": "a = 1\n", "b.py": "b = 2\n"})
+    found = {f.path: f for f in discover_files(str(root))}
+    os.unlink(root / "a.py")
+    os.symlink(outside, root / "a.py")
+    os.unlink(root / "b.py")
+    os.mkfifo(root / "b.py")  # opening a FIFO for reading would block until a writer came
+    swapped = read_source(found["a.py"])
+    assert (swapped.text, swapped.skip_reason) == (None, "symlink")
+    fifo = read_source(found["b.py"])
+    assert (fifo.text, fifo.skip_reason) == (None, "unreadable")
+
+
+def test_a_tampered_index_naming_paths_outside_the_root_shows_nothing_from_them(make_tree, tmp_path, run):
+    (tmp_path / "outside.py").write_text(f"def tampered_target():\n    return '{marker('tampered')}'\n")
+    root = make_tree({"src/tampered_target.py": "def tampered_target():\n    return 1\n"})
+    assert run("index", "--root", root).exit_code == 0
+    lexical = root / ".retrieval" / "lexical"
+    (segment,) = [p for p in lexical.iterdir() if p.name.startswith("seg-")]
+    files = json.loads((segment / "files.json").read_text())
+    files[0][0] = "../outside.py"
+    (segment / "files.json").write_text(json.dumps(files))
+    meta = json.loads((segment / "seg.json").read_text())
+    meta["sizes"]["files.json"] = (segment / "files.json").stat().st_size
+    (segment / "seg.json").write_text(json.dumps(meta))
+    result = run("query", "--root", root, "--json", "--stale-ok", "--snippet-lines", "5", "tampered target")
+    (hit,) = json.loads(result.stdout)["results"]
+    assert hit["path"] == "../outside.py" and hit["snippet"] == ""
+    assert marker("tampered") not in result.output
+
+
+@pytest.mark.parametrize("planted", [".retrieval", ".retrieval/lexical"])
+def test_a_planted_link_for_the_store_is_refused_and_nothing_is_written_through_it(make_tree, tmp_path, run, planted):
+    target = tmp_path / "victim"
+    target.mkdir()
+    (target / "keep.txt").write_text("mine")
+    root = make_tree({"app.py": "def app():\n    return 1\n"})
+    if planted == ".retrieval/lexical":
+        (root / ".retrieval").mkdir()
+    os.symlink(target, root / planted)
+    for argv in (["index", "--root", root], ["query", "--root", root, "app"]):
+        result = run(*argv)
+        assert result.exit_code == 1
+        (line,) = result.stderr.splitlines()
+        assert line.startswith("error: ") and "symbolic link" in line and "RETRIEVAL_INDEX_DIR" in line
+    assert sorted(p.name for p in target.iterdir()) == ["keep.txt"]
+
+
+@pytest.mark.parametrize("planted", ["lock", ".gitignore"])
+def test_a_planted_link_inside_the_store_never_creates_a_file_outside(make_tree, tmp_path, run, planted):
+    root = make_tree({"app.py": "def app():\n    return 1\n"})
+    (root / ".retrieval").mkdir()
+    target = tmp_path / "created-outside"
+    os.symlink(target, root / ".retrieval" / planted)
+    result = run("index", "--root", root)
+    assert not target.exists()
+    if planted == "lock":
+        assert result.exit_code == 1
+        assert result.stderr.startswith("error: lexical: cannot write the index at ")
+    else:
+        assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("name", ["..\\..\\evil.py", "-rf.py", "a b.py", "new\nline.py", "..evil.py", "$(id).py"])
+def test_crafted_file_names_are_reported_exactly_and_resolve_inside_the_root(make_tree, run, name):
+    root = make_tree({"dir/placeholder.py": "x = 1\n"})
+    (root / "dir" / name).write_text("def crafted_name_target():\n    return 1\n")
+    payload = json.loads(run("query", "--root", root, "--json", "--snippet-lines", "1", "crafted name target").stdout)
+    (hit,) = payload["results"]
+    assert hit["path"] == f"dir/{name}"
+    resolved = os.path.realpath(os.path.join(root, hit["path"]))
+    assert os.path.commonpath([str(root), resolved]) == str(root)
+    assert hit["snippet"] == "def crafted_name_target():\n"
+
+
+# -- secrets in messages ---------------------------------------------------------------------------
+
+SECRET = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+
+
+def test_secrets_never_appear_in_output_progress_or_errors(make_tree, tmp_path, run, monkeypatch):
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
+    root = make_tree({
+        ".env": f"STRIPE_KEY={SECRET}\n",
+        "config/credentials.json": json.dumps({"key": SECRET}),
+        "keys/deploy.pem": f"-----BEGIN PRIVATE KEY-----\n{SECRET}\n",
+        "app.py": "def charge(card):\n    return stripe_client.charge(card)\n",
+    })
+    assert is_secret_name(".env") and is_secret_name("credentials.json") and is_secret_name("deploy.pem")
+    seen = []
+    for argv in (["index", "--root", root], ["query", "--root", root, "--json", "stripe charge"],
+                 ["query", "--root", root, SECRET], ["status", "--root", root, "--json"]):
+        result = run(*argv)
+        assert result.exit_code == 0
+        seen.append(result.output)
+    # A damaged store whose bytes hold the secret: the rebuild note names the problem, not the bytes.
+    lexical = root / ".retrieval" / "lexical"
+    (lexical / "manifest.json").write_text('{"schema": 1, "leak": "' + SECRET + '", ')
+    seen.append(run("index", "--root", root).output)
+    (segment,) = [p for p in lexical.iterdir() if p.name.startswith("seg-")]
+    lex = segment / "lex-0000.json"
+    lex.write_bytes((SECRET * (lex.stat().st_size // len(SECRET) + 1)).encode()[: lex.stat().st_size])
+    result = run("query", "--root", root, "--json", "stripe charge")
+    assert result.exit_code == 0 and json.loads(result.stdout)["results"][0]["path"] == "app.py"
+    seen.append(result.output)
+    # Errors: a query for a secret against a missing root does not echo it.
+    result = run("query", "--root", tmp_path / "missing", SECRET)
+    assert result.exit_code == 1
+    seen.append(result.output)
+    assert any("rebuilding" in out for out in seen), "the damage should have been reported"
+    for out in seen:
+        assert SECRET not in out
+    assert SECRET.encode() not in store_bytes(root)
