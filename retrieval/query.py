@@ -40,33 +40,39 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
     words = query_words(query)
     symbol = symbol_key(query) if is_symbol_query(query) else None
     long = len(words) >= config.long_query_words
+    title = query.strip().split("\n", 1)[0]
     counts = Counter(tokenize(query))
     if long and config.long_query_damping:
         # A report that says "array" forty times is not forty times about arrays.
         weights = {t: 1.0 + math.log(n) for t, n in counts.items()}
         if config.long_query_title_weight:
             # The first line of a report is its summary (an issue title): its words weigh more.
-            title = query.strip().split("\n", 1)[0]
             for t in set(tokenize(title)):
                 weights[t] += config.long_query_title_weight
     else:
         weights = {t: float(n) for t, n in counts.items()}
-    def_weight = config.symbol_definition_weight if symbol is not None else config.definition_weight
-    def_words = words
+    code = code_words(query) if symbol is None else []
     if long:
-        # In a report, only words written as code can name a definition; the code ones weigh more.
-        title = query.strip().split("\n", 1)[0]
-        def_words = code_words(query) + (query_words(title) if config.long_query_title_definitions else [])
+        # In a report, only words written as code (or in its title) can name a definition.
         if config.long_query_code_weight:
-            for word in set(def_words):
-                term = word.lower()
+            for term in {w.lower() for w in code}:
                 if term in weights:
                     weights[term] += config.long_query_code_weight
-    if def_weight:
-        for word in dict.fromkeys(def_words):
-            lowered = word.lower()
-            weights[DEF + lowered] = weights.get(DEF + lowered, 0.0) + def_weight
-            if word != lowered and config.exact_definition_weight:
-                weights[DEF + word] = weights.get(DEF + word, 0.0) + def_weight * config.exact_definition_weight
+        named = code + (query_words(title) if config.long_query_title_definitions else [])
+    else:
+        named = words
+    definitions: dict[str, float] = {}
+    for word in named:
+        definitions[word] = config.symbol_definition_weight if symbol is not None else config.definition_weight
+    for word in code:
+        # `parse_args`, `Foo.bar()`, `InheritDocstrings` in a question name a symbol as surely as a bare one
+        definitions[word] = max(definitions.get(word, 0.0), config.code_definition_weight)
+    for word, weight in definitions.items():
+        if not weight:
+            continue
+        lowered = word.lower()
+        weights[DEF + lowered] = weights.get(DEF + lowered, 0.0) + weight
+        if word != lowered and config.exact_definition_weight:
+            weights[DEF + word] = weights.get(DEF + word, 0.0) + weight * config.exact_definition_weight
     asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
     return QueryPlan(weights, asked, symbol, long)

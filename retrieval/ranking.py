@@ -30,6 +30,7 @@ class RankingConfig:
     path_weight: int = 1  # path words added to every chunk of the file (0: off)
     definition_weight: float = 1.0  # weight of the "defines a query identifier" term (0: off)
     symbol_definition_weight: float = 3.0  # the same for a bare-identifier query
+    code_definition_weight: float = 3.0  # the same for a word a question writes as code
     file_evidence: float = 0.25  # share of a file's other matching chunks added to its best (0: off)
     evidence_chunks: int = 5  # at most this many other chunks count (big hub files would win otherwise)
     diversify: bool = True  # one chunk per file before any file's second chunk
@@ -44,7 +45,7 @@ class RankingConfig:
     exact_filename_boost: float = 1.25  # further boost when the file name has the exact spelling
     long_query_words: int = 40  # a query this long is a pasted report, not a question
     long_query_damping: bool = True  # long queries: log term counts, mentions of tests/docs don't ask for them
-    long_query_title_weight: float = 4.0  # added to the weight of words on a long query's first line
+    long_query_title_weight: float = 6.0  # added to the weight of words on a long query's first line
     long_query_code_weight: float = 1.0  # added to words a long query writes as code
     long_query_noncode: float = 0.5  # long queries: docs, config, tests and examples
     long_query_title_definitions: bool = True  # a long query's title words may name definitions

@@ -3,7 +3,7 @@
 changes as the gold. Reports Acc@1/3/5 (every gold file among the top-k distinct files) and the MRR
 of the first gold file, overall and per repository, plus the median query latency.
 
-For each base commit a tree is materialised with `git archive | tar -x` under --workdir (reused if
+For each base commit a tree is materialised (`git ls-tree` + `git cat-file --batch`) under --workdir (reused if
 already there, deleted after use unless --keep), indexed (index under --workdir too), and queried
 in-process.
 
@@ -18,6 +18,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 
@@ -31,20 +32,49 @@ from retrieval.evaluation.runner import evaluate  # noqa: E402
 METRICS = ("acc@1", "acc@3", "acc@5", "file_mrr")
 
 
-def materialise(gitdir: str, commit: str, dest: str) -> None:
-    """Extract commit into dest atomically: a half-extracted tree is never taken for a cached one."""
+def materialise(gitdir: str, commit: str, dest: str) -> list[str]:
+    """Write every file of `commit` under dest, atomically (a half-written tree is never taken for a
+    cached one). Blobs the mirror lacks (it leaves out its largest files) are skipped and returned."""
     if os.path.isdir(dest):
-        return
+        return []
     partial = dest + ".partial"
     shutil.rmtree(partial, ignore_errors=True)
     os.makedirs(partial)
-    archive = subprocess.Popen(["git", f"--git-dir={gitdir}", "archive", commit], stdout=subprocess.PIPE)
-    untar = subprocess.run(["tar", "-x", "-C", partial], stdin=archive.stdout, capture_output=True)
-    archive.stdout.close()
-    if archive.wait() != 0 or untar.returncode != 0:
+    listing = subprocess.run(["git", f"--git-dir={gitdir}", "ls-tree", "-r", "-z", commit],
+                             capture_output=True, check=True).stdout
+    entries = []
+    for record in listing.split(b"\0"):
+        if record:
+            meta, path = record.split(b"\t", 1)
+            mode, kind, sha = meta.split()
+            if kind == b"blob" and mode != b"120000":  # links are not followed by the indexer anyway
+                entries.append((sha, os.fsdecode(path)))
+    cat = subprocess.Popen(["git", f"--git-dir={gitdir}", "cat-file", "--batch"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+
+    def feed():
+        for sha, _ in entries:
+            cat.stdin.write(sha + b"\n")
+        cat.stdin.close()
+
+    threading.Thread(target=feed, daemon=True).start()
+    missing = []
+    for _sha, path in entries:
+        header = cat.stdout.readline().split()
+        if len(header) < 3 or header[1] == b"missing":
+            missing.append(path)
+            continue
+        data = cat.stdout.read(int(header[2]))
+        cat.stdout.read(1)
+        full = os.path.join(partial, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as fh:
+            fh.write(data)
+    if cat.wait() != 0:
         shutil.rmtree(partial, ignore_errors=True)
-        raise RuntimeError(f"git archive {commit[:12]} failed: {untar.stderr.decode(errors='replace').strip()}")
+        raise RuntimeError(f"git cat-file failed for {commit[:12]}")
     os.rename(partial, dest)
+    return missing
 
 
 def run_group(job: dict) -> list[dict]:

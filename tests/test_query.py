@@ -69,3 +69,22 @@ def test_a_long_report_ranks_source_above_an_issue_template_that_shares_its_word
     plain = LexicalRetriever(ranking=CONFIG.replace(long_query_noncode=1.0))
     plain.index(docs)
     assert plain.search_detailed(text, 2)[0].source_path == ".github/ISSUE_TEMPLATE/bug.yml"
+
+
+def test_a_word_written_as_code_in_a_question_names_a_definition_as_strongly_as_a_bare_symbol():
+    plan = plan_query("why does parse_args() drop flags", CONFIG)
+    assert plan.weights[DEF + "parse_args"] == CONFIG.code_definition_weight
+    assert plan.weights[DEF + "drop"] == CONFIG.definition_weight
+
+
+def test_a_question_naming_a_function_in_code_ranks_its_definition_above_heavier_users():
+    users = "flags = parse_args(argv)\nparse_args(flags)\nparse_args(argv, flags)\n"
+    docs = [doc("cli/main.py", users), doc("cli/parsing.py", "def parse_args(argv):\n    return argv\n")]
+    docs += [doc(f"other/f{i}.py", "def unrelated():\n    pass\n") for i in range(6)]
+    query = "why does parse_args() drop flags"
+    ranked = LexicalRetriever()
+    ranked.index(docs)
+    assert ranked.search_detailed(query, 2)[0].source_path == "cli/parsing.py"
+    plain = LexicalRetriever(ranking=CONFIG.replace(code_definition_weight=0.0, definition_weight=0.0))
+    plain.index(docs)
+    assert plain.search_detailed(query, 2)[0].source_path == "cli/main.py"
