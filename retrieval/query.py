@@ -34,6 +34,7 @@ class QueryPlan:
     asked: frozenset  # lower-cased words, for "does the query ask for tests/docs/examples"
     symbol: str | None  # the identifier of a bare-identifier query
     long: bool
+    named: tuple = ()  # definition terms of the code words a long query names
 
 
 def plan_query(query: str, config: RankingConfig) -> QueryPlan:
@@ -75,4 +76,5 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
         if word != lowered and config.exact_definition_weight:
             weights[DEF + word] = weights.get(DEF + word, 0.0) + weight * config.exact_definition_weight
     asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
-    return QueryPlan(weights, asked, symbol, long)
+    named_defs = tuple(dict.fromkeys(DEF + w.lower() for w in code)) if long else ()
+    return QueryPlan(weights, asked, symbol, long, named_defs)

@@ -38,6 +38,7 @@ VARIANTS = [
     ("no code-word definitions", {"code_definition_weight": 0.0}),
     ("no title definitions", {"long_query_title_definitions": False}),
     ("no common-word cut", {"long_query_min_idf": 0.0}),
+    ("no definer evidence", {"long_query_definer_boost": 0.0}),
     ("no file-name agreement", {"filename_boost": 1.0}),
 ]
 

@@ -88,3 +88,18 @@ def test_a_question_naming_a_function_in_code_ranks_its_definition_above_heavier
     plain = LexicalRetriever(ranking=CONFIG.replace(code_definition_weight=0.0, definition_weight=0.0))
     plain.index(docs)
     assert plain.search_detailed(query, 2)[0].source_path == "cli/main.py"
+
+
+def test_a_report_ranks_the_file_defining_the_symbols_it_names_above_files_that_discuss_them():
+    text = report("Rounding is wrong", "calling `round_half` on a `Decimal` gives the wrong digits; rounding "
+                  "digits rounding digits rounding digits")
+    discussion = "# rounding digits round_half Decimal\n"
+    definition = "def round_half(value):\n    return value\n\n\nclass Decimal:\n    pass\n"
+    docs = [doc("pkg/notes.py", discussion), doc("pkg/numeric.py", definition)]
+    docs += [doc(f"other/f{i}.py", "def unrelated():\n    pass\n") for i in range(6)]
+    ranked = LexicalRetriever()
+    ranked.index(docs)
+    assert ranked.search_detailed(text, 2)[0].source_path == "pkg/numeric.py"
+    plain = LexicalRetriever(ranking=CONFIG.replace(long_query_definer_boost=0.0))
+    plain.index(docs)
+    assert plain.search_detailed(text, 2)[0].source_path == "pkg/notes.py"

@@ -102,11 +102,14 @@ class LexicalRetriever:
             allowed = [_AllowedDocs(v.segment, allow) for v in views]
         first = best_hits(views, scores, max(config.candidates, top_k), allowed)
         terms = set(weights)
+        definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scored = []
         for value, i, d in first:
             seg = views[i].segment
             path, _language, kind = seg.files[seg.doc_file[d]]
             factor = path_prior(path, kind, plan.asked, config, plan.long) * name_prior(path, plan.symbol, terms, config)
+            if definers:
+                factor *= 1.0 + config.long_query_definer_boost * definers.get(path, 0)
             scored.append((value * factor, path, (i, d)))
         ranked = rank_files(scored, config)
         words = query_words(query)
@@ -185,6 +188,23 @@ class LexicalRetriever:
 
     def collect_garbage(self, directory: str, state: dict) -> None:
         LexicalIndex(directory, state).collect_garbage(state)
+
+
+def _definers(views, def_terms) -> dict[str, float]:
+    """{path: evidence that the file defines the symbols a report names}: each named symbol adds
+    1 / (the number of files defining it), so a name defined once says more than `get`."""
+    evidence: dict[str, float] = {}
+    for term in def_terms:
+        files = set()
+        for view in views:
+            plist = view.segment.postings(term)
+            if plist is None:
+                continue
+            seg = view.segment
+            files.update(seg.files[seg.doc_file[d]][0] for d in plist[0] if d not in view.deleted)
+        for path in files:
+            evidence[path] = evidence.get(path, 0.0) + 1.0 / len(files)
+    return evidence
 
 
 class _AllowedDocs:
