@@ -18,8 +18,16 @@ _TEST_PATH = re.compile(
     re.IGNORECASE,
 )
 _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?|benchmarks?|benches|docs_src|playground)(/|$)", re.IGNORECASE)
-_VENDOR_PATH = re.compile(r"(^|/)(vendor|vendored|third[_-]?party|external|extern)(/|$)", re.IGNORECASE)
-_GENERATED_PATH = re.compile(r"(\.min\.[a-z]+$|\.pb\.go$|_pb2\.py$|\.generated\.|(^|/)generated(/|$))", re.IGNORECASE)
+# Vendored: conventional directories, and copied-in libraries named with their release
+# (`static/jquery-3.5.1.js`, `underscore-1.13.1.min.js`).
+_VENDOR_PATH = re.compile(
+    r"(^|/)(vendor|vendored|third[_-]?party|external|extern)(/|$)|[-.]v?\d+\.\d+\.\d+(\.min)?\.[a-z]+$",
+    re.IGNORECASE,
+)
+# Generated: minified bundles, protobuf output, and compiled message catalogs (`LC_MESSAGES/x.js`).
+_GENERATED_PATH = re.compile(
+    r"(\.min\.[a-z]+$|\.pb\.go$|_pb2\.py$|\.generated\.|(^|/)generated(/|$)|(^|/)LC_MESSAGES/)", re.IGNORECASE
+)
 _ASKS_FOR_TESTS = {"test", "tests", "testing", "spec", "specs", "mock", "fixture", "fixtures"}
 _ASKS_FOR_EXAMPLES = {"example", "examples", "sample", "demo", "tutorial", "benchmark"}
 _ASKS_FOR_DOCS = {"doc", "docs", "documentation", "readme", "guide", "changelog", "tutorial"}

@@ -122,3 +122,11 @@ def test_locals_calls_imports_and_trait_impls_are_not_definitions():
     assert defined_names("impl<T> Deserialize<'de> for Vec<T> {\n", "rust") == {"Vec"}
     assert defined_names("fun launch(block: () -> Unit) {\n", "kotlin") == {"launch"}
     assert defined_names("nvm_install() {\n", "bash") == {"nvm_install"}
+
+
+def test_copied_in_releases_and_message_catalogs_rank_below_source():
+    body = "function tokenize(input) {\n  return input.split(' ')\n}\n"
+    for other in ("static/jquery-3.5.1.js", "locale/bg/LC_MESSAGES/app.js"):
+        docs = FILLER + [doc(other, body + "tokenize(input)\ntokenize(input)\n"), doc("src/lexer.js", body)]
+        assert ranked_paths(docs, "tokenize input")[0] == "src/lexer.js", other
+        assert ranked_paths(docs, "tokenize input", vendor_penalty=1.0, generated_penalty=1.0)[0] == other
