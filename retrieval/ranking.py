@@ -28,6 +28,7 @@ _VENDOR_PATH = re.compile(
 _GENERATED_PATH = re.compile(
     r"(\.min\.[a-z]+$|\.pb\.go$|_pb2\.py$|\.generated\.|(^|/)generated(/|$)|(^|/)LC_MESSAGES/)", re.IGNORECASE
 )
+_DOCS_DIR = re.compile(r"(^|/)(docs?|documentation)/", re.IGNORECASE)  # doc/conf.py, docs/examples/x.py
 _ASKS_FOR_TESTS = {"test", "tests", "testing", "spec", "specs", "mock", "fixture", "fixtures"}
 _ASKS_FOR_EXAMPLES = {"example", "examples", "sample", "demo", "tutorial", "benchmark"}
 _ASKS_FOR_DOCS = {"doc", "docs", "documentation", "readme", "guide", "changelog", "tutorial"}
@@ -99,7 +100,7 @@ def path_prior(path: str, kind: str, words: set[str], config: RankingConfig, lon
     """Multiplier for a chunk's score from what its file is."""
     factor = 1.0
     test, example, vendored, generated = _path_classes(path)
-    if long and (test or example or kind in ("docs", "config")):
+    if long and (test or example or kind in ("docs", "config") or _DOCS_DIR.search(path)):
         # A pasted report is answered by the source that must change, not by the docs, the
         # configuration or the tests that its words also match (an issue template matches them all).
         factor *= config.long_query_noncode

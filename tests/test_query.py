@@ -103,3 +103,14 @@ def test_a_report_ranks_the_file_defining_the_symbols_it_names_above_files_that_
     plain = LexicalRetriever(ranking=CONFIG.replace(long_query_definer_boost=0.0))
     plain.index(docs)
     assert plain.search_detailed(text, 2)[0].source_path == "pkg/notes.py"
+
+
+def test_a_long_report_ranks_code_in_a_docs_directory_below_source():
+    text = report("Saving a model crashes", "save the model then load the model")
+    body = "def save(model):\n    store(model)\n"
+    docs = [doc("doc/conf.py", body + "save(model)\n"), doc("app/persist.py", body)]
+    docs += [doc(f"other/f{i}.py", "def unrelated():\n    pass\n") for i in range(6)]
+    ranked = LexicalRetriever()
+    ranked.index(docs)
+    assert ranked.search_detailed(text, 2)[0].source_path == "app/persist.py"
+    assert ranked.search_detailed("save model", 2)[0].source_path == "doc/conf.py"  # a short query: no rule
