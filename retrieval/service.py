@@ -186,61 +186,68 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     report = RefreshReport(name, "up to date", skipped=dict(discovery.skipped))
     old_files = manifest["files"] if manifest else {}
     new_files: dict[str, list] = {}
-    added = []
-    changed_paths: list[str] = []
-    metadata_only = False
     skip_counts: Counter = Counter(discovery.skipped)
-    total = len(discovery.files)
-    max_bytes = walk_options.max_bytes
-    last_note = time.monotonic()
-    for i, f in enumerate(discovery.files):
+    # Pass 1, stats only: a file whose size and mtime match its entry is taken as unchanged.
+    to_read: list[tuple] = []
+    for f in discovery.files:
         entry = old_files.get(f.path)
         if entry is not None and entry[SIZE] == f.size and entry[MTIME] == f.mtime_ns:
             new_files[f.path] = entry
             if entry[SKIP]:
                 skip_counts[entry[SKIP]] += 1
-            continue
-        content = read_source(f, max_bytes)
-        report.reread.append(f.path)
-        if entry is not None and content.digest and entry[DIGEST] == content.digest:
-            # Touched but identical: record the new stat, re-process nothing.
-            new_files[f.path] = [f.size, f.mtime_ns] + entry[DIGEST:]
-            metadata_only = True
-            if entry[SKIP]:
-                skip_counts[entry[SKIP]] += 1
-            continue
-        if entry is not None and entry[NCHUNKS] > 0:
-            changed_paths.append(f.path)
-        if content.text is None:
-            skip_counts[content.skip_reason] += 1
-            if content.skip_reason != "vanished":
-                new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, content.skip_reason]
-            continue
-        chunks = chunk_lines(content.text, f.path, language=f.language, kind=f.kind, policy=options.policy)
-        new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, len(chunks), ""]
-        report.reprocessed.append(f.path)
-        if chunks:
-            added.append((f, chunks))
-            report.new_chunks += len(chunks)
-        if time.monotonic() - last_note > 1.0:
-            progress(f"{name}: read {i + 1}/{total} files")
-            last_note = time.monotonic()
-    removed = [p for p in old_files if p not in new_files]
-    for p in removed:
-        if old_files[p][NCHUNKS] > 0:
-            changed_paths.append(p)
-    report.removed = removed
-    report.skipped = dict(sorted(skip_counts.items()))
-    report.files = sum(1 for e in new_files.values() if e[NCHUNKS] > 0)
+        else:
+            to_read.append((f, entry))
+    discovered = {f.path for f in discovery.files}
+    gone = [p for p in old_files if p not in discovered]
     watch = _watch_json(discovery)
-    if manifest is not None and manifest.get("watch") != watch:
-        metadata_only = True
-    if manifest is not None and not added and not changed_paths and not removed and not metadata_only:
+    if manifest is not None and not to_read and not gone and manifest.get("watch") == watch:
+        report.skipped = dict(sorted(skip_counts.items()))
+        report.files = sum(1 for e in new_files.values() if e[NCHUNKS] > 0)
         report.chunks = sum(e[NCHUNKS] for e in new_files.values())
         return report
-    state = manifest["state"] if manifest else None
-    if changed_paths or added or manifest is None:
-        state = retriever.update_store(rdir, state, changed_paths, added)
+    # Pass 2: read, chunk and hand each changed file to the retriever as it goes, so memory holds
+    # one file's text at a time, not the whole tree's.
+    changed = manifest is None or any(old_files[p][NCHUNKS] > 0 for p in gone)  # the index itself
+    total = len(to_read)
+    max_bytes = walk_options.max_bytes
+
+    def changes():
+        nonlocal changed
+        last_note = time.monotonic()
+        for i, (f, entry) in enumerate(to_read):
+            content = read_source(f, max_bytes)
+            report.reread.append(f.path)
+            had_chunks = entry is not None and entry[NCHUNKS] > 0
+            if entry is not None and content.digest and entry[DIGEST] == content.digest:
+                # Touched but identical: record the new stat, re-process nothing.
+                new_files[f.path] = [f.size, f.mtime_ns] + entry[DIGEST:]
+                if entry[SKIP]:
+                    skip_counts[entry[SKIP]] += 1
+                continue
+            if content.text is None:
+                skip_counts[content.skip_reason] += 1
+                if content.skip_reason != "vanished":
+                    new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, content.skip_reason]
+                if had_chunks:
+                    changed = True
+                    yield f, []  # its old chunks go
+                continue
+            chunks = chunk_lines(content.text, f.path, language=f.language, kind=f.kind, policy=options.policy)
+            new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, len(chunks), ""]
+            report.reprocessed.append(f.path)
+            report.new_chunks += len(chunks)
+            if chunks or had_chunks:
+                changed = True
+                yield f, chunks
+            if time.monotonic() - last_note > 1.0:
+                progress(f"{name}: read {i + 1}/{total} changed files")
+                last_note = time.monotonic()
+
+    removed_paths = [p for p in gone if old_files[p][NCHUNKS] > 0]
+    state = retriever.update_store(rdir, manifest["state"] if manifest else None, removed_paths, changes())
+    report.removed = [p for p in old_files if p not in new_files]
+    report.skipped = dict(sorted(skip_counts.items()))
+    report.files = sum(1 for e in new_files.values() if e[NCHUNKS] > 0)
     now = _now()
     new_manifest = {
         "schema": layout.SCHEMA,
@@ -257,7 +264,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     }
     layout.commit_manifest(store, name, new_manifest)
     retriever.collect_garbage(rdir, state)
-    report.status = "indexed" if (added or changed_paths or removed or manifest is None) else "up to date"
+    report.status = "indexed" if changed or report.removed else "up to date"
     report.chunks = sum(e[NCHUNKS] for e in new_files.values())
     return report
 

@@ -57,6 +57,7 @@ class SegmentBuilder:
         self.lens = array("I")
         self.docids: list[str] = []  # only for in-memory use with arbitrary docids
         self.postings: dict[str, tuple[array, array]] = {}
+        self.n_postings = 0
 
     @property
     def n_docs(self) -> int:
@@ -73,6 +74,7 @@ class SegmentBuilder:
         self.ends.append(max(end, 0))
         self.lens.append(sum(counts.values()))
         self.docids.append(docid)
+        self.n_postings += len(counts)
         postings = self.postings
         for term, tf in counts.items():
             entry = postings.get(term)

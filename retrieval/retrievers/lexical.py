@@ -97,16 +97,18 @@ class LexicalRetriever:
         return self
 
     def update_store(
-        self, directory: str, state: dict | None, removed_paths, added: list[tuple[SourceFile, list[Chunk]]]
+        self, directory: str, state: dict | None, removed_paths, added: Iterable[tuple[SourceFile, list[Chunk]]]
     ) -> dict:
+        """Remove removed_paths; each (file, chunks) of `added` replaces that file's documents (no
+        chunks: they just go). `added` is consumed lazily, one file at a time."""
         index = LexicalIndex(directory, state or empty_state(directory))
-        docs = [
+        docs = (
             (
                 f.path, f.language, f.kind,
-                [(c.start_line, c.end_line, self._terms(f.path, c.text, c.context)) for c in chunks],
+                ((c.start_line, c.end_line, self._terms(f.path, c.text, c.context)) for c in chunks),
             )
             for f, chunks in added
-        ]
+        )
         return index.apply(removed_paths, docs)
 
     def check_store(self, directory: str, state: dict) -> None:
