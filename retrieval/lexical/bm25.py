@@ -35,11 +35,19 @@ def score(
     params: BM25Params,
     n_docs: int,
     avgdl: float,
+    k: int = 0,
 ) -> list[dict[int, float]]:
     """Per view, {local doc id: BM25 score} for the documents that match any query term.
 
     `query_terms` is a list (a repeated term counts again, as Lucene sums repeated clauses) or a
     mapping {term: weight}.
+
+    With k > 0 only documents that may still rank among the k best are kept (MaxScore-style): terms
+    are added rarest first, and once the terms left could not lift a document to the k-th best
+    partial score, they only update the documents already in hand, and documents that cannot reach
+    it are dropped. Every document scoring at least the final k-th best score is kept, with its
+    exact score, so the top k (ties included) are the same as without k; on a big corpus this
+    skips most of the per-posting work for common words.
     """
     results: list[dict[int, float]] = [{} for _ in views]
     if n_docs <= 0 or not query_terms:
@@ -48,6 +56,7 @@ def score(
     c1 = k1 * (1.0 - b)
     c2 = k1 * b / (avgdl or 1.0)
     weights = query_terms if isinstance(query_terms, dict) else Counter(query_terms)
+    plan = []
     for term, qtf in weights.items():
         found = []
         df = 0
@@ -59,20 +68,57 @@ def score(
             if view.deleted:
                 live = [(d, tf) for d, tf in zip(docs, tfs) if d not in view.deleted]
                 df += len(live)
-                found.append((i, live))
+                found.append((i, live, len(live)))
             else:
                 df += len(docs)
-                found.append((i, zip(docs, tfs)))
-        if df == 0:
-            continue
-        weight = qtf * idf(n_docs, df) * (k1 + 1.0)
-        for i, pairs in found:
+                found.append((i, zip(docs, tfs), len(docs)))
+        if df:
+            plan.append((qtf * idf(n_docs, df) * (k1 + 1.0), found))
+    # Highest weight first: the sum order is fixed by the query and the collection statistics,
+    # so a refreshed index and a clean one add the same numbers in the same order.
+    plan.sort(key=lambda entry: -entry[0])
+    # A term adds less than its weight to any document (tf / (tf + K) < 1), so the weights of the
+    # terms not yet added bound what they can still give; the bound is padded against rounding.
+    floor = None  # a lower bound of the final k-th best score, once pruning starts
+    added = 0.0
+    for t, (weight, found) in enumerate(plan):
+        added += weight
+        for i, pairs, n in found:
             acc = results[i]
-            get = acc.get
             lens = views[i].segment.lens
-            for d, tf in pairs:
-                acc[d] = get(d, 0.0) + weight * tf / (tf + c1 + c2 * lens[d])
+            if floor is None:
+                get = acc.get
+                for d, tf in pairs:
+                    acc[d] = get(d, 0.0) + weight * tf / (tf + c1 + c2 * lens[d])
+            elif 4 * len(acc) < n:
+                tf_of = dict(pairs).get
+                for d in acc:
+                    tf = tf_of(d)
+                    if tf:
+                        acc[d] += weight * tf / (tf + c1 + c2 * lens[d])
+            else:
+                for d, tf in pairs:
+                    if d in acc:
+                        acc[d] += weight * tf / (tf + c1 + c2 * lens[d])
+        bound = sum(w for w, _ in plan[t + 1 :]) * (1 + 1e-9) + 1e-12
+        # No partial score exceeds `added`: pruning cannot start while the bound is at least that.
+        if k > 0 and bound < added:
+            kth = _kth_best(results, k)
+            if kth is not None and bound < kth:
+                floor = kth
+                results = [{d: s for d, s in acc.items() if s + bound >= floor} for acc in results]
     return results
+
+
+def _kth_best(results: list[dict[int, float]], k: int) -> float | None:
+    total = sum(len(acc) for acc in results)
+    if total < k:
+        return None
+    if len(results) == 1:
+        values = results[0].values()
+    else:
+        values = [s for acc in results for s in acc.values()]
+    return heapq.nlargest(k, values)[-1]
 
 
 def best_hits(

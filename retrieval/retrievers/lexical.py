@@ -66,11 +66,14 @@ class LexicalRetriever:
         if def_weight:
             for word in dict.fromkeys(w.lower() for w in words):
                 weights[DEF + word] += def_weight
-        scores = score(views, weights, self.params, self._n_docs, self._avgdl)
+        depth = max(config.candidates, top_k)
+        # A filter decides later which documents count, so the k best cannot be known while
+        # scoring: prune only unfiltered queries.
+        scores = score(views, weights, self.params, self._n_docs, self._avgdl, k=depth if allow is None else 0)
         allowed = None
         if allow is not None:
             allowed = [_AllowedDocs(v.segment, allow) for v in views]
-        first = best_hits(views, scores, max(config.candidates, top_k), allowed)
+        first = best_hits(views, scores, depth, allowed)
         lowered = {w.lower() for w in words}
         scored = []
         for value, i, d in first:
