@@ -72,14 +72,23 @@ Service Manager Handler Client Repository Config Builder Factory Error Request R
 Queue Worker Controller Provider Adapter Resolver Validator Serializer Parser Registry Options State
 Context Event Listener Middleware Policy Spec Result Info Record Model View Helper Util Loader Writer
 """.split()
+# Prose is mostly function words (the tokenizer drops most of them) around a few content words.
 PROSE = """
 the a to of and in is for that this it with as be on by not are or if we when from can should
-will must may which an all any each only also new first then after before because so but into
-returns value values used uses using called call calls handles handle keeps stored cached given
-current request requests response caller callers server client user users data file files error
-errors empty missing invalid valid default configured configuration option options retry retries
-timeout seconds time order ordering note see below above here there until while once again every
-case cases behaviour expected unexpected otherwise either both same different whole part parts
+will must may which an all any each only also then after before because so but into until while
+once every either both same here there
+""".split()
+PROSE_CONTENT = """
+returns value used uses called handles keeps stored cached given current caller empty missing
+invalid valid configured option retries timeout seconds ordering note below above again case
+behaviour expected unexpected otherwise whole part different whether already later earlier
+instead without within across between during against toward upon unless although though since
+rather beyond besides likely usually rarely always never sometimes often eventually immediately
+safely quickly slowly exactly roughly partially fully lazily eagerly silently explicitly
+implicitly correctly incorrectly concurrently sequentially atomically idempotent reentrant
+blocking nonblocking deterministic monotonic eventual consistent durable transient recoverable
+fatal retryable throttled degraded healthy unhealthy ready draining paused resumed expired
+revoked granted denied accepted rejected queued running finished aborted skipped ignored
 """.split()
 SYLLABLES = "ka ze ri vo lu mar ten qui sol dra fen gor hal ix jun kel lor mio nar ost pax quo rav syl tor ul vex wyn yar zor".split()
 
@@ -102,16 +111,22 @@ class Namer:
         self.rng = rng
         self.domain = domain
         self.symbols = symbols
+        # A file is about a few things: most of its words come from a short list of its own.
+        self.focus = [self._any_noun() for _ in range(rng.randint(6, 14))]
+
+    def _any_noun(self) -> str:
+        rng = self.rng
+        return _pick(rng, self.domain) if rng.random() < 0.6 else _pick(rng, NOUNS)
 
     def noun(self) -> str:
         rng = self.rng
-        return _pick(rng, self.domain) if rng.random() < 0.6 else _pick(rng, NOUNS)
+        return rng.choice(self.focus) if rng.random() < 0.75 else self._any_noun()
 
     def func_parts(self) -> list[str]:
         rng = self.rng
         out = [_pick(rng, VERBS)]
         if rng.random() < 0.3:
-            out.append(_pick(rng, ADJECTIVES))
+            out.append(rng.choice(ADJECTIVES))
         out.append(self.noun())
         if rng.random() < 0.4:
             out.append(self.noun())
@@ -121,11 +136,11 @@ class Namer:
         rng = self.rng
         parts = []
         if rng.random() < 0.3:
-            parts.append(_pick(rng, ADJECTIVES))
+            parts.append(rng.choice(ADJECTIVES))
         parts.append(self.noun())
         if rng.random() < 0.35:
             parts.append(self.noun())
-        parts.append(_pick(rng, TYPE_SUFFIXES).lower())
+        parts.append(rng.choice(TYPE_SUFFIXES).lower())
         return parts
 
     def var_parts(self) -> list[str]:
@@ -133,7 +148,7 @@ class Namer:
         parts = [self.noun()]
         r = rng.random()
         if r < 0.2:
-            parts.insert(0, _pick(rng, ADJECTIVES))
+            parts.insert(0, rng.choice(ADJECTIVES))
         elif r < 0.4:
             parts.append(self.noun())
         return parts
@@ -156,16 +171,21 @@ class Namer:
         return _style(self._known("vars") or self.var_parts(), style)
 
     def const(self) -> str:
-        return _style([_pick(self.rng, ADJECTIVES), self.noun(), self.noun()], "upper")
+        return _style([self.rng.choice(ADJECTIVES), self.noun(), self.noun()], "upper")
+
+    def _prose_word(self, nouns: float) -> str:
+        rng = self.rng
+        r = rng.random()
+        if r < nouns:
+            return self.noun()
+        return rng.choice(PROSE_CONTENT) if r < nouns + 0.15 else _pick(rng, PROSE)
 
     def sentence(self, lo: int = 6, hi: int = 16) -> str:
-        rng = self.rng
-        words = [self.noun() if rng.random() < 0.3 else _pick(rng, PROSE) for _ in range(rng.randint(lo, hi))]
+        words = [self._prose_word(0.3) for _ in range(self.rng.randint(lo, hi))]
         return words[0].capitalize() + " " + " ".join(words[1:]) + "."
 
     def message(self) -> str:
-        rng = self.rng
-        return " ".join(self.noun() if rng.random() < 0.4 else _pick(rng, PROSE) for _ in range(rng.randint(3, 8)))
+        return " ".join(self._prose_word(0.4) for _ in range(self.rng.randint(3, 8)))
 
 
 # Share of names drawn from the project's symbol table rather than coined on the spot.
