@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import os
 import shutil
 import sys
@@ -85,6 +86,21 @@ class RefreshReport:
 SIZE, MTIME, DIGEST, LANG, KIND, NCHUNKS, SKIP = range(7)
 
 
+def file_table(manifest: dict) -> dict[str, list]:
+    """{path: entry} from the manifest's columns (see layout.FILE_COLUMNS)."""
+    columns = manifest["files"]
+    return dict(zip(columns["path"], map(list, zip(*(columns[c] for c in layout.FILE_COLUMNS[1:])))))
+
+
+def _file_columns(files: dict[str, list]) -> dict:
+    paths = sorted(files)
+    entries = [files[p] for p in paths]
+    out = {"path": paths}
+    for i, name in enumerate(layout.FILE_COLUMNS[1:]):
+        out[name] = [e[i] for e in entries]
+    return out
+
+
 def _config(retriever, options: IndexOptions) -> dict:
     fp = getattr(retriever, "fingerprint", None)
     return {"options": options.to_json(), "retriever": fp() if fp else {}, "version": 1}
@@ -104,19 +120,32 @@ def is_current(root: str, manifest: dict) -> bool:
     watch = manifest.get("watch")
     if not isinstance(watch, dict):
         return False
-    stat = os.stat
-    join = os.path.join
+    files = manifest["files"]
+    fd = None
+    if os.stat in os.supports_dir_fd:
+        # Paths relative to the open root: no joining, and a shorter lookup for the kernel.
+        try:
+            fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            return False
+        stat = functools.partial(os.stat, dir_fd=fd)
+    else:  # pragma: no cover - Windows
+        def stat(rel):
+            return os.stat(os.path.join(root, rel))
     try:
         for rel, (size, mtime) in watch.items():
-            st = stat(root if rel == "." else join(root, rel))
+            st = stat(rel)
             if st.st_mtime_ns != mtime or (size and st.st_size != size):
                 return False
-        for rel, entry in manifest["files"].items():
-            st = stat(join(root, rel))
-            if st.st_mtime_ns != entry[MTIME] or st.st_size != entry[SIZE]:
+        for rel, size, mtime in zip(files["path"], files["size"], files["mtime"]):
+            st = stat(rel)
+            if st.st_mtime_ns != mtime or st.st_size != size:
                 return False
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, KeyError):
         return False
+    finally:
+        if fd is not None:
+            os.close(fd)
     return True
 
 
@@ -184,7 +213,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     walk_options = options.discovery(store)
     discovery = walk(root, walk_options)
     report = RefreshReport(name, "up to date", skipped=dict(discovery.skipped))
-    old_files = manifest["files"] if manifest else {}
+    old_files = file_table(manifest) if manifest else {}
     new_files: dict[str, list] = {}
     skip_counts: Counter = Counter(discovery.skipped)
     # Pass 1, stats only: a file whose size and mtime match its entry is taken as unchanged.
@@ -257,7 +286,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "created": manifest["created"] if manifest else now,
         "updated": now,
         "config": config,
-        "files": dict(sorted(new_files.items())),
+        "files": _file_columns(new_files),
         "skipped": report.skipped,
         "watch": watch,
         "state": state,
@@ -432,13 +461,14 @@ def status(root: str) -> list[dict]:
             continue
         langs: Counter = Counter()
         tokens = 0
-        for entry in manifest["files"].values():
-            if entry[NCHUNKS] > 0:
-                langs[entry[LANG]] += 1
-                tokens += (entry[SIZE] + 3) // 4
+        files = manifest["files"]
+        for size, language, chunks in zip(files["size"], files["language"], files["chunks"]):
+            if chunks > 0:
+                langs[language] += 1
+                tokens += (size + 3) // 4
         row.update(
             files=sum(langs.values()),
-            chunks=sum(e[NCHUNKS] for e in manifest["files"].values()),
+            chunks=sum(files["chunks"]),
             tokens=tokens,
             primary_language=langs.most_common(1)[0][0] if langs else None,
             languages=dict(sorted(langs.items(), key=lambda kv: (-kv[1], kv[0]))),

@@ -88,10 +88,10 @@ def read_manifest(store: str, name: str) -> dict:
         return json.load(fh)
 
 
-def pick_file(manifest: dict) -> str:
+def pick_file(files: dict) -> str:
     """The median-sized indexed code file (docs if there is no code; ties broken by path)."""
-    indexed = sorted((e[0], p) for p, e in manifest["files"].items() if e[5] > 0 and e[4] == "code")
-    indexed = indexed or sorted((e[0], p) for p, e in manifest["files"].items() if e[5] > 0)
+    indexed = sorted((e[0], p) for p, e in files.items() if e[5] > 0 and e[4] == "code")
+    indexed = indexed or sorted((e[0], p) for p, e in files.items() if e[5] > 0)
     if not indexed:
         fail("no file was indexed")
     return indexed[len(indexed) // 2][1]
@@ -167,8 +167,8 @@ def bench(root: str, *, retriever: str = "lexical", queries=DEFAULT_QUERIES, rou
             run([cli, "clean", "--root", root], env)
         log("1/8 full index (clean store)")
         r["full_index_s"], r["full_index_peak_rss_mb"], _ = run(index_cmd, env)
-        manifest = read_manifest(store, retriever)
-        indexed = [e for e in manifest["files"].values() if e[5] > 0]
+        files = service.file_table(read_manifest(store, retriever))
+        indexed = [e for e in files.values() if e[5] > 0]
         r["files"], r["chunks"] = len(indexed), sum(e[5] for e in indexed)
         r["source_bytes"] = sum(e[0] for e in indexed)
         r["manifest_bytes"] = os.path.getsize(os.path.join(store, retriever, "manifest.json"))
@@ -178,7 +178,7 @@ def bench(root: str, *, retriever: str = "lexical", queries=DEFAULT_QUERIES, rou
         r["noop_refresh_s"] = p50([t for t, _, _ in noop])
         r["noop_refresh_peak_rss_mb"] = max(m for _, m, _ in noop)
 
-        rel = pick_file(manifest)
+        rel = pick_file(files)
         log(f"3/8 one-file refresh ({rel})")
         r["one_file"] = rel
         r["one_file_refresh_s"], r["restore_refresh_s"] = one_file_refresh(root, rel, index_cmd, env)

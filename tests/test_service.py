@@ -234,7 +234,7 @@ def test_a_file_that_turns_binary_loses_its_hits(sample_repo):
     assert report.reprocessed == []
     hits = service.search(str(sample_repo), "LRUCache evict oldest capacity", top_k=50).hits
     assert all(h.source_path != "src/app/cache.py" for h in hits)
-    assert manifest_of(sample_repo)["files"]["src/app/cache.py"][-1] == "binary"
+    assert service.file_table(manifest_of(sample_repo))["src/app/cache.py"][service.SKIP] == "binary"
 
 
 def test_a_big_build_is_written_as_several_budgeted_segments_that_rank_like_one(make_tree, copy_tree, rewrite,
@@ -287,6 +287,31 @@ def test_the_retriever_consumes_changed_files_one_at_a_time(make_tree, monkeypat
     monkeypatch.setattr(lexical_module.LexicalRetriever, "update_store", spy)
     service.refresh(str(root))
     assert seen == [f"pkg/mod_{i}.py" for i in range(5)]
+
+
+def test_the_manifest_keeps_the_file_table_as_columns_and_no_per_file_locations(sample_repo):
+    service.refresh(str(sample_repo))
+    manifest = manifest_of(sample_repo)
+    assert sorted(manifest["files"]) == sorted(layout.FILE_COLUMNS)
+    table = service.file_table(manifest)
+    assert list(table) == manifest["files"]["path"] == sorted(table)
+    assert table["src/app/__init__.py"][service.NCHUNKS] == 0
+    assert "locations" not in manifest["state"]
+
+
+def test_a_manifest_whose_file_columns_disagree_is_rebuilt(sample_repo):
+    service.refresh(str(sample_repo))
+    path = layout.manifest_path(layout.store_dir(str(sample_repo)), "lexical")
+    manifest = manifest_of(sample_repo)
+    manifest["files"]["size"].pop()
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh)
+    with pytest.raises(layout.ManifestProblem, match="corrupt"):
+        layout.read_manifest(layout.store_dir(str(sample_repo)), "lexical")
+    notes = []
+    report = service.refresh(str(sample_repo), progress=notes.append)
+    assert report.status == "indexed" and any("rebuilding" in n for n in notes)
+    assert service.search(str(sample_repo), "LRUCache").hits[0].source_path == "src/app/cache.py"
 
 
 # -- filters -------------------------------------------------------------------------------------

@@ -10,6 +10,8 @@ import heapq
 import math
 from collections import Counter
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import add, not_, truediv
 
 
 @dataclass(frozen=True)
@@ -66,12 +68,10 @@ def score(
                 continue
             docs, tfs = plist
             if view.deleted:
-                live = [(d, tf) for d, tf in zip(docs, tfs) if d not in view.deleted]
-                df += len(live)
-                found.append((i, live, len(live)))
-            else:
-                df += len(docs)
-                found.append((i, zip(docs, tfs), len(docs)))
+                live = list(map(not_, map(view.deleted.__contains__, docs)))
+                docs, tfs = list(compress(docs, live)), list(compress(tfs, live))
+            df += len(docs)
+            found.append((i, docs, tfs))
         if df:
             plan.append((qtf * idf(n_docs, df) * (k1 + 1.0), found))
     # Highest weight first: the sum order is fixed by the query and the collection statistics,
@@ -83,31 +83,35 @@ def score(
     added = 0.0
     for t, (weight, found) in enumerate(plan):
         added += weight
-        for i, pairs, n in found:
+        for i, docs, tfs in found:
             acc = results[i]
-            lens = views[i].segment.lens
-            if floor is None:
-                get = acc.get
-                for d, tf in pairs:
-                    acc[d] = get(d, 0.0) + weight * tf / (tf + c1 + c2 * lens[d])
-            elif 4 * len(acc) < n:
-                tf_of = dict(pairs).get
-                for d in acc:
-                    tf = tf_of(d)
-                    if tf:
-                        acc[d] += weight * tf / (tf + c1 + c2 * lens[d])
-            else:
-                for d, tf in pairs:
-                    if d in acc:
-                        acc[d] += weight * tf / (tf + c1 + c2 * lens[d])
+            if floor is not None:
+                # Pruning: only documents already in hand can still make the k best.
+                inside = list(map(acc.__contains__, docs))
+                docs, tfs = list(compress(docs, inside)), list(compress(tfs, inside))
+            _accumulate(acc, weight, docs, tfs, views[i].segment.lens, c1, c2)
         bound = sum(w for w, _ in plan[t + 1 :]) * (1 + 1e-9) + 1e-12
         # No partial score exceeds `added`: pruning cannot start while the bound is at least that.
         if k > 0 and bound < added:
             kth = _kth_best(results, k)
             if kth is not None and bound < kth:
                 floor = kth
-                results = [{d: s for d, s in acc.items() if s + bound >= floor} for acc in results]
+                keep = (floor - bound).__le__
+                results = [dict(compress(acc.items(), map(keep, acc.values()))) for acc in results]
     return results
+
+
+def _accumulate(acc: dict, weight: float, docs, tfs, lens, c1: float, c2: float) -> None:
+    """acc[d] += weight * tf / (tf + c1 + c2 * lens[d]) for every (d, tf), evaluated with the very
+    same float operations, but by the interpreter's C loops (map, zip, dict.update) rather than a
+    Python loop per posting: common words have postings in most documents."""
+    scores = map(
+        truediv,
+        map(weight.__mul__, tfs),
+        map(add, map(add, tfs, repeat(c1)), map(c2.__mul__, map(lens.__getitem__, docs))),
+    )
+    # Each d occurs once in docs, so acc.get(d) still reads the value from before this term.
+    acc.update(zip(docs, map(add, map(acc.get, docs, repeat(0.0)), scores)))
 
 
 def _kth_best(results: list[dict[int, float]], k: int) -> float | None:

@@ -33,7 +33,7 @@ def empty_state(directory: str | None = None) -> dict:
             digits = name[4:10]
             if name.startswith("seg-") and digits.isdigit():
                 used = max(used, int(digits))
-    return {"segments": [], "locations": {}, "n_docs": 0, "total_len": 0, "next_segment": used + 1}
+    return {"segments": [], "n_docs": 0, "total_len": 0, "next_segment": used + 1}
 
 
 class _SegmentWriter:
@@ -43,16 +43,11 @@ class _SegmentWriter:
         self.index = index
         self.state = state
         self.builder = SegmentBuilder()
-        self.pending: list[str] = []  # paths whose location points into the current builder
 
     def add_file(self, path: str, language: str, kind: str, docs) -> None:
         builder = self.builder
-        first = builder.n_docs
         for start, end, counts in docs:
             builder.add(path, language, kind, start, end, counts)
-        if builder.n_docs > first:
-            self.state["locations"][path] = [None, first, builder.n_docs - first]
-            self.pending.append(path)
         if builder.n_postings >= SEGMENT_POSTINGS:
             self.flush()
 
@@ -64,12 +59,9 @@ class _SegmentWriter:
             state["segments"].append(
                 {"name": name, "n_docs": meta["n_docs"], "n_postings": builder.n_postings, "deleted": []}
             )
-            for path in self.pending:
-                state["locations"][path][0] = name
             state["n_docs"] += meta["n_docs"]
             state["total_len"] += meta["total_len"]
         self.builder = SegmentBuilder()
-        self.pending = []
 
 
 class LexicalIndex:
@@ -83,6 +75,21 @@ class LexicalIndex:
         if seg is None:
             seg = self._segments[name] = DiskSegment(os.path.join(self.directory, name))
         return seg
+
+    def locations(self) -> dict[str, tuple[str, int, int]]:
+        """{path: (segment, first doc, doc count)} for every file with live documents.
+
+        Read from the segments rather than kept in the manifest, which every query parses: a
+        file's documents are consecutive in one segment, and all of them are deleted together.
+        """
+        out: dict[str, tuple[str, int, int]] = {}
+        for s in self.state["segments"]:
+            name = s["name"]
+            deleted = set(s["deleted"])
+            for path, first, count in self.segment(name).file_spans():
+                if first not in deleted:
+                    out[path] = (name, first, count)
+        return out
 
     def views(self) -> list[SegmentView]:
         return [
@@ -111,15 +118,15 @@ class LexicalIndex:
         """
         state = {
             "segments": [dict(s, deleted=list(s["deleted"])) for s in self.state["segments"]],
-            "locations": dict(self.state["locations"]),
             "n_docs": self.state["n_docs"],
             "total_len": self.state["total_len"],
             "next_segment": self.state["next_segment"],
         }
         by_name = {s["name"]: s for s in state["segments"]}
+        locations = self.locations()
 
         def delete(path: str) -> None:
-            loc = state["locations"].pop(path, None)
+            loc = locations.pop(path, None)
             if loc is None:
                 return
             name, first, count = loc
@@ -185,7 +192,6 @@ class LexicalIndex:
         views = [(self.segment(s["name"]), frozenset(s["deleted"])) for s in chosen]
         builder = SegmentBuilder()
         remaps: list[dict[int, int]] = []
-        locations: dict[str, list] = {}
         for seg, deleted in views:
             remap: dict[int, int] = {}
             files, doc_file, starts, ends, lens = seg.files, seg.doc_file, seg.starts, seg.ends, seg.lens
@@ -196,11 +202,6 @@ class LexicalIndex:
                 new = builder.add(path, language, kind, starts[d], ends[d], {})
                 builder.lens[new] = lens[d]
                 remap[d] = new
-                loc = locations.get(path)
-                if loc is None:
-                    locations[path] = [None, new, 1]
-                else:
-                    loc[2] += 1
             remaps.append(remap)
         terms: set[str] = set()
         for seg, _ in views:
@@ -219,22 +220,13 @@ class LexicalIndex:
             if new_docs:
                 builder.postings[term] = (new_docs, new_tfs)
                 builder.n_postings += len(new_docs)
-        merged = {
-            "segments": [s for s in state["segments"] if s["name"] not in names],
-            "locations": dict(state["locations"]),
-            "n_docs": state["n_docs"],
-            "total_len": state["total_len"],
-            "next_segment": state["next_segment"],
-        }
+        merged = dict(state, segments=[s for s in state["segments"] if s["name"] not in names])
         if builder.n_docs:
             name = self._new_name(merged)
             meta = builder.write(os.path.join(self.directory, name))
             merged["segments"].append(
                 {"name": name, "n_docs": meta["n_docs"], "n_postings": builder.n_postings, "deleted": []}
             )
-            for path, loc in locations.items():
-                loc[0] = name
-                merged["locations"][path] = loc
         return merged
 
     def collect_garbage(self, state: dict) -> None:

@@ -2,7 +2,8 @@
 
 On disk a segment is a directory:
   seg.json       counts, shard count and the byte size of every other file (a torn write shows)
-  files.json     [[path, language, kind], ...]
+  files.json     {"path": [...], "language": [...], "kind": [...], "first": [...]}: per file, by
+                 file index; "first" is its first doc id (a file's docs are consecutive)
   docs.bin       four little-endian uint32 arrays of n_docs: file index, start line, end line, length
   post.bin       per term, its doc ids then its term frequencies (uint32 each)
   lex-NNNN.json  one shard of the lexicon: {term: [byte offset in post.bin, document frequency]}
@@ -18,7 +19,7 @@ from array import array
 
 from ..store.atomic import write_bytes, write_json
 
-SEGMENT_FORMAT = 1
+SEGMENT_FORMAT = 2
 _LITTLE = sys.byteorder == "little"
 
 
@@ -50,6 +51,7 @@ class SegmentBuilder:
 
     def __init__(self):
         self.files: list[list[str]] = []
+        self.firsts = array("I")  # per file, its first doc
         self._file_ids: dict[str, int] = {}
         self.doc_file = array("I")
         self.starts = array("I")
@@ -68,6 +70,7 @@ class SegmentBuilder:
         if fid is None:
             fid = self._file_ids[path] = len(self.files)
             self.files.append([path, language, kind])
+            self.firsts.append(len(self.lens))
         doc = len(self.lens)
         self.doc_file.append(fid)
         self.starts.append(max(start, 0))
@@ -107,7 +110,10 @@ class SegmentBuilder:
         sizes["post.bin"] = write_bytes(os.path.join(tmp, "post.bin"), b"".join(chunks))
         docs_blob = b"".join(_to_bytes(a) for a in (self.doc_file, self.starts, self.ends, self.lens))
         sizes["docs.bin"] = write_bytes(os.path.join(tmp, "docs.bin"), docs_blob)
-        sizes["files.json"] = write_json(os.path.join(tmp, "files.json"), self.files)
+        # Columns, not one list per file: they parse several times faster, and a cold query reads them.
+        columns = {"path": [f[0] for f in self.files], "language": [f[1] for f in self.files],
+                   "kind": [f[2] for f in self.files], "first": list(self.firsts)}
+        sizes["files.json"] = write_json(os.path.join(tmp, "files.json"), columns)
         for i, shard in enumerate(shards):
             name = f"lex-{i:04d}.json"
             sizes[name] = write_json(os.path.join(tmp, name), shard)
@@ -177,6 +183,7 @@ class DiskSegment:
         self._shards: dict[int, dict] = {}
         self._docs: tuple[array, array, array, array] | None = None
         self._files: list | None = None
+        self._columns: dict | None = None
         self.docids = None
 
     def _doc_arrays(self):
@@ -205,11 +212,32 @@ class DiskSegment:
     def lens(self):
         return self._doc_arrays()[3]
 
+    def _file_columns(self) -> dict:
+        if self._columns is None:
+            columns = self._json("files.json")
+            try:
+                n = len(columns["path"])
+                if any(len(columns[c]) != n for c in ("language", "kind", "first")):
+                    raise ValueError("columns of different lengths")
+            except (KeyError, TypeError, ValueError) as exc:
+                raise CorruptSegment(f"segment {os.path.basename(self.directory)}: files.json is damaged") from exc
+            self._columns = columns
+        return self._columns
+
     @property
     def files(self):
+        """Per file index: (path, language, kind)."""
         if self._files is None:
-            self._files = self._json("files.json")
+            c = self._file_columns()
+            self._files = list(zip(c["path"], c["language"], c["kind"]))
         return self._files
+
+    def file_spans(self):
+        """(path, first doc, doc count) for every file of the segment."""
+        c = self._file_columns()
+        firsts = c["first"]
+        ends = firsts[1:] + [self.n_docs]
+        return zip(c["path"], firsts, map(int.__sub__, ends, firsts))
 
     def _json(self, name: str):
         try:
