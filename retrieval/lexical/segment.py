@@ -158,6 +158,20 @@ class MemorySegment:
         return iter(sorted(self._postings))
 
 
+class _FileRows:
+    """files[i] -> (path, language, kind), read from the columns as asked: a query looks up a few
+    hundred files, so building a tuple for each of tens of thousands would be wasted."""
+
+    def __init__(self, columns: dict):
+        self._path, self._language, self._kind = columns["path"], columns["language"], columns["kind"]
+
+    def __len__(self) -> int:
+        return len(self._path)
+
+    def __getitem__(self, i: int) -> tuple[str, str, str]:
+        return self._path[i], self._language[i], self._kind[i]
+
+
 class DiskSegment:
     """A written segment, opened lazily: only what a query touches is read."""
 
@@ -228,8 +242,7 @@ class DiskSegment:
     def files(self):
         """Per file index: (path, language, kind)."""
         if self._files is None:
-            c = self._file_columns()
-            self._files = list(zip(c["path"], c["language"], c["kind"]))
+            self._files = _FileRows(self._file_columns())
         return self._files
 
     def file_spans(self):
