@@ -98,16 +98,17 @@ class SegmentBuilder:
         while n_shards < 4096 and len(terms) > n_shards * 2048:
             n_shards *= 2
         shards: list[dict] = [{} for _ in range(n_shards)]
-        chunks: list[bytes] = []
         offset = 0
-        for term in terms:
-            docs, tfs = self.postings[term]
-            blob = _to_bytes(docs) + _to_bytes(tfs)
-            chunks.append(blob)
-            shards[shard_of(term, n_shards)][term] = [offset, len(docs)]
-            offset += len(blob)
-        sizes = {}
-        sizes["post.bin"] = write_bytes(os.path.join(tmp, "post.bin"), b"".join(chunks))
+        # Streamed out term by term (the whole directory is renamed into place at the end), so
+        # writing does not hold a second copy of every posting.
+        with open(os.path.join(tmp, "post.bin"), "wb") as fh:
+            for term in terms:
+                docs, tfs = self.postings[term]
+                blob = _to_bytes(docs) + _to_bytes(tfs)
+                fh.write(blob)
+                shards[shard_of(term, n_shards)][term] = [offset, len(docs)]
+                offset += len(blob)
+        sizes = {"post.bin": offset}
         docs_blob = b"".join(_to_bytes(a) for a in (self.doc_file, self.starts, self.ends, self.lens))
         sizes["docs.bin"] = write_bytes(os.path.join(tmp, "docs.bin"), docs_blob)
         # Columns, not one list per file: they parse several times faster, and a cold query reads them.
