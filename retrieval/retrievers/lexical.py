@@ -9,6 +9,7 @@ from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
 from ..lexical.features import DEF, chunk_terms
 from ..ranking import RankingConfig, is_symbol_query, path_prior, query_words, rank_files
+from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from ..text import tokenize
 from .base import NOT_INDEXED
@@ -105,14 +106,13 @@ class LexicalRetriever:
         """Remove removed_paths; each (file, chunks) of `added` replaces that file's documents (no
         chunks: they just go). `added` is consumed lazily, one file at a time."""
         index = LexicalIndex(directory, state or empty_state(directory))
-        docs = (
-            (
-                f.path, f.language, f.kind,
-                ((c.start_line, c.end_line, self._terms(f.path, c.text, c.context)) for c in chunks),
-            )
+        weight = self.ranking.path_weight
+        files = (
+            (f.path, f.language, f.kind, [(c.start_line, c.end_line, c.text, c.context) for c in chunks], weight)
             for f, chunks in added
         )
-        return index.apply(removed_paths, docs)
+        # Term extraction is most of the work of a build: spread it over worker processes.
+        return index.apply(removed_paths, ordered_map(_file_documents, files))
 
     def check_store(self, directory: str, state: dict) -> None:
         """Raise when a segment the state names is missing or torn (sizes are checked on open)."""
@@ -120,6 +120,14 @@ class LexicalRetriever:
 
     def collect_garbage(self, directory: str, state: dict) -> None:
         LexicalIndex(directory, state).collect_garbage(state)
+
+
+def _file_documents(item):
+    """(path, language, kind, chunk spans and texts, path weight) -> what LexicalIndex.apply takes."""
+    path, language, kind, chunks, path_weight = item
+    return path, language, kind, [
+        (start, end, chunk_terms(path, text, context, path_weight)) for start, end, text, context in chunks
+    ]
 
 
 class _AllowedDocs:
