@@ -1,7 +1,9 @@
 """Orchestration shared by the CLI and the Python API: refresh a store, search it, report on it."""
 from __future__ import annotations
 
+import bisect
 import datetime as _dt
+import functools
 import os
 import shutil
 import sys
@@ -119,6 +121,21 @@ class RefreshReport:
 SIZE, MTIME, DIGEST, LANG, KIND, NCHUNKS, SKIP = range(7)
 
 
+def file_table(manifest: dict) -> dict[str, list]:
+    """{path: entry} from the manifest's columns (see layout.FILE_COLUMNS)."""
+    columns = manifest["files"]
+    return dict(zip(columns["path"], map(list, zip(*(columns[c] for c in layout.FILE_COLUMNS[1:])))))
+
+
+def _file_columns(files: dict[str, list]) -> dict:
+    paths = sorted(files)
+    entries = [files[p] for p in paths]
+    out = {"path": paths}
+    for i, name in enumerate(layout.FILE_COLUMNS[1:]):
+        out[name] = [e[i] for e in entries]
+    return out
+
+
 def _config(retriever, options: IndexOptions) -> dict:
     fp = getattr(retriever, "fingerprint", None)
     return {"options": options.to_json(), "retriever": fp() if fp else {}, "version": 1}
@@ -138,19 +155,32 @@ def is_current(root: str, manifest: dict) -> bool:
     watch = manifest.get("watch")
     if not isinstance(watch, dict):
         return False
-    stat = os.stat
-    join = os.path.join
+    files = manifest["files"]
+    fd = None
+    if os.stat in os.supports_dir_fd:
+        # Paths relative to the open root: no joining, and a shorter lookup for the kernel.
+        try:
+            fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            return False
+        stat = functools.partial(os.stat, dir_fd=fd)
+    else:  # pragma: no cover - Windows
+        def stat(rel):
+            return os.stat(os.path.join(root, rel))
     try:
         for rel, (size, mtime) in watch.items():
-            st = stat(root if rel == "." else join(root, rel))
+            st = stat(rel)
             if st.st_mtime_ns != mtime or (size and st.st_size != size):
                 return False
-        for rel, entry in manifest["files"].items():
-            st = stat(join(root, rel))
-            if st.st_mtime_ns != entry[MTIME] or st.st_size != entry[SIZE]:
+        for rel, size, mtime in zip(files["path"], files["size"], files["mtime"]):
+            st = stat(rel)
+            if st.st_mtime_ns != mtime or st.st_size != size:
                 return False
-    except (OSError, ValueError, TypeError):
+    except (OSError, ValueError, TypeError, KeyError):
         return False
+    finally:
+        if fd is not None:
+            os.close(fd)
     return True
 
 
@@ -227,70 +257,78 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     walk_options = options.discovery(store)
     discovery = walk(root, walk_options)
     report = RefreshReport(name, "up to date", skipped=dict(discovery.skipped))
-    old_files = manifest["files"] if manifest else {}
+    old_files = file_table(manifest) if manifest else {}
     new_files: dict[str, list] = {}
-    added = []
-    changed_paths: list[str] = []
-    metadata_only = False
     skip_counts: Counter = Counter(discovery.skipped)
-    total = len(discovery.files)
-    max_bytes = walk_options.max_bytes
-    last_note = time.monotonic()
-    for i, f in enumerate(discovery.files):
+    # Pass 1, stats only: a file whose size and mtime match its entry is taken as unchanged.
+    to_read: list[tuple] = []
+    for f in discovery.files:
         entry = old_files.get(f.path)
         if entry is not None and entry[SIZE] == f.size and entry[MTIME] == f.mtime_ns:
             new_files[f.path] = entry
             if entry[SKIP]:
                 skip_counts[entry[SKIP]] += 1
-            continue
-        content = read_source(f, max_bytes)
-        report.reread.append(f.path)
-        if entry is not None and content.digest and entry[DIGEST] == content.digest:
-            # Touched but identical: record the new stat, re-process nothing.
-            new_files[f.path] = [f.size, f.mtime_ns] + entry[DIGEST:]
-            metadata_only = True
-            if entry[SKIP]:
-                skip_counts[entry[SKIP]] += 1
-            continue
-        if entry is not None and entry[NCHUNKS] > 0:
-            changed_paths.append(f.path)
-        if content.text is None:
-            skip_counts[content.skip_reason] += 1
-            # A file that vanished, became a link or could not be opened is not recorded: the next
-            # refresh looks again (a chmod making it readable changes neither size nor mtime).
-            if content.skip_reason not in (VANISHED, UNREADABLE, SYMLINK):
-                new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, content.skip_reason]
-            continue
-        chunks = options.chunk(content.text, f)
-        new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, len(chunks), ""]
-        report.reprocessed.append(f.path)
-        if chunks:
-            added.append((f, chunks))
-            report.new_chunks += len(chunks)
-        if time.monotonic() - last_note > 1.0:
-            progress(f"{name}: read {i + 1}/{total} files")
-            last_note = time.monotonic()
-    removed = [p for p in old_files if p not in new_files]
-    for p in removed:
-        if old_files[p][NCHUNKS] > 0:
-            changed_paths.append(p)
-    # A file still on disk but no longer eligible (ignored or excluded now) must leave no trace in
-    # the store, not even as deleted postings: its segments are merged away.
-    purge = any(old_files[p][NCHUNKS] > 0 and os.path.lexists(os.path.join(root, p)) for p in removed)
-    report.removed = removed
-    report.skipped = dict(sorted(skip_counts.items()))
-    report.files = sum(1 for e in new_files.values() if e[NCHUNKS] > 0)
+        else:
+            to_read.append((f, entry))
+    discovered = {f.path for f in discovery.files}
+    gone = [p for p in old_files if p not in discovered]
     watch = _watch_json(discovery)
-    if manifest is not None and manifest.get("watch") != watch:
-        metadata_only = True
-    if manifest is not None and not added and not changed_paths and not removed and not metadata_only:
+    if manifest is not None and not to_read and not gone and manifest.get("watch") == watch:
         # Nothing to commit, but a writer killed earlier may have left segments behind.
         retriever.collect_garbage(rdir, manifest["state"])
+        report.skipped = dict(sorted(skip_counts.items()))
+        report.files = sum(1 for e in new_files.values() if e[NCHUNKS] > 0)
         report.chunks = sum(e[NCHUNKS] for e in new_files.values())
         return report
-    state = manifest["state"] if manifest else None
-    if changed_paths or added or manifest is None:
-        state = retriever.update_store(rdir, state, changed_paths, added, purge=purge)
+    # Pass 2: read, chunk and hand each changed file to the retriever as it goes, so memory holds
+    # one file's text at a time, not the whole tree's.
+    changed = manifest is None or any(old_files[p][NCHUNKS] > 0 for p in gone)  # the index itself
+    total = len(to_read)
+    max_bytes = walk_options.max_bytes
+
+    def changes():
+        nonlocal changed
+        last_note = time.monotonic()
+        for i, (f, entry) in enumerate(to_read):
+            content = read_source(f, max_bytes)
+            report.reread.append(f.path)
+            had_chunks = entry is not None and entry[NCHUNKS] > 0
+            if entry is not None and content.digest and entry[DIGEST] == content.digest:
+                # Touched but identical: record the new stat, re-process nothing.
+                new_files[f.path] = [f.size, f.mtime_ns] + entry[DIGEST:]
+                if entry[SKIP]:
+                    skip_counts[entry[SKIP]] += 1
+                continue
+            if content.text is None:
+                skip_counts[content.skip_reason] += 1
+                # A file that vanished, became a link or could not be opened is not recorded: the
+                # next refresh looks again (a chmod making it readable changes neither size nor mtime).
+                if content.skip_reason not in (VANISHED, UNREADABLE, SYMLINK):
+                    new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, content.skip_reason]
+                if had_chunks:
+                    changed = True
+                    yield f, []  # its old chunks go
+                continue
+            chunks = options.chunk(content.text, f)
+            new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, len(chunks), ""]
+            report.reprocessed.append(f.path)
+            report.new_chunks += len(chunks)
+            if chunks or had_chunks:
+                changed = True
+                yield f, chunks
+            if time.monotonic() - last_note > 1.0:
+                progress(f"{name}: read {i + 1}/{total} changed files")
+                last_note = time.monotonic()
+
+    removed_paths = [p for p in gone if old_files[p][NCHUNKS] > 0]
+    # A file still on disk but no longer eligible (ignored or excluded now) must leave no trace in
+    # the store, not even as deleted postings: its segments are rewritten without it.
+    purge = any(os.path.lexists(os.path.join(root, p)) for p in removed_paths)
+    state = retriever.update_store(rdir, manifest["state"] if manifest else None, removed_paths, changes(),
+                                   purge=purge)
+    report.removed = [p for p in old_files if p not in new_files]
+    report.skipped = dict(sorted(skip_counts.items()))
+    report.files = sum(1 for e in new_files.values() if e[NCHUNKS] > 0)
     now = _now()
     new_manifest = {
         "schema": layout.SCHEMA,
@@ -300,14 +338,14 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "created": manifest["created"] if manifest else now,
         "updated": now,
         "config": config,
-        "files": dict(sorted(new_files.items())),
+        "files": _file_columns(new_files),
         "skipped": report.skipped,
         "watch": watch,
         "state": state,
     }
     layout.commit_manifest(store, name, new_manifest)
     retriever.collect_garbage(rdir, state)
-    report.status = "indexed" if (added or changed_paths or removed or manifest is None) else "up to date"
+    report.status = "indexed" if changed or report.removed else "up to date"
     report.chunks = sum(e[NCHUNKS] for e in new_files.values())
     return report
 
@@ -488,9 +526,15 @@ def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:
             manifest = None
     if not manifest:
         return {}
-    files = manifest["files"]
-    return {h.source_path: tuple(files[h.source_path][SIZE : DIGEST + 1])
-            for h in hits if h.source_path in files}
+    columns = manifest["files"]
+    paths = columns["path"]  # sorted (see _file_columns): find each hit's row by bisection
+    names = layout.FILE_COLUMNS[1:]
+    out = {}
+    for h in hits:
+        row = bisect.bisect_left(paths, h.source_path)
+        if row < len(paths) and paths[row] == h.source_path:
+            out[h.source_path] = tuple(columns[names[c]][row] for c in range(SIZE, DIGEST + 1))
+    return out
 
 
 # -- status ------------------------------------------------------------------------------------
@@ -520,14 +564,15 @@ def status(root: str) -> list[dict]:
             continue
         langs: Counter = Counter()
         tokens = 0
-        for entry in manifest["files"].values():
-            if entry[NCHUNKS] > 0:
-                langs[entry[LANG]] += 1
-                tokens += (entry[SIZE] + 3) // 4
+        files = manifest["files"]
+        for size, language, chunks in zip(files["size"], files["language"], files["chunks"]):
+            if chunks > 0:
+                langs[language] += 1
+                tokens += (size + 3) // 4
         row.update(
             profile=manifest["config"]["options"].get("profile", "code"),
             files=sum(langs.values()),
-            chunks=sum(e[NCHUNKS] for e in manifest["files"].values()),
+            chunks=sum(files["chunks"]),
             tokens=tokens,
             primary_language=langs.most_common(1)[0][0] if langs else None,
             languages=dict(sorted(langs.items(), key=lambda kv: (-kv[1], kv[0]))),

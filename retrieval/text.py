@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections import Counter
+from itertools import chain
 
 from .stem import porter
 
@@ -64,12 +65,23 @@ def split_identifier(word: str) -> tuple[str, ...]:
 
 def term_counts(text: str) -> Counter:
     """Term frequencies of a text, for indexing."""
-    raw = Counter(_WORD.findall(text))
-    counts: Counter = Counter()
-    for word, n in raw.items():
-        for term in split_identifier(word):
-            counts[term] += n
-    return counts
+    words = _WORD.findall(text)
+    memo = _MEMO
+    new = set(words).difference(memo)
+    if len(memo) + len(new) >= _MEMO_LIMIT:
+        memo.clear()  # now, so that filling the memo below cannot clear it half way
+        new = set(words)
+    for word in new:
+        split_identifier(word)
+    try:
+        # Every word is memoised: expand and count them all in C (no Python step per word).
+        return Counter(chain.from_iterable(map(memo.__getitem__, words)))
+    except KeyError:  # the memo was cleared after all (a text with more distinct words than it holds)
+        counts: Counter = Counter()
+        for word, n in Counter(words).items():
+            for term in split_identifier(word):
+                counts[term] += n
+        return counts
 
 
 def tokenize(text: str) -> list[str]:

@@ -224,6 +224,96 @@ def test_many_incremental_refreshes_score_exactly_like_a_clean_build(make_tree, 
         assert_same_hits(service.search(str(root), query, top_k=100).hits, before[query])
 
 
+def test_a_file_that_turns_binary_loses_its_hits(sample_repo):
+    service.refresh(str(sample_repo))
+    path = sample_repo / "src/app/cache.py"
+    path.write_bytes(b"LRUCache\x00binary now")
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    report = service.refresh(str(sample_repo))
+    assert report.status == "indexed"
+    assert report.reprocessed == []
+    hits = service.search(str(sample_repo), "LRUCache evict oldest capacity", top_k=50).hits
+    assert all(h.source_path != "src/app/cache.py" for h in hits)
+    assert service.file_table(manifest_of(sample_repo))["src/app/cache.py"][service.SKIP] == "binary"
+
+
+def test_a_big_build_is_written_as_several_budgeted_segments_that_rank_like_one(make_tree, copy_tree, rewrite,
+                                                                               monkeypatch):
+    import retrieval.lexical.index as index_module
+
+    files = {f"pkg/mod_{i}.py": module_text(i) for i in range(40)}
+    small_budget = make_tree(files, name="budget")
+    monkeypatch.setattr(index_module, "SEGMENT_POSTINGS", 150)
+    service.refresh(str(small_budget))
+    segments = manifest_of(small_budget)["state"]["segments"]
+    assert len(segments) > 3
+    assert all(s["n_postings"] < 150 + 60 for s in segments)  # a file's chunks are never split
+    one_segment = copy_tree(small_budget)
+    monkeypatch.setattr(index_module, "SEGMENT_POSTINGS", 10**9)
+    service.refresh(str(one_segment))
+    assert len(manifest_of(one_segment)["state"]["segments"]) == 1
+    for query in MANY_QUERIES:
+        assert_same_hits(service.search(str(small_budget), query, top_k=100).hits,
+                         service.search(str(one_segment), query, top_k=100).hits)
+    # Merging never builds a segment past the budget: full segments are left alone.
+    monkeypatch.setattr(index_module, "SEGMENT_POSTINGS", 150)
+    for k in range(12):
+        rewrite(small_budget / "pkg" / f"mod_{k}.py", module_text(k, variant=1))
+        service.refresh(str(small_budget))
+        segments = manifest_of(small_budget)["state"]["segments"]
+        assert all(s["n_postings"] < 150 + 60 for s in segments)
+    for query in MANY_QUERIES:
+        expected = service.search(str(copy_tree(small_budget)), query, top_k=100).hits
+        assert_same_hits(service.search(str(small_budget), query, top_k=100, stale_ok=True).hits, expected)
+
+
+def test_the_retriever_consumes_changed_files_one_at_a_time(make_tree, monkeypatch):
+    from retrieval.retrievers import lexical as lexical_module
+
+    root = make_tree({f"pkg/mod_{i}.py": module_text(i) for i in range(5)}, name="lazy")
+    seen = []
+    original = lexical_module.LexicalRetriever.update_store
+
+    def spy(self, directory, state, removed_paths, added, **options):
+        assert not isinstance(added, (list, tuple)), "changed files should arrive as a stream"
+
+        def watch():
+            for f, chunks in added:
+                seen.append(f.path)
+                yield f, chunks
+
+        return original(self, directory, state, removed_paths, watch(), **options)
+
+    monkeypatch.setattr(lexical_module.LexicalRetriever, "update_store", spy)
+    service.refresh(str(root))
+    assert seen == [f"pkg/mod_{i}.py" for i in range(5)]
+
+
+def test_the_manifest_keeps_the_file_table_as_columns_and_no_per_file_locations(sample_repo):
+    service.refresh(str(sample_repo))
+    manifest = manifest_of(sample_repo)
+    assert sorted(manifest["files"]) == sorted(layout.FILE_COLUMNS)
+    table = service.file_table(manifest)
+    assert list(table) == manifest["files"]["path"] == sorted(table)
+    assert table["src/app/__init__.py"][service.NCHUNKS] == 0
+    assert "locations" not in manifest["state"]
+
+
+def test_a_manifest_whose_file_columns_disagree_is_rebuilt(sample_repo):
+    service.refresh(str(sample_repo))
+    path = layout.manifest_path(layout.store_dir(str(sample_repo)), "lexical")
+    manifest = manifest_of(sample_repo)
+    manifest["files"]["size"].pop()
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh)
+    with pytest.raises(layout.ManifestProblem, match="corrupt"):
+        layout.read_manifest(layout.store_dir(str(sample_repo)), "lexical")
+    notes = []
+    report = service.refresh(str(sample_repo), progress=notes.append)
+    assert report.status == "indexed" and any("rebuilding" in n for n in notes)
+    assert service.search(str(sample_repo), "LRUCache").hits[0].source_path == "src/app/cache.py"
+
+
 # -- filters -------------------------------------------------------------------------------------
 
 FILTER_FILES = {

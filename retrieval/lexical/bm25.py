@@ -10,6 +10,8 @@ import heapq
 import math
 from collections import Counter
 from dataclasses import dataclass
+from itertools import compress, repeat
+from operator import add, not_, truediv
 
 
 @dataclass(frozen=True)
@@ -36,11 +38,19 @@ def score(
     n_docs: int,
     avgdl: float,
     min_idf: float = 0.0,
+    k: int = 0,
 ) -> list[dict[int, float]]:
     """Per view, {local doc id: BM25 score} for the documents that match any query term.
 
     `query_terms` is a list (a repeated term counts again, as Lucene sums repeated clauses) or a
     mapping {term: weight}. Terms whose idf is below `min_idf` (words in most documents) are skipped.
+
+    With k > 0 only documents that may still rank among the k best are kept (MaxScore-style): terms
+    are added rarest first, and once the terms left could not lift a document to the k-th best
+    partial score, they only update the documents already in hand, and documents that cannot reach
+    it are dropped. Every document scoring at least the final k-th best score is kept, with its
+    exact score, so the top k (ties included) are the same as without k; on a big corpus this
+    skips most of the per-posting work for common words.
     """
     results: list[dict[int, float]] = [{} for _ in views]
     if n_docs <= 0 or not query_terms:
@@ -49,6 +59,7 @@ def score(
     c1 = k1 * (1.0 - b)
     c2 = k1 * b / (avgdl or 1.0)
     weights = query_terms if isinstance(query_terms, dict) else Counter(query_terms)
+    plan = []
     for term, qtf in weights.items():
         found = []
         df = 0
@@ -58,25 +69,61 @@ def score(
                 continue
             docs, tfs = plist
             if view.deleted:
-                live = [(d, tf) for d, tf in zip(docs, tfs) if d not in view.deleted]
-                df += len(live)
-                found.append((i, live))
-            else:
-                df += len(docs)
-                found.append((i, zip(docs, tfs)))
-        if df == 0:
-            continue
-        term_idf = idf(n_docs, df)
-        if term_idf < min_idf:
-            continue
-        weight = qtf * term_idf * (k1 + 1.0)
-        for i, pairs in found:
+                live = list(map(not_, map(view.deleted.__contains__, docs)))
+                docs, tfs = list(compress(docs, live)), list(compress(tfs, live))
+            df += len(docs)
+            found.append((i, docs, tfs))
+        if df and idf(n_docs, df) >= min_idf:
+            plan.append((qtf * idf(n_docs, df) * (k1 + 1.0), found))
+    # Highest weight first: the sum order is fixed by the query and the collection statistics,
+    # so a refreshed index and a clean one add the same numbers in the same order.
+    plan.sort(key=lambda entry: -entry[0])
+    # A term adds less than its weight to any document (tf / (tf + K) < 1), so the weights of the
+    # terms not yet added bound what they can still give; the bound is padded against rounding.
+    floor = None  # a lower bound of the final k-th best score, once pruning starts
+    added = 0.0
+    for t, (weight, found) in enumerate(plan):
+        added += weight
+        for i, docs, tfs in found:
             acc = results[i]
-            get = acc.get
-            lens = views[i].segment.lens
-            for d, tf in pairs:
-                acc[d] = get(d, 0.0) + weight * tf / (tf + c1 + c2 * lens[d])
+            if floor is not None:
+                # Pruning: only documents already in hand can still make the k best.
+                inside = list(map(acc.__contains__, docs))
+                docs, tfs = list(compress(docs, inside)), list(compress(tfs, inside))
+            _accumulate(acc, weight, docs, tfs, views[i].segment.lens, c1, c2)
+        bound = sum(w for w, _ in plan[t + 1 :]) * (1 + 1e-9) + 1e-12
+        # No partial score exceeds `added`: pruning cannot start while the bound is at least that.
+        if k > 0 and bound < added:
+            kth = _kth_best(results, k)
+            if kth is not None and bound < kth:
+                floor = kth
+                keep = (floor - bound).__le__
+                results = [dict(compress(acc.items(), map(keep, acc.values()))) for acc in results]
     return results
+
+
+def _accumulate(acc: dict, weight: float, docs, tfs, lens, c1: float, c2: float) -> None:
+    """acc[d] += weight * tf / (tf + c1 + c2 * lens[d]) for every (d, tf), evaluated with the very
+    same float operations, but by the interpreter's C loops (map, zip, dict.update) rather than a
+    Python loop per posting: common words have postings in most documents."""
+    scores = map(
+        truediv,
+        map(weight.__mul__, tfs),
+        map(add, map(add, tfs, repeat(c1)), map(c2.__mul__, map(lens.__getitem__, docs))),
+    )
+    # Each d occurs once in docs, so acc.get(d) still reads the value from before this term.
+    acc.update(zip(docs, map(add, map(acc.get, docs, repeat(0.0)), scores)))
+
+
+def _kth_best(results: list[dict[int, float]], k: int) -> float | None:
+    total = sum(len(acc) for acc in results)
+    if total < k:
+        return None
+    if len(results) == 1:
+        values = results[0].values()
+    else:
+        values = [s for acc in results for s in acc.values()]
+    return heapq.nlargest(k, values)[-1]
 
 
 def best_hits(

@@ -15,6 +15,9 @@ from .segment import DiskSegment, SegmentBuilder
 
 MAX_SEGMENTS = 8
 MAX_DELETED_FRACTION = 0.3
+# A builder is written out as a segment once it holds this many postings, so building (and merging)
+# holds a bounded amount in memory however big the tree: about 10 bytes a posting plus the terms.
+SEGMENT_POSTINGS = 30_000_000
 
 
 def empty_state(directory: str | None = None) -> dict:
@@ -30,7 +33,35 @@ def empty_state(directory: str | None = None) -> dict:
             digits = name[4:10]
             if name.startswith("seg-") and digits.isdigit():
                 used = max(used, int(digits))
-    return {"segments": [], "locations": {}, "n_docs": 0, "total_len": 0, "next_segment": used + 1}
+    return {"segments": [], "n_docs": 0, "total_len": 0, "next_segment": used + 1}
+
+
+class _SegmentWriter:
+    """Adds files to a builder and writes it out as a segment whenever it reaches the budget."""
+
+    def __init__(self, index: "LexicalIndex", state: dict):
+        self.index = index
+        self.state = state
+        self.builder = SegmentBuilder()
+
+    def add_file(self, path: str, language: str, kind: str, docs) -> None:
+        builder = self.builder
+        for start, end, counts in docs:
+            builder.add(path, language, kind, start, end, counts)
+        if builder.n_postings >= SEGMENT_POSTINGS:
+            self.flush()
+
+    def flush(self) -> None:
+        builder, state = self.builder, self.state
+        if builder.n_docs:
+            name = self.index._new_name(state)
+            meta = builder.write(os.path.join(self.index.directory, name))
+            state["segments"].append(
+                {"name": name, "n_docs": meta["n_docs"], "n_postings": builder.n_postings, "deleted": []}
+            )
+            state["n_docs"] += meta["n_docs"]
+            state["total_len"] += meta["total_len"]
+        self.builder = SegmentBuilder()
 
 
 class LexicalIndex:
@@ -44,6 +75,21 @@ class LexicalIndex:
         if seg is None:
             seg = self._segments[name] = DiskSegment(os.path.join(self.directory, name))
         return seg
+
+    def locations(self) -> dict[str, tuple[str, int, int]]:
+        """{path: (segment, first doc, doc count)} for every file with live documents.
+
+        Read from the segments rather than kept in the manifest, which every query parses: a
+        file's documents are consecutive in one segment, and all of them are deleted together.
+        """
+        out: dict[str, tuple[str, int, int]] = {}
+        for s in self.state["segments"]:
+            name = s["name"]
+            deleted = set(s["deleted"])
+            for path, first, count in self.segment(name).file_spans():
+                if first not in deleted:
+                    out[path] = (name, first, count)
+        return out
 
     def views(self) -> list[SegmentView]:
         return [
@@ -65,54 +111,43 @@ class LexicalIndex:
     def apply(self, removed_paths, added, *, purge: bool = False) -> dict:
         """New state after removing files and adding (path, language, kind, [(start, end, counts)]).
 
-        Writes new segment directories; the caller commits the returned state atomically and then
-        calls collect_garbage(). `purge` merges even when fragmentation is low, so that nothing of
-        the removed documents stays on disk.
+        `added` is consumed once, lazily (one file in memory at a time); a path that already has
+        documents is replaced, and an empty document list just removes them. Writes new segment
+        directories; the caller commits the returned state atomically and then calls
+        collect_garbage(). `purge` rewrites every segment holding removed documents, so that
+        nothing of them stays on disk.
         """
         state = {
             "segments": [dict(s, deleted=list(s["deleted"])) for s in self.state["segments"]],
-            "locations": dict(self.state["locations"]),
             "n_docs": self.state["n_docs"],
             "total_len": self.state["total_len"],
             "next_segment": self.state["next_segment"],
         }
         by_name = {s["name"]: s for s in state["segments"]}
-        for path in removed_paths:
-            loc = state["locations"].pop(path, None)
+        locations = self.locations()
+
+        def delete(path: str) -> None:
+            loc = locations.pop(path, None)
             if loc is None:
-                continue
+                return
             name, first, count = loc
-            seg_state = by_name[name]
-            seg = self.segment(name)
-            lens = seg.lens
+            lens = self.segment(name).lens
             for d in range(first, first + count):
                 state["n_docs"] -= 1
                 state["total_len"] -= lens[d]
-            seg_state["deleted"].extend(range(first, first + count))
-        if added:
-            builder = SegmentBuilder()
-            for path, language, kind, docs in added:
-                first = builder.n_docs
-                for start, end, counts in docs:
-                    builder.add(path, language, kind, start, end, counts)
-                if builder.n_docs > first:
-                    state["locations"][path] = [None, first, builder.n_docs - first]
-            if builder.n_docs:
-                name = self._new_name(state)
-                meta = builder.write(os.path.join(self.directory, name))
-                state["segments"].append({"name": name, "n_docs": meta["n_docs"], "deleted": []})
-                for loc in state["locations"].values():
-                    if loc[0] is None:
-                        loc[0] = name
-                state["n_docs"] += meta["n_docs"]
-                state["total_len"] += meta["total_len"]
-        # Drop segments with nothing live, then merge when fragmentation costs too much.
+            by_name[name]["deleted"].extend(range(first, first + count))
+
+        for path in removed_paths:
+            delete(path)
+        writer = _SegmentWriter(self, state)
+        for path, language, kind, docs in added:
+            delete(path)
+            writer.add_file(path, language, kind, docs)
+        writer.flush()
+        # Drop segments with nothing live, then merge where fragmentation costs too much.
         state["segments"] = [s for s in state["segments"] if len(s["deleted"]) < s["n_docs"]]
-        total = sum(s["n_docs"] for s in state["segments"])
-        deleted = sum(len(s["deleted"]) for s in state["segments"])
-        fragmented = len(state["segments"]) > MAX_SEGMENTS or (total and deleted / total > MAX_DELETED_FRACTION)
-        if fragmented or (purge and deleted):
-            state = self._merge(state)
+        for group in self._merge_groups(state["segments"], purge=purge):
+            state = self._merge(state, group)
         for s in state["segments"]:
             s["deleted"].sort()
         return state
@@ -122,13 +157,43 @@ class LexicalIndex:
         state["next_segment"] += 1
         return name
 
-    def _merge(self, state: dict) -> dict:
-        views = [
-            (self.segment(s["name"]), frozenset(s["deleted"])) for s in state["segments"]
-        ]
+    @staticmethod
+    def _live_postings(s: dict) -> int:
+        n_postings = s.get("n_postings", 100 * s["n_docs"])  # states written before it was recorded
+        return n_postings * (s["n_docs"] - len(s["deleted"])) // max(s["n_docs"], 1)
+
+    def _merge_groups(self, segments: list[dict], purge: bool = False) -> list[list[str]]:
+        """Names of segments to merge, in groups that each fit one segment's budget.
+
+        Segments with too much deleted are rewritten; beyond MAX_SEGMENTS, all the small segments are
+        folded together. Full-size segments are only ever rewritten for deletions, so a merge never
+        holds more than about one segment's budget in memory.
+        """
+        limit = (lambda s: 0) if purge else (lambda s: MAX_DELETED_FRACTION * s["n_docs"])
+        picked = [s for s in segments if len(s["deleted"]) > limit(s)]
+        small = sorted(
+            (s for s in segments if s not in picked and self._live_postings(s) < SEGMENT_POSTINGS // 2),
+            key=lambda s: (self._live_postings(s), s["name"]),
+        )
+        if len(segments) > MAX_SEGMENTS:
+            picked += small
+        groups: list[list[str]] = []
+        size = SEGMENT_POSTINGS
+        for s in sorted(picked, key=lambda s: (self._live_postings(s), s["name"])):
+            if size + self._live_postings(s) > SEGMENT_POSTINGS:
+                groups.append([])
+                size = 0
+            groups[-1].append(s["name"])
+            size += self._live_postings(s)
+        return groups
+
+    def _merge(self, state: dict, names: list[str]) -> dict:
+        """State with the named segments replaced by one segment of their live documents, built
+        straight from their postings."""
+        chosen = [s for s in state["segments"] if s["name"] in names]
+        views = [(self.segment(s["name"]), frozenset(s["deleted"])) for s in chosen]
         builder = SegmentBuilder()
         remaps: list[dict[int, int]] = []
-        locations: dict[str, list] = {}
         for seg, deleted in views:
             remap: dict[int, int] = {}
             files, doc_file, starts, ends, lens = seg.files, seg.doc_file, seg.starts, seg.ends, seg.lens
@@ -139,11 +204,6 @@ class LexicalIndex:
                 new = builder.add(path, language, kind, starts[d], ends[d], {})
                 builder.lens[new] = lens[d]
                 remap[d] = new
-                loc = locations.get(path)
-                if loc is None:
-                    locations[path] = [None, new, 1]
-                else:
-                    loc[2] += 1
             remaps.append(remap)
         terms: set[str] = set()
         for seg, _ in views:
@@ -161,21 +221,14 @@ class LexicalIndex:
                         new_tfs.append(tf)
             if new_docs:
                 builder.postings[term] = (new_docs, new_tfs)
-        merged = {
-            "segments": [],
-            "locations": locations,
-            "n_docs": 0,
-            "total_len": 0,
-            "next_segment": state["next_segment"],
-        }
+                builder.n_postings += len(new_docs)
+        merged = dict(state, segments=[s for s in state["segments"] if s["name"] not in names])
         if builder.n_docs:
             name = self._new_name(merged)
             meta = builder.write(os.path.join(self.directory, name))
-            merged["segments"].append({"name": name, "n_docs": meta["n_docs"], "deleted": []})
-            for loc in locations.values():
-                loc[0] = name
-            merged["n_docs"] = meta["n_docs"]
-            merged["total_len"] = meta["total_len"]
+            merged["segments"].append(
+                {"name": name, "n_docs": meta["n_docs"], "n_postings": builder.n_postings, "deleted": []}
+            )
         return merged
 
     def collect_garbage(self, state: dict) -> None:

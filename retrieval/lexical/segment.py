@@ -2,7 +2,8 @@
 
 On disk a segment is a directory:
   seg.json       counts, shard count and the byte size of every other file (a torn write shows)
-  files.json     [[path, language, kind], ...]
+  files.json     {"path": [...], "language": [...], "kind": [...], "first": [...]}: per file, by
+                 file index; "first" is its first doc id (a file's docs are consecutive)
   docs.bin       four little-endian uint32 arrays of n_docs: file index, start line, end line, length
   post.bin       per term, its doc ids then its term frequencies (uint32 each)
   lex-NNNN.json  one shard of the lexicon: {term: [byte offset in post.bin, document frequency]}
@@ -18,7 +19,7 @@ from array import array
 
 from ..store.atomic import dumps, publish_dir, write_new
 
-SEGMENT_FORMAT = 1
+SEGMENT_FORMAT = 2
 _LITTLE = sys.byteorder == "little"
 
 
@@ -50,6 +51,7 @@ class SegmentBuilder:
 
     def __init__(self):
         self.files: list[list[str]] = []
+        self.firsts = array("I")  # per file, its first doc
         self._file_ids: dict[str, int] = {}
         self.doc_file = array("I")
         self.starts = array("I")
@@ -57,6 +59,7 @@ class SegmentBuilder:
         self.lens = array("I")
         self.docids: list[str] = []  # only for in-memory use with arbitrary docids
         self.postings: dict[str, tuple[array, array]] = {}
+        self.n_postings = 0
 
     @property
     def n_docs(self) -> int:
@@ -67,12 +70,14 @@ class SegmentBuilder:
         if fid is None:
             fid = self._file_ids[path] = len(self.files)
             self.files.append([path, language, kind])
+            self.firsts.append(len(self.lens))
         doc = len(self.lens)
         self.doc_file.append(fid)
         self.starts.append(max(start, 0))
         self.ends.append(max(end, 0))
         self.lens.append(sum(counts.values()))
         self.docids.append(docid)
+        self.n_postings += len(counts)
         postings = self.postings
         for term, tf in counts.items():
             entry = postings.get(term)
@@ -108,19 +113,25 @@ class SegmentBuilder:
         while n_shards < 4096 and len(terms) > n_shards * 2048:
             n_shards *= 2
         shards: list[dict] = [{} for _ in range(n_shards)]
-        chunks: list[bytes] = []
         offset = 0
-        for term in terms:
-            docs, tfs = self.postings[term]
-            blob = _to_bytes(docs) + _to_bytes(tfs)
-            chunks.append(blob)
-            shards[shard_of(term, n_shards)][term] = [offset, len(docs)]
-            offset += len(blob)
-        sizes = {}
-        sizes["post.bin"] = write_new(os.path.join(tmp, "post.bin"), b"".join(chunks))
+        # Streamed out term by term (the whole directory is renamed into place at the end), so
+        # writing does not hold a second copy of every posting; synced before it is published.
+        with open(os.path.join(tmp, "post.bin"), "xb") as fh:
+            for term in terms:
+                docs, tfs = self.postings[term]
+                blob = _to_bytes(docs) + _to_bytes(tfs)
+                fh.write(blob)
+                shards[shard_of(term, n_shards)][term] = [offset, len(docs)]
+                offset += len(blob)
+            fh.flush()
+            os.fsync(fh.fileno())
+        sizes = {"post.bin": offset}
         docs_blob = b"".join(_to_bytes(a) for a in (self.doc_file, self.starts, self.ends, self.lens))
         sizes["docs.bin"] = write_new(os.path.join(tmp, "docs.bin"), docs_blob)
-        sizes["files.json"] = write_new(os.path.join(tmp, "files.json"), dumps(self.files))
+        # Columns, not one list per file: they parse several times faster, and a cold query reads them.
+        columns = {"path": [f[0] for f in self.files], "language": [f[1] for f in self.files],
+                   "kind": [f[2] for f in self.files], "first": list(self.firsts)}
+        sizes["files.json"] = write_new(os.path.join(tmp, "files.json"), dumps(columns))
         for i, shard in enumerate(shards):
             name = f"lex-{i:04d}.json"
             sizes[name] = write_new(os.path.join(tmp, name), dumps(shard))
@@ -162,6 +173,20 @@ class MemorySegment:
         return iter(sorted(self._postings))
 
 
+class _FileRows:
+    """files[i] -> (path, language, kind), read from the columns as asked: a query looks up a few
+    hundred files, so building a tuple for each of tens of thousands would be wasted."""
+
+    def __init__(self, columns: dict):
+        self._path, self._language, self._kind = columns["path"], columns["language"], columns["kind"]
+
+    def __len__(self) -> int:
+        return len(self._path)
+
+    def __getitem__(self, i: int) -> tuple[str, str, str]:
+        return self._path[i], self._language[i], self._kind[i]
+
+
 class DiskSegment:
     """A written segment, opened lazily: only what a query touches is read."""
 
@@ -187,6 +212,7 @@ class DiskSegment:
         self._shards: dict[int, dict] = {}
         self._docs: tuple[array, array, array, array] | None = None
         self._files: list | None = None
+        self._columns: dict | None = None
         self.docids = None
 
     def _doc_arrays(self):
@@ -215,11 +241,31 @@ class DiskSegment:
     def lens(self):
         return self._doc_arrays()[3]
 
+    def _file_columns(self) -> dict:
+        if self._columns is None:
+            columns = self._json("files.json")
+            try:
+                n = len(columns["path"])
+                if any(len(columns[c]) != n for c in ("language", "kind", "first")):
+                    raise ValueError("columns of different lengths")
+            except (KeyError, TypeError, ValueError) as exc:
+                raise CorruptSegment(f"segment {os.path.basename(self.directory)}: files.json is damaged") from exc
+            self._columns = columns
+        return self._columns
+
     @property
     def files(self):
+        """Per file index: (path, language, kind)."""
         if self._files is None:
-            self._files = self._json("files.json")
+            self._files = _FileRows(self._file_columns())
         return self._files
+
+    def file_spans(self):
+        """(path, first doc, doc count) for every file of the segment."""
+        c = self._file_columns()
+        firsts = c["first"]
+        ends = firsts[1:] + [self.n_docs]
+        return zip(c["path"], firsts, map(int.__sub__, ends, firsts))
 
     def _json(self, name: str):
         try:

@@ -13,6 +13,7 @@ from ..lexical.segment import MemorySegment, SegmentBuilder
 from ..lexical.features import DEF, chunk_terms
 from ..query import plan_query
 from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files
+from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from ..text import split_identifier
 from .base import NOT_INDEXED
@@ -95,12 +96,15 @@ class LexicalRetriever:
         config = self.ranking
         plan = plan_query(query, config)
         weights = plan.weights
+        depth = max(config.candidates, top_k)
+        # A filter decides later which documents count, so the k best cannot be known while
+        # scoring: prune only unfiltered queries.
         scores = score(views, weights, self.params, self._n_docs, self._avgdl,
-                       config.long_query_min_idf if plan.long else 0.0)
+                       config.long_query_min_idf if plan.long else 0.0, k=depth if allow is None else 0)
         allowed = None
         if allow is not None:
             allowed = [_AllowedDocs(v.segment, allow) for v in views]
-        first = best_hits(views, scores, max(config.candidates, top_k), allowed)
+        first = best_hits(views, scores, depth, allowed)
         terms = set(weights)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scored = []
@@ -169,18 +173,20 @@ class LexicalRetriever:
         return self
 
     def update_store(
-        self, directory: str, state: dict | None, removed_paths, added: list[tuple[SourceFile, list[Chunk]]],
+        self, directory: str, state: dict | None, removed_paths, added: Iterable[tuple[SourceFile, list[Chunk]]],
         *, purge: bool = False,
     ) -> dict:
+        """Remove removed_paths; each (file, chunks) of `added` replaces that file's documents (no
+        chunks: they just go). `added` is consumed lazily, one file at a time."""
         index = LexicalIndex(directory, state or empty_state(directory))
-        docs = [
-            (
-                f.path, f.language, f.kind,
-                [(c.start_line, c.end_line, self._terms(f.path, c.text, c.context, f.language)) for c in chunks],
-            )
+        weight = self.ranking.path_weight
+        files = (
+            (f.path, f.language, f.kind, [(c.start_line, c.end_line, c.text, c.context) for c in chunks],
+             weight, self.profile)
             for f, chunks in added
-        ]
-        return index.apply(removed_paths, docs, purge=purge)
+        )
+        # Term extraction is most of the work of a build: spread it over worker processes.
+        return index.apply(removed_paths, ordered_map(_file_documents, files), purge=purge)
 
     def check_store(self, directory: str, state: dict) -> None:
         """Raise when a segment the state names is missing or torn (sizes are checked on open)."""
@@ -205,6 +211,16 @@ def _definers(views, def_terms) -> dict[str, float]:
         for path in files:
             evidence[path] = evidence.get(path, 0.0) + 1.0 / len(files)
     return evidence
+
+
+def _file_documents(item):
+    """(path, language, kind, chunk spans and texts, path weight, profile) -> what LexicalIndex.apply takes."""
+    path, language, kind, chunks, path_weight, profile = item
+    if profile == PROSE:
+        return path, language, kind, [(start, end, prose.term_counts(text)) for start, end, text, _ in chunks]
+    return path, language, kind, [
+        (start, end, chunk_terms(path, text, context, path_weight, language)) for start, end, text, context in chunks
+    ]
 
 
 class _AllowedDocs:

@@ -70,3 +70,34 @@ def test_the_calibration_table_lists_levels_from_high_to_low():
     text = calibration_text({"low": {"hits": 8, "matched": 1, "precision": 0.125},
                              "high": {"hits": 2, "matched": 2, "precision": 1.0}}, 10)
     assert [line.split()[0] for line in text.splitlines()[2:]] == ["high", "low"]
+
+
+def _tree(root):
+    out = {}
+    for dirpath, _dirs, files in os.walk(root):
+        for name in files:
+            path = os.path.join(dirpath, name)
+            with open(path, "rb") as fh:
+                out[os.path.relpath(path, root)] = fh.read()
+    return out
+
+
+def test_the_monorepo_generator_is_deterministic_and_polyglot(tmp_path, monkeypatch):
+    import sys
+
+    from retrieval.discover import walk
+
+    gen = _load("gen_monorepo")
+    monkeypatch.setitem(sys.modules, "gen_monorepo", gen)  # so that --jobs workers can find it
+    gen.main(["--files", "300", "--out", str(tmp_path / "a"), "--seed", "7"])
+    gen.main(["--files", "300", "--out", str(tmp_path / "b"), "--seed", "7", "--jobs", "2"])
+    a, b = _tree(tmp_path / "a"), _tree(tmp_path / "b")
+    assert a == b and len(a) == 300
+    gen.main(["--files", "300", "--out", str(tmp_path / "c"), "--seed", "8"])
+    assert _tree(tmp_path / "c") != a
+    extensions = {os.path.splitext(p)[1] for p in a}
+    assert len(extensions & {".py", ".ts", ".js", ".go", ".java", ".rs", ".c", ".cpp"}) >= 4
+    assert {".md", ".json"} <= extensions and ".gitignore" in a
+    # Some files sit where the .gitignore files (or the built-in pruning) keep them out.
+    indexed = {f.path for f in walk(str(tmp_path / "a")).files}
+    assert 0 < len(a) - len(indexed) < len(a) // 4

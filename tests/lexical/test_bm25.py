@@ -155,3 +155,52 @@ def test_the_retriever_breaks_ties_by_path_then_start_line_whatever_the_index_or
         ranked = retriever.search("same words")
         # Best chunk of each file first (a, b, c), then the remaining chunk of file a.
         assert ranked == ["a:2", "b", "c", "a:9"]
+
+
+# -- pruning ------------------------------------------------------------------------------------
+
+
+def random_views(rng, n_docs, n_segments, vocabulary):
+    """Segments of random documents (a skewed vocabulary, so some words are in most documents),
+    some with deleted documents, as an incrementally refreshed index has."""
+    views = []
+    for s in range(n_segments):
+        builder = SegmentBuilder()
+        for d in range(n_docs):
+            words = [vocabulary[int(len(vocabulary) * rng.random() ** 3)] for _ in range(rng.randint(1, 30))]
+            builder.add(f"s{s}/f{d // 3}.py", "", "", d, d, Counter(words))
+        deleted = frozenset(d for d in range(n_docs) if rng.random() < 0.2) if s else frozenset()
+        views.append(SegmentView(MemorySegment(builder), deleted))
+    return views
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_pruned_scoring_keeps_exactly_the_k_best_and_their_ties(seed):
+    import random
+
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(40)]
+    views = random_views(rng, n_docs=rng.choice((30, 200)), n_segments=rng.randint(1, 3), vocabulary=vocabulary)
+    live = [v.segment.n_docs - len(v.deleted) for v in views]
+    lens = [v.segment.lens[d] for v in views for d in range(v.segment.n_docs) if d not in v.deleted]
+    avgdl = sum(lens) / len(lens)
+    for _ in range(10):
+        query = [rng.choice(vocabulary) for _ in range(rng.randint(1, 6))] + ["absent"]
+        for k in (1, 5, 20, 10_000):
+            full = score(views, query, BM25Params(), sum(live), avgdl)
+            pruned = score(views, query, BM25Params(), sum(live), avgdl, k=k)
+            assert best_hits(views, pruned, k) == best_hits(views, full, k)
+            for acc_full, acc_pruned in zip(full, pruned):
+                assert set(acc_pruned) <= set(acc_full)
+                assert all(acc_pruned[d] == acc_full[d] for d in acc_pruned)  # exact, not approximate
+
+
+def test_pruning_drops_documents_that_cannot_reach_the_k_best():
+    # One rare word picks a few documents; a common word alone cannot lift the others past them.
+    builder = SegmentBuilder()
+    for d in range(200):
+        builder.add(f"f{d}.py", "", "", 1, 1, Counter({"common": 1, **({"rare": 3} if d < 3 else {})}))
+    views = [SegmentView(MemorySegment(builder))]
+    avgdl = sum(builder.lens) / builder.n_docs
+    (pruned,) = score(views, ["rare", "common"], BM25Params(), 200, avgdl, k=2)
+    assert set(pruned) == {0, 1, 2}

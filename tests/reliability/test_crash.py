@@ -24,6 +24,7 @@ from retrieval.store.lock import WriterLock
 from reliability_harness import run_hooked
 
 KILLS = 50
+REFRESH_POINTS = ["write-half:manifest", "fsync:manifest", "replace:manifest", "create:manifest", "rename:segment"]
 FIRST_BUILD_POINTS = ["create:store", "write-half:store", "fsync:store", "replace:store", "mkdir:segment"]
 QUERIES = ["parse config value", "retry request backoff", "evict oldest cache entry", "render template"]
 TOPICS = ["config", "retry", "cache", "render", "token", "stream"]
@@ -118,6 +119,9 @@ def test_sigkill_at_fifty_different_store_operations_never_changes_an_answer(mak
             # A forced rebuild: segments and manifest as usual, then every old segment collected.
             argv.append("--force")
             target = per_refresh + 1 + (trial // 10) % 5
+        elif trial % 10 == 1:
+            # The manifest commit is a handful of operations among many: aim at each one by name.
+            target = REFRESH_POINTS[(trial // 10) % len(REFRESH_POINTS)]
         elif trial % 10 == 5:
             # A first build: the store itself is created too; kill while writing its own files.
             assert run("clean", "--root", root).exit_code == 0

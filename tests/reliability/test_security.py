@@ -100,7 +100,7 @@ def test_files_the_deny_list_or_ignore_rules_exclude_never_reach_the_store(make_
         assert token.encode() not in data, path
         assert json.loads(run("query", "--root", root, "--json", token).stdout)["results"] == []
     manifest = json.loads((root / ".retrieval" / "lexical" / "manifest.json").read_text())
-    assert sorted(manifest["files"]) == ["src/app.py"]
+    assert manifest["files"]["path"] == ["src/app.py"]
 
 
 @pytest.mark.parametrize("how", ["gitignore", "retrievalignore-directory", "exclude-option"])
@@ -171,7 +171,7 @@ def test_a_tampered_index_naming_paths_outside_the_root_shows_nothing_from_them(
     lexical = root / ".retrieval" / "lexical"
     (segment,) = [p for p in lexical.iterdir() if p.name.startswith("seg-")]
     files = json.loads((segment / "files.json").read_text())
-    files[0][0] = "../outside.py"
+    files["path"][0] = "../outside.py"
     (segment / "files.json").write_text(json.dumps(files))
     meta = json.loads((segment / "seg.json").read_text())
     meta["sizes"]["files.json"] = (segment / "files.json").stat().st_size

@@ -1,0 +1,123 @@
+"""Map a function over a long stream with worker processes: in order, with bounded memory.
+
+Indexing is CPU-bound pure Python, so threads would not help; worker processes use the other
+cores. Short streams (a refresh of a few files) stay in-process: starting workers costs more than
+it saves there.
+"""
+from __future__ import annotations
+
+import os
+import signal
+from collections import deque
+from itertools import chain, islice
+from typing import Callable, Iterable, Iterator, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+ENV_JOBS = "RETRIEVAL_JOBS"
+
+
+def default_jobs() -> int:
+    """Worker processes to use: $RETRIEVAL_JOBS, else the CPUs this process may run on (at most 4:
+    this process reads the files and builds the postings, so more workers would mostly wait)."""
+    value = os.environ.get(ENV_JOBS, "").strip()
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, 4))
+
+
+def _worker(fn: Callable, conn) -> None:
+    # Ctrl-C reaches the whole process group: let the parent handle it, not every worker.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        try:
+            batch = conn.recv()
+        except (EOFError, OSError):
+            return  # the parent went away
+        if batch is None:
+            return
+        try:
+            reply = ("ok", [fn(item) for item in batch])
+        except Exception as exc:  # handed to the parent, which raises it
+            reply = ("error", exc)
+        try:
+            conn.send(reply)
+        except (BrokenPipeError, EOFError, OSError):
+            return
+        except Exception as exc:  # an exception that does not pickle
+            conn.send(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def ordered_map(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    *,
+    jobs: int | None = None,
+    serial_below: int = 64,
+    batch_size: int = 16,
+) -> Iterator[R]:
+    """fn(item) for every item, in order. `fn` and the items must pickle (a module-level function).
+
+    Once the stream proves to hold at least `serial_below` items, batches of `batch_size` go to
+    `jobs` worker processes, one batch per worker at a time, so only a bounded part of the stream
+    is in memory however long it is. Items are pulled from `items`, and results consumed, in this
+    process, while the workers compute. All the messaging happens on this thread: a helper thread
+    (as in concurrent.futures) would have to win the GIL from it to feed the workers.
+    """
+    jobs = default_jobs() if jobs is None else jobs
+    it = iter(items)
+    head = list(islice(it, serial_below))
+    if jobs <= 1 or len(head) < serial_below:
+        yield from map(fn, head)
+        yield from map(fn, it)
+        return
+    import multiprocessing
+
+    context = multiprocessing.get_context()
+    workers = []
+    try:
+        for _ in range(jobs):
+            parent_end, child_end = context.Pipe()
+            process = context.Process(target=_worker, args=(fn, child_end), daemon=True)
+            process.start()
+            child_end.close()
+            workers.append((process, parent_end))
+        stream = chain(head, it)
+        in_flight: deque[int] = deque()  # worker numbers, in the order their batches were sent
+        for w in range(jobs):
+            batch = list(islice(stream, batch_size))
+            if not batch:
+                break
+            workers[w][1].send(batch)
+            in_flight.append(w)
+        while in_flight:
+            w = in_flight.popleft()
+            try:
+                status, payload = workers[w][1].recv()
+            except (EOFError, OSError):
+                raise RuntimeError("a worker process stopped unexpectedly") from None
+            if status != "ok":
+                raise payload
+            # Keep the worker busy while the caller consumes this batch's results.
+            batch = list(islice(stream, batch_size))
+            if batch:
+                workers[w][1].send(batch)
+                in_flight.append(w)
+            yield from payload
+    finally:
+        for _process, conn in workers:
+            try:
+                conn.send(None)
+            except OSError:
+                pass
+            conn.close()
+        for process, _conn in workers:
+            process.join(timeout=5)
+            if process.is_alive():
+                process.terminate()
+                process.join()

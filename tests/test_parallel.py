@@ -1,0 +1,83 @@
+"""ordered_map: worker processes for long streams, in order, with a bounded part in flight."""
+from __future__ import annotations
+
+import os
+
+from retrieval import parallel, service
+
+from test_service import MANY_QUERIES, assert_same_hits, module_text
+
+
+def square_and_pid(x):
+    return x * x, os.getpid()
+
+
+def test_a_short_stream_stays_in_process():
+    out = list(parallel.ordered_map(square_and_pid, range(10), jobs=2, serial_below=64))
+    assert [v for v, _ in out] == [x * x for x in range(10)]
+    assert {pid for _, pid in out} == {os.getpid()}
+
+
+def test_a_long_stream_uses_workers_and_keeps_the_order():
+    out = list(parallel.ordered_map(square_and_pid, range(500), jobs=2, serial_below=20, batch_size=7))
+    assert [v for v, _ in out] == [x * x for x in range(500)]
+    assert os.getpid() not in {pid for _, pid in out}
+
+
+def test_only_a_bounded_part_of_the_stream_is_pulled_ahead():
+    pulled = []
+
+    def items():
+        for x in range(10_000):
+            pulled.append(x)
+            yield x
+
+    results = parallel.ordered_map(square_and_pid, items(), jobs=2, serial_below=20, batch_size=5)
+    next(results)
+    assert len(pulled) <= 20 + (2 * 2 + 1) * 5
+    results.close()
+
+
+def fail_on_13(x):
+    if x == 13:
+        raise ValueError("thirteen")
+    return x
+
+
+def test_an_error_in_a_worker_is_raised_here_and_the_workers_are_gone():
+    import multiprocessing
+
+    import pytest
+
+    with pytest.raises(ValueError, match="thirteen"):
+        list(parallel.ordered_map(fail_on_13, range(100), jobs=2, serial_below=10, batch_size=4))
+    assert multiprocessing.active_children() == []
+
+
+def test_stopping_early_stops_the_workers():
+    import multiprocessing
+
+    results = parallel.ordered_map(square_and_pid, range(1000), jobs=2, serial_below=10, batch_size=4)
+    assert next(results)[0] == 0
+    results.close()
+    assert multiprocessing.active_children() == []
+
+
+def test_jobs_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv(parallel.ENV_JOBS, "3")
+    assert parallel.default_jobs() == 3
+    monkeypatch.setenv(parallel.ENV_JOBS, "0")
+    assert parallel.default_jobs() >= 1
+
+
+def test_a_parallel_build_ranks_exactly_like_a_serial_one(make_tree, monkeypatch):
+    files = {f"pkg/mod_{i}.py": module_text(i) for i in range(90)}
+    monkeypatch.setenv(parallel.ENV_JOBS, "1")
+    serial = make_tree(files, name="serial")
+    service.refresh(str(serial))
+    monkeypatch.setenv(parallel.ENV_JOBS, "2")
+    parallel_root = make_tree(files, name="parallel")
+    service.refresh(str(parallel_root))
+    for query in MANY_QUERIES:
+        assert_same_hits(service.search(str(parallel_root), query, top_k=100).hits,
+                         service.search(str(serial), query, top_k=100).hits)
