@@ -119,6 +119,10 @@ class LexicalRetriever:
         words = query_words(query)
         defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if plan.symbol is not None else []
         levels = assess(views, self._n_docs, word_forms(words, split_identifier), defined, ranked, top_k)
+        return self._hits(views, ranked, levels)
+
+    def _hits(self, views, ranked, levels) -> list[SearchHit]:
+        """SearchHits for ranked [(score, (view index, doc))], as many as there are levels."""
         hits = []
         for rank, ((value, (i, d)), confidence) in enumerate(zip(ranked, levels), start=1):
             seg = views[i].segment
@@ -152,14 +156,7 @@ class LexicalRetriever:
         # One more than asked: the runner-up's score is a confidence signal.
         ranked = [(value, (i, d)) for value, i, d in best_hits(views, scores, top_k + 1, allowed)]
         levels = assess(views, self._n_docs, [((t,), False) for t in weights], (), ranked, top_k)
-        hits = []
-        for rank, ((value, (i, d)), confidence) in enumerate(zip(ranked, levels), start=1):
-            seg = views[i].segment
-            path = seg.files[seg.doc_file[d]][0]
-            start, end = seg.starts[d] or None, seg.ends[d] or None
-            docid = seg.docids[d] if seg.docids is not None else chunk_docid(path, start, end)
-            hits.append(SearchHit(docid, path, start, end, rank, value, self._contexts.get(docid, ""), confidence))
-        return hits
+        return self._hits(views, ranked, levels)
 
     # -- the persistent index (used by the service) ----------------------------------------
 
