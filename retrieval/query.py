@@ -54,12 +54,12 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
         weights = {t: float(n) for t, n in counts.items()}
     code = code_words(query) if symbol is None else []
     if long:
-        # In a report, only words written as code (or in its title) can name a definition.
+        # In a report, only words written as code can name a definition.
         if config.long_query_code_weight:
             for term in {w.lower() for w in code}:
                 if term in weights:
                     weights[term] += config.long_query_code_weight
-        named = code + (query_words(title) if config.long_query_title_definitions else [])
+        named = code
     else:
         named = words
     definitions: dict[str, float] = {}

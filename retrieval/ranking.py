@@ -57,7 +57,6 @@ class RankingConfig:
     long_query_title_weight: float = 6.0  # added to the weight of words on a long query's first line
     long_query_code_weight: float = 1.0  # added to words a long query writes as code
     long_query_noncode: float = 0.5  # long queries: docs, config, tests and examples
-    long_query_title_definitions: bool = True  # a long query's title words may name definitions
     long_query_min_idf: float = 1.0  # long queries skip words this common (idf below it)
     long_query_definer_boost: float = 0.5  # long queries: per named symbol a file defines
     filename_boost: float = 2.0  # every word of the file's name is in the query (NL queries)

@@ -36,7 +36,6 @@ VARIANTS = [
     ("no non-code penalty", {"long_query_noncode": 1.0}),
     ("no code-word weight", {"long_query_code_weight": 0.0}),
     ("no code-word definitions", {"code_definition_weight": 0.0}),
-    ("no title definitions", {"long_query_title_definitions": False}),
     ("no common-word cut", {"long_query_min_idf": 0.0}),
     ("no definer evidence", {"long_query_definer_boost": 0.0}),
     ("no file-name agreement", {"filename_boost": 1.0}),
