@@ -82,6 +82,11 @@ def score(
     # terms not yet added bound what they can still give; the bound is padded against rounding.
     floor = None  # a lower bound of the final k-th best score, once pruning starts
     added = 0.0
+    # What the terms after t can still add, at most (suffix sums of the weights).
+    remaining = [0.0] * (len(plan) + 1)
+    for t in range(len(plan) - 1, -1, -1):
+        remaining[t] = remaining[t + 1] + plan[t][0]
+    checked = -KTH_EVERY
     for t, (weight, found) in enumerate(plan):
         added += weight
         for i, docs, tfs in found:
@@ -91,15 +96,21 @@ def score(
                 inside = list(map(acc.__contains__, docs))
                 docs, tfs = list(compress(docs, inside)), list(compress(tfs, inside))
             _accumulate(acc, weight, docs, tfs, views[i].segment.lens, c1, c2)
-        bound = sum(w for w, _ in plan[t + 1 :]) * (1 + 1e-9) + 1e-12
+        bound = remaining[t + 1] * (1 + 1e-9) + 1e-12
         # No partial score exceeds `added`: pruning cannot start while the bound is at least that.
-        if k > 0 and bound < added:
+        # The k-th best partial score only grows, so one computed a few terms ago is still a valid
+        # (lower) floor; recomputing it after every term of a long query would cost more than it saves.
+        if k > 0 and bound < added and t - checked >= KTH_EVERY:
+            checked = t
             kth = _kth_best(results, k)
             if kth is not None and bound < kth:
                 floor = kth
                 keep = (floor - bound).__le__
                 results = [dict(compress(acc.items(), map(keep, acc.values()))) for acc in results]
     return results
+
+
+KTH_EVERY = 4  # terms between two computations of the k-th best partial score
 
 
 def _accumulate(acc: dict, weight: float, docs, tfs, lens, c1: float, c2: float) -> None:
