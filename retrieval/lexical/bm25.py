@@ -86,7 +86,8 @@ def score(
     remaining = [0.0] * (len(plan) + 1)
     for t in range(len(plan) - 1, -1, -1):
         remaining[t] = remaining[t + 1] + plan[t][0]
-    checked = -KTH_EVERY
+    every = max(1, len(plan) // KTH_CHECKS)
+    checked = -every
     for t, (weight, found) in enumerate(plan):
         added += weight
         for i, docs, tfs in found:
@@ -99,8 +100,9 @@ def score(
         bound = remaining[t + 1] * (1 + 1e-9) + 1e-12
         # No partial score exceeds `added`: pruning cannot start while the bound is at least that.
         # The k-th best partial score only grows, so one computed a few terms ago is still a valid
-        # (lower) floor; recomputing it after every term of a long query would cost more than it saves.
-        if k > 0 and bound < added and t - checked >= KTH_EVERY:
+        # (lower) floor; recomputing it after every term of a long query costs more than it saves,
+        # while a short query recomputes it after every term, to start pruning early.
+        if k > 0 and bound < added and t - checked >= every:
             checked = t
             kth = _kth_best(results, k)
             if kth is not None and bound < kth:
@@ -110,7 +112,7 @@ def score(
     return results
 
 
-KTH_EVERY = 4  # terms between two computations of the k-th best partial score
+KTH_CHECKS = 16  # at most about this many computations of the k-th best partial score per query
 
 
 def _accumulate(acc: dict, weight: float, docs, tfs, lens, c1: float, c2: float) -> None:
