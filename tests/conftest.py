@@ -186,3 +186,18 @@ SAMPLE_FILES = {
 def sample_repo(make_tree):
     """A small repository with code, docs and config (plus one blank file)."""
     return make_tree(SAMPLE_FILES, name="sample")
+
+
+@pytest.fixture
+def run():
+    """The CLI in process: run("query", "--root", root, "text") -> click's Result."""
+    from click.testing import CliRunner  # imported here: collecting the tests needs only the stdlib
+
+    from retrieval.cli import main
+
+    runner = CliRunner()
+
+    def invoke(*args, input=None):
+        return runner.invoke(main, [str(a) for a in args], input=input)
+
+    return invoke

@@ -7,23 +7,11 @@ import subprocess
 import sys
 
 import pytest
-from click.testing import CliRunner
 
 from retrieval import REGISTRY, service
-from retrieval.cli import main
 from retrieval.lexical.segment import DiskSegment
 
 HIT_KEYS = {"rank", "path", "start_line", "end_line", "score", "docid", "context", "confidence"}
-
-
-@pytest.fixture
-def run():
-    runner = CliRunner()
-
-    def invoke(*args, input=None):
-        return runner.invoke(main, [str(a) for a in args], input=input)
-
-    return invoke
 
 
 def query_json(run, root, *args):

@@ -11,23 +11,11 @@ import os
 import time
 
 import pytest
-from click.testing import CliRunner
 
 from retrieval import service
-from retrieval.cli import main
 from retrieval.discover import DEFAULT_MAX_BYTES, walk
 
 from reliability_harness import permissions_enforced, run_cli
-
-
-@pytest.fixture
-def run():
-    runner = CliRunner()
-
-    def invoke(*args, input=None):
-        return runner.invoke(main, [str(a) for a in args], input=input)
-
-    return invoke
 
 
 def query_json(run, root, *args, input=None):

@@ -10,24 +10,12 @@ import sys
 import urllib.request
 
 import pytest
-from click.testing import CliRunner
 
-from retrieval.cli import main
 from retrieval.discover import discover_files, is_secret_name
 from retrieval.read import read_source
 
 from conftest import network_guard
 from reliability_harness import child_env, run_cli
-
-
-@pytest.fixture
-def run():
-    runner = CliRunner()
-
-    def invoke(*args, input=None):
-        return runner.invoke(main, [str(a) for a in args], input=input)
-
-    return invoke
 
 
 def store_bytes(root) -> bytes:
