@@ -1,21 +1,35 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+CORE_VENV ?= .venv-core
+# torch first, from its CPU wheel: otherwise the extras that need it pull a multi-GB CUDA build.
+TORCH ?= torch==2.13.0
 
-.PHONY: install test bench clean
+.PHONY: install install-core test test-core bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
+# Everything: the core, every extra and the test tools.
 install: $(BIN)/python
-	$(BIN)/pip install -q -e '.[test]'
+	$(BIN)/pip install -q $(TORCH)
+	$(BIN)/pip install -q -e '.[all,test]'
 
-test: install
-	$(BIN)/python -m pytest -q
+# The core alone (click) and the test tools: proves the stdlib core and the missing-extra paths.
+install-core:
+	$(PYTHON) -m venv $(CORE_VENV)
+	$(CORE_VENV)/bin/pip install -q --upgrade pip
+	$(CORE_VENV)/bin/pip install -q -e '.[test]'
+
+# The whole suite with every extra installed (a missing extra is an error, not a skip), then the
+# suite again with none installed.
+test: install install-core
+	RETRIEVAL_REQUIRE_EXTRAS=1 $(BIN)/python -m pytest -q -rs
+	$(CORE_VENV)/bin/python -m pytest -q -rs
 
 bench: install
 	$(BIN)/python scripts/bench_speed.py --root $(or $(ROOT),.)
 
 clean:
-	rm -rf $(VENV) .retrieval build *.egg-info
+	rm -rf $(VENV) $(CORE_VENV) .retrieval build *.egg-info

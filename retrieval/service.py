@@ -102,6 +102,15 @@ def _use_profile(retriever, name: str, profile: str) -> None:
     use(profile)
 
 
+def _chunker(retriever, options: IndexOptions) -> Callable:
+    """How this retriever cuts a file into chunks: its own `chunk_file(text, file, options)` (AST
+    chunks, say) when it has one, else the options' line chunker. Its fingerprint covers the choice."""
+    own = getattr(retriever, "chunk_file", None)
+    if own is None:
+        return options.chunk
+    return lambda text, f: own(text, f, options)
+
+
 @dataclass
 class RefreshReport:
     retriever: str
@@ -285,6 +294,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     changed = manifest is None or any(old_files[p][NCHUNKS] > 0 for p in gone)  # the index itself
     total = len(to_read)
     max_bytes = walk_options.max_bytes
+    chunk = _chunker(retriever, options)
 
     def changes():
         nonlocal changed
@@ -309,7 +319,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
                     changed = True
                     yield f, []  # its old chunks go
                 continue
-            chunks = options.chunk(content.text, f)
+            chunks = chunk(content.text, f)
             new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, len(chunks), ""]
             report.reprocessed.append(f.path)
             report.new_chunks += len(chunks)

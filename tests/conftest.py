@@ -31,6 +31,24 @@ def _install_network_guard():
 
 network_guard = _install_network_guard()
 
+# Extras' tests carry @pytest.mark.extra("NAME"). Without the extra they are skipped (a core-only
+# run), unless RETRIEVAL_REQUIRE_EXTRAS=1 (the full run of `make test`), where a missing extra is
+# an error: a silent skip would hide a broken install.
+REQUIRE_EXTRAS = os.environ.get("RETRIEVAL_REQUIRE_EXTRAS") == "1"
+
+
+def pytest_runtest_setup(item):
+    from retrieval.extras import install_hint, missing_modules
+
+    for mark in item.iter_markers("extra"):
+        for extra in mark.args:
+            missing = missing_modules(extra)
+            if missing:
+                message = f"needs the {extra!r} extra ({', '.join(missing)} missing): {install_hint(extra)}"
+                if REQUIRE_EXTRAS:
+                    pytest.fail(message + " [RETRIEVAL_REQUIRE_EXTRAS=1]", pytrace=False)
+                pytest.skip(message)
+
 
 @pytest.fixture(autouse=True)
 def _no_network_attempts():

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import importlib
-import importlib.util
 from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol, runtime_checkable
 
+from ..extras import install_hint, missing_modules
 from ..records import Document, SearchHit
 
 NOT_INDEXED = "call index() before search()"
@@ -28,22 +28,23 @@ class RetrieverSpec:
 
     name: str
     factory: str  # "module:attribute", imported only when the retriever is asked for
-    requires: tuple[str, ...] = ()  # importable module names
-    extra: str = ""  # pip extra that installs them
+    extras: tuple[str, ...] = ()  # extras it needs (retrieval.extras.EXTRAS names)
     description: str = ""
+    # "module:function" returning '' or a reason it cannot run although its extras import (no Java, ...)
+    probe: str = ""
 
     def missing(self) -> list[str]:
-        return [m for m in self.requires if importlib.util.find_spec(m) is None]
+        return [m for extra in self.extras for m in missing_modules(extra)]
 
     def unavailable_reason(self) -> str:
         """'' when usable; otherwise the one-line reason, with the install hint."""
         missing = self.missing()
-        if not missing:
-            return ""
-        return (
-            f"the {self.name!r} retriever needs {', '.join(missing)}: "
-            f"pip install 'retrieval[{self.extra or self.name}]'"
-        )
+        if missing:
+            return f"the {self.name!r} retriever needs {', '.join(missing)}: {install_hint(*self.extras)}"
+        if self.probe:
+            module_name, attr = self.probe.split(":")
+            return getattr(importlib.import_module(module_name), attr)()
+        return ""
 
 
 REGISTRY: dict[str, RetrieverSpec] = {}

@@ -91,9 +91,11 @@ def test_eval_errors(make_tree, tmp_path):
 
 
 def test_uninstalled_retrievers_are_skipped_and_named(make_tree, tmp_path, monkeypatch):
+    from retrieval.extras import EXTRAS
     from retrieval.retrievers.base import REGISTRY, RetrieverSpec
 
-    monkeypatch.setitem(REGISTRY, "fancy", RetrieverSpec("fancy", "nowhere:Nothing", requires=("no_such_module_zz",)))
+    monkeypatch.setitem(EXTRAS, "fancy", ("no_such_module_zz",))
+    monkeypatch.setitem(REGISTRY, "fancy", RetrieverSpec("fancy", "nowhere:Nothing", extras=("fancy",)))
     root = make_tree(FILES)
     ds = _dataset(tmp_path, [{"query": "QuuxRegistry", "relevant": ["pkg/beta.py"]}])
     result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--json"])
