@@ -12,6 +12,7 @@ import sys
 import click
 
 from . import __version__
+from .shell import ShellGroup
 
 
 class UserError(click.ClickException):
@@ -34,23 +35,74 @@ def _expected_errors():
     return (DiscoveryError, StoreError, LockBusy, RuntimeError, ValueError, OSError)
 
 
-def _progress_sink(always: bool):
-    """Progress to stderr: always for `index`, only on a terminal for `query`."""
-    if always or sys.stderr.isatty():
-        return lambda message: click.echo(message, err=True)
-    return lambda message: None
+def _progress_sink(always: bool = False):
+    """Progress on stderr: counts only on a terminal (one line rewritten in place), diagnostics
+    always. (`always` is kept for callers written when index printed counts to a pipe too.)"""
+    from .progress import Reporter
+
+    return Reporter()
+
+
+def _retriever_names() -> list[str]:
+    from .retrievers.base import REGISTRY
+
+    return sorted(REGISTRY, key=lambda n: (n != "lexical", n))
+
+
+def _language_help() -> str:
+    from .languages import known_languages
+
+    return ("Only hits in this language: " + ", ".join(known_languages())
+            + ". Common aliases work too (py, js, ts, rs, golang, c++, cs, sh, rb, kt, ...).")
+
+
+class LanguageName(click.ParamType):
+    """A language name or alias, resolved to the name detection uses; unknown names are refused."""
+
+    name = "language"
+
+    def convert(self, value, param, ctx):
+        from .languages import resolve_language
+
+        if not value:
+            return ""
+        try:
+            return resolve_language(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
 
 
 root_option = click.option(
-    "--root", type=click.Path(file_okay=True, dir_okay=True), default=".", show_default=True,
-    help="Repository root to index or search.",
+    "--root", type=click.Path(file_okay=True, dir_okay=True), default=None,
+    help="Repository root. Default: the nearest directory at or above the current one that has an "
+         "index, else the repository (.git) root, else the current directory.",
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def _root(root: str | None) -> str:
+    """The root a command works on (see retrieval.roots)."""
+    from .roots import find_root
+
+    try:
+        return find_root(root).path
+    except OSError as exc:  # the current directory was removed
+        raise _fail(exc)
+
+
+@click.group(cls=ShellGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="retrieval")
 def main():
-    """Offline code retrieval: ranked path:start-end hits for a natural-language or symbol query."""
+    """Offline code retrieval: ranked path:start-end hits for a natural-language or symbol query.
+
+    \b
+    Examples:
+      retrieval query how are routes registered      # builds the index on first use
+      retrieval query APIRouter --snippet-lines 20   # a symbol: its definition first
+      retrieval query - --json < bug-report.txt      # a whole report as the query
+
+    Without --root, commands use the nearest directory above with an index, else the repository
+    root; paths in results are relative to that root.
+    """
 
 
 def _describe_skips(skipped: dict) -> str:
@@ -59,25 +111,38 @@ def _describe_skips(skipped: dict) -> str:
     return " (skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) + ")"
 
 
-@main.command()
+@main.command(short_help="Build or refresh the index.")
 @root_option
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
-              help="A retriever name, or 'all' for every installed one.")
-@click.option("--force", is_flag=True, help="Rebuild from scratch.")
-@click.option("--include", multiple=True, metavar="GLOB", help="Index only files matching GLOB (repeatable).")
-@click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files and directories matching GLOB (repeatable).")
-@click.option("--max-file-bytes", type=click.IntRange(min=1), default=None, help="Per-file size cap (default 1 MB).")
+              type=click.Choice(_retriever_names() + ["all"]),
+              help="The retriever to index for, or 'all' for every installed one.")
+@click.option("--force", is_flag=True, help="Rebuild from scratch (remembered filters are kept).")
+@click.option("--include", multiple=True, metavar="GLOB",
+              help="Index only files matching GLOB (repeatable). Remembered for later refreshes.")
+@click.option("--exclude", multiple=True, metavar="GLOB",
+              help="Skip files and directories matching GLOB (repeatable). Remembered for later refreshes.")
+@click.option("--max-file-bytes", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Per-file size cap (default 1 MB). Remembered for later refreshes.")
 @click.option("--profile", type=click.Choice(["code", "prose"]), default=None,
               help="code (default): code-aware terms and ranking. prose: a collection of English documents, "
-                   "one per file (Lucene's English analyzer, BM25 k1=0.9 b=0.4).")
-def index(root, retriever_name, force, include, exclude, max_file_bytes, profile):
-    """Build or refresh the index of ROOT."""
+                   "one per file (Lucene's English analyzer, BM25 k1=0.9 b=0.4). Remembered.")
+@click.option("--reset-filters", is_flag=True,
+              help="Forget the remembered --include/--exclude/--max-file-bytes/--profile and index with the "
+                   "defaults (or with the ones given now).")
+def index(root, retriever_name, force, include, exclude, max_file_bytes, profile, reset_filters):
+    """Build or refresh the index of ROOT.
+
+    --include, --exclude, --max-file-bytes and --profile persist: later refreshes (and the ones
+    `query` makes) use them until they are given again or dropped with --reset-filters.
+    """
     from . import service
+    from .notes import remembered_note
     from .retrievers.base import get_spec
 
+    root = _root(root)
     progress = _progress_sink(always=True)
     options = None
-    if include or exclude or max_file_bytes or profile:
+    if include or exclude or max_file_bytes or profile or reset_filters:
         options = service.IndexOptions(include=tuple(include), exclude=tuple(exclude), max_bytes=max_file_bytes,
                                        profile=profile or "code")
     if retriever_name == "all":
@@ -96,9 +161,14 @@ def index(root, retriever_name, force, include, exclude, max_file_bytes, profile
                 raise UserError(reason)
             click.echo(f"{name}: skipped ({reason})")
             continue
+        if options is None:
+            note = remembered_note(service.remembered_options(root, name), "index")
+            if note:
+                click.echo(f"note: {note}", err=True)
         try:
             report = service.refresh(root, name, options=options, force=force, progress=progress)
         except _expected_errors() as exc:
+            progress.close()
             if single or name == "lexical":
                 lexical_failed = True
                 click.echo(f"error: {name}: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}", err=True)
@@ -107,6 +177,7 @@ def index(root, retriever_name, force, include, exclude, max_file_bytes, profile
             else:
                 click.echo(f"{name}: failed ({str(exc).splitlines()[0]})")
             continue
+        progress.close()
         if report.status == "indexed":
             click.echo(
                 f"{name}: indexed {report.new_chunks} chunks from {len(report.reprocessed)} files "
@@ -119,7 +190,9 @@ def index(root, retriever_name, force, include, exclude, max_file_bytes, profile
         sys.exit(1)
 
 
-def _read_query(query: str) -> str:
+def _read_query(words: tuple[str, ...]) -> str:
+    # Unquoted words are one query, as `git grep` takes them; a lone '-' reads stdin.
+    query = " ".join(words)
     if query == "-":
         # Bytes, not text: a pasted log may hold bytes that are not UTF-8; they match nothing anyway.
         query = sys.stdin.buffer.read().decode("utf-8", "replace")
@@ -144,25 +217,7 @@ def _distinct_files(hits):
     return out
 
 
-def _estimate_tokens(text: str) -> int:
-    # About four characters per token, plus the fields around each hit.
-    return len(text) // 4 + 24
-
-
-def _within_budget(hits, snippets: dict, budget: int):
-    """The longest prefix of hits whose snippets fit the token budget (never a partial hit)."""
-    out, used = [], 0
-    for hit in hits:
-        snippet = snippets.get(hit.docid)
-        cost = _estimate_tokens(snippet.text if snippet else "")
-        if used + cost > budget:
-            break
-        used += cost
-        out.append(hit)
-    return out
-
-
-def _hit_json(hit, snippets: dict | None) -> dict:
+def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
     row = {
         "rank": hit.rank,
         "path": hit.source_path,
@@ -180,54 +235,64 @@ def _hit_json(hit, snippets: dict | None) -> dict:
         row["snippet_end"] = snippet.end_line if snippet else None
         if snippet and snippet.stale:
             row["stale"] = True
+        if hit.docid in truncated:
+            row["truncated"] = True  # the snippet was cut to fit --max-tokens
     return row
 
 
-@main.command()
-@click.argument("query")
+@main.command(short_help="Search the index (built on first use).")
+@click.argument("words", nargs=-1, required=True, metavar="QUERY...")
 @root_option
-@click.option("--retriever", "retriever_name", default="lexical", show_default=True)
-@click.option("--top-k", "-k", type=click.IntRange(min=1), default=10, show_default=True)
+@click.option("--retriever", "retriever_name", default="lexical", show_default=True,
+              type=click.Choice(_retriever_names()), help="The retriever to search with.")
+@click.option("--top-k", "-k", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
+              help="How many hits to return.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with all results.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON object per hit, one per line.")
-@click.option("--snippet-lines", type=click.IntRange(min=0), default=0, help="Include up to N lines of each hit.")
+@click.option("--snippet-lines", type=click.IntRange(min=0), default=0, metavar="N", help="Include up to N lines of each hit.")
 @click.option("--expand", type=click.IntRange(min=0), default=None, metavar="N",
               help="Snippets of each hit with N lines before and after it (implies snippets).")
 @click.option("--stale-ok", is_flag=True, help="Do not refresh a stale index first.")
 @click.option("--path", "path_globs", multiple=True, metavar="GLOB", help="Only hits whose path matches GLOB.")
-@click.option("--lang", default="", help="Only hits in this language (e.g. python).")
-@click.option("--kind", type=click.Choice(["code", "docs", "config"]), default=None)
+@click.option("--lang", type=LanguageName(), default="", metavar="LANG", help=_language_help())
+@click.option("--kind", type=click.Choice(["code", "docs", "config"]), default=None,
+              help="Only hits in files of this kind.")
 @click.option("--files", "files_only", is_flag=True, help="Ranked distinct files, each with its best span.")
-@click.option("--max-tokens", type=click.IntRange(min=1), default=None,
-              help="Return as many hits as fit this many tokens, snippets included (implies snippets).")
+@click.option("--max-tokens", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Return as many hits as fit this many tokens, snippets included (implies snippets); the "
+                   "first hit always comes back, its snippet cut to fit if need be.")
 @click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), default=None,
               help="Only hits at this confidence or above (possibly none).")
-def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
+def query(words, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
           kind, files_only, max_tokens, min_confidence):
-    """Search ROOT for QUERY ('-' reads it from stdin)."""
+    """Search ROOT for QUERY: words (quoted or not) or a symbol; '-' reads the query from stdin."""
     from . import service
-    from .retrievers.base import get_spec
+    from .notes import remembered_note, unmatched_filters
 
     if as_json and as_jsonl:
         raise click.UsageError("choose one of --json and --jsonl")
-    text = _read_query(query)
-    try:
-        get_spec(retriever_name)
-    except ValueError as exc:
-        raise click.UsageError(str(exc))
+    text = _read_query(words)
+    root = _root(root)
     filters = service.QueryFilter(paths=tuple(path_globs), language=lang, kind=kind or "")
     if max_tokens and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT":
         top_k = 100  # the budget, not the default count, decides how many hits fit
+    progress = _progress_sink()
     try:
         result = service.search(
             root, text, retriever=retriever_name, top_k=top_k, filters=filters or None,
-            stale_ok=stale_ok, min_confidence=min_confidence, progress=_progress_sink(always=False),
+            stale_ok=stale_ok, min_confidence=min_confidence, progress=progress,
         )
     except _expected_errors() as exc:
+        progress.close()
         raise _fail(exc)
+    progress.close()
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
-    abs_root = os.path.abspath(root)
+    for note in (remembered_note(service.remembered_options(root, retriever_name), "query"),
+                 unmatched_filters(root, retriever_name, filters) if filters and not result.hits else None):
+        if note:
+            click.echo(f"note: {note}", err=True)
+    abs_root = root
     hits = result.hits
     if files_only:
         hits = _distinct_files(hits)
@@ -246,34 +311,39 @@ def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
             click.echo(f"note: {len(stale)} file(s) changed since indexing ({', '.join(stale[:3])}"
                        f"{', ...' if len(stale) > 3 else ''}); their snippets show the current lines of "
                        "each span, which may have moved", err=True)
+    truncated: set = set()
     if max_tokens:
-        hits = _within_budget(hits, snippets, max_tokens)
+        from .output import within_budget
+
+        hits, truncated = within_budget(hits, snippets, max_tokens)
     result.hits = hits
     if as_json:
         payload = {
             "query": text,
             "retriever": result.retriever,
-            "results": [_hit_json(h, snippets) for h in result.hits],
+            "results": [_hit_json(h, snippets, truncated) for h in result.hits],
         }
         click.echo(json.dumps(payload, ensure_ascii=False))
     elif as_jsonl:
         for h in result.hits:
-            click.echo(json.dumps(_hit_json(h, snippets), ensure_ascii=False))
+            click.echo(json.dumps(_hit_json(h, snippets, truncated), ensure_ascii=False))
     else:
-        for h in result.hits:
-            span = f"{h.source_path}:{h.start_line}-{h.end_line}" if h.start_line else h.source_path
-            click.echo(span)
-            snippet = snippets.get(h.docid) if snippets else None
-            if snippet and snippet.text:
-                click.echo("".join("    " + line for line in snippet.text.splitlines(keepends=True)).rstrip("\n"))
+        from .output import text_lines, use_colour
+
+        colour = use_colour(sys.stdout)
+        for line in text_lines(result.hits, snippets, truncated, colour=colour):
+            click.echo(line, color=colour)
 
 
-@main.command()
+@main.command(short_help="Remove the index.")
 @root_option
 def clean(root):
     """Remove ROOT's index (and nothing else)."""
     from . import service
 
+    root = _root(root)
+    if not os.path.isdir(root):
+        raise UserError(f"root is not a directory: {root}")
     try:
         removed = service.clean(root)
     except _expected_errors() as exc:
@@ -281,20 +351,34 @@ def clean(root):
     click.echo("removed the index" if removed else "no index to remove", err=True)
 
 
-@main.command()
+@main.command(short_help="Show the index: root, size, filters, state.")
 @root_option
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True,
+              help='One JSON object: {"root", "root_reason", "retrievers": [...]}.')
 def status(root, as_json):
-    """Show each retriever's index: size, languages, state (ready / stale / missing / error)."""
+    """Show the root in use and each retriever's index: state (ready / stale / missing / error),
+    size, languages and the remembered index filters."""
     from . import service
+    from .notes import filters_json, filters_text, no_index_hint
+    from .roots import DESCRIPTIONS, find_root
 
     try:
-        rows = service.status(root)
+        found = find_root(root)
+        rows = service.status(found.path)
     except _expected_errors() as exc:
         raise _fail(exc)
+    root = found.path
+    for row in rows:
+        if row["state"] != "missing":
+            row["filters"] = filters_json(service.remembered_options(root, row["retriever"]))
+    hint = no_index_hint(root, rows)
     if as_json:
-        click.echo(json.dumps({"root": os.path.abspath(root), "retrievers": rows}, ensure_ascii=False))
+        click.echo(json.dumps({"root": root, "root_reason": found.reason, "retrievers": rows},
+                              ensure_ascii=False))
+        if hint:
+            click.echo(f"note: {hint}", err=True)
         return
+    click.echo(f"root: {root} ({DESCRIPTIONS[found.reason]})")
     for row in rows:
         line = (
             f"{row['retriever']}: {row['state']}, {row['files']} files, {row['chunks']} chunks, "
@@ -306,7 +390,31 @@ def status(root, as_json):
             line += f", {row['profile']} profile"
         if row.get("reason"):
             line += f" ({row['reason']})"
+        if row.get("filters"):
+            line += f"; remembered filters: {filters_text(row['filters'])}"
         click.echo(line)
+    if hint:
+        click.echo(f"note: {hint}", err=True)
+
+
+@main.command(short_help="Print or install the agent skill file.")
+@click.option("--install", "install_dir", is_flag=False, flag_value="~/.claude/skills/retrieval", default=None,
+              metavar="[DIR]",
+              help="Write SKILL.md into DIR instead of printing it (DIR defaults to ~/.claude/skills/retrieval, "
+                   "where Claude Code looks for skills).")
+def skill(install_dir):
+    """Print the agent skill file (SKILL.md) that tells a coding agent when and how to use retrieval,
+    or install it where the agent reads skills."""
+    from . import skill as agent_skill
+
+    if install_dir is None:
+        click.echo(agent_skill.text(), nl=False)
+        return
+    try:
+        path, what = agent_skill.install(install_dir)
+    except OSError as exc:
+        raise _fail(exc)
+    click.echo(f"{what} {path}", err=True)
 
 
 from .evaluation.cli import eval_command  # noqa: E402

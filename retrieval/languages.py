@@ -116,3 +116,49 @@ def detect(path: str) -> tuple[str, str]:
 
 def known_languages() -> list[str]:
     return sorted({lang for lang, _ in _BY_EXTENSION.values()} | {lang for lang, _ in _BY_NAME.values()})
+
+
+# What people type for a language, mapped to the name detection gives it (`--lang py`).
+ALIASES: dict[str, str] = {
+    "py": "python", "python3": "python",
+    "js": "javascript", "node": "javascript", "jsx": "javascript",
+    "ts": "typescript", "tsx": "typescript",
+    "rs": "rust",
+    "golang": "go",
+    "c++": "cpp", "cxx": "cpp", "cc": "cpp", "hpp": "cpp",
+    "cs": "csharp", "c#": "csharp",
+    "sh": "bash", "shell": "bash", "zsh": "bash",
+    "rb": "ruby",
+    "kt": "kotlin", "kts": "kotlin",
+    "objective-c": "objc", "objectivec": "objc",
+    "md": "markdown",
+    "yml": "yaml",
+    "f#": "fsharp", "fs": "fsharp",
+    "hs": "haskell",
+    "ex": "elixir", "exs": "elixir",
+    "pl": "perl",
+    "ml": "ocaml",
+    "erl": "erlang",
+    "clj": "clojure",
+    "ps1": "powershell", "pwsh": "powershell",
+    "tf": "hcl", "terraform": "hcl",
+    "docker": "dockerfile",
+    "makefile": "make",
+    "txt": "text",
+    "restructuredtext": "rst",
+    "latex": "tex",
+}
+
+
+def resolve_language(name: str) -> str:
+    """The canonical language for a name or alias (any case); ValueError naming the valid ones."""
+    key = name.strip().lower()
+    known = known_languages()
+    if key in known:
+        return key
+    if key in ALIASES:
+        return ALIASES[key]
+    raise ValueError(
+        f"unknown language {name!r}; choose one of: {', '.join(known)} "
+        f"(or an alias: {', '.join(sorted(ALIASES))})"
+    )

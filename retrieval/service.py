@@ -15,6 +15,7 @@ from typing import Callable
 from . import __version__
 from .chunking import ChunkingPolicy, chunk_lines, whole_file
 from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
+from .progress import Tick
 from .read import SYMLINK, UNREADABLE, VANISHED, read_source
 from .records import SearchHit
 from .retrievers.base import REGISTRY, build_retriever, get_spec
@@ -225,7 +226,7 @@ def refresh(
         lock = WriterLock(os.path.join(store, "lock"))
         lock.acquire(timeout=lock_timeout)
     except OSError as exc:
-        raise layout.StoreError(f"cannot write the index at {store}: {exc.strerror or exc}") from exc
+        raise layout.unwritable("write", store, exc) from exc
     try:
         # Under the lock: a live writer's temp file is never taken for a dead one's.
         remove_stale_temps(store)
@@ -242,7 +243,7 @@ def refresh(
     except OSError as exc:
         # Sources are read with their errors counted, so this is the store: a full disk, a
         # read-only directory. Nothing was committed; the previous index is intact.
-        raise layout.StoreError(f"cannot update the index at {store}: {exc.strerror or exc}") from exc
+        raise layout.unwritable("update", store, exc) from exc
     finally:
         lock.release()
     report.seconds = time.perf_counter() - started
@@ -296,6 +297,9 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     max_bytes = walk_options.max_bytes
     chunk = _chunker(retriever, options)
 
+    # A first build indexes files; a refresh re-reads the changed ones.
+    verb, noun = ("indexed", "files") if manifest is None else ("re-read", "changed files")
+
     def changes():
         nonlocal changed
         last_note = time.monotonic()
@@ -326,8 +330,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             if chunks or had_chunks:
                 changed = True
                 yield f, chunks
-            if time.monotonic() - last_note > 1.0:
-                progress(f"{name}: read {i + 1}/{total} changed files")
+            if time.monotonic() - last_note > 0.1:
+                progress(Tick(f"{name}: {verb} {i + 1}/{total} {noun}", i + 1, total))
                 last_note = time.monotonic()
 
     removed_paths = [p for p in gone if old_files[p][NCHUNKS] > 0]

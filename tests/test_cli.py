@@ -93,21 +93,21 @@ def test_json_and_jsonl_together_are_a_usage_error(run, sample_repo):
     assert run("query", "--root", sample_repo, "--json", "--jsonl", "config").exit_code == 2
 
 
-def test_text_mode_prints_path_colon_start_dash_end_per_hit(run, sample_repo):
+def test_text_mode_prints_path_colon_start_dash_end_and_confidence_per_hit(run, sample_repo):
     result = run("query", "--root", sample_repo, "config retries app", "-k", "4")
     assert result.exit_code == 0
-    expected = [f"{r['path']}:{r['start_line']}-{r['end_line']}"
+    expected = [f"{r['path']}:{r['start_line']}-{r['end_line']}  {r['confidence']}"
                 for r in query_json(run, sample_repo, "config retries app", "-k", "4")["results"]]
     assert result.stdout.splitlines() == expected
     assert len(expected) == 4
 
 
-def test_text_mode_with_snippets_indents_the_snippet_under_its_hit(run, sample_repo):
+def test_text_mode_with_snippets_numbers_the_lines_under_its_hit(run, sample_repo):
     result = run("query", "--root", sample_repo, "LRUCache", "-k", "1", "--snippet-lines", "2")
     assert result.exit_code == 0
     header, *body = result.stdout.splitlines()
-    assert header.startswith("src/app/cache.py:")
-    assert body == ["    class LRUCache:", "        def __init__(self, capacity):"]
+    assert header.startswith("src/app/cache.py:1-")
+    assert body == ["     1│ class LRUCache:", "     2│     def __init__(self, capacity):"]
 
 
 def test_a_dash_reads_the_query_from_stdin(run, sample_repo):
@@ -327,7 +327,8 @@ def test_status_text_has_one_line_per_retriever(run, sample_repo):
     run("index", "--root", sample_repo)
     result = run("status", "--root", sample_repo)
     assert result.exit_code == 0
-    lines = result.stdout.splitlines()
+    root_line, *lines = result.stdout.splitlines()
+    assert root_line == f"root: {sample_repo} (given with --root)"
     assert len(lines) == len(REGISTRY)
     assert lines[0].startswith("lexical: ready, 6 files")
 
@@ -376,7 +377,7 @@ def test_files_mode_lists_each_file_once_with_its_best_span(run, make_tree):
     assert files[0]["start_line"] == chunks[0]["start_line"]
 
 
-def test_max_tokens_returns_only_whole_hits_that_fit_the_budget(run, make_tree):
+def test_max_tokens_returns_whole_hits_that_fit_the_budget(run, make_tree):
     files = {f"m{i}.py": "def budget_item():\n" + "    value = 'budget'\n" * 40 for i in range(6)}
     root = make_tree(files)
     everything = query_json(run, root, "budget item", "--snippet-lines", "1000")["results"]
@@ -384,7 +385,8 @@ def test_max_tokens_returns_only_whole_hits_that_fit_the_budget(run, make_tree):
     limited = query_json(run, root, "budget item", "--max-tokens", str(one_cost * 2 + 5))["results"]
     assert len(limited) == 2
     assert all(r["snippet"] for r in limited)
-    assert query_json(run, root, "budget item", "--max-tokens", "5")["results"] == []
+    (first,) = query_json(run, root, "budget item", "--max-tokens", "5")["results"]
+    assert first["truncated"] is True  # the best hit always comes back, cut to fit
 
 
 # -- --expand --------------------------------------------------------------------------------------
@@ -427,14 +429,15 @@ def test_expand_with_snippet_lines_keeps_the_first_n_lines_of_the_expanded_span(
     assert row["snippet"] == "".join(lines[row["start_line"] - 4 : row["start_line"] - 2])
 
 
-def test_text_mode_with_expand_indents_the_expanded_snippet(run, long_repo):
+def test_text_mode_with_expand_numbers_the_expanded_lines_and_says_which_are_shown(run, long_repo):
     result = run("query", "--root", long_repo, "marsupial", "--expand", "1")
     assert result.exit_code == 0
     header, *body = result.stdout.splitlines()
     (row,) = query_json(run, long_repo, "marsupial")["results"]
-    assert header == f"mid.py:{row['start_line']}-{row['end_line']}"
+    start, end = row["start_line"] - 1, row["end_line"] + 1
+    assert header == f"mid.py:{row['start_line']}-{row['end_line']}  {row['confidence']}  (lines {start}-{end} shown)"
     lines = file_lines(long_repo / "mid.py")
-    assert body == ["    " + line.rstrip("\n") for line in lines[row["start_line"] - 2 : row["end_line"] + 1]]
+    assert body == [f"{n:>6}│ {lines[n - 1].rstrip()}" for n in range(start, end + 1)]
 
 
 def test_max_tokens_counts_the_expanded_snippets(run, make_tree):

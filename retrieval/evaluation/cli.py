@@ -23,7 +23,7 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
     return [n for n, reason in pairs if not reason], {n: reason for n, reason in pairs if reason}
 
 
-@click.command("eval")
+@click.command("eval", short_help="Score retrievers on a dataset of queries.")
 @click.argument("dataset", type=click.Path(dir_okay=False))
 @click.option("--root", type=click.Path(file_okay=False), default=".", show_default=True,
               help="The tree the dataset's paths are relative to.")

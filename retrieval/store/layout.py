@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -38,6 +39,19 @@ def store_dir(root: str) -> str:
     return os.path.join(root, STORE_DIRNAME)
 
 
+# Errors an index directory elsewhere gets around (a read-only checkout, a directory not ours).
+_NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def unwritable(action: str, store: str, exc: OSError) -> StoreError:
+    """The error for a store that cannot be written; for a read-only or foreign directory it says
+    how to keep the index elsewhere."""
+    message = f"cannot {action} the index at {store}: {exc.strerror or exc}"
+    if getattr(exc, "errno", None) in _NOT_WRITABLE:
+        message += f" (set {ENV_INDEX_DIR}=/a/writable/directory to keep indexes elsewhere)"
+    return StoreError(message)
+
+
 def retriever_dir(store: str, name: str) -> str:
     return os.path.join(store, name)
 
@@ -52,7 +66,7 @@ def ensure_store(store: str) -> None:
     try:
         os.makedirs(store, exist_ok=True)
     except OSError as exc:
-        raise StoreError(f"cannot write the index at {store}: {exc.strerror or exc}") from exc
+        raise unwritable("write", store, exc) from exc
 
 
 def write_markers(store: str, root: str) -> None:
@@ -66,7 +80,7 @@ def write_markers(store: str, root: str) -> None:
         if not os.path.lexists(gitignore):
             write_bytes(gitignore, b"*\n")
     except OSError as exc:
-        raise StoreError(f"cannot write the index at {store}: {exc.strerror or exc}") from exc
+        raise unwritable("write", store, exc) from exc
 
 
 def refuse_symlink(path: str) -> None:

@@ -1,0 +1,89 @@
+"""One-line notes (for stderr) about state a user cannot see: remembered index filters, filters that
+match nothing in the index, and a missing index."""
+from __future__ import annotations
+
+import shlex
+
+
+def filters_json(options) -> dict:
+    """The remembered options that decide which files an index holds (empty: the defaults)."""
+    if options is None:
+        return {}
+    out: dict = {}
+    if options.include:
+        out["include"] = list(options.include)
+    if options.exclude:
+        out["exclude"] = list(options.exclude)
+    if options.max_bytes is not None:
+        out["max_file_bytes"] = options.max_bytes
+    if options.profile != "code":
+        out["profile"] = options.profile
+    return out
+
+
+def filters_text(filters: dict) -> str:
+    """The filters as the `index` options that would set them."""
+    parts = [f"--include {shlex.quote(g)}" for g in filters.get("include", ())]
+    parts += [f"--exclude {shlex.quote(g)}" for g in filters.get("exclude", ())]
+    if "max_file_bytes" in filters:
+        parts.append(f"--max-file-bytes {filters['max_file_bytes']}")
+    if "profile" in filters:
+        parts.append(f"--profile {filters['profile']}")
+    return " ".join(parts)
+
+
+def remembered_note(options, command: str) -> str | None:
+    """The note for a query or refresh running under filters given to an earlier `index`."""
+    filters = filters_json(options)
+    filters.pop("profile", None)  # how text is ranked, not which files are in
+    if not filters:
+        return None
+    verb = "searching an index" if command == "query" else "indexing"
+    return (f"{verb} with the remembered filters {filters_text(filters)} "
+            "(`retrieval index --reset-filters` drops them)")
+
+
+def _describe(filters) -> list[tuple[str, object]]:
+    from .service import QueryFilter
+
+    parts = [(f"--path {shlex.quote(g)}", QueryFilter(paths=(g,))) for g in filters.paths]
+    if filters.language:
+        parts.append((f"--lang {filters.language}", QueryFilter(language=filters.language)))
+    if filters.kind:
+        parts.append((f"--kind {filters.kind}", QueryFilter(kind=filters.kind)))
+    return parts
+
+
+def unmatched_filters(root: str, name: str, filters) -> str | None:
+    """A note when the query filters match no indexed file (so no query could have a hit)."""
+    from .service import file_table
+    from .store import layout
+
+    try:
+        manifest = layout.read_manifest(layout.store_dir(root), name)
+    except (layout.ManifestProblem, layout.StoreError):
+        return None
+    if not manifest:
+        return None
+    try:
+        files = [(path, e[3], e[4]) for path, e in file_table(manifest).items() if e[5] > 0]
+    except (KeyError, TypeError, IndexError):
+        return None
+
+    def matches(query_filter) -> bool:
+        allow = query_filter.compile()
+        return any(allow(*f) for f in files)
+
+    if matches(filters):
+        return None
+    alone = [label for label, one in _describe(filters) if not matches(one)]
+    if alone:
+        return f"no indexed file matches {' or '.join(alone)}"
+    return f"no indexed file matches {' with '.join(label for label, _ in _describe(filters))} together"
+
+
+def no_index_hint(root: str, rows: list[dict]) -> str | None:
+    if any(row["state"] not in ("missing", "unavailable") for row in rows):
+        return None
+    return (f"no index yet: `retrieval index --root {shlex.quote(root)}` builds one "
+            "(or the first `retrieval query` there does)")

@@ -1,0 +1,124 @@
+"""How hits are shown: the token budget, and the text form for people (JSON is built in cli.py).
+
+Text form, one block per hit:
+
+    fastapi/routing.py:1005-1040  high  (lines 995-1050 shown)
+       995│ ...
+      1005│ class APIRouter(routing.Router):
+
+with a blank line between hits when lines are shown. Colour only on a terminal, never with NO_COLOR.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Iterator
+
+from .records import SearchHit, Snippet
+
+# -- the token budget ------------------------------------------------------------------------------
+
+HIT_OVERHEAD = 24  # tokens for the fields around each hit
+
+
+def estimate_tokens(text: str) -> int:
+    # About four characters per token, plus the fields around each hit.
+    return len(text) // 4 + HIT_OVERHEAD
+
+
+def _cut(snippet: Snippet, budget: int) -> Snippet:
+    """The snippet's first lines that fit `budget` tokens (the first line itself cut if need be)."""
+    room = max(0, (budget - HIT_OVERHEAD) * 4)
+    lines = snippet.text.splitlines(keepends=True)
+    kept, used = [], 0
+    for line in lines:
+        if used + len(line) > room:
+            break
+        kept.append(line)
+        used += len(line)
+    if not kept and lines:
+        kept = [lines[0][:room]]
+    start = snippet.start_line
+    end = start + len(kept) - 1 if start is not None and kept else start
+    return replace(snippet, end_line=end, text="".join(kept))
+
+
+def within_budget(hits: list[SearchHit], snippets: dict, budget: int) -> tuple[list[SearchHit], set[str]]:
+    """The longest prefix of hits whose snippets fit `budget` tokens, and the docids whose snippet
+    was cut. The first hit is always kept: when it alone does not fit, its snippet is cut to fit
+    (in `snippets`, in place), so a small budget still gets the best answer."""
+    out, used = [], 0
+    for hit in hits:
+        snippet = snippets.get(hit.docid)
+        cost = estimate_tokens(snippet.text if snippet else "")
+        if used + cost > budget:
+            if not out:
+                if snippet is not None:
+                    snippets[hit.docid] = _cut(snippet, budget)
+                return [hit], {hit.docid}
+            break
+        used += cost
+        out.append(hit)
+    return out, set()
+
+
+# -- text for people ------------------------------------------------------------------------------
+
+
+def use_colour(stream) -> bool:
+    """Colour when writing to a terminal, unless NO_COLOR is set (https://no-color.org)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+_STYLES = {"path": "35;1", "lines": "32", "high": "32", "medium": "33", "low": "2", "note": "2"}
+
+
+class _Paint:
+    def __init__(self, colour: bool):
+        self.colour = colour
+
+    def __call__(self, style: str, text: str) -> str:
+        if not self.colour or not text:
+            return text
+        return f"\x1b[{_STYLES[style]}m{text}\x1b[0m"
+
+
+def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Paint) -> str:
+    span = f"{hit.source_path}:{hit.start_line}-{hit.end_line}" if hit.start_line else hit.source_path
+    parts = [paint("path", span)]
+    if hit.confidence:
+        parts.append(paint(hit.confidence, hit.confidence))
+    notes = []
+    if snippet is not None and snippet.start_line is not None and (
+        (snippet.start_line, snippet.end_line) != (hit.start_line, hit.end_line)
+    ):
+        notes.append(f"lines {snippet.start_line}-{snippet.end_line} shown")
+    if truncated:
+        notes.append("cut to fit --max-tokens")
+    if snippet is not None and snippet.stale:
+        notes.append("file changed since indexing")
+    if notes:
+        parts.append(paint("note", "(" + "; ".join(notes) + ")"))
+    return "  ".join(parts)
+
+
+def _numbered(snippet: Snippet, paint: _Paint) -> Iterator[str]:
+    width = max(6, len(str(snippet.end_line)) + 2)
+    for number, line in enumerate(snippet.text.splitlines(), start=snippet.start_line):
+        yield f"{paint('lines', f'{number:>{width}}')}│ {line}"
+
+
+def text_lines(hits: list[SearchHit], snippets: dict | None, truncated: set[str] = frozenset(),
+               colour: bool = False) -> Iterator[str]:
+    """The text form of the hits, line by line (without newlines)."""
+    paint = _Paint(colour)
+    for n, hit in enumerate(hits):
+        snippet = snippets.get(hit.docid) if snippets is not None else None
+        if snippets is not None and n:
+            yield ""  # lines are shown: a blank line between hits
+        yield _header(hit, snippet, hit.docid in truncated, paint)
+        if snippet is not None and snippet.text and snippet.start_line is not None:
+            yield from _numbered(snippet, paint)

@@ -1,0 +1,82 @@
+"""Progress for people: one line on a terminal, rewritten in place; nothing when stderr is a pipe.
+
+The service reports through a plain `Callable[[str], None]`. Counts are `Tick`s, strings that also
+carry (done, total): a caller that knows nothing of them prints the text, `Reporter` turns them into
+a single line with a rate and an estimate of the time left. Other messages (an index found damaged
+and rebuilt, ...) are diagnostics and always printed, on their own line.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from typing import TextIO
+
+
+class Tick(str):
+    """A progress count: the text to show, plus how many of how many items are done."""
+
+    done: int
+    total: int
+
+    def __new__(cls, text: str, done: int, total: int) -> "Tick":
+        tick = super().__new__(cls, text)
+        tick.done, tick.total = done, total
+        return tick
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds + 0.5)
+    return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
+
+
+class Reporter:
+    """A progress sink for stderr (or `stream`). Call `close()` before printing anything else."""
+
+    MIN_INTERVAL = 0.1  # seconds between redraws: a terminal need not be rewritten per file
+
+    def __init__(self, stream: TextIO | None = None, interactive: bool | None = None):
+        self.stream = stream if stream is not None else sys.stderr
+        if interactive is None:
+            isatty = getattr(self.stream, "isatty", None)
+            interactive = bool(isatty and isatty())
+        self.interactive = interactive
+        self._line = False  # a progress line is on screen
+        self._started: dict[str, tuple[float, int]] = {}
+        self._drawn = 0.0
+
+    def __call__(self, message: str) -> None:
+        if isinstance(message, Tick):
+            if self.interactive:
+                self._draw(message)
+            return
+        self._erase()
+        self.stream.write(f"{message}\n")
+        self.stream.flush()
+
+    def _draw(self, tick: Tick) -> None:
+        now = time.monotonic()
+        label = str(tick).split(" ", 1)[0]
+        started, first_done = self._started.setdefault(label, (now, tick.done))
+        if now - self._drawn < self.MIN_INTERVAL and tick.done < tick.total:
+            return
+        self._drawn = now
+        text = str(tick)
+        elapsed = now - started
+        if elapsed > 0.5 and tick.done > first_done:
+            rate = (tick.done - first_done) / elapsed
+            text += f" · {rate:,.0f}/s"
+            if tick.total > tick.done:
+                text += f" · about {_duration((tick.total - tick.done) / rate)} left"
+        # \r back to the start of the line, \x1b[K clears what a longer previous line left behind.
+        self.stream.write(f"\r{text}\x1b[K")
+        self.stream.flush()
+        self._line = True
+
+    def _erase(self) -> None:
+        if self._line:
+            self.stream.write("\r\x1b[K")
+            self.stream.flush()
+            self._line = False
+
+    def close(self) -> None:
+        self._erase()
