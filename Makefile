@@ -5,7 +5,7 @@ CORE_VENV ?= .venv-core
 # torch first, from its CPU wheel: otherwise the extras that need it pull a multi-GB CUDA build.
 TORCH ?= torch==2.13.0
 
-.PHONY: install install-core test test-core bench clean
+.PHONY: install install-core test test-core bench clean pyz
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,8 +28,12 @@ test: install install-core
 	RETRIEVAL_REQUIRE_EXTRAS=1 $(BIN)/python -m pytest -q -rs
 	$(CORE_VENV)/bin/python -m pytest -q -rs
 
+# One file for machines with no package index: the core and click, run by any Python >= 3.10.
+pyz: install-core
+	$(CORE_VENV)/bin/python scripts/build_pyz.py --output dist/retrieval.pyz
+
 bench: install
 	$(BIN)/python scripts/bench_speed.py --root $(or $(ROOT),.)
 
 clean:
-	rm -rf $(VENV) $(CORE_VENV) .retrieval build *.egg-info
+	rm -rf $(VENV) $(CORE_VENV) .retrieval build dist *.egg-info

@@ -92,8 +92,9 @@ def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Pa
     if hit.confidence:
         parts.append(paint(hit.confidence, hit.confidence))
     notes = []
-    if snippet is not None and snippet.start_line is not None and (
-        (snippet.start_line, snippet.end_line) != (hit.start_line, hit.end_line)
+    # Lines around the hit (--expand) are named in the header; a snippet cut short shows its numbers.
+    if snippet is not None and snippet.start_line is not None and hit.start_line is not None and (
+        snippet.start_line < hit.start_line or snippet.end_line > hit.end_line
     ):
         notes.append(f"lines {snippet.start_line}-{snippet.end_line} shown")
     if truncated:

@@ -1,0 +1,299 @@
+"""Everyday use of the command: mistakes are said out loud, remembered state is shown, the root is
+found from a subdirectory, and the shell gets what it expects (pipes, Ctrl-C, progress, help)."""
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+
+from retrieval import service
+from retrieval.cli import main
+from retrieval.languages import ALIASES, known_languages
+
+README = Path(__file__).resolve().parents[1] / "README.md"
+
+
+def query_json(run, root, *args):
+    result = run("query", "--root", root, "--json", *args)
+    assert result.exit_code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def cli(*args, cwd=None, **kwargs):
+    return subprocess.run([sys.executable, "-m", "retrieval.cli", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True, timeout=120, **kwargs)
+
+
+# -- mistakes that used to return nothing ----------------------------------------------------------
+
+
+@pytest.mark.parametrize("alias, name", [("py", "python"), ("PY", "python"), ("md", "markdown"), ("yml", "yaml")])
+def test_a_language_alias_filters_like_the_language_name(run, sample_repo, alias, name):
+    by_alias = query_json(run, sample_repo, "config retries", "--lang", alias)["results"]
+    assert by_alias == query_json(run, sample_repo, "config retries", "--lang", name)["results"]
+    if name == "python":
+        assert by_alias and all(r["path"].endswith(".py") for r in by_alias)
+
+
+def test_every_alias_names_a_known_language():
+    known = set(known_languages())
+    assert {"py", "js", "ts", "rs", "golang", "c++", "cs", "sh", "rb", "kt"} <= set(ALIASES)
+    assert set(ALIASES.values()) <= known
+    assert not set(ALIASES) & known  # an alias never shadows a real name
+
+
+@pytest.mark.parametrize("name", ["klingon", "pyhton"])
+def test_an_unknown_language_is_a_usage_error_that_lists_the_valid_names(run, sample_repo, name):
+    result = run("query", "--root", sample_repo, "config", "--lang", name)
+    assert result.exit_code == 2
+    assert f"unknown language '{name}'" in result.stderr
+    assert "python" in result.stderr and "typescript" in result.stderr and "py" in result.stderr
+
+
+def test_a_budget_smaller_than_the_first_hit_returns_that_hit_cut_to_fit(run, make_tree):
+    root = make_tree({"big.py": "def budget_item():\n" + "".join(f"    value_{i} = 'budget'\n" for i in range(80))})
+    full = query_json(run, root, "budget item", "--snippet-lines", "1000")["results"][0]
+    (row,) = query_json(run, root, "budget item", "--max-tokens", "60")["results"]
+    assert (row["path"], row["start_line"], row["end_line"]) == (full["path"], full["start_line"], full["end_line"])
+    assert row["truncated"] is True
+    assert row["snippet"] and full["snippet"].startswith(row["snippet"])
+    assert len(row["snippet"]) // 4 + 24 <= 60
+    assert row["snippet_end"] == row["snippet_start"] + row["snippet"].count("\n") - 1
+    roomy = query_json(run, root, "budget item", "--max-tokens", "100000")["results"]
+    assert all("truncated" not in r for r in roomy)
+
+
+def test_a_budget_too_small_for_even_one_line_still_returns_the_first_hit(run, make_tree):
+    root = make_tree({"a.py": "def tiny_budget_target():\n    return 1\n"})
+    (row,) = query_json(run, root, "tiny budget target", "--max-tokens", "1")["results"]
+    assert row["path"] == "a.py" and row["truncated"] is True and row["snippet"] == ""
+
+
+@pytest.mark.parametrize("flags, named", [
+    (["--lang", "rust"], "--lang rust"),
+    (["--path", "nowhere/**"], "--path 'nowhere/**'"),
+    (["--kind", "config", "--path", "src/**"], "--path 'src/**' with --kind config together"),
+])
+def test_filters_matching_no_indexed_file_say_so_on_stderr(run, sample_repo, flags, named):
+    result = run("query", "--root", sample_repo, "config", *flags)
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr.strip() == f"note: no indexed file matches {named}"
+
+
+def test_a_filter_that_matches_files_but_no_hit_adds_no_note(run, sample_repo):
+    result = run("query", "--root", sample_repo, "xylophonequux", "--lang", "python")
+    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_status_without_an_index_says_how_to_build_one(run, sample_repo):
+    for args in ([], ["--json"]):
+        result = run("status", "--root", sample_repo, *args)
+        assert result.exit_code == 0
+        assert f"retrieval index --root {sample_repo}" in result.stderr
+    run("index", "--root", sample_repo)
+    assert "retrieval index" not in run("status", "--root", sample_repo).stderr
+
+
+# -- remembered filters -----------------------------------------------------------------------------
+
+
+def lexical_status(run, root):
+    payload = json.loads(run("status", "--root", root, "--json").stdout)
+    return next(r for r in payload["retrievers"] if r["retriever"] == "lexical")
+
+
+def test_remembered_filters_are_shown_announced_and_can_be_dropped(run, sample_repo):
+    assert run("index", "--root", sample_repo, "--include", "src/**", "--exclude", "*cache*").exit_code == 0
+    assert lexical_status(run, sample_repo)["filters"] == {"include": ["src/**"], "exclude": ["*cache*"]}
+    text = run("status", "--root", sample_repo).stdout
+    assert "remembered filters: --include 'src/**' --exclude '*cache*'" in text
+
+    result = run("query", "--root", sample_repo, "--json", "config")
+    assert result.exit_code == 0
+    assert "remembered filters --include 'src/**' --exclude '*cache*'" in result.stderr
+    assert "--reset-filters" in result.stderr
+    assert {r["path"] for r in json.loads(result.stdout)["results"]} <= {"src/app/config.py", "src/app/http_client.py"}
+
+    again = run("index", "--root", sample_repo, "--force")
+    assert again.exit_code == 0 and "remembered filters --include 'src/**'" in again.stderr
+    assert lexical_status(run, sample_repo)["filters"] == {"include": ["src/**"], "exclude": ["*cache*"]}
+
+    reset = run("index", "--root", sample_repo, "--reset-filters")
+    assert reset.exit_code == 0 and "remembered" not in reset.stderr
+    row = lexical_status(run, sample_repo)
+    assert row["filters"] == {} and row["files"] == 6
+    quiet = run("query", "--root", sample_repo, "config")
+    assert quiet.exit_code == 0 and "remembered" not in quiet.stderr
+
+
+def test_the_profile_is_shown_with_the_filters_but_is_not_announced_as_one(run, sample_repo):
+    run("index", "--root", sample_repo, "--profile", "prose")
+    assert lexical_status(run, sample_repo)["filters"] == {"profile": "prose"}
+    assert "remembered" not in run("query", "--root", sample_repo, "config").stderr
+
+
+def test_index_help_says_the_filters_persist_and_how_to_drop_them():
+    help_text = " ".join(main.commands["index"].get_help(click.Context(main.commands["index"])).split())
+    assert "persist" in help_text and "--reset-filters" in help_text
+
+
+# -- the root ---------------------------------------------------------------------------------------
+
+
+def test_a_query_from_a_subdirectory_searches_the_index_above_it(run, sample_repo, monkeypatch):
+    assert run("index", "--root", sample_repo).exit_code == 0
+    monkeypatch.chdir(sample_repo / "src" / "app")
+    result = run("query", "--json", "parse config file")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["results"][0]["path"] == "src/app/config.py"  # relative to the root
+    assert not (sample_repo / "src" / "app" / ".retrieval").exists()
+    status = run("status")
+    assert status.stdout.splitlines()[0] == f"root: {sample_repo} (nearest directory with an index)"
+    assert json.loads(run("status", "--json").stdout)["root_reason"] == "index"
+
+
+def test_without_an_index_the_repository_root_is_used_and_indexed(run, sample_repo, monkeypatch):
+    (sample_repo / ".git").mkdir()
+    monkeypatch.chdir(sample_repo / "docs")
+    result = run("query", "--json", "LRUCache")
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["results"][0]["path"] == "src/app/cache.py"
+    assert (sample_repo / ".retrieval").is_dir() and not (sample_repo / "docs" / ".retrieval").exists()
+
+
+def test_clean_of_a_missing_root_is_an_error(run, tmp_path):
+    result = run("clean", "--root", tmp_path / "nonexistent")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: root is not a directory: ")
+
+
+# -- shell manners ----------------------------------------------------------------------------------
+
+
+def test_unquoted_words_are_one_query(run, sample_repo):
+    words = query_json(run, sample_repo, "parse", "config", "file")
+    quoted = query_json(run, sample_repo, "parse config file")
+    assert words["query"] == "parse config file"
+    assert words["results"] == quoted["results"]
+
+
+@pytest.fixture
+def wide_repo(make_tree):
+    return make_tree({f"pkg/m{i:03d}.py": "".join(f"def widget_{i}_{j}():\n    return 'widget'\n\n\n" for j in range(30))
+                      for i in range(40)})
+
+
+def test_a_closed_stdout_ends_the_command_quietly_with_exit_zero(wide_repo):
+    assert cli("index", "--root", wide_repo).returncode == 0
+    proc = subprocess.Popen([sys.executable, "-m", "retrieval.cli", "query", "widget", "--root", str(wide_repo),
+                             "-k", "500", "--expand", "50"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.readline()
+    proc.stdout.close()  # as `| head -1` does: far more than a pipe buffer is still to come
+    stderr = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0
+    assert stderr == b""
+
+
+def test_ctrl_c_exits_130_without_a_traceback(sample_repo):
+    # The query is read from a stdin that never ends; SIGINT arrives while the command waits on it.
+    code = (
+        "import os, signal, sys, threading\n"
+        "from retrieval.cli import main\n"
+        "threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+        f"sys.argv = ['retrieval', 'query', '-', '--root', {str(sample_repo)!r}]\n"
+        "main()\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        assert proc.wait(timeout=60) == 130
+        assert proc.stderr.read() == b"" and proc.stdout.read() == b""
+    finally:
+        proc.stdin.close()
+
+
+def test_index_off_a_terminal_prints_no_progress(run, wide_repo, monkeypatch):
+    ticks = iter(range(10**9))
+    monkeypatch.setattr(service.time, "monotonic", lambda: float(next(ticks)))  # every file is due a tick
+    result = run("index", "--root", wide_repo)
+    assert result.exit_code == 0
+    assert result.stderr == ""
+    assert result.stdout.startswith("lexical: indexed ")
+
+
+def test_a_read_only_store_error_suggests_an_index_directory_elsewhere(run, sample_repo, monkeypatch):
+    real = os.makedirs
+
+    def refuse(path, *args, **kwargs):
+        if ".retrieval" in str(path):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "makedirs", refuse)
+    result = run("index", "--root", sample_repo)
+    assert result.exit_code == 1
+    (line,) = result.stderr.splitlines()
+    assert "RETRIEVAL_INDEX_DIR=" in line and os.strerror(errno.EROFS) in line
+
+
+def test_text_output_separates_hits_with_a_blank_line_when_lines_are_shown(run, sample_repo):
+    rows = query_json(run, sample_repo, "config retries", "-k", "2", "--snippet-lines", "1")["results"]
+    lines = run("query", "--root", sample_repo, "config retries", "-k", "2", "--snippet-lines", "1").stdout.splitlines()
+    assert lines == [
+        f"{rows[0]['path']}:{rows[0]['start_line']}-{rows[0]['end_line']}  {rows[0]['confidence']}",
+        f"{rows[0]['snippet_start']:>6}│ {rows[0]['snippet'].rstrip()}",
+        "",
+        f"{rows[1]['path']}:{rows[1]['start_line']}-{rows[1]['end_line']}  {rows[1]['confidence']}",
+        f"{rows[1]['snippet_start']:>6}│ {rows[1]['snippet'].rstrip()}",
+    ]
+    assert "\x1b[" not in "\n".join(lines)  # not a terminal: no colour
+
+
+# -- --help and the README ---------------------------------------------------------------------------
+
+
+def commands():
+    return [(name, command) for name, command in main.commands.items()]
+
+
+def test_every_option_of_every_command_has_a_description():
+    missing = [f"{name} {param.opts[0]}" for name, command in commands() for param in command.params
+               if isinstance(param, click.Option) and not param.hidden and not param.help]
+    assert missing == []
+
+
+def test_command_summaries_are_whole_phrases_and_the_top_help_has_examples(run):
+    result = run("--help")
+    assert result.exit_code == 0
+    summaries = re.findall(r"^  (\w+)\s+(.+)$", result.stdout.split("Commands:")[1], flags=re.M)
+    assert {name for name, _ in summaries} == set(main.commands)
+    assert all(not s.endswith("...") for _, s in summaries), summaries
+    assert result.stdout.count("retrieval query ") >= 2
+
+
+def test_query_help_lists_the_retrievers_and_the_languages(run):
+    help_text = " ".join(run("query", "--help").stdout.split())
+    assert "[lexical" in help_text
+    assert all(lang in help_text for lang in ("python", "typescript", "rust", "markdown"))
+
+
+def test_the_readme_usage_block_lists_every_option():
+    text = README.read_text(encoding="utf-8")
+    block = text.split("## Use", 1)[1].split("```sh", 1)[1].split("```", 1)[0]
+    missing = []
+    for name, command in commands():
+        if f"retrieval {name}" not in block:
+            missing.append(name)
+        for param in command.params:
+            if isinstance(param, click.Option) and not param.hidden:
+                if not any(opt in block for opt in param.opts):
+                    missing.append(f"{name} {param.opts[0]}")
+    assert missing == []
