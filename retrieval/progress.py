@@ -42,7 +42,7 @@ class Reporter:
         self.interactive = interactive
         self._line = False  # a progress line is on screen
         self._started: dict[str, tuple[float, int]] = {}
-        self._drawn = 0.0
+        self._drawn = float("-inf")
 
     def __call__(self, message: str) -> None:
         if isinstance(message, Tick):

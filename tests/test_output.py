@@ -1,0 +1,75 @@
+"""Text output for people and the token budget (retrieval/output.py)."""
+from __future__ import annotations
+
+import io
+
+from retrieval.output import estimate_tokens, text_lines, use_colour, within_budget
+from retrieval.records import SearchHit, Snippet
+
+
+def hit(path, start, end, rank=1, confidence="high"):
+    return SearchHit(docid=f"{path}:{start}-{end}", source_path=path, start_line=start, end_line=end,
+                     rank=rank, score=1.0, confidence=confidence)
+
+
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    assert use_colour(Terminal()) is True
+    assert use_colour(io.StringIO()) is False
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert use_colour(Terminal()) is False
+
+
+def test_an_expanded_snippet_is_numbered_and_its_header_names_the_lines_shown():
+    h = hit("fastapi/routing.py", 1005, 1006)
+    snippets = {h.docid: Snippet(1004, 1007, "\nclass APIRouter:\n    pass\n\n")}
+    assert list(text_lines([h], snippets)) == [
+        "fastapi/routing.py:1005-1006  high  (lines 1004-1007 shown)",
+        "  1004│ ",
+        "  1005│ class APIRouter:",
+        "  1006│     pass",
+        "  1007│ ",
+    ]
+
+
+def test_colour_marks_the_path_the_numbers_and_the_confidence_and_nothing_else():
+    h = hit("a.py", 1, 1)
+    plain = list(text_lines([h], {h.docid: Snippet(1, 1, "x = 1\n")}))
+    coloured = list(text_lines([h], {h.docid: Snippet(1, 1, "x = 1\n")}, colour=True))
+    assert coloured != plain and all("\x1b[" in line for line in coloured)
+    strip = [__import__("re").sub(r"\x1b\[[0-9;]*m", "", line) for line in coloured]
+    assert strip == plain
+
+
+def test_a_cut_or_stale_snippet_says_so_in_its_header():
+    h = hit("a.py", 1, 9)
+    snippets = {h.docid: Snippet(1, 2, "a\nb\n", stale=True)}
+    (header, *_) = text_lines([h], snippets, truncated={h.docid})
+    assert header == "a.py:1-9  high  (cut to fit --max-tokens; file changed since indexing)"
+
+
+def test_without_snippets_hits_are_one_line_each_with_no_blank_lines():
+    hits = [hit("a.py", 1, 2), hit("b.py", 3, 4, rank=2, confidence="low")]
+    assert list(text_lines(hits, None)) == ["a.py:1-2  high", "b.py:3-4  low"]
+
+
+def test_the_budget_keeps_whole_hits_in_order_while_they_fit():
+    hits = [hit(f"{n}.py", 1, 1, rank=n) for n in range(1, 4)]
+    snippets = {h.docid: Snippet(1, 1, "x" * 400) for h in hits}  # 124 tokens each
+    kept, cut = within_budget(hits, dict(snippets), 250)
+    assert kept == hits[:2] and cut == set()
+    assert estimate_tokens("x" * 400) == 124
+
+
+def test_the_first_hit_over_budget_is_cut_line_by_line_to_fit():
+    h = hit("a.py", 10, 19)
+    text = "".join(f"line {n:03d}\n" for n in range(10, 20))  # 9 characters a line
+    snippets = {h.docid: Snippet(10, 19, text)}
+    kept, cut = within_budget([h, hit("b.py", 1, 1, rank=2)], snippets, 24 + 5)  # room for 20 characters
+    assert kept == [h] and cut == {h.docid}
+    assert snippets[h.docid] == Snippet(10, 11, "line 010\nline 011\n")

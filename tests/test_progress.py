@@ -1,0 +1,61 @@
+"""Progress on stderr: one line in place on a terminal, nothing for counts off a terminal."""
+from __future__ import annotations
+
+import io
+
+from retrieval import service
+from retrieval.progress import Reporter, Tick
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_off_a_terminal_counts_are_dropped_and_diagnostics_printed():
+    out = io.StringIO()
+    report = Reporter(out, interactive=False)
+    report(Tick("lexical: indexed 1/10 files", 1, 10))
+    report("the lexical index is damaged; rebuilding it")
+    report.close()
+    assert out.getvalue() == "the lexical index is damaged; rebuilding it\n"
+
+
+def test_on_a_terminal_counts_rewrite_one_line_with_rate_and_time_left(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr("retrieval.progress.time.monotonic", clock)
+    out = io.StringIO()
+    report = Reporter(out, interactive=True)
+    report(Tick("lexical: indexed 0/100 files", 0, 100))
+    clock.now = 0.05
+    report(Tick("lexical: indexed 5/100 files", 5, 100))  # too soon to redraw
+    clock.now = 2.0
+    report(Tick("lexical: indexed 40/100 files", 40, 100))
+    report("a diagnostic")
+    report.close()
+    assert out.getvalue() == (
+        "\rlexical: indexed 0/100 files\x1b[K"
+        "\rlexical: indexed 40/100 files · 20/s · about 3s left\x1b[K"
+        "\r\x1b[Ka diagnostic\n"
+    )
+    assert "\n" not in out.getvalue()[: out.getvalue().index("a diagnostic")]
+
+
+def counting_refresh(root, monkeypatch):
+    ticks = iter(range(10**9))
+    monkeypatch.setattr(service.time, "monotonic", lambda: float(next(ticks)))
+    seen = []
+    service.refresh(str(root), progress=seen.append)
+    return [m for m in seen if isinstance(m, Tick)]
+
+
+def test_a_first_build_counts_files_and_a_refresh_counts_changed_files(sample_repo, rewrite, monkeypatch):
+    first = counting_refresh(sample_repo, monkeypatch)
+    assert first and all("indexed" in t and "changed" not in t for t in first)
+    assert first[-1].total == 7 and first[-1].done <= 7
+    rewrite(sample_repo / "src/app/cache.py", "class LRUCache:\n    pass\n")
+    again = counting_refresh(sample_repo, monkeypatch)
+    assert again and all(t.endswith("/1 changed files") for t in again)

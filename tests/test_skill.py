@@ -1,0 +1,45 @@
+"""The agent skill file ships in the package; `retrieval skill` prints or installs it."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import retrieval
+
+PACKAGED = Path(retrieval.__file__).parent / "skill" / "SKILL.md"
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
+
+
+def test_skill_prints_the_packaged_file(run):
+    result = run("skill")
+    assert result.exit_code == 0
+    assert result.stdout == PACKAGED.read_text(encoding="utf-8")
+    assert result.stdout.startswith("---\nname: retrieval\n")
+
+
+def test_the_skill_file_is_declared_package_data():
+    assert '"retrieval.skill" = ["SKILL.md"]' in PYPROJECT.read_text(encoding="utf-8")
+
+
+def test_install_writes_it_where_claude_code_looks_by_default(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    result = run("skill", "--install")
+    target = tmp_path / ".claude" / "skills" / "retrieval" / "SKILL.md"
+    assert result.exit_code == 0, result.stderr
+    assert target.read_text(encoding="utf-8") == PACKAGED.read_text(encoding="utf-8")
+    assert result.stderr == f"installed {target}\n"
+    assert run("skill", "--install").stderr == f"unchanged {target}\n"
+    target.write_text("old\n")
+    assert run("skill", "--install").stderr == f"updated {target}\n"
+
+
+def test_install_into_a_chosen_directory(run, tmp_path):
+    result = run("skill", "--install", tmp_path / "agent" / "skills")
+    assert result.exit_code == 0, result.stderr
+    assert (tmp_path / "agent" / "skills" / "SKILL.md").read_text(encoding="utf-8") == PACKAGED.read_text(encoding="utf-8")
+
+
+def test_install_into_an_unwritable_place_is_a_one_line_error(run, tmp_path):
+    (tmp_path / "file").write_text("x")
+    result = run("skill", "--install", tmp_path / "file" / "sub")
+    assert result.exit_code == 1
+    assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("error: ")
