@@ -348,7 +348,7 @@ def clean(root):
         removed = service.clean(root)
     except _expected_errors() as exc:
         raise _fail(exc)
-    click.echo("removed the index" if removed else "no index to remove", err=True)
+    click.echo(f"removed the index of {root}" if removed else f"no index to remove at {root}", err=True)
 
 
 @main.command(short_help="Show the index: root, size, filters, state.")

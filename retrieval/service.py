@@ -86,8 +86,14 @@ class IndexOptions:
 
 def remembered_options(root: str, name: str = "lexical") -> IndexOptions | None:
     """The options root's index was last built with (None without a readable index)."""
+    store = layout.store_dir(os.path.abspath(root))
+    cached = _OPEN.get((store, name))
     try:
-        manifest = layout.read_manifest(layout.store_dir(os.path.abspath(root)), name)
+        # The manifest a query in this process just opened, when it is still the committed one.
+        if cached is not None and cached[0] == _manifest_key(store, name):
+            manifest = cached[1]
+        else:
+            manifest = layout.read_manifest(store, name)
         return IndexOptions.from_json(manifest["config"]["options"]) if manifest else None
     except (layout.ManifestProblem, layout.StoreError, ValueError, TypeError):
         return None

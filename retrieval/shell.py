@@ -33,4 +33,6 @@ class ShellGroup(click.Group):
             _silence_stdout()
             ctx.exit(0)
         except KeyboardInterrupt:
+            if sys.stderr.isatty():
+                sys.stderr.write("\r\x1b[K")  # no half-drawn progress line left behind
             ctx.exit(EXIT_INTERRUPTED)
