@@ -35,12 +35,12 @@ def _expected_errors():
     return (DiscoveryError, StoreError, LockBusy, RuntimeError, ValueError, OSError)
 
 
-def _progress_sink(always: bool = False):
-    """Progress on stderr: counts only on a terminal (one line rewritten in place), diagnostics
-    always. (`always` is kept for callers written when index printed counts to a pipe too.)"""
+def _progress_sink(always: bool = True):
+    """Progress on stderr: counts only on a terminal, as one line rewritten in place; other messages
+    (an index found damaged and rebuilt) always, or with `always=False` only on a terminal."""
     from .progress import Reporter
 
-    return Reporter()
+    return Reporter(messages=always)
 
 
 def _retriever_names() -> list[str]:
@@ -140,7 +140,7 @@ def index(root, retriever_name, force, include, exclude, max_file_bytes, profile
     from .retrievers.base import get_spec
 
     root = _root(root)
-    progress = _progress_sink(always=True)
+    progress = _progress_sink()
     options = None
     if include or exclude or max_file_bytes or profile or reset_filters:
         options = service.IndexOptions(include=tuple(include), exclude=tuple(exclude), max_bytes=max_file_bytes,

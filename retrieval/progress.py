@@ -34,12 +34,13 @@ class Reporter:
 
     MIN_INTERVAL = 0.1  # seconds between redraws: a terminal need not be rewritten per file
 
-    def __init__(self, stream: TextIO | None = None, interactive: bool | None = None):
+    def __init__(self, stream: TextIO | None = None, interactive: bool | None = None, messages: bool = True):
         self.stream = stream if stream is not None else sys.stderr
         if interactive is None:
             isatty = getattr(self.stream, "isatty", None)
             interactive = bool(isatty and isatty())
         self.interactive = interactive
+        self.messages = messages or interactive  # False: other messages on a terminal only
         self._line = False  # a progress line is on screen
         self._started: dict[str, tuple[float, int]] = {}
         self._drawn = float("-inf")
@@ -48,6 +49,8 @@ class Reporter:
         if isinstance(message, Tick):
             if self.interactive:
                 self._draw(message)
+            return
+        if not self.messages:
             return
         self._erase()
         self.stream.write(f"{message}\n")

@@ -59,3 +59,10 @@ def test_a_first_build_counts_files_and_a_refresh_counts_changed_files(sample_re
     rewrite(sample_repo / "src/app/cache.py", "class LRUCache:\n    pass\n")
     again = counting_refresh(sample_repo, monkeypatch)
     assert again and all(t.endswith("/1 changed files") for t in again)
+
+
+def test_a_reporter_for_terminals_only_drops_messages_off_a_terminal():
+    out = io.StringIO()
+    report = Reporter(out, interactive=False, messages=False)
+    report("lexical: 40 queries")
+    assert out.getvalue() == ""
