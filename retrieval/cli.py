@@ -292,7 +292,6 @@ def query(words, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
                  unmatched_filters(root, retriever_name, filters) if filters and not result.hits else None):
         if note:
             click.echo(f"note: {note}", err=True)
-    abs_root = root
     hits = result.hits
     if files_only:
         hits = _distinct_files(hits)
@@ -302,7 +301,7 @@ def query(words, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
 
         snippets = {}
         for h in hits:
-            snippet = read_snippet(abs_root, h, expand=expand or 0, max_lines=snippet_lines or None,
+            snippet = read_snippet(root, h, expand=expand or 0, max_lines=snippet_lines or None,
                                    indexed=result.indexed.get(h.source_path))
             if snippet is not None:
                 snippets[h.docid] = snippet
@@ -331,8 +330,9 @@ def query(words, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
         from .output import text_lines, use_colour
 
         colour = use_colour(sys.stdout)
-        for line in text_lines(result.hits, snippets, truncated, colour=colour):
-            click.echo(line, color=colour)
+        lines = list(text_lines(result.hits, snippets, truncated, colour=colour))
+        if lines:  # one write: click.echo flushes after each call
+            click.echo("\n".join(lines), color=colour)
 
 
 @main.command(short_help="Remove the index.")
