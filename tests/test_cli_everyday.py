@@ -220,13 +220,14 @@ def test_ctrl_c_exits_130_without_a_traceback(sample_repo):
         proc.stdin.close()
 
 
-def test_index_off_a_terminal_prints_no_progress(run, wide_repo, monkeypatch):
+@pytest.mark.parametrize("command", [["index"], ["query", "widget"]])
+def test_a_first_build_off_a_terminal_prints_no_progress(run, wide_repo, monkeypatch, command):
     ticks = iter(range(10**9))
     monkeypatch.setattr(service.time, "monotonic", lambda: float(next(ticks)))  # every file is due a tick
-    result = run("index", "--root", wide_repo)
+    result = run(*command, "--root", wide_repo)
     assert result.exit_code == 0
     assert result.stderr == ""
-    assert result.stdout.startswith("lexical: indexed ")
+    assert result.stdout.startswith("lexical: indexed " if command == ["index"] else "pkg/")
 
 
 def test_a_read_only_store_error_suggests_an_index_directory_elsewhere(run, sample_repo, monkeypatch):
