@@ -70,7 +70,15 @@ def _describe_skips(skipped: dict) -> str:
 @click.option("--profile", type=click.Choice(["code", "prose"]), default=None,
               help="code (default): code-aware terms and ranking. prose: a collection of English documents, "
                    "one per file (Lucene's English analyzer, BM25 k1=0.9 b=0.4).")
-def index(root, retriever_name, force, include, exclude, max_file_bytes, profile):
+@click.option("--contextualizer", type=click.Choice(["auto", "offline", "anthropic"]), default="auto",
+              show_default=True, help="lexical+ctx only: who writes chunk contexts (auto: an Anthropic model "
+                                      "when installed and ANTHROPIC_API_KEY is set, else offline).")
+@click.option("--yes", is_flag=True, help="lexical+ctx: accept the estimated model cost above the threshold.")
+@click.option("--dry-run", is_flag=True, help="lexical+ctx: print the model cost estimate, send nothing.")
+@click.option("--max-chunks", type=click.IntRange(min=0), default=None, metavar="N",
+              help="lexical+ctx: send at most N chunks to the model this run (the rest later).")
+def index(root, retriever_name, force, include, exclude, max_file_bytes, profile, contextualizer, yes, dry_run,
+          max_chunks):
     """Build or refresh the index of ROOT."""
     from . import service
     from .retrievers.base import get_spec
@@ -97,7 +105,15 @@ def index(root, retriever_name, force, include, exclude, max_file_bytes, profile
             click.echo(f"{name}: skipped ({reason})")
             continue
         try:
-            report = service.refresh(root, name, options=options, force=force, progress=progress)
+            if name == "lexical+ctx" and single:  # the only way a model is asked (cost guard first)
+                from .contextual.command import ContextOptions, refresh as refresh_ctx
+
+                report = refresh_ctx(root, options=options, force=force, progress=progress, context=ContextOptions(
+                    mode=contextualizer, yes=yes, dry_run=dry_run, max_chunks=max_chunks))
+                if report is None:
+                    continue
+            else:
+                report = service.refresh(root, name, options=options, force=force, progress=progress)
         except _expected_errors() as exc:
             if single or name == "lexical":
                 lexical_failed = True

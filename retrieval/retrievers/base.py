@@ -62,6 +62,15 @@ register(
     )
 )
 
+register(
+    RetrieverSpec(
+        name="lexical+ctx",
+        factory="retrieval.retrievers.contextual:ContextualRetriever",
+        description="BM25 over each chunk plus a context situating it in its file (offline, or an "
+                    "Anthropic model's with the remote extra: `index --retriever lexical+ctx`)",
+    )
+)
+
 
 def get_spec(name: str) -> RetrieverSpec:
     spec = REGISTRY.get(name)
