@@ -18,7 +18,7 @@ from ..records import Chunk
 
 VERSION = 2  # bump when the text this module produces changes (it is part of the index fingerprint)
 PARTS = ("scopes", "about", "uses")  # what contexts() writes by default; "path" is available too
-ALL_PARTS = ("path", "scopes", "about", "uses")
+ALL_PARTS = ("path", "scopes", "doc", "about", "uses")
 
 _MAX_SCOPE = 120  # characters of one signature line
 _MAX_ABOUT = 200
@@ -76,6 +76,11 @@ class HeuristicContextualizer:
                                           else " > ".join(scopes(lines, chunk.start_line, language)))
                 if crumb:
                     parts.append(f"in {crumb}")
+            if "doc" in self.parts and not markdown:
+                enclosing = scope_lines(lines, chunk.start_line, language)
+                doc = next((d for d in (definition_doc(lines, j) for j in reversed(enclosing)) if d), "")
+                if doc:
+                    parts.append(f"doc: {doc}")
             if about:
                 parts.append(f"about: {about}")
             if imported:
@@ -90,6 +95,11 @@ def scopes(lines: list[str], start_line: int, language: str = "") -> list[str]:
     """The definition lines enclosing line `start_line` (1-based), outermost first: each less
     indented line above it that defines something. Indentation is the evidence, so this holds for
     Python and for brace languages written the usual way."""
+    return [_signature(lines, j) for j in scope_lines(lines, start_line, language)]
+
+
+def scope_lines(lines: list[str], start_line: int, language: str = "") -> list[int]:
+    """Indices (0-based) of the definition lines enclosing line `start_line`, outermost first."""
     i = start_line - 1
     while i < len(lines) and not lines[i].strip():
         i += 1
@@ -116,19 +126,51 @@ def scopes(lines: list[str], start_line: int, language: str = "") -> list[str]:
             continue
         level = indent
         if _defines(stripped, language):
-            found.append(_signature(lines, j))
+            found.append(j)
     return found[::-1]
+
+
+def _signature_end(lines: list[str], j: int) -> int:
+    """The index of the last line of the signature starting at lines[j]."""
+    text = lines[j]
+    k = j
+    while text.count("(") > text.count(")") and k + 1 < min(len(lines), j + 12):
+        k += 1
+        text += lines[k]
+    return k
 
 
 def _signature(lines: list[str], j: int) -> str:
     """The definition starting at lines[j], its parameters joined onto one line when they span several."""
     text = lines[j].strip()
-    k = j + 1
-    while text.count("(") > text.count(")") and k < min(len(lines), j + 12) and len(text) < _MAX_SCOPE:
+    for k in range(j + 1, _signature_end(lines, j) + 1):
+        if len(text) >= _MAX_SCOPE:
+            break
         text += (" " if text[-1] in ",:" else "") + lines[k].strip()
-        k += 1
     text = text.rstrip(" {:")
     return text if len(text) <= _MAX_SCOPE else text[: _MAX_SCOPE - 3] + "..."
+
+
+def definition_doc(lines: list[str], j: int) -> str:
+    """The first sentence documenting the definition at lines[j]: the docstring right under its
+    signature, else the comment block right above it (decorators and attributes skipped)."""
+    k = _signature_end(lines, j) + 1
+    while k < len(lines) and not lines[k].strip():
+        k += 1
+    if k < len(lines) and re.match(r"[rRuU]?(\"\"\"|\'\'\')", lines[k].strip()):
+        block, _ = _comment_block(lines, k, min(len(lines), k + 60))
+        return _first_sentence(block or "")
+    a = j - 1
+    while a >= 0 and lines[a].strip().startswith(("@", "#[")):
+        a -= 1
+    end = a
+    while a >= 0 and lines[a].strip().startswith(("//", "#", "*", "/*", "--", ";")) and not lines[a].strip().startswith("#["):
+        a -= 1
+    if end > a:
+        block, _ = _comment_block(lines, a + 1, end + 1)
+        if block and not _LICENCE.search(block):
+            return _first_sentence(block)
+    return ""
 
 
 def _defines(line: str, language: str) -> bool:

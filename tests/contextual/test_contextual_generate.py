@@ -183,7 +183,10 @@ def test_cli_all_mode_never_asks_the_model_and_explicit_model_without_key_is_one
     monkeypatch.setattr(command, "_generate", no_spending)
     result = run("index", "--root", root)
     assert result.exit_code == 0, result.output
-    assert "lexical+ctx: indexed" in result.output
+    assert "lexical: indexed" in result.output and "lexical+ctx" not in result.output  # by name only
+    result = run("query", "--root", root, "--retriever", "lexical+ctx", "--json", "vat")
+    assert result.exit_code == 0, result.output  # a query builds it on first use, offline
+    assert '"path": "src/billing/tax.py"' in result.output
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     result = run("index", "--root", root, "--retriever", "lexical+ctx", "--contextualizer", "anthropic")
     assert result.exit_code == 1
