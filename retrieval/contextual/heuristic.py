@@ -5,6 +5,7 @@ labelled parts, each worth having when the chunk is read (and matched) alone:
 - scopes: the enclosing definitions (`class Cache > def evict(self, key)`), i.e. the signature the
   chunk sits in; a chunker's own breadcrumb (`Chunk.context`, tree-sitter) wins when present; for
   Markdown, the headings above the chunk;
+- doc: the first sentence of the innermost enclosing definition's docstring or doc comment;
 - about: the file's leading docstring or comment (licence headers skipped), first sentence only;
 - uses: the imported names the chunk uses, with the module they come from.
 The path is left out by default: the lexical index already adds path words to every chunk.
@@ -16,8 +17,8 @@ import re
 from ..lexical.features import defined_names
 from ..records import Chunk
 
-VERSION = 2  # bump when the text this module produces changes (it is part of the index fingerprint)
-PARTS = ("scopes", "about", "uses")  # what contexts() writes by default; "path" is available too
+VERSION = 3  # bump when the text this module produces changes (it is part of the index fingerprint)
+PARTS = ("scopes", "doc", "about", "uses")  # what contexts() writes by default; "path" is available too
 ALL_PARTS = ("path", "scopes", "doc", "about", "uses")
 
 _MAX_SCOPE = 120  # characters of one signature line

@@ -38,8 +38,6 @@ class ContextualRetriever(LexicalRetriever):
                  chunker: Callable | None = None, **kwargs):
         super().__init__(**kwargs)
         self.model = model or configured_model()
-        if os.environ.get("XX_PARTS") is not None:  # EXPERIMENT ONLY: remove
-            parts = tuple(p for p in os.environ["XX_PARTS"].split(",") if p)
         self.heuristic = HeuristicContextualizer(parts)
         # chunker(text, file, options) -> chunks, e.g. a tree-sitter chunker whose Chunk.context is a
         # breadcrumb (the heuristic then uses it); default: the index options' line chunker.

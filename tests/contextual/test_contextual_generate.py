@@ -146,7 +146,15 @@ def test_a_query_refreshing_a_stale_index_never_asks_the_model_and_drops_stale_c
     assert found["src/billing/invoice.py"].startswith("zebracontext")  # unchanged: still the model's
 
 
+def installed(monkeypatch):
+    """As if the remote extra were installed (its absence is tested on its own)."""
+    import retrieval.extras as extras
+
+    monkeypatch.setattr(extras, "missing_modules", lambda extra: [])
+
+
 def test_without_a_key_the_offline_contextualizer_is_used_and_said_once(make_tree, monkeypatch):
+    installed(monkeypatch)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     root = make_tree(FILES)
     messages: list[str] = []
@@ -188,6 +196,7 @@ def test_cli_all_mode_never_asks_the_model_and_explicit_model_without_key_is_one
     assert result.exit_code == 0, result.output  # a query builds it on first use, offline
     assert '"path": "src/billing/tax.py"' in result.output
     monkeypatch.delenv("ANTHROPIC_API_KEY")
+    installed(monkeypatch)
     result = run("index", "--root", root, "--retriever", "lexical+ctx", "--contextualizer", "anthropic")
     assert result.exit_code == 1
     assert result.output.strip().splitlines()[-1] == (

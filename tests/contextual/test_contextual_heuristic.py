@@ -102,3 +102,17 @@ def test_contexts_combine_the_parts_and_prefer_a_chunkers_breadcrumb():
     assert HeuristicContextualizer(("scopes",)).contexts(PYTHON, "net/bucket.py", [crumb], "python") == [
         "in TokenBucket.take"]
     assert HeuristicContextualizer(("path",)).contexts(PYTHON, "net/bucket.py", [crumb]) == ["net/bucket.py"]
+
+
+def test_doc_is_the_enclosing_definitions_docstring_or_doc_comment():
+    py = 'class Pool:\n    def acquire(self):\n        """Take a connection, waiting if none is free.\n\n        More.\n        """\n' \
+         '        conn = self.free.pop()\n        return conn\n'
+    body = Chunk("pool.py", 7, 8, "        conn = self.free.pop()\n        return conn\n")
+    [context] = HeuristicContextualizer(("doc",)).contexts(py, "pool.py", [body], "python")
+    assert context == "doc: Take a connection, waiting if none is free."
+    go = "// Serve accepts connections.\n// It blocks.\n//go:noinline\nfunc Serve(l Listener) error {\n\tfor {\n" \
+         "\t\tc := l.Accept()\n\t}\n}\n"
+    body = Chunk("srv.go", 6, 7, "\t\tc := l.Accept()\n\t}\n")
+    assert HeuristicContextualizer(("doc",)).contexts(go, "srv.go", [body], "go") == ["doc: Serve accepts connections."]
+    top = Chunk("srv.go", 1, 8, go)
+    assert HeuristicContextualizer(("doc",)).contexts(go, "srv.go", [top], "go") == [""]  # nothing encloses it
