@@ -51,20 +51,22 @@ def refresh(root: str, *, options: service.IndexOptions | None = None, context: 
     root = os.path.abspath(root)
     store = layout.store_dir(root)
     if use_model:
-        force = _generate(root, store, model, options, context, progress, requester) or force
+        _generate(root, store, model, options, context, progress, requester)
         if context.dry_run:
             return None
     elif context.dry_run:
         progress(f"{NAME}: offline contextualizer, nothing to send")
         return None
-    report = service.refresh(root, NAME, options=options, force=force, progress=progress)
-    clear_pending(ContextCache(layout.retriever_dir(store, NAME)))
+    cache = ContextCache(layout.retriever_dir(store, NAME))
+    # Contexts generated since the index was built (a run cut short, say) are taken in by a rebuild:
+    # the files they belong to have not changed, so a refresh alone would not look at them again.
+    report = service.refresh(root, NAME, options=options, force=force or is_pending(cache), progress=progress)
+    clear_pending(cache)
     return report
 
 
-def _generate(root, store, model, options, context, progress, requester) -> bool:
-    """Plan, estimate, guard and run under the writer lock; True when the index must be rebuilt to
-    take in contexts generated since it was last built."""
+def _generate(root, store, model, options, context, progress, requester) -> None:
+    """Plan, estimate, guard and ask the model, under the writer lock."""
     from ..retrievers.contextual import ContextualRetriever
 
     if not os.path.isdir(root):
@@ -79,6 +81,7 @@ def _generate(root, store, model, options, context, progress, requester) -> bool
     lock = WriterLock(os.path.join(store, "lock"))
     lock.acquire()
     try:
+        layout.write_markers(store, root)  # a store `clean` recognises, even after a dry run
         work = plan(root, retriever, options, cache, max_file_bytes=context.max_file_bytes)
         withheld = ", ".join(f"{n} {why}" for why, n in sorted(work.withheld.items()))
         progress(f"{NAME}: {work.estimate.describe(model)}; {work.cached} chunks already cached"
@@ -87,7 +90,7 @@ def _generate(root, store, model, options, context, progress, requester) -> bool
             work.limit(context.max_chunks)
             progress(f"{NAME}: --max-chunks {context.max_chunks}: {work.estimate.describe(model)}")
         if context.dry_run:
-            return False
+            return
         check_cost(work, yes=context.yes, max_chunks=context.max_chunks, max_dollars=context.max_dollars)
         if work.jobs:
             if requester is None:
@@ -96,6 +99,5 @@ def _generate(root, store, model, options, context, progress, requester) -> bool
                 requester = AnthropicContextualizer(model)
             done = run(work, requester, cache, workers=context.workers, progress=progress)
             progress(f"{NAME}: {done.generated} contexts generated")
-        return is_pending(cache)
     finally:
         lock.release()
