@@ -48,16 +48,3 @@ class ContextCache:
             entries[span] = context
             os.makedirs(os.path.dirname(path), exist_ok=True)
             write_json(path, entries, durable=True)
-
-    def count(self) -> int:
-        """Contexts held, all models together."""
-        total = 0
-        for dirpath, _dirs, files in os.walk(self.directory):
-            for name in files:
-                if name.endswith(".json"):
-                    try:
-                        with open(os.path.join(dirpath, name), "rb") as fh:
-                            total += len(json.loads(fh.read()))
-                    except (OSError, ValueError):
-                        pass
-        return total
