@@ -12,6 +12,7 @@ The path is left out by default: the lexical index already adds path words to ev
 """
 from __future__ import annotations
 
+import bisect
 import re
 
 from ..lexical.features import defined_names
@@ -62,23 +63,27 @@ class HeuristicContextualizer:
         return {"name": self.name, "version": VERSION, "parts": list(self.parts)}
 
     def contexts(self, text: str, path: str, chunks: list[Chunk], language: str = "") -> list[str]:
-        """One context per chunk (possibly empty), in order."""
+        """One context per chunk (possibly empty), in order. Each per-file structure is built once,
+        so a file costs one pass whatever its number of chunks."""
         lines = text.splitlines()
         markdown = language == "markdown" or path.lower().endswith((".md", ".markdown", ".mdx", ".rst"))
         about = leading_doc(lines, markdown) if "about" in self.parts else ""
         imported = imports(text, language) if "uses" in self.parts else {}
+        wants_scopes = ("scopes" in self.parts or "doc" in self.parts) and not markdown
+        outline = Outline(lines) if wants_scopes else None
+        titles = HeadingIndex(lines) if markdown and "scopes" in self.parts else None
         out = []
         for chunk in chunks:
             parts = []
             if "path" in self.parts:
                 parts.append(path)
+            enclosing = scope_lines(lines, chunk.start_line, language, outline) if outline else []
             if "scopes" in self.parts:
-                crumb = chunk.context or (headings(lines, chunk.start_line) if markdown
-                                          else " > ".join(scopes(lines, chunk.start_line, language)))
+                crumb = chunk.context or (titles.at(chunk.start_line) if titles
+                                          else " > ".join(_signature(lines, j) for j in enclosing))
                 if crumb:
                     parts.append(f"in {crumb}")
-            if "doc" in self.parts and not markdown:
-                enclosing = scope_lines(lines, chunk.start_line, language)
+            if "doc" in self.parts and enclosing:
                 doc = next((d for d in (definition_doc(lines, j) for j in reversed(enclosing)) if d), "")
                 if doc:
                     parts.append(f"doc: {doc}")
@@ -92,42 +97,60 @@ class HeuristicContextualizer:
         return out
 
 
+def _skipped(stripped: str) -> bool:
+    """Comments and decorators: they never open a block."""
+    return stripped.startswith(("#", "//", "*", "/*", "--", "@")) and not stripped.startswith("#[")
+
+
+class Outline:
+    """Each non-blank line's enclosing line: the nearest line above it that is less indented (one
+    pass with a stack). Indentation is the evidence, so this holds for Python and for brace
+    languages written the usual way."""
+
+    def __init__(self, lines: list[str]):
+        self.parent: list[int | None] = [None] * len(lines)
+        stack: list[tuple[int, int]] = []  # (indent, line index) of the open blocks
+        for i, line in enumerate(lines):
+            stripped = line.strip()
+            if not stripped:
+                continue
+            indent = _indent(line)
+            if _skipped(stripped):
+                self.parent[i] = next((j for d, j in reversed(stack) if d < indent), None)
+                continue
+            # `) -> T:` / `) {` closing a multi-line signature: the signature's first line stays the head
+            continuation = stripped[0] in ")]}" and stripped.endswith(("{", ":"))
+            while stack and (stack[-1][0] > indent if continuation else stack[-1][0] >= indent):
+                stack.pop()
+            if continuation and stack and stack[-1][0] == indent:
+                self.parent[i] = self.parent[stack[-1][1]]
+                continue
+            self.parent[i] = stack[-1][1] if stack else None
+            stack.append((indent, i))
+
+
 def scopes(lines: list[str], start_line: int, language: str = "") -> list[str]:
-    """The definition lines enclosing line `start_line` (1-based), outermost first: each less
-    indented line above it that defines something. Indentation is the evidence, so this holds for
-    Python and for brace languages written the usual way."""
+    """The definition lines enclosing line `start_line` (1-based), outermost first."""
     return [_signature(lines, j) for j in scope_lines(lines, start_line, language)]
 
 
-def scope_lines(lines: list[str], start_line: int, language: str = "") -> list[int]:
+def scope_lines(lines: list[str], start_line: int, language: str = "", outline: Outline | None = None) -> list[int]:
     """Indices (0-based) of the definition lines enclosing line `start_line`, outermost first."""
     i = start_line - 1
     while i < len(lines) and not lines[i].strip():
         i += 1
     if i >= len(lines):
         return []
-    level = _indent(lines[i])
+    outline = outline or Outline(lines)
     found = []
-    for j in range(min(i, len(lines)) - 1, -1, -1):
-        if level == 0:
-            break
-        line = lines[j]
-        stripped = line.strip()
-        if not stripped or stripped.startswith(("#", "//", "*", "/*", "--", "@")) and not stripped.startswith("#["):
-            continue
-        indent = _indent(line)
-        if indent >= level:
-            continue
+    j = outline.parent[i]
+    while j is not None:
+        stripped = lines[j].strip()
         if stripped[0] in ")]}":
-            # The end of an earlier block at this level: nothing above it encloses the chunk... unless
-            # it closes a multi-line signature (`) -> T:`), whose first line is next, as indented.
-            if not stripped.endswith(("{", ":")):
-                break
-            level = indent + 1
-            continue
-        level = indent
+            break  # the end of an earlier block: nothing above it encloses the chunk
         if _defines(stripped, language):
             found.append(j)
+        j = outline.parent[j]
     return found[::-1]
 
 
@@ -180,19 +203,34 @@ def _defines(line: str, language: str) -> bool:
     return bool(defined_names(line, language))
 
 
+class HeadingIndex:
+    """The Markdown heading path in force at each line, from one pass (fenced code skipped)."""
+
+    def __init__(self, lines: list[str]):
+        self.starts: list[int] = []  # 0-based line of each heading
+        self.paths: list[str] = []
+        path: list[tuple[int, str]] = []
+        fenced = False
+        for i, line in enumerate(lines):
+            if line.lstrip().startswith(("```", "~~~")):
+                fenced = not fenced
+                continue
+            m = None if fenced else _HEADING.match(line)
+            if m:
+                level = len(m.group(1))
+                path = [(lv, t) for lv, t in path if lv < level] + [(level, m.group(2))]
+                self.starts.append(i)
+                self.paths.append(" > ".join(t for _, t in path))
+
+    def at(self, start_line: int) -> str:
+        """The heading path above line `start_line` (1-based)."""
+        k = bisect.bisect_left(self.starts, start_line - 1)
+        return self.paths[k - 1] if k else ""
+
+
 def headings(lines: list[str], start_line: int) -> str:
     """`Guide > Retries` for a Markdown chunk: the heading path above its first line."""
-    path: list[tuple[int, str]] = []
-    fenced = False
-    for line in lines[: max(start_line - 1, 0)]:
-        if line.lstrip().startswith(("```", "~~~")):
-            fenced = not fenced
-            continue
-        m = None if fenced else _HEADING.match(line)
-        if m:
-            level = len(m.group(1))
-            path = [(lv, t) for lv, t in path if lv < level] + [(level, m.group(2))]
-    return " > ".join(t for _, t in path)
+    return HeadingIndex(lines).at(start_line)
 
 
 def leading_doc(lines: list[str], markdown: bool = False) -> str:
