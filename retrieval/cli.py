@@ -129,7 +129,15 @@ def _describe_skips(skipped: dict) -> str:
 @click.option("--reset-filters", is_flag=True,
               help="Forget the remembered --include/--exclude/--max-file-bytes/--profile and index with the "
                    "defaults (or with the ones given now).")
-def index(root, retriever_name, force, include, exclude, max_file_bytes, profile, reset_filters):
+@click.option("--contextualizer", type=click.Choice(["auto", "offline", "anthropic"]), default="auto",
+              show_default=True, help="lexical+ctx only: who writes chunk contexts (auto: an Anthropic model "
+                                      "when installed and ANTHROPIC_API_KEY is set, else offline).")
+@click.option("--yes", is_flag=True, help="lexical+ctx: accept the estimated model cost above the threshold.")
+@click.option("--dry-run", is_flag=True, help="lexical+ctx: print the model cost estimate, send nothing.")
+@click.option("--max-chunks", type=click.IntRange(min=0), default=None, metavar="N",
+              help="lexical+ctx: send at most N chunks to the model this run (the rest later).")
+def index(root, retriever_name, force, include, exclude, max_file_bytes, profile, reset_filters, contextualizer,
+          yes, dry_run, max_chunks):
     """Build or refresh the index of ROOT.
 
     --include, --exclude, --max-file-bytes and --profile persist: later refreshes (and the ones
@@ -166,7 +174,15 @@ def index(root, retriever_name, force, include, exclude, max_file_bytes, profile
             if note:
                 click.echo(f"note: {note}", err=True)
         try:
-            report = service.refresh(root, name, options=options, force=force, progress=progress)
+            if name == "lexical+ctx" and single:  # the only way a model is asked (cost guard first)
+                from .contextual.command import ContextOptions, refresh as refresh_ctx
+
+                report = refresh_ctx(root, options=options, force=force, progress=progress, context=ContextOptions(
+                    mode=contextualizer, yes=yes, dry_run=dry_run, max_chunks=max_chunks))
+                if report is None:
+                    continue
+            else:
+                report = service.refresh(root, name, options=options, force=force, progress=progress)
         except _expected_errors() as exc:
             progress.close()
             if single or name == "lexical":

@@ -610,8 +610,9 @@ def status(root: str) -> list[dict]:
 
 
 def available_retrievers() -> list[tuple[str, str]]:
-    """(name, unavailable reason or '') for every registered retriever, sorted with lexical first."""
-    names = sorted(REGISTRY, key=lambda n: (n != "lexical", n))
+    """(name, unavailable reason or '') for every registered retriever that `all` covers, sorted
+    with lexical first."""
+    names = sorted((n for n in REGISTRY if REGISTRY[n].in_all), key=lambda n: (n != "lexical", n))
     return [(n, REGISTRY[n].unavailable_reason()) for n in names]
 
 

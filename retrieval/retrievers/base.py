@@ -32,6 +32,8 @@ class RetrieverSpec:
     description: str = ""
     # "module:function" returning '' or a reason it cannot run although its extras import (no Java, ...)
     probe: str = ""
+    # False: built only when asked for by name, never by `index` / `eval` with `all`
+    in_all: bool = True
 
     def missing(self) -> list[str]:
         return [m for extra in self.extras for m in missing_modules(extra)]
@@ -59,6 +61,16 @@ register(
         name="lexical",
         factory="retrieval.retrievers.lexical:LexicalRetriever",
         description="BM25 with a code-aware tokenizer (standard library only)",
+    )
+)
+
+register(
+    RetrieverSpec(
+        name="lexical+ctx",
+        factory="retrieval.retrievers.contextual:ContextualRetriever",
+        description="BM25 over each chunk plus a context situating it in its file (offline, or an "
+                    "Anthropic model's with the remote extra: `index --retriever lexical+ctx`)",
+        in_all=False,  # a second full index, and model contexts must never be bought implicitly
     )
 )
 

@@ -1,0 +1,79 @@
+"""The Anthropic contextualizer (extra `remote`): a Claude model writes each chunk's context.
+
+One request per chunk. The system prompt and the whole file come first and carry `cache_control`,
+so the first request about a file writes them to the prompt cache and the file's other chunks read
+them at a tenth of the price; the chunk and the question follow, uncached. The SDK retries 429, 529
+(overloaded), other 5xx and timeouts with exponential backoff (honouring retry-after); what still
+fails stops the run with one line. Key: ANTHROPIC_API_KEY; endpoint: ANTHROPIC_BASE_URL (the SDK's).
+Only `contextual.generate.run` calls this, after the cost guard.
+"""
+from __future__ import annotations
+
+import os
+
+import anthropic
+
+from . import ENV_KEY, configured_model
+from .prompt import MAX_OUTPUT_TOKENS, SYSTEM, chunk_block, file_block
+
+DEFAULT_RETRIES = 6
+DEFAULT_TIMEOUT = 60.0
+
+
+class AnthropicContextualizer:
+    name = "anthropic"
+
+    def __init__(self, model: str | None = None, *, client=None, max_tokens: int = MAX_OUTPUT_TOKENS,
+                 max_retries: int = DEFAULT_RETRIES, timeout: float = DEFAULT_TIMEOUT, http_client=None):
+        self.model = model or configured_model()
+        self.max_tokens = max_tokens
+        if client is None:
+            key = os.environ.get(ENV_KEY, "").strip()
+            if not key:
+                raise RuntimeError(f"the Anthropic contextualizer needs an API key: set {ENV_KEY}")
+            # The key is passed explicitly so the SDK never goes looking for profiles on disk.
+            client = anthropic.Anthropic(api_key=key, max_retries=max_retries, timeout=timeout,
+                                         http_client=http_client)
+        self.client = client
+
+    def params(self, path: str, file_text: str, chunk) -> dict:
+        """The Messages API request for one chunk."""
+        return {
+            "model": self.model,
+            "max_tokens": self.max_tokens,
+            "system": SYSTEM,
+            "messages": [{
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": file_block(path, file_text), "cache_control": {"type": "ephemeral"}},
+                    {"type": "text", "text": chunk_block(path, chunk.start_line, chunk.end_line, chunk.text)},
+                ],
+            }],
+        }
+
+    def request(self, path: str, file_text: str, chunk) -> str:
+        message = self.client.messages.create(**self.params(path, file_text, chunk))
+        text = "".join(getattr(block, "text", "") for block in message.content).strip()
+        return " ".join(text.split())  # one paragraph: the context is indexed and shown inline
+
+    @staticmethod
+    def fatal(exc: BaseException) -> str:
+        """The one-line reason a failed request stops the run."""
+        if isinstance(exc, (anthropic.AuthenticationError, anthropic.PermissionDeniedError)):
+            return f"authentication failed ({exc.status_code}): check {ENV_KEY}"
+        if isinstance(exc, anthropic.RateLimitError):
+            return "still rate limited (429) after retrying"
+        if isinstance(exc, anthropic.APIStatusError) and exc.status_code == 529:
+            return "the API is still overloaded (529) after retrying"
+        if isinstance(exc, anthropic.APITimeoutError):
+            return "requests still time out after retrying"
+        if isinstance(exc, anthropic.APIConnectionError):
+            return f"cannot reach the API ({exc.__class__.__name__})"
+        if isinstance(exc, anthropic.APIStatusError):
+            message = str(getattr(exc, "message", "") or exc).splitlines()[0][:200]
+            return f"the API refused a request ({exc.status_code}): {message}"
+        return f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
+def make(model: str | None = None) -> AnthropicContextualizer:
+    return AnthropicContextualizer(model)

@@ -1,0 +1,103 @@
+"""`index --retriever lexical+ctx`: generate what the model owes (if it may), then refresh the index.
+
+The only path that spends money. All-mode `index` and query-time refreshes go through
+service.refresh alone, so they use the offline contextualizer and contexts already cached.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Callable
+
+from .. import service
+from ..store import layout
+from ..store.lock import WriterLock
+from . import configured_model, remote_unavailable_reason
+from .cache import ContextCache
+from .generate import (DEFAULT_MAX_DOLLARS, DEFAULT_MAX_FILE_BYTES, DEFAULT_WORKERS, check_cost, clear_pending,
+                       is_pending, plan, run)
+
+NAME = "lexical+ctx"
+MODES = ("auto", "offline", "anthropic")
+
+
+@dataclass
+class ContextOptions:
+    mode: str = "auto"  # auto: the model when installed and keyed, else offline; anthropic: the model or an error
+    yes: bool = False
+    dry_run: bool = False
+    max_chunks: int | None = None
+    max_dollars: float = DEFAULT_MAX_DOLLARS
+    max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
+    workers: int = DEFAULT_WORKERS
+
+
+def refresh(root: str, *, options: service.IndexOptions | None = None, context: ContextOptions | None = None,
+            force: bool = False, progress: Callable[[str], None] = lambda m: None, requester=None):
+    """Generate the missing model contexts (after the estimate and the cost guard), then refresh the
+    lexical+ctx index with them. Returns the refresh report, or None after a dry run."""
+    context = context or ContextOptions()
+    if context.mode not in MODES:
+        raise ValueError(f"unknown contextualizer {context.mode!r}; choose one of: {', '.join(MODES)}")
+    model = configured_model()  # $RETRIEVAL_CONTEXT_MODEL: the index reads the same model's contexts
+    use_model = context.mode != "offline"
+    if use_model and requester is None:
+        reason = remote_unavailable_reason()
+        if reason:
+            if context.mode == "anthropic":
+                raise RuntimeError(reason)
+            progress(f"{NAME}: using the offline contextualizer ({reason})")
+            use_model = False
+    root = os.path.abspath(root)
+    store = layout.store_dir(root)
+    if use_model:
+        _generate(root, store, model, options, context, progress, requester)
+        if context.dry_run:
+            return None
+    elif context.dry_run:
+        progress(f"{NAME}: offline contextualizer, nothing to send")
+        return None
+    cache = ContextCache(layout.retriever_dir(store, NAME))
+    # Contexts generated since the index was built (a run cut short, say) are taken in by a rebuild:
+    # the files they belong to have not changed, so a refresh alone would not look at them again.
+    report = service.refresh(root, NAME, options=options, force=force or is_pending(cache), progress=progress)
+    clear_pending(cache)
+    return report
+
+
+def _generate(root, store, model, options, context, progress, requester) -> None:
+    """Plan, estimate, guard and ask the model, under the writer lock."""
+    from ..retrievers.contextual import ContextualRetriever
+
+    if not os.path.isdir(root):
+        raise service.DiscoveryError(f"root is not a directory: {root}")
+    retriever = ContextualRetriever(model=model)
+    options = options or service.remembered_options(root, NAME) or service.IndexOptions()
+    layout.ensure_store(store)
+    rdir = layout.retriever_dir(store, NAME)
+    layout.refuse_symlink(rdir)
+    os.makedirs(rdir, exist_ok=True)
+    cache = ContextCache(rdir)
+    lock = WriterLock(os.path.join(store, "lock"))
+    lock.acquire()
+    try:
+        layout.write_markers(store, root)  # a store `clean` recognises, even after a dry run
+        work = plan(root, retriever, options, cache, max_file_bytes=context.max_file_bytes)
+        withheld = ", ".join(f"{n} {why}" for why, n in sorted(work.withheld.items()))
+        progress(f"{NAME}: {work.estimate.describe(model)}; {work.cached} chunks already cached"
+                 + (f"; never sent: {withheld} files" if withheld else ""))
+        if context.max_chunks is not None and work.chunks > context.max_chunks:
+            work.limit(context.max_chunks)
+            progress(f"{NAME}: --max-chunks {context.max_chunks}: {work.estimate.describe(model)}")
+        if context.dry_run:
+            return
+        check_cost(work, yes=context.yes, max_chunks=context.max_chunks, max_dollars=context.max_dollars)
+        if work.jobs:
+            if requester is None:
+                from .anthropic import AnthropicContextualizer
+
+                requester = AnthropicContextualizer(model)
+            done = run(work, requester, cache, workers=context.workers, progress=progress)
+            progress(f"{NAME}: {done.generated} contexts generated")
+    finally:
+        lock.release()

@@ -1,0 +1,207 @@
+"""Generate model contexts for a tree: plan, estimate, guard, then spend, caching as it goes.
+
+Standard library only; the model is a `requester` object (see anthropic.py) with
+`request(path, file_text, chunk) -> str` and `fatal(exc) -> str` (a one-line reason to stop).
+
+- plan(): walk and chunk the tree as `lexical+ctx` would, and keep the chunks whose context is not
+  cached yet. Files on the secret deny-list and files over `max_file_bytes` are never planned, so
+  never sent.
+- The estimate is printed before any request; above `max_dollars` the run is refused unless the
+  caller said yes or capped the chunks.
+- run(): one file at a time per worker (its chunks in order, so the first request writes the prompt
+  cache and the others read it), a few workers at once. Every answer is cached as it arrives; on a
+  fatal error (authentication, retries exhausted) or Ctrl-C the requests in flight finish and are
+  kept, and the next run resumes with what is missing.
+"""
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..discover import is_secret_name, walk
+from ..read import read_source
+from ..records import Chunk
+from ..store import layout
+from ..store.atomic import write_bytes
+from .cache import ContextCache, span_key
+from .prompt import PROMPT_VERSION, Estimate, dollars, prices
+
+DEFAULT_MAX_FILE_BYTES = 200_000  # about 67k tokens: keeps each request in the lower price band
+DEFAULT_MAX_DOLLARS = 1.00
+DEFAULT_WORKERS = 4
+PENDING = "PENDING"  # in the cache directory: contexts were generated since the index last used them
+
+
+class CostRefused(RuntimeError):
+    """The estimate is above the threshold and the caller did not accept it."""
+
+
+class GenerationStopped(RuntimeError):
+    """A fatal API error stopped the run; what was generated before it is kept."""
+
+
+@dataclass
+class Job:
+    path: str
+    text: str
+    digest: str
+    chunks: list[Chunk]
+
+
+@dataclass
+class Plan:
+    model: str
+    jobs: list[Job] = field(default_factory=list)
+    cached: int = 0  # chunks whose context is already cached
+    withheld: Counter = field(default_factory=Counter)  # reason -> files never sent
+    estimate: Estimate = field(default_factory=Estimate)
+
+    @property
+    def chunks(self) -> int:
+        return sum(len(j.chunks) for j in self.jobs)
+
+    def limit(self, max_chunks: int) -> None:
+        """Keep the first max_chunks chunks (whole files first, in path order)."""
+        kept, left = [], max_chunks
+        for job in self.jobs:
+            if left <= 0:
+                break
+            kept.append(Job(job.path, job.text, job.digest, job.chunks[:left]))
+            left -= len(kept[-1].chunks)
+        self.jobs = kept
+        self._estimate()
+
+    def _estimate(self) -> None:
+        row, _known = prices(self.model)
+        self.estimate = Estimate()
+        for job in self.jobs:
+            self.estimate.add_file(job.path, job.text, job.chunks, row)
+
+
+def sendable(path: str, size: int, max_file_bytes: int) -> str:
+    """'' when a file may be sent to the model; else why not."""
+    if any(is_secret_name(part) for part in path.split("/")):
+        return "secret-name"
+    if size > max_file_bytes:
+        return "too-large-to-send"
+    return ""
+
+
+def plan(root: str, retriever, options, cache: ContextCache, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
+         files=None) -> Plan:
+    """What is left to generate under root (or for the given SourceFiles only)."""
+    from ..retrievers.contextual import text_digest
+
+    root = os.path.abspath(root)
+    store = layout.store_dir(root)
+    walk_options = options.discovery(store)
+    if files is None:
+        files = walk(root, walk_options).files
+    out = Plan(retriever.model)
+    for f in sorted(files, key=lambda f: f.path):
+        reason = sendable(f.path, f.size, max_file_bytes)
+        if reason:
+            out.withheld[reason] += 1
+            continue
+        content = read_source(f, walk_options.max_bytes)
+        if content.text is None:
+            continue
+        if len(content.text.encode("utf-8", "surrogatepass")) > max_file_bytes:
+            out.withheld["too-large-to-send"] += 1
+            continue
+        chunks = [c for c in retriever.base_chunks(content.text, f, options) if c.text.strip()]
+        digest = text_digest(content.text)
+        have = cache.get(retriever.model, PROMPT_VERSION, digest)
+        todo = [c for c in chunks if span_key(c.start_line, c.end_line) not in have]
+        out.cached += len(chunks) - len(todo)
+        if todo:
+            out.jobs.append(Job(f.path, content.text, digest, todo))
+    out._estimate()
+    return out
+
+
+def check_cost(p: Plan, *, yes: bool, max_chunks: int | None, max_dollars: float = DEFAULT_MAX_DOLLARS) -> None:
+    """Raise CostRefused when the run would cost more than max_dollars and nobody accepted it."""
+    if yes or max_chunks is not None or p.estimate.dollars <= max_dollars:
+        return
+    raise CostRefused(
+        f"estimated {dollars(p.estimate.dollars)} is above {dollars(max_dollars)}: pass --yes to accept it, "
+        f"or --max-chunks N to contextualize only N chunks now (the rest on later runs)"
+    )
+
+
+@dataclass
+class RunReport:
+    generated: int = 0
+    stopped: str = ""  # the fatal reason, when the run stopped early
+
+
+def mark_pending(cache: ContextCache) -> None:
+    os.makedirs(cache.directory, exist_ok=True)
+    write_bytes(os.path.join(cache.directory, PENDING), b"")
+
+
+def is_pending(cache: ContextCache) -> bool:
+    return os.path.exists(os.path.join(cache.directory, PENDING))
+
+
+def clear_pending(cache: ContextCache) -> None:
+    try:
+        os.unlink(os.path.join(cache.directory, PENDING))
+    except FileNotFoundError:
+        pass
+
+
+def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKERS,
+        progress: Callable[[str], None] = lambda m: None) -> RunReport:
+    """Ask the model for every planned chunk; each answer is cached before the next is asked."""
+    report = RunReport()
+    if not p.jobs:
+        return report
+    mark_pending(cache)  # the index must be rebuilt with these, even if this run is cut short
+    stop = threading.Event()
+    lock = threading.Lock()
+    total = p.chunks
+
+    def do(job: Job) -> None:
+        for chunk in job.chunks:
+            if stop.is_set():
+                return
+            try:
+                text = requester.request(job.path, job.text, chunk)
+            except Exception as exc:
+                reason = requester.fatal(exc)
+                with lock:
+                    if not report.stopped:
+                        report.stopped = reason
+                stop.set()
+                return
+            cache.put(p.model, PROMPT_VERSION, job.digest, span_key(chunk.start_line, chunk.end_line), text)
+            with lock:
+                report.generated += 1
+                n = report.generated
+            if n % 50 == 0 or n == total:
+                progress(f"lexical+ctx: {n}/{total} contexts generated")
+
+    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="contextualize")
+    try:
+        futures = [pool.submit(do, job) for job in p.jobs]
+        wait(futures, return_when=FIRST_EXCEPTION)
+        for future in futures:
+            future.result()
+    except BaseException:
+        # Ctrl-C (or a bug): let the requests in flight finish and be cached, start no new ones.
+        stop.set()
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
+    if report.stopped:
+        raise GenerationStopped(
+            f"{report.stopped}; {report.generated} of {total} contexts generated and kept, "
+            f"run again to resume"
+        )
+    return report

@@ -1,0 +1,165 @@
+"""The Anthropic contextualizer against the real SDK, its HTTP answered by httpx2.MockTransport."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from retrieval import service
+from retrieval.contextual import command
+from retrieval.contextual.command import ContextOptions
+from retrieval.contextual.generate import GenerationStopped
+
+pytestmark = pytest.mark.extra("remote")
+
+FILES = {
+    "src/billing/invoice.py": '"""Invoices."""\n\n\ndef total(lines):\n    return sum(lines)\n',
+    "src/billing/tax.py": "def vat(amount):\n    return amount * 0.2\n",
+    "README.md": "# Shop\n\nA small shop.\n",
+}
+
+
+def message(text: str) -> dict:
+    return {
+        "id": "msg_test", "type": "message", "role": "assistant", "model": "claude-haiku-5-5",
+        "content": [{"type": "text", "text": text}], "stop_reason": "end_turn", "stop_sequence": None,
+        "usage": {"input_tokens": 12, "output_tokens": 30, "cache_creation_input_tokens": 0,
+                  "cache_read_input_tokens": 0},
+    }
+
+
+class Endpoint:
+    """Records every request; answers from a script of (status, body) then with contexts."""
+
+    def __init__(self, script=()):
+        self.requests: list[dict] = []
+        self.headers: list[dict] = []
+        self.script = list(script)
+
+    def __call__(self, request):
+        import httpx2
+
+        body = json.loads(request.content)
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        if self.script:
+            status, payload = self.script.pop(0)
+            return httpx2.Response(status, json=payload, headers={"retry-after-ms": "1"})
+        path = body["messages"][0]["content"][0]["text"].split('"')[1]
+        return httpx2.Response(200, json=message(f"Quokkaword context for {path}.\nTerms: billing"))
+
+
+def contextualizer(endpoint, **kwargs):
+    import httpx2
+
+    from retrieval.contextual.anthropic import AnthropicContextualizer
+
+    return AnthropicContextualizer(http_client=httpx2.Client(transport=httpx2.MockTransport(endpoint)), **kwargs)
+
+
+@pytest.fixture(autouse=True)
+def _key(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-key")
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    monkeypatch.delenv("RETRIEVAL_CONTEXT_MODEL", raising=False)
+
+
+def index(root, model, **context):
+    context.setdefault("yes", True)
+    return command.refresh(str(root), context=ContextOptions(**context), requester=model)
+
+
+def test_each_chunk_is_one_request_with_the_whole_file_as_a_cached_prefix(make_tree):
+    root = make_tree(FILES)
+    endpoint = Endpoint()
+    index(root, contextualizer(endpoint))
+    assert len(endpoint.requests) == 3
+    body = next(b for b in endpoint.requests if "tax.py" in b["messages"][0]["content"][0]["text"])
+    assert body["model"] == "claude-haiku-5-5"
+    assert body["max_tokens"] == 200
+    assert "code search" in body["system"]
+    file_part, chunk_part = body["messages"][0]["content"]
+    assert file_part["cache_control"] == {"type": "ephemeral"}
+    assert file_part["text"] == '<file path="src/billing/tax.py">\n' + FILES["src/billing/tax.py"] + "\n</file>"
+    assert "cache_control" not in chunk_part
+    assert "lines 1-2 of src/billing/tax.py" in chunk_part["text"] and "Terms:" in chunk_part["text"]
+    assert endpoint.headers[0]["authorization"] == "Bearer sk-test-key"  # SDK 2.x sends the key as a bearer token
+    hits = service.search(str(root), "quokkaword vat", retriever="lexical+ctx").hits
+    assert hits[0].source_path == "src/billing/tax.py"
+    assert hits[0].context.startswith("Quokkaword context for src/billing/tax.py. Terms: billing")
+
+
+def test_the_model_is_configurable(make_tree, monkeypatch):
+    monkeypatch.setenv("RETRIEVAL_CONTEXT_MODEL", "claude-sonnet-5-5")
+    root = make_tree({"a.py": "def f():\n    return 1\n"})
+    endpoint = Endpoint()
+    index(root, contextualizer(endpoint))
+    assert [b["model"] for b in endpoint.requests] == ["claude-sonnet-5-5"]
+
+
+@pytest.mark.parametrize("status,kind", [(429, "rate_limit_error"), (529, "overloaded_error")])
+def test_rate_limits_and_overload_are_retried_by_the_sdk(make_tree, status, kind):
+    root = make_tree({"a.py": "def f():\n    return 1\n"})
+    error = {"type": "error", "error": {"type": kind, "message": "slow down"}}
+    endpoint = Endpoint([(status, error), (status, error)])
+    index(root, contextualizer(endpoint))
+    assert len(endpoint.requests) == 3
+    assert "Quokkaword" in service.search(str(root), "quokkaword", retriever="lexical+ctx").hits[0].context
+
+
+def test_retries_exhausted_stop_the_run_with_one_line_and_keep_progress(make_tree):
+    root = make_tree(FILES)
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    endpoint = Endpoint([(200, message("first context"))] + [(529, error)] * 3)
+    with pytest.raises(GenerationStopped) as caught:
+        index(root, contextualizer(endpoint, max_retries=2), workers=1)
+    assert str(caught.value) == ("the API is still overloaded (529) after retrying; 1 of 3 contexts generated "
+                                 "and kept, run again to resume")
+    resumed = Endpoint()
+    index(root, contextualizer(resumed))
+    assert len(resumed.requests) == 2
+
+
+def test_an_authentication_failure_is_one_clear_line_and_progress_is_kept(make_tree):
+    root = make_tree(FILES)
+    denied = {"type": "error", "error": {"type": "authentication_error", "message": "invalid x-api-key"}}
+    endpoint = Endpoint([(200, message("kept context")), (401, denied)])
+    with pytest.raises(GenerationStopped, match=r"^authentication failed \(401\): check ANTHROPIC_API_KEY; "
+                                                r"1 of 3 contexts generated and kept, run again to resume$"):
+        index(root, contextualizer(endpoint), workers=1)
+    assert len(endpoint.requests) == 2  # 401 is not retried, and nothing after it is sent
+    second = Endpoint()
+    index(root, contextualizer(second))
+    assert len(second.requests) == 2
+    third = Endpoint()
+    index(root, contextualizer(third))
+    assert third.requests == []  # everything cached: a second full run sends nothing
+
+
+def test_the_cost_guard_stops_the_sdk_before_any_request(make_tree):
+    from retrieval.contextual.generate import CostRefused
+
+    root = make_tree(FILES)
+    endpoint = Endpoint()
+    with pytest.raises(CostRefused):
+        index(root, contextualizer(endpoint), yes=False, max_dollars=0.0)
+    assert endpoint.requests == []
+
+
+def test_deny_listed_and_oversized_files_never_reach_the_api(make_tree):
+    from retrieval.contextual.cache import ContextCache
+    from retrieval.contextual.generate import plan, run
+    from retrieval.records import SourceFile
+    from retrieval.retrievers.contextual import ContextualRetriever
+
+    files = {"app.py": "def f():\n    return 1\n", ".env": "API_TOKEN=hunter2\n", "id_rsa": "PRIVATE\n",
+             "prod.tfstate": "{}\n", "big.py": "y = 2\n" * 4000}
+    root = make_tree(files)
+    listed = [SourceFile(p, str(root / p), (root / p).stat().st_size, 0, "python", "code") for p in files]
+    work = plan(str(root), ContextualRetriever(), service.IndexOptions(), ContextCache(str(root / "c")),
+                max_file_bytes=5_000, files=listed)
+    endpoint = Endpoint()
+    run(work, contextualizer(endpoint), ContextCache(str(root / "c")))
+    sent = " ".join(b["messages"][0]["content"][0]["text"] for b in endpoint.requests)
+    assert len(endpoint.requests) == 1 and "app.py" in sent
+    assert "hunter2" not in sent and "PRIVATE" not in sent and "big.py" not in sent

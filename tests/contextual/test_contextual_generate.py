@@ -1,0 +1,203 @@
+"""Model contexts through `index --retriever lexical+ctx`, with a stand-in model (no SDK needed):
+the estimate and cost guard, the cache, resuming, files never sent, and the offline fallbacks."""
+from __future__ import annotations
+
+import pytest
+
+from retrieval import service
+from retrieval.contextual import command
+from retrieval.contextual.command import ContextOptions
+from retrieval.contextual.generate import CostRefused, GenerationStopped, plan, sendable
+from retrieval.contextual.cache import ContextCache
+from retrieval.records import SourceFile
+from retrieval.retrievers.contextual import ContextualRetriever
+
+FILES = {
+    "src/billing/invoice.py": '"""Invoices."""\n\n\ndef total(lines):\n    return sum(lines)\n\n\n'
+                              'def render(invoice):\n    return str(invoice)\n',
+    "src/billing/tax.py": "def vat(amount):\n    return amount * 0.2\n",
+    "README.md": "# Shop\n\nA small shop.\n",
+}
+
+
+class StandIn:
+    """A model that answers every chunk with a recognisable context; can fail after n answers."""
+
+    def __init__(self, fail_after: int | None = None):
+        self.calls: list[tuple[str, int]] = []
+        self.fail_after = fail_after
+
+    def request(self, path, file_text, chunk):
+        if self.fail_after is not None and len(self.calls) >= self.fail_after:
+            raise PermissionError("401 invalid x-api-key")
+        self.calls.append((path, chunk.start_line))
+        return f"zebracontext for {path} line {chunk.start_line}"
+
+    @staticmethod
+    def fatal(exc):
+        return f"authentication failed: {exc}"
+
+
+def index(root, model, messages=None, **context):
+    notes = messages if messages is not None else []
+    return command.refresh(str(root), context=ContextOptions(yes=True, **context) if "yes" not in context
+                           else ContextOptions(**context), progress=notes.append, requester=model)
+
+
+def contexts_of(root, query="zebracontext"):
+    return {h.source_path: h.context for h in service.search(str(root), query, retriever="lexical+ctx", top_k=20).hits}
+
+
+def test_generated_contexts_are_indexed_searchable_and_reported_with_hits(make_tree):
+    root = make_tree(FILES)
+    model = StandIn()
+    report = index(root, model)
+    assert report.status == "indexed"
+    assert len(model.calls) == report.chunks == 3
+    found = contexts_of(root)
+    assert set(found) == {"src/billing/invoice.py", "src/billing/tax.py", "README.md"}
+    assert found["src/billing/tax.py"].startswith("zebracontext for src/billing/tax.py line 1")
+
+
+def test_a_second_run_sends_nothing_and_editing_one_file_asks_only_for_its_chunks(make_tree, rewrite):
+    root = make_tree(FILES)
+    index(root, StandIn())
+    again = StandIn()
+    assert index(root, again).status == "up to date"
+    assert again.calls == []
+    rewrite(root / "src/billing/tax.py", "def vat(amount, rate=0.2):\n    return amount * rate\n")
+    after_edit = StandIn()
+    index(root, after_edit)
+    assert after_edit.calls == [("src/billing/tax.py", 1)]
+
+
+def test_an_interrupted_run_keeps_what_was_paid_for_and_the_next_run_resumes(make_tree):
+    root = make_tree(FILES)
+    with pytest.raises(GenerationStopped, match=r"authentication failed.*2 of 3 contexts generated and kept"):
+        index(root, StandIn(fail_after=2), workers=1)
+    resumed = StandIn()
+    index(root, resumed, workers=1)
+    assert len(resumed.calls) == 1  # only the one never answered
+    assert all(c.startswith("zebracontext") for c in contexts_of(root).values())
+    assert len(contexts_of(root)) == 3
+
+
+def test_contexts_generated_before_a_crash_reach_the_index_even_when_nothing_is_sent_after(make_tree):
+    root = make_tree(FILES)
+    service.refresh(str(root), "lexical+ctx")  # an offline index first
+    with pytest.raises(GenerationStopped):
+        index(root, StandIn(fail_after=2), workers=1)
+    nothing = StandIn()
+    index(root, nothing, max_chunks=0)
+    assert nothing.calls == []
+    assert len(contexts_of(root)) == 2  # the contexts already paid for were taken in by a rebuild
+
+
+def test_the_cost_guard_refuses_before_any_request_unless_accepted_or_capped(make_tree):
+    root = make_tree(FILES)
+    refused = StandIn()
+    messages: list[str] = []
+    with pytest.raises(CostRefused, match="--yes"):
+        index(root, refused, messages, yes=False, max_dollars=0.0)
+    assert refused.calls == []
+    assert any("3 chunks to contextualize" in m and "estimated $" in m for m in messages)
+    capped = StandIn()
+    index(root, capped, yes=False, max_dollars=0.0, max_chunks=1)
+    assert len(capped.calls) == 1
+    accepted = StandIn()
+    index(root, accepted, yes=True, max_dollars=0.0)
+    assert len(accepted.calls) == 2
+
+
+def test_a_dry_run_prints_the_estimate_and_sends_and_builds_nothing(make_tree):
+    root = make_tree(FILES)
+    model, messages = StandIn(), []
+    assert index(root, model, messages, dry_run=True) is None
+    assert model.calls == []
+    assert any("input tokens" in m and "output tokens" in m for m in messages)
+    assert service.status(str(root))[[r["retriever"] for r in service.status(str(root))].index("lexical+ctx")][
+        "state"] == "missing"
+
+
+def test_secret_and_oversized_files_are_never_planned_so_never_sent(make_tree):
+    files = {**FILES, "deploy/prod.pem": "-----BEGIN KEY-----\n", "config/secrets.json": '{"k": 1}\n',
+             "data/big.py": "x = 1\n" * 5000}
+    root = make_tree(files)
+    listed = [SourceFile(p, str(root / p), (root / p).stat().st_size, 0, "python", "code") for p in files]
+    retriever = ContextualRetriever()
+    work = plan(str(root), retriever, service.IndexOptions(), ContextCache(str(root / "cache")),
+                max_file_bytes=10_000, files=listed)
+    planned = {job.path for job in work.jobs}
+    assert planned == set(FILES)
+    assert work.withheld == {"secret-name": 2, "too-large-to-send": 1}
+    assert sendable("a/.env.production/x.py", 1, 10) == "secret-name"
+    model = StandIn()
+    index(root, model, max_file_bytes=10_000)
+    assert "data/big.py" not in {p for p, _ in model.calls}
+    assert "data/big.py" in {h.source_path for h in service.search(str(root), "x", retriever="lexical+ctx").hits}
+
+
+def test_a_query_refreshing_a_stale_index_never_asks_the_model_and_drops_stale_contexts(make_tree, rewrite):
+    root = make_tree(FILES)
+    index(root, StandIn())
+    rewrite(root / "src/billing/tax.py", "def vat(amount):\n    return amount * 0.25\n")
+    found = contexts_of(root, "vat amount invoice")
+    assert "zebracontext" not in found["src/billing/tax.py"]  # its content changed: the offline context
+    assert found["src/billing/invoice.py"].startswith("zebracontext")  # unchanged: still the model's
+
+
+def installed(monkeypatch):
+    """As if the remote extra were installed (its absence is tested on its own)."""
+    import retrieval.extras as extras
+
+    monkeypatch.setattr(extras, "missing_modules", lambda extra: [])
+
+
+def test_without_a_key_the_offline_contextualizer_is_used_and_said_once(make_tree, monkeypatch):
+    installed(monkeypatch)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    root = make_tree(FILES)
+    messages: list[str] = []
+    report = command.refresh(str(root), progress=messages.append)
+    assert report.status == "indexed"
+    assert [m for m in messages if "offline contextualizer" in m] == [
+        "lexical+ctx: using the offline contextualizer (the Anthropic contextualizer needs an API key: "
+        "set ANTHROPIC_API_KEY)"]
+    with pytest.raises(RuntimeError, match="set ANTHROPIC_API_KEY"):
+        command.refresh(str(root), context=ContextOptions(mode="anthropic"))
+
+
+def test_without_the_package_asking_for_the_model_names_the_install_command(make_tree, monkeypatch):
+    import retrieval.extras as extras
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.setattr(extras, "missing_modules", lambda extra: ["anthropic"] if extra == "remote" else [])
+    root = make_tree(FILES)
+    with pytest.raises(RuntimeError, match=r"pip install 'retrieval\[remote\]'"):
+        command.refresh(str(root), context=ContextOptions(mode="anthropic"))
+    messages: list[str] = []
+    assert command.refresh(str(root), progress=messages.append).status == "indexed"
+    assert any("offline contextualizer" in m and "retrieval[remote]" in m for m in messages)
+
+
+def test_cli_all_mode_never_asks_the_model_and_explicit_model_without_key_is_one_error_line(
+        make_tree, monkeypatch, run):
+    root = make_tree(FILES)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+
+    def no_spending(*args, **kwargs):
+        raise AssertionError("all-mode index asked the model")
+
+    monkeypatch.setattr(command, "_generate", no_spending)
+    result = run("index", "--root", root)
+    assert result.exit_code == 0, result.output
+    assert "lexical: indexed" in result.output and "lexical+ctx" not in result.output  # by name only
+    result = run("query", "--root", root, "--retriever", "lexical+ctx", "--json", "vat")
+    assert result.exit_code == 0, result.output  # a query builds it on first use, offline
+    assert '"path": "src/billing/tax.py"' in result.output
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    installed(monkeypatch)
+    result = run("index", "--root", root, "--retriever", "lexical+ctx", "--contextualizer", "anthropic")
+    assert result.exit_code == 1
+    assert result.output.strip().splitlines()[-1] == (
+        "error: lexical+ctx: the Anthropic contextualizer needs an API key: set ANTHROPIC_API_KEY")
