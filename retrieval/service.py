@@ -223,7 +223,7 @@ def refresh(
     try:
         os.makedirs(rdir, exist_ok=True)
         lock = WriterLock(os.path.join(store, "lock"))
-        lock.acquire(timeout=lock_timeout)
+        lock.acquire(timeout=lock_timeout, on_wait=stderr_progress)
     except OSError as exc:
         raise layout.StoreError(f"cannot write the index at {store}: {exc.strerror or exc}") from exc
     try:
