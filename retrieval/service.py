@@ -14,6 +14,7 @@ from typing import Callable
 
 from . import __version__
 from .chunking import ChunkingPolicy, chunk_lines, whole_file
+from .freshness import racy
 from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
 from .read import SYMLINK, UNREADABLE, VANISHED, read_source
 from .records import SearchHit
@@ -165,6 +166,8 @@ def is_current(root: str, manifest: dict) -> bool:
     if not isinstance(watch, dict):
         return False
     files = manifest["files"]
+    checked = manifest.get("checked_ns")
+    now = time.time_ns()
     fd = None
     if os.stat in os.supports_dir_fd:
         # Paths relative to the open root: no joining, and a shorter lookup for the kernel.
@@ -183,7 +186,7 @@ def is_current(root: str, manifest: dict) -> bool:
                 return False
         for rel, size, mtime in zip(files["path"], files["size"], files["mtime"]):
             st = stat(rel)
-            if st.st_mtime_ns != mtime or st.st_size != size:
+            if st.st_mtime_ns != mtime or st.st_size != size or racy(mtime, checked, now):
                 return False
     except (OSError, ValueError, TypeError, KeyError):
         return False
@@ -264,6 +267,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     if manifest is not None and (force or manifest.get("config") != config):
         manifest = None  # options changed: start from nothing, old segments are collected below
     walk_options = options.discovery(store)
+    checked = time.time_ns()  # before any stat: what the entries recorded below are judged against
     discovery = walk(root, walk_options)
     report = RefreshReport(name, "up to date", skipped=dict(discovery.skipped))
     old_files = file_table(manifest) if manifest else {}
@@ -271,9 +275,11 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     skip_counts: Counter = Counter(discovery.skipped)
     # Pass 1, stats only: a file whose size and mtime match its entry is taken as unchanged.
     to_read: list[tuple] = []
+    old_checked = manifest.get("checked_ns") if manifest else None
     for f in discovery.files:
         entry = old_files.get(f.path)
-        if entry is not None and entry[SIZE] == f.size and entry[MTIME] == f.mtime_ns:
+        if (entry is not None and entry[SIZE] == f.size and entry[MTIME] == f.mtime_ns
+                and not racy(f.mtime_ns, old_checked, checked)):
             new_files[f.path] = entry
             if entry[SKIP]:
                 skip_counts[entry[SKIP]] += 1
@@ -351,6 +357,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "files": _file_columns(new_files),
         "skipped": report.skipped,
         "watch": watch,
+        "checked_ns": checked,
         "state": state,
     }
     layout.commit_manifest(store, name, new_manifest)

@@ -1,0 +1,30 @@
+"""Racy entries: a file whose recorded mtime is not clearly older than the moment it was checked.
+
+Change detection compares size and mtime. A file edited in the same timestamp tick as the stat that
+recorded it, keeping its size, looks unchanged for ever after (git's "racily clean" entries). So,
+as git does, an entry whose mtime is not clearly older than its check gets a content check (its
+digest) at the next refresh; a refresh that finds it unchanged records a later check time, after
+which the entry is clean.
+"""
+from __future__ import annotations
+
+# How far a file's timestamp may trail the clock we read: the kernel stamps files from a coarse
+# clock (one tick, a few ms, behind); filesystems with whole-second stamps (FAT: two seconds) trail
+# by up to their granularity.
+FINE_MARGIN_NS = 50_000_000
+COARSE_MARGIN_NS = 2_000_000_000
+
+
+def margin(mtime_ns: int) -> int:
+    return COARSE_MARGIN_NS if mtime_ns % 1_000_000_000 == 0 else FINE_MARGIN_NS
+
+
+def racy(mtime_ns: int, checked_ns: int | None, now_ns: int) -> bool:
+    """True when an edit after the check could have left mtime unchanged and may already have
+    happened. checked_ns: when the entry's stat was taken (None: unknown, old manifests)."""
+    if checked_ns is None:
+        return False
+    m = margin(mtime_ns)
+    # Clearly older than the check: a later edit would show a later mtime. A stamp still in the
+    # future (a clock ahead, a touch -d): an edit cannot have reached it yet.
+    return mtime_ns >= checked_ns - m and now_ns >= mtime_ns - m
