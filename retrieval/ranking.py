@@ -14,9 +14,12 @@ from .text import _WORD, tokenize
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|test_?utils?|fixtures?)(/|$)"
-    r"|(^|/)test_[^/]*$|_tests?\.[^/]+$|\.(test|spec)\.[^/]+$|(Tests?|Spec)\.[A-Za-z]+$",
+    r"|(^|/)test_[^/]*$|_(tests?|spec)\.[^/]+$|\.(test|spec)\.[^/]+$",
     re.IGNORECASE,
 )
+# A class-named test file (`FooTest.java`, `BarTests.cs`, `BazSpec.scala`): the capital matters,
+# or `latest.py`, `contest.js` and `respec.ts` would be tests.
+_TEST_CLASS_FILE = re.compile(r"(^|/)[^/]*(Tests?|Spec|Specs)\.[A-Za-z]+$")
 _EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?|benchmarks?|benches|docs_src|playground)(/|$)", re.IGNORECASE)
 # Vendored: conventional directories, and copied-in libraries named with their release
 # (`static/jquery-3.5.1.js`, `underscore-1.13.1.min.js`).
@@ -87,7 +90,7 @@ def _path_classes(path: str) -> tuple[bool, bool, bool, bool]:
         if len(_PATH_CLASSES) > 200_000:
             _PATH_CLASSES.clear()
         found = _PATH_CLASSES[path] = (
-            bool(_TEST_PATH.search(path)),
+            bool(_TEST_PATH.search(path) or _TEST_CLASS_FILE.search(path)),
             bool(_EXAMPLE_PATH.search(path)),
             bool(_VENDOR_PATH.search(path)),
             bool(_GENERATED_PATH.search(path)),
