@@ -11,7 +11,11 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from .memo import Memo
 from .stem import porter_any
+
+# Bump when a change here changes the terms a text yields (the index fingerprint carries it).
+VERSION = 1
 
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET.
 STOPWORDS = frozenset(
@@ -49,7 +53,7 @@ def tokens(text: str) -> list[str]:
     return out
 
 
-_MEMO: dict[str, str | None] = {}
+_MEMO: Memo = Memo(500_000)
 
 
 def _term(token: str) -> str | None:
@@ -62,10 +66,7 @@ def _term(token: str) -> str | None:
         word = word[:-2]
     word = word.lower()
     result = None if word in STOPWORDS or not word else porter_any(word)
-    if len(_MEMO) > 500_000:
-        _MEMO.clear()
-    _MEMO[token] = result
-    return result
+    return _MEMO.put(token, result)
 
 
 def analyze(text: str) -> list[str]:

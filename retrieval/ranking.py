@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields
 
+from .memo import Memo
 from .text import _WORD, tokenize
 
 _TEST_PATH = re.compile(
@@ -80,21 +81,19 @@ def is_symbol_query(query: str) -> bool:
     return bool(q) and " " not in q and len(query_words(q)) >= 1 and len(q) <= 120
 
 
-_PATH_CLASSES: dict[str, tuple[bool, bool, bool, bool]] = {}
+_PATH_CLASSES: Memo = Memo(200_000)
 
 
 def _path_classes(path: str) -> tuple[bool, bool, bool, bool]:
     """(test, example, vendored, generated) for a path; memoised, the regexes are the costly part."""
     found = _PATH_CLASSES.get(path)
     if found is None:
-        if len(_PATH_CLASSES) > 200_000:
-            _PATH_CLASSES.clear()
-        found = _PATH_CLASSES[path] = (
+        found = _PATH_CLASSES.put(path, (
             bool(_TEST_PATH.search(path) or _TEST_CLASS_FILE.search(path)),
             bool(_EXAMPLE_PATH.search(path)),
             bool(_VENDOR_PATH.search(path)),
             bool(_GENERATED_PATH.search(path)),
-        )
+        ))
     return found
 
 
@@ -123,7 +122,7 @@ def _squash(word: str) -> str:
     return "".join(ch for ch in word.lower() if ch.isalnum())
 
 
-_NAME_WORDS: dict[str, tuple[str, frozenset]] = {}
+_NAME_WORDS: Memo = Memo(200_000)
 
 
 def file_name_words(path: str) -> tuple[str, frozenset]:
@@ -133,9 +132,7 @@ def file_name_words(path: str) -> tuple[str, frozenset]:
         name = path.rsplit("/", 1)[-1]
         stem = name.split(".", 1)[0] if not name.startswith(".") else name
         words = frozenset(t for t in tokenize(stem)[1:] or tokenize(stem))
-        if len(_NAME_WORDS) > 200_000:
-            _NAME_WORDS.clear()
-        found = _NAME_WORDS[path] = (_squash(stem), words)
+        found = _NAME_WORDS.put(path, (_squash(stem), words))
     return found
 
 

@@ -15,6 +15,7 @@ from typing import Callable
 from . import __version__
 from .chunking import ChunkingPolicy, chunk_lines, whole_file
 from .freshness import racy
+from .memo import Memo
 from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
 from .read import SYMLINK, UNREADABLE, VANISHED, read_source
 from .records import SearchHit
@@ -423,7 +424,8 @@ class SearchResult:
 # Indexes this process has opened, reused while the committed manifest is the very same file (an
 # atomic replace always makes a new inode): a long-lived caller parses the manifest and opens the
 # segments once, not on every query.
-_OPEN: dict[tuple[str, str], tuple[tuple, dict, object]] = {}
+# Bounded, least recently used first out: a process that queries many roots does not grow.
+_OPEN: Memo = Memo(8)
 
 
 def _manifest_key(store: str, name: str) -> tuple | None:
@@ -454,7 +456,7 @@ def open_index(
     notes = notes if notes is not None else []
     for attempt in range(3):
         key = _manifest_key(store, name)
-        cached = _OPEN.get((store, name))
+        cached = _OPEN.recall((store, name))
         if cached is not None and key is not None and cached[0] == key:
             if stale_ok or is_current(root, cached[1]):
                 return cached[2]
@@ -478,7 +480,7 @@ def open_index(
         try:
             engine = retriever.open_store(layout.retriever_dir(store, name), manifest["state"])
             if key is not None:
-                _OPEN[(store, name)] = (key, manifest, engine)
+                _OPEN.put((store, name), (key, manifest, engine))
             return engine
         except (OSError, RuntimeError) as exc:
             # A writer replaced the snapshot between our reads, or the store is damaged: retry,

@@ -14,6 +14,9 @@ from collections import Counter
 from ..text import split_identifier, term_counts
 
 DEF = "\u00a7"
+# Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
+# carries it, with the versions of the modules it builds on).
+VERSION = 1
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"

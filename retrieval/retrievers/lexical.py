@@ -5,11 +5,12 @@ from array import array
 from collections import Counter
 from typing import Iterable
 
-from .. import prose
+from .. import prose, stem, text
 from ..confidence import assess, word_forms
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
+from ..lexical import features
 from ..lexical.features import DEF, chunk_terms
 from ..query import plan_query
 from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files
@@ -50,8 +51,10 @@ class LexicalRetriever:
     def fingerprint(self) -> dict:
         # What the stored postings depend on; query-time ranking settings are not part of it.
         if self.profile == PROSE:
-            return {"profile": PROSE, "terms": 1}
-        return {"k1": self.params.k1, "b": self.params.b, "terms": 3, "path_weight": self.ranking.path_weight}
+            return {"profile": PROSE, "terms": {"prose": prose.VERSION, "stem": stem.VERSION}}
+        return {"k1": self.params.k1, "b": self.params.b, "path_weight": self.ranking.path_weight,
+                "terms": {"features": features.VERSION, "text": text.VERSION, "stem": stem.VERSION,
+                          "stemming": text.STEM}}
 
     def _terms(self, path: str, text: str, context: str, language: str = "") -> Counter:
         if self.profile == PROSE:
