@@ -125,9 +125,9 @@ def test_locals_calls_imports_and_trait_impls_are_not_definitions():
     assert defined_names("nvm_install() {\n", "bash") == {"nvm_install"}
 
 
-def test_copied_in_releases_and_message_catalogs_rank_below_source():
+def test_copied_in_releases_and_generated_files_rank_below_source():
     body = "function tokenize(input) {\n  return input.split(' ')\n}\n"
-    for other in ("static/jquery-3.5.1.js", "locale/bg/LC_MESSAGES/app.js"):
+    for other in ("static/jquery-3.5.1.js", "dist/app.min.js"):
         docs = FILLER + [doc(other, body + "tokenize(input)\ntokenize(input)\n"), doc("src/lexer.js", body)]
         assert ranked_paths(docs, "tokenize input")[0] == "src/lexer.js", other
         assert ranked_paths(docs, "tokenize input", vendor_penalty=1.0, generated_penalty=1.0)[0] == other
@@ -144,3 +144,12 @@ def test_test_files_are_told_by_their_names_and_directories_not_by_a_word_ending
                  "src/Contest.java", "src/protest.py", "src/manifest.py", "src/inspect.py", "lib/Latest.kt"]
     assert [p for p in tests if not _path_classes(p)[0]] == []
     assert [p for p in not_tests if _path_classes(p)[0]] == []
+
+
+def test_benchmark_scripts_are_told_by_their_names_like_tests():
+    from retrieval.ranking import _path_classes
+
+    for path in ("scripts/bench_speed.py", "pkg/parser_bench.go", "tools/benchmark_io.py", "benches/x.rs"):
+        assert _path_classes(path)[1], path
+    for path in ("src/bench.py", "src/workbench.py", "src/benchmarking.py"):
+        assert not _path_classes(path)[1], path

@@ -68,3 +68,23 @@ def test_long_query_min_idf_drops_words_most_files_have():
     text = report("frobnicate the value", "value " * 5)
     assert ranked_paths(docs, text) == ["src/frob.py"]
     assert "lib/common0.py" in ranked_paths(docs, text, long_query_min_idf=0.0)
+
+
+def test_a_page_and_its_translations_are_one_result():
+    page = "Dependencies are resolved before the path operation runs: resolve dependencies\n"
+    docs = FILLER + [doc(f"docs/{lang}/tutorial/dependencies.md", page, kind="docs")
+                     for lang in ("en", "ja", "es", "zh-hant", "pt_BR")]
+    docs += [doc("docs/en/tutorial/other.md", "dependencies are resolved once\n", kind="docs"),
+             doc("src/resolve.py", "def solve_dependencies(operation):\n    pass\n")]
+    paths = ranked_paths(docs, "how are dependencies resolved for a path operation")
+    assert len([p for p in paths[:3] if p.endswith("tutorial/dependencies.md")]) == 1
+    assert {"docs/en/tutorial/other.md", "src/resolve.py"} <= set(paths[:3])
+    switched = ranked_paths(docs, "how are dependencies resolved for a path operation", one_page_per_translation=False)
+    assert len([p for p in switched[:3] if p.endswith("tutorial/dependencies.md")]) == 3
+
+
+def test_two_letter_code_directories_are_not_translations():
+    # only prose is collapsed: `io/` and `os/` code files with one name stay two results
+    body = "def read_buffer(size):\n    return size\n"
+    docs = FILLER + [doc("src/io/buffer.py", body), doc("src/os/buffer.py", body)]
+    assert ranked_paths(docs, "read buffer")[:2] == ["src/io/buffer.py", "src/os/buffer.py"]
