@@ -5,7 +5,6 @@ import bisect
 import datetime as _dt
 import functools
 import os
-import shutil
 import sys
 import time
 from collections import Counter
@@ -375,6 +374,8 @@ def clean(root: str) -> bool:
         return False
     if not os.path.exists(os.path.join(store, "STORE.json")):
         raise layout.StoreError(f"{store} does not look like a retrieval index; not removing it")
+    import shutil  # here: shutil's import (archive codecs) costs a cold query more than it uses
+
     shutil.rmtree(store)
     return True
 
