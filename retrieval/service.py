@@ -13,7 +13,7 @@ from typing import Callable
 
 from . import __version__
 from .chunking import ChunkingPolicy, chunk_lines, whole_file
-from .freshness import racy
+from .freshness import racy, settle
 from .memo import Memo
 from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
 from .read import SYMLINK, UNREADABLE, VANISHED, read_source
@@ -360,11 +360,23 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "checked_ns": checked,
         "state": state,
     }
+    _settle_racy(root, new_manifest, new_files, discovery, max_bytes)
     layout.commit_manifest(store, name, new_manifest)
     retriever.collect_garbage(rdir, state)
     report.status = "indexed" if changed or report.removed else "up to date"
     report.chunks = sum(e[NCHUNKS] for e in new_files.values())
     return report
+
+
+def _settle_racy(root, manifest, files, discovery, max_bytes) -> None:
+    """Record a later check time when the few racy entries verify (see freshness.settle)."""
+    checked = manifest["checked_ns"]
+    now = time.time_ns()
+    racy_entries = {p: (e[MTIME], e[DIGEST]) for p, e in files.items() if racy(e[MTIME], checked, now)}
+    if racy_entries:
+        by_path = {f.path: f for f in discovery.files if f.path in racy_entries}
+        manifest["checked_ns"] = settle(
+            racy_entries, checked, lambda p: read_source(by_path[p], max_bytes).digest if p in by_path else None)
 
 
 def clean(root: str) -> bool:

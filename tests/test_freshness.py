@@ -72,3 +72,12 @@ def test_a_clearly_older_entry_is_trusted_on_its_stat(make_tree):
     _same_size_edit(root / "pkg/a.py", before, after, stamp)
     # the cost of a stat-only check (git's too): an edit forging size and mtime is not seen
     assert service.refresh(str(root)).reread == []
+
+
+def test_a_file_saved_just_before_indexing_is_settled_by_the_refresh_not_left_racy(make_tree):
+    root = make_tree({"pkg/a.py": "def old():\n    pass\n"})
+    (root / "pkg/a.py").write_text("def fresh_save():\n    pass\n")  # stamped now, as an editor's save
+    service.refresh(str(root))
+    manifest = layout.read_manifest(layout.store_dir(str(root)), "lexical")
+    assert service.is_current(str(root), manifest)  # the refresh waited out the tick and re-read it
+    assert service.refresh(str(root)).reread == []
