@@ -7,6 +7,7 @@ import stat as stat_mod
 from collections import Counter
 from dataclasses import dataclass, field
 
+from .lazyre import LazyPattern
 from . import ignore, languages
 from .records import SourceFile
 
@@ -38,8 +39,8 @@ _SECRET_GLOBS = (
     ".netrc", ".pgpass", ".htpasswd", ".npmrc", ".pypirc", ".git-credentials", "*.tfstate",
     "*.tfstate.*", "service-account*.json", "*.sqlite", "*.db",
 )
-_SECRET_RE = re.compile(
-    "|".join(ignore.compile_rule(g).regex.pattern for g in _SECRET_GLOBS), re.IGNORECASE
+_SECRET_RE = LazyPattern(  # built on first use: a query on a fresh index never walks
+    lambda: "|".join(ignore.compile_rule(g).regex.pattern for g in _SECRET_GLOBS), re.IGNORECASE
 )
 
 

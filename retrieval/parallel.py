@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections import deque
 from itertools import chain, islice
 from typing import Callable, Iterable, Iterator, TypeVar
@@ -31,11 +32,56 @@ def default_jobs() -> int:
     return max(1, min(n, 4))
 
 
-def _worker(fn: Callable, conn) -> None:
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+
+def _die_with(parent: int) -> None:
+    """Ask the kernel to kill this process when its parent dies (Linux); then check that the parent
+    did not die before the request was made (the process would have been adopted by then)."""
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass  # the liveness checks in _worker still end it
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _close_inherited(keep: int) -> None:
+    """Close every descriptor a fork copied from the parent except stdio and our own pipe end: the
+    store's writer lock (a flock lives while any copy of its descriptor is open) and the siblings'
+    pipe ends (a worker holding one keeps that sibling from ever seeing its parent go)."""
+    try:
+        fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        try:
+            limit = os.sysconf("SC_OPEN_MAX")
+        except (OSError, ValueError):
+            limit = 4096
+        os.closerange(3, keep)
+        os.closerange(keep + 1, max(limit, keep + 2))
+        return
+    for fd in fds:
+        if fd > 2 and fd != keep:
+            try:
+                os.close(fd)
+            except OSError:
+                pass  # the descriptor listdir itself used
+
+
+def _worker(fn: Callable, conn, parent: int) -> None:
+    _die_with(parent)
+    _close_inherited(conn.fileno())
     # Ctrl-C reaches the whole process group: let the parent handle it, not every worker.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     while True:
+        # Where the kernel cannot kill us with the parent, notice that it went (we were adopted).
         try:
+            while not conn.poll(1.0):
+                if os.getppid() != parent:
+                    return
             batch = conn.recv()
         except (EOFError, OSError):
             return  # the parent went away
@@ -78,12 +124,13 @@ def ordered_map(
         return
     import multiprocessing
 
-    context = multiprocessing.get_context()
+    # fork: workers start in milliseconds; what they inherit is closed first thing (_worker).
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
     workers = []
     try:
         for _ in range(jobs):
             parent_end, child_end = context.Pipe()
-            process = context.Process(target=_worker, args=(fn, child_end), daemon=True)
+            process = context.Process(target=_worker, args=(fn, child_end, os.getpid()), daemon=True)
             process.start()
             child_end.close()
             workers.append((process, parent_end))

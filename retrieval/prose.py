@@ -11,7 +11,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from .lazyre import LazyPattern as lazy_compile
+from .memo import Memo
 from .stem import porter_any
+
+# Bump when a change here changes the terms a text yields (the index fingerprint carries it).
+VERSION = 1
 
 # Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET.
 STOPWORDS = frozenset(
@@ -28,11 +33,11 @@ _LETTER = rf"[^\W\d_{_IDEOGRAPH}]"
 _MID_LETTER = r"[:.'\u00b7\u0387\u055f\u05f4\u2018\u2019\u2024\u2027\ufe13\ufe52\ufe55\uff07\uff0e\uff1a]"
 _MID_NUM = (r"[.,;'\u037e\u0589\u060c\u060d\u066c\u07f8\u2018\u2019\u2024\u2044\ufe10\ufe14\ufe50\ufe52"
             r"\ufe54\uff07\uff0c\uff0e\uff1b]")
-_TOKEN = re.compile(
+_TOKEN = lazy_compile(
     rf"[{_IDEOGRAPH}]"
     rf"|(?:{_CHAR})(?:{_CHAR}|(?<={_LETTER}){_MID_LETTER}(?={_LETTER})|(?<=\d){_MID_NUM}(?=\d))*"
 )
-_CONNECTORS_ONLY = re.compile(r"[_\u203f\u2040\u2054\ufe33\ufe34\ufe4d-\ufe4f\uff3f]+")
+_CONNECTORS_ONLY = lazy_compile(r"[_\u203f\u2040\u2054\ufe33\ufe34\ufe4d-\ufe4f\uff3f]+")
 MAX_TOKEN = 255  # Lucene splits longer tokens at this length
 
 
@@ -49,7 +54,7 @@ def tokens(text: str) -> list[str]:
     return out
 
 
-_MEMO: dict[str, str | None] = {}
+_MEMO: Memo = Memo(500_000)
 
 
 def _term(token: str) -> str | None:
@@ -62,10 +67,7 @@ def _term(token: str) -> str | None:
         word = word[:-2]
     word = word.lower()
     result = None if word in STOPWORDS or not word else porter_any(word)
-    if len(_MEMO) > 500_000:
-        _MEMO.clear()
-    _MEMO[token] = result
-    return result
+    return _MEMO.put(token, result)
 
 
 def analyze(text: str) -> list[str]:

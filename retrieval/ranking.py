@@ -9,25 +9,36 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields
+from typing import Callable
 
+from .memo import Memo
 from .text import _WORD, tokenize
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|test_?utils?|fixtures?)(/|$)"
-    r"|(^|/)test_[^/]*$|_tests?\.[^/]+$|\.(test|spec)\.[^/]+$|(Tests?|Spec)\.[A-Za-z]+$",
+    r"|(^|/)test_[^/]*$|_(tests?|spec)\.[^/]+$|\.(test|spec)\.[^/]+$",
     re.IGNORECASE,
 )
-_EXAMPLE_PATH = re.compile(r"(^|/)(examples?|samples?|demos?|benchmarks?|benches|docs_src|playground)(/|$)", re.IGNORECASE)
+# A class-named test file (`FooTest.java`, `BarTests.cs`, `BazSpec.scala`): the capital matters,
+# or `latest.py`, `contest.js` and `respec.ts` would be tests.
+_TEST_CLASS_FILE = re.compile(r"(^|/)[^/]*(Tests?|Spec|Specs)\.[A-Za-z]+$")
+# Examples, demos and benchmarks: by directory, or a benchmark by its file name as tests are
+# (`bench_speed.py`, `parser_bench.go`, `benchmark_io.py`).
+_EXAMPLE_PATH = re.compile(
+    r"(^|/)(examples?|samples?|demos?|benchmarks?|benches|playground)(/|$)"
+    r"|(^|/)(bench|benchmark)_[^/]*$|_(bench|benchmark)\.[^/]+$",
+    re.IGNORECASE,
+)
 # Vendored: conventional directories, and copied-in libraries named with their release
 # (`static/jquery-3.5.1.js`, `underscore-1.13.1.min.js`).
 _VENDOR_PATH = re.compile(
     r"(^|/)(vendor|vendored|third[_-]?party|external|extern)(/|$)|[-.]v?\d+\.\d+\.\d+(\.min)?\.[a-z]+$",
     re.IGNORECASE,
 )
-# Generated: minified bundles, protobuf output, and compiled message catalogs (`LC_MESSAGES/x.js`).
-_GENERATED_PATH = re.compile(
-    r"(\.min\.[a-z]+$|\.pb\.go$|_pb2\.py$|\.generated\.|(^|/)generated(/|$)|(^|/)LC_MESSAGES/)", re.IGNORECASE
-)
+# Generated: minified bundles, protobuf output.
+_GENERATED_PATH = re.compile(r"(\.min\.[a-z]+$|\.pb\.go$|_pb2\.py$|\.generated\.|(^|/)generated(/|$))", re.IGNORECASE)
+# A language tag as a directory name: `en`, `ja`, `zh-hant`, `pt_BR`, `zh-CN`.
+_LOCALE_DIR = re.compile(r"[a-z]{2}(?:[-_][A-Za-z]{2,4})?")
 _DOCS_DIR = re.compile(r"(^|/)(docs?|documentation)/", re.IGNORECASE)  # doc/conf.py, docs/examples/x.py
 _ASKS_FOR_TESTS = {"test", "tests", "testing", "spec", "specs", "mock", "fixture", "fixtures"}
 _ASKS_FOR_EXAMPLES = {"example", "examples", "sample", "demo", "tutorial", "benchmark"}
@@ -60,6 +71,7 @@ class RankingConfig:
     long_query_min_idf: float = 1.0  # long queries skip words this common (idf below it)
     long_query_definer_boost: float = 0.5  # long queries: per named symbol a file defines
     filename_boost: float = 2.0  # every word of the file's name is in the query (NL queries)
+    one_page_per_translation: bool = True  # docs differing only in a language directory are one result
 
     def replace(self, **changes) -> "RankingConfig":
         values = {f.name: getattr(self, f.name) for f in fields(self)}
@@ -77,21 +89,19 @@ def is_symbol_query(query: str) -> bool:
     return bool(q) and " " not in q and len(query_words(q)) >= 1 and len(q) <= 120
 
 
-_PATH_CLASSES: dict[str, tuple[bool, bool, bool, bool]] = {}
+_PATH_CLASSES: Memo = Memo(200_000)
 
 
 def _path_classes(path: str) -> tuple[bool, bool, bool, bool]:
     """(test, example, vendored, generated) for a path; memoised, the regexes are the costly part."""
     found = _PATH_CLASSES.get(path)
     if found is None:
-        if len(_PATH_CLASSES) > 200_000:
-            _PATH_CLASSES.clear()
-        found = _PATH_CLASSES[path] = (
-            bool(_TEST_PATH.search(path)),
+        found = _PATH_CLASSES.put(path, (
+            bool(_TEST_PATH.search(path) or _TEST_CLASS_FILE.search(path)),
             bool(_EXAMPLE_PATH.search(path)),
             bool(_VENDOR_PATH.search(path)),
             bool(_GENERATED_PATH.search(path)),
-        )
+        ))
     return found
 
 
@@ -120,7 +130,7 @@ def _squash(word: str) -> str:
     return "".join(ch for ch in word.lower() if ch.isalnum())
 
 
-_NAME_WORDS: dict[str, tuple[str, frozenset]] = {}
+_NAME_WORDS: Memo = Memo(200_000)
 
 
 def file_name_words(path: str) -> tuple[str, frozenset]:
@@ -130,9 +140,7 @@ def file_name_words(path: str) -> tuple[str, frozenset]:
         name = path.rsplit("/", 1)[-1]
         stem = name.split(".", 1)[0] if not name.startswith(".") else name
         words = frozenset(t for t in tokenize(stem)[1:] or tokenize(stem))
-        if len(_NAME_WORDS) > 200_000:
-            _NAME_WORDS.clear()
-        found = _NAME_WORDS[path] = (_squash(stem), words)
+        found = _NAME_WORDS.put(path, (_squash(stem), words))
     return found
 
 
@@ -155,11 +163,22 @@ def name_prior(path: str, symbol: str | None, query_terms: set[str], config: Ran
     return 1.0
 
 
-def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig) -> list[tuple[float, object]]:
+def translation_keys(path: str) -> tuple[str, ...]:
+    """The path with each language-tag directory in turn replaced by `*`: `docs/ja/docs/a.md` ->
+    ("docs/*/docs/a.md",). Two pages sharing a key are one page in two languages."""
+    parts = path.split("/")
+    return tuple("/".join(parts[:i] + ["*"] + parts[i + 1 :])
+                 for i in range(len(parts) - 1) if _LOCALE_DIR.fullmatch(parts[i]))
+
+
+def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig,
+               page_keys: Callable[[str], tuple] | None = None) -> list[tuple[float, object]]:
     """(score, path, item) chunks -> (final score, item), best chunk of each file first.
 
     A file's score is its best chunk plus `file_evidence` times its next `evidence_chunks` chunks;
     its best chunk carries that score. Remaining chunks follow (when diversifying) in their own score order.
+    `page_keys(path)`: files sharing a key are copies of one page (translations): only the best of
+    them counts as a distinct file, the others follow with the second chunks.
     """
     by_file: dict[str, list] = {}
     for entry in scored:
@@ -173,6 +192,19 @@ def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig) -
         total = best[0] + config.file_evidence * sum(e[0] for e in others)
         firsts.append((total, path, best[2]))
         rest.extend(entries[1:])
+    if page_keys is not None and config.one_page_per_translation:
+        firsts.sort(key=lambda e: -e[0])
+        seen: dict[str, str] = {}
+        distinct = []
+        for entry in firsts:
+            keys = page_keys(entry[1])
+            if any(seen.get(k, entry[1]) != entry[1] for k in keys):
+                rest.append(entry)  # a translation of a page already listed
+                continue
+            for k in keys:
+                seen.setdefault(k, entry[1])
+            distinct.append(entry)
+        firsts = distinct
     if config.diversify:
         ordered = sorted(firsts, key=lambda e: -e[0]) + sorted(rest, key=lambda e: -e[0])
     else:

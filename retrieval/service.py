@@ -5,7 +5,6 @@ import bisect
 import datetime as _dt
 import functools
 import os
-import shutil
 import sys
 import time
 from collections import Counter
@@ -14,6 +13,8 @@ from typing import Callable
 
 from . import __version__
 from .chunking import ChunkingPolicy, chunk_lines, whole_file
+from .freshness import racy, settle
+from .memo import Memo
 from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
 from .progress import Tick
 from .read import SYMLINK, UNREADABLE, VANISHED, read_source
@@ -172,6 +173,8 @@ def is_current(root: str, manifest: dict) -> bool:
     if not isinstance(watch, dict):
         return False
     files = manifest["files"]
+    checked = manifest.get("checked_ns")
+    now = time.time_ns()
     fd = None
     if os.stat in os.supports_dir_fd:
         # Paths relative to the open root: no joining, and a shorter lookup for the kernel.
@@ -190,7 +193,7 @@ def is_current(root: str, manifest: dict) -> bool:
                 return False
         for rel, size, mtime in zip(files["path"], files["size"], files["mtime"]):
             st = stat(rel)
-            if st.st_mtime_ns != mtime or st.st_size != size:
+            if st.st_mtime_ns != mtime or st.st_size != size or racy(mtime, checked, now):
                 return False
     except (OSError, ValueError, TypeError, KeyError):
         return False
@@ -230,7 +233,7 @@ def refresh(
     try:
         os.makedirs(rdir, exist_ok=True)
         lock = WriterLock(os.path.join(store, "lock"))
-        lock.acquire(timeout=lock_timeout)
+        lock.acquire(timeout=lock_timeout, on_wait=stderr_progress)
     except OSError as exc:
         raise layout.unwritable("write", store, exc) from exc
     try:
@@ -271,6 +274,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     if manifest is not None and (force or manifest.get("config") != config):
         manifest = None  # options changed: start from nothing, old segments are collected below
     walk_options = options.discovery(store)
+    checked = time.time_ns()  # before any stat: what the entries recorded below are judged against
     discovery = walk(root, walk_options)
     report = RefreshReport(name, "up to date", skipped=dict(discovery.skipped))
     old_files = file_table(manifest) if manifest else {}
@@ -278,9 +282,11 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     skip_counts: Counter = Counter(discovery.skipped)
     # Pass 1, stats only: a file whose size and mtime match its entry is taken as unchanged.
     to_read: list[tuple] = []
+    old_checked = manifest.get("checked_ns") if manifest else None
     for f in discovery.files:
         entry = old_files.get(f.path)
-        if entry is not None and entry[SIZE] == f.size and entry[MTIME] == f.mtime_ns:
+        if (entry is not None and entry[SIZE] == f.size and entry[MTIME] == f.mtime_ns
+                and not racy(f.mtime_ns, old_checked, checked)):
             new_files[f.path] = entry
             if entry[SKIP]:
                 skip_counts[entry[SKIP]] += 1
@@ -361,13 +367,26 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "files": _file_columns(new_files),
         "skipped": report.skipped,
         "watch": watch,
+        "checked_ns": checked,
         "state": state,
     }
+    _settle_racy(root, new_manifest, new_files, discovery, max_bytes)
     layout.commit_manifest(store, name, new_manifest)
     retriever.collect_garbage(rdir, state)
     report.status = "indexed" if changed or report.removed else "up to date"
     report.chunks = sum(e[NCHUNKS] for e in new_files.values())
     return report
+
+
+def _settle_racy(root, manifest, files, discovery, max_bytes) -> None:
+    """Record a later check time when the few racy entries verify (see freshness.settle)."""
+    checked = manifest["checked_ns"]
+    now = time.time_ns()
+    racy_entries = {p: (e[MTIME], e[DIGEST]) for p, e in files.items() if racy(e[MTIME], checked, now)}
+    if racy_entries:
+        by_path = {f.path: f for f in discovery.files if f.path in racy_entries}
+        manifest["checked_ns"] = settle(
+            racy_entries, checked, lambda p: read_source(by_path[p], max_bytes).digest if p in by_path else None)
 
 
 def clean(root: str) -> bool:
@@ -377,6 +396,8 @@ def clean(root: str) -> bool:
         return False
     if not os.path.exists(os.path.join(store, "STORE.json")):
         raise layout.StoreError(f"{store} does not look like a retrieval index; not removing it")
+    import shutil  # here: shutil's import (archive codecs) costs a cold query more than it uses
+
     shutil.rmtree(store)
     return True
 
@@ -426,7 +447,8 @@ class SearchResult:
 # Indexes this process has opened, reused while the committed manifest is the very same file (an
 # atomic replace always makes a new inode): a long-lived caller parses the manifest and opens the
 # segments once, not on every query.
-_OPEN: dict[tuple[str, str], tuple[tuple, dict, object]] = {}
+# Bounded, least recently used first out: a process that queries many roots does not grow.
+_OPEN: Memo = Memo(8)
 
 
 def _manifest_key(store: str, name: str) -> tuple | None:
@@ -457,7 +479,7 @@ def open_index(
     notes = notes if notes is not None else []
     for attempt in range(3):
         key = _manifest_key(store, name)
-        cached = _OPEN.get((store, name))
+        cached = _OPEN.recall((store, name))
         if cached is not None and key is not None and cached[0] == key:
             if stale_ok or is_current(root, cached[1]):
                 return cached[2]
@@ -481,7 +503,7 @@ def open_index(
         try:
             engine = retriever.open_store(layout.retriever_dir(store, name), manifest["state"])
             if key is not None:
-                _OPEN[(store, name)] = (key, manifest, engine)
+                _OPEN.put((store, name), (key, manifest, engine))
             return engine
         except (OSError, RuntimeError) as exc:
             # A writer replaced the snapshot between our reads, or the store is damaged: retry,

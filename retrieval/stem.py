@@ -5,6 +5,11 @@ fewer distinct words than word occurrences.
 """
 from __future__ import annotations
 
+from .memo import Memo
+
+# Bump when a change here changes a stem (the index fingerprint carries it).
+VERSION = 1
+
 _VOWELS = frozenset("aeiou")
 
 
@@ -141,7 +146,7 @@ def _step5(w: str) -> str:
     return w
 
 
-_MEMO: dict[str, str] = {}
+_MEMO: Memo = Memo(500_000)
 
 
 def porter(word: str) -> str:
@@ -153,13 +158,10 @@ def porter(word: str) -> str:
         out = word
     else:
         out = _step5(_step4(_first_suffix(_first_suffix(_step1c(_step1ab(word)), _STEP2), _STEP3)))
-    if len(_MEMO) > 500_000:
-        _MEMO.clear()
-    _MEMO[word] = out
-    return out
+    return _MEMO.put(word, out)
 
 
-_MEMO_ANY: dict[str, str] = {}
+_MEMO_ANY: Memo = Memo(500_000)
 
 
 def porter_any(word: str) -> str:
@@ -171,7 +173,5 @@ def porter_any(word: str) -> str:
             out = word
         else:
             out = _step5(_step4(_first_suffix(_first_suffix(_step1c(_step1ab(word)), _STEP2), _STEP3)))
-        if len(_MEMO_ANY) > 500_000:
-            _MEMO_ANY.clear()
-        _MEMO_ANY[word] = out
+        _MEMO_ANY.put(word, out)
     return out

@@ -12,9 +12,21 @@ import re
 from collections import Counter
 from itertools import chain
 
+from .memo import Memo, clear_all
 from .stem import porter
 
+# Porter stemming of words and identifier parts: on unless RETRIEVAL_STEM=0 (the stored index
+# records the choice in its fingerprint; set_stemming changes it in a running process).
 STEM = os.environ.get("RETRIEVAL_STEM", "1") == "1"
+# Bump when a change here changes the terms a text yields (the index fingerprint carries it).
+VERSION = 2
+
+
+def set_stemming(on: bool) -> None:
+    """Switch stemming for this process; every memo of derived terms is dropped with it."""
+    global STEM
+    STEM = bool(on)
+    clear_all()
 
 _WORD = re.compile(r"[^\W_](?:\w*[^\W_])?|_\w*[^\W_]\w*")
 # Within an underscore-free word: acronym before a capitalised word, capitalised/lower words,
@@ -28,8 +40,7 @@ STOPWORDS = frozenset(
     with you your""".split()
 )
 
-_MEMO: dict[str, tuple[str, ...]] = {}
-_MEMO_LIMIT = 500_000
+_MEMO: Memo = Memo(500_000)
 
 
 def split_identifier(word: str) -> tuple[str, ...]:
@@ -45,7 +56,7 @@ def split_identifier(word: str) -> tuple[str, ...]:
             parts.extend(_PART.findall(piece))
     if STEM and len(parts) == 1 and terms and parts[0].lower() == whole:
         stem = porter(whole)
-        if stem != whole:
+        if stem != whole and len(stem) > 1:  # `ies` stems to `i`: one letter is no term
             terms.append(stem)
     if len(parts) > 1 or (parts and parts[0].lower() != whole):
         seen = {whole}
@@ -56,11 +67,7 @@ def split_identifier(word: str) -> tuple[str, ...]:
             if len(part) > 1 and part not in seen and part not in STOPWORDS:
                 seen.add(part)
                 terms.append(part)
-    result = tuple(terms)
-    if len(_MEMO) >= _MEMO_LIMIT:
-        _MEMO.clear()
-    _MEMO[word] = result
-    return result
+    return _MEMO.put(word, tuple(terms))
 
 
 def term_counts(text: str) -> Counter:
@@ -68,15 +75,15 @@ def term_counts(text: str) -> Counter:
     words = _WORD.findall(text)
     memo = _MEMO
     new = set(words).difference(memo)
-    if len(memo) + len(new) >= _MEMO_LIMIT:
-        memo.clear()  # now, so that filling the memo below cannot clear it half way
-        new = set(words)
+    if new:
+        memo.make_room(len(new))  # now, so that filling the memo below cannot evict any of these words
+        new = set(words).difference(memo)
     for word in new:
         split_identifier(word)
     try:
         # Every word is memoised: expand and count them all in C (no Python step per word).
         return Counter(chain.from_iterable(map(memo.__getitem__, words)))
-    except KeyError:  # the memo was cleared after all (a text with more distinct words than it holds)
+    except KeyError:  # the memo overflowed after all (a text with more distinct words than it holds)
         counts: Counter = Counter()
         for word, n in Counter(words).items():
             for term in split_identifier(word):

@@ -88,8 +88,7 @@ def main(argv=None) -> int:
         todo = [v for v in variants if v[2].get("stem", True) == stem]
         if not todo:
             continue
-        text.STEM = stem
-        text._MEMO.clear()
+        text.set_stemming(stem)  # drops every memo of derived terms (ranking's file-name words too)
         for repo in repos:
             root = os.path.join(args.checkouts, repo["name"], repo.get("benchmark_root") or "")
             if not os.path.isdir(root):
@@ -104,7 +103,7 @@ def main(argv=None) -> int:
                     results[name][repo["name"]] = rows
                     languages[repo["name"]] = repo["language"]
             print(f"{repo['name']}: {len(todo)} variant(s)", file=sys.stderr, flush=True)
-    text.STEM = True
+    text.set_stemming(True)
 
     def mean(values):
         values = list(values)

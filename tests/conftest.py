@@ -9,6 +9,7 @@ import importlib.util
 import os
 import shutil
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,19 @@ def write_tree(root: Path, files: dict) -> Path:
             path.write_bytes(content)
         else:
             path.write_bytes(content.encode("utf-8"))
+    _backdate(root)
     return root
+
+
+def _backdate(root: Path) -> None:
+    """Stamp a new tree a minute old, as a checkout usually is: entries stamped within a tick of
+    indexing get a content check at the next refresh (racy entries, retrieval/freshness.py)."""
+    old = time.time_ns() - 60_000_000_000
+    for dirpath, _dirs, names in sorted(os.walk(root), reverse=True):  # children before parents
+        for name in names:
+            if not os.path.islink(os.path.join(dirpath, name)):
+                os.utime(os.path.join(dirpath, name), ns=(old, old))
+        os.utime(dirpath, ns=(old, old))
 
 
 @pytest.fixture

@@ -142,10 +142,18 @@ def test_min_confidence_keeps_the_hits_at_that_level_or_above_in_order(sample_re
 
 
 def test_min_confidence_fills_top_k_from_deeper_in_the_ranking(make_tree):
-    root = make_tree({f"m{i}.py": f"widget gadget number {i}\n" for i in range(8)}
-                     | {"z.py": "widget alone\n"})
-    rows = query_json(root, "widget gadget", "-k", "5", "--min-confidence", "medium")
-    assert len(rows) == 5 and {r["confidence"] for r in rows} == {"medium"}
+    # x*.py repeat a common word (a query word absent from the index leaves them little coverage):
+    # they rank among the m*.py files but are `low`, so the medium top 5 reaches deeper.
+    files = {f"src/m{i}.py": "gadget gadget\n" + "pad\n" * i for i in range(8)}
+    files |= {f"src/x{i}.py": "widget " * 5 + "\n" for i in range(2)}
+    files |= {f"src/w{i}.py": "widget filler\n" for i in range(10)}
+    files |= {f"src/o{i}.py": "other filler\n" for i in range(20)}
+    root = make_tree(files)
+    unfiltered = query_json(root, "widget gadget zzyzx", "-k", "5")
+    assert "low" in {r["confidence"] for r in unfiltered}
+    rows = query_json(root, "widget gadget zzyzx", "-k", "5", "--min-confidence", "medium")
+    assert [r["path"] for r in rows] == [f"src/m{i}.py" for i in range(5)]
+    assert {r["confidence"] for r in rows} == {"medium"}
 
 
 def test_min_confidence_high_can_answer_nothing(sample_repo):

@@ -49,10 +49,11 @@ def test_definitions_are_recognised_across_languages():
 
 def test_test_files_rank_below_source_unless_the_query_asks_for_tests():
     body = "def retry_request(session):\n    return session.retry_request()\n"
-    docs = [doc("tests/test_retry.py", body), doc("src/retry.py", body)]
-    assert ranked_paths(docs, "retry request") == ["src/retry.py", "tests/test_retry.py"]
-    assert ranked_paths(docs, "retry request tests")[0] == "tests/test_retry.py"
-    assert ranked_paths(docs, "retry request", test_penalty=1.0)[0] == "src/retry.py"  # tie: path order
+    # (names the query does not spell out, so no file-name boost) the test file matches a little better (it says the words once more) and ranks first unpenalised
+    docs = [doc("tests/test_client.py", body + "assert retry_request(session)\n"), doc("src/client.py", body)]
+    assert ranked_paths(docs, "retry request") == ["src/client.py", "tests/test_client.py"]
+    assert ranked_paths(docs, "retry request tests")[0] == "tests/test_client.py"
+    assert ranked_paths(docs, "retry request", test_penalty=1.0)[0] == "tests/test_client.py"
 
 
 def test_path_words_find_a_file_whose_body_does_not_say_them():
@@ -124,9 +125,31 @@ def test_locals_calls_imports_and_trait_impls_are_not_definitions():
     assert defined_names("nvm_install() {\n", "bash") == {"nvm_install"}
 
 
-def test_copied_in_releases_and_message_catalogs_rank_below_source():
+def test_copied_in_releases_and_generated_files_rank_below_source():
     body = "function tokenize(input) {\n  return input.split(' ')\n}\n"
-    for other in ("static/jquery-3.5.1.js", "locale/bg/LC_MESSAGES/app.js"):
+    for other in ("static/jquery-3.5.1.js", "dist/app.min.js"):
         docs = FILLER + [doc(other, body + "tokenize(input)\ntokenize(input)\n"), doc("src/lexer.js", body)]
         assert ranked_paths(docs, "tokenize input")[0] == "src/lexer.js", other
         assert ranked_paths(docs, "tokenize input", vendor_penalty=1.0, generated_penalty=1.0)[0] == other
+
+
+def test_test_files_are_told_by_their_names_and_directories_not_by_a_word_ending():
+    from retrieval.ranking import _path_classes
+
+    tests = ["tests/test_app.py", "test/helper.rb", "spec/models/user.rb", "src/__tests__/a.js",
+             "pkg/server_test.go", "lib/router.test.js", "src/app.spec.ts", "app/models/user_spec.rb",
+             "src/main/java/FooTest.java", "Foo.Tests/BarTests.cs", "core/src/CodecSpec.scala",
+             "pkg/testdata/input.go", "test_utils/helpers.py", "fixtures/data.py"]
+    not_tests = ["src/latest.py", "lib/contest.js", "pkg/attest.go", "src/greatest.rs", "src/respec.ts",
+                 "src/Contest.java", "src/protest.py", "src/manifest.py", "src/inspect.py", "lib/Latest.kt"]
+    assert [p for p in tests if not _path_classes(p)[0]] == []
+    assert [p for p in not_tests if _path_classes(p)[0]] == []
+
+
+def test_benchmark_scripts_are_told_by_their_names_like_tests():
+    from retrieval.ranking import _path_classes
+
+    for path in ("scripts/bench_speed.py", "pkg/parser_bench.go", "tools/benchmark_io.py", "benches/x.rs"):
+        assert _path_classes(path)[1], path
+    for path in ("src/bench.py", "src/workbench.py", "src/benchmarking.py"):
+        assert not _path_classes(path)[1], path

@@ -288,3 +288,17 @@ def test_two_index_processes_started_at_once_both_succeed_and_leave_a_valid_stor
         assert ranking(service.search(str(root), query, top_k=20).hits) == ranking(
             service.search(str(fresh), query, top_k=20).hits
         )
+
+
+def test_a_writer_waiting_on_the_lock_says_so_once_naming_the_holder(tmp_path):
+    holder = WriterLock(str(tmp_path / "lock"))
+    holder.acquire(timeout=0)
+    said = []
+    try:
+        with pytest.raises(LockBusy):
+            WriterLock(str(tmp_path / "lock")).acquire(timeout=1.2, on_wait=said.append)
+    finally:
+        holder.release()
+    assert len(said) == 1 and "waiting for" in said[0]
+    if os.path.exists("/proc/locks"):
+        assert f"process {os.getpid()}" in said[0]

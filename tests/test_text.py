@@ -6,6 +6,7 @@ from collections import Counter
 import pytest
 
 from retrieval import text
+from retrieval.memo import Memo
 from retrieval.text import STOPWORDS, split_identifier, term_counts, tokenize
 
 
@@ -13,7 +14,7 @@ from retrieval.text import STOPWORDS, split_identifier, term_counts, tokenize
 def unstemmed(monkeypatch):
     """The splitting rules on their own, with Porter stemming switched off (RETRIEVAL_STEM=0)."""
     monkeypatch.setattr(text, "STEM", False)
-    monkeypatch.setattr(text, "_MEMO", {})
+    monkeypatch.setattr(text, "_MEMO", Memo(10_000))
 
 
 @pytest.mark.parametrize(

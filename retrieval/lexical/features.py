@@ -11,9 +11,13 @@ from __future__ import annotations
 import re
 from collections import Counter
 
+from ..lazyre import LazyPattern as lazy_compile
 from ..text import split_identifier, term_counts
 
 DEF = "\u00a7"
+# Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
+# carries it, with the versions of the modules it builds on).
+VERSION = 1
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -26,30 +30,30 @@ _KEYWORDS = (
     r"sub|namespace|union|newtype|data|instance|alias|signature)"
 )
 # keyword-introduced definitions (most languages), with a Go receiver or a Lua table prefix
-_KEYWORD_DEF = re.compile(
+_KEYWORD_DEF = lazy_compile(
     rf"^[ \t]*{_MODIFIERS}{_KEYWORDS}\s+(?:\([^)]*\)\s*)?(?:[A-Za-z_][\w]*[.:])?([A-Za-z_$][\w$]*[?!]?)(?![\w$]|\s*[,}}])",
     re.MULTILINE,
 )
 # `impl Trait for Type` defines behaviour for Type, not Trait; a bare `impl Type` is Type's.
-_IMPL_DEF = re.compile(
+_IMPL_DEF = lazy_compile(
     r"^[ \t]*(?:unsafe\s+)?impl(?:<[^\n{]*?>)?\s+(?:[\w:]+(?:<[^\n{]*?>)?\s+for\s+)?(?:[\w]+::)*([A-Za-z_]\w*)",
     re.MULTILINE,
 )
 # Bindings define a name only at the top level: an indented `const x` is a local variable.
-_BINDING_DEF = re.compile(
+_BINDING_DEF = lazy_compile(
     rf"^{_MODIFIERS}(?:val|var|let|const)\s+([A-Za-z_$][\w$]*)",
     re.MULTILINE,
 )
 # Shell functions: `name() {` or `function name`.
-_SHELL_DEF = re.compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w:-]*)[ \t]*\(\)", re.MULTILINE)
+_SHELL_DEF = lazy_compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w:-]*)[ \t]*\(\)", re.MULTILINE)
 # C-family function or method signatures: a type, a name, an open parenthesis, not a statement
-_SIGNATURE_DEF = re.compile(
+_SIGNATURE_DEF = lazy_compile(
     r"^[ \t]*(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
     r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]([A-Za-z_~]\w*)\s*\([^;\n]*$",
     re.MULTILINE,
 )
 # `#define NAME`, Haskell `name ::`, and top-level `NAME = ...` assignments
-_OTHER_DEF = re.compile(
+_OTHER_DEF = lazy_compile(
     r"^#\s*define\s+([A-Za-z_]\w*)|^([a-z_][\w']*)\s+::|^([A-Za-z_][\w.]*)\s*(?::[^=]+)?=(?!=)",
     re.MULTILINE,
 )

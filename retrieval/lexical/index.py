@@ -7,7 +7,6 @@ straight from the postings (no source file is read again).
 from __future__ import annotations
 
 import os
-import shutil
 from array import array
 
 from .bm25 import SegmentView
@@ -240,4 +239,6 @@ class LexicalIndex:
             return
         for name in names:
             if name.startswith("seg-") and name not in live:
+                import shutil  # only a collection needs it; its import is costly for a cold query
+
                 shutil.rmtree(os.path.join(self.directory, name), ignore_errors=True)

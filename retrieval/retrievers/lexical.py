@@ -5,14 +5,15 @@ from array import array
 from collections import Counter
 from typing import Iterable
 
-from .. import prose
+from .. import prose, stem, text
 from ..confidence import assess, word_forms
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
+from ..lexical import features
 from ..lexical.features import DEF, chunk_terms
 from ..query import plan_query
-from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files
+from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files, translation_keys
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from ..text import split_identifier
@@ -50,8 +51,10 @@ class LexicalRetriever:
     def fingerprint(self) -> dict:
         # What the stored postings depend on; query-time ranking settings are not part of it.
         if self.profile == PROSE:
-            return {"profile": PROSE, "terms": 1}
-        return {"k1": self.params.k1, "b": self.params.b, "terms": 3, "path_weight": self.ranking.path_weight}
+            return {"profile": PROSE, "terms": {"prose": prose.VERSION, "stem": stem.VERSION}}
+        return {"k1": self.params.k1, "b": self.params.b, "path_weight": self.ranking.path_weight,
+                "terms": {"features": features.VERSION, "text": text.VERSION, "stem": stem.VERSION,
+                          "stemming": text.STEM}}
 
     def _terms(self, path: str, text: str, context: str, language: str = "") -> Counter:
         if self.profile == PROSE:
@@ -108,14 +111,17 @@ class LexicalRetriever:
         terms = set(weights)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scored = []
+        docs_paths = set()
         for value, i, d in first:
             seg = views[i].segment
             path, _language, kind = seg.files[seg.doc_file[d]]
+            if kind == "docs":
+                docs_paths.add(path)
             factor = path_prior(path, kind, plan.asked, config, plan.long) * name_prior(path, plan.symbol, terms, config)
             if definers:
                 factor *= 1.0 + config.long_query_definer_boost * definers.get(path, 0)
             scored.append((value * factor, path, (i, d)))
-        ranked = rank_files(scored, config)
+        ranked = rank_files(scored, config, lambda p: translation_keys(p) if p in docs_paths else ())
         words = query_words(query)
         defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if plan.symbol is not None else []
         levels = assess(views, self._n_docs, word_forms(words, split_identifier), defined, ranked, top_k)

@@ -10,14 +10,13 @@ from __future__ import annotations
 import errno
 import json
 import os
-import tempfile
 
 TMP_PREFIX = ".tmp-"
 
 
 def write_bytes(path: str, data: bytes, *, durable: bool = False) -> int:
     directory = os.path.dirname(path) or "."
-    fd, tmp = tempfile.mkstemp(prefix=TMP_PREFIX, dir=directory)
+    fd, tmp = _create_temp(directory)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -34,6 +33,18 @@ def write_bytes(path: str, data: bytes, *, durable: bool = False) -> int:
     if durable:
         fsync_dir(directory)
     return len(data)
+
+
+def _create_temp(directory: str) -> tuple[int, str]:
+    """A new private file `.tmp-<random>` in directory, as tempfile.mkstemp makes one (tempfile
+    itself is not imported: its import costs a cold query more than this function)."""
+    for _ in range(100):
+        tmp = os.path.join(directory, TMP_PREFIX + os.urandom(8).hex())
+        try:
+            return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", directory)
 
 
 def write_new(path: str, data: bytes) -> int:

@@ -9,10 +9,10 @@
 from __future__ import annotations
 
 import errno
-import hashlib
 import json
 import os
 
+from ..blake import blake2b
 from .atomic import write_bytes, write_json
 
 SCHEMA = 2  # 2: the file table is stored as columns
@@ -33,7 +33,7 @@ def store_dir(root: str) -> str:
     moved = os.environ.get(ENV_INDEX_DIR)
     if moved:
         # One subdirectory per root, so several repositories can share one index directory.
-        tag = hashlib.blake2b(root.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
+        tag = blake2b(root.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
         name = os.path.basename(root.rstrip(os.sep)) or "root"
         return os.path.join(os.path.abspath(moved), f"{name}-{tag}")
     return os.path.join(root, STORE_DIRNAME)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Callable
 
 try:
     import fcntl
@@ -14,8 +15,32 @@ except ImportError:  # pragma: no cover - Windows
     fcntl = None
 
 
+WAIT_NOTE_AFTER = 0.5  # seconds of waiting before saying so
+
+
 class LockBusy(RuntimeError):
     pass
+
+
+def lock_holder(fd: int) -> int | None:
+    """The pid holding a flock on fd's file, from /proc/locks (Linux); None when unknown."""
+    try:
+        st = os.fstat(fd)
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        # "1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF" (waiters are marked "->")
+        parts = line.split()
+        if len(parts) < 6 or parts[1] != "FLOCK" or "->" in parts:
+            continue
+        try:
+            if int(parts[5].rsplit(":", 1)[1]) == st.st_ino:
+                return int(parts[4])
+        except (ValueError, IndexError):
+            continue
+    return None
 
 
 class WriterLock:
@@ -23,14 +48,18 @@ class WriterLock:
         self.path = path
         self._fd: int | None = None
 
-    def acquire(self, timeout: float | None = None) -> None:
-        """Block until the lock is ours; timeout=0 tries once; raises LockBusy on timeout."""
+    def acquire(self, timeout: float | None = None, on_wait: Callable[[str], None] | None = None) -> None:
+        """Block until the lock is ours; timeout=0 tries once; raises LockBusy on timeout.
+
+        `on_wait` is told once, after a short while, that we are waiting and for which process: a
+        writer blocked behind another must not look like a hang."""
         # O_NOFOLLOW: a planted symbolic link must not make us create a file outside the store.
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
         if fcntl is None:  # pragma: no cover
             self._fd = fd
             return
-        deadline = None if timeout is None else time.monotonic() + timeout
+        started = time.monotonic()
+        deadline = None if timeout is None else started + timeout
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -40,6 +69,11 @@ class WriterLock:
                 if deadline is not None and time.monotonic() >= deadline:
                     os.close(fd)
                     raise LockBusy(f"another process is writing the index ({self.path})")
+                if on_wait is not None and time.monotonic() - started >= WAIT_NOTE_AFTER:
+                    holder = lock_holder(fd)
+                    on_wait(f"waiting for {'process ' + str(holder) if holder else 'another process'}, "
+                            f"which is writing the index ({self.path})")
+                    on_wait = None
                 time.sleep(0.05)
 
     def release(self) -> None:

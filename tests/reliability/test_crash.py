@@ -162,3 +162,90 @@ def test_sigkill_at_fifty_different_store_operations_never_changes_an_answer(mak
     assert_store_tidy(root)
     assert service.status(str(root))[0]["state"] == "ready"
     print(f"{kills} kills in {trial} trials ({per_refresh} operations per refresh), {elapsed:.1f}s")
+
+
+# -- parallel builds: the parent killed alone, its workers must not outlive it -----------------------
+
+PARALLEL_FILES = 240  # above the 64-file worker threshold, and enough work to be killed midway
+
+
+def _children(pid: int) -> set[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as fh:
+            return {int(c) for c in fh.read().split()}
+    except (OSError, ValueError):
+        return set()
+
+
+def _alive(pid: int) -> bool:
+    """True while pid runs (a zombie waiting for init to reap it has ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def test_a_parallel_build_killed_alone_leaves_no_worker_and_no_lock(make_tree, copy_tree, tmp_path):
+    import subprocess
+    import sys
+
+    import pytest
+
+    from reliability_harness import hooked
+
+    if not os.path.isdir("/proc/self/task"):
+        pytest.skip("needs /proc to see the workers")
+    runner = CliRunner()
+
+    def run(*args):
+        return runner.invoke(main, [str(a) for a in args])
+
+    files = {f"pkg/mod_{i}.py": module_text(i, 0) * 3 for i in range(PARALLEL_FILES)}
+    root = make_tree(files, name="parallel")
+    store = root / ".retrieval"
+    # (extra index arguments, kill at: seconds after the workers appear, or a store operation)
+    points = [([], 0.0), (["--force"], 0.0), ([], 0.15), (["--force"], 0.4),
+              ([], "mkdir:segment"), (["--force"], "replace:manifest"), ([], "unlink:gc")]
+    killed_with_workers = 0
+    for trial, (extra, when) in enumerate(points, start=1):
+        for i in range(0, PARALLEL_FILES, 2):  # half the files change: the refresh uses workers too
+            path = root / "pkg" / f"mod_{i}.py"
+            path.write_text(module_text(i, trial) * 3)
+            st = path.stat()
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+        plan = {"kill_at": when, "log": str(tmp_path / "kills.log")} if isinstance(when, str) else {}
+        command, env = hooked(["index", "--root", root, *extra], store, **plan)
+        env["RETRIEVAL_JOBS"] = "2"
+        # stderr to a file: a pipe would stay open as long as any orphaned worker lived
+        errors = open(tmp_path / f"stderr-{trial}", "w+")
+        proc = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        workers: set[int] = set()
+        deadline = time.monotonic() + 120
+        while proc.poll() is None and time.monotonic() < deadline:
+            seen = _children(proc.pid)
+            if seen and not workers and not isinstance(when, str):
+                time.sleep(when)
+                seen |= _children(proc.pid)
+                killed_with_workers += any(_alive(w) for w in seen)
+                os.kill(proc.pid, signal.SIGKILL)  # the parent alone, as a timeout or the OOM killer does
+            workers |= seen
+            time.sleep(0.005)
+        proc.wait(timeout=30)
+        errors.seek(0)
+        err = errors.read()
+        errors.close()
+        assert proc.returncode in (0, -signal.SIGKILL), (trial, proc.returncode, err)
+        # No worker outlives its parent...
+        gone_by = time.monotonic() + 10
+        while any(_alive(w) for w in workers) and time.monotonic() < gone_by:
+            time.sleep(0.02)
+        assert not any(_alive(w) for w in workers), f"trial {trial}: workers {workers} outlived the build"
+        # ...nor holds the writer lock: the next index finishes, within a bound.
+        nxt = subprocess.run([sys.executable, "-m", "retrieval.cli", "index", "--root", str(root)],
+                             env={k: v for k, v in env.items() if k != "RETRIEVAL_TEST_HOOKS"}, capture_output=True, text=True,
+                             timeout=60)
+        assert nxt.returncode == 0, (trial, nxt.stderr)
+        assert "waiting for" not in nxt.stderr
+        assert answers(root, run) == answers(copy_tree(root), run), f"trial {trial} ({extra}, {when})"
+    assert killed_with_workers >= 2, "the kills did not land while workers were running"

@@ -104,7 +104,6 @@ class _FillingWriter:
 def full_disk(monkeypatch):
     def install(disk: FullDisk) -> FullDisk:
         monkeypatch.setattr(atomic, "os", disk)
-        monkeypatch.setattr(atomic, "tempfile", disk)
         monkeypatch.setattr(segment, "os", disk)
         return disk
 

@@ -1,0 +1,34 @@
+"""The index fingerprint follows what shapes the postings: a stored index built another way is
+rebuilt, never silently reused."""
+from __future__ import annotations
+
+from retrieval import service, stem, text
+from retrieval.lexical import features
+from retrieval.retrievers.lexical import LexicalRetriever
+
+
+def test_the_fingerprint_changes_with_stemming_and_with_each_term_module(monkeypatch):
+    base = LexicalRetriever().fingerprint()
+    for module in (features, text, stem):
+        monkeypatch.setattr(module, "VERSION", module.VERSION + 1)
+        assert LexicalRetriever().fingerprint() != base, module.__name__
+        monkeypatch.undo()
+    try:
+        text.set_stemming(False)
+        assert LexicalRetriever().fingerprint() != base
+    finally:
+        text.set_stemming(True)
+    assert LexicalRetriever().fingerprint() == base
+
+
+def test_an_index_built_with_stemming_is_rebuilt_without_it(make_tree):
+    root = make_tree({"src/routing.py": "def handlers():\n    return registered_handlers\n",
+                      "src/other.py": "def unrelated():\n    pass\n"})
+    service.refresh(str(root))
+    try:
+        text.set_stemming(False)
+        report = service.refresh(str(root))
+        assert report.status == "indexed" and sorted(report.reprocessed) == ["src/other.py", "src/routing.py"]
+    finally:
+        text.set_stemming(True)
+    assert service.refresh(str(root)).status == "indexed"  # and back

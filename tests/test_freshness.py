@@ -1,0 +1,83 @@
+"""Racy entries: an edit that keeps size and mtime is caught when the mtime was not clearly older
+than the index's check, as git does; clearly older entries are trusted on their stat alone."""
+from __future__ import annotations
+
+import json
+import os
+import time
+
+from retrieval import service
+from retrieval.freshness import COARSE_MARGIN_NS, FINE_MARGIN_NS, racy
+from retrieval.store import layout
+
+SECOND = 1_000_000_000
+
+
+def test_an_mtime_within_a_tick_of_the_check_is_racy_and_a_clearly_older_one_is_not():
+    checked = 1_700_000_000_123_456_789
+    assert racy(checked - FINE_MARGIN_NS // 2, checked, checked + SECOND)
+    assert racy(checked, checked, checked + SECOND)
+    assert not racy(checked - 2 * FINE_MARGIN_NS, checked, checked + SECOND)
+    # whole-second stamps (a coarse filesystem) are judged with a wider margin
+    assert racy(checked // SECOND * SECOND - SECOND, checked, checked + SECOND)
+    assert not racy(checked // SECOND * SECOND - 2 * COARSE_MARGIN_NS, checked, checked + SECOND)
+    # a manifest from before check times were recorded: nothing is racy
+    assert not racy(checked, None, checked + SECOND)
+    # a stamp far in the future cannot have been reached by an edit yet
+    assert not racy(checked + 10 * SECOND, checked, checked + SECOND)
+    assert racy(checked + 10 * SECOND, checked, checked + 10 * SECOND)
+
+
+def _set_checked(root, value: int) -> None:
+    path = layout.manifest_path(layout.store_dir(str(root)), "lexical")
+    with open(path, encoding="utf-8") as fh:
+        manifest = json.load(fh)
+    manifest["checked_ns"] = value
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh)
+
+
+def _same_size_edit(path, old: str, new: str, mtime_ns: int) -> None:
+    assert len(old) == len(new)
+    path.write_text(new)
+    os.utime(path, ns=(mtime_ns, mtime_ns))
+
+
+def test_a_same_size_edit_in_the_tick_of_the_index_is_seen_at_the_next_query(make_tree):
+    before = "def lookup_alpha():\n    return 1\n"
+    after = "def lookup_omega():\n    return 1\n"
+    root = make_tree({"pkg/a.py": before, "pkg/b.py": "def other():\n    return 2\n"})
+    stamp = time.time_ns() - SECOND
+    os.utime(root / "pkg/a.py", ns=(stamp, stamp))
+    service.refresh(str(root))
+    _set_checked(root, stamp)  # the index committed in the same tick as the file's stamp
+    _same_size_edit(root / "pkg/a.py", before, after, stamp)
+    assert not service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
+
+    hits = service.search(str(root), "lookup_omega").hits
+    assert hits and hits[0].source_path == "pkg/a.py"
+    # checked once, at a later time: the entry is clean now and is not read again
+    assert service.refresh(str(root)).reread == []
+    assert service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
+
+
+def test_a_clearly_older_entry_is_trusted_on_its_stat(make_tree):
+    before = "def lookup_alpha():\n    return 1\n"
+    after = "def lookup_omega():\n    return 1\n"
+    root = make_tree({"pkg/a.py": before})
+    stamp = time.time_ns() - 10 * SECOND
+    os.utime(root / "pkg/a.py", ns=(stamp, stamp))
+    service.refresh(str(root))
+    _set_checked(root, stamp + 5 * SECOND)
+    _same_size_edit(root / "pkg/a.py", before, after, stamp)
+    # the cost of a stat-only check (git's too): an edit forging size and mtime is not seen
+    assert service.refresh(str(root)).reread == []
+
+
+def test_a_file_saved_just_before_indexing_is_settled_by_the_refresh_not_left_racy(make_tree):
+    root = make_tree({"pkg/a.py": "def old():\n    pass\n"})
+    (root / "pkg/a.py").write_text("def fresh_save():\n    pass\n")  # stamped now, as an editor's save
+    service.refresh(str(root))
+    manifest = layout.read_manifest(layout.store_dir(str(root)), "lexical")
+    assert service.is_current(str(root), manifest)  # the refresh waited out the tick and re-read it
+    assert service.refresh(str(root)).reread == []

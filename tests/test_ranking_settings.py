@@ -1,0 +1,90 @@
+"""Every RankingConfig setting that no other test switches: its effect, and that switching it off
+(or changing it) removes that effect."""
+from __future__ import annotations
+
+from retrieval.query import plan_query
+from retrieval.ranking import RankingConfig
+
+from test_query import report
+from test_ranking import FILLER, doc, ranked_paths
+
+
+def test_evidence_chunks_caps_how_much_a_hub_file_gains_from_many_weak_chunks():
+    strong = [doc("a.py", "render template render template\n", start=s) for s in (1, 11)]
+    hub = [doc("hub.py", "render template\n" + "other words here\n" * 8, start=i * 100 + 1) for i in range(12)]
+    docs = FILLER + strong + hub
+    assert ranked_paths(docs, "render template")[0] == "a.py"
+    assert ranked_paths(docs, "render template", evidence_chunks=0)[0] == "hub.py"  # 0: every chunk counts
+
+
+def test_diversify_puts_each_file_once_before_any_second_chunk():
+    hub = [doc("hub.py", "parse token parse token parse token\n", start=i * 10 + 1) for i in range(5)]
+    docs = hub + [doc("other.py", "parse token\n")]
+    assert ranked_paths(docs, "parse token")[:2] == ["hub.py", "other.py"]
+    assert ranked_paths(docs, "parse token", diversify=False)[:5] == ["hub.py"] * 5
+
+
+def test_example_files_rank_below_source_unless_switched_off():
+    body = "def render_page(view):\n    return view.render_page()\n"
+    docs = FILLER + [doc("examples/demo.py", body + "render_page(view)\n"), doc("src/views.py", body)]
+    assert ranked_paths(docs, "render page") == ["src/views.py", "examples/demo.py"]
+    assert ranked_paths(docs, "render page example")[0] == "examples/demo.py"
+    assert ranked_paths(docs, "render page", example_penalty=1.0)[0] == "examples/demo.py"
+
+
+def test_prose_ranks_below_source_unless_switched_off():
+    docs = FILLER + [doc("guide.md", "render the page: render page view\n", kind="docs"),
+                     doc("src/views.py", "def render_page(view):\n    pass\n")]
+    assert ranked_paths(docs, "render page") == ["src/views.py", "guide.md"]
+    assert ranked_paths(docs, "render page", docs_penalty=1.0)[0] == "guide.md"
+
+
+def test_candidates_is_how_deep_the_signals_look_into_the_first_stage():
+    many = [doc(f"src/m{i}.py", "session cookie session cookie\n") for i in range(12)]
+    named = doc("src/session.py", "cookie\n" + "x\n" * 10)  # weak in BM25, lifted by its file name
+    docs = FILLER + many + [named]
+    assert ranked_paths(docs, "session cookie")[0] == "src/session.py"
+    assert "src/session.py" not in ranked_paths(docs, "session cookie", candidates=10)
+
+
+def test_long_query_damping_logs_repeated_words_and_ignores_mentions_of_tests():
+    text = report("cache eviction is wrong", "array " * 30 + "see the tests")
+    damped = plan_query(text, RankingConfig())
+    raw = plan_query(text, RankingConfig(long_query_damping=False))
+    assert damped.weights["array"] < 5 and raw.weights["array"] == 30
+    assert damped.asked == frozenset() and "tests" in raw.asked
+
+
+def test_long_query_code_weight_adds_to_words_a_report_writes_as_code():
+    text = report("crash in `frobnicate_widget`", "it fails when called twice")
+    weighted = plan_query(text, RankingConfig()).weights["frobnicate_widget"]
+    plain = plan_query(text, RankingConfig(long_query_code_weight=0.0)).weights["frobnicate_widget"]
+    assert weighted == plain + RankingConfig().long_query_code_weight
+
+
+def test_long_query_min_idf_drops_words_most_files_have():
+    common = [doc(f"lib/common{i}.py", "value = compute(value)\n") for i in range(8)]
+    docs = FILLER + common + [doc("src/frob.py", "def frobnicate(x):\n    return x\n")]
+    text = report("frobnicate the value", "value " * 5)
+    assert ranked_paths(docs, text) == ["src/frob.py"]
+    assert "lib/common0.py" in ranked_paths(docs, text, long_query_min_idf=0.0)
+
+
+def test_a_page_and_its_translations_are_one_result():
+    page = "Dependencies are resolved before the path operation runs: resolve dependencies\n"
+    docs = FILLER + [doc(f"docs/{lang}/tutorial/dependencies.md", page, kind="docs")
+                     for lang in ("en", "ja", "es", "zh-hant", "pt_BR")]
+    docs += [doc("docs/en/tutorial/other.md", "dependencies are resolved once\n", kind="docs"),
+             doc("src/resolve.py", "def solve_dependencies(operation):\n    pass\n")]
+    paths = ranked_paths(docs, "how are dependencies resolved for a path operation")
+    assert len([p for p in paths[:3] if p.endswith("tutorial/dependencies.md")]) == 1
+    assert {"docs/en/tutorial/other.md", "src/resolve.py"} <= set(paths[:3])
+    switched = ranked_paths(docs, "how are dependencies resolved for a path operation", one_page_per_translation=False)
+    assert len([p for p in switched[:3] if p.endswith("tutorial/dependencies.md")]) == 3
+
+
+def test_two_letter_code_directories_are_not_translations():
+    # only prose is collapsed: `io/` and `os/` code files with one name stay two results
+    body = "def read_buffer(size):\n    return size\n"
+    docs = FILLER + [doc("src/io/buffer.py", body), doc("src/os/buffer.py", body)]
+    assert ranked_paths(docs, "read buffer")[:2] == ["src/io/buffer.py", "src/os/buffer.py"]
