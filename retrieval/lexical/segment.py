@@ -7,6 +7,8 @@ On disk a segment is a directory:
   docs.bin       four little-endian uint32 arrays of n_docs: file index, start line, end line, length
   post.bin       per term, its doc ids then its term frequencies (uint32 each)
   lex-NNNN.json  one shard of the lexicon: {term: [byte offset in post.bin, document frequency]}
+  meta.json      only when a chunker said more than lines: per doc, its chunk metadata columns
+                 (context, kind, symbol, scope start, scope end)
 A query opens only the shards of its terms and reads only their postings.
 """
 from __future__ import annotations
@@ -42,6 +44,10 @@ def shard_of(term: str, n_shards: int) -> int:
     return zlib.crc32(term.encode("utf-8")) % n_shards
 
 
+# Per-document chunk metadata a syntax-aware chunker provides (see records.Chunk)
+META_COLUMNS = ("context", "kind", "symbol", "scope_start", "scope_end")
+
+
 class CorruptSegment(RuntimeError):
     pass
 
@@ -60,12 +66,14 @@ class SegmentBuilder:
         self.docids: list[str] = []  # only for in-memory use with arbitrary docids
         self.postings: dict[str, tuple[array, array]] = {}
         self.n_postings = 0
+        self.meta: list[tuple | None] = []  # per doc: META_COLUMNS values, or None
 
     @property
     def n_docs(self) -> int:
         return len(self.lens)
 
-    def add(self, path: str, language: str, kind: str, start: int, end: int, counts: dict, docid: str = "") -> int:
+    def add(self, path: str, language: str, kind: str, start: int, end: int, counts: dict, docid: str = "",
+            meta: tuple | None = None) -> int:
         fid = self._file_ids.get(path)
         if fid is None:
             fid = self._file_ids[path] = len(self.files)
@@ -77,6 +85,7 @@ class SegmentBuilder:
         self.ends.append(max(end, 0))
         self.lens.append(sum(counts.values()))
         self.docids.append(docid)
+        self.meta.append(meta)
         self.n_postings += len(counts)
         postings = self.postings
         for term, tf in counts.items():
@@ -132,6 +141,11 @@ class SegmentBuilder:
         columns = {"path": [f[0] for f in self.files], "language": [f[1] for f in self.files],
                    "kind": [f[2] for f in self.files], "first": list(self.firsts)}
         sizes["files.json"] = write_new(os.path.join(tmp, "files.json"), dumps(columns))
+        if any(self.meta):
+            empty = ("", "", "", 0, 0)
+            rows = [m or empty for m in self.meta]
+            meta_columns = {c: [r[i] for r in rows] for i, c in enumerate(META_COLUMNS)}
+            sizes["meta.json"] = write_new(os.path.join(tmp, "meta.json"), dumps(meta_columns))
         for i, shard in enumerate(shards):
             name = f"lex-{i:04d}.json"
             sizes[name] = write_new(os.path.join(tmp, name), dumps(shard))
@@ -165,6 +179,10 @@ class MemorySegment:
         self.docids = builder.docids
         self._postings = builder.postings
         self.n_docs = builder.n_docs
+        self._meta = builder.meta
+
+    def meta(self, d: int) -> tuple | None:
+        return self._meta[d]
 
     def postings(self, term: str):
         return self._postings.get(term)
@@ -214,6 +232,19 @@ class DiskSegment:
         self._files: list | None = None
         self._columns: dict | None = None
         self.docids = None
+        self._has_meta = "meta.json" in meta["sizes"]
+        self._meta: dict | None = None
+
+    def meta(self, d: int) -> tuple | None:
+        """(context, kind, symbol, scope start, scope end) of doc d; None when the segment has none."""
+        if not self._has_meta:
+            return None
+        if self._meta is None:
+            columns = self._json("meta.json")
+            if not isinstance(columns, dict) or any(len(columns.get(c, ())) != self.n_docs for c in META_COLUMNS):
+                raise CorruptSegment(f"segment {os.path.basename(self.directory)}: meta.json is damaged")
+            self._meta = columns
+        return tuple(self._meta[c][d] for c in META_COLUMNS)
 
     def _doc_arrays(self):
         if self._docs is None:
