@@ -41,6 +41,19 @@ def _progress_sink(always: bool):
     return lambda message: None
 
 
+class _Expand(click.ParamType):
+    """`--expand`: a number of lines (>= 0) or `scope`."""
+
+    name = "N|scope"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "scope":
+            return value
+        if str(value).isdigit():
+            return int(value)
+        self.fail(f"{value!r} is neither a number of lines nor 'scope'", param, ctx)
+
+
 root_option = click.option(
     "--root", type=click.Path(file_okay=True, dir_okay=True), default=".", show_default=True,
     help="Repository root to index or search.",
@@ -172,6 +185,9 @@ def _hit_json(hit, snippets: dict | None) -> dict:
         "docid": hit.docid,
         "context": hit.context,
         "confidence": hit.confidence,
+        "language": hit.language,
+        "kind": hit.kind,
+        "symbol": hit.symbol,
     }
     if snippets is not None:
         snippet = snippets.get(hit.docid)
@@ -191,8 +207,9 @@ def _hit_json(hit, snippets: dict | None) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with all results.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON object per hit, one per line.")
 @click.option("--snippet-lines", type=click.IntRange(min=0), default=0, help="Include up to N lines of each hit.")
-@click.option("--expand", type=click.IntRange(min=0), default=None, metavar="N",
-              help="Snippets of each hit with N lines before and after it (implies snippets).")
+@click.option("--expand", type=_Expand(), default=None, metavar="N|scope",
+              help="Snippets of each hit with N lines before and after it, or its whole enclosing scope "
+                   "(`scope`: the class around a method; treesitter hits) (implies snippets).")
 @click.option("--stale-ok", is_flag=True, help="Do not refresh a stale index first.")
 @click.option("--path", "path_globs", multiple=True, metavar="GLOB", help="Only hits whose path matches GLOB.")
 @click.option("--lang", default="", help="Only hits in this language (e.g. python).")
@@ -237,8 +254,13 @@ def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
 
         snippets = {}
         for h in hits:
-            snippet = read_snippet(abs_root, h, expand=expand or 0, max_lines=snippet_lines or None,
-                                   indexed=result.indexed.get(h.source_path))
+            shown = h
+            if expand == "scope" and h.scope:
+                from dataclasses import replace
+
+                shown = replace(h, start_line=h.scope[0], end_line=h.scope[1])  # the snippet's span only
+            snippet = read_snippet(abs_root, shown, expand=expand if isinstance(expand, int) else 0,
+                                   max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path))
             if snippet is not None:
                 snippets[h.docid] = snippet
         stale = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale})
@@ -306,6 +328,8 @@ def status(root, as_json):
             line += f", {row['profile']} profile"
         if row.get("reason"):
             line += f" ({row['reason']})"
+        if row.get("chunking"):
+            line += "; chunking: " + ", ".join(f"{lang} {how}" for lang, how in row["chunking"].items())
         click.echo(line)
 
 
