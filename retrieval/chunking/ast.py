@@ -56,7 +56,8 @@ _FUNCTION_KINDS: dict[str, str] = {
     "function_signature_item": "function", "method_definition": "method", "method_declaration": "method",
     "method": "method", "singleton_method": "method", "constructor_declaration": "method",
     "init_declaration": "method", "protocol_function_declaration": "method",
-    "abstract_method_signature": "method", "method_signature": "method", "function_signature": "function",
+    "abstract_method_signature": "method", "method_signature": "method", "method_elem": "method",
+    "method_spec": "method", "function_signature": "function",
     "signature": "function", "function": "function", "macro_definition": "macro",
     "preproc_function_def": "macro", "preproc_def": "constant", "const_item": "constant",
     "static_item": "constant",
@@ -96,21 +97,15 @@ def _is_prefix(node_type: str) -> bool:
                                                    "marker_annotation", "attribute", "haddock", "pragma"))
 
 
-def _is_body(node_type: str) -> bool:
-    """A node that only holds its parent's members: spliced into the parent when it is split."""
-    return ("body" in node_type or "block" in node_type or node_type.endswith(("declaration_list", "_declarations"))
-            or node_type in ("statements", "compound_statement", "declarations", "enum_variant_list",
-                             "field_declaration_list", "template_body", "do_block", "class_declarations"))
-
-
 class Definition:
-    __slots__ = ("name", "display", "kind", "start", "end", "name_row", "parent", "path")
+    __slots__ = ("name", "display", "kind", "start", "end", "name_row", "parent", "path", "key")
 
     def __init__(self, name, display, kind, start, end, name_row):
         self.name, self.display, self.kind = name, display, kind
         self.start, self.end, self.name_row = start, end, name_row
         self.parent: Definition | None = None
         self.path = display
+        self.key = (0, 0)  # the node's byte range
 
 
 # -- the extra, loaded lazily --------------------------------------------------------------------
@@ -256,7 +251,7 @@ def _definition(node, captures) -> Definition | None:
     if node_type == "method_declaration":  # Go: `func (s *Server) Serve()` is Server.Serve
         receiver = node.child_by_field_name("receiver")
         if receiver is not None:
-            owner = _last_word(_text(receiver).replace("*", " ").rstrip(") "))
+            owner = _last_word(_text(receiver).replace("*", " ").strip("() "))
             if owner:
                 display = f"{owner}.{name}"
     start = node.start_point[0]
@@ -315,6 +310,7 @@ def definitions(tree, grammar: str) -> list[Definition]:
                 seen.add(key)
                 d = _definition(node, captures)
                 if d is not None:
+                    d.key = (node.start_byte, node.end_byte)
                     found.append((node.start_byte, -node.end_byte, d))
     defs = [d for _, _, d in sorted(found, key=lambda e: (e[0], e[1]))]
     bound = {d.name for d in defs}
@@ -349,10 +345,11 @@ class _Splitter:
     FENCE = None
 
     def __init__(self, line_offsets: list[int], budget: int, max_lines: int, defs: dict[tuple[int, int], bool]):
+        # defs: byte range of each definition node -> whether it is big enough to stay alone
         self.off = line_offsets
         self.budget = budget
         self.max_lines = max_lines
-        self.defs = defs  # (start row, end row) of each definition -> big enough to stay alone
+        self.defs = defs
 
     def size(self, a: int, b: int) -> int:
         return self.off[b + 1] - self.off[a]
@@ -365,8 +362,8 @@ class _Splitter:
         self._flatten(root.children, 0, items)
         return self._merge(items)
 
-    def _flatten(self, children, depth: int, items: list) -> None:
-        pending = []
+    def _flatten(self, children, depth: int, items: list, pending: list | None = None) -> None:
+        pending = list(pending or ())
         for child in children:
             if _is_prefix(child.type):
                 pending.append(child)
@@ -379,9 +376,10 @@ class _Splitter:
     def _place(self, prefix: list, node, depth: int, items: list) -> None:
         a = (prefix[0] if prefix else node).start_point[0]
         b = _end_row(node)
-        alone = self.defs.get((node.start_point[0], b))
-        if alone is None and node.parent is not None and node.parent.type in _UNWRAP:
-            alone = self.defs.get((node.parent.start_point[0], b))
+        alone = self.defs.get((node.start_byte, node.end_byte))
+        if alone is None and node.type in _UNWRAP and node.named_child_count:
+            inner = node.named_children[-1]
+            alone = self.defs.get((inner.start_byte, inner.end_byte))
         if self.fits(a, b):
             # [start, end, is a definition, stays alone, cut by lines]
             items.append([a, b, alone is not None, bool(alone), False])
@@ -389,12 +387,17 @@ class _Splitter:
         if b == node.start_point[0] or depth >= MAX_DEPTH or node.child_count == 0:
             items.append([a, b, alone is not None, True, True])  # a leaf too big: cut by lines later
             return
-        fenced = alone is not None or node.type in _UNWRAP
+        # A decorated or exported definition is fenced once, around its decorators too.
+        fenced = (alone is not None or node.type in _UNWRAP) and not (
+            node.parent is not None and node.parent.type in _UNWRAP)
         if fenced:
             items.append(self.FENCE)
-        for p in prefix:
-            items.append([p.start_point[0], _end_row(p), False, False, False])
-        self._flatten(node.children, depth + 1, items)
+            for p in prefix:
+                items.append([p.start_point[0], _end_row(p), False, False, False])
+            prefix = []
+        # Anything else split (a body, a long statement) adds its children to the sequence; comments
+        # before it go to its first child.
+        self._flatten(node.children, depth + 1, items, prefix)
         if fenced:
             items.append(self.FENCE)
 
@@ -540,7 +543,7 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
     for d in defs:
         if d.kind != "constant":
             big = off[d.end + 1] - off[d.start] >= ALONE_SHARE * budget
-            sized[(d.start, d.end)] = big
+            sized[d.key] = big
     splitter = _Splitter(off, budget, policy.max_lines, sized)
     spans = _tidy(splitter.split(root), lines, off)
     return _annotate(spans, defs, path, language, kind, lines, policy)
