@@ -31,7 +31,8 @@ from .grammars import HEADING_LANGUAGES, grammar_for
 from .lines import ChunkingPolicy, chunk_lines
 
 MAX_DEPTH = 40  # deeper nesting is cut by lines: bounded time, no recursion errors
-ALONE_SHARE = 0.35  # a definition at least this share of the budget is a chunk of its own
+ALONE_SHARE = 0.5  # a definition at least this share of the budget is a chunk of its own
+MIN_SPAN = 300  # a span smaller than this (in characters) joins a neighbour
 TINY = 48  # a span this small (in characters) joins its predecessor (a closing brace, `end`)
 
 # Definition node types -> the kind they define. Node type names mean the same thing across the
@@ -232,6 +233,8 @@ def _definition(node, captures) -> Definition | None:
             return None
         display = " ".join(_text(node).split("where", 1)[0].split()[:6])
         return Definition(_text(cls), display, "impl", node.start_point[0], _end_row(node), cls.start_point[0])
+    if node_type.endswith("_specifier") and node.child_by_field_name("body") is None:
+        return None  # C's `struct buffer *buf` names a type, it does not define one
     if node_type in _CLOSURE_TYPES:
         name_node = node.child_by_field_name("name") or node.child_by_field_name("pattern") or \
             node.child_by_field_name("left")
@@ -433,7 +436,7 @@ def _line_offsets(lines: list[str]) -> list[int]:
     return offsets
 
 
-def _tidy(spans: list[list], lines: list[str], off: list[int]) -> list[list]:
+def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: int, min_span: int) -> list[list]:
     """Ordered, disjoint, blank-trimmed spans; tiny tails join their predecessor; comment lines at
     the end of a span move down to the definition they document."""
     spans.sort(key=lambda s: (s[0], -s[1]))
@@ -451,15 +454,54 @@ def _tidy(spans: list[list], lines: list[str], off: list[int]) -> list[list]:
             out[-1][1] = b
             continue
         out.append([a, b, cut])
+    # A small span is no chunk on its own: BM25 favours short documents, so a lone header (`module
+    # Sinatra`, `class APIRoute(Route):` before a member too big to join it) or a block of imports
+    # would win every query naming it by its shortness alone. A header joins what follows it,
+    # anything else small joins its smaller neighbour, while the result stays near the budget.
+    def size(span):
+        return off[span[1] + 1] - off[span[0]]
+
+    joined: list[list] = []
+    carry = None  # a header waiting for its body
+    for span in out:
+        if carry is not None:
+            if not span[2] and size([carry[0], span[1]]) <= budget + min_span:
+                span = [carry[0], span[1], False]
+            else:
+                joined.append(carry)
+            carry = None
+        if not span[2] and size(span) < min_span:
+            if opens(span[0], span[1]):
+                carry = span
+                continue
+            if joined and not joined[-1][2] and size([joined[-1][0], span[1]]) <= budget:
+                joined[-1][1] = span[1]
+                continue
+        joined.append(span)
+    if carry is not None:
+        if joined and not joined[-1][2] and size([joined[-1][0], carry[1]]) <= budget:
+            joined[-1][1] = carry[1]
+        else:
+            joined.append(carry)
+    # A small span left behind (its predecessor was full) may still fit with its successor.
+    out = []
+    for span in joined:
+        if out and not out[-1][2] and not span[2] and size(out[-1]) < min_span and size([out[-1][0], span[1]]) <= budget:
+            out[-1][1] = span[1]
+            continue
+        out.append(span)
     for i in range(1, len(out)):
         prev, cur = out[i - 1], out[i]
         if prev[2] or cur[2]:
             continue
-        last = prev[1]
-        while last > prev[0] and _COMMENT_LINE.match(lines[last]) and last + 1 == cur[0]:
-            cur[0] = last
-            prev[1] = last - 1
-            last -= 1
+        if prev[1] + 1 != cur[0] or not opens(cur[0], cur[0]):
+            continue  # only a definition takes the comments just above it
+        first = prev[1]
+        while first > prev[0] and _COMMENT_LINE.match(lines[first]):
+            first -= 1
+        if first < prev[1] and not _COMMENT_LINE.match(lines[first]):
+            cur[0] = first + 1
+            prev[1] = first
             while prev[1] > prev[0] and not lines[prev[1]].strip():
                 prev[1] -= 1
     return out
@@ -485,7 +527,11 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
         inside = [defs[i] for _, i in name_rows[bisect.bisect_left(name_keys, a) : bisect.bisect_right(name_keys, b)]]
         names = tuple(dict.fromkeys(d.name for d in inside))
         # What the chunk is: the outermost definition starting in it, else the innermost around it.
-        primary = next((d for d in inside if d.start >= a), None)
+        # The chunk's own definition: the deepest one starting in it that runs to its end (a method
+        # after its class's header), else the first one starting in it.
+        starting = [d for d in inside if d.start >= a]
+        primary = next((d for d in reversed(starting) if d.end >= b and d.kind != "constant"), None) or \
+            (starting[0] if starting else None)
         # The innermost definition around the chunk and larger than it: an ancestor of the last
         # definition starting at or before the chunk (definitions nest by lines).
         j = bisect.bisect_right(starts, a) - 1
@@ -545,7 +591,14 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
             big = off[d.end + 1] - off[d.start] >= ALONE_SHARE * budget
             sized[d.key] = big
     splitter = _Splitter(off, budget, policy.max_lines, sized)
-    spans = _tidy(splitter.split(root), lines, off)
+    starts = [d.start for d in defs]
+
+    def opens(a: int, b: int) -> bool:
+        """A definition starts in rows a..b and goes on after them."""
+        return any(d.end > b and d.kind != "constant" for d in defs[bisect.bisect_left(starts, a):
+                                                                    bisect.bisect_right(starts, b)])
+
+    spans = _tidy(splitter.split(root), lines, off, opens, budget, min(MIN_SPAN, budget // 4))
     return _annotate(spans, defs, path, language, kind, lines, policy)
 
 

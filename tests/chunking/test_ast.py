@@ -353,7 +353,7 @@ end
 
 
 def test_ruby_modules_classes_methods():
-    chunks = chunks_of(RUBY, "lib/billing/invoice.rb", "ruby")
+    chunks = chunks_of(RUBY, "lib/billing/invoice.rb", "ruby", TINY)
     assert_verbatim(RUBY, chunks)
     assert by_symbol(chunks, "total").context == "Billing.Invoice.total"
     assert {"Billing", "Invoice", "total", "build"} <= defined(chunks)
