@@ -6,6 +6,8 @@ import pytest
 from retrieval.chunking import ChunkingPolicy
 from retrieval.read import split_lines
 
+from chunk_checks import assert_verbatim
+
 pytestmark = pytest.mark.extra("treesitter")
 
 # A small budget makes every definition a chunk of its own, so scopes can be checked one by one.
@@ -17,17 +19,6 @@ def chunks_of(text, path, language, policy=SMALL, kind="code"):
     from retrieval.chunking.ast import chunk_source
 
     return chunk_source(text, path, language=language, kind=kind, policy=policy)
-
-
-def assert_verbatim(text, chunks):
-    """Every chunk is exactly its lines of the source; chunks are in order and disjoint."""
-    lines = split_lines(text)
-    last = 0
-    for c in chunks:
-        assert c.text == "".join(lines[c.start_line - 1 : c.end_line])
-        assert c.start_line > last
-        assert c.end_line >= c.start_line
-        last = c.end_line
 
 
 def by_symbol(chunks, symbol):
