@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import replace
 
 from ..languages import CODE
 from ..read import split_lines
@@ -61,7 +62,8 @@ _FUNCTION_KINDS: dict[str, str] = {
     "method_spec": "method", "function_signature": "function",
     "signature": "function", "function": "function", "macro_definition": "macro",
     "preproc_function_def": "macro", "preproc_def": "constant", "const_item": "constant",
-    "static_item": "constant",
+    "static_item": "constant", "function_statement": "function", "class_statement": "class",
+    "FnProto": "function", "VarDecl": "constant",
 }
 _KINDS = {**_SCOPE_KINDS, **_FUNCTION_KINDS}
 # Functions bound to a name: closures count as definitions of that name.
@@ -84,10 +86,11 @@ _IDENTIFIERS = frozenset({
     "identifier", "type_identifier", "simple_identifier", "constant", "name", "property_identifier",
     "field_identifier", "namespace_identifier", "variable", "word", "alias", "scope_resolution",
     "qualified_identifier", "scoped_identifier", "scoped_type_identifier", "destructor_name", "operator_name",
-    "dot_index_expression", "method_index_expression",
+    "dot_index_expression", "method_index_expression", "IDENTIFIER", "function_name", "simple_name",
 })
 _UNWRAP = frozenset({"export_statement", "decorated_definition", "template_declaration", "export_declaration"})
 _LAST_WORD = re.compile(r"[A-Za-z_$][\w$]*[?!]?(?=[^\w$]*$)")
+_ZIG_CONTAINER = re.compile(r"[^=]*=\s*(?:extern\s+|packed\s+)?(?:struct|enum|union|opaque)\b")
 _CLOSING = re.compile(r"[\s)\]};,]*(?:(?:end|fi|done|esac|endif|end\w*)[\s)\]};,.]*)*$")
 _COMMENT_LINE = re.compile(r"\s*(//|/\*|\*|--|;;|#(?:[ \t!#\[]|$)|@\w|\(\*|{-|\"\"\"|''')")
 
@@ -143,10 +146,16 @@ def _query(grammar: str):
             continue  # the grammar lacks one of its node types or fields
         patterns.append(pattern)
     query = None
-    if patterns:
+    # Without a definition node type of its own (Clojure, F#, YAML, ...) the tree says nothing
+    # about definitions: those files keep the patterns (`definitions` None).
+    if types or any("@kw" in p for p in patterns[1 if types else 0 :]):
         query = Query(language, "\n".join(patterns))
     _QUERIES[grammar] = query
     return query
+
+
+def knows_definitions(grammar: str) -> bool:
+    return _query(grammar) is not None
 
 
 def available() -> bool:
@@ -235,6 +244,13 @@ def _definition(node, captures) -> Definition | None:
         return Definition(_text(cls), display, "impl", node.start_point[0], _end_row(node), cls.start_point[0])
     if node_type.endswith("_specifier") and node.child_by_field_name("body") is None:
         return None  # C's `struct buffer *buf` names a type, it does not define one
+    span_node = node
+    if node_type == "VarDecl" and (node.parent is None or node.parent.type != "Decl"):
+        return None  # a Zig local, not a declaration of its container
+    if node_type in ("FnProto", "VarDecl") and node.parent is not None and node.parent.type == "Decl":
+        span_node = node.parent  # Zig: the declaration holds the prototype and the body
+        if node_type == "VarDecl" and _ZIG_CONTAINER.match(_text(node)[:300]):
+            node_type = "struct_item"
     if node_type in _CLOSURE_TYPES:
         name_node = node.child_by_field_name("name") or node.child_by_field_name("pattern") or \
             node.child_by_field_name("left")
@@ -257,11 +273,11 @@ def _definition(node, captures) -> Definition | None:
             owner = _last_word(_text(receiver).replace("*", " ").strip("() "))
             if owner:
                 display = f"{owner}.{name}"
-    start = node.start_point[0]
-    parent = node.parent
+    start = span_node.start_point[0]
+    parent = span_node.parent
     if parent is not None and parent.type in _UNWRAP:  # decorators, `export`, `template<...>`
         start = parent.start_point[0]
-    return Definition(name, display if display != name else name, kind, start, _end_row(node),
+    return Definition(name, display if display != name else name, kind, start, _end_row(span_node),
                       name_node.start_point[0])
 
 
@@ -599,7 +615,10 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
                                                                     bisect.bisect_right(starts, b)])
 
     spans = _tidy(splitter.split(root), lines, off, opens, budget, min(MIN_SPAN, budget // 4))
-    return _annotate(spans, defs, path, language, kind, lines, policy)
+    chunks = _annotate(spans, defs, path, language, kind, lines, policy)
+    if not knows_definitions(grammar):
+        chunks = [replace(c, definitions=None) for c in chunks]
+    return chunks
 
 
 def _mostly_error(root, n_bytes: int) -> bool:

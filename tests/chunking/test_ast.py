@@ -364,11 +364,21 @@ def test_other_languages_find_their_definitions():
         ("src/a.cs", "csharp"): ("namespace N { class C { int M() { return 1; } } interface I {} }\n", {"N", "C", "M", "I"}),
         ("a.lua", "lua"): ("local function f(x) return x end\nfunction M.g(y) end\n", {"f", "g"}),
         ("a.sh", "bash"): ("deploy() {\n  echo hi\n}\n", {"deploy"}),
+        ("a.zig", "zig"): ("const Foo = struct {\n    pub fn bar(self: Foo) void {\n        const local = 1;\n"
+                           "        _ = local;\n    }\n};\npub fn main() void {}\n", {"Foo", "bar", "main"}),
+        ("a.ps1", "powershell"): ("function Get-Thing {\n  param($x)\n}\nclass Widget {\n}\n", {"Widget"}),
     }
     for (path, language), (text, expected) in samples.items():
         chunks = chunks_of(text, path, language)
         assert_verbatim(text, chunks)
         assert expected <= defined(chunks), (language, defined(chunks))
+    zig = chunks_of(samples[("a.zig", "zig")][0], "a.zig", "zig")
+    assert "local" not in defined(zig)  # a local constant is no definition
+
+
+def test_a_grammar_without_definition_types_leaves_definitions_to_the_patterns():
+    chunks = chunks_of("(defn greet [name]\n  (str \"hi \" name))\n", "core.clj", "clojure")
+    assert chunks and all(c.definitions is None for c in chunks)
 
 
 MARKDOWN = '''\
