@@ -117,6 +117,7 @@ def index(root, retriever_name, force, include, exclude, max_file_bytes, profile
                 click.echo(f"error: {name}: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}", err=True)
                 if single:
                     sys.exit(1)
+                break  # what stopped lexical (the root, the store) stops every other retriever too
             else:
                 click.echo(f"{name}: failed ({str(exc).splitlines()[0]})")
             continue
