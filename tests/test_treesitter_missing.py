@@ -54,3 +54,24 @@ def test_the_chunking_modules_import_without_the_extra():
     for name in ("retrieval.chunking.ast", "retrieval.chunking.markdown", "retrieval.chunking.grammars",
                  "retrieval.retrievers.treesitter"):
         importlib.import_module(name)
+
+
+def test_chunk_source_works_without_the_extra(monkeypatch):
+    """Other retrievers may reuse the chunker whether or not the extra is installed."""
+    import builtins
+
+    from retrieval.chunking import ast
+
+    real_import = builtins.__import__
+
+    def no_tree_sitter(name, *args, **kwargs):
+        if name.startswith("tree_sitter"):
+            raise ImportError(f"No module named {name!r}")
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_tree_sitter)
+    monkeypatch.setattr(ast, "_PARSERS", {})
+    chunks = ast.chunk_source("def f():\n    return 1\n", "a.py", language="python")
+    assert [(c.start_line, c.end_line, c.chunk_kind) for c in chunks] == [(1, 2, "")]
+    docs = ast.chunk_source("# Title\n\nText.\n", "a.md", language="markdown", kind="docs")
+    assert docs[0].context == "Title"

@@ -590,6 +590,8 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
     source = text.encode("utf-8", "surrogatepass")
     try:
         tree = _parser(grammar).parse(source)
+    except ImportError:
+        return None  # the extra is not installed: lines, as for a language without a grammar
     except (ValueError, RuntimeError, LookupError, OSError):
         return None
     root = tree.root_node
@@ -635,7 +637,8 @@ def chunk_source(text: str, path: str, *, language: str, kind: str = CODE,
                  policy: ChunkingPolicy | None = None) -> list[Chunk]:
     """Chunks of one file by its structure: syntax tree, headings, else lines (per file).
 
-    Reusable by any retriever: `TreesitterRetriever.chunk_file` and the loader call it."""
+    Reusable by any retriever (`TreesitterRetriever.chunk_file` and the loader call it); without the
+    `treesitter` extra it still chunks Markdown and reST by headings, everything else by lines."""
     if language in HEADING_LANGUAGES:
         from .markdown import chunk_headings
 
