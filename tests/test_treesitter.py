@@ -159,3 +159,18 @@ def test_a_file_that_fails_to_parse_is_listed_as_line_chunked(repo, monkeypatch)
     row = [r for r in service.status(str(repo)) if r["retriever"] == "treesitter"][0]
     assert row["chunking"]["python"] == "lines"
     assert row["chunking"]["markdown"] == "ast"
+
+
+def test_chunk_metadata_survives_segment_merges(repo, rewrite, monkeypatch):
+    from retrieval import service
+    from retrieval.lexical import index
+
+    monkeypatch.setattr(index, "MAX_SEGMENTS", 1)  # every refresh merges what it can
+    service.refresh(str(repo), "treesitter")
+    for n in range(3):
+        rewrite(repo / "app/util.py", f"def make_slug_{n}(text):\n    return text.lower()\n")
+        service.refresh(str(repo), "treesitter")
+    hit = service.search(str(repo), "add_route", retriever="treesitter", top_k=1).hits[0]
+    assert hit.context.startswith("Router") and hit.language == "python"
+    hit = service.search(str(repo), "make_slug_2", retriever="treesitter", top_k=1).hits[0]
+    assert hit.symbol == "make_slug_2"

@@ -197,11 +197,12 @@ class LexicalIndex:
         for seg, deleted in views:
             remap: dict[int, int] = {}
             files, doc_file, starts, ends, lens = seg.files, seg.doc_file, seg.starts, seg.ends, seg.lens
+            metas = seg.meta_rows()
             for d in range(seg.n_docs):
                 if d in deleted:
                     continue
                 path, language, kind = files[doc_file[d]]
-                new = builder.add(path, language, kind, starts[d], ends[d], {}, meta=seg.meta(d))
+                new = builder.add(path, language, kind, starts[d], ends[d], {}, meta=metas[d])
                 builder.lens[new] = lens[d]
                 remap[d] = new
             remaps.append(remap)

@@ -7,8 +7,8 @@ On disk a segment is a directory:
   docs.bin       four little-endian uint32 arrays of n_docs: file index, start line, end line, length
   post.bin       per term, its doc ids then its term frequencies (uint32 each)
   lex-NNNN.json  one shard of the lexicon: {term: [byte offset in post.bin, document frequency]}
-  meta.json      only when a chunker said more than lines: per doc, its chunk metadata columns
-                 (context, kind, symbol, scope start, scope end)
+  meta.bin       only when a chunker said more than lines: n_docs + 1 uint32 offsets, then per doc
+                 a JSON array [context, kind, symbol, scope start, scope end] (a hit reads its own)
 A query opens only the shards of its terms and reads only their postings.
 """
 from __future__ import annotations
@@ -142,10 +142,11 @@ class SegmentBuilder:
                    "kind": [f[2] for f in self.files], "first": list(self.firsts)}
         sizes["files.json"] = write_new(os.path.join(tmp, "files.json"), dumps(columns))
         if any(self.meta):
-            empty = ("", "", "", 0, 0)
-            rows = [m or empty for m in self.meta]
-            meta_columns = {c: [r[i] for r in rows] for i, c in enumerate(META_COLUMNS)}
-            sizes["meta.json"] = write_new(os.path.join(tmp, "meta.json"), dumps(meta_columns))
+            blobs = [dumps(list(m)) if m else b"" for m in self.meta]
+            offsets = array("I", [0])
+            for blob in blobs:
+                offsets.append(offsets[-1] + len(blob))
+            sizes["meta.bin"] = write_new(os.path.join(tmp, "meta.bin"), _to_bytes(offsets) + b"".join(blobs))
         for i, shard in enumerate(shards):
             name = f"lex-{i:04d}.json"
             sizes[name] = write_new(os.path.join(tmp, name), dumps(shard))
@@ -183,6 +184,9 @@ class MemorySegment:
 
     def meta(self, d: int) -> tuple | None:
         return self._meta[d]
+
+    def meta_rows(self) -> list:
+        return list(self._meta)
 
     def postings(self, term: str):
         return self._postings.get(term)
@@ -232,19 +236,46 @@ class DiskSegment:
         self._files: list | None = None
         self._columns: dict | None = None
         self.docids = None
-        self._has_meta = "meta.json" in meta["sizes"]
-        self._meta: dict | None = None
+        self._has_meta = "meta.bin" in meta["sizes"]
+        self._meta_offsets: array | None = None
 
     def meta(self, d: int) -> tuple | None:
-        """(context, kind, symbol, scope start, scope end) of doc d; None when the segment has none."""
+        """(context, kind, symbol, scope start, scope end) of doc d; None when it has none. Reads
+        only the offsets and that document's row: a query looks at a handful of hits."""
         if not self._has_meta:
             return None
-        if self._meta is None:
-            columns = self._json("meta.json")
-            if not isinstance(columns, dict) or any(len(columns.get(c, ())) != self.n_docs for c in META_COLUMNS):
-                raise CorruptSegment(f"segment {os.path.basename(self.directory)}: meta.json is damaged")
-            self._meta = columns
-        return tuple(self._meta[c][d] for c in META_COLUMNS)
+        path = os.path.join(self.directory, "meta.bin")
+        header = 4 * (self.n_docs + 1)
+        try:
+            with open(path, "rb") as fh:
+                if self._meta_offsets is None:
+                    offsets = _from_bytes(fh.read(header))
+                    if len(offsets) != self.n_docs + 1:
+                        raise ValueError("short offsets")
+                    self._meta_offsets = offsets
+                start, end = self._meta_offsets[d], self._meta_offsets[d + 1]
+                if start == end:
+                    return None
+                fh.seek(header + start)
+                row = json.loads(fh.read(end - start))
+            if not isinstance(row, list) or len(row) != len(META_COLUMNS):
+                raise ValueError("not a metadata row")
+        except ValueError as exc:
+            raise CorruptSegment(f"segment {os.path.basename(self.directory)}: meta.bin is damaged") from exc
+        return tuple(row)
+
+    def meta_rows(self) -> list:
+        """Every document's metadata (None where there is none), read at once: for merging."""
+        if not self._has_meta:
+            return [None] * self.n_docs
+        with open(os.path.join(self.directory, "meta.bin"), "rb") as fh:
+            data = fh.read()
+        header = 4 * (self.n_docs + 1)
+        offsets = _from_bytes(data[:header])
+        if len(offsets) != self.n_docs + 1 or header + offsets[-1] != len(data):
+            raise CorruptSegment(f"segment {os.path.basename(self.directory)}: meta.bin is damaged")
+        return [tuple(json.loads(data[header + a : header + b])) if b > a else None
+                for a, b in zip(offsets, offsets[1:])]
 
     def _doc_arrays(self):
         if self._docs is None:
