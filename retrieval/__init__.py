@@ -14,6 +14,7 @@ _EXPORTS = {
     "ChunkingPolicy": "chunking", "chunk_lines": "chunking",
     "discover_files": "discover",
     "load_documents": "loader", "load_chunks": "loader", "load_chunk_documents": "loader",
+    "load_ast_chunk_documents": "loader",
     "REGISTRY": "retrievers.base", "Retriever": "retrievers.base", "build_retriever": "retrievers.base",
 }
 

@@ -72,6 +72,19 @@ class LanguageName(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+class _Expand(click.ParamType):
+    """`--expand`: a number of lines (>= 0) or `scope`."""
+
+    name = "N|scope"
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int) or value == "scope":
+            return value
+        if str(value).isdigit():
+            return int(value)
+        self.fail(f"{value!r} is neither a number of lines nor 'scope'", param, ctx)
+
+
 root_option = click.option(
     "--root", type=click.Path(file_okay=True, dir_okay=True), default=None,
     help="Repository root. Default: the nearest directory at or above the current one that has an "
@@ -190,6 +203,7 @@ def index(root, retriever_name, force, include, exclude, max_file_bytes, profile
                 click.echo(f"error: {name}: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}", err=True)
                 if single:
                     sys.exit(1)
+                break  # what stopped lexical (the root, the store) stops every other retriever too
             else:
                 click.echo(f"{name}: failed ({str(exc).splitlines()[0]})")
             continue
@@ -243,6 +257,9 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
         "docid": hit.docid,
         "context": hit.context,
         "confidence": hit.confidence,
+        "language": hit.language,
+        "kind": hit.kind,
+        "symbol": hit.symbol,
     }
     if snippets is not None:
         snippet = snippets.get(hit.docid)
@@ -266,8 +283,9 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with all results.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON object per hit, one per line.")
 @click.option("--snippet-lines", type=click.IntRange(min=0), default=0, metavar="N", help="Include up to N lines of each hit.")
-@click.option("--expand", type=click.IntRange(min=0), default=None, metavar="N",
-              help="Snippets of each hit with N lines before and after it (implies snippets).")
+@click.option("--expand", type=_Expand(), default=None, metavar="N|scope",
+              help="Snippets of each hit with N lines before and after it, or its whole enclosing scope "
+                   "(`scope`: the class around a method; treesitter hits) (implies snippets).")
 @click.option("--stale-ok", is_flag=True, help="Do not refresh a stale index first.")
 @click.option("--path", "path_globs", multiple=True, metavar="GLOB", help="Only hits whose path matches GLOB.")
 @click.option("--lang", type=LanguageName(), default="", metavar="LANG", help=_language_help())
@@ -317,8 +335,13 @@ def query(words, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
 
         snippets = {}
         for h in hits:
-            snippet = read_snippet(root, h, expand=expand or 0, max_lines=snippet_lines or None,
-                                   indexed=result.indexed.get(h.source_path))
+            shown = h
+            if expand == "scope" and h.scope:
+                from dataclasses import replace
+
+                shown = replace(h, start_line=h.scope[0], end_line=h.scope[1])  # the snippet's span only
+            snippet = read_snippet(root, shown, expand=expand if isinstance(expand, int) else 0,
+                                   max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path))
             if snippet is not None:
                 snippets[h.docid] = snippet
         stale = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale})
@@ -408,6 +431,8 @@ def status(root, as_json):
             line += f" ({row['reason']})"
         if row.get("filters"):
             line += f"; remembered filters: {filters_text(row['filters'])}"
+        if row.get("chunking"):
+            line += "; chunking: " + ", ".join(f"{lang} {how}" for lang, how in row["chunking"].items())
         click.echo(line)
     if hint:
         click.echo(f"note: {hint}", err=True)

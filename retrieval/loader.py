@@ -33,3 +33,21 @@ def load_chunks(root: str, *, policy: ChunkingPolicy | None = None, **discover_k
 def load_chunk_documents(root: str, *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Document]:
     """One Document per chunk, docid "{relpath}:{start}-{end}"."""
     return [Document.from_chunk(c) for c in load_chunks(root, policy=policy, **discover_kw)]
+
+
+def load_ast_chunk_documents(root: str, *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Document]:
+    """As load_chunk_documents, with chunks at syntax-node boundaries (tree-sitter) that carry their
+    scope path, kind, symbol and definitions; files without a grammar fall back to lines. Needs the
+    `treesitter` extra (RuntimeError naming the install command otherwise)."""
+    from .extras import install_hint, missing_modules
+
+    missing = missing_modules("treesitter")
+    if missing:
+        raise RuntimeError(f"AST chunking needs {', '.join(missing)}: {install_hint('treesitter')}")
+    from .chunking.ast import chunk_source
+
+    return [
+        Document.from_chunk(c)
+        for f, text in _read_all(root, **discover_kw)
+        for c in chunk_source(text, f.path, language=f.language, kind=f.kind, policy=policy)
+    ]

@@ -35,6 +35,13 @@ class Chunk:
     language: str = ""
     kind: str = ""
     context: str = ""
+    # What a syntax-aware chunker knows (empty from the line chunker): the name the chunk defines,
+    # what it is (function, method, class, section, module, ...), the lines of its enclosing scope
+    # (for `--expand scope`), and the names it defines (None: unknown, found by patterns instead).
+    symbol: str = ""
+    chunk_kind: str = ""
+    scope: tuple[int, int] | None = None
+    definitions: tuple[str, ...] | None = None
 
     @property
     def docid(self) -> str:
@@ -54,6 +61,10 @@ class Document:
     context: str = ""
     language: str = ""
     kind: str = ""
+    symbol: str = ""
+    chunk_kind: str = ""
+    scope: tuple[int, int] | None = None
+    definitions: tuple[str, ...] | None = None
 
     @classmethod
     def from_chunk(cls, chunk: Chunk) -> "Document":
@@ -66,6 +77,10 @@ class Document:
             context=chunk.context,
             language=chunk.language,
             kind=chunk.kind,
+            symbol=chunk.symbol,
+            chunk_kind=chunk.chunk_kind,
+            scope=chunk.scope,
+            definitions=chunk.definitions,
         )
 
 
@@ -82,6 +97,10 @@ class SearchHit:
     context: str = ""
     confidence: str = ""  # high | medium | low (retrieval.confidence); "" when the retriever has none
     extra: dict = field(default_factory=dict, compare=False)
+    language: str = ""
+    kind: str = ""  # the chunk's kind when known (function, method, class, section, ...), else the file's
+    symbol: str = ""  # the name the chunk defines (syntax-aware chunkers only)
+    scope: tuple[int, int] | None = None  # lines of the enclosing scope, when known
 
 
 @dataclass(frozen=True)

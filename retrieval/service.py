@@ -622,6 +622,11 @@ def status(root: str) -> list[dict]:
             updated=manifest.get("updated"),
             store_bytes=layout.directory_size(layout.retriever_dir(store, name)),
         )
+        state = manifest.get("state")
+        if isinstance(state, dict) and "line_fallback" in state:  # a structure-aware chunker's store
+            from .chunking.grammars import chunking_by_language
+
+            row["chunking"] = chunking_by_language(files, state["line_fallback"])
         if not reason:
             try:
                 row["state"] = "ready" if is_current(root, manifest) else "stale"

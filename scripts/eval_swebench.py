@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """File-level localisation on SWE-bench-dev: the whole issue text as the query, the files the fix
 changes as the gold. Reports Acc@1/3/5 (every gold file among the top-k distinct files) and the MRR
-of the first gold file, overall and per repository, plus the median query latency.
+of the first gold file, overall and per repository, plus the median query latency, and the span
+figure at a token budget: the share of instances where one of the first 10 hits of an answer
+capped at --max-tokens (as `retrieval query --max-tokens`) overlaps a gold hunk.
 
 For each base commit a tree is materialised (`git ls-tree` + `git cat-file --batch`) under --workdir (reused if
 already there, deleted after use unless --keep), indexed (index under --workdir too), and queried
@@ -29,7 +31,7 @@ from retrieval.evaluation.datasets import EvalQuery, Target  # noqa: E402
 from retrieval.evaluation.report import table  # noqa: E402
 from retrieval.evaluation.runner import evaluate  # noqa: E402
 
-METRICS = ("acc@1", "acc@3", "acc@5", "file_mrr")
+METRICS = ("acc@1", "acc@3", "acc@5", "file_mrr", "span@budget")
 
 
 def materialise(gitdir: str, commit: str, dest: str) -> list[str]:
@@ -99,6 +101,12 @@ def run_group(job: dict) -> list[dict]:
                         "ranks": row.ranks["files"], "query_seconds": row.seconds,
                         "build_seconds": run.build_seconds, "extract_seconds": extract_seconds,
                         "top_files": _top_files(row.hits)})
+        if job.get("max_tokens"):
+            by_id = {i["instance_id"]: i for i in job["instances"]}
+            for entry in out:
+                inst = by_id[entry["instance_id"]]
+                entry["scores"]["span@budget"] = span_hit(root, job["retriever"], inst["query"],
+                                                          inst.get("gold_hunks") or {}, job["max_tokens"])
     except Exception as exc:  # report and carry on with the other commits
         out = [{"instance_id": i["instance_id"], "repo": job["repo"], "error": f"{exc.__class__.__name__}: {exc}"}
                for i in job["instances"]]
@@ -110,6 +118,26 @@ def run_group(job: dict) -> list[dict]:
                 pass
             shutil.rmtree(root, ignore_errors=True)
     return out
+
+
+def span_hit(root: str, retriever: str, query: str, hunks: dict, budget: int) -> float:
+    """1.0 when one of the first 10 hits of the answer that fits `budget` tokens (snippets counted
+    as `retrieval query --max-tokens` counts them) overlaps a gold hunk, else 0.0."""
+    from retrieval import service
+    from retrieval.cli import _within_budget
+    from retrieval.snippets import read_snippet
+
+    result = service.search(root, query, retriever=retriever, top_k=100, stale_ok=True)
+    snippets = {}
+    for h in result.hits:
+        snippet = read_snippet(root, h)
+        if snippet is not None:
+            snippets[h.docid] = snippet
+    for h in _within_budget(result.hits, snippets, budget)[:10]:
+        for start, end in hunks.get(h.source_path, ()):
+            if h.start_line is not None and h.start_line <= end and start <= h.end_line:
+                return 1.0
+    return 0.0
 
 
 def _top_files(hits: list[str]) -> list[str]:
@@ -128,7 +156,7 @@ def mean(values):
 
 def summarise(rows: list[dict]) -> dict:
     ok = [r for r in rows if "error" not in r and r["gold_in_tree"]]
-    out = {m: mean(r["scores"][m] for r in ok) for m in METRICS}
+    out = {m: mean(r["scores"].get(m) for r in ok) for m in METRICS}
     out["instances"] = len(ok)
     out["median_query_ms"] = statistics.median(r["query_seconds"] for r in ok) * 1000 if ok else None
     out["median_build_s"] = statistics.median(r["build_seconds"] for r in ok) if ok else None
@@ -146,6 +174,7 @@ def main(argv=None) -> int:
     parser.add_argument("--retriever", default="lexical")
     parser.add_argument("--depth", type=int, default=50, help="chunks retrieved per query (widened to cover 5 files)")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--max-tokens", type=int, default=2000, help="budget of the span figure (0: skip it)")
     parser.add_argument("--json", dest="json_out", help="write all numbers, per instance too, to this file")
     args = parser.parse_args(argv)
 
@@ -171,7 +200,7 @@ def main(argv=None) -> int:
             continue
         groups.setdefault((inst["repo"], inst["base_commit"]), []).append(inst)
     jobs = [{"repo": repo, "commit": commit, "gitdir": gitdirs[repo], "instances": insts, "workdir": workdir,
-             "retriever": args.retriever, "depth": args.depth, "keep": args.keep}
+             "retriever": args.retriever, "depth": args.depth, "keep": args.keep, "max_tokens": args.max_tokens}
             for (repo, commit), insts in groups.items()]
     with ProcessPoolExecutor(max_workers=max(1, args.workers)) as pool:
         for done, group in enumerate(pool.map(run_group, jobs), start=1):
@@ -187,7 +216,8 @@ def main(argv=None) -> int:
                   for repo, s in per_repo.items()]
     table_rows.append(["overall", str(overall["instances"])] + [overall[m] for m in METRICS]
                       + [_ms(overall["median_query_ms"])])
-    print(table(["repository", "instances", "Acc@1", "Acc@3", "Acc@5", "MRR", "median cold query ms"], table_rows))
+    print(table(["repository", "instances", "Acc@1", "Acc@3", "Acc@5", "MRR", f"span@{args.max_tokens}",
+                 "median cold query ms"], table_rows))
     errors = [r for r in rows if "error" in r]
     for r in errors:
         print(f"failed {r['instance_id']}: {r['error']}")

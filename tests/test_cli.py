@@ -11,7 +11,8 @@ import pytest
 from retrieval import REGISTRY, service
 from retrieval.lexical.segment import DiskSegment
 
-HIT_KEYS = {"rank", "path", "start_line", "end_line", "score", "docid", "context", "confidence"}
+HIT_KEYS = {"rank", "path", "start_line", "end_line", "score", "docid", "context", "confidence", "language", "kind",
+            "symbol"}
 
 
 def query_json(run, root, *args):

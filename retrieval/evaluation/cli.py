@@ -47,9 +47,13 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
     from .runner import evaluate
 
     names, skipped = _retriever_names(retriever_name)
-    for name, reason in skipped.items():
-        click.echo(f"skipped {name}: {reason}", err=True)
+
+    def note_skipped():
+        for name, reason in skipped.items():
+            click.echo(f"skipped {name}: {reason}", err=True)
+
     if not names:
+        note_skipped()
         raise UserError("no retriever to evaluate is installed")
     families = () if metrics == "auto" else tuple(f.strip() for f in metrics.split(",") if f.strip())
     try:
@@ -57,7 +61,8 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
         result = evaluate(root, queries, names, k, metrics=families, force=force, profile=profile,
                           progress=_progress_sink(always=False))
     except (DatasetError,) + _expected_errors() as exc:
-        raise _fail(exc)
+        raise _fail(exc)  # the one error line, without notes of retrievers that were not going to run
+    note_skipped()
     result.skipped.update(skipped)
     if as_json:
         click.echo(json.dumps(result.to_json(per_query), ensure_ascii=False))

@@ -96,13 +96,15 @@ def path_terms(path: str) -> list[str]:
     return out
 
 
-def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, language: str = "") -> Counter:
-    """Every term a chunk is indexed under: words, path words, definitions."""
+def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, language: str = "",
+                definitions=None) -> Counter:
+    """Every term a chunk is indexed under: words, path words, definitions. `definitions` are the
+    names a syntax tree says the chunk defines; None finds them with the patterns above."""
     counts = term_counts(f"{context}\n{text}" if context else text)
     if path_weight:
         for term in path_terms(path):
             counts[term] += path_weight
-    for name in defined_names(text, language):
+    for name in defined_names(text, language) if definitions is None else set(definitions):
         lowered = name.lower()
         counts[DEF + lowered] += 1
         if name != lowered:

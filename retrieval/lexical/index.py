@@ -45,8 +45,8 @@ class _SegmentWriter:
 
     def add_file(self, path: str, language: str, kind: str, docs) -> None:
         builder = self.builder
-        for start, end, counts in docs:
-            builder.add(path, language, kind, start, end, counts)
+        for start, end, counts, *meta in docs:
+            builder.add(path, language, kind, start, end, counts, meta=meta[0] if meta else None)
         if builder.n_postings >= SEGMENT_POSTINGS:
             self.flush()
 
@@ -108,7 +108,7 @@ class LexicalIndex:
     # -- writing ---------------------------------------------------------------------------
 
     def apply(self, removed_paths, added, *, purge: bool = False) -> dict:
-        """New state after removing files and adding (path, language, kind, [(start, end, counts)]).
+        """New state after removing files and adding (path, language, kind, [(start, end, counts[, meta])]).
 
         `added` is consumed once, lazily (one file in memory at a time); a path that already has
         documents is replaced, and an empty document list just removes them. Writes new segment
@@ -196,11 +196,12 @@ class LexicalIndex:
         for seg, deleted in views:
             remap: dict[int, int] = {}
             files, doc_file, starts, ends, lens = seg.files, seg.doc_file, seg.starts, seg.ends, seg.lens
+            metas = seg.meta_rows()
             for d in range(seg.n_docs):
                 if d in deleted:
                     continue
                 path, language, kind = files[doc_file[d]]
-                new = builder.add(path, language, kind, starts[d], ends[d], {})
+                new = builder.add(path, language, kind, starts[d], ends[d], {}, meta=metas[d])
                 builder.lens[new] = lens[d]
                 remap[d] = new
             remaps.append(remap)

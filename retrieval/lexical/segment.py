@@ -7,6 +7,8 @@ On disk a segment is a directory:
   docs.bin       four little-endian uint32 arrays of n_docs: file index, start line, end line, length
   post.bin       per term, its doc ids then its term frequencies (uint32 each)
   lex-NNNN.json  one shard of the lexicon: {term: [byte offset in post.bin, document frequency]}
+  meta.bin       only when a chunker said more than lines: n_docs + 1 uint32 offsets, then per doc
+                 a JSON array [context, kind, symbol, scope start, scope end] (a hit reads its own)
 A query opens only the shards of its terms and reads only their postings.
 """
 from __future__ import annotations
@@ -42,6 +44,10 @@ def shard_of(term: str, n_shards: int) -> int:
     return zlib.crc32(term.encode("utf-8")) % n_shards
 
 
+# Per-document chunk metadata a syntax-aware chunker provides (see records.Chunk)
+META_COLUMNS = ("context", "kind", "symbol", "scope_start", "scope_end")
+
+
 class CorruptSegment(RuntimeError):
     pass
 
@@ -60,12 +66,14 @@ class SegmentBuilder:
         self.docids: list[str] = []  # only for in-memory use with arbitrary docids
         self.postings: dict[str, tuple[array, array]] = {}
         self.n_postings = 0
+        self.meta: list[tuple | None] = []  # per doc: META_COLUMNS values, or None
 
     @property
     def n_docs(self) -> int:
         return len(self.lens)
 
-    def add(self, path: str, language: str, kind: str, start: int, end: int, counts: dict, docid: str = "") -> int:
+    def add(self, path: str, language: str, kind: str, start: int, end: int, counts: dict, docid: str = "",
+            meta: tuple | None = None) -> int:
         fid = self._file_ids.get(path)
         if fid is None:
             fid = self._file_ids[path] = len(self.files)
@@ -77,6 +85,7 @@ class SegmentBuilder:
         self.ends.append(max(end, 0))
         self.lens.append(sum(counts.values()))
         self.docids.append(docid)
+        self.meta.append(meta)
         self.n_postings += len(counts)
         postings = self.postings
         for term, tf in counts.items():
@@ -132,6 +141,12 @@ class SegmentBuilder:
         columns = {"path": [f[0] for f in self.files], "language": [f[1] for f in self.files],
                    "kind": [f[2] for f in self.files], "first": list(self.firsts)}
         sizes["files.json"] = write_new(os.path.join(tmp, "files.json"), dumps(columns))
+        if any(self.meta):
+            blobs = [dumps(list(m)) if m else b"" for m in self.meta]
+            offsets = array("I", [0])
+            for blob in blobs:
+                offsets.append(offsets[-1] + len(blob))
+            sizes["meta.bin"] = write_new(os.path.join(tmp, "meta.bin"), _to_bytes(offsets) + b"".join(blobs))
         for i, shard in enumerate(shards):
             name = f"lex-{i:04d}.json"
             sizes[name] = write_new(os.path.join(tmp, name), dumps(shard))
@@ -165,6 +180,13 @@ class MemorySegment:
         self.docids = builder.docids
         self._postings = builder.postings
         self.n_docs = builder.n_docs
+        self._meta = builder.meta
+
+    def meta(self, d: int) -> tuple | None:
+        return self._meta[d]
+
+    def meta_rows(self) -> list:
+        return list(self._meta)
 
     def postings(self, term: str):
         return self._postings.get(term)
@@ -214,6 +236,46 @@ class DiskSegment:
         self._files: list | None = None
         self._columns: dict | None = None
         self.docids = None
+        self._has_meta = "meta.bin" in meta["sizes"]
+        self._meta_offsets: array | None = None
+
+    def meta(self, d: int) -> tuple | None:
+        """(context, kind, symbol, scope start, scope end) of doc d; None when it has none. Reads
+        only the offsets and that document's row: a query looks at a handful of hits."""
+        if not self._has_meta:
+            return None
+        path = os.path.join(self.directory, "meta.bin")
+        header = 4 * (self.n_docs + 1)
+        try:
+            with open(path, "rb") as fh:
+                if self._meta_offsets is None:
+                    offsets = _from_bytes(fh.read(header))
+                    if len(offsets) != self.n_docs + 1:
+                        raise ValueError("short offsets")
+                    self._meta_offsets = offsets
+                start, end = self._meta_offsets[d], self._meta_offsets[d + 1]
+                if start == end:
+                    return None
+                fh.seek(header + start)
+                row = json.loads(fh.read(end - start))
+            if not isinstance(row, list) or len(row) != len(META_COLUMNS):
+                raise ValueError("not a metadata row")
+        except ValueError as exc:
+            raise CorruptSegment(f"segment {os.path.basename(self.directory)}: meta.bin is damaged") from exc
+        return tuple(row)
+
+    def meta_rows(self) -> list:
+        """Every document's metadata (None where there is none), read at once: for merging."""
+        if not self._has_meta:
+            return [None] * self.n_docs
+        with open(os.path.join(self.directory, "meta.bin"), "rb") as fh:
+            data = fh.read()
+        header = 4 * (self.n_docs + 1)
+        offsets = _from_bytes(data[:header])
+        if len(offsets) != self.n_docs + 1 or header + offsets[-1] != len(data):
+            raise CorruptSegment(f"segment {os.path.basename(self.directory)}: meta.bin is damaged")
+        return [tuple(json.loads(data[header + a : header + b])) if b > a else None
+                for a, b in zip(offsets, offsets[1:])]
 
     def _doc_arrays(self):
         if self._docs is None:

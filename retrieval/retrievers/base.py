@@ -75,6 +75,16 @@ register(
 )
 
 
+register(
+    RetrieverSpec(
+        name="treesitter",
+        factory="retrieval.retrievers.treesitter:TreesitterRetriever",
+        extras=("treesitter",),
+        description="BM25 over tree-sitter chunks: whole definitions with their scope",
+    )
+)
+
+
 def get_spec(name: str) -> RetrieverSpec:
     spec = REGISTRY.get(name)
     if spec is None:

@@ -35,7 +35,6 @@ class LexicalRetriever:
         self._n_docs = 0
         self._total_len = 0
         self._avgdl = 0.0
-        self._contexts: dict[str, str] = {}
         if profile != CODE:
             self.use_profile(profile)
 
@@ -56,10 +55,10 @@ class LexicalRetriever:
                 "terms": {"features": features.VERSION, "text": text.VERSION, "stem": stem.VERSION,
                           "stemming": text.STEM}}
 
-    def _terms(self, path: str, text: str, context: str, language: str = "") -> Counter:
+    def _terms(self, path: str, text: str, context: str, language: str = "", definitions=None) -> Counter:
         if self.profile == PROSE:
             return prose.term_counts(text)
-        return chunk_terms(path, text, context, self.ranking.path_weight, language)
+        return chunk_terms(path, text, context, self.ranking.path_weight, language, definitions)
 
     def _search_views(self, views: list[SegmentView]) -> list[SegmentView]:
         if self.profile == PROSE:
@@ -70,21 +69,17 @@ class LexicalRetriever:
 
     def index(self, documents: Iterable[Document]) -> None:
         builder = SegmentBuilder()
-        contexts = {}
         for doc in documents:
-            counts = self._terms(doc.source_path or doc.docid, doc.text, doc.context, doc.language)
+            counts = self._terms(doc.source_path or doc.docid, doc.text, doc.context, doc.language, doc.definitions)
             builder.add(
                 doc.source_path or doc.docid, doc.language, doc.kind,
-                doc.start_line or 0, doc.end_line or 0, counts, docid=doc.docid,
+                doc.start_line or 0, doc.end_line or 0, counts, docid=doc.docid, meta=_meta(doc),
             )
-            if doc.context:
-                contexts[doc.docid] = doc.context
         segment = MemorySegment(builder)
         self._views = self._search_views([SegmentView(segment)])
         self._n_docs = segment.n_docs
         self._total_len = sum(segment.lens)
         self._avgdl = (self._total_len / segment.n_docs) if segment.n_docs else 0.0
-        self._contexts = contexts
 
     def search(self, query: str, top_k: int = 10) -> list[str]:
         return [hit.docid for hit in self.search_detailed(query, top_k)]
@@ -132,10 +127,13 @@ class LexicalRetriever:
         hits = []
         for rank, ((value, (i, d)), confidence) in enumerate(zip(ranked, levels), start=1):
             seg = views[i].segment
-            path = seg.files[seg.doc_file[d]][0]
+            path, language, kind = seg.files[seg.doc_file[d]]
             start, end = seg.starts[d] or None, seg.ends[d] or None
             docid = seg.docids[d] if seg.docids is not None else chunk_docid(path, start, end)
-            hits.append(SearchHit(docid, path, start, end, rank, value, self._contexts.get(docid, ""), confidence))
+            context, chunk_kind, symbol, scope_start, scope_end = seg.meta(d) or _NO_META
+            hits.append(SearchHit(docid, path, start, end, rank, value, context, confidence, language=language,
+                                  kind=chunk_kind or kind, symbol=symbol,
+                                  scope=(scope_start, scope_end) if scope_start else None))
         return hits
 
     def statistics(self) -> dict:
@@ -172,7 +170,6 @@ class LexicalRetriever:
         self._n_docs = index.n_docs
         self._total_len = state["total_len"]
         self._avgdl = index.avgdl
-        self._contexts = {}
         return self
 
     def update_store(
@@ -184,7 +181,8 @@ class LexicalRetriever:
         index = LexicalIndex(directory, state or empty_state(directory))
         weight = self.ranking.path_weight
         files = (
-            (f.path, f.language, f.kind, [(c.start_line, c.end_line, c.text, c.context) for c in chunks],
+            (f.path, f.language, f.kind,
+             [(c.start_line, c.end_line, c.text, c.context, c.definitions, _meta(c)) for c in chunks],
              weight, self.profile)
             for f, chunks in added
         )
@@ -220,10 +218,23 @@ def _file_documents(item):
     """(path, language, kind, chunk spans and texts, path weight, profile) -> what LexicalIndex.apply takes."""
     path, language, kind, chunks, path_weight, profile = item
     if profile == PROSE:
-        return path, language, kind, [(start, end, prose.term_counts(text)) for start, end, text, _ in chunks]
+        return path, language, kind, [(start, end, prose.term_counts(text), meta)
+                                      for start, end, text, _, _, meta in chunks]
     return path, language, kind, [
-        (start, end, chunk_terms(path, text, context, path_weight, language)) for start, end, text, context in chunks
+        (start, end, chunk_terms(path, text, context, path_weight, language, definitions), meta)
+        for start, end, text, context, definitions, meta in chunks
     ]
+
+
+_NO_META = ("", "", "", 0, 0)
+
+
+def _meta(chunk) -> tuple | None:
+    """What the store keeps of a chunk (Chunk or Document) beyond its span: None when there is nothing."""
+    if not (chunk.context or chunk.symbol or chunk.chunk_kind or chunk.scope):
+        return None
+    scope = chunk.scope or (0, 0)
+    return (chunk.context, chunk.chunk_kind, chunk.symbol, scope[0], scope[1])
 
 
 class _AllowedDocs:

@@ -1,0 +1,649 @@
+"""Syntax-aware chunks: whole definitions where they fit, with their scope, from tree-sitter.
+
+A file is parsed with its grammar from tree-sitter-language-pack (imported on first use, never at
+module level: this module is importable without the extra). Chunks follow the syntax tree:
+
+- siblings that fit the budget are units; an oversized definition (or statement) is split into its
+  children, and a body (`block`, `class_body`, ...) is spliced into its parent, so a class's header
+  and docstring stay with its first small members; only a leaf that alone exceeds the budget (a
+  huge literal, a minified line) is cut by the line chunker;
+- small neighbours are merged up to the budget; definitions of a good size stay alone;
+- comments, decorators and attributes just above a definition belong to it;
+- spans are whole lines, verbatim, 1-based, in order and disjoint.
+
+Each chunk says what it is: `context` (its scope path, `APIRouter.add_api_route`, `impl Service for
+Router.call`, or `module fastapi.routing`), `chunk_kind` (function, method, class, ...), `symbol`
+(the name it defines), `scope` (the lines of the enclosing definition, for `--expand scope`) and
+`definitions` (every name defined in it, from the tree: the ranking's definition terms).
+
+A file without a grammar, or one that does not parse, falls back to the line chunker (per file);
+Markdown and reStructuredText are chunked by headings (`markdown.py`, standard library).
+"""
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import replace
+
+from ..languages import CODE
+from ..read import split_lines
+from ..records import Chunk
+from .grammars import HEADING_LANGUAGES, grammar_for
+from .lines import ChunkingPolicy, chunk_lines
+
+MAX_DEPTH = 40  # deeper nesting is cut by lines: bounded time, no recursion errors
+ALONE_SHARE = 0.5  # a definition at least this share of the budget is a chunk of its own
+MIN_SPAN = 300  # a span smaller than this (in characters) joins a neighbour
+TINY = 48  # a span this small (in characters) joins its predecessor (a closing brace, `end`)
+
+# Definition node types -> the kind they define. Node type names mean the same thing across the
+# pack's grammars, so one table serves every language; a grammar lacking a type just skips it.
+_SCOPE_KINDS: dict[str, str] = {
+    "class_definition": "class", "class_declaration": "class", "class_specifier": "class",
+    "abstract_class_declaration": "class", "class": "class", "object_declaration": "class",
+    "object_definition": "class", "companion_object": "class", "record_declaration": "class",
+    "struct_specifier": "struct", "struct_item": "struct", "struct_declaration": "struct",
+    "union_specifier": "struct", "union_item": "struct",
+    "interface_declaration": "interface", "protocol_declaration": "interface",
+    "trait_item": "trait", "trait_declaration": "trait", "trait_definition": "trait",
+    "enum_item": "enum", "enum_declaration": "enum", "enum_specifier": "enum", "enum_definition": "enum",
+    "impl_item": "impl", "instance": "impl", "extension_declaration": "impl",
+    "module": "module", "mod_item": "module", "namespace_definition": "namespace",
+    "namespace_declaration": "namespace", "internal_module": "namespace",
+    "type_alias_declaration": "type", "type_item": "type", "type_alias": "type", "type_spec": "type",
+    "data_type": "type", "newtype": "type", "type_synomym": "type", "annotation_type_declaration": "interface",
+}
+_FUNCTION_KINDS: dict[str, str] = {
+    "function_definition": "function", "function_declaration": "function", "function_item": "function",
+    "function_signature_item": "function", "method_definition": "method", "method_declaration": "method",
+    "method": "method", "singleton_method": "method", "constructor_declaration": "method",
+    "init_declaration": "method", "protocol_function_declaration": "method",
+    "abstract_method_signature": "method", "method_signature": "method", "method_elem": "method",
+    "method_spec": "method", "function_signature": "function",
+    "signature": "function", "function": "function", "macro_definition": "macro",
+    "preproc_function_def": "macro", "preproc_def": "constant", "const_item": "constant",
+    "static_item": "constant", "function_statement": "function", "class_statement": "class",
+    "FnProto": "function", "VarDecl": "constant",
+}
+_KINDS = {**_SCOPE_KINDS, **_FUNCTION_KINDS}
+# Functions bound to a name: closures count as definitions of that name.
+_EXTRA_PATTERNS = (
+    "(variable_declarator name: (identifier) value: [(arrow_function) (function_expression)]) @def",
+    "(let_declaration pattern: (identifier) value: (closure_expression)) @def",
+    "(assignment left: (identifier) right: (lambda)) @def",
+    '(call target: (identifier) @kw (#any-of? @kw "def" "defp" "defmacro" "defmacrop" "defguard"'
+    ' "defmodule" "defprotocol" "defimpl" "defstruct" "defdelegate")) @def',
+)
+_CLOSURE_TYPES = frozenset({"variable_declarator", "let_declaration", "assignment"})
+_ELIXIR_KINDS = {"defmodule": "module", "defprotocol": "interface", "defimpl": "impl", "defstruct": "struct"}
+# Module-level bindings define a name too (`MAX = 3`, `const x = ...`, `var V = ...`).
+_BINDINGS = frozenset({
+    "expression_statement", "assignment", "lexical_declaration", "variable_declaration", "const_declaration",
+    "var_declaration", "property_declaration", "val_definition", "var_definition", "const_declaration",
+})
+_BINDING_NAMES = frozenset({"variable_declarator", "const_spec", "var_spec", "assignment", "variable_declaration"})
+_IDENTIFIERS = frozenset({
+    "identifier", "type_identifier", "simple_identifier", "constant", "name", "property_identifier",
+    "field_identifier", "namespace_identifier", "variable", "word", "alias", "scope_resolution",
+    "qualified_identifier", "scoped_identifier", "scoped_type_identifier", "destructor_name", "operator_name",
+    "dot_index_expression", "method_index_expression", "IDENTIFIER", "function_name", "simple_name",
+})
+_UNWRAP = frozenset({"export_statement", "decorated_definition", "template_declaration", "export_declaration"})
+_LAST_WORD = re.compile(r"[A-Za-z_$][\w$]*[?!]?(?=[^\w$]*$)")
+_ZIG_CONTAINER = re.compile(r"[^=]*=\s*(?:extern\s+|packed\s+)?(?:struct|enum|union|opaque)\b")
+_CLOSING = re.compile(r"[\s)\]};,]*(?:(?:end|fi|done|esac|endif|end\w*)[\s)\]};,.]*)*$")
+_COMMENT_LINE = re.compile(r"\s*(//|/\*|\*|--|;;|#(?:[ \t!#\[]|$)|@\w|\(\*|{-|\"\"\"|''')")
+
+
+def _is_prefix(node_type: str) -> bool:
+    """Comments, decorators, attributes and annotations: they belong to what follows them."""
+    return ("comment" in node_type or node_type in ("decorator", "attribute_item", "annotation",
+                                                   "marker_annotation", "attribute", "haddock", "pragma"))
+
+
+class Definition:
+    __slots__ = ("name", "display", "kind", "start", "end", "name_row", "parent", "path", "key")
+
+    def __init__(self, name, display, kind, start, end, name_row):
+        self.name, self.display, self.kind = name, display, kind
+        self.start, self.end, self.name_row = start, end, name_row
+        self.parent: Definition | None = None
+        self.path = display
+        self.key = (0, 0)  # the node's byte range
+
+
+# -- the extra, loaded lazily --------------------------------------------------------------------
+
+_PARSERS: dict[str, object] = {}
+_QUERIES: dict[str, object] = {}
+
+
+def _parser(grammar: str):
+    parser = _PARSERS.get(grammar)
+    if parser is None:
+        from tree_sitter_language_pack import get_parser
+
+        parser = _PARSERS[grammar] = get_parser(grammar)
+    return parser
+
+
+def _query(grammar: str):
+    """One query capturing every definition node the grammar has (built once per grammar)."""
+    if grammar in _QUERIES:
+        return _QUERIES[grammar]
+    from tree_sitter import Query, QueryError
+    from tree_sitter_language_pack import get_language
+
+    language = get_language(grammar)
+    types = [t for t in _KINDS if language.id_for_node_kind(t, True)]
+    patterns = []
+    if types:
+        patterns.append("[" + " ".join(f"({t})" for t in types) + "] @def")
+    for pattern in _EXTRA_PATTERNS:
+        try:
+            Query(language, pattern)
+        except (QueryError, ValueError, SyntaxError, NameError):
+            continue  # the grammar lacks one of its node types or fields
+        patterns.append(pattern)
+    query = None
+    # Without a definition node type of its own (Clojure, F#, YAML, ...) the tree says nothing
+    # about definitions: those files keep the patterns (`definitions` None).
+    if types or any("@kw" in p for p in patterns[1 if types else 0 :]):
+        query = Query(language, "\n".join(patterns))
+    _QUERIES[grammar] = query
+    return query
+
+
+def knows_definitions(grammar: str) -> bool:
+    return _query(grammar) is not None
+
+
+def available() -> bool:
+    from ..extras import missing_modules
+
+    return not missing_modules("treesitter")
+
+
+# -- definitions ---------------------------------------------------------------------------------
+
+
+def _text(node) -> str:
+    return node.text.decode("utf-8", "replace")
+
+
+def _end_row(node) -> int:
+    row, column = node.end_point
+    return row - 1 if column == 0 and row > node.start_point[0] else row
+
+
+def _name_node(node):
+    """The node naming a definition: its `name` field, a C declarator's identifier, or its first
+    identifier child (Kotlin, Swift)."""
+    found = node.child_by_field_name("name")
+    if found is not None:
+        return found
+    declarator = node.child_by_field_name("declarator")
+    for _ in range(8):
+        if declarator is None:
+            break
+        if declarator.type in _IDENTIFIERS:
+            return declarator
+        inner = declarator.child_by_field_name("declarator") or declarator.child_by_field_name("name")
+        if inner is None:
+            break
+        declarator = inner
+    for field_name in ("pattern", "left"):
+        found = node.child_by_field_name(field_name)
+        if found is not None:
+            return found
+    if node.type in ("function", "signature", "data_type", "class", "instance"):
+        return None  # Haskell's type-level nodes of these names have no name field
+    for child in node.named_children:
+        if child.type in _IDENTIFIERS:
+            return child
+    return None
+
+
+def _last_word(text: str) -> str:
+    m = _LAST_WORD.search(text.split("(", 1)[0].split("<", 1)[0])
+    return m.group(0) if m else ""
+
+
+def _definition(node, captures) -> Definition | None:
+    node_type = node.type
+    kw = captures.get("kw")
+    if kw:  # an Elixir `def`/`defmodule` call: the name is its first argument
+        keyword = _text(kw[0])
+        args = next((c for c in node.named_children if c.type == "arguments"), None)
+        if args is None or not args.named_children:
+            return None
+        first = args.named_children[0]
+        if first.type == "call":
+            first = first.child_by_field_name("target") or first
+        elif first.type == "binary_operator":  # `def a when guard`
+            first = first.child_by_field_name("left") or first
+            if first.type == "call":
+                first = first.child_by_field_name("target") or first
+        display = _text(first)
+        name = _last_word(display) if keyword == "defmodule" else display
+        kind = _ELIXIR_KINDS.get(keyword, "function")
+        return Definition(name, display, kind, node.start_point[0], _end_row(node), first.start_point[0])
+    if node_type == "impl_item":
+        target = node.child_by_field_name("type")
+        trait = node.child_by_field_name("trait")
+        if target is None:
+            return None
+        name = _last_word(_text(target))
+        display = f"impl {_text(trait)} for {_text(target)}" if trait is not None else f"impl {_text(target)}"
+        return Definition(name, display, "impl", node.start_point[0], _end_row(node), target.start_point[0])
+    if node_type == "instance":  # Haskell `instance Show T`
+        cls = node.child_by_field_name("name")
+        if cls is None:
+            return None
+        display = " ".join(_text(node).split("where", 1)[0].split()[:6])
+        return Definition(_text(cls), display, "impl", node.start_point[0], _end_row(node), cls.start_point[0])
+    if node_type.endswith("_specifier") and node.child_by_field_name("body") is None:
+        return None  # C's `struct buffer *buf` names a type, it does not define one
+    span_node = node
+    if node_type == "VarDecl" and (node.parent is None or node.parent.type != "Decl"):
+        return None  # a Zig local, not a declaration of its container
+    if node_type in ("FnProto", "VarDecl") and node.parent is not None and node.parent.type == "Decl":
+        span_node = node.parent  # Zig: the declaration holds the prototype and the body
+        if node_type == "VarDecl" and _ZIG_CONTAINER.match(_text(node)[:300]):
+            node_type = "struct_item"
+    if node_type in _CLOSURE_TYPES:
+        name_node = node.child_by_field_name("name") or node.child_by_field_name("pattern") or \
+            node.child_by_field_name("left")
+        kind = "function"
+    else:
+        name_node = _name_node(node)
+        kind = _KINDS.get(node_type, "")
+    if name_node is None or not kind:
+        return None
+    display = _text(name_node).strip()
+    if "\n" in display or len(display) > 120:
+        return None
+    name = _last_word(display) if name_node.type not in ("identifier", "type_identifier", "simple_identifier",
+                                                         "constant", "name", "variable") else display
+    if not name:
+        return None
+    if node_type == "method_declaration":  # Go: `func (s *Server) Serve()` is Server.Serve
+        receiver = node.child_by_field_name("receiver")
+        if receiver is not None:
+            owner = _last_word(_text(receiver).replace("*", " ").strip("() "))
+            if owner:
+                display = f"{owner}.{name}"
+    start = span_node.start_point[0]
+    parent = span_node.parent
+    if parent is not None and parent.type in _UNWRAP:  # decorators, `export`, `template<...>`
+        start = parent.start_point[0]
+    return Definition(name, display if display != name else name, kind, start, _end_row(span_node),
+                      name_node.start_point[0])
+
+
+def _bindings(root) -> list[Definition]:
+    """Module-level bindings (`MAX = 3`, `export const x = ...`, Go `var`/`const`)."""
+    out = []
+    for child in root.named_children:
+        while child.type in _UNWRAP or (child.type == "expression_statement" and child.named_child_count == 1):
+            inner = child.named_children[-1] if child.named_child_count else None
+            if inner is None or inner.type == child.type:
+                break
+            child = inner
+        if child.type not in _BINDINGS:
+            continue
+        holders = [child] if child.type == "assignment" else [
+            c for c in child.named_children if c.type in _BINDING_NAMES]
+        if child.type == "property_declaration":  # Kotlin/Swift `val x = ...`
+            holders = [child]
+        for holder in holders:
+            target = holder.child_by_field_name("name") or holder.child_by_field_name("left") or \
+                holder.child_by_field_name("pattern")
+            if target is None:
+                target = next((c for c in holder.named_children if c.type in _IDENTIFIERS), None)
+                if target is None:
+                    nested = next((c for c in holder.named_children if c.type == "variable_declaration"), None)
+                    target = next((c for c in nested.named_children if c.type in _IDENTIFIERS), None) if nested else None
+            if target is None or target.type not in _IDENTIFIERS:
+                continue
+            name = _last_word(_text(target))
+            if name:
+                row = target.start_point[0]
+                out.append(Definition(name, name, "constant", child.start_point[0], _end_row(child), row))
+    return out
+
+
+def definitions(tree, grammar: str) -> list[Definition]:
+    """Every definition of the tree, outermost first, each linked to its enclosing one."""
+    query = _query(grammar)
+    found: list[tuple] = []
+    seen = set()
+    if query is not None:
+        from tree_sitter import QueryCursor
+
+        for _pattern, captures in QueryCursor(query).matches(tree.root_node):
+            for node in captures.get("def", ()):
+                key = (node.start_byte, node.end_byte, node.type)
+                if key in seen or node == tree.root_node:
+                    continue
+                seen.add(key)
+                d = _definition(node, captures)
+                if d is not None:
+                    d.key = (node.start_byte, node.end_byte)
+                    found.append((node.start_byte, -node.end_byte, d))
+    defs = [d for _, _, d in sorted(found, key=lambda e: (e[0], e[1]))]
+    bound = {d.name for d in defs}
+    defs.extend(b for b in _bindings(tree.root_node) if b.name not in bound)
+    defs.sort(key=lambda d: (d.start, -d.end))
+    # Nesting by line containment: a stack of the definitions still open.
+    stack: list[Definition] = []
+    for d in defs:
+        while stack and not (stack[-1].start <= d.start and d.end <= stack[-1].end and stack[-1] is not d):
+            stack.pop()
+        if stack:
+            d.parent = stack[-1]
+            d.path = f"{stack[-1].path}.{d.display}"
+            if d.kind == "function" and stack[-1].kind in ("class", "struct", "interface", "trait", "impl",
+                                                           "enum", "module"):
+                d.kind = "method"
+        stack.append(d)
+    return defs
+
+
+# -- splitting the tree into line spans ----------------------------------------------------------
+
+
+class _Splitter:
+    """Row spans (0-based, inclusive) following the tree, within the budget.
+
+    The tree is flattened into one sequence of items; a definition that must be split is fenced
+    (its pieces never merge with what surrounds it), anything else that must be split (a body, a
+    long `if`) just contributes its children to the sequence.
+    """
+
+    FENCE = None
+
+    def __init__(self, line_offsets: list[int], budget: int, max_lines: int, defs: dict[tuple[int, int], bool]):
+        # defs: byte range of each definition node -> whether it is big enough to stay alone
+        self.off = line_offsets
+        self.budget = budget
+        self.max_lines = max_lines
+        self.defs = defs
+
+    def size(self, a: int, b: int) -> int:
+        return self.off[b + 1] - self.off[a]
+
+    def fits(self, a: int, b: int) -> bool:
+        return self.size(a, b) <= self.budget and b - a < self.max_lines
+
+    def split(self, root) -> list[list]:
+        items: list = []
+        self._flatten(root.children, 0, items)
+        return self._merge(items)
+
+    def _flatten(self, children, depth: int, items: list, pending: list | None = None) -> None:
+        pending = list(pending or ())
+        for child in children:
+            if _is_prefix(child.type):
+                pending.append(child)
+                continue
+            self._place(pending, child, depth, items)
+            pending = []
+        if pending:
+            self._place(pending[:-1], pending[-1], depth, items)
+
+    def _place(self, prefix: list, node, depth: int, items: list) -> None:
+        a = (prefix[0] if prefix else node).start_point[0]
+        b = _end_row(node)
+        alone = self.defs.get((node.start_byte, node.end_byte))
+        if alone is None and node.type in _UNWRAP and node.named_child_count:
+            inner = node.named_children[-1]
+            alone = self.defs.get((inner.start_byte, inner.end_byte))
+        if self.fits(a, b):
+            # [start, end, is a definition, stays alone, cut by lines]
+            items.append([a, b, alone is not None, bool(alone), False])
+            return
+        if b == node.start_point[0] or depth >= MAX_DEPTH or node.child_count == 0:
+            items.append([a, b, alone is not None, True, True])  # a leaf too big: cut by lines later
+            return
+        # A decorated or exported definition is fenced once, around its decorators too.
+        fenced = (alone is not None or node.type in _UNWRAP) and not (
+            node.parent is not None and node.parent.type in _UNWRAP)
+        if fenced:
+            items.append(self.FENCE)
+            for p in prefix:
+                items.append([p.start_point[0], _end_row(p), False, False, False])
+            prefix = []
+        # Anything else split (a body, a long statement) adds its children to the sequence; comments
+        # before it go to its first child.
+        self._flatten(node.children, depth + 1, items, prefix)
+        if fenced:
+            items.append(self.FENCE)
+
+    def _merge(self, items: list) -> list[list]:
+        """Greedy merge of neighbours into [start, end, cut] spans: small pieces join, definitions
+        big enough to stand alone do not absorb other definitions."""
+        out: list[list] = []  # [start, end, has a definition, has a lone definition, cut]
+        open_ = False
+        for item in items:
+            if item is None:
+                open_ = False
+                continue
+            a, b, is_def, alone, cut = item
+            if open_ and not cut:
+                prev = out[-1]
+                clash = prev[2] and is_def and (prev[3] or alone)
+                if not prev[4] and not clash and self.fits(prev[0], b):
+                    prev[1] = max(prev[1], b)
+                    prev[2] = prev[2] or is_def
+                    prev[3] = prev[3] or alone
+                    continue
+            out.append([a, b, is_def, alone, cut])
+            open_ = not cut
+        return [[a, b, cut] for a, b, _d, _l, cut in out]
+
+
+def _line_offsets(lines: list[str]) -> list[int]:
+    offsets = [0]
+    total = 0
+    for line in lines:
+        total += len(line)
+        offsets.append(total)
+    return offsets
+
+
+def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: int, min_span: int) -> list[list]:
+    """Ordered, disjoint, blank-trimmed spans; tiny tails join their predecessor; comment lines at
+    the end of a span move down to the definition they document."""
+    spans.sort(key=lambda s: (s[0], -s[1]))
+    out: list[list] = []
+    for a, b, cut in spans:
+        if out and a <= out[-1][1]:
+            a = out[-1][1] + 1
+        while a <= b and not lines[a].strip():
+            a += 1
+        while b >= a and not lines[b].strip():
+            b -= 1
+        if a > b:
+            continue
+        if out and not cut and not out[-1][2] and off[b + 1] - off[a] < TINY and _CLOSING.match("".join(lines[a : b + 1])):
+            out[-1][1] = b
+            continue
+        out.append([a, b, cut])
+    # A small span is no chunk on its own: BM25 favours short documents, so a lone header (`module
+    # Sinatra`, `class APIRoute(Route):` before a member too big to join it) or a block of imports
+    # would win every query naming it by its shortness alone. A header joins what follows it,
+    # anything else small joins its smaller neighbour, while the result stays near the budget.
+    def size(span):
+        return off[span[1] + 1] - off[span[0]]
+
+    joined: list[list] = []
+    carry = None  # a header waiting for its body
+    for span in out:
+        if carry is not None:
+            if not span[2] and size([carry[0], span[1]]) <= budget + min_span:
+                span = [carry[0], span[1], False]
+            else:
+                joined.append(carry)
+            carry = None
+        if not span[2] and size(span) < min_span:
+            if opens(span[0], span[1]):
+                carry = span
+                continue
+            if joined and not joined[-1][2] and size([joined[-1][0], span[1]]) <= budget:
+                joined[-1][1] = span[1]
+                continue
+        joined.append(span)
+    if carry is not None:
+        if joined and not joined[-1][2] and size([joined[-1][0], carry[1]]) <= budget:
+            joined[-1][1] = carry[1]
+        else:
+            joined.append(carry)
+    # A small span left behind (its predecessor was full) may still fit with its successor.
+    out = []
+    for span in joined:
+        if out and not out[-1][2] and not span[2] and size(out[-1]) < min_span and size([out[-1][0], span[1]]) <= budget:
+            out[-1][1] = span[1]
+            continue
+        out.append(span)
+    for i in range(1, len(out)):
+        prev, cur = out[i - 1], out[i]
+        if prev[2] or cur[2]:
+            continue
+        if prev[1] + 1 != cur[0] or not opens(cur[0], cur[0]):
+            continue  # only a definition takes the comments just above it
+        first = prev[1]
+        while first > prev[0] and _COMMENT_LINE.match(lines[first]):
+            first -= 1
+        if first < prev[1] and not _COMMENT_LINE.match(lines[first]):
+            cur[0] = first + 1
+            prev[1] = first
+            while prev[1] > prev[0] and not lines[prev[1]].strip():
+                prev[1] -= 1
+    return out
+
+
+# -- chunks --------------------------------------------------------------------------------------
+
+
+def module_name(path: str) -> str:
+    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    if stem.endswith("/__init__"):
+        stem = stem[: -len("/__init__")]
+    return stem.replace("/", ".")
+
+
+def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str, lines, policy) -> list[Chunk]:
+    starts = [d.start for d in defs]
+    name_rows = sorted((d.name_row, i) for i, d in enumerate(defs))
+    name_keys = [r for r, _ in name_rows]
+    module = f"module {module_name(path)}"
+    chunks: list[Chunk] = []
+    for a, b, cut in spans:
+        inside = [defs[i] for _, i in name_rows[bisect.bisect_left(name_keys, a) : bisect.bisect_right(name_keys, b)]]
+        names = tuple(dict.fromkeys(d.name for d in inside))
+        # What the chunk is: the outermost definition starting in it, else the innermost around it.
+        # The chunk's own definition: the deepest one starting in it that runs to its end (a method
+        # after its class's header), else the first one starting in it.
+        starting = [d for d in inside if d.start >= a]
+        primary = next((d for d in reversed(starting) if d.end >= b and d.kind != "constant"), None) or \
+            (starting[0] if starting else None)
+        # The innermost definition around the chunk and larger than it: an ancestor of the last
+        # definition starting at or before the chunk (definitions nest by lines).
+        j = bisect.bisect_right(starts, a) - 1
+        around = defs[j] if j >= 0 else None
+        while around is not None and not (around.start <= a and around.end >= b and around.end - around.start > b - a
+                                          and around.kind != "constant"):
+            around = around.parent
+        if primary is not None and primary.kind != "constant":
+            context, symbol, chunk_kind = primary.path, primary.name, primary.kind
+        elif around is not None:
+            context, symbol, chunk_kind = around.path, around.name, around.kind
+        else:
+            context, chunk_kind = module, "module"
+            symbol = primary.name if primary is not None else ""
+        scope = (around.start + 1, around.end + 1) if around is not None else None
+        if cut:
+            text = "".join(lines[a : b + 1])
+            for piece in chunk_lines(text, path, language=language, kind=kind, policy=policy):
+                s, e = piece.start_line + a, piece.end_line + a
+                chunks.append(Chunk(path, s, e, piece.text, language, kind, context, symbol, chunk_kind,
+                                    scope or (a + 1, b + 1), names if s == a + 1 else ()))
+            continue
+        chunks.append(Chunk(path, a + 1, b + 1, "".join(lines[a : b + 1]), language, kind, context, symbol,
+                            chunk_kind, scope, names))
+    return chunks
+
+
+def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
+                 policy: ChunkingPolicy | None = None) -> list[Chunk] | None:
+    """AST chunks of one file; None when its language has no grammar or it does not parse (the
+    caller falls back to lines). Needs the `treesitter` extra."""
+    grammar = grammar_for(path, language)
+    if grammar is None:
+        return None
+    policy = policy or ChunkingPolicy()
+    lines = split_lines(text)
+    if not lines:
+        return []
+    # Rows are all the chunker takes from the tree, so byte offsets never meet character offsets.
+    source = text.encode("utf-8", "surrogatepass")
+    try:
+        tree = _parser(grammar).parse(source)
+    except ImportError:
+        return None  # the extra is not installed: lines, as for a language without a grammar
+    except (ValueError, RuntimeError, LookupError, OSError):
+        return None
+    root = tree.root_node
+    if root.has_error and _mostly_error(root, len(source)):
+        return None
+    budget = policy.budget(kind)
+    try:
+        defs = definitions(tree, grammar)
+    except RecursionError:  # pragma: no cover - the query runs in C; kept as a guard
+        defs = []
+    off = _line_offsets(lines)
+    sized = {}
+    for d in defs:
+        if d.kind != "constant":
+            big = off[d.end + 1] - off[d.start] >= ALONE_SHARE * budget
+            sized[d.key] = big
+    splitter = _Splitter(off, budget, policy.max_lines, sized)
+    starts = [d.start for d in defs]
+
+    def opens(a: int, b: int) -> bool:
+        """A definition starts in rows a..b and goes on after them."""
+        return any(d.end > b and d.kind != "constant" for d in defs[bisect.bisect_left(starts, a):
+                                                                    bisect.bisect_right(starts, b)])
+
+    spans = _tidy(splitter.split(root), lines, off, opens, budget, min(MIN_SPAN, budget // 4))
+    chunks = _annotate(spans, defs, path, language, kind, lines, policy)
+    if not knows_definitions(grammar):
+        chunks = [replace(c, definitions=None) for c in chunks]
+    return chunks
+
+
+def _mostly_error(root, n_bytes: int) -> bool:
+    """The parse failed as a whole: the root, or one top-level error, covers most of the file."""
+    if root.type == "ERROR":
+        return True
+    for child in root.children:
+        if child.type == "ERROR" and (child.end_byte - child.start_byte) * 2 > n_bytes:
+            return True
+    return False
+
+
+def chunk_source(text: str, path: str, *, language: str, kind: str = CODE,
+                 policy: ChunkingPolicy | None = None) -> list[Chunk]:
+    """Chunks of one file by its structure: syntax tree, headings, else lines (per file).
+
+    Reusable by any retriever (`TreesitterRetriever.chunk_file` and the loader call it); without the
+    `treesitter` extra it still chunks Markdown and reST by headings, everything else by lines."""
+    if language in HEADING_LANGUAGES:
+        from .markdown import chunk_headings
+
+        return chunk_headings(text, path, language=language, kind=kind, policy=policy)
+    chunks = chunk_syntax(text, path, language=language, kind=kind, policy=policy)
+    if chunks is None:
+        return chunk_lines(text, path, language=language, kind=kind, policy=policy)
+    return chunks

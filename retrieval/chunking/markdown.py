@@ -1,0 +1,115 @@
+"""Heading chunks for Markdown and reStructuredText (standard library only).
+
+A section runs from its heading to the next heading; its context is the heading path
+(`Tutorial > Security > OAuth2`) and its symbol the heading's own title. Sections are merged with
+their neighbours up to the budget (a heading with one line under it is not worth a chunk alone)
+when the first of them is the parent or a sibling; a section over the budget is cut by the line
+chunker, every piece keeping the section's context. Fenced code is never taken for a heading.
+"""
+from __future__ import annotations
+
+import re
+
+from ..languages import DOCS
+from ..read import split_lines
+from ..records import Chunk
+from .lines import ChunkingPolicy, chunk_lines
+
+_ATX = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$|( {0,3})(#{1,6})$")
+_ATTRS = re.compile(r"\s*\{[^{}]*\}\s*$")  # `{ #anchor }` attribute lists (MkDocs, Pandoc)
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+_RST_ADORNMENT = re.compile(r"([=\-`:'\"~^_*+#<>.])\1{2,}[ \t]*$")
+
+
+def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(row, level, title) of every heading; a setext heading's row is its text line."""
+    out = []
+    fence = ""
+    for i, raw in enumerate(lines):
+        line = raw.rstrip("\n")
+        m = _FENCE.match(line)
+        if m:
+            marker = m.group(1)
+            if not fence:
+                fence = marker[0] * len(marker)
+            elif marker.startswith(fence):
+                fence = ""
+            continue
+        if fence:
+            continue
+        m = _ATX.match(line)
+        if m:
+            level = len(m.group(1) or m.group(4))
+            out.append((i, level, _ATTRS.sub("", m.group(2) or "").strip()))
+            continue
+        if i > 0 and _SETEXT.match(line) and lines[i - 1].strip():
+            prev = lines[i - 1].strip()
+            if not _ATX.match(prev) and not prev.startswith(("- ", "* ", "> ", "|")) and (not out or out[-1][0] != i - 1):
+                out.append((i - 1, 1 if line.strip()[0] == "=" else 2, prev))
+    return out
+
+
+def _rst_headings(lines: list[str]) -> list[tuple[int, int, str]]:
+    """Titles underlined (optionally overlined too) with punctuation; levels in order of first use."""
+    out = []
+    styles: list[tuple[str, bool]] = []
+    i = 1
+    while i < len(lines):
+        line = lines[i].rstrip("\n")
+        title = lines[i - 1].strip()
+        if _RST_ADORNMENT.match(line) and title and not _RST_ADORNMENT.match(lines[i - 1].rstrip("\n")) \
+                and len(line.strip()) >= len(title) - 1:
+            over = i >= 2 and lines[i - 2].rstrip("\n") == line
+            style = (line.strip()[0], over)
+            if style not in styles:
+                styles.append(style)
+            out.append((i - 2 if over else i - 1, styles.index(style) + 1, title))
+            i += 2
+            continue
+        i += 1
+    return out
+
+
+def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: str = DOCS,
+                   policy: ChunkingPolicy | None = None) -> list[Chunk]:
+    policy = policy or ChunkingPolicy()
+    lines = split_lines(text)
+    if not lines:
+        return []
+    headings = _rst_headings(lines) if language == "rst" else _markdown_headings(lines)
+    budget = policy.budget(kind)
+    # Sections: (first row, last row, heading path, title, level)
+    sections = []
+    stack: list[tuple[int, str]] = []
+    starts = [row for row, _, _ in headings]
+    if not starts or starts[0] > 0:
+        sections.append([0, (starts[0] - 1) if starts else len(lines) - 1, "", "", 0])
+    for n, (row, level, title) in enumerate(headings):
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        stack.append((level, title))
+        end = headings[n + 1][0] - 1 if n + 1 < len(headings) else len(lines) - 1
+        sections.append([row, end, " > ".join(t for _, t in stack), title, level])
+    # Merge a section into the previous chunk while both fit and it is not a shallower heading.
+    merged = []
+    for sec in sections:
+        if merged:
+            prev = merged[-1]
+            size = sum(len(line) for line in lines[prev[0] : sec[1] + 1])
+            # a child or a sibling of the chunk's first heading (or anything after a preamble)
+            if size <= budget and sec[1] - prev[0] < policy.max_lines and (sec[4] >= prev[4] or not prev[3]):
+                prev[1] = sec[1]
+                continue
+        merged.append(list(sec))
+    out: list[Chunk] = []
+    for start, end, context, title, _level in merged:
+        kind_name = "section" if title else "document"
+        body = "".join(lines[start : end + 1])
+        if not body.strip():
+            continue
+        for piece in chunk_lines(body, path, language=language, kind=kind, policy=policy):
+            s, e = piece.start_line + start, piece.end_line + start
+            out.append(Chunk(path, s, e, piece.text, language, kind, context, title, kind_name,
+                             (start + 1, end + 1) if (s, e) != (start + 1, end + 1) else None, ()))
+    return out

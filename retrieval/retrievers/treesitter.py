@@ -1,0 +1,50 @@
+"""`treesitter`: the lexical ranking over syntax-aware chunks (the `treesitter` extra).
+
+Everything but the chunking is the lexical retriever's: the same terms (with the chunk's scope path
+indexed beside its text, so `Router.add_route` finds the method by its scope names), the same
+definition signals fed with names from the syntax tree instead of patterns, the same store and
+incremental refresh. The store also remembers which files fell back to line chunks, for `status`.
+"""
+from __future__ import annotations
+
+from typing import Iterable
+
+from ..chunking.ast import chunk_source
+from ..chunking.grammars import structured
+from ..chunking.lines import whole_file
+from ..records import Chunk, SourceFile
+from .lexical import LexicalRetriever
+
+CHUNKER_VERSION = 1  # bump when chunk boundaries or their metadata change: stores are rebuilt
+
+
+class TreesitterRetriever(LexicalRetriever):
+    name = "treesitter"
+
+    def fingerprint(self) -> dict:
+        return dict(super().fingerprint(), chunker="ast", chunker_version=CHUNKER_VERSION)
+
+    def chunk_file(self, text: str, source_file: SourceFile, options) -> list[Chunk]:
+        """Chunks of one file as `service.refresh` asks for them (see `chunk_source`)."""
+        f = source_file
+        if getattr(options, "profile", "code") == "prose":
+            return whole_file(text, f.path, language=f.language, kind=f.kind)
+        return chunk_source(text, f.path, language=f.language, kind=f.kind, policy=options.policy)
+
+    def update_store(self, directory: str, state: dict | None, removed_paths,
+                     added: Iterable[tuple[SourceFile, list[Chunk]]], *, purge: bool = False) -> dict:
+        fallback = set((state or {}).get("line_fallback", ()))
+        removed_paths = list(removed_paths)
+        fallback.difference_update(removed_paths)
+
+        def noting(pairs):
+            for f, chunks in pairs:
+                fallback.discard(f.path)
+                # A file whose language has a structure chunker but got plain line chunks fell back.
+                if chunks and structured(f.language) and not chunks[0].chunk_kind:
+                    fallback.add(f.path)
+                yield f, chunks
+
+        new_state = super().update_store(directory, state, removed_paths, noting(added), purge=purge)
+        new_state["line_fallback"] = sorted(fallback)
+        return new_state

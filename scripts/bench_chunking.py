@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Index time per retriever on one tree, and where the time of syntax-aware chunking goes.
+
+For each retriever: a full build into a temporary store (wall seconds, files/s, chunks, store
+bytes); for `treesitter` also the seconds spent inside tree-sitter's parser and in the chunker as a
+whole (both in the main process, which reads and chunks while workers extract terms).
+
+    python scripts/bench_chunking.py --root /work/checkouts/semble/fastapi --retrievers lexical,treesitter
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+
+PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, PROJECT)
+
+
+class _TimedParser:
+    """A parser whose parse() adds its wall time to a counter."""
+
+    def __init__(self, parser, counter):
+        self._parser, self._counter = parser, counter
+
+    def parse(self, *args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return self._parser.parse(*args, **kwargs)
+        finally:
+            self._counter[0] += time.perf_counter() - started
+
+
+def measure(root: str, name: str) -> dict:
+    from retrieval import service
+    from retrieval.store import layout
+
+    parse_seconds, chunk_seconds = [0.0], [0.0]
+    restore = []
+    if name == "treesitter":
+        from retrieval.chunking import ast
+        from retrieval.retrievers import treesitter
+
+        real_parser, real_chunk = ast._parser, treesitter.chunk_source
+
+        def timed_parser(grammar):
+            return _TimedParser(real_parser(grammar), parse_seconds)
+
+        def timed_chunk(*args, **kwargs):
+            started = time.perf_counter()
+            try:
+                return real_chunk(*args, **kwargs)
+            finally:
+                chunk_seconds[0] += time.perf_counter() - started
+
+        ast._parser, treesitter.chunk_source = timed_parser, timed_chunk
+        restore = [(ast, "_parser", real_parser), (treesitter, "chunk_source", real_chunk)]
+    try:
+        report = service.refresh(root, name, force=True)
+    finally:
+        for module, attr, value in restore:
+            setattr(module, attr, value)
+    store = layout.retriever_dir(layout.store_dir(os.path.abspath(root)), name)
+    out = {"retriever": name, "seconds": round(report.seconds, 2), "files": report.files, "chunks": report.chunks,
+           "files_per_s": round(report.files / report.seconds, 1) if report.seconds else None,
+           "store_bytes": layout.directory_size(store)}
+    if name == "treesitter":
+        out.update(parse_seconds=round(parse_seconds[0], 2), chunk_seconds=round(chunk_seconds[0], 2),
+                   parse_share=round(parse_seconds[0] / report.seconds, 3),
+                   chunk_share=round(chunk_seconds[0] / report.seconds, 3))
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--root", required=True)
+    ap.add_argument("--retrievers", default="lexical,treesitter")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args(argv)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-chunking-") as tmp:
+        os.environ["RETRIEVAL_INDEX_DIR"] = tmp
+        for name in args.retrievers.split(","):
+            rows.append(measure(args.root, name))
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        for row in rows:
+            print("  ".join(f"{k}={v}" for k, v in row.items()))
+        print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,490 @@
+"""AST chunks with the real grammars: verbatim spans, scope paths, kinds, symbols and definitions."""
+from __future__ import annotations
+
+import pytest
+
+from retrieval.chunking import ChunkingPolicy
+from retrieval.read import split_lines
+
+from chunk_checks import assert_verbatim
+
+pytestmark = pytest.mark.extra("treesitter")
+
+# A small budget makes every definition a chunk of its own, so scopes can be checked one by one.
+SMALL = ChunkingPolicy(code=160, prose=160, config=160, default=160)
+TINY = ChunkingPolicy(code=60, prose=60, config=60, default=60)  # even small methods stand alone
+
+
+def chunks_of(text, path, language, policy=SMALL, kind="code"):
+    from retrieval.chunking.ast import chunk_source
+
+    return chunk_source(text, path, language=language, kind=kind, policy=policy)
+
+
+def by_symbol(chunks, symbol):
+    found = [c for c in chunks if c.symbol == symbol]
+    assert found, f"no chunk for {symbol!r}: {[(c.symbol, c.context) for c in chunks]}"
+    return found[0]
+
+
+def defined(chunks):
+    return {name for c in chunks for name in (c.definitions or ())}
+
+
+PYTHON = '''\
+import os
+
+LIMIT = 10
+
+
+class Outer:
+    """An outer class."""
+
+    class Inner:
+        # the inner worker
+        @staticmethod
+        def method(value):
+            """Double a value, then add one to it; the body is long enough to stand alone."""
+            doubled = value * 2
+            return doubled + 1
+
+    def run(self, items):
+        total = 0
+        for item in items:
+            total += self.Inner.method(item)
+        return total
+
+
+def make_handler(prefix):
+    def handler(event):
+        message = f"{prefix}: {event} happened and it is reported with some detail here"
+        return message.upper()
+    return handler
+'''
+
+
+def test_python_scopes_kinds_symbols_and_decorators():
+    chunks = chunks_of(PYTHON, "pkg/mod.py", "python")
+    assert_verbatim(PYTHON, chunks)
+    method = by_symbol(chunks, "method")
+    assert method.context == "Outer.Inner.method"
+    assert method.chunk_kind == "method"
+    # the comment and the decorator above the definition are in its chunk
+    assert "# the inner worker" in method.text and "@staticmethod" in method.text
+    assert by_symbol(chunks, "run").context == "Outer.run"
+    handler = by_symbol(chunks, "handler")
+    assert handler.context == "make_handler.handler"
+    assert handler.scope is not None and handler.scope[0] == PYTHON.splitlines().index("def make_handler(prefix):") + 1
+    assert {"Outer", "Inner", "method", "run", "make_handler", "handler", "LIMIT"} <= defined(chunks)
+    assert all(c.language == "python" and c.kind == "code" for c in chunks)
+
+
+def test_a_module_level_chunk_names_its_module():
+    chunks = chunks_of("import os\nimport sys\n\nprint(os.sep, sys.argv)\n", "pkg/sub/tool.py", "python")
+    assert chunks[0].context == "module pkg.sub.tool"
+    assert chunks[0].chunk_kind == "module"
+
+
+def test_whole_definitions_merge_when_small_and_split_when_big():
+    default = chunks_of(PYTHON, "pkg/mod.py", "python", policy=ChunkingPolicy())
+    assert len(default) == 1  # the whole file fits the default budget
+    body = "".join(f"    x{i} = compute({i}, 'some argument text')\n" for i in range(200))
+    text = f"def big():\n{body}\n\ndef small():\n    return 1\n"
+    chunks = chunks_of(text, "big.py", "python", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    assert len([c for c in chunks if c.context == "big"]) > 2
+    assert all(len(c.text) <= 1500 for c in chunks)
+    assert by_symbol(chunks, "small").context == "small"
+
+
+RUST = '''\
+use std::fmt;
+
+pub struct Router {
+    routes: Vec<String>,
+}
+
+impl Service for Router {
+    fn call(&self, request: Request) -> Response {
+        let handler = |r: &Request| r.path().to_string();
+        let path = handler(&request);
+        Response::new(path, self.routes.len())
+    }
+}
+
+impl Router {
+    pub fn new() -> Self {
+        Router { routes: Vec::new(), }
+    }
+}
+
+#[derive(Debug)]
+enum Method { Get, Post }
+
+trait Service {
+    fn call(&self, request: Request) -> Response;
+}
+
+const MAX_ROUTES: usize = 64;
+'''
+
+
+def test_rust_impls_traits_and_closures():
+    chunks = chunks_of(RUST, "src/router.rs", "rust")
+    assert_verbatim(RUST, chunks)
+    call = [c for c in chunks if c.symbol == "call" and c.chunk_kind == "method"][0]
+    assert call.context == "impl Service for Router.call"
+    assert by_symbol(chunks_of(RUST, "src/router.rs", "rust", TINY), "new").context == "impl Router.new"
+    assert "#[derive(Debug)]" in by_symbol(chunks, "Method").text
+    assert {"Router", "call", "handler", "new", "Method", "Service", "MAX_ROUTES"} <= defined(chunks)
+    # `impl Service for Router` defines behaviour for Router, not Service
+    impl_chunk = [c for c in chunks if c.context == "impl Service for Router"]
+    assert all("Service" not in (c.definitions or ()) for c in impl_chunk)
+
+
+JAVASCRIPT = '''\
+import { thing } from "./thing.js";
+
+export class Widget extends Base {
+  render(target) {
+    const inner = () => target.appendChild(this.element(thing, "with a long argument list"));
+    return inner();
+  }
+}
+
+function setup(app) {
+  const onRequest = function (req) { return app.handle(req, { verbose: true, retries: 3 }); };
+  app.use(onRequest);
+}
+
+export const DEFAULT_TIMEOUT = 3000;
+'''
+
+
+def test_javascript_classes_methods_and_closures():
+    chunks = chunks_of(JAVASCRIPT, "src/widget.js", "javascript")
+    assert_verbatim(JAVASCRIPT, chunks)
+    tiny = chunks_of(JAVASCRIPT, "src/widget.js", "javascript", TINY)
+    assert by_symbol(tiny, "inner").context == "Widget.render.inner"
+    assert by_symbol(tiny, "onRequest").context == "setup.onRequest"
+    assert {"Widget", "render", "inner", "setup", "onRequest", "DEFAULT_TIMEOUT"} <= defined(chunks)
+
+
+TYPESCRIPT = '''\
+export interface Options {
+  timeout: number;
+  retries: number;
+}
+
+export type Handler = (event: string) => void;
+
+export enum Level { Low, High }
+
+export abstract class Client {
+  abstract send(message: string): Promise<void>;
+
+  async connect(options: Options): Promise<void> {
+    await this.open(options.timeout, options.retries, "a long enough argument");
+  }
+}
+
+namespace Internal {
+  export function helper(): number { return 1; }
+}
+'''
+
+
+def test_typescript_interfaces_types_enums_and_abstract_classes():
+    chunks = chunks_of(TYPESCRIPT, "src/client.ts", "typescript")
+    assert_verbatim(TYPESCRIPT, chunks)
+    assert {"Options", "Handler", "Level", "Client", "send", "connect", "Internal", "helper"} <= defined(chunks)
+    assert by_symbol(chunks, "connect").context == "Client.connect"
+    # .tsx files parse with the TSX grammar
+    tsx = "export function App() {\n  return <div className=\"app\">hello</div>;\n}\n"
+    assert "App" in defined(chunks_of(tsx, "src/App.tsx", "typescript"))
+
+
+GO = '''\
+package server
+
+type Server struct {
+	Addr string
+}
+
+type Handler interface {
+	Serve(req *Request) error
+}
+
+func (s *Server) Serve(req *Request) error {
+	return s.handle(req, "a long string that makes this function big enough to stand alone")
+}
+
+func New(addr string) *Server {
+	return &Server{Addr: addr}
+}
+
+const DefaultAddr = ":8080"
+'''
+
+
+def test_go_receivers_types_and_constants():
+    chunks = chunks_of(GO, "server/server.go", "go")
+    assert_verbatim(GO, chunks)
+    serve = [c for c in chunks if c.symbol == "Serve" and c.chunk_kind == "method"][0]
+    assert serve.context == "Server.Serve"
+    assert {"Server", "Handler", "Serve", "New", "DefaultAddr"} <= defined(chunks)
+
+
+JAVA = '''\
+package com.example;
+
+/** Outer documentation. */
+public class Outer {
+    private final int size = 3;
+
+    static class Inner implements Runnable {
+        @Override
+        public void run() {
+            System.out.println("running the inner task with a long message " + size);
+        }
+    }
+
+    public Outer() {
+        super();
+    }
+
+    interface Listener { void onEvent(String name); }
+
+    enum Color { RED, GREEN }
+}
+'''
+
+
+def test_java_nested_classes_annotations_and_constructors():
+    chunks = chunks_of(JAVA, "src/Outer.java", "java")
+    assert_verbatim(JAVA, chunks)
+    run = by_symbol(chunks, "run")
+    assert run.context == "Outer.Inner.run"
+    assert "@Override" in run.text
+    assert {"Outer", "Inner", "run", "Listener", "onEvent", "Color"} <= defined(chunks)
+    assert "/** Outer documentation. */" in by_symbol(chunks, "Outer").text
+
+
+C = '''\
+#include <stdio.h>
+#define BUFFER_SIZE 4096
+
+struct buffer {
+    char data[BUFFER_SIZE];
+    size_t length;
+};
+
+/* Write a buffer to a stream, all of it. */
+static int *write_all(struct buffer *buf, FILE *out) {
+    fwrite(buf->data, 1, buf->length, out);
+    return NULL;
+}
+
+typedef enum { MODE_READ, MODE_WRITE } mode_t;
+'''
+
+
+def test_c_functions_structs_macros():
+    chunks = chunks_of(C, "src/buffer.c", "c")
+    assert_verbatim(C, chunks)
+    write_all = by_symbol(chunks, "write_all")
+    assert write_all.chunk_kind == "function"
+    assert "/* Write a buffer to a stream, all of it. */" in write_all.text
+    assert {"BUFFER_SIZE", "buffer", "write_all"} <= defined(chunks)
+
+
+CPP = '''\
+namespace gfx {
+
+class Widget {
+public:
+    void draw(Canvas& canvas) const {
+        canvas.rectangle(x_, y_, width_, height_, "a label long enough to split this");
+    }
+private:
+    int x_, y_, width_, height_;
+};
+
+template <typename T>
+T clamp(T value, T low, T high) {
+    return value < low ? low : (value > high ? high : value);
+}
+
+}  // namespace gfx
+
+void gfx::Widget::resize(int w, int h) { width_ = w; height_ = h; }
+'''
+
+
+def test_cpp_namespaces_classes_templates():
+    chunks = chunks_of(CPP, "src/widget.cpp", "cpp")
+    assert_verbatim(CPP, chunks)
+    assert by_symbol(chunks_of(CPP, "src/widget.cpp", "cpp", TINY), "draw").context == "gfx.Widget.draw"
+    assert {"gfx", "Widget", "draw", "clamp", "resize"} <= defined(chunks)
+
+
+RUBY = '''\
+module Billing
+  class Invoice < Base
+    def total
+      items.sum { |item| item.price * item.quantity } + shipping_cost_for(items)
+    end
+
+    def self.build(attrs)
+      new(attrs)
+    end
+  end
+end
+'''
+
+
+def test_ruby_modules_classes_methods():
+    chunks = chunks_of(RUBY, "lib/billing/invoice.rb", "ruby", TINY)
+    assert_verbatim(RUBY, chunks)
+    assert by_symbol(chunks, "total").context == "Billing.Invoice.total"
+    assert {"Billing", "Invoice", "total", "build"} <= defined(chunks)
+
+
+def test_other_languages_find_their_definitions():
+    samples = {
+        ("lib/foo.ex", "elixir"): ("defmodule Foo.Bar do\n  def baz(x), do: x\n  defp qux(y) do\n    y\n  end\nend\n",
+                                   {"Bar", "baz", "qux"}),
+        ("src/Foo.hs", "haskell"): ("module Foo where\n\nfoo :: Int -> Int\nfoo x = x + 1\n\ndata Shape = Circle | Square\n",
+                                    {"foo", "Shape"}),
+        ("src/a.kt", "kotlin"): ("class Foo {\n  fun bar(): Int = 1\n}\nobject Registry\ninterface Port\n",
+                                 {"Foo", "bar", "Registry", "Port"}),
+        ("src/a.swift", "swift"): ("class Foo {\n  func bar() {}\n}\nprotocol P {}\nstruct S {}\n", {"Foo", "bar", "P", "S"}),
+        ("src/a.scala", "scala"): ("object O { def f(x: Int): Int = x }\ntrait T\nclass C\n", {"O", "f", "T", "C"}),
+        ("src/a.php", "php"): ("<?php\nclass Foo { public function bar() {} }\nfunction top() {}\n", {"Foo", "bar", "top"}),
+        ("src/a.cs", "csharp"): ("namespace N { class C { int M() { return 1; } } interface I {} }\n", {"N", "C", "M", "I"}),
+        ("a.lua", "lua"): ("local function f(x) return x end\nfunction M.g(y) end\n", {"f", "g"}),
+        ("a.sh", "bash"): ("deploy() {\n  echo hi\n}\n", {"deploy"}),
+        ("a.zig", "zig"): ("const Foo = struct {\n    pub fn bar(self: Foo) void {\n        const local = 1;\n"
+                           "        _ = local;\n    }\n};\npub fn main() void {}\n", {"Foo", "bar", "main"}),
+        ("a.ps1", "powershell"): ("function Get-Thing {\n  param($x)\n}\nclass Widget {\n}\n", {"Widget"}),
+    }
+    for (path, language), (text, expected) in samples.items():
+        chunks = chunks_of(text, path, language)
+        assert_verbatim(text, chunks)
+        assert expected <= defined(chunks), (language, defined(chunks))
+    zig = chunks_of(samples[("a.zig", "zig")][0], "a.zig", "zig")
+    assert "local" not in defined(zig)  # a local constant is no definition
+
+
+def test_a_grammar_without_definition_types_leaves_definitions_to_the_patterns():
+    chunks = chunks_of("(defn greet [name]\n  (str \"hi \" name))\n", "core.clj", "clojure")
+    assert chunks and all(c.definitions is None for c in chunks)
+
+
+MARKDOWN = '''\
+Intro line.
+
+# Guide
+
+Some text.
+
+## Install
+
+```sh
+# not a heading
+pip install thing
+```
+
+## Usage { #usage }
+
+Use it.
+
+### Advanced
+
+More.
+'''
+
+
+def test_markdown_through_the_same_entry_point():
+    chunks = chunks_of(MARKDOWN, "docs/guide.md", "markdown", policy=ChunkingPolicy(prose=40), kind="docs")
+    assert_verbatim(MARKDOWN, chunks)
+    contexts = [c.context for c in chunks]
+    assert "Guide > Install" in contexts
+    assert "Guide > Usage > Advanced" in contexts
+    assert not any("not a heading" in c for c in contexts)
+
+
+def test_languages_without_a_grammar_and_failed_parses_fall_back_to_lines(monkeypatch):
+    from retrieval.chunking import ast
+
+    text = "plain text\n\nmore text\n"
+    chunks = chunks_of(text, "notes.txt", "text", kind="docs")
+    assert chunks and all(c.chunk_kind == "" and c.definitions is None for c in chunks)
+
+    def broken(grammar):
+        raise ValueError("no parser")
+
+    monkeypatch.setattr(ast, "_parser", broken)
+    chunks = chunks_of(PYTHON, "pkg/mod.py", "python")
+    assert_verbatim(PYTHON, chunks)
+    assert all(c.chunk_kind == "" for c in chunks)
+
+
+def test_broken_syntax_still_gives_verbatim_chunks_with_definitions():
+    text = PYTHON.replace("def run(self, items):", "def run(self, items:") + "\nclass Broken(\n    x = \n"
+    chunks = chunks_of(text, "pkg/mod.py", "python")
+    assert_verbatim(text, chunks)
+    assert {"Outer", "make_handler"} <= defined(chunks)
+    assert chunks[-1].end_line == len(split_lines(text))
+
+
+def test_deep_nesting_and_minified_files_are_bounded():
+    depth = 5000
+    nested = "x = " + "[" * depth + "1" + "]" * depth + "\n"
+    deep_lines = "".join("  " * i + "if (a) {\n" for i in range(300)) + "".join("}\n" for _ in range(300))
+    for text, path, language in [
+        (nested, "deep.py", "python"),
+        ("function f() {\n" + deep_lines + "}\n", "deep.js", "javascript"),
+        ("var a=1;" * 40000 + "\n", "app.min.js", "javascript"),
+    ]:
+        chunks = chunks_of(text, path, language, policy=ChunkingPolicy())
+        assert_verbatim(text, chunks)
+        assert chunks
+    minified = chunks_of("var a=1;" * 40000, "b.min.js", "javascript", policy=ChunkingPolicy())
+    assert len(minified) == 1
+
+
+def test_thousands_of_parses_in_one_process():
+    samples = [(PYTHON, "a.py", "python"), (RUST, "a.rs", "rust"), (JAVASCRIPT, "a.js", "javascript"),
+               (TYPESCRIPT, "a.ts", "typescript"), (GO, "a.go", "go"), (JAVA, "A.java", "java"),
+               (C, "a.c", "c"), (CPP, "a.cpp", "cpp"), (RUBY, "a.rb", "ruby")]
+    total = 0
+    for i in range(3000):
+        text, path, language = samples[i % len(samples)]
+        text = text + f"\n// {i}\n" if language not in ("python", "ruby") else text + f"\n# {i}\n"
+        total += len(chunks_of(text, path, language, policy=ChunkingPolicy()))
+    assert total >= 3000
+
+
+def test_every_mapped_grammar_loads_and_parses():
+    from retrieval.chunking.ast import _parser, _query
+    from retrieval.chunking.grammars import GRAMMARS, _BY_SUFFIX
+
+    for grammar in sorted(set(GRAMMARS.values()) | set(_BY_SUFFIX.values())):
+        tree = _parser(grammar).parse(b"x\n")
+        assert tree.root_node is not None, grammar
+        _query(grammar)  # builds without error
+
+
+def test_load_ast_chunk_documents(sample_repo):
+    from retrieval import load_ast_chunk_documents
+
+    docs = load_ast_chunk_documents(str(sample_repo))
+    by_path = {}
+    for d in docs:
+        by_path.setdefault(d.source_path, []).append(d)
+    config = by_path["src/app/config.py"]
+    assert {"parse_config", "ConfigError"} <= {n for d in config for n in (d.definitions or ())}
+    guide = by_path["docs/guide.md"]
+    assert any(d.context.startswith("Guide") for d in guide)
+    assert all(d.docid == f"{d.source_path}:{d.start_line}-{d.end_line}" for d in docs)

@@ -1,0 +1,97 @@
+"""Heading chunks for Markdown and reStructuredText (standard library only)."""
+from __future__ import annotations
+
+from retrieval.chunking import ChunkingPolicy
+from retrieval.chunking.markdown import chunk_headings
+from retrieval.read import split_lines
+
+from chunk_checks import assert_verbatim
+
+SMALL = ChunkingPolicy(prose=60)
+
+MARKDOWN = """\
+Preamble before any heading.
+
+# Guide { #guide }
+
+Intro text.
+
+## Install
+
+```sh
+# a comment in a fence, not a heading
+pip install thing
+```
+
+Setext title
+------------
+
+Under a setext heading.
+
+### Deep
+
+Deep text.
+
+# Appendix
+
+The end.
+"""
+
+
+def test_sections_carry_their_heading_path_and_title():
+    chunks = chunk_headings(MARKDOWN, "docs/guide.md", language="markdown", kind="docs", policy=SMALL)
+    assert_verbatim(MARKDOWN, chunks)
+    by_context = {c.context: c for c in chunks}
+    assert "Guide > Install" in by_context
+    assert by_context["Guide > Setext title > Deep"].symbol == "Deep"
+    assert by_context["Appendix"].chunk_kind == "section"
+    assert chunks[0].context == "" and chunks[0].chunk_kind == "document"  # the preamble
+    assert not any("comment in a fence" in c.context for c in chunks)
+    assert all(c.definitions == () for c in chunks)
+
+
+def test_small_sections_merge_under_their_parent_up_to_the_budget():
+    chunks = chunk_headings(MARKDOWN, "docs/guide.md", language="markdown", kind="docs")
+    assert_verbatim(MARKDOWN, chunks)
+    assert len(chunks) == 1  # it all fits the default budget
+
+
+def test_an_oversized_section_is_cut_by_lines_and_every_piece_keeps_its_context():
+    text = "# Big\n\n" + "".join(f"line {i} of a long section with words\n\n" for i in range(200))
+    chunks = chunk_headings(text, "big.md", language="markdown", kind="docs")
+    assert_verbatim(text, chunks)
+    assert len(chunks) > 3
+    assert all(c.context == "Big" for c in chunks)
+    assert all(c.scope == (1, len(split_lines(text))) for c in chunks)
+
+
+RST = """\
+=====
+Title
+=====
+
+Intro.
+
+Section one
+-----------
+
+Text one.
+
+Sub
+~~~
+
+Text sub.
+
+Section two
+-----------
+
+Text two.
+"""
+
+
+def test_restructuredtext_levels_follow_the_order_of_adornments():
+    chunks = chunk_headings(RST, "docs/index.rst", language="rst", kind="docs", policy=ChunkingPolicy(prose=20))
+    assert_verbatim(RST, chunks)
+    contexts = [c.context for c in chunks]
+    assert "Title > Section one > Sub" in contexts
+    assert "Title > Section two" in contexts

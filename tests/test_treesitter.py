@@ -1,0 +1,176 @@
+"""The `treesitter` retriever: AST chunks through the service, the store, the CLI and status."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import dedent
+
+pytestmark = pytest.mark.extra("treesitter")
+
+ROUTER = dedent(
+    '''
+    """Routing."""
+    import re
+
+
+    class Router:
+        """Keeps the routes of an application."""
+
+        def __init__(self):
+            self.routes = []
+
+        def add_route(self, path, endpoint):
+            """Register an endpoint for a path pattern, compiled once."""
+            pattern = re.compile(path)
+            self.routes.append((pattern, endpoint))
+            return pattern
+
+        def match(self, path):
+            for pattern, endpoint in self.routes:
+                if pattern.match(path):
+                    return endpoint
+            return None
+    '''
+)
+
+FILES = {
+    "app/routing.py": ROUTER,
+    "app/util.py": "def slugify(text):\n    return text.lower().replace(' ', '-')\n",
+    "docs/guide.md": "# Guide\n\n## Routing\n\nRoutes are matched in order.\n",
+    "notes.txt": "plain notes about nothing in particular\n",
+}
+
+
+@pytest.fixture
+def repo(make_tree):
+    return make_tree(FILES, name="ts")
+
+
+def test_the_registry_builds_it_as_a_lexical_retriever_over_ast_chunks():
+    from retrieval import build_retriever
+    from retrieval.retrievers.lexical import LexicalRetriever
+
+    retriever = build_retriever("treesitter")
+    assert isinstance(retriever, LexicalRetriever)
+    assert retriever.fingerprint()["chunker"] == "ast"
+
+
+def test_in_memory_hits_report_scope_kind_symbol_and_language(repo):
+    from retrieval import build_retriever, load_ast_chunk_documents
+
+    retriever = build_retriever("treesitter")
+    retriever.index(load_ast_chunk_documents(str(repo), policy=_small()))
+    hit = retriever.search_detailed("add_route", top_k=1)[0]
+    assert hit.source_path == "app/routing.py"
+    assert (hit.context, hit.kind, hit.symbol, hit.language) == ("Router.add_route", "method", "add_route", "python")
+
+
+def _small():
+    from retrieval.chunking import ChunkingPolicy
+
+    return ChunkingPolicy(code=200)
+
+
+def test_the_scope_path_is_indexed_with_the_text(repo):
+    from retrieval import build_retriever, load_ast_chunk_documents
+
+    retriever = build_retriever("treesitter")
+    retriever.index(load_ast_chunk_documents(str(repo), policy=_small()))
+    # `Router` appears in the method's breadcrumb, not in its text
+    hits = retriever.search_detailed("Router match", top_k=3)
+    assert any(h.symbol == "match" and "Router" not in _lines(repo, h) for h in hits)
+
+
+def _lines(root, hit):
+    text = (root / hit.source_path).read_text()
+    return "".join(text.splitlines(keepends=True)[hit.start_line - 1 : hit.end_line])
+
+
+def test_definitions_come_from_the_tree_and_feed_the_definition_signal(repo):
+    from retrieval.lexical.features import DEF, chunk_terms
+
+    counts = chunk_terms("app/util.py", "slugify = 1\n", definitions=("make_slug",))
+    assert counts[DEF + "make_slug"] == 1 and DEF + "slugify" not in counts
+    assert DEF + "slugify" in chunk_terms("app/util.py", "slugify = 1\n")  # no tree: the patterns
+
+
+def test_cli_index_query_json_expand_scope_and_status(run, repo, rewrite):
+    result = run("index", "--root", repo, "--retriever", "treesitter")
+    assert result.exit_code == 0, result.output
+    result = run("query", "--root", repo, "--retriever", "treesitter", "add_route", "--json", "-k", "1")
+    hit = json.loads(result.output)["results"][0]
+    assert hit["path"] == "app/routing.py"
+    assert hit["language"] == "python"
+    assert hit["symbol"] == "add_route" or hit["context"].startswith("Router")
+    # --expand scope widens the snippet to the enclosing scope when the hit has one
+    result = run("query", "--root", repo, "--retriever", "treesitter", "Routes are matched in order", "--json",
+                 "--expand", "scope", "--kind", "docs")
+    doc_hit = json.loads(result.output)["results"][0]
+    assert doc_hit["context"] == "Guide" and doc_hit["kind"] == "section"  # the small sections merged
+    assert doc_hit["snippet"].startswith("# Guide")  # no wider scope: the hit itself
+    result = run("status", "--root", repo, "--json")
+    row = [r for r in json.loads(result.output)["retrievers"] if r["retriever"] == "treesitter"][0]
+    assert row["chunking"]["python"] == "ast" and row["chunking"]["markdown"] == "ast"
+    assert row["chunking"]["text"] == "lines"
+    text = run("status", "--root", repo).output
+    assert "chunking: " in text and "python ast" in text
+
+
+def test_expand_scope_gives_the_enclosing_class(run, make_tree):
+    body = "".join(f"        value_{i} = compute_something({i}, 'an argument')\n" for i in range(80))
+    source = f"class Engine:\n    def start(self):\n{body}        return 1\n\n    def stop(self):\n        pass\n"
+    root = make_tree({"engine.py": source})
+    result = run("query", "--root", root, "--retriever", "treesitter", "stop", "--json", "--expand", "scope", "-k", "1")
+    hit = json.loads(result.output)["results"][0]
+    assert hit["symbol"] == "stop" and hit["context"] == "Engine.stop"
+    assert hit["snippet_start"] == 1 and hit["snippet_end"] == source.count("\n")
+    result = run("query", "--root", root, "--retriever", "treesitter", "stop", "--json", "--expand", "2", "-k", "1")
+    hit = json.loads(result.output)["results"][0]
+    assert hit["snippet_start"] == hit["start_line"] - 2
+
+
+def test_refresh_is_incremental_and_the_store_keeps_chunk_metadata(repo, rewrite):
+    from retrieval import service
+
+    first = service.refresh(str(repo), "treesitter")
+    assert first.status == "indexed"
+    rewrite(repo / "app/util.py", "def make_slug(text):\n    return text.lower()\n")
+    second = service.refresh(str(repo), "treesitter")
+    assert second.reprocessed == ["app/util.py"]
+    hits = service.search(str(repo), "make_slug", retriever="treesitter", top_k=1).hits
+    assert hits[0].source_path == "app/util.py" and hits[0].symbol == "make_slug" and hits[0].kind == "function"
+
+
+def test_a_file_that_fails_to_parse_is_listed_as_line_chunked(repo, monkeypatch):
+    from retrieval import service
+    from retrieval.chunking import ast
+
+    real = ast._parser
+
+    def flaky(grammar):
+        if grammar == "python":
+            raise ValueError("simulated parser failure")
+        return real(grammar)
+
+    monkeypatch.setattr(ast, "_parser", flaky)
+    service.refresh(str(repo), "treesitter")
+    row = [r for r in service.status(str(repo)) if r["retriever"] == "treesitter"][0]
+    assert row["chunking"]["python"] == "lines"
+    assert row["chunking"]["markdown"] == "ast"
+
+
+def test_chunk_metadata_survives_segment_merges(repo, rewrite, monkeypatch):
+    from retrieval import service
+    from retrieval.lexical import index
+
+    monkeypatch.setattr(index, "MAX_SEGMENTS", 1)  # every refresh merges what it can
+    service.refresh(str(repo), "treesitter")
+    for n in range(3):
+        rewrite(repo / "app/util.py", f"def make_slug_{n}(text):\n    return text.lower()\n")
+        service.refresh(str(repo), "treesitter")
+    hit = service.search(str(repo), "add_route", retriever="treesitter", top_k=1).hits[0]
+    assert hit.context.startswith("Router") and hit.language == "python"
+    hit = service.search(str(repo), "make_slug_2", retriever="treesitter", top_k=1).hits[0]
+    assert hit.symbol == "make_slug_2"
