@@ -292,8 +292,12 @@ def status(root, as_json):
         rows = service.status(root)
     except _expected_errors() as exc:
         raise _fail(exc)
+    from .server.client import probe, store_dir
+
+    server = probe(store_dir(root))
     if as_json:
-        click.echo(json.dumps({"root": os.path.abspath(root), "retrievers": rows}, ensure_ascii=False))
+        click.echo(json.dumps({"root": os.path.abspath(root), "retrievers": rows, "server": server},
+                              ensure_ascii=False))
         return
     for row in rows:
         line = (
@@ -307,11 +311,16 @@ def status(root, as_json):
         if row.get("reason"):
             line += f" ({row['reason']})"
         click.echo(line)
+    if server:
+        click.echo(f"server: running (pid {server['pid']})")
 
 
 from .evaluation.cli import eval_command  # noqa: E402
+from .server.commands import mcp_command, serve_command  # noqa: E402
 
 main.add_command(eval_command)
+main.add_command(serve_command)
+main.add_command(mcp_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()
