@@ -98,7 +98,15 @@ def bench_root(root: str, cli: str, index_dir: str, rounds: int, edits: int, idl
         warm = _query_times(cli, root, queries, env, rounds)
         log(f"{root}: edits then queries")
         edit = _edit_times(cli, root, store, env, edits)
-        time.sleep(1.0)
+        # Let the server finish refreshing after the last restore (ahead of any query), then measure.
+        deadline = time.monotonic() + 120
+        before = _cpu_seconds(pid)
+        while time.monotonic() < deadline:
+            time.sleep(1.0)
+            now = _cpu_seconds(pid)
+            if now - before < 0.005:
+                break
+            before = now
         r["server_rss_mb"] = _rss_mb(pid)
         log(f"{root}: idle CPU over {idle:g}s")
         before = _cpu_seconds(pid)
