@@ -411,8 +411,11 @@ def status(root, as_json):
         if row["state"] != "missing":
             row["filters"] = filters_json(service.remembered_options(root, row["retriever"]))
     hint = no_index_hint(root, rows)
+    from .server.client import probe, store_dir
+
+    server = probe(store_dir(root))
     if as_json:
-        click.echo(json.dumps({"root": root, "root_reason": found.reason, "retrievers": rows},
+        click.echo(json.dumps({"root": root, "root_reason": found.reason, "retrievers": rows, "server": server},
                               ensure_ascii=False))
         if hint:
             click.echo(f"note: {hint}", err=True)
@@ -434,6 +437,8 @@ def status(root, as_json):
         if row.get("chunking"):
             line += "; chunking: " + ", ".join(f"{lang} {how}" for lang, how in row["chunking"].items())
         click.echo(line)
+    if server:
+        click.echo(f"server: running (pid {server['pid']})")
     if hint:
         click.echo(f"note: {hint}", err=True)
 
@@ -459,8 +464,11 @@ def skill(install_dir):
 
 
 from .evaluation.cli import eval_command  # noqa: E402
+from .server.commands import mcp_command, serve_command  # noqa: E402
 
 main.add_command(eval_command)
+main.add_command(serve_command)
+main.add_command(mcp_command)
 
 if __name__ == "__main__":  # pragma: no cover
     main()

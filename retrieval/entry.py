@@ -1,0 +1,22 @@
+"""The `retrieval` console command: a running server answers `query` and `status` when it can
+(standard library only on that path); everything else, and every fallback, is the click CLI."""
+from __future__ import annotations
+
+import sys
+
+
+def main() -> None:
+    argv = sys.argv[1:]
+    if argv[:1] in (["query"], ["status"]):
+        from .server.client import try_run
+
+        code = try_run(argv)
+        if code is not None:
+            sys.exit(code)
+    from .cli import main as cli
+
+    cli(prog_name="retrieval")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

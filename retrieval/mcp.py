@@ -1,0 +1,113 @@
+"""`retrieval mcp`: a Model Context Protocol server on stdio for coding agents (extra `mcp`).
+
+Tools: `search` (the fields of `retrieval query --json`) and `status` (those of `status --json`).
+Each call runs the CLI's own command in this process (server/runner.py), so its answer is the one
+the command line gives; the indexes stay open and the tree is watched as `retrieval serve` does.
+"""
+# No `from __future__ import annotations`: the SDK reads the tool signatures' annotations, which
+# are imported inside build() (the extra is loaded only when the command runs).
+import json
+import os
+import threading
+
+INSTRUCTIONS = (
+    "Search this repository's code and docs. `search` takes a natural-language question or a symbol and "
+    "returns ranked spans (path, start_line, end_line, confidence); read those lines next. Use `path`, "
+    "`lang` and `kind` to narrow, `expand` or `max_tokens` to get the text itself, `files` for one hit per file."
+)
+
+
+class ToolFailure(RuntimeError):
+    pass
+
+
+class Searcher:
+    """Runs `query`/`status` for one root, one call at a time (they swap process-wide streams)."""
+
+    def __init__(self, root: str):
+        self.root = os.path.abspath(root)
+        self._lock = threading.Lock()
+        self._warm = None
+
+    def _run(self, argv: list[str]) -> dict:
+        from .server.runner import run_cli
+        from .server.warm import Warm
+
+        with self._lock:
+            if self._warm is None:
+                self._warm = Warm(self.root)  # watches from the first call on
+            self._warm.freshen()
+            code, out, err = run_cli(argv, cwd=self.root)
+        if code != 0:
+            lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+            message = lines[-1] if lines else f"exit status {code}"  # usage errors end with the reason
+            raise ToolFailure(message.removeprefix("error: ").removeprefix("Error: "))
+        return json.loads(out)
+
+    def search(self, query: str, top_k: int | None = None, retriever: str = "lexical",
+               path: list[str] | None = None, lang: str = "", kind: str = "", max_tokens: int | None = None,
+               expand: int | None = None, files: bool = False) -> dict:
+        argv = ["query", "--root", self.root, "--json", "--retriever", retriever]
+        if top_k is not None:  # absent, --max-tokens decides how many fit (as on the command line)
+            argv += ["--top-k", str(top_k)]
+        for glob in path or ():
+            argv += ["--path", glob]
+        if lang:
+            argv += ["--lang", lang]
+        if kind:
+            argv += ["--kind", kind]
+        if max_tokens is not None:
+            argv += ["--max-tokens", str(max_tokens)]
+        if expand is not None:
+            argv += ["--expand", str(expand)]
+        if files:
+            argv.append("--files")
+        return self._run(argv + ["--", query])
+
+    def status(self) -> dict:
+        return self._run(["status", "--root", self.root, "--json"])
+
+
+def build(root: str):
+    """The MCPServer for root (not yet running)."""
+    from typing import Annotated, Literal
+
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import Field
+
+    searcher = Searcher(root)
+    server = MCPServer("retrieval", instructions=INSTRUCTIONS)
+
+    @server.tool()
+    def search(
+        query: Annotated[str, Field(description="A question in words, a symbol, or a pasted error/bug report.")],
+        top_k: Annotated[int | None, Field(ge=1, description="How many hits (default 10).")] = None,
+        retriever: Annotated[str, Field(description="Retriever name (see status).")] = "lexical",
+        path: Annotated[list[str] | None, Field(description="Only paths matching these globs.")] = None,
+        lang: Annotated[str, Field(description="Only this language, e.g. python.")] = "",
+        kind: Annotated[Literal["", "code", "docs", "config"], Field(description="Only this kind of file.")] = "",
+        max_tokens: Annotated[int | None, Field(ge=1, description="As many hits as fit, snippets included.")] = None,
+        expand: Annotated[int | None, Field(ge=0, description="Include each hit's lines plus N around it.")] = None,
+        files: Annotated[bool, Field(description="One hit per file (its best span).")] = False,
+    ) -> dict:
+        """Ranked code and docs spans for a query: {query, retriever, results: [{rank, path, start_line,
+        end_line, score, docid, context, confidence, snippet?}]}."""
+        try:
+            return searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files)
+        except ToolFailure as exc:
+            raise ToolError(str(exc)) from None
+
+    @server.tool()
+    def status() -> dict:
+        """Each retriever's index for this repository: state, files, chunks, languages."""
+        try:
+            return searcher.status()
+        except ToolFailure as exc:
+            raise ToolError(str(exc)) from None
+
+    return server
+
+
+def run(root: str) -> None:
+    build(root).run("stdio")

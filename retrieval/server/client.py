@@ -1,0 +1,227 @@
+"""Talk to a running `retrieval serve`: standard library only, and little of it.
+
+A `query` or `status` run first looks for the server of its root and, when one answers, prints its
+reply and exits: no click, no ranking, no store is imported. Any trouble (no socket, a dead server,
+another code version, a different environment) returns None and the caller runs the command itself.
+
+Wire format, both ways: a 4-byte big-endian length, a header (a dict in `marshal` format: built in,
+so the client imports neither json nor its regular expressions), then raw bytes whose lengths the
+header gives. Only the user's own processes can connect (see serve.py), and both ends run the same
+interpreter and code (the version check), so marshal's format is shared.
+"""
+from __future__ import annotations
+
+import _socket
+import marshal
+import os
+import sys
+
+from .. import __version__
+
+SERVE_DIRNAME = "serve"  # inside the store: 0700, holds the socket, the lock and the log
+SOCKET_NAME = "sock"
+# Environment that changes what a command does must match the server's (else: not used).
+ENV_PREFIX = "RETRIEVAL_"
+ENV_IGNORED = {"RETRIEVAL_NO_SERVER", "RETRIEVAL_TESTS_NO_NETWORK", "RETRIEVAL_JOBS"}
+COMMANDS = ("query", "status")
+MAX_HEADER = 1 << 20
+REPLY_TIMEOUT = 600.0
+
+
+def store_dir(root: str) -> str:
+    """Where root's store is; the same rule as retrieval.store.layout.store_dir (a test keeps them
+    equal), repeated here so the client imports nothing of the store."""
+    root = os.path.abspath(root)
+    moved = os.environ.get("RETRIEVAL_INDEX_DIR")
+    if moved:
+        import hashlib
+
+        tag = hashlib.blake2b(root.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
+        return os.path.join(os.path.abspath(moved), f"{os.path.basename(root.rstrip(os.sep)) or 'root'}-{tag}")
+    return os.path.join(root, ".retrieval")
+
+
+def serve_dir(store: str) -> str:
+    return os.path.join(store, SERVE_DIRNAME)
+
+
+def socket_path(store: str) -> str:
+    return os.path.join(serve_dir(store), SOCKET_NAME)
+
+
+def code_version() -> str:
+    """The interpreter, the version, and the size and mtime of every module of the package: an
+    edited or upgraded install never talks to a server still running the old code."""
+    package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    folded = 0
+    stack = [package]
+    while stack:
+        directory = stack.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.name.endswith(".py"):
+                st = entry.stat()
+                for value in (len(entry.path), st.st_size, st.st_mtime_ns):
+                    folded = (folded * 1_000_003 ^ value) & 0xFFFF_FFFF_FFFF_FFFF
+            elif entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                stack.append(entry.path)
+    return f"{__version__}+{folded:016x}-py{sys.hexversion:x}"
+
+
+def environment() -> dict:
+    return {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIX) and k not in ENV_IGNORED}
+
+
+# -- framing -----------------------------------------------------------------------------------
+
+
+def send(sock, header: dict, *payloads: bytes) -> None:
+    data = marshal.dumps(header)
+    sock.sendall(len(data).to_bytes(4, "big") + data + b"".join(payloads))
+
+
+def _read_exact(sock, n: int) -> bytes:
+    parts, left = [], n
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            raise ConnectionError("the connection closed early")
+        parts.append(chunk)
+        left -= len(chunk)
+    return b"".join(parts)
+
+
+def receive(sock, *length_fields: str, limit: int = 1 << 30) -> tuple[dict, list[bytes]]:
+    """(header, [payload for each length field]); ValueError on a malformed message."""
+    size = int.from_bytes(_read_exact(sock, 4), "big")
+    if size > MAX_HEADER:
+        raise ValueError("the header is too long")
+    try:
+        header = marshal.loads(_read_exact(sock, size))
+    except (EOFError, TypeError) as exc:
+        raise ValueError(f"not a header: {exc}") from None
+    if not isinstance(header, dict):
+        raise ValueError("the header is not a dict")
+    lengths = [header.get(f, 0) for f in length_fields]
+    if not all(type(n) is int and 0 <= n <= limit for n in lengths):
+        raise ValueError("bad payload lengths")
+    return header, [_read_exact(sock, n) for n in lengths]
+
+
+# -- connecting --------------------------------------------------------------------------------
+
+
+def connect(path: str, timeout: float = 2.0):
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)  # _socket: the socket module imports enum
+    sock.settimeout(timeout)
+    try:
+        if len(path.encode("utf-8", "surrogateescape")) < 100:
+            sock.connect(path)
+        else:
+            # sun_path holds about 107 bytes: reach a deep socket by its name relative to its directory.
+            here = os.open(".", os.O_RDONLY)
+            try:
+                os.chdir(os.path.dirname(path))
+                sock.connect(os.path.basename(path))
+            finally:
+                os.fchdir(here)
+                os.close(here)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def call(store: str, header: dict, *payloads: bytes, timeout: float = 2.0, reply_timeout: float = REPLY_TIMEOUT):
+    """Send one request to store's server; its (header, [stdout, stderr]). OSError/ValueError on trouble."""
+    sock = connect(socket_path(store), timeout)
+    try:
+        send(sock, header, *payloads)
+        sock.settimeout(reply_timeout)
+        return receive(sock, "stdout_len", "stderr_len")
+    finally:
+        sock.close()
+
+
+def probe(store: str) -> dict | None:
+    """The server's description ({pid, root, version, ...}) when one answers for store, else None."""
+    from . import serving  # this very process may be the server (it must not call itself)
+
+    if serving.STORE is not None and os.path.abspath(store) == serving.STORE:
+        return dict(serving.INFO)
+    if not os.path.exists(socket_path(store)):
+        return None
+    try:
+        header, _ = call(store, {"op": "ping"}, reply_timeout=5.0)
+    except (OSError, ValueError):
+        return None
+    return header.get("info") if header.get("ok") else None
+
+
+def _root_of(argv: list[str]) -> str | None:
+    """The --root an argument list names, else the nearest directory upwards holding a store."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        if arg == "--root" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--root="):
+            return arg[len("--root="):]
+    here = os.getcwd()
+    while True:
+        if os.path.isdir(store_dir(here)):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            return None
+        here = parent
+
+
+def try_run(argv: list[str]) -> int | None:
+    """Run a `query`/`status` command line on root's server: write its output, return its exit
+    status. None (nothing written) when no usable server answered."""
+    if not argv or argv[0] not in COMMANDS or os.environ.get("RETRIEVAL_NO_SERVER"):
+        return None
+    stdin = None
+    reply: dict = {}
+    try:
+        root = _root_of(argv)
+        store = store_dir(root) if root is not None else ""
+        if root is not None and os.path.exists(socket_path(store)):
+            if argv[0] == "query" and "-" in argv[1:]:
+                stdin = sys.stdin.buffer.read()
+            header = {"op": "run", "argv": argv, "cwd": os.getcwd(), "version": code_version(),
+                      "env": environment(), "encodings": _encodings(), "stdin_len": len(stdin or b"")}
+            reply, (out, err) = call(store, header, stdin or b"")
+    except (OSError, ValueError, UnicodeError):
+        reply = {}
+    if not reply.get("ok") or not isinstance(reply.get("code"), int):
+        if stdin is not None:  # the query was read from stdin: leave it there for the caller
+            sys.stdin = _replay(stdin)
+        return None
+    sys.stdout.flush()
+    sys.stdout.buffer.write(out)
+    sys.stdout.buffer.flush()
+    sys.stderr.flush()
+    sys.stderr.buffer.write(err)
+    sys.stderr.buffer.flush()
+    return reply["code"]
+
+
+def _encodings() -> dict:
+    """How this process's streams encode text: the server writes the same bytes."""
+    out = {}
+    for name in ("stdin", "stdout", "stderr"):
+        stream = getattr(sys, name, None)
+        out[name] = getattr(stream, "encoding", None)
+        out[name + "_errors"] = getattr(stream, "errors", None)
+    return out
+
+
+def _replay(data: bytes):
+    import io
+
+    return io.TextIOWrapper(io.BytesIO(data), encoding=getattr(sys.stdin, "encoding", None) or "utf-8")

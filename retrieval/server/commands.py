@@ -1,0 +1,60 @@
+"""The `serve` and `mcp` commands (click); the work is in serve.py and retrieval/mcp.py."""
+from __future__ import annotations
+
+
+import click
+
+from ..roots import find_root
+from .serve import DEFAULT_IDLE_TIMEOUT
+
+_root = click.option("--root", type=click.Path(file_okay=False, dir_okay=True), default=None,
+                     help="Repository root to serve (default: found as for `query`).")
+
+
+def _fail(message: str):
+    from ..cli import UserError
+
+    return UserError(message.splitlines()[0] if message else "failed")
+
+
+@click.command("serve", short_help="Keep indexes warm for fast queries.")
+@_root
+@click.option("--stop", is_flag=True, help="Stop the root's running server.")
+@click.option("--detach", is_flag=True, help="Run in the background; return once the server answers.")
+@click.option("--idle-timeout", type=click.FloatRange(min=0), default=DEFAULT_IDLE_TIMEOUT, show_default=True,
+              metavar="SECONDS", help="Exit after this long without a request (0: never).")
+def serve_command(root, stop, detach, idle_timeout):
+    """Keep ROOT's indexes open and answer `query` and `status` from a warm process (a Unix socket
+    in the store, this user only). `query` and `status` use it automatically."""
+    from ..cli import _expected_errors
+    from . import serve
+
+    root = find_root(root).path
+    try:
+        if stop:
+            pid = serve.stop(root)
+            click.echo(f"stopped the server of {root} (pid {pid})" if pid else f"no server is running for {root}",
+                       err=True)
+        elif detach:
+            info = serve.start_detached(root, idle_timeout)
+            click.echo(f"serving {root} (pid {info['pid']})", err=True)
+        else:
+            serve.run(root, idle_timeout)
+    except serve.AlreadyRunning as exc:
+        raise _fail(str(exc))
+    except _expected_errors() as exc:
+        raise _fail(str(exc) or exc.__class__.__name__)
+
+
+@click.command("mcp", short_help="Serve search to coding agents over MCP.")
+@_root
+def mcp_command(root):
+    """A Model Context Protocol server on stdio (tools: search, status) for coding agents."""
+    from ..extras import install_hint, missing_modules
+
+    missing = missing_modules("mcp")
+    if missing:
+        raise _fail(f"`retrieval mcp` needs the mcp extra ({', '.join(missing)} missing): {install_hint('mcp')}")
+    from .. import mcp
+
+    mcp.run(find_root(root).path)

@@ -1,0 +1,53 @@
+"""Run a CLI command line inside this process and capture what it prints, byte for byte.
+
+The server and the MCP adapter answer with the very code a cold `retrieval` runs, so their output
+cannot drift from it. Process-global state (the standard streams, the working directory) is swapped
+for the call: callers run one command at a time.
+"""
+from __future__ import annotations
+
+import io
+import os
+import sys
+
+
+def _stream(buffer, encoding: str | None, errors: str | None):
+    return io.TextIOWrapper(buffer, encoding=encoding or "utf-8", errors=errors or "strict",
+                            write_through=True)
+
+
+def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodings: dict | None = None):
+    """(exit status, stdout bytes, stderr bytes) of `retrieval ARGV` run here."""
+    from ..cli import main
+
+    encodings = encodings or {}
+    out, err = io.BytesIO(), io.BytesIO()
+    saved = sys.stdin, sys.stdout, sys.stderr
+    here = os.getcwd() if cwd else None
+    # Held here as well as in sys: dropping a wrapper would close the buffer under it.
+    streams = (_stream(io.BytesIO(stdin), encodings.get("stdin"), encodings.get("stdin_errors")),
+               _stream(out, encodings.get("stdout"), encodings.get("stdout_errors")),
+               _stream(err, encodings.get("stderr"), encodings.get("stderr_errors") or "backslashreplace"))
+    sys.stdin, sys.stdout, sys.stderr = streams
+    try:
+        if cwd:
+            os.chdir(cwd)
+        try:
+            main.main(args=list(argv), prog_name="retrieval", standalone_mode=True)
+            code = 0
+        except SystemExit as exc:
+            if exc.code is None or isinstance(exc.code, int):
+                code = exc.code or 0
+            else:  # sys.exit("message"): Python prints it and exits with 1
+                print(exc.code, file=sys.stderr)
+                code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr = saved
+        if here is not None:
+            os.chdir(here)
+    result = code, out.getvalue(), err.getvalue()
+    for stream in streams:
+        stream.detach()
+    return result

@@ -1,0 +1,383 @@
+"""`retrieval serve`: one long-lived process per root answering `query` and `status` over a Unix socket.
+
+    <store>/serve/        0700, owned by the user
+      sock                0600 Unix stream socket (no TCP listener, ever)
+      lock                flock held while the server lives: one server per root
+      log                 what a detached server prints
+
+Each request runs the CLI's own code in this process (runner.run_cli) after `Warm.freshen()`, so the
+answer is byte for byte what a cold `retrieval` prints, from an index at least as fresh. Requests
+are served one at a time; a bad one gets an error reply. The index is written only through
+service.refresh, so a server killed at any point leaves the store as a killed `index` does; its
+socket file stays behind and the next server (holding the lock) replaces it.
+"""
+from __future__ import annotations
+
+import json
+import os
+import selectors
+import signal
+import socket
+import stat
+import struct
+import sys
+import time
+import traceback
+
+from . import client, serving
+from .client import COMMANDS, environment, receive, send, serve_dir, socket_path, store_dir
+from .runner import run_cli
+
+DEFAULT_IDLE_TIMEOUT = 1800.0  # seconds without a request before the server exits (0: never)
+QUIET_BEFORE_REFRESH = 0.3  # after the last file event, refresh ahead of the next query
+POLL_INTERVAL = 5.0  # without inotify: how often an idle server checks the stats itself
+HOUSEKEEPING = 2.0  # how often the server checks that its root, store and socket still exist
+REQUEST_TIMEOUT = 10.0  # a client must send its whole request within this
+MAX_STDIN = 64 << 20
+
+
+class AlreadyRunning(RuntimeError):
+    pass
+
+
+def prepare_serve_dir(store: str) -> str:
+    """<store>/serve, a 0700 directory of ours (never a link)."""
+    from ..store import layout
+
+    layout.ensure_store(store)
+    path = serve_dir(store)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:
+        pass
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise layout.StoreError(f"refusing to use {path}: not a directory of this user")
+    if stat.S_IMODE(st.st_mode) != 0o700:
+        os.chmod(path, 0o700)
+    return path
+
+
+def _lock(directory: str):
+    """The per-root server lock (released by the kernel when the process dies, however it dies)."""
+    import fcntl
+
+    fd = os.open(os.path.join(directory, "lock"), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _running_pid(directory: str) -> str:
+    try:
+        with open(os.path.join(directory, "info.json"), encoding="utf-8") as fh:
+            return str(json.load(fh).get("pid", "?"))
+    except (OSError, ValueError, AttributeError):
+        return "?"
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The uid of the process at the other end (SO_PEERCRED), None where the platform lacks it."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    return struct.unpack("3i", creds)[1]
+
+
+def _bind(path: str) -> socket.socket:
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old = os.umask(0o177)  # created 0600: no moment where another user could connect
+    here = os.open(".", os.O_RDONLY)
+    try:
+        try:
+            os.unlink(path)  # a killed server's socket (we hold the lock: nobody else's)
+        except FileNotFoundError:
+            pass
+        if len(path.encode("utf-8", "surrogateescape")) < 100:
+            sock.bind(path)
+        else:  # a deep store: bind by the name relative to its directory (sun_path is short)
+            os.chdir(os.path.dirname(path))
+            sock.bind(os.path.basename(path))
+    except BaseException:
+        sock.close()
+        raise
+    finally:
+        os.fchdir(here)
+        os.close(here)
+        os.umask(old)
+    os.chmod(path, 0o600)
+    sock.listen(64)
+    return sock
+
+
+class Server:
+    def __init__(self, root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, allowed_uid: int | None = None,
+                 log=None):
+        self.root = os.path.abspath(root)
+        self.store = os.path.abspath(store_dir(self.root))
+        self.idle_timeout = idle_timeout
+        self.allowed_uid = os.getuid() if allowed_uid is None else allowed_uid
+        self.log = log or sys.stderr
+        self.version = client.code_version()  # first: the code this process is about to load
+        self.environment = environment()
+        self.stopping = False
+        self.sock: socket.socket | None = None
+        self.sock_ino = None
+        self.warm = None
+        self.lock_fd = None
+        self.dir = ""
+
+    def say(self, message: str) -> None:
+        print(f"serve: {message}", file=self.log, flush=True)
+
+    # -- lifecycle ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Take the root's lock, open its indexes, then listen. AlreadyRunning if a server has it."""
+        from ..discover import DiscoveryError
+        from .warm import Warm
+
+        if not os.path.isdir(self.root):
+            raise DiscoveryError(f"root is not a directory: {self.root}")
+        self.dir = prepare_serve_dir(self.store)
+        self.lock_fd = _lock(self.dir)
+        if self.lock_fd is None:
+            raise AlreadyRunning(f"a server is already running for {self.root} (pid {_running_pid(self.dir)}); "
+                                 f"`retrieval serve --stop --root {self.root}` stops it")
+        try:
+            self.warm = Warm(self.root)
+            self.warm.open()
+            self.sock = _bind(socket_path(self.store))
+            self.sock_ino = os.stat(socket_path(self.store)).st_ino
+            info = {"pid": os.getpid(), "root": self.root, "version": self.version,
+                    "started": time.time(), "idle_timeout": self.idle_timeout,
+                    "watcher": type(self.warm.watcher).__name__}
+            with open(os.path.join(self.dir, "info.json"), "w", encoding="utf-8") as fh:
+                json.dump(info, fh)
+            serving.STORE, serving.INFO = self.store, info
+        except BaseException:
+            self.close()
+            raise
+        self.say(f"serving {self.root} (pid {os.getpid()}, {info['watcher']})")
+
+    def close(self) -> None:
+        serving.STORE, serving.INFO = None, {}
+        if self.sock is not None:
+            self.sock.close()
+            self.sock = None
+            try:  # only our own socket: a successor may have replaced it
+                if os.stat(socket_path(self.store)).st_ino == self.sock_ino:
+                    os.unlink(socket_path(self.store))
+            except OSError:
+                pass
+        if self.warm is not None:
+            self.warm.close()
+            self.warm = None
+        if self.lock_fd is not None:
+            os.close(self.lock_fd)
+            self.lock_fd = None
+
+    def _intact(self) -> bool:
+        """Root, store and our socket are still there (a `clean` or a removed tree ends the server)."""
+        try:
+            return os.path.isdir(self.root) and os.stat(socket_path(self.store)).st_ino == self.sock_ino
+        except OSError:
+            return False
+
+    def serve_forever(self) -> str:
+        """Answer requests until stopped, idle or orphaned; the reason it ended."""
+        selector = selectors.DefaultSelector()
+        selector.register(self.sock, selectors.EVENT_READ, "accept")
+        watch_fd = self.warm.watcher.fileno()
+        if watch_fd is not None:
+            selector.register(watch_fd, selectors.EVENT_READ, "watch")
+        last_request = last_event = last_check = last_poll = time.monotonic()
+        try:
+            while not self.stopping:
+                now = time.monotonic()
+                timeout = HOUSEKEEPING
+                if self.warm.dirty:
+                    timeout = max(0.0, min(timeout, last_event + QUIET_BEFORE_REFRESH - now))
+                for key, _ in selector.select(timeout):
+                    if key.data == "watch":
+                        self.warm.note_events()
+                        last_event = time.monotonic()
+                    else:
+                        try:
+                            conn, _ = self.sock.accept()
+                        except OSError:
+                            continue
+                        self.handle(conn)
+                        last_request = time.monotonic()
+                now = time.monotonic()
+                if self.warm.dirty and now - last_event >= QUIET_BEFORE_REFRESH:
+                    self.warm.freshen()  # ahead of the next query: it then finds the index ready
+                if watch_fd is None and now - last_poll >= POLL_INTERVAL:
+                    self.warm.freshen()
+                    last_poll = now
+                if now - last_check >= HOUSEKEEPING:
+                    last_check = now
+                    if not self._intact():
+                        return "its root, store or socket went away"
+                if self.idle_timeout and now - last_request >= self.idle_timeout:
+                    return f"idle for {self.idle_timeout:g}s"
+            return "stopped"
+        finally:
+            selector.close()
+
+    # -- one request -------------------------------------------------------------------------
+
+    def handle(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.settimeout(REQUEST_TIMEOUT)
+                uid = peer_uid(conn)
+                if uid is not None and uid != self.allowed_uid:
+                    self.say(f"refused a connection from uid {uid}")
+                    send(conn, {"ok": False, "error": "refused: another user"})
+                    return
+                try:
+                    header, (stdin,) = receive(conn, "stdin_len", limit=MAX_STDIN)
+                except (ValueError, UnicodeError) as exc:
+                    send(conn, {"ok": False, "error": f"malformed request: {exc}"})
+                    return
+                send_reply = self.answer(header, stdin)
+                conn.settimeout(None)
+                send_reply(conn)
+            except (OSError, ConnectionError):
+                pass  # the client went away; nothing to tell it
+            except Exception:  # noqa: BLE001 - a request never stops the server
+                self.say("request failed:\n" + traceback.format_exc())
+                try:
+                    send(conn, {"ok": False, "error": "internal error"})
+                except OSError:
+                    pass
+
+    def answer(self, header: dict, stdin: bytes):
+        op = header.get("op")
+        if op == "ping":
+            return lambda conn: send(conn, {"ok": True, "info": serving.INFO})
+        if op == "stop":
+            self.stopping = True
+            return lambda conn: send(conn, {"ok": True})
+        if op != "run":
+            return _error(f"unknown op {op!r}")
+        argv, cwd = header.get("argv"), header.get("cwd")
+        if header.get("version") != self.version:
+            return _error("another code version")
+        if header.get("env") != self.environment:
+            return _error("another environment")
+        if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv) and argv[0] in COMMANDS):
+            return _error("argv must be a query or status command line")
+        if not isinstance(cwd, str) or not os.path.isdir(cwd):
+            return _error("no such working directory")
+        if not self._intact():
+            self.stopping = True
+            return _error("the root or store went away")
+        encodings = header.get("encodings") if isinstance(header.get("encodings"), dict) else None
+        self.warm.freshen()
+        code, out, err = run_cli(argv, cwd, stdin, encodings)
+        return lambda conn: send(conn, {"ok": True, "code": code, "stdout_len": len(out), "stderr_len": len(err)},
+                                 out, err)
+
+
+def _error(message: str):
+    return lambda conn: send(conn, {"ok": False, "error": message})
+
+
+def run(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, log=None) -> str:
+    """Serve root in the foreground until stopped; the reason it ended. AlreadyRunning if taken."""
+    server = Server(root, idle_timeout, log=log)
+
+    def stop(signum, frame):
+        raise SystemExit(0)
+
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        server.start()
+        reason = server.serve_forever()
+        server.say(f"exiting: {reason}")
+        return reason
+    finally:
+        server.close()
+        for s, handler in previous.items():
+            signal.signal(s, handler)
+
+
+def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dict:
+    """Start a server in the background and wait until it answers: its ping info."""
+    import subprocess
+
+    root = os.path.abspath(root)
+    store = store_dir(root)
+    directory = prepare_serve_dir(store)
+    log_path = os.path.join(directory, "log")
+    with open(log_path, "ab") as log:
+        os.chmod(log_path, 0o600)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "retrieval.server.serve", "--root", root, "--idle-timeout", str(idle_timeout)],
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=root,
+        )
+    while True:
+        info = client.probe(store)
+        if info is not None and info.get("pid") == proc.pid:
+            return info
+        if proc.poll() is not None:
+            with open(log_path, encoding="utf-8", errors="replace") as fh:
+                lines = [line for line in fh.read().splitlines() if line.strip()]
+            last = lines[-1].removeprefix("error: ") if lines else f"the server exited with status {proc.returncode}"
+            raise RuntimeError(last)
+        time.sleep(0.05)
+
+
+def stop(root: str, timeout: float = 10.0) -> str | None:
+    """Make root's server exit and wait until it has; its pid, or None when none was running."""
+    store = store_dir(root)
+    directory = serve_dir(store)
+    if not os.path.isdir(directory):
+        return None
+    lock = _lock(directory)
+    if lock is not None:  # nobody holds it: no server (a killed one's socket may linger)
+        os.close(lock)
+        return None
+    pid = _running_pid(directory)
+    try:
+        client.call(store, {"op": "stop"}, reply_timeout=timeout)
+    except (OSError, ValueError):
+        # No answer (a server of an older protocol, or a wedged one): the pid it recorded.
+        if pid.isdigit():
+            try:
+                os.kill(int(pid), signal.SIGTERM)
+            except OSError:
+                pass
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        lock = _lock(directory)
+        if lock is not None:
+            os.close(lock)
+            return pid
+        time.sleep(0.05)
+    raise RuntimeError(f"the server of {os.path.abspath(root)} (pid {pid}) did not stop")
+
+
+def main(argv=None) -> int:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="retrieval serve")
+    parser.add_argument("--root", default=".")
+    parser.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT)
+    args = parser.parse_args(argv)
+    try:
+        run(args.root, args.idle_timeout)
+    except AlreadyRunning as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

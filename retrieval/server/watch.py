@@ -1,0 +1,142 @@
+"""Know whether anything in the tree changed since the last look, without a stat of every file.
+
+Linux: inotify through ctypes, one watch per walked directory (a directory watch reports its files'
+writes, attribute changes, creations, deletions and renames). The kernel queues an event when the
+change happens, so draining the queue when a query arrives sees every edit saved before it.
+Elsewhere, or when the watches cannot be set up, `PollWatcher` says "maybe changed" every time and
+the caller checks the stats, as a cold query does.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import os
+import struct
+import sys
+
+IN_MODIFY, IN_ATTRIB, IN_CLOSE_WRITE = 0x2, 0x4, 0x8
+IN_MOVED_FROM, IN_MOVED_TO, IN_CREATE, IN_DELETE = 0x40, 0x80, 0x100, 0x200
+IN_DELETE_SELF, IN_MOVE_SELF = 0x400, 0x800
+IN_Q_OVERFLOW, IN_IGNORED = 0x4000, 0x8000
+IN_ONLYDIR, IN_DONT_FOLLOW, IN_EXCL_UNLINK = 0x01000000, 0x02000000, 0x04000000
+IN_NONBLOCK, IN_CLOEXEC = os.O_NONBLOCK, getattr(os, "O_CLOEXEC", 0o2000000)
+
+MASK = (IN_MODIFY | IN_ATTRIB | IN_CLOSE_WRITE | IN_MOVED_FROM | IN_MOVED_TO | IN_CREATE | IN_DELETE
+        | IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR | IN_DONT_FOLLOW | IN_EXCL_UNLINK)
+EVENT = struct.Struct("iIII")  # wd, mask, cookie, len; then len bytes of NUL-padded name
+
+
+class PollWatcher:
+    """No notifications: every look may have changed (the caller stats the files)."""
+
+    exact = False
+
+    def watch_dirs(self, dirs) -> bool:
+        return False
+
+    def changed(self) -> bool:
+        return True
+
+    def fileno(self) -> int | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+class InotifyWatcher:
+    """Watches directories; `changed()` drains the queue and says whether a relevant event came."""
+
+    def __init__(self, root: str, ignore_names: tuple[str, ...] = ()):
+        self.root = root
+        self.ignore_names = {n.encode("utf-8", "surrogateescape") for n in ignore_names}
+        self._libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        self._libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        fd = self._libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+        self._fd = fd
+        self._dirs: dict[int, str] = {}  # wd -> relative directory
+        self._watched: set[str] = set()
+        self.failed = False  # a watch could not be added: changes there go unseen
+
+    @property
+    def exact(self) -> bool:
+        """Whether a quiet queue means an unchanged tree (every directory has its watch)."""
+        return not self.failed
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def watch_dirs(self, dirs) -> bool:
+        """Watch every directory in dirs (relative to root) not watched yet; True when any was new."""
+        added = False
+        for rel in dirs:
+            if rel in self._watched:
+                continue
+            path = self.root if rel == "." else os.path.join(self.root, rel)
+            wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), MASK)
+            if wd < 0:
+                err = ctypes.get_errno()
+                if err in (2, 20):  # ENOENT, ENOTDIR: gone already; the refresh that follows sees it
+                    continue
+                self.failed = True  # ENOSPC (the watch limit) or EACCES: fall back to stats
+                continue
+            self._dirs[wd] = rel
+            self._watched.add(rel)
+            added = True
+        return added
+
+    def changed(self) -> bool:
+        """Drain the queue; True when an event may change the index (or the queue overflowed)."""
+        if self.failed:
+            return True
+        relevant = False
+        while True:
+            try:
+                data = os.read(self._fd, 1 << 16)
+            except BlockingIOError:
+                return relevant
+            except InterruptedError:
+                continue
+            offset = 0
+            while offset + EVENT.size <= len(data):
+                wd, mask, _cookie, length = EVENT.unpack_from(data, offset)
+                name = data[offset + EVENT.size: offset + EVENT.size + length].rstrip(b"\0")
+                offset += EVENT.size + length
+                if mask & IN_IGNORED:  # the directory went away (or was moved): watch it again later
+                    rel = self._dirs.pop(wd, None)
+                    self._watched.discard(rel)
+                    relevant = True
+                elif mask & IN_Q_OVERFLOW:
+                    relevant = True
+                elif not (self._dirs.get(wd) == "." and name in self.ignore_names):
+                    relevant = True
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+
+def make_watcher(root: str, ignore_names: tuple[str, ...] = ()):
+    if sys.platform.startswith("linux"):
+        try:
+            return InotifyWatcher(root, ignore_names)
+        except (OSError, AttributeError):
+            pass
+    return PollWatcher()
+
+
+def directories(root: str, watch: dict) -> set[str]:
+    """The directories to watch for a manifest's `watch` table: its directories themselves, and the
+    directory of each file it lists (ignore files, files over the size cap)."""
+    out = set()
+    for rel, value in watch.items():
+        if rel.endswith("/") or rel == ".":  # walked directories are recorded as "dir/" (and ".")
+            out.add(rel.rstrip("/") or ".")
+        elif value and value[0] == 0 and os.path.isdir(os.path.join(root, rel)):
+            out.add(rel)
+        else:
+            out.add(os.path.dirname(rel) or ".")
+    return out

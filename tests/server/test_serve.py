@@ -1,0 +1,318 @@
+"""`retrieval serve`: the warm server and the client `retrieval query`/`status` try first."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import stat
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from retrieval.server import client
+from retrieval.store import layout
+
+# Reports, after the command, whether the client path imported click, the ranking or the store.
+PROBE = ("import atexit, sys\n"
+         "atexit.register(lambda: sys.stderr.write('HEAVY=%s\\n' % sorted(m for m in ('click', "
+         "'retrieval.cli', 'retrieval.ranking', 'retrieval.service', 'retrieval.store.layout') if m in sys.modules)))\n"
+         "sys.argv[0] = 'retrieval'\n"
+         "from retrieval.entry import main\n"
+         "main()\n")
+
+
+def cli(*argv, server=True, input=None, cwd=None, timeout=120):
+    """The console command in a fresh process; RETRIEVAL_NO_SERVER=1 forces the in-process path."""
+    env = dict(os.environ)
+    env.pop("RETRIEVAL_NO_SERVER", None)
+    if not server:
+        env["RETRIEVAL_NO_SERVER"] = "1"
+    return subprocess.run([sys.executable, "-c", PROBE, *map(str, argv)], input=input, capture_output=True,
+                          env=env, cwd=cwd, timeout=timeout)
+
+
+def answered_by_server(proc) -> bool:
+    return b"HEAVY=[]" in proc.stderr
+
+
+def strip_probe(stderr: bytes) -> bytes:
+    return b"".join(line for line in stderr.splitlines(keepends=True) if not line.startswith(b"HEAVY="))
+
+
+@pytest.fixture
+def serve():
+    """serve(root, idle=60) starts a detached server and returns its pid; all are stopped at the end."""
+    started = []
+
+    def start(root, idle=60, extra=()):
+        proc = cli("serve", "--detach", "--root", root, "--idle-timeout", idle, *extra, server=False)
+        assert proc.returncode == 0, proc.stderr
+        info = client.probe(client.store_dir(str(root)))
+        started.append(info["pid"])
+        return info["pid"]
+
+    yield start
+    for pid in started:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+
+
+def wait_gone(pid, seconds=15.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return True
+        # A detached server is our grandchild's child: reaped by init, or a zombie briefly.
+        try:
+            with open(f"/proc/{pid}/stat") as fh:
+                if fh.read().split(")")[-1].split()[0] == "Z":
+                    return True
+        except OSError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_client_and_server_print_the_same_bytes(sample_repo, serve):
+    serve(sample_repo)
+    cases = [
+        ["query", "--root", sample_repo, "parse config", "--json"],
+        ["query", "--root", sample_repo, "retries", "--jsonl", "--expand", "1"],
+        ["query", "--root", sample_repo, "http client", "--files", "--max-tokens", "200"],
+        ["query", "--root", sample_repo, "config", "--path", "docs/**", "--lang", "markdown"],
+        ["query", "--root", sample_repo, "zzznothingmatches", "--json"],
+        ["query", "--root", sample_repo, "config", "--kind", "nonsense"],  # a usage error, exit 2
+        ["status", "--root", sample_repo, "--json"],
+    ]
+    for argv in cases:
+        warm, cold = cli(*argv), cli(*argv, server=False)
+        assert answered_by_server(warm), (argv, warm.stderr)
+        assert (warm.returncode, warm.stdout, strip_probe(warm.stderr)) == \
+               (cold.returncode, cold.stdout, strip_probe(cold.stderr)), argv
+    # A query read from stdin, too.
+    warm = cli("query", "--root", sample_repo, "-", "--json", input=b"where is the LRU cache evicted")
+    cold = cli("query", "--root", sample_repo, "-", "--json", input=b"where is the LRU cache evicted", server=False)
+    assert answered_by_server(warm) and warm.stdout == cold.stdout
+    assert json.loads(warm.stdout)["results"][0]["path"] == "src/app/cache.py"
+
+
+def test_without_a_server_the_command_runs_in_process(sample_repo):
+    proc = cli("query", "--root", sample_repo, "parse config", "--json")
+    assert proc.returncode == 0
+    assert b"'click'" in proc.stderr  # the in-process path
+    assert json.loads(proc.stdout)["results"][0]["path"] == "src/app/config.py"
+    status = json.loads(cli("status", "--root", sample_repo, "--json").stdout)
+    assert status["server"] is None
+
+
+def test_status_shows_the_running_server(sample_repo, serve):
+    pid = serve(sample_repo)
+    text = cli("status", "--root", sample_repo)
+    assert text.stdout.decode().splitlines()[-1] == f"server: running (pid {pid})"
+    assert json.loads(cli("status", "--root", sample_repo, "--json", server=False).stdout)["server"]["pid"] == pid
+
+
+def test_an_edit_saved_before_a_query_is_in_its_answer(sample_repo, serve, rewrite):
+    serve(sample_repo)
+    target = sample_repo / "src/app/cache.py"
+    for n in range(8):
+        rewrite(target, f"def evict_{word(n)}():\n    pass\n")
+        proc = cli("query", "--root", sample_repo, word(n), "--json")
+        assert answered_by_server(proc)
+        assert [r["path"] for r in json.loads(proc.stdout)["results"]] == ["src/app/cache.py"], n
+    # A new directory, then a file in it, then a removal: each seen by the next query.
+    (sample_repo / "src/fresh/deeper").mkdir(parents=True)
+    (sample_repo / "src/fresh/deeper/mod.py").write_text("ZQDEEPMARKER = 1\n")
+    assert json.loads(cli("query", "--root", sample_repo, "zqdeepmarker", "--json").stdout)["results"]
+    (sample_repo / "src/fresh/deeper/mod.py").unlink()
+    assert json.loads(cli("query", "--root", sample_repo, "zqdeepmarker", "--json").stdout)["results"] == []
+
+
+def word(n: int) -> str:
+    """One token per number (digits would split it): zqrace + n in letters."""
+    letters = ""
+    while True:
+        n, r = divmod(n, 26)
+        letters += chr(ord("a") + r)
+        if not n:
+            return f"zqrace{letters}q"
+
+
+def test_queries_racing_a_writer_see_every_file_written_before_them(sample_repo, serve):
+    serve(sample_repo)
+    done = [-1]
+    stop = threading.Event()
+
+    def writer():
+        n = 0
+        while not stop.is_set():
+            folder = sample_repo / "gen" / f"d{n % 3}"
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / f"f{n}.py").write_text(f"VALUE = '{word(n)}'\n")
+            done[0] = n
+            n += 1
+            time.sleep(0.01)
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    try:
+        checked = 0
+        deadline = time.monotonic() + 20
+        while checked < 10 and time.monotonic() < deadline:
+            n = done[0]
+            if n < 0:
+                continue
+            proc = cli("query", "--root", sample_repo, word(n), "--json")
+            assert proc.returncode == 0, proc.stderr
+            assert answered_by_server(proc)
+            paths = [r["path"] for r in json.loads(proc.stdout)["results"]]
+            assert paths == [f"gen/d{n % 3}/f{n}.py"], (n, paths)
+            checked += 1
+        assert checked == 10
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_a_killed_server_leaves_a_usable_store(sample_repo, serve, rewrite):
+    pid = serve(sample_repo)
+    rewrite(sample_repo / "src/app/config.py", "def zqafterkill():\n    pass\n" * 200)
+    os.kill(pid, signal.SIGKILL)  # maybe mid-refresh: the server refreshes ahead of queries
+    assert wait_gone(pid)
+    assert os.path.exists(client.socket_path(client.store_dir(str(sample_repo))))  # left behind
+    proc = cli("query", "--root", sample_repo, "zqafterkill", "--json")
+    assert proc.returncode == 0 and not answered_by_server(proc), proc.stderr
+    assert json.loads(proc.stdout)["results"][0]["path"] == "src/app/config.py"
+    # A new server takes the root over (the stale socket is replaced).
+    serve(sample_repo)
+    assert answered_by_server(cli("query", "--root", sample_repo, "zqafterkill"))
+
+
+def test_a_second_server_on_the_same_root_exits_with_a_message(sample_repo, serve):
+    pid = serve(sample_repo)
+    second = cli("serve", "--root", sample_repo, server=False, timeout=60)
+    assert second.returncode == 1
+    assert f"a server is already running for {sample_repo} (pid {pid})".encode() in second.stderr
+    assert client.probe(client.store_dir(str(sample_repo)))["pid"] == pid
+
+
+def test_an_idle_server_exits_and_removes_its_socket(sample_repo, serve):
+    pid = serve(sample_repo, idle=1)
+    assert wait_gone(pid, 20)
+    assert not os.path.exists(client.socket_path(client.store_dir(str(sample_repo))))
+
+
+def test_serve_stop(sample_repo, serve):
+    pid = serve(sample_repo)
+    proc = cli("serve", "--stop", "--root", sample_repo, server=False)
+    assert proc.returncode == 0 and f"pid {pid}".encode() in proc.stderr
+    assert wait_gone(pid)
+    again = cli("serve", "--stop", "--root", sample_repo, server=False)
+    assert again.returncode == 0 and b"no server is running" in again.stderr
+
+
+def test_a_malformed_request_gets_an_error_and_the_server_goes_on(sample_repo, serve):
+    pid = serve(sample_repo)
+    path = client.socket_path(client.store_dir(str(sample_repo)))
+    for garbage in (b"\x00\x00\x00\x05hello", b"\x00\x00\x00\x01" + b"N", (7).to_bytes(4, "big") + b"\xff" * 7):
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(20)
+            sock.connect(path)
+            sock.sendall(garbage)
+            header, _ = client.receive(sock)
+            assert header["ok"] is False and "malformed" in header["error"], header
+    store = client.store_dir(str(sample_repo))
+    for bad in ({"op": "run", "argv": ["clean", "--root", str(sample_repo)], "cwd": "/",
+                 "version": client.code_version(), "env": client.environment()},
+                {"op": "run", "argv": "query x", "cwd": "/", "version": client.code_version(), "env": client.environment()},
+                {"op": "launch"},
+                {"op": "run", "argv": ["query", "x"], "cwd": "/", "version": "0.0.0+other", "env": client.environment()}):
+        header, _ = client.call(store, bad)
+        assert header["ok"] is False, bad
+    assert (sample_repo / ".retrieval").is_dir()  # `clean` was refused
+    proc = cli("query", "--root", sample_repo, "parse config")
+    assert answered_by_server(proc) and proc.stdout.startswith(b"src/app/config.py")
+    assert client.probe(store)["pid"] == pid
+
+
+def test_a_server_of_another_code_version_is_not_used(sample_repo, serve, monkeypatch, capsysbinary):
+    serve(sample_repo)
+    monkeypatch.setattr(client, "code_version", lambda: "0.0.0+elsewhere")
+    assert client.try_run(["query", "--root", str(sample_repo), "parse config"]) is None
+    assert capsysbinary.readouterr().out == b""  # nothing written: the caller runs it itself
+
+
+def test_a_server_whose_root_vanished_exits(tmp_path, make_tree, serve, monkeypatch):
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "indexes"))
+    root = make_tree({"a.py": "def zqgone():\n    pass\n"})
+    pid = serve(root)
+    import shutil
+
+    shutil.rmtree(root)
+    assert wait_gone(pid, 20)
+
+
+def test_the_socket_is_this_users_only(sample_repo, serve):
+    pid = serve(sample_repo)
+    path = client.socket_path(client.store_dir(str(sample_repo)))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert stat.S_IMODE(os.stat(os.path.dirname(path)).st_mode) == 0o700
+    if os.path.isdir(f"/proc/{pid}/fd"):  # and no network socket at all: every one is a Unix socket
+        inodes = {os.readlink(f"/proc/{pid}/fd/{fd}")[8:-1] for fd in os.listdir(f"/proc/{pid}/fd")
+                  if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:[")}
+        assert inodes <= _socket_inodes("unix") and inodes
+        assert not inodes & (_socket_inodes("tcp") | _socket_inodes("tcp6") | _socket_inodes("udp"))
+
+
+def _socket_inodes(table: str) -> set[str]:
+    column = 6 if table == "unix" else 9
+    try:
+        with open(f"/proc/net/{table}") as fh:
+            return {line.split()[column] for line in fh.read().splitlines()[1:] if len(line.split()) > column}
+    except OSError:
+        return set()
+
+
+@pytest.mark.skipif(not hasattr(socket, "SO_PEERCRED"), reason="SO_PEERCRED is Linux's")
+def test_a_peer_with_another_uid_is_refused(sample_repo, tmp_path, monkeypatch):
+    """The check runs on the kernel's credentials of the connecting process: a server told to
+    accept only some other uid refuses us, as it would refuse another user."""
+    from retrieval.server.serve import Server, peer_uid
+
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "indexes"))
+    import io
+
+    log = io.StringIO()
+    server = Server(str(sample_repo), idle_timeout=0, allowed_uid=os.getuid() + 1, log=log)
+    server.start()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        store = client.store_dir(str(sample_repo))
+        try:
+            header, _ = client.call(store, {"op": "ping"}, reply_timeout=20)
+        except OSError:  # the server may close before our request is written
+            header = None
+        assert header in (None, {"ok": False, "error": "refused: another user"})
+        assert f"refused a connection from uid {os.getuid()}" in log.getvalue()
+        left, right = socket.socketpair()
+        assert peer_uid(left) == os.getuid()
+        left.close(), right.close()
+    finally:
+        server.stopping = True
+        thread.join(10)
+        server.close()
+
+
+def test_the_client_finds_the_store_where_the_store_module_puts_it(tmp_path, monkeypatch):
+    assert client.store_dir(str(tmp_path)) == layout.store_dir(str(tmp_path))
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "elsewhere"))
+    assert client.store_dir(str(tmp_path / "r")) == layout.store_dir(str(tmp_path / "r"))

@@ -1,0 +1,66 @@
+"""The tree watcher: a quiet queue means an unchanged tree, any change in a watched directory shows."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from retrieval.server.watch import InotifyWatcher, PollWatcher, directories, make_watcher
+
+linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify is Linux's")
+
+
+def test_directories_of_a_watch_table(tmp_path):
+    (tmp_path / "src" / "app").mkdir(parents=True)
+    watch = {".": [0, 1], "src/": [0, 1], "src/app/": [0, 1], "src/app/.gitignore": [12, 1],
+             ".git/info/exclude": [3, 1], "big.bin": [5_000_000, 1]}
+    assert directories(str(tmp_path), watch) == {".", "src", "src/app", ".git/info"}
+
+
+@linux_only
+def test_a_change_in_a_watched_directory_is_seen_once(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("x = 1\n")
+    watcher = make_watcher(str(tmp_path), (".retrieval",))
+    assert isinstance(watcher, InotifyWatcher)
+    try:
+        assert watcher.watch_dirs({".", "src"}) is True
+        assert watcher.watch_dirs({".", "src"}) is False  # nothing new
+        assert watcher.changed() is False
+        (tmp_path / "src" / "a.py").write_text("x = 2\n")
+        assert watcher.changed() is True
+        assert watcher.changed() is False  # drained
+        (tmp_path / "src" / "new.py").write_text("")
+        assert watcher.changed() is True
+        (tmp_path / "unwatched").mkdir()
+        watcher.changed()
+        (tmp_path / "unwatched" / "b.py").write_text("")
+        assert watcher.changed() is False
+        (tmp_path / ".retrieval").mkdir()  # the store beside the tree: its own writes are not changes
+        assert watcher.changed() is False
+        (tmp_path / "src" / "a.py").unlink()
+        assert watcher.changed() is True
+    finally:
+        watcher.close()
+
+
+@linux_only
+def test_a_removed_directory_is_a_change_and_may_be_watched_again(tmp_path):
+    (tmp_path / "d").mkdir()
+    watcher = InotifyWatcher(str(tmp_path))
+    try:
+        watcher.watch_dirs({".", "d"})
+        (tmp_path / "d").rmdir()
+        assert watcher.changed() is True
+        (tmp_path / "d").mkdir()
+        watcher.changed()
+        assert watcher.watch_dirs({"d"}) is True
+        (tmp_path / "d" / "f.py").write_text("")
+        assert watcher.changed() is True
+    finally:
+        watcher.close()
+
+
+def test_without_notifications_every_look_may_have_changed():
+    watcher = PollWatcher()
+    assert watcher.changed() is True and watcher.exact is False and watcher.fileno() is None
