@@ -202,18 +202,24 @@ class PyseriniRetriever:
         j = jvm.start()
         return self._reader.docFreq(j.autoclass("org.apache.lucene.index.Term")("contents", term))
 
-    def _matching(self, term: str, docids: list[str]) -> set[str]:
-        """Which of `docids` contain `term`: one filtered Lucene query."""
+    def _id_filter(self, docids: list[str]):
+        """A query matching exactly the documents with these ids (built once per hit list)."""
+        j = jvm.start()
+        refs = j.autoclass("java.util.ArrayList")()
+        bytes_ref = j.autoclass("org.apache.lucene.util.BytesRef")
+        for d in docids:
+            refs.add(bytes_ref(d.encode("utf-8", "surrogatepass")))
+        return j.autoclass("org.apache.lucene.search.TermInSetQuery")("id", refs)
+
+    def _matching(self, term: str, id_filter, n: int) -> set[str]:
+        """The docids among those `id_filter` matches (n of them) that contain `term`."""
         j = jvm.start()
         occur = j.autoclass("org.apache.lucene.search.BooleanClause$Occur")
-        term_cls, term_query = j.autoclass("org.apache.lucene.index.Term"), j.autoclass("org.apache.lucene.search.TermQuery")
-        ids = j.autoclass("org.apache.lucene.search.BooleanQuery$Builder")()
-        for d in docids:
-            ids.add(term_query(term_cls("id", d)), occur.SHOULD)
         query = j.autoclass("org.apache.lucene.search.BooleanQuery$Builder")()
-        query.add(term_query(term_cls("contents", term)), occur.FILTER)
-        query.add(ids.build(), occur.FILTER)
-        return {hit.docid for hit in self._searcher.search(query.build(), len(docids))}
+        query.add(j.autoclass("org.apache.lucene.search.TermQuery")(
+            j.autoclass("org.apache.lucene.index.Term")("contents", term)), occur.FILTER)
+        query.add(id_filter, occur.FILTER)
+        return {hit.docid for hit in self._searcher.search(query.build(), n)}
 
     def _definers(self, def_terms) -> dict[str, float]:
         """{path: evidence that the file defines the symbols a report names} (as `lexical`)."""
@@ -303,12 +309,17 @@ class _LuceneView:
         self.segment = self
         self._retriever = retriever
         self._docids = docids
+        self._filter = None
 
     def postings(self, term: str):
         df = self._retriever._df(term)
         if not df:
             return None
-        having = self._retriever._matching(term, self._docids) if self._docids else set()
+        having = set()
+        if self._docids:
+            if self._filter is None:
+                self._filter = self._retriever._id_filter(self._docids)
+            having = self._retriever._matching(term, self._filter, len(self._docids))
         return _Padded([i for i, d in enumerate(self._docids) if d in having], df), None
 
 
