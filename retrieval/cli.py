@@ -59,6 +59,17 @@ def _describe_skips(skipped: dict) -> str:
     return " (skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) + ")"
 
 
+def _bm25(value: str | None):
+    """'K1,B' -> (k1, b)."""
+    if not value:
+        return None
+    try:
+        k1, b = (float(part) for part in value.split(","))
+    except ValueError:
+        raise click.BadParameter("expected K1,B such as 0.9,0.4", param_hint="--bm25")
+    return (k1, b)
+
+
 @main.command()
 @root_option
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
@@ -70,16 +81,18 @@ def _describe_skips(skipped: dict) -> str:
 @click.option("--profile", type=click.Choice(["code", "prose"]), default=None,
               help="code (default): code-aware terms and ranking. prose: a collection of English documents, "
                    "one per file (Lucene's English analyzer, BM25 k1=0.9 b=0.4).")
-def index(root, retriever_name, force, include, exclude, max_file_bytes, profile):
+@click.option("--bm25", default=None, metavar="K1,B",
+              help="BM25 parameters for lexical and pi-serini (remembered), e.g. 0.9,0.4.")
+def index(root, retriever_name, force, include, exclude, max_file_bytes, profile, bm25):
     """Build or refresh the index of ROOT."""
     from . import service
     from .retrievers.base import get_spec
 
     progress = _progress_sink(always=True)
     options = None
-    if include or exclude or max_file_bytes or profile:
+    if include or exclude or max_file_bytes or profile or bm25:
         options = service.IndexOptions(include=tuple(include), exclude=tuple(exclude), max_bytes=max_file_bytes,
-                                       profile=profile or "code")
+                                       profile=profile or "code", bm25=_bm25(bm25))
     if retriever_name == "all":
         targets = service.available_retrievers()
     else:

@@ -27,8 +27,19 @@ PREFIX = "lucene-"
 BATCH = 2000  # documents handed to Java per call: one JNI round trip each
 
 
-def empty_state(analyzer: str) -> dict:
-    return {"index": None, "next": 1, "n_docs": 0, "analyzer": analyzer}
+def empty_state(analyzer: str, directory: str | None = None) -> dict:
+    """A state with no documents. Version numbers continue past any directory already there, so
+    a rebuild never replaces the version that the committed manifest may still name."""
+    used = 0
+    try:
+        names = os.listdir(directory) if directory else []
+    except OSError:
+        names = []
+    for name in names:
+        digits = name[len(PREFIX):]
+        if name.startswith(PREFIX) and digits.isdigit():
+            used = max(used, int(digits))
+    return {"index": None, "next": used + 1, "n_docs": 0, "analyzer": analyzer}
 
 
 def indexer_args(directory: str, analyzer: str, append: bool) -> list[str]:
@@ -86,8 +97,13 @@ def update(directory: str, state: dict | None, analyzer: str, removed_paths, add
     The new documents are first spooled as Pyserini JSON lines (so memory holds one file's chunks
     at a time, and every old document to delete is known before Lucene is opened), then the old
     ones are deleted and the new ones added."""
+    with jvm.java_errors("Lucene could not update the index"):
+        return _update(directory, state, analyzer, removed_paths, added, purge)
+
+
+def _update(directory, state, analyzer, removed_paths, added, purge) -> dict:
     j = jvm.start()
-    state = dict(state) if state else empty_state(analyzer)
+    state = dict(state) if state else empty_state(analyzer, directory)
     old = state["index"]
     table = Table.read(os.path.join(directory, old)) if old else Table()
     tmp = tempfile.mkdtemp(prefix=TMP_PREFIX, dir=directory)
@@ -164,7 +180,7 @@ def _delete(j, directory: str, docids: list[str], purge: bool) -> None:
     try:
         term = j.autoclass("org.apache.lucene.index.Term")
         for start in range(0, len(docids), BATCH):
-            writer.deleteDocuments([term("id", d) for d in docids[start : start + BATCH]])
+            writer.deleteDocuments(*[term("id", d) for d in docids[start : start + BATCH]])
         if purge:
             writer.forceMergeDeletes()
         writer.commit()

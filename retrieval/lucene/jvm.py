@@ -14,6 +14,7 @@ import importlib.util
 import os
 import re
 import threading
+from contextlib import contextmanager
 
 from ..extras import install_hint
 
@@ -159,3 +160,14 @@ def _quiet_logging(jnius) -> None:
         configurator.setRootLevel(level.WARN)
     except Exception:  # noqa: BLE001 - a jar without log4j core logs as it likes, to stderr now
         pass
+
+
+@contextmanager
+def java_errors(what: str):
+    """Report a Java exception as the RuntimeError the service and the CLI handle (one line)."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - jnius.JavaException, without importing jnius here
+        if type(exc).__name__ != "JavaException":
+            raise
+        raise RuntimeError(f"{what}: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}") from exc

@@ -33,6 +33,7 @@ from .base import NOT_INDEXED
 CODE, PROSE = "code", "prose"
 PROFILES = (CODE, PROSE)
 ANALYZERS = ("code", "english")
+ANALYZER_ENV = "RETRIEVAL_PYSERINI_ANALYZER"
 MAX_CLAUSES = 1000  # Lucene refuses a boolean query of more than 1024 clauses
 
 
@@ -44,8 +45,11 @@ def problem() -> str:
 class PyseriniRetriever:
     name = "pi-serini"
 
-    def __init__(self, k1: float | None = None, b: float | None = None, analyzer: str = "code",
+    def __init__(self, k1: float | None = None, b: float | None = None, analyzer: str | None = None,
                  ranking: RankingConfig | None = None, profile: str = CODE):
+        # The environment picks the analyzer of indexes the service builds (the CLI passes no
+        # arguments); the index's fingerprint records it, so changing it rebuilds the index.
+        analyzer = analyzer or os.environ.get(ANALYZER_ENV) or "code"
         if analyzer not in ANALYZERS:
             raise ValueError(f"unknown analyzer {analyzer!r}; choose one of: {', '.join(ANALYZERS)}")
         self.analyzer = analyzer
@@ -271,16 +275,20 @@ class PyseriniRetriever:
         self._records, self._contexts, self._n_docs = {}, {}, 0
         name = state.get("index")
         if name:
-            j = jvm.start()
-            path = os.path.join(directory, name)
-            self._records = lucene_index.Table.read(path).records()
-            self._n_docs = len(self._records)
-            self._searcher = j.autoclass("io.anserini.search.SimpleSearcher")(path)
-            self._searcher.set_bm25(float(self.k1), float(self.b))
-            fs = j.autoclass("org.apache.lucene.store.FSDirectory").open(j.autoclass("java.nio.file.Paths").get(path))
-            self._reader = j.autoclass("org.apache.lucene.index.DirectoryReader").open(fs)
+            with jvm.java_errors("Lucene could not open the index"):
+                self._open_version(directory, name)
         self._opened = True
         return self
+
+    def _open_version(self, directory: str, name: str) -> None:
+        j = jvm.start()
+        path = os.path.join(directory, name)
+        self._records = lucene_index.Table.read(path).records()
+        self._n_docs = len(self._records)
+        self._searcher = j.autoclass("io.anserini.search.SimpleSearcher")(path)
+        self._searcher.set_bm25(float(self.k1), float(self.b))
+        fs = j.autoclass("org.apache.lucene.store.FSDirectory").open(j.autoclass("java.nio.file.Paths").get(path))
+        self._reader = j.autoclass("org.apache.lucene.index.DirectoryReader").open(fs)
 
     def update_store(self, directory: str, state: dict | None, removed_paths,
                      added: Iterable[tuple[SourceFile, list[Chunk]]], *, purge: bool = False) -> dict:
