@@ -178,14 +178,22 @@ def _delete(j, directory: str, docids: list[str], purge: bool) -> None:
         j.autoclass("org.apache.lucene.store.FSDirectory").open(path), config
     )
     try:
-        term = j.autoclass("org.apache.lucene.index.Term")
         for start in range(0, len(docids), BATCH):
-            writer.deleteDocuments(*[term("id", d) for d in docids[start : start + BATCH]])
+            writer.deleteDocuments(id_query(j, docids[start : start + BATCH]))
         if purge:
             writer.forceMergeDeletes()
         writer.commit()
     finally:
         writer.close()
+
+
+def id_query(j, docids: list[str]):
+    """A query matching exactly the documents with these ids."""
+    refs = j.autoclass("java.util.ArrayList")()
+    bytes_ref = j.autoclass("org.apache.lucene.util.BytesRef")
+    for d in docids:
+        refs.add(bytes_ref(d.encode("utf-8", "surrogatepass")))
+    return j.autoclass("org.apache.lucene.search.TermInSetQuery")("id", refs)
 
 
 def check(directory: str, state: dict) -> None:

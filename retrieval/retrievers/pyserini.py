@@ -206,15 +206,6 @@ class PyseriniRetriever:
         j = jvm.start()
         return self._reader.docFreq(j.autoclass("org.apache.lucene.index.Term")("contents", term))
 
-    def _id_filter(self, docids: list[str]):
-        """A query matching exactly the documents with these ids (built once per hit list)."""
-        j = jvm.start()
-        refs = j.autoclass("java.util.ArrayList")()
-        bytes_ref = j.autoclass("org.apache.lucene.util.BytesRef")
-        for d in docids:
-            refs.add(bytes_ref(d.encode("utf-8", "surrogatepass")))
-        return j.autoclass("org.apache.lucene.search.TermInSetQuery")("id", refs)
-
     def _matching(self, term: str, id_filter, n: int) -> set[str]:
         """The docids among those `id_filter` matches (n of them) that contain `term`."""
         j = jvm.start()
@@ -326,7 +317,7 @@ class _LuceneView:
         having = set()
         if self._docids:
             if self._filter is None:
-                self._filter = self._retriever._id_filter(self._docids)
+                self._filter = lucene_index.id_query(jvm.start(), self._docids)
             having = self._retriever._matching(term, self._filter, len(self._docids))
         return _Padded([i for i, d in enumerate(self._docids) if d in having], df), None
 
