@@ -102,7 +102,6 @@ def update(directory: str, state: dict | None, analyzer: str, removed_paths, add
 
 
 def _update(directory, state, analyzer, removed_paths, added, purge) -> dict:
-    j = jvm.start()
     state = dict(state) if state else empty_state(analyzer, directory)
     old = state["index"]
     table = Table.read(os.path.join(directory, old)) if old else Table()
@@ -125,6 +124,8 @@ def _update(directory, state, analyzer, removed_paths, added, purge) -> dict:
                     table.files[path] = [language, kind, [[docid, start, end] for docid, start, end, _ in docs]]
                     for docid, _, _, contents in docs:
                         out.write(json.dumps({"id": docid, "contents": contents}) + "\n")
+        # The JVM starts after the spooling, whose worker processes are then forked without it.
+        j = jvm.start()
         if old:
             _link_tree(os.path.join(directory, old), tmp)
             _delete(j, tmp, gone, purge)

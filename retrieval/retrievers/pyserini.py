@@ -24,6 +24,7 @@ from ..lexical.bm25 import idf
 from ..lexical.features import DEF, chunk_terms, path_terms
 from ..lucene import index as lucene_index
 from ..lucene import jvm
+from ..parallel import ordered_map
 from ..query import plan_query
 from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files
 from ..records import Chunk, Document, SearchHit, SourceFile
@@ -94,13 +95,10 @@ class PyseriniRetriever:
 
     def contents(self, path: str, text: str, context: str = "", language: str = "") -> str:
         """The `contents` of a document's Pyserini JSON."""
-        if self.profile == PROSE:
-            return f"{context}\n{text}" if context else text
-        if self.analyzer == "english":
-            body = f"{context}\n{text}" if context else text
-            return body + "\n" + " ".join(path_terms(path))
-        counts = chunk_terms(path, text, context, self.ranking.path_weight, language)
-        return " ".join(" ".join([term] * n) for term, n in counts.items())
+        return document_contents(self._layout(), path, text, context, language)
+
+    def _layout(self) -> tuple[str, str, int]:
+        return (self.profile, self.analyzer, self.ranking.path_weight)
 
     # -- the in-memory API -------------------------------------------------------------------
 
@@ -283,18 +281,41 @@ class PyseriniRetriever:
 
     def update_store(self, directory: str, state: dict | None, removed_paths,
                      added: Iterable[tuple[SourceFile, list[Chunk]]], *, purge: bool = False) -> dict:
+        layout = self._layout()
         files = (
-            (f.path, f.language, f.kind,
-             [(c.docid, c.start_line, c.end_line, self.contents(f.path, c.text, c.context, f.language)) for c in chunks])
+            (layout, f.path, f.language, f.kind, [(c.docid, c.start_line, c.end_line, c.text, c.context) for c in chunks])
             for f, chunks in added
         )
-        return lucene_index.update(directory, state, self._lucene_analyzer(), removed_paths, files, purge=purge)
+        # Computing the terms is most of the work of a build (as for lexical): worker processes.
+        return lucene_index.update(directory, state, self._lucene_analyzer(), removed_paths,
+                                   ordered_map(_file_documents, files), purge=purge)
 
     def check_store(self, directory: str, state: dict) -> None:
         lucene_index.check(directory, state)
 
     def collect_garbage(self, directory: str, state: dict) -> None:
         lucene_index.collect_garbage(directory, state)
+
+
+def document_contents(layout: tuple[str, str, int], path: str, text: str, context: str, language: str) -> str:
+    """What Lucene analyses for a chunk, given (profile, analyzer, path weight)."""
+    profile, analyzer, path_weight = layout
+    if profile == PROSE:
+        return f"{context}\n{text}" if context else text
+    if analyzer == "english":
+        body = f"{context}\n{text}" if context else text
+        return body + "\n" + " ".join(path_terms(path))
+    counts = chunk_terms(path, text, context, path_weight, language)
+    return " ".join(" ".join([term] * n) for term, n in counts.items())
+
+
+def _file_documents(item):
+    """(layout, path, language, kind, chunks) -> what lucene.index.update takes (in a worker)."""
+    layout, path, language, kind, chunks = item
+    return path, language, kind, [
+        (docid, start, end, document_contents(layout, path, text, context, language))
+        for docid, start, end, text, context in chunks
+    ]
 
 
 class _LuceneView:
