@@ -63,6 +63,7 @@ class PyseriniRetriever:
         self._contexts: dict[str, str] = {}
         self._n_docs = 0
         self._opened = False
+        self._scratch = None  # the directory of the in-memory API's index
         if profile != CODE:
             self.use_profile(profile)
 
@@ -113,13 +114,17 @@ class PyseriniRetriever:
                                   self.contents(path, doc.text, doc.context, doc.language)))
             if doc.context:
                 contexts[doc.docid] = doc.context
-        directory = _scratch_dir()
+        previous = self._scratch
+        directory = self._scratch = _scratch_dir()
         state = lucene_index.update(
             directory, None, self._lucene_analyzer(), [],
             ((path, *meta[path], docs) for path, docs in by_path.items()),
         )
         self.open_store(directory, state)
         self._contexts = contexts
+        if previous:  # the index this one replaces (its open files stay readable until closed)
+            shutil.rmtree(previous, ignore_errors=True)
+            _SCRATCH.remove(previous)
 
     def search(self, query: str, top_k: int = 10) -> list[str]:
         return [hit.docid for hit in self.search_detailed(query, top_k)]
@@ -368,7 +373,11 @@ _SCRATCH: list[str] = []
 def _scratch_dir() -> str:
     """A directory for an in-memory index's Lucene files, removed when the process ends."""
     directory = tempfile.mkdtemp(prefix="retrieval-pi-serini-")
-    if not _SCRATCH:
-        atexit.register(lambda: [shutil.rmtree(d, ignore_errors=True) for d in _SCRATCH])
     _SCRATCH.append(directory)
     return directory
+
+
+@atexit.register
+def _remove_scratch() -> None:
+    for directory in _SCRATCH:
+        shutil.rmtree(directory, ignore_errors=True)
