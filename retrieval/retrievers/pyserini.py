@@ -277,7 +277,7 @@ class PyseriniRetriever:
     def _open_version(self, directory: str, name: str) -> None:
         j = jvm.start()
         path = os.path.join(directory, name)
-        self._records = lucene_index.Table.read(path).records()
+        self._records = lucene_index.records(path)
         self._n_docs = len(self._records)
         self._searcher = j.autoclass("io.anserini.search.SimpleSearcher")(path)
         self._searcher.set_bm25(float(self.k1), float(self.b))
