@@ -209,3 +209,21 @@ def test_java_home_older_than_21_falls_back_to_the_bundled_java(monkeypatch, tmp
     monkeypatch.setenv("JAVA_HOME", str(old))
     home, why = jvm.find_java()
     assert why == "" and home == jvm._bundled_home() and jvm.java_major(home) >= 21
+
+
+def test_a_file_ignored_after_indexing_leaves_no_trace_in_the_lucene_files(make_tree):
+    secret = "zqpiseriniprivatemarker"
+    root = make_tree({"private/keys.py": f"token = '{secret}'\n",
+                      **{f"src/m{i}.py": f"def module_{i}():\n    return {i}\n" for i in range(20)}})
+    service.refresh(root, "pi-serini")
+    rdir = root / ".retrieval" / "pi-serini"
+
+    def stored() -> bytes:
+        return b"".join(p.read_bytes() for p in rdir.rglob("*") if p.is_file())
+
+    assert secret.encode() in stored()
+    (root / ".gitignore").write_text("private/\n")
+    service.refresh(root, "pi-serini")
+    # One document deleted out of 21 is below Lucene's own threshold for rewriting a segment.
+    assert secret.encode() not in stored()
+    assert service.search(root, "module_7", retriever="pi-serini").hits

@@ -194,6 +194,12 @@ def _delete(j, directory: str, docids: list[str], purge: bool) -> None:
         j.autoclass("org.apache.lucene.analysis.core.WhitespaceAnalyzer")()
     )
     config.setOpenMode(j.autoclass("org.apache.lucene.index.IndexWriterConfig$OpenMode").APPEND)
+    if purge:
+        # Rewrite every segment with a deleted document: by default Lucene leaves segments that
+        # are less than 10% deleted alone, and their files would keep the removed text.
+        policy = j.autoclass("org.apache.lucene.index.TieredMergePolicy")()
+        policy.setForceMergeDeletesPctAllowed(0.0)
+        config.setMergePolicy(policy)
     path = j.autoclass("java.nio.file.Paths").get(directory)
     writer = j.autoclass("org.apache.lucene.index.IndexWriter")(
         j.autoclass("org.apache.lucene.store.FSDirectory").open(path), config
