@@ -15,6 +15,7 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/pip install -q $(TORCH)
 	$(BIN)/pip install -q -e '.[all,test]'
+	$(BIN)/pip install -q --no-deps pyserini==1.6.0  # Anserini's jar, without pyserini's torch & co.
 
 # The core alone (click) and the test tools: proves the stdlib core and the missing-extra paths.
 install-core:

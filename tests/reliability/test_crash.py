@@ -155,7 +155,10 @@ def test_sigkill_at_fifty_different_store_operations_never_changes_an_answer(mak
                  "create:manifest", "write-half:manifest", "fsync:manifest", "replace:manifest",
                  "create:store", "write-half:store", "unlink:gc"]:
         assert kind in kinds, (kind, sorted(kinds))
-    assert len({target for _, target, killed in outcomes if killed and isinstance(target, int)}) >= per_refresh // 2
+    # Seven trials in ten aim at a numbered operation, each at another one: with every extra installed
+    # a refresh performs more operations than there are such trials.
+    aimed = {target for _, target, killed in outcomes if killed and isinstance(target, int)}
+    assert len(aimed) >= min(per_refresh // 2, 7 * KILLS // 10)
 
     # After a clean refresh nothing a dead writer left behind remains.
     assert run("index", "--root", root).exit_code == 0

@@ -1,0 +1,1 @@
+"""Lucene through Pyserini's Anserini jar: the Java runtime and JVM (jvm), the index (index)."""

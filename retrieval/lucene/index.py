@@ -1,0 +1,246 @@
+"""A Lucene index in the store, written by Anserini and replaced atomically as a whole directory.
+
+Each version of the index is a directory `lucene-NNNNNN` that the committed state names. An update
+builds the next version in a temp directory: hard links to the current version's files (Lucene
+never rewrites a file it has written), the changed files' old documents deleted through an
+IndexWriter, their new documents added as Pyserini JSON (`{"id", "contents"}`) through Anserini's
+SimpleIndexer, then the table that maps ids to spans; the directory is renamed into place and only
+then does the caller commit the state. Readers keep the version they opened; garbage collection
+removes versions the state no longer names. Lucene merges its own segments as it goes, so only
+the documents that changed are analysed again.
+
+Lucene's `id` of a document is its docid (`path:start-end` in the store); its span and file come
+from the table (`docs.json`), never parsed out of the id.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+
+from ..store.atomic import TMP_PREFIX, publish_dir, write_new
+from . import jvm
+
+TABLE = "docs.json"
+PREFIX = "lucene-"
+BATCH = 2000  # documents handed to Java per call: one JNI round trip each
+
+
+def empty_state(analyzer: str, directory: str | None = None) -> dict:
+    """A state with no documents. Version numbers continue past any directory already there, so
+    a rebuild never replaces the version that the committed manifest may still name."""
+    used = 0
+    try:
+        names = os.listdir(directory) if directory else []
+    except OSError:
+        names = []
+    for name in names:
+        digits = name[len(PREFIX):]
+        if name.startswith(PREFIX) and digits.isdigit():
+            used = max(used, int(digits))
+    return {"index": None, "next": used + 1, "n_docs": 0, "analyzer": analyzer}
+
+
+def indexer_args(directory: str, analyzer: str, append: bool) -> list[str]:
+    """SimpleIndexer's command line: Anserini's English analyzer, or pre-tokenized terms split on
+    whitespace only (so Lucene indexes exactly the terms we computed)."""
+    args = ["-index", directory, "-input", "", "-collection", "JsonCollection", "-threads", "1"]
+    if analyzer == "whitespace":
+        args.append("-pretokenized")
+    if append:
+        args.append("-append")
+    return args
+
+
+class Table:
+    """{docid: (path, language, kind, start, end)}, kept per file while an update edits it and
+    stored in columns (a query process parses it faster: hundreds of thousands of documents)."""
+
+    def __init__(self, files: dict | None = None):
+        # path -> [language, kind, [[docid, start, end], ...]]
+        self.files: dict[str, list] = files or {}
+
+    @classmethod
+    def read(cls, directory: str) -> "Table":
+        columns = _read_columns(directory)
+        files: dict[str, list] = {p: [lang, kind, []] for p, lang, kind in
+                                  zip(columns["paths"], columns["languages"], columns["kinds"])}
+        paths = columns["paths"]
+        for f, docid, start, end in zip(columns["file"], columns["id"], columns["start"], columns["end"]):
+            files[paths[f]][2].append([docid, start, end])
+        return cls(files)
+
+    def write(self, directory: str) -> None:
+        paths = list(self.files)
+        columns = {"paths": paths, "languages": [self.files[p][0] for p in paths],
+                   "kinds": [self.files[p][1] for p in paths], "file": [], "id": [], "start": [], "end": []}
+        for f, path in enumerate(paths):
+            for docid, start, end in self.files[path][2]:
+                columns["file"].append(f)
+                columns["id"].append(docid)
+                columns["start"].append(start)
+                columns["end"].append(end)
+        data = json.dumps(columns, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
+        write_new(os.path.join(directory, TABLE), data)
+
+    def n_docs(self) -> int:
+        return sum(len(entry[2]) for entry in self.files.values())
+
+
+def _read_columns(directory: str) -> dict:
+    with open(os.path.join(directory, TABLE), "rb") as fh:
+        return json.loads(fh.read().decode("utf-8", "surrogatepass"))
+
+
+def records(directory: str) -> dict[str, tuple]:
+    """{docid: (path, language, kind, start, end)} of an index version, straight from the columns."""
+    c = _read_columns(directory)
+    files = list(zip(c["paths"], c["languages"], c["kinds"]))
+    return {docid: (*files[f], start, end) for f, docid, start, end in zip(c["file"], c["id"], c["start"], c["end"])}
+
+
+def _link_tree(src: str, dest: str) -> None:
+    for name in os.listdir(src):
+        if name == TABLE or name == "write.lock":
+            continue
+        try:
+            os.link(os.path.join(src, name), os.path.join(dest, name))
+        except OSError:  # a file system without hard links
+            shutil.copy2(os.path.join(src, name), os.path.join(dest, name))
+
+
+def update(directory: str, state: dict | None, analyzer: str, removed_paths, added, *, purge: bool = False) -> dict:
+    """The next state after removing `removed_paths` and replacing each (path, language, kind,
+    [(docid, start, end, contents)]) of `added` (consumed lazily). Writes a new index version.
+
+    The new documents are first spooled as Pyserini JSON lines (so memory holds one file's chunks
+    at a time, and every old document to delete is known before Lucene is opened), then the old
+    ones are deleted and the new ones added."""
+    with jvm.java_errors("Lucene could not update the index"):
+        return _update(directory, state, analyzer, removed_paths, added, purge)
+
+
+def _update(directory, state, analyzer, removed_paths, added, purge) -> dict:
+    state = dict(state) if state else empty_state(analyzer, directory)
+    old = state["index"]
+    table = Table.read(os.path.join(directory, old)) if old else Table()
+    tmp = tempfile.mkdtemp(prefix=TMP_PREFIX, dir=directory)
+    spool = tmp + ".jsonl"
+    try:
+        gone: list[str] = []
+
+        def drop(path: str) -> None:
+            entry = table.files.pop(path, None)
+            if entry:
+                gone.extend(docid for docid, _, _ in entry[2])
+
+        for path in removed_paths:
+            drop(path)
+        with open(spool, "w", encoding="utf-8") as out:
+            for path, language, kind, docs in added:
+                drop(path)
+                if docs:
+                    table.files[path] = [language, kind, [[docid, start, end] for docid, start, end, _ in docs]]
+                    for docid, _, _, contents in docs:
+                        out.write(json.dumps({"id": docid, "contents": contents}) + "\n")
+        # The JVM starts after the spooling, whose worker processes are then forked without it.
+        j = jvm.start()
+        if old:
+            _link_tree(os.path.join(directory, old), tmp)
+            _delete(j, tmp, gone, purge)
+        indexer = j.autoclass("io.anserini.index.SimpleIndexer")(indexer_args(tmp, analyzer, bool(old)))
+        try:
+            with open(spool, encoding="utf-8") as lines:
+                batch = []
+                for line in lines:
+                    batch.append(line)
+                    if len(batch) >= BATCH:
+                        _add(indexer, batch)
+                        batch = []
+                if batch:
+                    _add(indexer, batch)
+        finally:
+            indexer.close()  # commits; no forced merge
+        table.write(tmp)
+        name = f"{PREFIX}{state['next']:06d}"
+        # A version published by a writer that died before committing it: nothing names it.
+        shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
+        publish_dir(tmp, os.path.join(directory, name))
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    finally:
+        try:
+            os.unlink(spool)
+        except OSError:
+            pass
+    state.update(index=name, next=state["next"] + 1, n_docs=table.n_docs(), analyzer=analyzer)
+    return state
+
+
+def _add(indexer, batch: list[str]) -> None:
+    added = indexer.addRawDocuments(batch)
+    if added != len(batch):  # Anserini logs and skips a document it cannot index
+        raise RuntimeError(f"Lucene indexed {added} of {len(batch)} documents")
+
+
+def _delete(j, directory: str, docids: list[str], purge: bool) -> None:
+    """Delete documents by id in the new version (before anything is added to it); with `purge`,
+    rewrite the segments that held them so nothing of them stays on disk."""
+    if not docids:
+        return
+    config = j.autoclass("org.apache.lucene.index.IndexWriterConfig")(
+        j.autoclass("org.apache.lucene.analysis.core.WhitespaceAnalyzer")()
+    )
+    config.setOpenMode(j.autoclass("org.apache.lucene.index.IndexWriterConfig$OpenMode").APPEND)
+    if purge:
+        # Rewrite every segment with a deleted document: by default Lucene leaves segments that
+        # are less than 10% deleted alone, and their files would keep the removed text.
+        policy = j.autoclass("org.apache.lucene.index.TieredMergePolicy")()
+        policy.setForceMergeDeletesPctAllowed(0.0)
+        config.setMergePolicy(policy)
+    path = j.autoclass("java.nio.file.Paths").get(directory)
+    writer = j.autoclass("org.apache.lucene.index.IndexWriter")(
+        j.autoclass("org.apache.lucene.store.FSDirectory").open(path), config
+    )
+    try:
+        for start in range(0, len(docids), BATCH):
+            writer.deleteDocuments(id_query(j, docids[start : start + BATCH]))
+        if purge:
+            writer.forceMergeDeletes()
+        writer.commit()
+    finally:
+        writer.close()
+
+
+def id_query(j, docids: list[str]):
+    """A query matching exactly the documents with these ids."""
+    refs = j.autoclass("java.util.ArrayList")()
+    bytes_ref = j.autoclass("org.apache.lucene.util.BytesRef")
+    for d in docids:
+        refs.add(bytes_ref(d.encode("utf-8", "surrogatepass")))
+    return j.autoclass("org.apache.lucene.search.TermInSetQuery")("id", refs)
+
+
+def check(directory: str, state: dict) -> None:
+    """Raise when the version the state names is missing or lacks its table or commit point."""
+    name = state.get("index")
+    if not name:
+        return
+    path = os.path.join(directory, name)
+    names = os.listdir(path)
+    if TABLE not in names or not any(n.startswith("segments_") for n in names):
+        raise ValueError(f"the Lucene index {name} is incomplete")
+
+
+def collect_garbage(directory: str, state: dict) -> None:
+    """Remove index versions the committed state does not name, and dead writers' temp dirs."""
+    live = state.get("index") if state else None
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        if (name.startswith(PREFIX) and name != live) or name.startswith(TMP_PREFIX):
+            shutil.rmtree(os.path.join(directory, name), ignore_errors=True)

