@@ -112,7 +112,7 @@ def test_cli_index_query_json_expand_scope_and_status(run, repo, rewrite):
     assert doc_hit["snippet"].startswith("# Guide")  # no wider scope: the hit itself
     result = run("status", "--root", repo, "--json")
     row = [r for r in json.loads(result.output)["retrievers"] if r["retriever"] == "treesitter"][0]
-    assert row["chunking"]["python"] == "ast" and row["chunking"]["markdown"] == "ast"
+    assert row["chunking"]["python"] == "ast" and row["chunking"]["markdown"] == "headings"
     assert row["chunking"]["text"] == "lines"
     text = run("status", "--root", repo).output
     assert "chunking: " in text and "python ast" in text
@@ -158,7 +158,7 @@ def test_a_file_that_fails_to_parse_is_listed_as_line_chunked(repo, monkeypatch)
     service.refresh(str(repo), "treesitter")
     row = [r for r in service.status(str(repo)) if r["retriever"] == "treesitter"][0]
     assert row["chunking"]["python"] == "lines"
-    assert row["chunking"]["markdown"] == "ast"
+    assert row["chunking"]["markdown"] == "headings"
 
 
 def test_chunk_metadata_survives_segment_merges(repo, rewrite, monkeypatch):

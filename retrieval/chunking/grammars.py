@@ -47,8 +47,8 @@ def structured(language: str) -> bool:
 
 
 def chunking_by_language(files: dict, fallback: list[str]) -> dict[str, str]:
-    """{language: "ast" | "lines" | "ast, N of M files by lines"} for the indexed files of a
-    manifest (`files` columns) whose store lists the `fallback` paths that got line chunks."""
+    """{language: "ast" | "headings" | "lines" | "ast, N of M files by lines"} for the indexed files
+    of a manifest (`files` columns) whose store lists the `fallback` paths that got line chunks."""
     fell = set(fallback)
     totals: dict[str, list[int]] = {}
     for path, language, chunks in zip(files["path"], files["language"], files["chunks"]):
@@ -60,8 +60,7 @@ def chunking_by_language(files: dict, fallback: list[str]) -> dict[str, str]:
     for language, (n, by_lines) in sorted(totals.items(), key=lambda kv: (-kv[1][0], kv[0])):
         if not structured(language) or by_lines == n:
             out[language] = "lines"
-        elif by_lines:
-            out[language] = f"ast, {by_lines} of {n} files by lines"
         else:
-            out[language] = "ast"
+            how = "headings" if language in HEADING_LANGUAGES else "ast"
+            out[language] = f"{how}, {by_lines} of {n} files by lines" if by_lines else how
     return out
