@@ -207,7 +207,9 @@ def test_ctrl_c_exits_130_without_a_traceback(sample_repo):
     code = (
         "import os, signal, sys, threading\n"
         "from retrieval.cli import main\n"
-        "threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+        # At the main thread: a process-directed signal sent from the timer thread may land on that
+        # thread, leaving the main one blocked in read() (a real Ctrl-C meets a one-thread process).
+        "threading.Timer(0.5, signal.pthread_kill, (threading.main_thread().ident, signal.SIGINT)).start()\n"
         f"sys.argv = ['retrieval', 'query', '-', '--root', {str(sample_repo)!r}]\n"
         "main()\n"
     )

@@ -47,6 +47,6 @@ def test_readme_commands_install_the_extra_in_a_fresh_venv(tmp_path):
     done = subprocess.run(query, shell=True, cwd=checkout, env=dict(env, PYTHONPATH=guard),
                           capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
-    hits = done.stdout.split()
+    hits = [line.split()[0] for line in done.stdout.splitlines() if line.strip()]  # `path:start-end  confidence`
     assert hits and all(re.fullmatch(r"\S+:\d+-\d+", h) for h in hits)
     assert any(h.startswith("retrieval/service.py:") for h in hits)
