@@ -34,9 +34,12 @@ def store_dir(root: str) -> str:
     root = os.path.abspath(root)
     moved = os.environ.get("RETRIEVAL_INDEX_DIR")
     if moved:
-        import hashlib
+        try:  # the blake2 module alone: hashlib would load OpenSSL first (milliseconds per process)
+            from _blake2 import blake2b
+        except ImportError:  # pragma: no cover - an interpreter built without it
+            from hashlib import blake2b
 
-        tag = hashlib.blake2b(root.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
+        tag = blake2b(root.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
         return os.path.join(os.path.abspath(moved), f"{os.path.basename(root.rstrip(os.sep)) or 'root'}-{tag}")
     return os.path.join(root, ".retrieval")
 

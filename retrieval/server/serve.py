@@ -214,11 +214,10 @@ class Server:
                         self.handle(conn)
                         last_request = time.monotonic()
                 now = time.monotonic()
-                if self.warm.dirty and now - last_event >= QUIET_BEFORE_REFRESH:
-                    self.warm.freshen()  # ahead of the next query: it then finds the index ready
-                if watch_fd is None and now - last_poll >= POLL_INTERVAL:
-                    self.warm.freshen()
+                if (self.warm.dirty and now - last_event >= QUIET_BEFORE_REFRESH) or \
+                        (watch_fd is None and now - last_poll >= POLL_INTERVAL):
                     last_poll = now
+                    self._freshen()  # ahead of the next query: it then finds the index ready
                 if now - last_check >= HOUSEKEEPING:
                     last_check = now
                     if not self._intact():
@@ -228,6 +227,13 @@ class Server:
             return "stopped"
         finally:
             selector.close()
+
+    def _freshen(self) -> None:
+        try:
+            self.warm.freshen()
+        except Exception:  # noqa: BLE001 - the next query checks again; the server goes on
+            self.warm.dirty = False
+            self.say("refresh failed:\n" + traceback.format_exc())
 
     # -- one request -------------------------------------------------------------------------
 

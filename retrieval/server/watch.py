@@ -89,9 +89,7 @@ class InotifyWatcher:
 
     def changed(self) -> bool:
         """Drain the queue; True when an event may change the index (or the queue overflowed)."""
-        if self.failed:
-            return True
-        relevant = False
+        relevant = self.failed  # a directory without its watch may have changed (still drain: no busy loop)
         while True:
             try:
                 data = os.read(self._fd, 1 << 16)
