@@ -206,6 +206,8 @@ def test_ctrl_c_exits_130_without_a_traceback(sample_repo):
     # The query is read from a stdin that never ends; SIGINT arrives while the command waits on it.
     code = (
         "import os, signal, sys, threading\n"
+        # As in a shell's foreground job: a runner that started us in the background left SIGINT ignored.
+        "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
         "from retrieval.cli import main\n"
         # At the main thread: a process-directed signal sent from the timer thread may land on that
         # thread, leaving the main one blocked in read() (a real Ctrl-C meets a one-thread process).
