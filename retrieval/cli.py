@@ -47,6 +47,16 @@ root_option = click.option(
 )
 
 
+EMBED_MODEL_HELP = ("Embedding model of the dense retrievers: a local directory, or a name already in the local "
+                    "Hugging Face cache (never downloaded). Default: the bundled all-MiniLM-L6-v2. Pass the same "
+                    "model to every command (or set RETRIEVAL_EMBED_MODEL): another model means another index.")
+
+
+def _use_embed_model(model: str | None) -> None:
+    if model:
+        os.environ["RETRIEVAL_EMBED_MODEL"] = model
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="retrieval")
 def main():
@@ -64,18 +74,20 @@ def _describe_skips(skipped: dict) -> str:
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
               help="A retriever name, or 'all' for every installed one.")
 @click.option("--force", is_flag=True, help="Rebuild from scratch.")
+@click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)
 @click.option("--include", multiple=True, metavar="GLOB", help="Index only files matching GLOB (repeatable).")
 @click.option("--exclude", multiple=True, metavar="GLOB", help="Skip files and directories matching GLOB (repeatable).")
 @click.option("--max-file-bytes", type=click.IntRange(min=1), default=None, help="Per-file size cap (default 1 MB).")
 @click.option("--profile", type=click.Choice(["code", "prose"]), default=None,
               help="code (default): code-aware terms and ranking. prose: a collection of English documents, "
                    "one per file (Lucene's English analyzer, BM25 k1=0.9 b=0.4).")
-def index(root, retriever_name, force, include, exclude, max_file_bytes, profile):
+def index(root, retriever_name, force, embed_model, include, exclude, max_file_bytes, profile):
     """Build or refresh the index of ROOT."""
     from . import service
     from .retrievers.base import get_spec
 
     progress = _progress_sink(always=True)
+    _use_embed_model(embed_model)
     options = None
     if include or exclude or max_file_bytes or profile:
         options = service.IndexOptions(include=tuple(include), exclude=tuple(exclude), max_bytes=max_file_bytes,
@@ -173,6 +185,8 @@ def _hit_json(hit, snippets: dict | None) -> dict:
         "context": hit.context,
         "confidence": hit.confidence,
     }
+    if hit.extra:  # `--retriever all`: provenance, agreement, ranks
+        row.update(hit.extra)
     if snippets is not None:
         snippet = snippets.get(hit.docid)
         row["snippet"] = snippet.text if snippet else ""
@@ -186,7 +200,9 @@ def _hit_json(hit, snippets: dict | None) -> dict:
 @main.command()
 @click.argument("query")
 @root_option
-@click.option("--retriever", "retriever_name", default="lexical", show_default=True)
+@click.option("--retriever", "retriever_name", default="lexical", show_default=True,
+              help="A retriever name, or 'all': every indexed one's hits merged, with provenance.")
+@click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)
 @click.option("--top-k", "-k", type=click.IntRange(min=1), default=10, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with all results.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON object per hit, one per line.")
@@ -202,7 +218,7 @@ def _hit_json(hit, snippets: dict | None) -> dict:
               help="Return as many hits as fit this many tokens, snippets included (implies snippets).")
 @click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), default=None,
               help="Only hits at this confidence or above (possibly none).")
-def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
+def query(query, root, retriever_name, embed_model, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
           kind, files_only, max_tokens, min_confidence):
     """Search ROOT for QUERY ('-' reads it from stdin)."""
     from . import service
@@ -211,15 +227,20 @@ def query(query, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
     if as_json and as_jsonl:
         raise click.UsageError("choose one of --json and --jsonl")
     text = _read_query(query)
+    _use_embed_model(embed_model)
     try:
-        get_spec(retriever_name)
+        if retriever_name != "all":
+            get_spec(retriever_name)
     except ValueError as exc:
         raise click.UsageError(str(exc))
     filters = service.QueryFilter(paths=tuple(path_globs), language=lang, kind=kind or "")
     if max_tokens and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT":
         top_k = 100  # the budget, not the default count, decides how many hits fit
     try:
-        result = service.search(
+        search = service.search
+        if retriever_name == "all":  # every usable retriever, consolidated (retrieval.multi)
+            from .multi import search_all as search
+        result = search(
             root, text, retriever=retriever_name, top_k=top_k, filters=filters or None,
             stale_ok=stale_ok, min_confidence=min_confidence, progress=_progress_sink(always=False),
         )

@@ -108,6 +108,7 @@ def update(
         for row in range(old.n):
             cached.setdefault(old.key(row), row)
     checkpointed = vstore.read_checkpoints(directory, model, dim)
+    donors = _donors(directory, model, dim)
     pending: dict[bytes, str] = {}  # key -> text still to embed
     fresh: dict[bytes, object] = {}
     show = progress or TerminalProgress(label)
@@ -148,6 +149,10 @@ def update(
                 continue
             if key in checkpointed:
                 fresh[key] = checkpointed[key]
+                continue
+            donor = donors.get(key)
+            if donor is not None:
+                fresh[key] = donor[0].vectors[donor[1]]
                 continue
             pending[key] = embed_text(f.path, c.text, c.context)
             counts["todo"] += 1
@@ -200,3 +205,39 @@ def update(
     )
     entry["bits"] = bits
     return {"generation": entry, "next": number + 1, "embedded": counts["done"]}
+
+
+def _donors(directory: str, model: str, dim: int) -> dict[bytes, tuple]:
+    """{key: (generation, row)} from the other dense indexes of the same store (`turbovec` and
+    `hybrid` embed the same chunks the same way): building the second costs no embedding. Read
+    under the store's writer lock, so their committed generations cannot change meanwhile."""
+    import json
+
+    store = directory
+    for _ in range(3):  # <store>/turbovec or <store>/hybrid/dense
+        store = os.path.dirname(store)
+        if os.path.exists(os.path.join(store, "STORE.json")):
+            break
+    else:
+        return {}
+    out: dict[bytes, tuple] = {}
+    for name in sorted(os.listdir(store)):
+        try:
+            with open(os.path.join(store, name, "manifest.json"), "rb") as fh:
+                state = json.load(fh).get("state") or {}
+        except (OSError, ValueError, AttributeError):
+            continue
+        for sub, entry_state in (("", state), ("dense", state.get("dense") if isinstance(state, dict) else None)):
+            entry = entry_state.get("generation") if isinstance(entry_state, dict) else None
+            if not isinstance(entry, dict) or entry.get("model") != model or entry.get("dim") != dim:
+                continue
+            gen_dir = os.path.join(store, name, sub) if sub else os.path.join(store, name)
+            if os.path.abspath(gen_dir) == os.path.abspath(directory):
+                continue  # our own previous generation is the main cache already
+            try:
+                gen = vstore.Generation(gen_dir, entry, load_index=False)
+            except (OSError, vstore.VectorStoreError, KeyError, ValueError):
+                continue
+            for row in range(gen.n):
+                out.setdefault(gen.key(row), (gen, row))
+    return out
