@@ -19,6 +19,13 @@ from .texts import embed_text, text_key, worth_embedding
 
 EMBED_BATCH = 256  # texts handed to the model at once (it sorts them by length: less padding)
 CHECKPOINT_SECONDS = 30.0
+
+
+def _env_number(name: str, default: float) -> float:
+    try:
+        return float(os.environ[name])
+    except (KeyError, ValueError):
+        return default
 CALIBRATION_ROWS = 2048
 
 
@@ -112,6 +119,8 @@ def update(
     pending: dict[bytes, str] = {}  # key -> text still to embed
     fresh: dict[bytes, object] = {}
     show = progress or TerminalProgress(label)
+    batch = max(1, int(_env_number("RETRIEVAL_EMBED_BATCH", EMBED_BATCH)))
+    every = _env_number("RETRIEVAL_EMBED_CHECKPOINT_SECONDS", CHECKPOINT_SECONDS)
     counts = {"done": 0, "todo": 0}
     unsaved: list[bytes] = []
     last_checkpoint = [time.monotonic()]
@@ -127,7 +136,7 @@ def update(
         unsaved.extend(keys)
         counts["done"] += len(keys)
         show(counts["done"], counts["todo"])
-        if time.monotonic() - last_checkpoint[0] > CHECKPOINT_SECONDS:
+        if time.monotonic() - last_checkpoint[0] >= every:
             checkpoint()
 
     def checkpoint() -> None:
@@ -156,7 +165,7 @@ def update(
                 continue
             pending[key] = embed_text(f.path, c.text, c.context)
             counts["todo"] += 1
-            if len(pending) >= EMBED_BATCH:
+            if len(pending) >= batch:
                 embed_pending()
     if pending:
         embed_pending()
