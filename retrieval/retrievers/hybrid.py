@@ -6,61 +6,63 @@ query; then the lexical ranking signals (path priors, file-name agreement, defin
 symbols, one chunk per file first) apply once, to the fused score.
 
 Both arms live in this retriever's own store directory (lexical/ and dense/), under one manifest,
-so one commit makes both current together. The chunk source is pluggable (`chunker`): the line
-chunker by default, an AST chunker when one is given.
+so one commit makes both current together. The chunk source is the lexical arm's: the `treesitter`
+retriever's syntax-aware chunks when that extra is installed, else the line chunker.
 """
 from __future__ import annotations
 
 import os
 import queue
 import threading
-from typing import Callable, Iterable
+from typing import Iterable
 
 from ..confidence import assess, word_forms
 from ..fusion import TrustConfig, lexical_trust, score_fusion
 from ..lexical.features import DEF
-from ..lexical.index import LexicalIndex, empty_state
+from ..parallel import ENV_JOBS
 from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files
 from ..records import Chunk, SearchHit, SourceFile, chunk_docid
 from ..text import split_identifier
 from .base import NOT_INDEXED
 from .dense import DenseRetriever
-from .lexical import LexicalRetriever, _definers, _file_documents
+from .lexical import LexicalRetriever, _definers
 
 LEXICAL, DENSE = "lexical", "dense"
 DENSE_DEPTH = 100  # dense candidates fused per query
+def lexical_arm() -> LexicalRetriever:
+    """The lexical arm: the `treesitter` retriever (syntax-aware chunks, definitions from the tree)
+    when its extra is installed, else `lexical` over line chunks. Both arms index its chunks."""
+    from ..extras import missing_modules
 
-# A chunker: (text, file, index options) -> chunks. None: the index options' line chunker.
-Chunker = Callable[[str, SourceFile, object], list[Chunk]]
+    if not missing_modules("treesitter"):
+        try:
+            from .treesitter import TreesitterRetriever
 
-
-def default_chunker() -> tuple[str, Chunker | None]:
-    """(name, chunker) to use: the line chunker until an AST chunker is wired in here."""
-    return "lines", None
+            return TreesitterRetriever()
+        except ImportError:
+            pass
+    return LexicalRetriever()
 
 
 class HybridRetriever:
     name = "hybrid"
 
     def __init__(self, ranking: RankingConfig | None = None, trust: TrustConfig | None = None,
-                 chunker: Chunker | None = None, chunker_name: str | None = None, **dense_options):
-        self.ranking = ranking or RankingConfig()
+                 lexical: LexicalRetriever | None = None, **dense_options):
+        self.lexical = lexical or lexical_arm()
+        if ranking is not None:
+            self.lexical.ranking = ranking
+        self.ranking = self.lexical.ranking
         self.trust = trust or TrustConfig()
-        self.lexical = LexicalRetriever(ranking=self.ranking)
         self.dense = DenseRetriever(**dense_options)
-        if chunker is None and chunker_name is None:
-            chunker_name, chunker = default_chunker()
-        self.chunker_name = chunker_name or getattr(chunker, "__name__", "custom")
-        self._chunker = chunker
         self._lex_views = None
 
     def chunk_file(self, text: str, f: SourceFile, options) -> list[Chunk]:
-        if self._chunker is None:
-            return options.chunk(text, f)
-        return self._chunker(text, f, options)
+        own = getattr(self.lexical, "chunk_file", None)
+        return own(text, f, options) if own is not None else options.chunk(text, f)
 
     def fingerprint(self) -> dict:
-        return {LEXICAL: self.lexical.fingerprint(), DENSE: self.dense.fingerprint(), "chunker": self.chunker_name}
+        return {LEXICAL: dict(self.lexical.fingerprint(), arm=self.lexical.name), DENSE: self.dense.fingerprint()}
 
     # -- the persistent index -------------------------------------------------------------
 
@@ -83,21 +85,18 @@ class HybridRetriever:
         handoff: queue.Queue = queue.Queue(maxsize=64)
         done = object()
         result: dict = {}
-        weight = self.ranking.path_weight
 
         def files():
             while True:
                 item = handoff.get()
                 if item is done:
                     return
-                f, chunks = item
-                yield (f.path, f.language, f.kind, [(c.start_line, c.end_line, c.text, c.context) for c in chunks],
-                       weight, self.lexical.profile)
+                yield item
 
         def lexical_side():
             try:
-                index = LexicalIndex(lex_dir, state.get(LEXICAL) or empty_state(lex_dir))
-                result[LEXICAL] = index.apply(removed_paths, map(_file_documents, files()), purge=purge)
+                result[LEXICAL] = self.lexical.update_store(lex_dir, state.get(LEXICAL), removed_paths, files(),
+                                                            purge=purge)
             except BaseException as exc:  # raised in the caller's thread below
                 result["error"] = exc
                 for _ in files():  # keep draining so the producer never blocks
@@ -108,6 +107,8 @@ class HybridRetriever:
                 handoff.put(item)
                 yield item
 
+        saved_jobs = os.environ.get(ENV_JOBS)
+        os.environ[ENV_JOBS] = "1"  # the lexical arm extracts terms in-process (see the docstring)
         worker = threading.Thread(target=lexical_side, name="hybrid-lexical", daemon=True)
         worker.start()
         try:
@@ -116,6 +117,10 @@ class HybridRetriever:
         finally:
             handoff.put(done)
             worker.join()
+            if saved_jobs is None:
+                os.environ.pop(ENV_JOBS, None)
+            else:
+                os.environ[ENV_JOBS] = saved_jobs
         if "error" in result:
             raise result["error"]
         return {LEXICAL: result[LEXICAL], DENSE: dense_state}
