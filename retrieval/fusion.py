@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from typing import Hashable, Iterable, Sequence
 
 RRF_K = 60
+# Consolidation's rank constant: small, so one retriever's first hit outweighs three retrievers'
+# agreeing on a tenth-ranked span (with 60, agreement at any depth wins).
+CONSOLIDATE_K = 1
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = None,
@@ -46,13 +49,17 @@ def scale_min_max(scores: dict[Hashable, float]) -> dict[Hashable, float]:
     return {key: (value - low) / (top - low) for key, value in scores.items()}
 
 
-def score_fusion(lexical: dict[Hashable, float], dense: dict[Hashable, float], lexical_share: float
-                 ) -> dict[Hashable, float]:
-    """{item: share * lexical (scaled by its best) + (1 - share) * dense (scaled min-max)}; an item
-    missing from one arm gets nothing from it."""
+def score_fusion(lexical: dict[Hashable, float], dense: dict[Hashable, float], lexical_share: float,
+                 *, impute: bool = True) -> dict[Hashable, float]:
+    """{item: share * lexical (scaled by its best) + (1 - share) * dense (scaled min-max)}. An item
+    one arm did not return scores that arm's lowest candidate (`impute`): it is no better than the
+    deepest candidate, but not known to be worse; without `impute` it gets nothing from that arm."""
     lex, den = scale_max(lexical), scale_min_max(dense)
     share = min(max(lexical_share, 0.0), 1.0)
-    return {key: share * lex.get(key, 0.0) + (1.0 - share) * den.get(key, 0.0) for key in lex.keys() | den.keys()}
+    lex_floor = min(lex.values(), default=0.0) if impute else 0.0
+    den_floor = 0.0  # min-max scaling puts the lowest dense candidate at 0 already
+    return {key: share * lex.get(key, lex_floor) + (1.0 - share) * den.get(key, den_floor)
+            for key in lex.keys() | den.keys()}
 
 
 def margin(scores: Sequence[float], depth: int = 10) -> float:
@@ -111,36 +118,43 @@ class Span:
         return len(self.provenance)
 
 
+ADJACENT_GAP = 2  # lines between two spans that still make them adjacent (chunks drop blank edge lines)
+
+
 def _touches(a: Span, b: Span) -> bool:
     """Same file, and the spans overlap or are adjacent (a whole-file hit touches every span)."""
     if a.path != b.path:
         return False
     if a.start_line is None or b.start_line is None:
         return True
-    return a.start_line <= (b.end_line or b.start_line) + 1 and b.start_line <= (a.end_line or a.start_line) + 1
+    reach = ADJACENT_GAP + 1
+    return a.start_line <= (b.end_line or b.start_line) + reach and b.start_line <= (a.end_line or a.start_line) + reach
 
 
-def consolidate(rankings: dict[str, Sequence[Span]], k: int = RRF_K) -> list[Span]:
-    """One ranking from several retrievers' ranked spans. Each span scores by reciprocal rank;
+def consolidate(rankings: dict[str, Sequence[Span]], k: int = CONSOLIDATE_K,
+                weights: dict[str, float] | None = None) -> list[Span]:
+    """One ranking from several retrievers' ranked spans. Each span scores by reciprocal rank
+    (times its retriever's weight, 1 unless given);
     spans of one file that overlap or touch merge (their union, scores summed, provenance and
     ranks joined), so a place several retrievers agree on rises. Best first; ties by path."""
     merged: dict[str, list[Span]] = {}
     for name, spans in rankings.items():
         for rank, span in enumerate(spans, start=1):
-            piece = Span(span.path, span.start_line, span.end_line, 1.0 / (k + rank), [name], {name: rank})
+            weight = (weights or {}).get(name, 1.0)
+            piece = Span(span.path, span.start_line, span.end_line, weight / (k + rank), [name], {name: rank})
             group = merged.setdefault(span.path, [])
             # Absorb every existing span it touches (a new span can bridge two).
             touching = [s for s in group if _touches(s, piece)]
             for s in touching:
                 group.remove(s)
-                piece = _join(s, piece, k)
+                piece = _join(s, piece, k, weights)
             group.append(piece)
     out = [s for group in merged.values() for s in group]
     out.sort(key=lambda s: (-s.score, s.path, s.start_line or 0))
     return out
 
 
-def _join(a: Span, b: Span, k: int = RRF_K) -> Span:
+def _join(a: Span, b: Span, k: int = CONSOLIDATE_K, weights: dict[str, float] | None = None) -> Span:
     if a.start_line is None or b.start_line is None:
         start = end = None
     else:
@@ -151,7 +165,7 @@ def _join(a: Span, b: Span, k: int = RRF_K) -> Span:
     for name, rank in b.ranks.items():
         ranks[name] = min(rank, ranks.get(name, rank))
     # A retriever counts once per merged span: its best rank, not every chunk it returned there.
-    score = sum(1.0 / (k + r) for r in ranks.values())
+    score = sum((weights or {}).get(name, 1.0) / (k + r) for name, r in ranks.items())
     return Span(a.path, start, end, score, provenance, ranks)
 
 
