@@ -42,6 +42,8 @@ def test_an_item_one_arm_missed_gets_nothing_from_it():
     fused = score_fusion({"a": 4.0}, {"a": 0.5, "z": 0.9, "y": 0.1}, 0.5)
     assert fused["z"] == pytest.approx(0.5)  # the dense best, absent from the lexical candidates
     assert fused["a"] == pytest.approx(0.5 + 0.5 * 0.5)
+    imputed = score_fusion({"a": 4.0, "b": 2.0}, {"a": 0.5, "z": 0.9, "y": 0.1}, 0.5, impute=True)
+    assert imputed["z"] == pytest.approx(0.5 * 0.5 + 0.5)  # as good lexically as the deepest candidate
 
 
 def test_margin_tells_a_standout_from_flat_scores():
