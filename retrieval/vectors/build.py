@@ -27,6 +27,9 @@ def _env_number(name: str, default: float) -> float:
     except (KeyError, ValueError):
         return default
 CALIBRATION_ROWS = 2048
+# Fewer rows than this are not calibrated: a fit needs a representative sample, and a query
+# re-scores the top 100 candidates exactly anyway, which covers all of so small an index.
+MIN_CALIBRATION_ROWS = 256
 
 
 class TerminalProgress:
@@ -78,8 +81,9 @@ def build_turbovec(vectors, bits: int) -> bytes:
 
     dim = vectors.shape[1]
     index = turbovec.TurboQuantIndex(dim, bits)
-    if len(vectors):
+    if len(vectors) >= MIN_CALIBRATION_ROWS:
         index.calibrate(vectors[sample_rows(len(vectors))])
+    if len(vectors):
         index.add(vectors)
     return index.to_bytes()
 
@@ -100,7 +104,10 @@ def update(
     import numpy as np
 
     model = embedder.identity
-    dim = embedder.dimension()
+    previous = (state or {}).get("generation") or {}
+    # Known from the store when the model is the same: a refresh that embeds nothing (a deleted
+    # file, a touched one) never loads the model.
+    dim = previous["dim"] if previous.get("model") == model else embedder.dimension()
     old = None
     if state and state.get("generation"):
         old = vstore.Generation(directory, state["generation"], load_index=False)

@@ -147,3 +147,17 @@ def test_tampered_default_weights_are_refused_naming_both_digests(tmp_path):
     import hashlib
 
     assert hashlib.sha256(b"not the weights").hexdigest() in str(info.value)
+
+
+def test_an_index_of_one_chunk_then_of_none_works_without_loading_the_model_to_delete(make_tree):
+    from retrieval import embed, service
+
+    root = make_tree({"a.py": "def parse_config():\n    return 1\n"})
+    assert service.refresh(root, "turbovec").chunks == 1
+    assert service.search(root, "read the configuration", retriever="turbovec").hits[0].source_path == "a.py"
+    (root / "a.py").unlink()
+    embed._EMBEDDERS.clear()  # a fresh process, as far as the model goes
+    report = service.refresh(root, "turbovec")
+    assert report.status == "indexed" and report.chunks == 0
+    assert all(e._model is None for e in embed._EMBEDDERS.values())
+    assert service.search(root, "read the configuration", retriever="turbovec").hits == []
