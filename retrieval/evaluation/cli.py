@@ -51,16 +51,21 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
         queries = load_dataset(dataset)
     except DatasetError as exc:
         raise _fail(exc)
-    for name, reason in skipped.items():
-        click.echo(f"skipped {name}: {reason}", err=True)
+
+    def note_skipped():
+        for name, reason in skipped.items():
+            click.echo(f"skipped {name}: {reason}", err=True)
+
     if not names:
+        note_skipped()
         raise UserError("no retriever to evaluate is installed")
     families = () if metrics == "auto" else tuple(f.strip() for f in metrics.split(",") if f.strip())
     try:
         result = evaluate(root, queries, names, k, metrics=families, force=force, profile=profile,
                           progress=_progress_sink(always=False))
     except (DatasetError,) + _expected_errors() as exc:
-        raise _fail(exc)
+        raise _fail(exc)  # one error line: the notes would only hide it
+    note_skipped()
     result.skipped.update(skipped)
     if as_json:
         click.echo(json.dumps(result.to_json(per_query), ensure_ascii=False))
