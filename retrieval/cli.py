@@ -116,8 +116,8 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                 click.echo(f"error: {name}: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}", err=True)
                 if single:
                     sys.exit(1)
-            else:
-                click.echo(f"{name}: failed ({str(exc).splitlines()[0]})")
+                break  # lexical comes first and shares the store: the others would fail the same way
+            click.echo(f"{name}: failed ({str(exc).splitlines()[0]})")
             continue
         if report.status == "indexed":
             click.echo(
