@@ -46,6 +46,10 @@ class DenseRetriever:
             self._embedder = get_embedder(self.model, self.max_tokens)
         return self._embedder
 
+    def use_profile(self, profile: str) -> None:
+        """Any profile: a model reads prose as it reads code (the prose profile's one chunk per file
+        comes from the index options)."""
+
     def fingerprint(self) -> dict:
         return {"model": self.embedder.identity, "max_tokens": self.max_tokens, "bits": self.bits,
                 "text": TEXT_FORMAT}

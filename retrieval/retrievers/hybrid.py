@@ -57,6 +57,12 @@ class HybridRetriever:
         self.dense = DenseRetriever(**dense_options)
         self._lex_views = None
 
+    def use_profile(self, profile: str) -> None:
+        """The lexical arm's profile (prose: Lucene's analyzer and BM25 defaults); the dense arm reads
+        prose as it reads code."""
+        self.lexical.use_profile(profile)
+        self.dense.use_profile(profile)
+
     def chunk_file(self, text: str, f: SourceFile, options) -> list[Chunk]:
         own = getattr(self.lexical, "chunk_file", None)
         return own(text, f, options) if own is not None else options.chunk(text, f)

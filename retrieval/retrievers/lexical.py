@@ -11,7 +11,7 @@ from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
 from ..lexical.features import DEF, chunk_terms
-from ..query import plan_query
+from ..query import QueryPlan, plan_query
 from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
@@ -116,7 +116,10 @@ class LexicalRetriever:
         ranking signal (a hybrid fuses these with another arm, then ranks once)."""
         views = self._views
         config = self.ranking
-        plan = plan_query(query, config)
+        if self.profile == PROSE:  # the prose analyzer's terms, no code-specific query plan
+            plan = QueryPlan(dict(Counter(prose.analyze(query))), frozenset(), None, False)
+        else:
+            plan = plan_query(query, config)
         # A filter decides later which documents count, so the k best cannot be known while
         # scoring: prune only unfiltered queries.
         scores = score(views, plan.weights, self.params, self._n_docs, self._avgdl,
