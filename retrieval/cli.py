@@ -102,6 +102,16 @@ def _root(root: str | None) -> str:
         raise _fail(exc)
 
 
+EMBED_MODEL_HELP = ("Embedding model of the dense retrievers: a local directory, or a name already in the local "
+                    "Hugging Face cache (never downloaded). Default: the bundled all-MiniLM-L6-v2. Pass the same "
+                    "model to every command (or set RETRIEVAL_EMBED_MODEL): another model means another index.")
+
+
+def _use_embed_model(model: str | None) -> None:
+    if model:
+        os.environ["RETRIEVAL_EMBED_MODEL"] = model
+
+
 @click.group(cls=ShellGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="retrieval")
 def main():
@@ -141,6 +151,7 @@ def _bm25(value: str | None):
               type=click.Choice(_retriever_names() + ["all"]),
               help="The retriever to index for, or 'all' for every installed one.")
 @click.option("--force", is_flag=True, help="Rebuild from scratch (remembered filters are kept).")
+@click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)
 @click.option("--include", multiple=True, metavar="GLOB",
               help="Index only files matching GLOB (repeatable). Remembered for later refreshes.")
 @click.option("--exclude", multiple=True, metavar="GLOB",
@@ -162,7 +173,7 @@ def _bm25(value: str | None):
 @click.option("--dry-run", is_flag=True, help="lexical+ctx: print the model cost estimate, send nothing.")
 @click.option("--max-chunks", type=click.IntRange(min=0), default=None, metavar="N",
               help="lexical+ctx: send at most N chunks to the model this run (the rest later).")
-def index(root, retriever_name, force, include, exclude, max_file_bytes, profile, bm25, reset_filters, contextualizer,
+def index(root, retriever_name, force, embed_model, include, exclude, max_file_bytes, profile, bm25, reset_filters, contextualizer,
           yes, dry_run, max_chunks):
     """Build or refresh the index of ROOT.
 
@@ -175,6 +186,7 @@ def index(root, retriever_name, force, include, exclude, max_file_bytes, profile
 
     root = _root(root)
     progress = _progress_sink()
+    _use_embed_model(embed_model)
     options = None
     if include or exclude or max_file_bytes or profile or bm25 or reset_filters:
         options = service.IndexOptions(include=tuple(include), exclude=tuple(exclude), max_bytes=max_file_bytes,
@@ -274,6 +286,8 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
         "kind": hit.kind,
         "symbol": hit.symbol,
     }
+    if hit.extra:  # `--retriever all`: provenance, agreement, ranks
+        row.update(hit.extra)
     if snippets is not None:
         snippet = snippets.get(hit.docid)
         row["snippet"] = snippet.text if snippet else ""
@@ -290,7 +304,9 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
 @click.argument("words", nargs=-1, required=True, metavar="QUERY...")
 @root_option
 @click.option("--retriever", "retriever_name", default="lexical", show_default=True,
-              type=click.Choice(_retriever_names()), help="The retriever to search with.")
+              type=click.Choice(_retriever_names() + ["all"]),
+              help="The retriever to search with, or 'all': every indexed one's hits merged, with provenance.")
+@click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)
 @click.option("--top-k", "-k", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
               help="How many hits to return.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with all results.")
@@ -310,7 +326,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
                    "first hit always comes back, its snippet cut to fit if need be.")
 @click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), default=None,
               help="Only hits at this confidence or above (possibly none).")
-def query(words, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
+def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
           kind, files_only, max_tokens, min_confidence):
     """Search ROOT for QUERY: words (quoted or not) or a symbol; '-' reads the query from stdin."""
     from . import service
@@ -320,12 +336,16 @@ def query(words, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
         raise click.UsageError("choose one of --json and --jsonl")
     text = _read_query(words)
     root = _root(root)
+    _use_embed_model(embed_model)
     filters = service.QueryFilter(paths=tuple(path_globs), language=lang, kind=kind or "")
     if max_tokens and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT":
         top_k = 100  # the budget, not the default count, decides how many hits fit
     progress = _progress_sink()
     try:
-        result = service.search(
+        search = service.search
+        if retriever_name == "all":  # every usable retriever, consolidated (retrieval.multi)
+            from .multi import search_all as search
+        result = search(
             root, text, retriever=retriever_name, top_k=top_k, filters=filters or None,
             stale_ok=stale_ok, min_confidence=min_confidence, progress=progress,
         )
@@ -335,8 +355,9 @@ def query(words, root, retriever_name, top_k, as_json, as_jsonl, snippet_lines, 
     progress.close()
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
-    for note in (remembered_note(service.remembered_options(root, retriever_name), "query"),
-                 unmatched_filters(root, retriever_name, filters) if filters and not result.hits else None):
+    noted = "lexical" if retriever_name == "all" else retriever_name  # all-mode: the lexical index speaks for it
+    for note in (remembered_note(service.remembered_options(root, noted), "query"),
+                 unmatched_filters(root, noted, filters) if filters and not result.hits else None):
         if note:
             click.echo(f"note: {note}", err=True)
     hits = result.hits

@@ -602,7 +602,7 @@ def status(root: str) -> list[dict]:
         raise DiscoveryError(f"root is not a directory: {root}")
     store = layout.store_dir(root)
     rows = []
-    for name, spec in sorted(REGISTRY.items()):
+    for name, spec in sorted(REGISTRY.items(), key=lambda kv: (kv[0] != "lexical", kv[0])):  # lexical first
         row: dict = {"retriever": name, "state": "missing", "profile": None, "files": 0, "chunks": 0, "tokens": 0,
                      "primary_language": None, "languages": {}, "created": None, "updated": None,
                      "store_bytes": 0}

@@ -140,12 +140,13 @@ def test_eval_with_the_prose_profile_reports_map_and_index_statistics(make_tree,
     dataset = tmp_path / "ds.jsonl"
     dataset.write_text(json.dumps({"id": "1", "query": "time-sharing computer systems",
                                    "relevant": ["CACM-0001"], "category": "cacm"}) + "\n")
-    result = CliRunner().invoke(main, ["eval", str(dataset), "--root", str(root), "--profile", "prose", "--json"])
+    result = CliRunner().invoke(main, ["eval", str(dataset), "--root", str(root), "--profile", "prose", "--json",
+                                       "--retriever", "lexical"])
     assert result.exit_code == 0, result.output
     run = next(r for r in json.loads(result.stdout)["runs"] if r["retriever"] == "lexical")
     assert run["summary"]["map"] == 1.0
     # time share system ibm comput | 200 x (paragraph <i> about storag alloc) | pars program languag
     assert run["index"] == {"documents": 3, "unique_terms": 5 + 4 + 200 + 3, "total_terms": 5 + 1000 + 3}
     assert service.remembered_options(str(root)).profile == "prose"
-    text = CliRunner().invoke(main, ["eval", str(dataset), "--root", str(root)])
+    text = CliRunner().invoke(main, ["eval", str(dataset), "--root", str(root), "--retriever", "lexical"])
     assert "lexical index: 3 documents, 212 unique terms, 1008 term occurrences" in text.stdout

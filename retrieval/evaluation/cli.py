@@ -47,6 +47,10 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
     from .runner import evaluate
 
     names, skipped = _retriever_names(retriever_name)
+    try:  # a bad dataset is the one error line, before any note on skipped retrievers
+        queries = load_dataset(dataset)
+    except DatasetError as exc:
+        raise _fail(exc)
 
     def note_skipped():
         for name, reason in skipped.items():
@@ -57,7 +61,6 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
         raise UserError("no retriever to evaluate is installed")
     families = () if metrics == "auto" else tuple(f.strip() for f in metrics.split(",") if f.strip())
     try:
-        queries = load_dataset(dataset)
         result = evaluate(root, queries, names, k, metrics=families, force=force, profile=profile,
                           progress=_progress_sink(always=False))
     except (DatasetError,) + _expected_errors() as exc:

@@ -302,6 +302,19 @@ def evaluate(
     missing = sum(1 for q in queries for t in q.targets if tree.resolve(t) is None)
     runs, skipped = [], {}
     for name in retrievers:
+        if name == "all":  # every indexed retriever, consolidated (retrieval.multi)
+            from ..multi import open_all
+
+            for part in ("lexical", "turbovec", "hybrid"):
+                if not get_spec(part).unavailable_reason():
+                    service.refresh(root, part, force=force, progress=progress)
+            started = time.perf_counter()
+            engine = open_all(root, stale_ok=True)
+            run = RetrieverRun(name, k, families, "indexed", 0.0, time.perf_counter() - started)
+            run.index = {}
+            _run_queries(run, engine, queries, tree, k, families, depth, min_files)
+            runs.append(run)
+            continue
         reason = get_spec(name).unavailable_reason()
         if reason:
             skipped[name] = reason
@@ -315,11 +328,15 @@ def evaluate(
         run = RetrieverRun(name, k, families, report.status, report.seconds, time.perf_counter() - started)
         statistics = getattr(engine, "statistics", None)
         run.index = statistics() if statistics else {}
-        for query in queries:
-            started = time.perf_counter()
-            hits, levels = _search(engine, query.query, depth, min_files)
-            seconds = time.perf_counter() - started
-            run.rows.append(score_query(query, hits, tree, k, families, seconds, levels if any(levels) else ()))
+        _run_queries(run, engine, queries, tree, k, families, depth, min_files)
         progress(f"{name}: {len(queries)} queries")
         runs.append(run)
     return Evaluation(root, k, families, runs, skipped, missing)
+
+
+def _run_queries(run, engine, queries, tree, k, families, depth, min_files) -> None:
+    for query in queries:
+        started = time.perf_counter()
+        hits, levels = _search(engine, query.query, depth, min_files)
+        seconds = time.perf_counter() - started
+        run.rows.append(score_query(query, hits, tree, k, families, seconds, levels if any(levels) else ()))

@@ -96,6 +96,27 @@ register(
 )
 
 
+# Dense retrieval: a local sentence-transformers model (`local`) and quantized vectors (`turbovec`).
+register(
+    RetrieverSpec(
+        name="turbovec",
+        factory="retrieval.retrievers.dense:DenseRetriever",
+        extras=("local", "turbovec"),
+        description="local embeddings (all-MiniLM-L6-v2) in a turbovec index, re-scored exactly",
+        probe="retrieval.retrievers.dense:probe",
+    )
+)
+register(
+    RetrieverSpec(
+        name="hybrid",
+        factory="retrieval.retrievers.hybrid:HybridRetriever",
+        extras=("local", "turbovec"),
+        description="lexical and turbovec candidates fused, then ranked once",
+        probe="retrieval.retrievers.dense:probe",
+    )
+)
+
+
 def get_spec(name: str) -> RetrieverSpec:
     spec = REGISTRY.get(name)
     if spec is None:

@@ -12,7 +12,7 @@ from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
 from ..lexical import features
 from ..lexical.features import DEF, chunk_terms
-from ..query import plan_query
+from ..query import QueryPlan, plan_query
 from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files, translation_keys
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
@@ -92,18 +92,8 @@ class LexicalRetriever:
             return self._search_prose(query, top_k, allow)
         views = self._views
         config = self.ranking
-        plan = plan_query(query, config)
-        weights = plan.weights
-        depth = max(config.candidates, top_k)
-        # A filter decides later which documents count, so the k best cannot be known while
-        # scoring: prune only unfiltered queries.
-        scores = score(views, weights, self.params, self._n_docs, self._avgdl,
-                       config.long_query_min_idf if plan.long else 0.0, k=depth if allow is None else 0)
-        allowed = None
-        if allow is not None:
-            allowed = [_AllowedDocs(v.segment, allow) for v in views]
-        first = best_hits(views, scores, depth, allowed)
-        terms = set(weights)
+        plan, first = self.first_stage(query, max(config.candidates, top_k), allow)
+        terms = set(plan.weights)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scored = []
         docs_paths = set()
@@ -121,6 +111,24 @@ class LexicalRetriever:
         defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if plan.symbol is not None else []
         levels = assess(views, self._n_docs, word_forms(words, split_identifier), defined, ranked, top_k)
         return self._hits(views, ranked, levels)
+
+    def first_stage(self, query: str, depth: int, allow=None):
+        """(query plan, [(BM25 score, view index, doc)] best first): the candidates before any
+        ranking signal (a hybrid fuses these with another arm, then ranks once)."""
+        views = self._views
+        config = self.ranking
+        if self.profile == PROSE:  # the prose analyzer's terms, no code-specific query plan
+            plan = QueryPlan(dict(Counter(prose.analyze(query))), frozenset(), None, False)
+        else:
+            plan = plan_query(query, config)
+        # A filter decides later which documents count, so the k best cannot be known while
+        # scoring: prune only unfiltered queries.
+        scores = score(views, plan.weights, self.params, self._n_docs, self._avgdl,
+                       config.long_query_min_idf if plan.long else 0.0, k=depth if allow is None else 0)
+        allowed = None
+        if allow is not None:
+            allowed = [_AllowedDocs(v.segment, allow) for v in views]
+        return plan, best_hits(views, scores, depth, allowed)
 
     def _hits(self, views, ranked, levels) -> list[SearchHit]:
         """SearchHits for ranked [(score, (view index, doc))], as many as there are levels."""

@@ -155,7 +155,7 @@ def test_a_writer_waiting_for_the_lock_has_written_nothing_but_the_lock(make_tre
     holder = WriterLock(str(store / "lock"))
     holder.acquire()
     try:
-        waiting = subprocess.Popen([sys.executable, "-m", "retrieval.cli", "index", "--root", str(root)],
+        waiting = subprocess.Popen([sys.executable, "-m", "retrieval.cli", "index", "--root", str(root), "--retriever", "lexical"],
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=child_env())
         deadline = time.monotonic() + 60
         while not (store / "lexical").is_dir() and time.monotonic() < deadline:

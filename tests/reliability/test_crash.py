@@ -97,11 +97,11 @@ def test_sigkill_at_fifty_different_store_operations_never_changes_an_answer(mak
     root = make_repo(make_tree)
     store = root / ".retrieval"
     log = tmp_path / "kills.log"
-    assert run("index", "--root", root).exit_code == 0
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
 
     # How many store operations an ordinary incremental refresh performs (no merge, no collection).
     mutate(root, 0)
-    counted = run_hooked(["index", "--root", root], store, log=str(tmp_path / "count.log"))
+    counted = run_hooked(["index", "--root", root, "--retriever", "lexical"], store, log=str(tmp_path / "count.log"))
     assert counted.returncode == 0, counted.stderr
     per_refresh = int((tmp_path / "count.log").read_text().split()[-1])
     assert per_refresh >= 20, "a refresh writes a segment (several files) and a manifest"
@@ -113,7 +113,7 @@ def test_sigkill_at_fifty_different_store_operations_never_changes_an_answer(mak
         trial += 1
         assert trial <= KILLS + 20, f"only {kills} of {trial - 1} trials were killed"
         mutate(root, trial)
-        argv = ["index", "--root", root]
+        argv = ["index", "--root", root, "--retriever", "lexical"]
         target = 1 + (trial * stride) % per_refresh
         if trial % 10 == 0:
             # A forced rebuild: segments and manifest as usual, then every old segment collected.
@@ -139,7 +139,7 @@ def test_sigkill_at_fifty_different_store_operations_never_changes_an_answer(mak
         # The next command (alternately `index` then `query`, or `query` alone) uses the store as
         # it is or rebuilds what it must, and answers exactly like a clean build.
         if trial % 2:
-            assert run("index", "--root", root).exit_code == 0
+            assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
         got = answers(root, run)
         expected = answers(copy_tree(root), run)
         assert got == expected, f"trial {trial}: killed at operation {target} ({argv[3:]})"
@@ -161,7 +161,7 @@ def test_sigkill_at_fifty_different_store_operations_never_changes_an_answer(mak
     assert len(aimed) >= min(per_refresh // 2, 7 * KILLS // 10)
 
     # After a clean refresh nothing a dead writer left behind remains.
-    assert run("index", "--root", root).exit_code == 0
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
     assert_store_tidy(root)
     assert service.status(str(root))[0]["state"] == "ready"
     print(f"{kills} kills in {trial} trials ({per_refresh} operations per refresh), {elapsed:.1f}s")

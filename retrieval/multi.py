@@ -1,0 +1,91 @@
+"""`--retriever all`: every usable retriever's hits consolidated into one ranking.
+
+A retriever takes part when its extras are installed and it has an index (lexical always: it
+builds in seconds); one without an index is named in a note rather than built behind a query's
+back (embedding a repository can take minutes). Hits of one file whose spans overlap or touch
+merge; each hit says which retrievers found it (`provenance`) and how many agreed (`agreement`).
+"""
+from __future__ import annotations
+
+import os
+
+from .fusion import as_spans, consolidate
+from .records import SearchHit, chunk_docid
+
+ALL = "all"
+DEPTH_FACTOR = 2  # each retriever is asked for this many times top_k (merging shortens the list)
+
+
+def participants(root: str) -> tuple[list[str], list[str]]:
+    """(retrievers to ask, notes on those left out and why)."""
+    from . import service
+    from .store import layout
+
+    store = layout.store_dir(os.path.abspath(root))
+    names, notes = [], []
+    for name, reason in service.available_retrievers():
+        if reason:
+            notes.append(f"{name}: skipped ({reason})")
+        elif name == "lexical" or os.path.exists(layout.manifest_path(store, name)):
+            names.append(name)
+        else:
+            notes.append(f"{name}: skipped (not indexed; run `retrieval index --retriever {name}`)")
+    return names, notes
+
+
+class AllEngine:
+    """search_detailed over several open retrievers, consolidated (the engine protocol)."""
+
+    def __init__(self, engines: dict[str, object]):
+        self.engines = engines
+
+    def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
+        depth = max(top_k * DEPTH_FACTOR, 20)
+        rankings = {name: as_spans(engine.search_detailed(query, depth, allow=allow))
+                    for name, engine in self.engines.items()}
+        return hits_from_spans(consolidate(rankings)[:top_k])
+
+    def search(self, query: str, top_k: int = 10) -> list[str]:
+        return [h.docid for h in self.search_detailed(query, top_k)]
+
+
+def hits_from_spans(spans) -> list[SearchHit]:
+    out = []
+    for rank, span in enumerate(spans, start=1):
+        docid = chunk_docid(span.path, span.start_line, span.end_line) if span.start_line else span.path
+        out.append(SearchHit(docid, span.path, span.start_line, span.end_line, rank, span.score,
+                             extra={"provenance": list(span.provenance), "agreement": span.agreement,
+                                    "ranks": dict(span.ranks)}))
+    return out
+
+
+def open_all(root: str, *, stale_ok: bool = False, progress=None, notes: list[str] | None = None) -> AllEngine:
+    from . import service
+
+    notes = notes if notes is not None else []
+    names, skipped = participants(root)
+    notes.extend(skipped)
+    engines = {}
+    for name in names:
+        kwargs = {"progress": progress} if progress else {}
+        engines[name] = service.open_index(root, name, stale_ok=stale_ok, notes=notes, **kwargs)
+    return AllEngine(engines)
+
+
+def search_all(root: str, query: str, *, retriever: str = ALL, top_k: int = 10, filters=None, stale_ok: bool = False,
+               min_confidence: str | None = None, progress=None):
+    """service.search's result for every usable retriever at once (min_confidence is not
+    applicable: consolidated hits carry agreement instead of a confidence level)."""
+    from . import service
+
+    notes: list[str] = []
+    if min_confidence:
+        notes.append("--min-confidence does not apply to --retriever all (see each hit's agreement)")
+    engine = open_all(root, stale_ok=stale_ok, progress=progress, notes=notes)
+    allow = filters.compile() if filters else None
+    hits = engine.search_detailed(query, top_k, allow=allow)
+    indexed = {}
+    for name in engine.engines:
+        indexed.update(service._indexed_files(root, name, engine.engines[name],
+                                              [h for h in hits if h.source_path not in indexed]))
+    return service.SearchResult(query, ALL, hits, notes, indexed)

@@ -1,0 +1,137 @@
+"""`turbovec`: chunks embedded by a local sentence-transformers model, searched in a quantized
+turbovec index and re-scored exactly with the float vectors (extras `local` and `turbovec`).
+
+Implements the persistent protocol of retrieval/retrievers/lexical.py for the service; the model is
+loaded once per process (retrieval.embed.get_embedder), so a long-lived process keeps it warm.
+"""
+from __future__ import annotations
+
+import os
+from typing import Iterable
+
+from ..embed import MAX_TOKENS, get_embedder, model_from_environment
+from ..query import plan_query
+from ..ranking import RankingConfig, name_prior, path_prior, rank_files
+from ..records import Chunk, SearchHit, SourceFile, chunk_docid
+from .base import NOT_INDEXED
+
+DEFAULT_BITS = 4
+TEXT_FORMAT = 1  # bump when retrieval.vectors.texts.embed_text or worth_embedding change
+
+
+def _bits() -> int:
+    value = os.environ.get("RETRIEVAL_TURBOVEC_BITS", "")
+    return int(value) if value in ("2", "4") else DEFAULT_BITS
+
+
+class DenseRetriever:
+    name = "turbovec"
+
+    def __init__(self, model: str | None = None, bits: int | None = None, max_tokens: int = MAX_TOKENS,
+                 ranking: RankingConfig | None = None):
+        if bits is not None and bits not in (2, 4):
+            raise ValueError("turbovec bit width must be 2 or 4")
+        self.model = model or model_from_environment()
+        self.bits = bits or _bits()
+        self.max_tokens = max_tokens
+        # Dense scores are cosines of one chunk each: no per-file evidence sum, just one chunk per
+        # file first and the path priors.
+        self.ranking = ranking or RankingConfig(file_evidence=0.0)
+        self._index = None
+        self._embedder = None
+        self._chunker = None
+
+    @property
+    def embedder(self):
+        if self._embedder is None:
+            self._embedder = get_embedder(self.model, self.max_tokens)
+        return self._embedder
+
+    def use_profile(self, profile: str) -> None:
+        """Any profile: a model reads prose as it reads code (the prose profile's one chunk per file
+        comes from the index options)."""
+
+    def _chunk_source(self):
+        if self._chunker is None:
+            from .hybrid import lexical_arm
+
+            self._chunker = lexical_arm()
+        return self._chunker
+
+    def chunk_file(self, text: str, f: SourceFile, options) -> list[Chunk]:
+        # The hybrid's chunks (syntax-aware when treesitter is installed): the two share embeddings.
+        own = getattr(self._chunk_source(), "chunk_file", None)
+        return own(text, f, options) if own is not None else options.chunk(text, f)
+
+    def fingerprint(self) -> dict:
+        return {"model": self.embedder.identity, "max_tokens": self.max_tokens, "bits": self.bits,
+                "text": TEXT_FORMAT, "chunks": self._chunk_source().name}
+
+    # -- the persistent index ------------------------------------------------------------
+
+    def update_store(self, directory: str, state: dict | None, removed_paths,
+                     added: Iterable[tuple[SourceFile, list[Chunk]]], *, purge: bool = False) -> dict:
+        # Every refresh writes a whole new generation, so nothing of a removed file survives: `purge`
+        # needs no extra work.
+        from ..vectors.build import update
+
+        return update(directory, state, removed_paths, added, embedder=self.embedder, bits=self.bits,
+                      label=self.name)
+
+    def check_store(self, directory: str, state: dict) -> None:
+        from ..vectors.store import Generation
+
+        Generation(directory, state["generation"])
+
+    def collect_garbage(self, directory: str, state: dict) -> None:
+        from ..vectors.store import collect_garbage
+
+        collect_garbage(directory, state)
+
+    def open_store(self, directory: str, state: dict) -> "DenseRetriever":
+        from ..vectors.search import DenseIndex
+
+        self._index = DenseIndex(directory, state)
+        return self
+
+    # -- searching -------------------------------------------------------------------------
+
+    def candidates(self, query: str, depth: int, allow=None):
+        """Exact-cosine candidates, best first, before any ranking signal."""
+        if self._index is None:
+            raise RuntimeError(NOT_INDEXED)
+        if not len(self._index):
+            return []
+        return self._index.candidates(self.embedder.embed_query(query), depth, allow)
+
+    def search(self, query: str, top_k: int = 10) -> list[str]:
+        return [h.docid for h in self.search_detailed(query, top_k)]
+
+    def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
+        config = self.ranking
+        plan = plan_query(query, config)
+        found = self.candidates(query, max(top_k * 3, 50), allow)
+        terms = set(plan.weights)
+        scored = [
+            (c.score * path_prior(c.path, c.kind, plan.asked, config, plan.long)
+             * name_prior(c.path, plan.symbol, terms, config), c.path, c)
+            for c in found
+        ]
+        hits = []
+        for rank, (value, c) in enumerate(rank_files(scored, config)[:top_k], start=1):
+            hits.append(SearchHit(chunk_docid(c.path, c.start_line, c.end_line), c.path, c.start_line,
+                                  c.end_line, rank, value))
+        return hits
+
+
+def probe() -> str:
+    """'' when the default model's weights check out (or another model is chosen), else why not."""
+    if model_from_environment():
+        return ""
+    try:
+        from ..embed import resolve_model
+
+        resolve_model(None)
+    except RuntimeError as exc:
+        return str(exc)
+    return ""

@@ -1,0 +1,206 @@
+"""`hybrid`: the lexical and the dense arm over the same chunks, fused, then ranked once.
+
+Each arm returns its raw candidates (BM25 scores before any ranking signal; exact cosines); the
+fusion (retrieval.fusion.score_fusion) weighs them by how far each arm can be trusted for this
+query; then the lexical ranking signals (path priors, file-name agreement, definers of a report's
+symbols, one chunk per file first) apply once, to the fused score.
+
+Both arms live in this retriever's own store directory (lexical/ and dense/), under one manifest,
+so one commit makes both current together. The chunk source is the lexical arm's: the `treesitter`
+retriever's syntax-aware chunks when that extra is installed, else the line chunker.
+"""
+from __future__ import annotations
+
+import os
+import queue
+import threading
+from typing import Iterable
+
+from ..confidence import assess, word_forms
+from ..fusion import TrustConfig, lexical_trust, score_fusion
+from ..lexical.features import DEF
+from ..parallel import ENV_JOBS
+from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files
+from ..records import Chunk, SearchHit, SourceFile, chunk_docid
+from ..text import split_identifier
+from .base import NOT_INDEXED
+from .dense import DenseRetriever
+from .lexical import LexicalRetriever, _definers
+
+LEXICAL, DENSE = "lexical", "dense"
+DENSE_DEPTH = 100  # dense candidates fused per query
+def lexical_arm() -> LexicalRetriever:
+    """The lexical arm: the `treesitter` retriever (syntax-aware chunks, definitions from the tree)
+    when its extra is installed, else `lexical` over line chunks. Both arms index its chunks."""
+    from ..extras import missing_modules
+
+    if not missing_modules("treesitter"):
+        try:
+            from .treesitter import TreesitterRetriever
+
+            return TreesitterRetriever()
+        except ImportError:
+            pass
+    return LexicalRetriever()
+
+
+class HybridRetriever:
+    name = "hybrid"
+
+    def __init__(self, ranking: RankingConfig | None = None, trust: TrustConfig | None = None,
+                 lexical: LexicalRetriever | None = None, **dense_options):
+        self.lexical = lexical or lexical_arm()
+        if ranking is not None:
+            self.lexical.ranking = ranking
+        self.ranking = self.lexical.ranking
+        self.trust = trust or TrustConfig()
+        self.dense = DenseRetriever(**dense_options)
+        self._lex_views = None
+
+    def use_profile(self, profile: str) -> None:
+        """The lexical arm's profile (prose: Lucene's analyzer and BM25 defaults); the dense arm reads
+        prose as it reads code."""
+        self.lexical.use_profile(profile)
+        self.dense.use_profile(profile)
+
+    def chunk_file(self, text: str, f: SourceFile, options) -> list[Chunk]:
+        own = getattr(self.lexical, "chunk_file", None)
+        return own(text, f, options) if own is not None else options.chunk(text, f)
+
+    def fingerprint(self) -> dict:
+        return {LEXICAL: dict(self.lexical.fingerprint(), arm=self.lexical.name), DENSE: self.dense.fingerprint()}
+
+    # -- the persistent index -------------------------------------------------------------
+
+    def _dirs(self, directory: str) -> tuple[str, str]:
+        lex, den = os.path.join(directory, LEXICAL), os.path.join(directory, DENSE)
+        os.makedirs(lex, exist_ok=True)
+        os.makedirs(den, exist_ok=True)
+        return lex, den
+
+    def update_store(self, directory: str, state: dict | None, removed_paths,
+                     added: Iterable[tuple[SourceFile, list[Chunk]]], *, purge: bool = False) -> dict:
+        """Both arms from one pass over the changed files: the dense arm embeds in this thread
+        (torch leaves the interpreter while it computes) and hands each file to the lexical arm
+        in a second thread. No worker processes: forking beside a running model is unsafe."""
+        from ..vectors.build import update
+
+        lex_dir, dense_dir = self._dirs(directory)
+        removed_paths = list(removed_paths)
+        state = state or {}
+        handoff: queue.Queue = queue.Queue(maxsize=64)
+        done = object()
+        result: dict = {}
+
+        def files():
+            while True:
+                item = handoff.get()
+                if item is done:
+                    return
+                yield item
+
+        def lexical_side():
+            try:
+                result[LEXICAL] = self.lexical.update_store(lex_dir, state.get(LEXICAL), removed_paths, files(),
+                                                            purge=purge)
+            except BaseException as exc:  # raised in the caller's thread below
+                result["error"] = exc
+                for _ in files():  # keep draining so the producer never blocks
+                    pass
+
+        def tee():
+            for item in added:
+                handoff.put(item)
+                yield item
+
+        saved_jobs = os.environ.get(ENV_JOBS)
+        os.environ[ENV_JOBS] = "1"  # the lexical arm extracts terms in-process (see the docstring)
+        worker = threading.Thread(target=lexical_side, name="hybrid-lexical", daemon=True)
+        worker.start()
+        try:
+            dense_state = update(dense_dir, state.get(DENSE), removed_paths, tee(), embedder=self.dense.embedder,
+                                 bits=self.dense.bits, label=self.name)
+        finally:
+            handoff.put(done)
+            worker.join()
+            if saved_jobs is None:
+                os.environ.pop(ENV_JOBS, None)
+            else:
+                os.environ[ENV_JOBS] = saved_jobs
+        if "error" in result:
+            raise result["error"]
+        return {LEXICAL: result[LEXICAL], DENSE: dense_state}
+
+    def check_store(self, directory: str, state: dict) -> None:
+        lex_dir, dense_dir = self._dirs(directory)
+        self.lexical.check_store(lex_dir, state[LEXICAL])
+        self.dense.check_store(dense_dir, state[DENSE])
+
+    def collect_garbage(self, directory: str, state: dict) -> None:
+        lex_dir, dense_dir = self._dirs(directory)
+        self.lexical.collect_garbage(lex_dir, state[LEXICAL])
+        self.dense.collect_garbage(dense_dir, state[DENSE])
+
+    def open_store(self, directory: str, state: dict) -> "HybridRetriever":
+        lex_dir, dense_dir = os.path.join(directory, LEXICAL), os.path.join(directory, DENSE)
+        self.lexical.open_store(lex_dir, state[LEXICAL])
+        self.dense.open_store(dense_dir, state[DENSE])
+        self._lex_views = self.lexical._views
+        return self
+
+    # -- searching -------------------------------------------------------------------------
+
+    def search(self, query: str, top_k: int = 10) -> list[str]:
+        return [h.docid for h in self.search_detailed(query, top_k)]
+
+    def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
+        if self._lex_views is None:
+            raise RuntimeError(NOT_INDEXED)
+        config = self.ranking
+        views = self._lex_views
+        plan, first = self.lexical.first_stage(query, max(config.candidates, top_k), allow)
+        dense = self.dense.candidates(query, max(DENSE_DEPTH, top_k), allow)
+        lex_scores: dict[tuple, float] = {}
+        docs: dict[tuple, tuple] = {}
+        for value, i, d in first:
+            seg = views[i].segment
+            path, _language, kind = seg.files[seg.doc_file[d]]
+            key = (path, seg.starts[d], seg.ends[d])
+            lex_scores[key] = value
+            docs[key] = (kind, (i, d))
+        dense_scores: dict[tuple, float] = {}
+        for c in dense:
+            key = (c.path, c.start_line, c.end_line)
+            dense_scores[key] = c.score
+            docs.setdefault(key, (c.kind, None))
+        kind = "symbol" if plan.symbol is not None else "long" if plan.long else "sentence"
+        share = lexical_trust(kind, list(lex_scores.values()), list(dense_scores.values()), self.trust)
+        fused = score_fusion(lex_scores, dense_scores, share)
+        terms = set(plan.weights)
+        definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
+        scored = []
+        for key, value in fused.items():
+            path = key[0]
+            factor = path_prior(path, docs[key][0], plan.asked, config, plan.long) * name_prior(
+                path, plan.symbol, terms, config)
+            if definers:
+                factor *= 1.0 + config.long_query_definer_boost * definers.get(path, 0)
+            scored.append((value * factor, path, key))
+        ranked = rank_files(scored, config)
+        return self._hits(query, plan, ranked, docs, top_k)
+
+    def _hits(self, query, plan, ranked, docs, top_k) -> list[SearchHit]:
+        # Confidence comes from the lexical evidence of each hit (a dense-only hit has none to show).
+        words = query_words(query)
+        defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if plan.symbol is not None else []
+        lexical_ranked = [(value, docs[key][1]) for value, key in ranked[:top_k] if docs[key][1] is not None]
+        levels = assess(self._lex_views, self.lexical._n_docs, word_forms(words, split_identifier), defined,
+                        lexical_ranked, top_k)
+        level_of = {docs_key: level for (_v, docs_key), level in zip(lexical_ranked, levels)}
+        hits = []
+        for rank, (value, key) in enumerate(ranked[:top_k], start=1):
+            path, start, end = key
+            start, end = start or None, end or None
+            hits.append(SearchHit(chunk_docid(path, start, end), path, start, end, rank, value,
+                                  confidence=level_of.get(docs[key][1], "low") if docs[key][1] else "low"))
+        return hits

@@ -1,0 +1,71 @@
+"""Searching a generation: turbovec finds candidates, the float vectors re-score them exactly."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .store import Generation
+
+# Candidates taken from the quantized index per result wanted (and at least MIN_CANDIDATES):
+# recall@10 of 4-bit codes against exact search is about 0.9, so the exact top 10 is almost always
+# inside the quantized top 100.
+OVERSAMPLE = 4
+MIN_CANDIDATES = 100
+
+
+@dataclass(frozen=True)
+class DenseCandidate:
+    score: float  # exact cosine
+    row: int
+    path: str
+    language: str
+    kind: str
+    start_line: int
+    end_line: int
+
+
+class DenseIndex:
+    def __init__(self, directory: str, state: dict):
+        self.generation = Generation(directory, state["generation"])
+        if self.generation.n:
+            self.generation.index.prepare()
+        self._masks: dict[object, object] = {}
+
+    def __len__(self) -> int:
+        return self.generation.n
+
+    def _mask(self, allow):
+        """Rows whose file the filter admits (one verdict per file)."""
+        import numpy as np
+
+        gen = self.generation
+        verdicts = np.array([bool(allow(p, lang, kind)) for p, lang, kind in gen.files], dtype=bool)
+        return verdicts[gen.file_ids] if gen.n else np.zeros(0, dtype=bool)
+
+    def candidates(self, query_vector, depth: int, allow=None) -> list[DenseCandidate]:
+        """The `depth` rows nearest the (unit) query vector, by exact cosine, best first."""
+        import numpy as np
+
+        gen = self.generation
+        if not gen.n or depth <= 0:
+            return []
+        mask = self._mask(allow) if allow is not None else None
+        if mask is not None and not mask.any():
+            return []
+        wanted = min(gen.n, max(MIN_CANDIDATES, OVERSAMPLE * depth))
+        q = np.ascontiguousarray(query_vector, dtype=np.float32).reshape(1, -1)
+        if mask is None:
+            _approx, ids = gen.index.search(q, wanted)
+        else:
+            _approx, ids = gen.index.search(q, wanted, mask=mask)
+        ids = np.asarray(ids[0], dtype=np.int64)
+        ids = ids[ids >= 0]
+        exact = np.asarray(gen.vectors[np.sort(ids)] @ q[0], dtype=np.float32)
+        rows = np.sort(ids)
+        order = np.argsort(-exact, kind="stable")[:depth]
+        out = []
+        for i in order:
+            row = int(rows[i])
+            path, language, kind = gen.files[int(gen.file_ids[row])]
+            out.append(DenseCandidate(float(exact[i]), row, path, language, kind,
+                                      int(gen.starts[row]), int(gen.ends[row])))
+        return out

@@ -1,0 +1,183 @@
+"""On-disk vectors: one immutable generation per refresh, plus embedding checkpoints.
+
+A generation `vec-NNNNNN` is three files, all written through store/atomic.py before the manifest
+names them (so a reader sees the old generation or the new one, never a torn one):
+
+  .f32   the float32 vectors, row-major, n x dim, no header (memory-mapped for exact re-scoring)
+  .rows  what each row is: a small JSON header (dim, model, files) then, per row, file number,
+         start line, end line (uint32) and the 16-byte key of the text that was embedded
+  .tv    the turbovec TurboQuantIndex of the same rows, in turbovec's own format
+
+`ckpt-*.emb` files hold vectors embedded by a refresh that has not committed yet (key + vector,
+same binary layout): a refresh killed after ten minutes of embedding resumes from them.
+"""
+from __future__ import annotations
+
+import json
+import os
+import struct
+
+from ..store.atomic import write_bytes
+
+ROWS_MAGIC = b"RVROWS1\n"
+CKPT_MAGIC = b"RVCKPT1\n"
+KEY_BYTES = 16
+GEN_PREFIX = "vec-"
+CKPT_PREFIX = "ckpt-"
+
+
+class VectorStoreError(RuntimeError):
+    """A generation or checkpoint that is missing, torn or of another model."""
+
+
+def generation_name(number: int) -> str:
+    return f"{GEN_PREFIX}{number:06d}"
+
+
+def next_generation(directory: str, state: dict | None) -> int:
+    """A number no file in the directory uses yet (a killed writer may have left some)."""
+    used = int(state.get("next", 1)) - 1 if state else 0
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        names = []
+    for name in names:
+        digits = name[len(GEN_PREFIX):len(GEN_PREFIX) + 6]
+        if name.startswith(GEN_PREFIX) and digits.isdigit():
+            used = max(used, int(digits))
+    return used + 1
+
+
+def _pack(magic: bytes, header: dict, *sections: bytes) -> bytes:
+    head = json.dumps(header, separators=(",", ":"), ensure_ascii=False, sort_keys=True).encode("utf-8", "surrogateescape")
+    return b"".join((magic, struct.pack("<I", len(head)), head, *sections))
+
+
+def _unpack(data: bytes, magic: bytes, what: str) -> tuple[dict, int]:
+    if not data.startswith(magic) or len(data) < len(magic) + 4:
+        raise VectorStoreError(f"{what} is not a vector file")
+    (n,) = struct.unpack_from("<I", data, len(magic))
+    start = len(magic) + 4
+    try:
+        header = json.loads(data[start:start + n].decode("utf-8", "surrogateescape"))
+    except ValueError:
+        raise VectorStoreError(f"{what} has a damaged header") from None
+    return header, start + n
+
+
+def write_generation(directory: str, name: str, *, model: str, dim: int, files: list, file_ids, starts, ends,
+                     keys: bytes, vectors, tv_bytes: bytes) -> dict:
+    """Write a generation's three files durably; returns its state entry. `vectors` is a float32
+    (n, dim) array; the id columns are uint32 arrays of n entries."""
+    import numpy as np
+
+    n = len(file_ids)
+    vectors = np.ascontiguousarray(vectors, dtype="<f4")
+    if vectors.shape != (n, dim) or len(keys) != n * KEY_BYTES:
+        raise ValueError("rows and vectors disagree")
+    write_bytes(os.path.join(directory, name + ".f32"), vectors.tobytes(), durable=True)
+    header = {"n": n, "dim": dim, "model": model, "files": files}
+    columns = [np.asarray(c, dtype="<u4").tobytes() for c in (file_ids, starts, ends)]
+    write_bytes(os.path.join(directory, name + ".rows"), _pack(ROWS_MAGIC, header, *columns, keys), durable=True)
+    write_bytes(os.path.join(directory, name + ".tv"), tv_bytes, durable=True)
+    return {"name": name, "n": n, "dim": dim, "model": model}
+
+
+class Generation:
+    """A committed generation, opened read-only: rows in memory, vectors memory-mapped."""
+
+    def __init__(self, directory: str, entry: dict, *, load_index: bool = True):
+        import numpy as np
+
+        self.name = entry["name"]
+        base = os.path.join(directory, self.name)
+        try:
+            with open(base + ".rows", "rb") as fh:
+                data = fh.read()
+        except FileNotFoundError:
+            raise VectorStoreError(f"vector rows {self.name} are missing") from None
+        header, at = _unpack(data, ROWS_MAGIC, self.name)
+        n, dim = header["n"], header["dim"]
+        if n != entry["n"] or dim != entry["dim"] or header["model"] != entry["model"]:
+            raise VectorStoreError(f"vector rows {self.name} do not match the manifest")
+        if len(data) != at + n * (12 + KEY_BYTES):
+            raise VectorStoreError(f"vector rows {self.name} are torn")
+        self.n, self.dim, self.model = n, dim, header["model"]
+        self.files: list[list[str]] = header["files"]  # [path, language, kind]
+        self.file_ids = np.frombuffer(data, "<u4", n, at)
+        self.starts = np.frombuffer(data, "<u4", n, at + 4 * n)
+        self.ends = np.frombuffer(data, "<u4", n, at + 8 * n)
+        self.keys = data[at + 12 * n:]
+        expected = n * dim * 4
+        if os.path.getsize(base + ".f32") != expected:
+            raise VectorStoreError(f"vectors {self.name} are torn")
+        self.vectors = (np.memmap(base + ".f32", dtype="<f4", mode="r", shape=(n, dim))
+                        if n else np.zeros((0, dim), dtype=np.float32))
+        self.index = None
+        if load_index:
+            import turbovec
+
+            try:
+                self.index = turbovec.TurboQuantIndex.load(base + ".tv")
+            except (ValueError, OSError) as exc:
+                raise VectorStoreError(f"turbovec index {self.name} is unreadable: {exc}") from None
+            if len(self.index) != n:
+                raise VectorStoreError(f"turbovec index {self.name} does not match its rows")
+
+    def key(self, row: int) -> bytes:
+        return self.keys[row * KEY_BYTES:(row + 1) * KEY_BYTES]
+
+    def path(self, row: int) -> str:
+        return self.files[int(self.file_ids[row])][0]
+
+
+def write_checkpoint(directory: str, name: str, model: str, keys: list[bytes], vectors) -> None:
+    import numpy as np
+
+    vectors = np.ascontiguousarray(vectors, dtype="<f4")
+    header = {"n": len(keys), "dim": int(vectors.shape[1]), "model": model}
+    write_bytes(os.path.join(directory, name), _pack(CKPT_MAGIC, header, b"".join(keys), vectors.tobytes()),
+                durable=True)
+
+
+def read_checkpoints(directory: str, model: str, dim: int) -> dict[bytes, object]:
+    """{key: vector} from every readable checkpoint of this model; damaged ones are ignored (a
+    checkpoint only saves work, it never decides an answer)."""
+    import numpy as np
+
+    out: dict[bytes, object] = {}
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.startswith(CKPT_PREFIX))
+    except OSError:
+        return out
+    for name in names:
+        try:
+            with open(os.path.join(directory, name), "rb") as fh:
+                data = fh.read()
+            header, at = _unpack(data, CKPT_MAGIC, name)
+            n = header["n"]
+            if header["model"] != model or header["dim"] != dim or len(data) != at + n * (KEY_BYTES + 4 * dim):
+                continue
+            vectors = np.frombuffer(data, "<f4", n * dim, at + n * KEY_BYTES).reshape(n, dim)
+            for i in range(n):
+                out[data[at + i * KEY_BYTES:at + (i + 1) * KEY_BYTES]] = vectors[i]
+        except (OSError, VectorStoreError, KeyError, TypeError, ValueError):
+            continue
+    return out
+
+
+def collect_garbage(directory: str, state: dict) -> None:
+    """Remove generations the state does not name and every checkpoint (the state holds their
+    vectors now); called after the commit, under the writer lock."""
+    live = state.get("generation", {}).get("name") if state else None
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        stem = name.split(".", 1)[0]
+        if (name.startswith(GEN_PREFIX) and stem != live) or name.startswith(CKPT_PREFIX):
+            try:
+                os.unlink(os.path.join(directory, name))
+            except OSError:
+                pass

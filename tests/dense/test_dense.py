@@ -1,0 +1,169 @@
+"""The dense retrievers with the real bundled model (all-MiniLM-L6-v2): no mocks.
+
+The model loads once per test process (retrieval.embed.get_embedder caches it).
+"""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+pytestmark = pytest.mark.extra("local", "turbovec")
+
+
+def _state(root, name="turbovec"):
+    return json.loads((root / ".retrieval" / name / "manifest.json").read_text())["state"]
+
+
+def test_a_one_file_edit_re_embeds_only_that_files_chunks(sample_repo, rewrite):
+    from retrieval import service
+
+    first = service.refresh(sample_repo, "turbovec")
+    assert first.status == "indexed" and _state(sample_repo)["embedded"] == first.chunks
+    rewrite(sample_repo / "src/app/cache.py", "def drop_cache_entry(cache, key):\n    cache.pop(key, None)\n")
+    again = service.refresh(sample_repo, "turbovec")
+    assert again.reprocessed == ["src/app/cache.py"]
+    assert _state(sample_repo)["embedded"] == 1  # the one new chunk; the rest came from the store
+    hits = service.search(sample_repo, "remove an entry from the cache", retriever="turbovec").hits
+    assert hits[0].source_path == "src/app/cache.py" and (hits[0].start_line, hits[0].end_line) == (1, 2)
+
+
+def test_a_deleted_file_leaves_the_vectors(sample_repo):
+    from retrieval import service
+    from retrieval.vectors.store import Generation
+
+    service.refresh(sample_repo, "turbovec")
+    (sample_repo / "src/app/http_client.py").unlink()
+    service.refresh(sample_repo, "turbovec")
+    state = _state(sample_repo)
+    gen = Generation(str(sample_repo / ".retrieval" / "turbovec"), state["generation"])
+    assert "src/app/http_client.py" not in {p for p, _l, _k in gen.files}
+    assert state["embedded"] == 0
+    names = os.listdir(sample_repo / ".retrieval" / "turbovec")
+    assert sorted(n for n in names if n.startswith("vec-")) == sorted(
+        state["generation"]["name"] + ext for ext in (".f32", ".rows", ".tv"))
+
+
+def test_the_store_round_trips_rows_vectors_and_the_turbovec_index(tmp_path):
+    import numpy as np
+
+    from retrieval.embed import get_embedder
+    from retrieval.vectors.build import build_turbovec
+    from retrieval.vectors.store import Generation, write_generation
+
+    embedder = get_embedder()
+    texts = ["parse a config file", "retry an http request", "evict the oldest cache entry", "render a template"]
+    vectors = embedder.embed(texts)
+    assert vectors.dtype == np.float32 and np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    files = [["a.py", "python", "code"], ["docs/b.md", "markdown", "docs"]]
+    entry = write_generation(str(tmp_path), "vec-000001", model=embedder.identity, dim=embedder.dimension(),
+                             files=files, file_ids=[0, 0, 1, 1], starts=[1, 9, 1, 30], ends=[8, 20, 29, 31],
+                             keys=bytes(range(64)), vectors=vectors, tv_bytes=build_turbovec(vectors, 4))
+    gen = Generation(str(tmp_path), entry)
+    assert gen.files == files and list(gen.starts) == [1, 9, 1, 30] and list(gen.ends) == [8, 20, 29, 31]
+    assert gen.key(2) == bytes(range(32, 48)) and gen.path(3) == "docs/b.md"
+    assert np.array_equal(np.asarray(gen.vectors), vectors)
+    assert len(gen.index) == 4
+    _scores, ids = gen.index.search(vectors[2:3], 1)
+    assert ids[0][0] == 2
+    assert os.path.getsize(tmp_path / "vec-000001.f32") == 4 * 384 * 4  # raw float32, no JSON
+    with open(tmp_path / "vec-000001.f32", "r+b") as fh:
+        fh.truncate(100)
+    from retrieval.vectors.store import VectorStoreError
+
+    with pytest.raises(VectorStoreError):
+        Generation(str(tmp_path), entry)
+
+
+def test_candidates_are_re_scored_exactly_with_the_float_vectors(make_tree):
+    import numpy as np
+
+    from retrieval import service
+
+    topics = ["parse json config", "retry http request", "lru cache eviction", "render html template",
+              "tokenize source code", "compress a file", "open a socket", "sort a list of users"]
+    root = make_tree({f"m{i}.py": f"def task_{i}():\n    '''{t}'''\n    return {i}\n" for i, t in enumerate(topics)})
+    engine = service.open_index(root, "turbovec")
+    query = "send a request again after it failed"
+    found = engine.candidates(query, 8)
+    gen = engine._index.generation
+    q = engine.embedder.embed_query(query)
+    exact = np.asarray(gen.vectors) @ q
+    assert [c.score for c in found] == sorted((c.score for c in found), reverse=True)
+    for c in found:
+        assert c.score == pytest.approx(float(exact[c.row]), abs=1e-6)
+    assert found[0].row == int(np.argmax(exact)) and found[0].path == "m1.py"
+
+
+def test_hybrid_answers_a_symbol_with_its_definition_and_a_question_by_meaning(sample_repo):
+    from retrieval import service
+
+    assert service.search(sample_repo, "getHTTPResponse", retriever="hybrid").hits[0].source_path == \
+        "src/app/http_client.py"
+    hits = service.search(sample_repo, "drop the least recently used item", retriever="hybrid").hits
+    assert hits[0].source_path == "src/app/cache.py"
+    assert _state(sample_repo, "hybrid")["dense"]["embedded"] > 0
+
+
+def test_hybrid_reuses_the_turbovec_embeddings_of_the_same_store(sample_repo):
+    from retrieval import service
+
+    service.refresh(sample_repo, "turbovec")
+    service.refresh(sample_repo, "hybrid")
+    assert _state(sample_repo, "hybrid")["dense"]["embedded"] == 0
+
+
+def test_query_all_merges_every_retrievers_hits_with_provenance(sample_repo, run):
+    from retrieval import service
+
+    assert run("index", "--root", sample_repo).exit_code == 0
+    result = run("query", "--root", sample_repo, "--retriever", "all", "--json", "retry failed http requests")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)["results"]
+    # Every installed retriever (treesitter, pi-serini too, when present) takes part.
+    installed = {name for name, reason in service.available_retrievers() if not reason}
+    assert rows[0]["path"] in ("src/app/http_client.py", "docs/guide.md")  # the code, or the page on retries
+    client = next(row for row in rows if row["path"] == "src/app/http_client.py")
+    assert {"lexical", "turbovec", "hybrid"} <= set(client["provenance"]) <= installed
+    assert client["agreement"] == len(client["provenance"])
+    spans = {}
+    for row in rows:  # consolidated: no two hits of one file overlap or touch
+        for start, end in spans.get(row["path"], []):
+            assert row["end_line"] + 1 < start or end + 1 < row["start_line"]
+        spans.setdefault(row["path"], []).append((row["start_line"], row["end_line"]))
+
+
+def test_an_unknown_embedding_model_is_a_clear_error(sample_repo, run, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")  # the option sets it; undone after the test
+    result = run("index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", "no-such/model-xyz")
+    assert result.exit_code == 1
+    assert "not a local directory" in result.output or "neither a local directory" in result.output
+
+
+def test_tampered_default_weights_are_refused_naming_both_digests(tmp_path):
+    from retrieval.embed import DEFAULT_SHA256, EmbedderError, verify_weights
+
+    fake = tmp_path / "model.safetensors"
+    fake.write_bytes(b"not the weights")
+    with pytest.raises(EmbedderError) as info:
+        verify_weights(str(fake))
+    assert DEFAULT_SHA256 in str(info.value)
+    import hashlib
+
+    assert hashlib.sha256(b"not the weights").hexdigest() in str(info.value)
+
+
+def test_an_index_of_one_chunk_then_of_none_works_without_loading_the_model_to_delete(make_tree):
+    from retrieval import embed, service
+
+    root = make_tree({"a.py": "def parse_config():\n    return 1\n"})
+    assert service.refresh(root, "turbovec").chunks == 1
+    assert service.search(root, "read the configuration", retriever="turbovec").hits[0].source_path == "a.py"
+    (root / "a.py").unlink()
+    embed._EMBEDDERS.clear()  # a fresh process, as far as the model goes
+    report = service.refresh(root, "turbovec")
+    assert report.status == "indexed" and report.chunks == 0
+    assert all(e._model is None for e in embed._EMBEDDERS.values())
+    assert service.search(root, "read the configuration", retriever="turbovec").hits == []

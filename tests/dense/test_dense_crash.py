@@ -1,0 +1,73 @@
+"""SIGKILL while the turbovec index is embedding: the previous index keeps answering, and the next
+refresh resumes from the checkpoints and ends where a clean build of the same tree ends."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "reliability"))
+from reliability_harness import child_env  # noqa: E402
+
+pytestmark = pytest.mark.extra("local", "turbovec")
+
+TOPICS = ["parse the config", "retry the request", "evict a cache entry", "render the template",
+          "stream the tokens", "compress the archive"]
+
+
+def module(i: int, version: int) -> str:
+    return "\n\n".join(
+        f"def step_{i}_{j}_v{version}(value):\n    '''{TOPICS[(i + j) % len(TOPICS)]} (revision {version})'''\n"
+        f"    return value + {i * 100 + j}\n"
+        for j in range(4)
+    )
+
+
+def spans(hits):
+    return [(h.source_path, h.start_line, h.end_line) for h in hits]
+
+
+def test_a_kill_during_embedding_leaves_a_working_index_and_the_work_is_resumed(make_tree, rewrite, copy_tree):
+    from retrieval import service
+    from retrieval.store.lock import WriterLock
+
+    root = make_tree({f"pkg/m{i}.py": module(i, 0) for i in range(12)}, name="killed")
+    service.refresh(root, "turbovec")
+    before = spans(service.search(root, "retry the request", retriever="turbovec", top_k=5).hits)
+    for i in range(12):
+        rewrite(root / f"pkg/m{i}.py", module(i, 1))
+    env = child_env()
+    env.update(RETRIEVAL_EMBED_BATCH="2", RETRIEVAL_EMBED_CHECKPOINT_SECONDS="0", RETRIEVAL_EMBED_THREADS="1")
+    child = subprocess.Popen([sys.executable, "-m", "retrieval.cli", "index", "--root", str(root), "--retriever",
+                              "turbovec"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    store = root / ".retrieval" / "turbovec"
+    deadline = time.monotonic() + 240
+    try:
+        while not any(n.startswith("ckpt-") for n in os.listdir(store)):
+            assert child.poll() is None, "the refresh finished before it could be killed"
+            assert time.monotonic() < deadline, "no checkpoint was written"
+            time.sleep(0.02)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    lock = WriterLock(str(root / ".retrieval" / "lock"))
+    lock.acquire(timeout=0)  # the kernel dropped the dead writer's lock
+    lock.release()
+    # The committed index still answers (as it was before the kill).
+    assert spans(service.search(root, "retry the request", retriever="turbovec", top_k=5, stale_ok=True).hits) == before
+
+    report = service.refresh(root, "turbovec")
+    import json
+
+    state = json.loads((store / "manifest.json").read_text())["state"]
+    assert report.new_chunks == 12 and 0 < state["embedded"] < 12  # the checkpointed vectors were reused
+    assert not [n for n in os.listdir(store) if n.startswith(("ckpt-", ".tmp-"))]
+
+    clean = copy_tree(root)
+    for query in ("retry the request", "compress the archive", "evict a cache entry"):
+        assert spans(service.search(root, query, retriever="turbovec", top_k=8).hits) == \
+            spans(service.search(clean, query, retriever="turbovec", top_k=8).hits)

@@ -1,0 +1,86 @@
+"""Fusion and consolidation are pure functions: hand-made rankings in, a fused ranking out."""
+from __future__ import annotations
+
+import pytest
+
+from retrieval.fusion import (
+    Span,
+    TrustConfig,
+    consolidate,
+    lexical_trust,
+    margin,
+    reciprocal_rank_fusion,
+    score_fusion,
+)
+
+
+def test_reciprocal_rank_fusion_rewards_agreement_over_one_arms_top():
+    fused = reciprocal_rank_fusion([["a", "b", "c"], ["b", "c", "d"]], k=60)
+    order = sorted(fused, key=lambda x: -fused[x])
+    assert order[0] == "b"  # second and first beats first and absent
+    assert fused["b"] == pytest.approx(1 / 62 + 1 / 61)
+    assert fused["d"] == pytest.approx(1 / 63)
+
+
+def test_rrf_weights_scale_each_arm():
+    fused = reciprocal_rank_fusion([["a"], ["b"]], weights=[2.0, 1.0], k=0)
+    assert fused == {"a": 2.0, "b": 1.0}
+
+
+def test_score_fusion_moves_from_lexical_to_dense_order_with_the_share():
+    lexical = {"a": 10.0, "b": 5.0, "c": 1.0}
+    dense = {"a": 0.30, "b": 0.70, "c": 0.50}
+    all_lexical = score_fusion(lexical, dense, 1.0)
+    all_dense = score_fusion(lexical, dense, 0.0)
+    assert max(all_lexical, key=all_lexical.get) == "a"
+    assert max(all_dense, key=all_dense.get) == "b"
+    assert all_lexical["a"] == pytest.approx(1.0) and all_dense["b"] == pytest.approx(1.0)
+    assert all_dense["a"] == pytest.approx(0.0)  # the lowest dense candidate is the floor
+
+
+def test_an_item_one_arm_missed_gets_nothing_from_it():
+    fused = score_fusion({"a": 4.0}, {"a": 0.5, "z": 0.9, "y": 0.1}, 0.5)
+    assert fused["z"] == pytest.approx(0.5)  # the dense best, absent from the lexical candidates
+    assert fused["a"] == pytest.approx(0.5 + 0.5 * 0.5)
+    imputed = score_fusion({"a": 4.0, "b": 2.0}, {"a": 0.5, "z": 0.9, "y": 0.1}, 0.5, impute=True)
+    assert imputed["z"] == pytest.approx(0.5 * 0.5 + 0.5)  # as good lexically as the deepest candidate
+
+
+def test_margin_tells_a_standout_from_flat_scores():
+    assert margin([10, 1, 1, 1]) == pytest.approx(0.9)
+    assert margin([5, 5, 5, 5]) == 0.0
+    assert margin([]) == 0.0
+
+
+def test_trust_follows_the_query_kind_and_the_margins():
+    config = TrustConfig()
+    assert lexical_trust("symbol", [1.0], [0.5], config) == config.symbol
+    assert lexical_trust("long", [1.0], [0.5], config) == config.long
+    standout = lexical_trust("sentence", [10, 1, 1, 1], [0.5, 0.49, 0.48], config)
+    flat = lexical_trust("sentence", [3, 3, 3, 3], [0.9, 0.3, 0.3], config)
+    assert standout > config.base > flat
+    assert config.lowest <= flat and standout <= config.highest
+    assert lexical_trust("sentence", [], [0.5], config) == 0.0
+
+
+def test_consolidation_merges_overlapping_and_adjacent_spans_with_provenance():
+    rankings = {
+        "lexical": [Span("a.py", 10, 20, 9.0), Span("b.py", 1, 5, 8.0)],
+        "turbovec": [Span("a.py", 21, 30, 0.9), Span("c.py", 1, 9, 0.8)],
+        "hybrid": [Span("a.py", 15, 25, 1.0), Span("b.py", 40, 50, 0.7)],
+    }
+    merged = consolidate(rankings)
+    top = merged[0]
+    assert (top.path, top.start_line, top.end_line) == ("a.py", 10, 30)
+    assert sorted(top.provenance) == ["hybrid", "lexical", "turbovec"] and top.agreement == 3
+    assert top.ranks == {"lexical": 1, "turbovec": 1, "hybrid": 1}
+    b_spans = sorted((s.start_line, s.end_line) for s in merged if s.path == "b.py")
+    assert b_spans == [(1, 5), (40, 50)]  # far apart in one file: two hits
+    assert all(s.agreement == 1 for s in merged[1:])
+
+
+def test_consolidation_joins_a_span_that_bridges_two_others():
+    rankings = {"x": [Span("f.py", 1, 10, 1.0), Span("f.py", 20, 30, 1.0)], "y": [Span("f.py", 8, 22, 1.0)]}
+    merged = consolidate(rankings)
+    assert [(s.start_line, s.end_line, s.agreement) for s in merged] == [(1, 30, 2)]
+    assert merged[0].ranks == {"x": 1, "y": 1}  # a retriever counts once, at its best rank
