@@ -74,10 +74,13 @@ def term_counts(text: str) -> Counter:
     """Term frequencies of a text, for indexing."""
     words = _WORD.findall(text)
     memo = _MEMO
-    new = set(words).difference(memo)
+    # A membership test per distinct word (set.difference would walk the whole memo: a dict subclass
+    # gets no fast path there).
+    distinct = set(words)
+    new = [w for w in distinct if w not in memo]
     if new:
         memo.make_room(len(new))  # now, so that filling the memo below cannot evict any of these words
-        new = set(words).difference(memo)
+        new = [w for w in distinct if w not in memo]
     for word in new:
         split_identifier(word)
     try:

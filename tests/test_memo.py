@@ -1,6 +1,8 @@
 """One bounded-cache policy: every memo keeps at most its limit, newest entries first to stay."""
 from __future__ import annotations
 
+from collections import Counter
+
 from retrieval import ranking, service, stem, text
 from retrieval.memo import Memo, clear_all
 
@@ -45,3 +47,19 @@ def test_switching_stemming_drops_derived_words_everywhere():
     assert ranking.file_name_words("src/handlers.py")[1] == {"handler"}
     clear_all()
     assert len(ranking._NAME_WORDS) == 0
+
+
+class _NoWalk(Memo):
+    __slots__ = ()
+
+    def __iter__(self):
+        raise AssertionError("the memo was walked whole")
+
+
+def test_counting_terms_looks_words_up_and_never_walks_the_whole_memo(monkeypatch):
+    memo = _NoWalk(1000)
+    monkeypatch.setattr(text, "_MEMO", memo)
+    for i in range(50):
+        memo.put(f"filler{i}", (f"filler{i}",))
+    counts = text.term_counts("parse_config parse_config value")
+    assert counts["parse_config"] == 2 and counts == Counter(text.tokenize("parse_config parse_config value"))
