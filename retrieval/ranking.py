@@ -210,3 +210,24 @@ def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig,
     else:
         ordered = sorted(firsts + rest, key=lambda e: -e[0])
     return [(e[0], e[2]) for e in ordered]
+
+
+def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str, float] | None = None
+                    ) -> list[tuple[float, object]]:
+    """The ranking every retriever applies once to its first-stage candidates.
+
+    (score, path, kind, item) -> (final score, item): the query plan's path and file-name priors, for
+    a pasted report the evidence that a file defines the symbols it names (`definers`), then the best
+    chunk of each file first, translated copies of a docs page counting as one page.
+    """
+    terms = set(plan.weights)
+    docs_paths = set()
+    scored = []
+    for value, path, kind, item in candidates:
+        if kind == "docs":
+            docs_paths.add(path)
+        factor = path_prior(path, kind, plan.asked, config, plan.long) * name_prior(path, plan.symbol, terms, config)
+        if definers:
+            factor *= 1.0 + config.long_query_definer_boost * definers.get(path, 0)
+        scored.append((value * factor, path, item))
+    return rank_files(scored, config, lambda p: translation_keys(p) if p in docs_paths else ())

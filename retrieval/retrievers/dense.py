@@ -11,7 +11,7 @@ from typing import Iterable
 
 from ..embed import MAX_TOKENS, get_embedder, model_from_environment
 from ..query import plan_query
-from ..ranking import RankingConfig, name_prior, path_prior, rank_files
+from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, SearchHit, SourceFile, chunk_docid
 from .base import NOT_INDEXED
 
@@ -111,14 +111,8 @@ class DenseRetriever:
         config = self.ranking
         plan = plan_query(query, config)
         found = self.candidates(query, max(top_k * 3, 50), allow)
-        terms = set(plan.weights)
-        scored = [
-            (c.score * path_prior(c.path, c.kind, plan.asked, config, plan.long)
-             * name_prior(c.path, plan.symbol, terms, config), c.path, c)
-            for c in found
-        ]
         hits = []
-        for rank, (value, c) in enumerate(rank_files(scored, config)[:top_k], start=1):
+        for rank, (value, c) in enumerate(rank_candidates([(c.score, c.path, c.kind, c) for c in found], plan, config)[:top_k], start=1):
             hits.append(SearchHit(chunk_docid(c.path, c.start_line, c.end_line), c.path, c.start_line,
                                   c.end_line, rank, value))
         return hits

@@ -20,7 +20,7 @@ from ..confidence import assess, word_forms
 from ..fusion import TrustConfig, lexical_trust, score_fusion
 from ..lexical.features import DEF
 from ..parallel import ENV_JOBS
-from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files
+from ..ranking import RankingConfig, query_words, rank_candidates
 from ..records import Chunk, SearchHit, SourceFile, chunk_docid
 from ..text import split_identifier
 from .base import NOT_INDEXED
@@ -176,17 +176,9 @@ class HybridRetriever:
         kind = "symbol" if plan.symbol is not None else "long" if plan.long else "sentence"
         share = lexical_trust(kind, list(lex_scores.values()), list(dense_scores.values()), self.trust)
         fused = score_fusion(lex_scores, dense_scores, share)
-        terms = set(plan.weights)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
-        scored = []
-        for key, value in fused.items():
-            path = key[0]
-            factor = path_prior(path, docs[key][0], plan.asked, config, plan.long) * name_prior(
-                path, plan.symbol, terms, config)
-            if definers:
-                factor *= 1.0 + config.long_query_definer_boost * definers.get(path, 0)
-            scored.append((value * factor, path, key))
-        ranked = rank_files(scored, config)
+        ranked = rank_candidates([(value, key[0], docs[key][0], key) for key, value in fused.items()], plan, config,
+                                 definers)
         return self._hits(query, plan, ranked, docs, top_k)
 
     def _hits(self, query, plan, ranked, docs, top_k) -> list[SearchHit]:

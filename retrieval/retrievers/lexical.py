@@ -13,7 +13,7 @@ from ..lexical.segment import MemorySegment, SegmentBuilder
 from ..lexical import features
 from ..lexical.features import DEF, chunk_terms
 from ..query import QueryPlan, plan_query
-from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files, translation_keys
+from ..ranking import RankingConfig, query_words, rank_candidates
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from ..text import split_identifier
@@ -93,20 +93,13 @@ class LexicalRetriever:
         views = self._views
         config = self.ranking
         plan, first = self.first_stage(query, max(config.candidates, top_k), allow)
-        terms = set(plan.weights)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
-        scored = []
-        docs_paths = set()
+        candidates = []
         for value, i, d in first:
             seg = views[i].segment
             path, _language, kind = seg.files[seg.doc_file[d]]
-            if kind == "docs":
-                docs_paths.add(path)
-            factor = path_prior(path, kind, plan.asked, config, plan.long) * name_prior(path, plan.symbol, terms, config)
-            if definers:
-                factor *= 1.0 + config.long_query_definer_boost * definers.get(path, 0)
-            scored.append((value * factor, path, (i, d)))
-        ranked = rank_files(scored, config, lambda p: translation_keys(p) if p in docs_paths else ())
+            candidates.append((value, path, kind, (i, d)))
+        ranked = rank_candidates(candidates, plan, config, definers)
         words = query_words(query)
         defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if plan.symbol is not None else []
         levels = assess(views, self._n_docs, word_forms(words, split_identifier), defined, ranked, top_k)

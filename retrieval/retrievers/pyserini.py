@@ -26,7 +26,7 @@ from ..lucene import index as lucene_index
 from ..lucene import jvm
 from ..parallel import ordered_map
 from ..query import plan_query
-from ..ranking import RankingConfig, name_prior, path_prior, query_words, rank_files
+from ..ranking import RankingConfig, query_words, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile
 from ..text import split_identifier
 from .base import NOT_INDEXED
@@ -152,16 +152,12 @@ class PyseriniRetriever:
         else:
             lucene_query = query
         first = self._first_stage(lucene_query, max(config.candidates, top_k), allow)
-        terms = set(plan.weights)
         definers = self._definers(plan.named) if plan.named and config.long_query_definer_boost else {}
-        scored = []
+        candidates = []
         for value, docid in first:
             path, _language, kind, _start, _end = self._records[docid]
-            factor = path_prior(path, kind, plan.asked, config, plan.long) * name_prior(path, plan.symbol, terms, config)
-            if definers:
-                factor *= 1.0 + config.long_query_definer_boost * definers.get(path, 0)
-            scored.append((value * factor, path, docid))
-        ranked = rank_files(scored, config)
+            candidates.append((value, path, kind, docid))
+        ranked = rank_candidates(candidates, plan, config, definers)
         words = query_words(query)
         if self.analyzer == "code":
             forms = word_forms(words, split_identifier)
