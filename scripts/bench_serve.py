@@ -55,7 +55,7 @@ store, times = client.store_dir(root), []
 for _ in range(rounds):
     for q in queries:
         header = {"op": "run", "argv": ["query", "--root", root, q, "--json"], "cwd": os.getcwd(),
-                  "version": client.code_version(), "env": client.environment(), "encodings": client._encodings()}
+                  "version": client.code_version(), "env": client.environment(), "encodings": client._encodings(), "stdin_len": 0}
         start = time.perf_counter()
         reply, _ = client.call(store, header)
         times.append(time.perf_counter() - start)
@@ -65,9 +65,13 @@ print(json.dumps(times))
 
 
 def _server_times(root, queries, env, rounds) -> list[float]:
-    out = subprocess.run([sys.executable, "-c", SERVER_SHARE, root, json.dumps(queries), str(rounds)], env=env,
-                         capture_output=True, text=True, check=True).stdout
-    return json.loads(out)
+    # Not from the checkout: `-c` puts the current directory first on sys.path, and a source tree's
+    # modules are another code version than the installed server's.
+    done = subprocess.run([sys.executable, "-c", SERVER_SHARE, root, json.dumps(queries), str(rounds)], env=env,
+                          capture_output=True, text=True, cwd=tempfile.gettempdir())
+    if done.returncode:
+        raise SystemExit(f"the server's share could not be measured: {done.stderr.strip().splitlines()[-1:]}")
+    return json.loads(done.stdout)
 
 
 def _edit_times(cli, root, store, env, edits: int) -> list[float]:
