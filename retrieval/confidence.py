@@ -21,6 +21,9 @@ import re
 from bisect import bisect_left
 
 from .lexical.bm25 import idf
+from .lexical.features import DEF
+from .ranking import query_words
+from .text import split_identifier
 
 LOW, MEDIUM, HIGH = "low", "medium", "high"
 LEVELS = (LOW, MEDIUM, HIGH)  # ascending
@@ -125,3 +128,11 @@ def word_forms(words, split) -> list[tuple[tuple[str, ...], bool]]:
         seen.add(forms)
         out.append((forms, bool(_COMPOUND.search(word)) and forms[0] == word.lower()))
     return out
+
+
+def query_evidence(query: str, symbol_query: bool) -> tuple[list, list[str]]:
+    """(word forms, definition terms) of a code-aware query, as `assess` takes them: a symbol query
+    also counts whether a hit defines one of its words."""
+    words = query_words(query)
+    defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if symbol_query else []
+    return word_forms(words, split_identifier), defined

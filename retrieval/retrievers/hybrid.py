@@ -16,13 +16,11 @@ import queue
 import threading
 from typing import Iterable
 
-from ..confidence import assess, word_forms
+from ..confidence import assess, query_evidence
 from ..fusion import TrustConfig, lexical_trust, score_fusion
-from ..lexical.features import DEF
 from ..parallel import ENV_JOBS
-from ..ranking import RankingConfig, query_words, rank_candidates
+from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, SearchHit, SourceFile, chunk_docid
-from ..text import split_identifier
 from .base import NOT_INDEXED
 from .dense import DenseRetriever
 from .lexical import LexicalRetriever, _definers
@@ -183,10 +181,9 @@ class HybridRetriever:
 
     def _hits(self, query, plan, ranked, docs, top_k) -> list[SearchHit]:
         # Confidence comes from the lexical evidence of each hit (a dense-only hit has none to show).
-        words = query_words(query)
-        defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if plan.symbol is not None else []
+        forms, defined = query_evidence(query, plan.symbol is not None)
         lexical_ranked = [(value, docs[key][1]) for value, key in ranked[:top_k] if docs[key][1] is not None]
-        levels = assess(self._lex_views, self.lexical._n_docs, word_forms(words, split_identifier), defined,
+        levels = assess(self._lex_views, self.lexical._n_docs, forms, defined,
                         lexical_ranked, top_k)
         level_of = {docs_key: level for (_v, docs_key), level in zip(lexical_ranked, levels)}
         hits = []

@@ -6,17 +6,16 @@ from collections import Counter
 from typing import Iterable
 
 from .. import prose, stem, text
-from ..confidence import assess, word_forms
+from ..confidence import assess, query_evidence
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
 from ..lexical import features
-from ..lexical.features import DEF, chunk_terms
+from ..lexical.features import chunk_terms
 from ..query import QueryPlan, plan_query
-from ..ranking import RankingConfig, query_words, rank_candidates
+from ..ranking import RankingConfig, rank_candidates
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
-from ..text import split_identifier
 from .base import NOT_INDEXED
 
 CODE, PROSE = "code", "prose"
@@ -100,9 +99,8 @@ class LexicalRetriever:
             path, _language, kind = seg.files[seg.doc_file[d]]
             candidates.append((value, path, kind, (i, d)))
         ranked = rank_candidates(candidates, plan, config, definers)
-        words = query_words(query)
-        defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if plan.symbol is not None else []
-        levels = assess(views, self._n_docs, word_forms(words, split_identifier), defined, ranked, top_k)
+        forms, defined = query_evidence(query, plan.symbol is not None)
+        levels = assess(views, self._n_docs, forms, defined, ranked, top_k)
         return self._hits(views, ranked, levels)
 
     def first_stage(self, query: str, depth: int, allow=None):

@@ -19,16 +19,15 @@ from collections import defaultdict
 from typing import Iterable
 
 from .. import prose
-from ..confidence import assess, word_forms
+from ..confidence import assess, query_evidence
 from ..lexical.bm25 import idf
 from ..lexical.features import DEF, chunk_terms, path_terms
 from ..lucene import index as lucene_index
 from ..lucene import jvm
 from ..parallel import ordered_map
 from ..query import plan_query
-from ..ranking import RankingConfig, query_words, rank_candidates
+from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile
-from ..text import split_identifier
 from .base import NOT_INDEXED
 
 CODE, PROSE = "code", "prose"
@@ -158,10 +157,8 @@ class PyseriniRetriever:
             path, _language, kind, _start, _end = self._records[docid]
             candidates.append((value, path, kind, docid))
         ranked = rank_candidates(candidates, plan, config, definers)
-        words = query_words(query)
         if self.analyzer == "code":
-            forms = word_forms(words, split_identifier)
-            defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if plan.symbol is not None else []
+            forms, defined = query_evidence(query, plan.symbol is not None)
         else:
             forms = [((t,), False) for t in dict.fromkeys(prose.analyze(query))]
             defined = []
