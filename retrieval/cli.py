@@ -103,13 +103,14 @@ def _root(root: str | None) -> str:
 
 
 EMBED_MODEL_HELP = ("Embedding model of the dense retrievers: a local directory, or a name already in the local "
-                    "Hugging Face cache (never downloaded). Default: the bundled all-MiniLM-L6-v2. Pass the same "
-                    "model to every command (or set RETRIEVAL_EMBED_MODEL): another model means another index.")
+                    "Hugging Face cache (never downloaded). Default: the bundled all-MiniLM-L6-v2. Given "
+                    "once, the index remembers it (as RETRIEVAL_EMBED_MODEL would set it); another model means another index.")
 
 
 def _use_embed_model(model: str | None) -> None:
     if model:
-        os.environ["RETRIEVAL_EMBED_MODEL"] = model
+        # A directory is remembered by the index as an absolute path (later commands run elsewhere).
+        os.environ["RETRIEVAL_EMBED_MODEL"] = os.path.abspath(model) if os.path.isdir(model) else model
 
 
 @click.group(cls=ShellGroup, context_settings={"help_option_names": ["-h", "--help"]})

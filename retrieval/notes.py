@@ -18,6 +18,8 @@ def filters_json(options) -> dict:
         out["max_file_bytes"] = options.max_bytes
     if options.profile != "code":
         out["profile"] = options.profile
+    if getattr(options, "embed_model", None):
+        out["embed_model"] = options.embed_model
     return out
 
 
@@ -29,6 +31,8 @@ def filters_text(filters: dict) -> str:
         parts.append(f"--max-file-bytes {filters['max_file_bytes']}")
     if "profile" in filters:
         parts.append(f"--profile {filters['profile']}")
+    if "embed_model" in filters:
+        parts.append(f"--embed-model {shlex.quote(filters['embed_model'])}")
     return " ".join(parts)
 
 
@@ -36,6 +40,7 @@ def remembered_note(options, command: str) -> str | None:
     """The note for a query or refresh running under filters given to an earlier `index`."""
     filters = filters_json(options)
     filters.pop("profile", None)  # how text is ranked, not which files are in
+    filters.pop("embed_model", None)
     if not filters:
         return None
     verb = "searching an index" if command == "query" else "indexing"

@@ -71,6 +71,7 @@ class RankingConfig:
     long_query_min_idf: float = 1.0  # long queries skip words this common (idf below it)
     long_query_definer_boost: float = 0.5  # long queries: per named symbol a file defines
     filename_boost: float = 2.0  # every word of the file's name is in the query (NL queries)
+    scope_boost: float = 3.0  # `Router.add_route`: a chunk whose scope path ends with that name
     one_page_per_translation: bool = True  # docs differing only in a language directory are one result
 
     def replace(self, **changes) -> "RankingConfig":
@@ -147,6 +148,30 @@ def file_name_words(path: str) -> tuple[str, frozenset]:
 def symbol_key(query: str) -> str:
     """The last component of a qualified identifier: `os.path.join` -> `join`."""
     return re.split(r"\.|::|#|->|/", query.strip())[-1]
+
+
+_QUALIFIER = re.compile(r"\.|::|#|->")
+
+
+def qualified_name(query: str) -> tuple[str, ...]:
+    """(`Router`, `add_route`) for `Router.add_route`, `Router::add_route`, `Router#add_route`;
+    () for anything else (a bare identifier says nothing about its scope)."""
+    q = query.strip()
+    if not is_symbol_query(q):
+        return ()
+    parts = tuple(p for p in _QUALIFIER.split(q) if p)
+    return parts if len(parts) >= 2 and all(_WORD.fullmatch(p) for p in parts) else ()
+
+
+def scope_agrees(context: str, parts: tuple[str, ...]) -> bool:
+    """Whether a chunk's scope path ends with the qualified name: `Router.add_route` agrees with
+    `APIRouter`? no; with `impl Service for Router.add_route`, `app.Router.add_route`: yes. Each
+    scope element counts by its last word (`impl Service for Router` is `Router`)."""
+    if not context or not parts:
+        return False
+    names = [piece.split()[-1] if piece.split() else "" for piece in _QUALIFIER.split(context)]
+    names = [re.sub(r"[<\[(].*$", "", name) for name in names]  # `Vec<T>` is `Vec`
+    return len(names) >= len(parts) and [n.lower() for n in names[-len(parts):]] == [p.lower() for p in parts]
 
 
 def name_prior(path: str, symbol: str | None, query_terms: set[str], config: RankingConfig) -> float:

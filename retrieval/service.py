@@ -8,7 +8,7 @@ import os
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable
 
 from . import __version__
@@ -50,6 +50,7 @@ class IndexOptions:
     policy: ChunkingPolicy = field(default_factory=ChunkingPolicy)
     profile: str = "code"
     bm25: tuple | None = None  # (k1, b) for the retrievers that take them (lexical, pi-serini)
+    embed_model: str | None = None  # the dense retrievers' model (a directory or a cached name); None: bundled
 
     def __post_init__(self):
         if self.profile not in PROFILES:
@@ -71,6 +72,8 @@ class IndexOptions:
                "policy": self.policy.fingerprint(), "profile": self.profile}
         if self.bm25:  # only when set: indexes built without it keep their configuration
             out["bm25"] = list(self.bm25)
+        if self.embed_model:  # likewise
+            out["embed_model"] = self.embed_model
         return out
 
     def retriever_kwargs(self) -> dict:
@@ -85,12 +88,44 @@ class IndexOptions:
             policy=ChunkingPolicy(**data.get("policy", {})),
             profile=data.get("profile", "code"),
             bm25=tuple(data["bm25"]) if data.get("bm25") else None,
+            embed_model=data.get("embed_model") or None,
         )
 
     def chunk(self, text: str, f) -> list:
         if self.profile == "prose":  # a file is one document, as in a document collection
             return whole_file(text, f.path, language=f.language, kind=f.kind)
         return chunk_lines(text, f.path, language=f.language, kind=f.kind, policy=self.policy)
+
+
+def _embeds(name: str) -> bool:
+    """Whether the retriever embeds chunks with a model (and so takes `model=`)."""
+    return "local" in get_spec(name).extras
+
+
+def wanted_model(name: str, options: IndexOptions) -> str | None:
+    """The model a dense retriever should use: the one asked for now (--embed-model, or
+    RETRIEVAL_EMBED_MODEL), else the one its index was built with, else None (the bundled one)."""
+    if not _embeds(name):
+        return None
+    from .embed import model_from_environment
+
+    return model_from_environment() or options.embed_model
+
+
+def _build(name: str, options: IndexOptions):
+    """The retriever as these options configure it (BM25 parameters, the embedding model)."""
+    kwargs = options.retriever_kwargs()
+    if options.embed_model and _embeds(name):
+        kwargs["model"] = options.embed_model
+    return build_retriever(name, **kwargs)
+
+
+def _model_changed(name: str, manifest: dict) -> bool:
+    """The index was built with another model than the one asked for now: it must be rebuilt."""
+    if not _embeds(name):
+        return False
+    remembered = IndexOptions.from_json(manifest["config"]["options"])
+    return wanted_model(name, remembered) != remembered.embed_model
 
 
 def remembered_options(root: str, name: str = "lexical") -> IndexOptions | None:
@@ -277,8 +312,11 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             force = True
     if options is None:
         options = IndexOptions.from_json(manifest["config"]["options"]) if manifest else IndexOptions()
-    if options.bm25:
-        retriever = build_retriever(name, **options.retriever_kwargs())
+    model = wanted_model(name, options)
+    if model != options.embed_model:  # asked for now, or the default again: remembered from here on
+        options = replace(options, embed_model=model)
+    if options.bm25 or options.embed_model:
+        retriever = _build(name, options)
     _use_profile(retriever, name, options.profile)
     config = _config(retriever, options)
     if manifest is not None and (force or manifest.get("config") != config):
@@ -493,10 +531,13 @@ def open_index(
     for attempt in range(3):
         key = _manifest_key(store, name)
         cached = _OPEN.recall((store, name))
-        if cached is not None and key is not None and cached[0] == key:
+        if cached is not None and key is not None and cached[0] == key and not _model_changed(name, cached[1]):
             if stale_ok or VOUCHED.get((store, name)) == key or is_current(root, cached[1]):
                 return cached[2]
         manifest = _open_manifest(store, name, progress)
+        if manifest is not None and _model_changed(name, manifest):
+            refresh(root, name, progress=progress)  # another model means another index
+            continue
         if manifest is None or not (stale_ok or is_current(root, manifest)):
             try:
                 refresh(root, name, progress=progress, lock_timeout=0 if manifest is not None else None)
@@ -512,7 +553,7 @@ def open_index(
             if manifest is None:
                 raise layout.StoreError(f"the {name} index could not be built")
         opened = IndexOptions.from_json(manifest["config"]["options"])
-        retriever = build_retriever(name, **opened.retriever_kwargs())
+        retriever = _build(name, opened)
         _use_profile(retriever, name, opened.profile)
         try:
             engine = retriever.open_store(layout.retriever_dir(store, name), manifest["state"])

@@ -153,3 +153,25 @@ def test_benchmark_scripts_are_told_by_their_names_like_tests():
         assert _path_classes(path)[1], path
     for path in ("src/bench.py", "src/workbench.py", "src/benchmarking.py"):
         assert not _path_classes(path)[1], path
+
+
+def test_a_qualified_name_is_split_at_any_language_s_scope_separator():
+    from retrieval.ranking import qualified_name
+
+    assert qualified_name("Router.add_route") == ("Router", "add_route")
+    assert qualified_name("std::vec::Vec") == ("std", "vec", "Vec")
+    assert qualified_name("Model#save") == ("Model", "save")
+    assert qualified_name("add_route") == ()  # nothing said about the scope
+    assert qualified_name("how routes are added") == ()
+
+
+def test_a_scope_path_agrees_when_it_ends_with_the_qualified_name():
+    from retrieval.ranking import scope_agrees
+
+    assert scope_agrees("APIRouter.add_api_route", ("APIRouter", "add_api_route"))
+    assert scope_agrees("module fastapi.routing.APIRouter.add_api_route", ("APIRouter", "add_api_route"))
+    assert scope_agrees("impl Service for Router.call", ("Router", "call"))
+    assert scope_agrees("impl<T> Vec<T>.push", ("Vec", "push"))
+    assert not scope_agrees("FastAPI.add_api_route", ("APIRouter", "add_api_route"))
+    assert not scope_agrees("APIRouter", ("APIRouter", "add_api_route"))
+    assert not scope_agrees("", ("Router", "call"))

@@ -88,3 +88,27 @@ def test_two_letter_code_directories_are_not_translations():
     body = "def read_buffer(size):\n    return size\n"
     docs = FILLER + [doc("src/io/buffer.py", body), doc("src/os/buffer.py", body)]
     assert ranked_paths(docs, "read buffer")[:2] == ["src/io/buffer.py", "src/os/buffer.py"]
+
+
+def test_scope_boost_puts_the_chunk_whose_scope_path_is_the_qualified_name_first():
+    from retrieval.records import Document
+    from retrieval.retrievers.lexical import LexicalRetriever
+
+    def scoped(path, text, start, context):
+        end = start + text.count("\n")
+        return Document(docid=f"{path}:{start}-{end}", text=text, source_path=path, start_line=start,
+                        end_line=end, context=context)
+
+    header = "class Router:\n    # Router.add_route registers; Router add_route compiles; Router add_route\n"
+    method = "    def add_route(self, path):\n" + "        step()\n" * 12
+    docs = FILLER + [scoped("app/router.py", header, 1, "Router"),
+                     scoped("app/router.py", method, 3, "Router.add_route"),
+                     scoped("app/app.py", "    def add_route(self, path):\n        pass\n", 1, "Application.add_route")]
+
+    def first(**config):
+        retriever = LexicalRetriever(ranking=RankingConfig().replace(**config))
+        retriever.index(docs)
+        return retriever.search_detailed("Router.add_route", 3)[0].context
+
+    assert first() == "Router.add_route"
+    assert first(scope_boost=1.0) != "Router.add_route"

@@ -174,3 +174,37 @@ def test_chunk_metadata_survives_segment_merges(repo, rewrite, monkeypatch):
     assert hit.context.startswith("Router") and hit.language == "python"
     hit = service.search(str(repo), "make_slug_2", retriever="treesitter", top_k=1).hits[0]
     assert hit.symbol == "make_slug_2"
+
+
+def test_a_qualified_name_finds_that_class_s_method_before_the_class_or_a_namesake(make_tree):
+    from retrieval import build_retriever, load_ast_chunk_documents
+
+    # As in fastapi: the class header talks about its methods, and another class has a method of the
+    # same name. `Router.add_route` asks for one place: the method whose scope path is that name.
+    header = dedent(
+        '''
+        class Router:
+            """A Router groups routes. Router.add_route registers one; Router
+            add_route also compiles it; see Router for add_route details."""
+
+            prefix = "/"
+            routes = ()
+        '''
+    )
+    method = "\n".join(f"    # step {i}: compile, store, return" for i in range(12))
+    files = {
+        "app/router.py": header + "\n    def add_route(self, path):\n" + method + "\n        return path\n",
+        "app/application.py": "class Application:\n    def add_route(self, path):\n        return path\n",
+    }
+    for n in range(6):  # enough other files that every term is informative
+        files[f"app/other{n}.py"] = f"def helper{n}(value):\n    return value + {n}\n"
+    root = make_tree(files)
+    retriever = build_retriever("treesitter")
+    retriever.index(load_ast_chunk_documents(str(root), policy=_small()))
+    for query in ("Router.add_route", "Router::add_route", "Router#add_route"):
+        hit = retriever.search_detailed(query, top_k=3)[0]
+        assert (hit.source_path, hit.context, hit.kind) == ("app/router.py", "Router.add_route", "method"), query
+    # Without a qualifier the name alone decides: both methods before the class header.
+    hits = retriever.search_detailed("add_route", top_k=2)
+    assert {h.kind for h in hits} == {"method"}
+

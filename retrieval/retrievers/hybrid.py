@@ -23,7 +23,7 @@ from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, SearchHit, SourceFile, chunk_docid
 from .base import NOT_INDEXED
 from .dense import DenseRetriever
-from .lexical import LexicalRetriever, _definers
+from .lexical import LexicalRetriever, _definers, scope_factors
 
 LEXICAL, DENSE = "lexical", "dense"
 DENSE_DEPTH = 100  # dense candidates fused per query
@@ -175,8 +175,9 @@ class HybridRetriever:
         share = lexical_trust(kind, list(lex_scores.values()), list(dense_scores.values()), self.trust)
         fused = score_fusion(lex_scores, dense_scores, share)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
-        ranked = rank_candidates([(value, key[0], docs[key][0], key) for key, value in fused.items()], plan, config,
-                                 definers)
+        scoped = scope_factors(views, query, first, config)
+        ranked = rank_candidates([(value * scoped.get(docs[key][1], 1.0), key[0], docs[key][0], key)
+                                  for key, value in fused.items()], plan, config, definers)
         return self._hits(query, plan, ranked, docs, top_k)
 
     def _hits(self, query, plan, ranked, docs, top_k) -> list[SearchHit]:

@@ -13,7 +13,7 @@ from ..lexical.segment import MemorySegment, SegmentBuilder
 from ..lexical import features
 from ..lexical.features import chunk_terms
 from ..query import QueryPlan, plan_query
-from ..ranking import RankingConfig, rank_candidates
+from ..ranking import RankingConfig, qualified_name, rank_candidates, scope_agrees
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from .base import NOT_INDEXED
@@ -93,11 +93,12 @@ class LexicalRetriever:
         config = self.ranking
         plan, first = self.first_stage(query, max(config.candidates, top_k), allow)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
+        scoped = scope_factors(views, query, first, config)
         candidates = []
         for value, i, d in first:
             seg = views[i].segment
             path, _language, kind = seg.files[seg.doc_file[d]]
-            candidates.append((value, path, kind, (i, d)))
+            candidates.append((value * scoped.get((i, d), 1.0), path, kind, (i, d)))
         ranked = rank_candidates(candidates, plan, config, definers)
         forms, defined = query_evidence(query, plan.symbol is not None)
         levels = assess(views, self._n_docs, forms, defined, ranked, top_k)
@@ -279,3 +280,18 @@ class _LuceneLengths:
 
     def __getattr__(self, name):
         return getattr(self._segment, name)
+
+
+def scope_factors(views, query: str, first, config: RankingConfig) -> dict[tuple[int, int], float]:
+    """{(view, doc): config.scope_boost} for the first-stage candidates whose scope path is the
+    qualified name the query asks for (`Router.add_route`); empty for any other query, and for
+    chunks without a scope path (line chunks)."""
+    parts = qualified_name(query) if config.scope_boost != 1.0 else ()
+    if not parts:
+        return {}
+    out = {}
+    for _value, i, d in first:
+        meta = views[i].segment.meta(d)
+        if meta and scope_agrees(meta[0], parts):
+            out[(i, d)] = config.scope_boost
+    return out

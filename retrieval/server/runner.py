@@ -29,6 +29,8 @@ def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodin
                _stream(out, encodings.get("stdout"), encodings.get("stdout_errors")),
                _stream(err, encodings.get("stderr"), encodings.get("stderr_errors") or "backslashreplace"))
     sys.stdin, sys.stdout, sys.stderr = streams
+    # A command may set environment variables for itself (`--embed-model`): not for the next one.
+    environ = dict(os.environ)
     try:
         if cwd:
             os.chdir(cwd)
@@ -45,6 +47,9 @@ def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodin
         sys.stderr.flush()
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
+        if os.environ != environ:
+            os.environ.clear()
+            os.environ.update(environ)
         if here is not None:
             os.chdir(here)
     result = code, out.getvalue(), err.getvalue()

