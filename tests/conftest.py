@@ -66,6 +66,9 @@ def _no_store_environment(monkeypatch):
     """Every test starts with the store beside the root and no total-size override."""
     for name in STORE_ENV:
         monkeypatch.delenv(name, raising=False)
+    # The machine-wide embedding cache would carry vectors from one test to the next (and into the
+    # user's home): off, except in the tests of that cache.
+    monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", "off")
 
 
 def write_tree(root: Path, files: dict) -> Path:

@@ -15,6 +15,7 @@ from typing import Callable, Iterable
 
 from ..records import Chunk, SourceFile
 from . import store as vstore
+from .shared import SharedEmbeddings
 from .texts import embed_text, text_key, worth_embedding
 
 EMBED_BATCH = 256  # texts handed to the model at once (it sorts them by length: less padding)
@@ -123,12 +124,14 @@ def update(
             cached.setdefault(old.key(row), row)
     checkpointed = vstore.read_checkpoints(directory, model, dim)
     donors = _donors(directory, model, dim)
+    shared = SharedEmbeddings(model, dim)
+    embedded: list[bytes] = []  # this run's, for the shared cache
     pending: dict[bytes, str] = {}  # key -> text still to embed
     fresh: dict[bytes, object] = {}
     show = progress or TerminalProgress(label)
     batch = max(1, int(_env_number("RETRIEVAL_EMBED_BATCH", EMBED_BATCH)))
     every = _env_number("RETRIEVAL_EMBED_CHECKPOINT_SECONDS", CHECKPOINT_SECONDS)
-    counts = {"done": 0, "todo": 0}
+    counts = {"done": 0, "todo": 0, "shared": 0}
     unsaved: list[bytes] = []
     last_checkpoint = [time.monotonic()]
     checkpoint_no = [0]
@@ -141,6 +144,7 @@ def update(
         for k, v in zip(keys, vectors):
             fresh[k] = v
         unsaved.extend(keys)
+        embedded.extend(keys)
         counts["done"] += len(keys)
         show(counts["done"], counts["todo"])
         if time.monotonic() - last_checkpoint[0] >= every:
@@ -169,6 +173,11 @@ def update(
             donor = donors.get(key)
             if donor is not None:
                 fresh[key] = donor[0].vectors[donor[1]]
+                continue
+            known = shared.get(key)
+            if known is not None:
+                fresh[key] = known
+                counts["shared"] += 1
                 continue
             pending[key] = embed_text(f.path, c.text, c.context)
             counts["todo"] += 1
@@ -220,7 +229,8 @@ def update(
         starts=starts, ends=ends, keys=b"".join(keys), vectors=vectors, tv_bytes=build_turbovec(vectors, bits),
     )
     entry["bits"] = bits
-    return {"generation": entry, "next": number + 1, "embedded": counts["done"]}
+    shared.add(embedded, np.stack([fresh[k] for k in embedded]) if embedded else None)
+    return {"generation": entry, "next": number + 1, "embedded": counts["done"], "shared": counts["shared"]}
 
 
 def _donors(directory: str, model: str, dim: int) -> dict[bytes, tuple]:

@@ -53,8 +53,9 @@ def _pack(magic: bytes, header: dict, *sections: bytes) -> bytes:
     return b"".join((magic, struct.pack("<I", len(head)), head, *sections))
 
 
-def _unpack(data: bytes, magic: bytes, what: str) -> tuple[dict, int]:
-    if not data.startswith(magic) or len(data) < len(magic) + 4:
+def unpack_header(data, magic: bytes, what: str) -> tuple[dict, int]:
+    """(header, offset of the first section) of a vector file's bytes (or a map of them)."""
+    if data[:len(magic)] != magic or len(data) < len(magic) + 4:
         raise VectorStoreError(f"{what} is not a vector file")
     (n,) = struct.unpack_from("<I", data, len(magic))
     start = len(magic) + 4
@@ -96,7 +97,7 @@ class Generation:
                 data = fh.read()
         except FileNotFoundError:
             raise VectorStoreError(f"vector rows {self.name} are missing") from None
-        header, at = _unpack(data, ROWS_MAGIC, self.name)
+        header, at = unpack_header(data, ROWS_MAGIC, self.name)
         n, dim = header["n"], header["dim"]
         if n != entry["n"] or dim != entry["dim"] or header["model"] != entry["model"]:
             raise VectorStoreError(f"vector rows {self.name} do not match the manifest")
@@ -154,7 +155,7 @@ def read_checkpoints(directory: str, model: str, dim: int) -> dict[bytes, object
         try:
             with open(os.path.join(directory, name), "rb") as fh:
                 data = fh.read()
-            header, at = _unpack(data, CKPT_MAGIC, name)
+            header, at = unpack_header(data, CKPT_MAGIC, name)
             n = header["n"]
             if header["model"] != model or header["dim"] != dim or len(data) != at + n * (KEY_BYTES + 4 * dim):
                 continue

@@ -1,0 +1,140 @@
+"""Embeddings shared by every index on this machine: another checkout, a worktree, the same
+repository at another commit embed only what they do not have in common.
+
+Keyed like the per-index cache (text and model, retrieval.vectors.texts.text_key), so a vector is
+found only for the very text the same model would embed. Each build that embedded something adds
+one shard (the checkpoint format, written atomically); readers skip shards that are torn, of
+another model, or deleted under them: the cache only saves work, it never decides an answer.
+Bounded: beyond the size limit the least recently written shards go.
+
+    RETRIEVAL_EMBED_CACHE       the directory (default $XDG_CACHE_HOME/retrieval/embeddings);
+                                "off" disables it
+    RETRIEVAL_EMBED_CACHE_MB    the size limit (default 1024)
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+
+from . import store as vstore
+
+ENV_DIR = "RETRIEVAL_EMBED_CACHE"
+ENV_MB = "RETRIEVAL_EMBED_CACHE_MB"
+DEFAULT_MB = 1024
+SHARD_PREFIX = "shard-"
+
+
+def cache_dir(model: str) -> str | None:
+    """This model's shard directory, or None when the cache is off."""
+    base = os.environ.get(ENV_DIR, "")
+    if base.lower() in ("off", "0", "none", "no"):
+        return None
+    if not base:
+        home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(home, "retrieval", "embeddings")
+    # One directory per model identity (a digest: identities hold paths and odd characters).
+    return os.path.join(base, hashlib.blake2b(model.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest())
+
+
+def _limit_bytes() -> int:
+    try:
+        return max(0, int(float(os.environ[ENV_MB]) * 1024 * 1024))
+    except (KeyError, ValueError):
+        return DEFAULT_MB * 1024 * 1024
+
+
+class SharedEmbeddings:
+    """Looked up only when a build has something to embed, and read once then."""
+
+    def __init__(self, model: str, dim: int):
+        self.model, self.dim = model, dim
+        self.directory = cache_dir(model)
+        self._index: dict | None = None  # key -> (shard, row)
+        self._shards: list = []
+
+    def get(self, key: bytes):
+        if self.directory is None:
+            return None
+        if self._index is None:
+            self._load()
+        found = self._index.get(key)
+        return None if found is None else self._shards[found[0]][found[1]]
+
+    def _load(self) -> None:
+        """Map every readable shard of this model: its vectors are paged in only when a key is
+        found there, so a large cache costs the build its keys, not its vectors."""
+        import mmap
+
+        import numpy as np
+
+        self._index, self._shards = {}, []
+        try:
+            names = sorted((n for n in os.listdir(self.directory) if n.startswith(SHARD_PREFIX)), reverse=True)
+        except OSError:
+            return
+        dim, width = self.dim, vstore.KEY_BYTES
+        for name in names:
+            try:
+                with open(os.path.join(self.directory, name), "rb") as fh:
+                    data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+                header, at = vstore.unpack_header(data, vstore.CKPT_MAGIC, name)
+                n = header["n"]
+                if header["model"] != self.model or header["dim"] != dim or len(data) != at + n * (width + 4 * dim):
+                    continue
+                keys = data[at:at + n * width]
+                vectors = np.frombuffer(data, "<f4", n * dim, at + n * width).reshape(n, dim)
+            except (OSError, ValueError, KeyError, TypeError, vstore.VectorStoreError):
+                continue
+            number = len(self._shards)
+            self._shards.append(vectors)
+            for i in range(n):
+                self._index.setdefault(keys[i * width:(i + 1) * width], (number, i))
+
+    def add(self, keys: list[bytes], vectors) -> None:
+        """Keep what this build embedded for the next one; a cache that cannot be written (a
+        read-only home, a full disk) is not an error."""
+        if self.directory is None or not keys:
+            return
+        try:
+            os.makedirs(self.directory, exist_ok=True)
+            name = f"{SHARD_PREFIX}{time.time_ns():020d}-{os.getpid()}.emb"
+            vstore.write_checkpoint(self.directory, name, self.model, keys, vectors)
+            trim(self.directory, _limit_bytes())
+        except OSError:
+            pass
+
+
+STALE_TEMP_SECONDS = 3600  # a temp file this old was left by a killed writer (no lock guards this directory)
+
+
+def trim(directory: str, limit: int) -> None:
+    """Delete the oldest shards (by name: the write time) until the rest fit in `limit` bytes,
+    and temp files that killed writers left."""
+    from ..store.atomic import TMP_PREFIX
+
+    try:
+        listing = os.listdir(directory)
+    except OSError:
+        return
+    for name in listing:
+        if name.startswith(TMP_PREFIX):
+            path = os.path.join(directory, name)
+            try:
+                if time.time() - os.path.getmtime(path) > STALE_TEMP_SECONDS:
+                    os.unlink(path)
+            except OSError:
+                pass
+    names = sorted((n for n in listing if n.startswith(SHARD_PREFIX)), reverse=True)
+    total = 0
+    for name in names:  # newest first
+        path = os.path.join(directory, name)
+        try:
+            total += os.path.getsize(path)
+        except OSError:
+            continue
+        if total > limit:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass

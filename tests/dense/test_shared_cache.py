@@ -1,0 +1,93 @@
+"""The machine-wide embedding cache: a second checkout embeds only what the first did not."""
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+pytestmark = pytest.mark.extra("local", "turbovec")
+
+FILES = {
+    "src/retry.py": "def retry_upload(request, attempts=3):\n    for _ in range(attempts):\n        send(request)\n",
+    "src/cache.py": "def evict_oldest(cache):\n    cache.pop(next(iter(cache)))\n",
+    "docs/guide.md": "# Guide\n\nUploads are retried three times.\n",
+}
+
+
+def _state(root):
+    return json.loads((root / ".retrieval" / "turbovec" / "manifest.json").read_text())["state"]
+
+
+@pytest.fixture
+def shared(tmp_path, monkeypatch):
+    directory = tmp_path / "embeddings"
+    monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", str(directory))
+    return directory
+
+
+def test_a_second_checkout_takes_every_vector_from_the_cache(make_tree, shared):
+    from retrieval import service
+    from retrieval.vectors.store import Generation
+
+    first, second = make_tree(FILES), make_tree(FILES)
+    service.refresh(first, "turbovec")
+    assert _state(first)["embedded"] == 3
+    service.refresh(second, "turbovec")
+    assert (_state(second)["embedded"], _state(second)["shared"]) == (0, 3)
+    a = Generation(str(first / ".retrieval" / "turbovec"), _state(first)["generation"])
+    b = Generation(str(second / ".retrieval" / "turbovec"), _state(second)["generation"])
+    assert (a.vectors == b.vectors).all()
+    hits = service.search(second, "retry a failed upload", retriever="turbovec").hits
+    assert hits[0].source_path == "src/retry.py"
+
+
+def test_an_edited_copy_embeds_only_its_new_chunk(make_tree, shared):
+    from retrieval import service
+
+    service.refresh(make_tree(FILES), "turbovec")
+    edited = make_tree(dict(FILES, **{"src/cache.py": "def drop_entry(cache, key):\n    cache.pop(key, None)\n"}))
+    service.refresh(edited, "turbovec")
+    assert (_state(edited)["embedded"], _state(edited)["shared"]) == (1, 2)
+
+
+def test_off_means_every_checkout_embeds_for_itself(make_tree, monkeypatch):
+    from retrieval import service
+
+    monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", "off")
+    service.refresh(make_tree(FILES), "turbovec")
+    second = make_tree(FILES)
+    service.refresh(second, "turbovec")
+    assert (_state(second)["embedded"], _state(second)["shared"]) == (3, 0)
+
+
+def test_a_torn_or_foreign_shard_is_skipped_and_the_build_embeds_instead(make_tree, shared):
+    from retrieval import service
+
+    service.refresh(make_tree(FILES), "turbovec")
+    (model_dir,) = list(shared.iterdir())
+    (shard,) = [p for p in model_dir.iterdir() if p.name.startswith("shard-")]
+    shard.write_bytes(shard.read_bytes()[:-100])  # torn
+    (model_dir / "shard-00000000000000000001-1.emb").write_bytes(b"not a shard")
+    second = make_tree(FILES)
+    report = service.refresh(second, "turbovec")
+    assert report.status == "indexed" and _state(second)["embedded"] == 3
+
+
+def test_the_cache_keeps_the_newest_shards_within_its_size_limit(tmp_path, monkeypatch):
+    import numpy as np
+
+    from retrieval.vectors.shared import SHARD_PREFIX, SharedEmbeddings
+
+    monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", str(tmp_path / "c"))
+    cache = SharedEmbeddings("model-x", 4)
+    cache.add([bytes([0]) * 16], np.zeros((1, 4), dtype=np.float32))
+    (first,) = (tmp_path / "c").rglob(SHARD_PREFIX + "*")
+    monkeypatch.setenv("RETRIEVAL_EMBED_CACHE_MB", str(2.5 * first.stat().st_size / (1024 * 1024)))  # two fit
+    for n in range(1, 5):
+        cache.add([bytes([n]) * 16], np.full((1, 4), n, dtype=np.float32))
+    assert len(list((tmp_path / "c").rglob(SHARD_PREFIX + "*"))) == 2
+    fresh = SharedEmbeddings("model-x", 4)
+    assert fresh.get(bytes([4]) * 16).tolist() == [4.0] * 4  # the newest survive
+    assert fresh.get(bytes([0]) * 16) is None  # the oldest went
+    assert SharedEmbeddings("model-y", 4).get(bytes([4]) * 16) is None  # another model, another cache
