@@ -59,7 +59,7 @@ class DenseRetriever:
         return self._chunker
 
     def chunk_file(self, text: str, f: SourceFile, options) -> list[Chunk]:
-        # The hybrid's chunks (syntax-aware when treesitter is installed): the two share embeddings.
+        # The hybrid's chunks (its lexical arm's): the two share embeddings.
         own = getattr(self._chunk_source(), "chunk_file", None)
         return own(text, f, options) if own is not None else options.chunk(text, f)
 

@@ -6,8 +6,8 @@ query; then the lexical ranking signals (path priors, file-name agreement, defin
 symbols, one chunk per file first) apply once, to the fused score.
 
 Both arms live in this retriever's own store directory (lexical/ and dense/), under one manifest,
-so one commit makes both current together. The chunk source is the lexical arm's: the `treesitter`
-retriever's syntax-aware chunks when that extra is installed, else the line chunker.
+so one commit makes both current together. The chunk source is the lexical arm's: the line chunker
+(see `lexical_arm` for why not the syntax-aware chunks).
 """
 from __future__ import annotations
 
@@ -27,18 +27,13 @@ from .lexical import LexicalRetriever, _definers, scope_factors
 
 LEXICAL, DENSE = "lexical", "dense"
 DENSE_DEPTH = 100  # dense candidates fused per query
+
+
 def lexical_arm() -> LexicalRetriever:
-    """The lexical arm: the `treesitter` retriever (syntax-aware chunks, definitions from the tree)
-    when its extra is installed, else `lexical` over line chunks. Both arms index its chunks."""
-    from ..extras import missing_modules
-
-    if not missing_modules("treesitter"):
-        try:
-            from .treesitter import TreesitterRetriever
-
-            return TreesitterRetriever()
-        except ImportError:
-            pass
+    """The lexical arm: `lexical` over line chunks, whose chunks both arms index. Measured against
+    the `treesitter` retriever's syntax-aware chunks as the arm (same fusion, same ranking):
+    semble-dev, 18 repositories, 0.891 against 0.888; CoSQA dev MRR 53.4 against 52.4. Even-sized
+    line windows suit the fusion better than definitions of every size, and cost no parsing."""
     return LexicalRetriever()
 
 
