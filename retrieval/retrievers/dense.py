@@ -114,7 +114,7 @@ class DenseRetriever:
         hits = []
         for rank, (value, c) in enumerate(rank_candidates([(c.score, c.path, c.kind, c) for c in found], plan, config)[:top_k], start=1):
             hits.append(SearchHit(chunk_docid(c.path, c.start_line, c.end_line), c.path, c.start_line,
-                                  c.end_line, rank, value))
+                                  c.end_line, rank, value, language=c.language, kind=c.kind))
         return hits
 
 

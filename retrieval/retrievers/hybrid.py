@@ -157,15 +157,15 @@ class HybridRetriever:
         docs: dict[tuple, tuple] = {}
         for value, i, d in first:
             seg = views[i].segment
-            path, _language, kind = seg.files[seg.doc_file[d]]
+            path, language, kind = seg.files[seg.doc_file[d]]
             key = (path, seg.starts[d], seg.ends[d])
             lex_scores[key] = value
-            docs[key] = (kind, (i, d))
+            docs[key] = (kind, (i, d), language)
         dense_scores: dict[tuple, float] = {}
         for c in dense:
             key = (c.path, c.start_line, c.end_line)
             dense_scores[key] = c.score
-            docs.setdefault(key, (c.kind, None))
+            docs.setdefault(key, (c.kind, None, c.language))
         kind = "symbol" if plan.symbol is not None else "long" if plan.long else "sentence"
         share = lexical_trust(kind, list(lex_scores.values()), list(dense_scores.values()), self.trust)
         fused = score_fusion(lex_scores, dense_scores, share)
@@ -186,6 +186,8 @@ class HybridRetriever:
         for rank, (value, key) in enumerate(ranked[:top_k], start=1):
             path, start, end = key
             start, end = start or None, end or None
+            kind, lexical_doc, language = docs[key]
             hits.append(SearchHit(chunk_docid(path, start, end), path, start, end, rank, value,
-                                  confidence=level_of.get(docs[key][1], "low") if docs[key][1] else "low"))
+                                  confidence=level_of.get(lexical_doc, "low") if lexical_doc else "low",
+                                  language=language, kind=kind))
         return hits

@@ -106,6 +106,16 @@ def test_hybrid_answers_a_symbol_with_its_definition_and_a_question_by_meaning(s
     assert _state(sample_repo, "hybrid")["dense"]["embedded"] > 0
 
 
+def test_dense_hits_say_their_language_and_kind_as_lexical_hits_do(sample_repo):
+    from retrieval import service
+
+    for name in ("turbovec", "hybrid", "lexical"):
+        hits = service.search(sample_repo, "drop the least recently used item", retriever=name).hits
+        by_path = {h.source_path: h for h in hits}
+        assert (by_path["src/app/cache.py"].language, by_path["src/app/cache.py"].kind) == ("python", "code"), name
+        assert all(h.language and h.kind for h in hits), name
+
+
 def test_hybrid_reuses_the_turbovec_embeddings_of_the_same_store(sample_repo):
     from retrieval import service
 
