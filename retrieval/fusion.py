@@ -121,6 +121,11 @@ class Span:
     score: float
     provenance: list[str] = field(default_factory=list)
     ranks: dict[str, int] = field(default_factory=dict)  # retriever -> its rank of this span
+    # What the best-placed retriever said of it (a merged span keeps the better side's).
+    language: str = ""
+    kind: str = ""
+    context: str = ""
+    symbol: str = ""
 
     @property
     def agreement(self) -> int:
@@ -150,7 +155,8 @@ def consolidate(rankings: dict[str, Sequence[Span]], k: int = CONSOLIDATE_K,
     for name, spans in rankings.items():
         for rank, span in enumerate(spans, start=1):
             weight = (weights or {}).get(name, 1.0)
-            piece = Span(span.path, span.start_line, span.end_line, weight / (k + rank), [name], {name: rank})
+            piece = Span(span.path, span.start_line, span.end_line, weight / (k + rank), [name], {name: rank},
+                         span.language, span.kind, span.context, span.symbol)
             group = merged.setdefault(span.path, [])
             # Absorb every existing span it touches (a new span can bridge two).
             touching = [s for s in group if _touches(s, piece)]
@@ -175,9 +181,12 @@ def _join(a: Span, b: Span, k: int = CONSOLIDATE_K, weights: dict[str, float] | 
         ranks[name] = min(rank, ranks.get(name, rank))
     # A retriever counts once per merged span: its best rank, not every chunk it returned there.
     score = sum((weights or {}).get(name, 1.0) / (k + r) for name, r in ranks.items())
-    return Span(a.path, start, end, score, provenance, ranks)
+    best = a if a.score >= b.score else b
+    return Span(a.path, start, end, score, provenance, ranks, a.language or b.language, best.kind,
+                best.context, best.symbol)
 
 
 def as_spans(hits: Iterable) -> list[Span]:
     """SearchHits (or anything with source_path, start_line, end_line, score) as Spans."""
-    return [Span(h.source_path, h.start_line, h.end_line, h.score) for h in hits]
+    return [Span(h.source_path, h.start_line, h.end_line, h.score, language=h.language, kind=h.kind,
+                 context=h.context, symbol=h.symbol) for h in hits]

@@ -53,9 +53,9 @@ def hits_from_spans(spans) -> list[SearchHit]:
     out = []
     for rank, span in enumerate(spans, start=1):
         docid = chunk_docid(span.path, span.start_line, span.end_line) if span.start_line else span.path
-        out.append(SearchHit(docid, span.path, span.start_line, span.end_line, rank, span.score,
-                             extra={"provenance": list(span.provenance), "agreement": span.agreement,
-                                    "ranks": dict(span.ranks)}))
+        extra = {"provenance": list(span.provenance), "agreement": span.agreement, "ranks": dict(span.ranks)}
+        out.append(SearchHit(docid, span.path, span.start_line, span.end_line, rank, span.score, span.context,
+                             language=span.language, kind=span.kind, symbol=span.symbol, extra=extra))
     return out
 
 

@@ -84,3 +84,14 @@ def test_consolidation_joins_a_span_that_bridges_two_others():
     merged = consolidate(rankings)
     assert [(s.start_line, s.end_line, s.agreement) for s in merged] == [(1, 30, 2)]
     assert merged[0].ranks == {"x": 1, "y": 1}  # a retriever counts once, at its best rank
+
+
+def test_a_merged_span_keeps_what_its_best_placed_retriever_said_of_it():
+    rankings = {
+        "treesitter": [Span("a.py", 10, 20, 9.0, language="python", kind="method", context="Router.add_route",
+                            symbol="add_route")],
+        "turbovec": [Span("x.py", 1, 2, 0.9), Span("a.py", 18, 30, 0.5, language="python", kind="code")],
+    }
+    top = next(s for s in consolidate(rankings) if s.path == "a.py")
+    assert (top.start_line, top.end_line) == (10, 30)
+    assert (top.language, top.kind, top.context, top.symbol) == ("python", "method", "Router.add_route", "add_route")
