@@ -95,3 +95,32 @@ def test_a_merged_span_keeps_what_its_best_placed_retriever_said_of_it():
     top = next(s for s in consolidate(rankings) if s.path == "a.py")
     assert (top.start_line, top.end_line) == (10, 30)
     assert (top.language, top.kind, top.context, top.symbol) == ("python", "method", "Router.add_route", "add_route")
+
+
+class _Fixed:
+    """An engine that answers every query with the same hits."""
+
+    def __init__(self, *spans):
+        from retrieval.records import SearchHit
+
+        self.hits = [SearchHit(f"{p}:{a}-{b}", p, a, b, n, 1.0 / n, language="python", kind="code")
+                     for n, (p, a, b) in enumerate(spans, start=1)]
+
+    def search_detailed(self, query, top_k=10, *, allow=None):
+        return self.hits[:top_k]
+
+
+def test_all_follows_the_lead_retriever_and_counts_the_others_agreement():
+    from retrieval.multi import AllEngine
+
+    engines = {
+        "lexical": _Fixed(("b.py", 1, 10), ("c.py", 1, 10), ("a.py", 1, 10)),
+        "turbovec": _Fixed(("b.py", 1, 10), ("d.py", 1, 10)),
+        "hybrid": _Fixed(("a.py", 1, 10), ("b.py", 1, 10)),
+    }
+    hits = AllEngine(engines).search_detailed("q", 4)
+    assert [h.source_path for h in hits[:2]] == ["a.py", "b.py"]  # hybrid's order, not the majority's
+    assert hits[1].extra["agreement"] == 3 and hits[0].extra["agreement"] == 2
+    assert {h.source_path for h in hits[2:]} == {"c.py", "d.py"}  # found by the others only: after
+    without = AllEngine({k: v for k, v in engines.items() if k != "hybrid"}).search_detailed("q", 4)
+    assert [h.source_path for h in without[:3]] == ["b.py", "c.py", "a.py"]  # lexical leads then
