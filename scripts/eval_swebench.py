@@ -124,7 +124,7 @@ def span_hit(root: str, retriever: str, query: str, hunks: dict, budget: int) ->
     """1.0 when one of the first 10 hits of the answer that fits `budget` tokens (snippets counted
     as `retrieval query --max-tokens` counts them) overlaps a gold hunk, else 0.0."""
     from retrieval import service
-    from retrieval.cli import _within_budget
+    from retrieval.output import within_budget
     from retrieval.snippets import read_snippet
 
     result = service.search(root, query, retriever=retriever, top_k=100, stale_ok=True)
@@ -133,7 +133,8 @@ def span_hit(root: str, retriever: str, query: str, hunks: dict, budget: int) ->
         snippet = read_snippet(root, h)
         if snippet is not None:
             snippets[h.docid] = snippet
-    for h in _within_budget(result.hits, snippets, budget)[:10]:
+    kept, _cut = within_budget(result.hits, snippets, budget)
+    for h in kept[:10]:
         for start, end in hunks.get(h.source_path, ()):
             if h.start_line is not None and h.start_line <= end and start <= h.end_line:
                 return 1.0
