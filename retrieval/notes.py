@@ -18,7 +18,7 @@ def filters_json(options) -> dict:
         out["max_file_bytes"] = options.max_bytes
     if options.profile != "code":
         out["profile"] = options.profile
-    if getattr(options, "embed_model", None):
+    if options.embed_model:
         out["embed_model"] = options.embed_model
     return out
 

@@ -151,6 +151,7 @@ def symbol_key(query: str) -> str:
 
 
 _QUALIFIER = re.compile(r"\.|::|#|->")
+_ARGUMENTS = re.compile(r"[<\[(].*$")  # `Vec<T>` is `Vec`
 
 
 def qualified_name(query: str) -> tuple[str, ...]:
@@ -169,8 +170,7 @@ def scope_agrees(context: str, parts: tuple[str, ...]) -> bool:
     scope element counts by its last word (`impl Service for Router` is `Router`)."""
     if not context or not parts:
         return False
-    names = [piece.split()[-1] if piece.split() else "" for piece in _QUALIFIER.split(context)]
-    names = [re.sub(r"[<\[(].*$", "", name) for name in names]  # `Vec<T>` is `Vec`
+    names = [_ARGUMENTS.sub("", (piece.split() or [""])[-1]) for piece in _QUALIFIER.split(context)]
     return len(names) >= len(parts) and [n.lower() for n in names[-len(parts):]] == [p.lower() for p in parts]
 
 

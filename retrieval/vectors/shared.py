@@ -66,29 +66,25 @@ class SharedEmbeddings:
         found there, so a large cache costs the build its keys, not its vectors."""
         import mmap
 
-        import numpy as np
-
         self._index, self._shards = {}, []
         try:
             names = sorted((n for n in os.listdir(self.directory) if n.startswith(SHARD_PREFIX)), reverse=True)
         except OSError:
             return
-        dim, width = self.dim, vstore.KEY_BYTES
+        width = vstore.KEY_BYTES
         for name in names:
             try:
                 with open(os.path.join(self.directory, name), "rb") as fh:
                     data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-                header, at = vstore.unpack_header(data, vstore.CKPT_MAGIC, name)
-                n = header["n"]
-                if header["model"] != self.model or header["dim"] != dim or len(data) != at + n * (width + 4 * dim):
-                    continue
-                keys = data[at:at + n * width]
-                vectors = np.frombuffer(data, "<f4", n * dim, at + n * width).reshape(n, dim)
+                sections = vstore.checkpoint_sections(data, name, self.model, self.dim)
             except (OSError, ValueError, KeyError, TypeError, vstore.VectorStoreError):
                 continue
+            if sections is None:
+                continue
+            keys, vectors = sections
             number = len(self._shards)
             self._shards.append(vectors)
-            for i in range(n):
+            for i in range(len(vectors)):
                 self._index.setdefault(keys[i * width:(i + 1) * width], (number, i))
 
     def add(self, keys: list[bytes], vectors) -> None:

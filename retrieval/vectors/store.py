@@ -141,11 +141,21 @@ def write_checkpoint(directory: str, name: str, model: str, keys: list[bytes], v
                 durable=True)
 
 
+def checkpoint_sections(data, name: str, model: str, dim: int):
+    """(keys bytes, (n, dim) vectors) of a checkpoint's bytes (or a map of them); None when it is of
+    another model or size. Raises VectorStoreError (or KeyError, TypeError) when it is damaged."""
+    import numpy as np
+
+    header, at = unpack_header(data, CKPT_MAGIC, name)
+    n = header["n"]
+    if header["model"] != model or header["dim"] != dim or len(data) != at + n * (KEY_BYTES + 4 * dim):
+        return None
+    return data[at:at + n * KEY_BYTES], np.frombuffer(data, "<f4", n * dim, at + n * KEY_BYTES).reshape(n, dim)
+
+
 def read_checkpoints(directory: str, model: str, dim: int) -> dict[bytes, object]:
     """{key: vector} from every readable checkpoint of this model; damaged ones are ignored (a
     checkpoint only saves work, it never decides an answer)."""
-    import numpy as np
-
     out: dict[bytes, object] = {}
     try:
         names = sorted(n for n in os.listdir(directory) if n.startswith(CKPT_PREFIX))
@@ -154,16 +164,13 @@ def read_checkpoints(directory: str, model: str, dim: int) -> dict[bytes, object
     for name in names:
         try:
             with open(os.path.join(directory, name), "rb") as fh:
-                data = fh.read()
-            header, at = unpack_header(data, CKPT_MAGIC, name)
-            n = header["n"]
-            if header["model"] != model or header["dim"] != dim or len(data) != at + n * (KEY_BYTES + 4 * dim):
-                continue
-            vectors = np.frombuffer(data, "<f4", n * dim, at + n * KEY_BYTES).reshape(n, dim)
-            for i in range(n):
-                out[data[at + i * KEY_BYTES:at + (i + 1) * KEY_BYTES]] = vectors[i]
+                sections = checkpoint_sections(fh.read(), name, model, dim)
         except (OSError, VectorStoreError, KeyError, TypeError, ValueError):
             continue
+        if sections is not None:
+            keys, vectors = sections
+            for i in range(len(vectors)):
+                out[keys[i * KEY_BYTES:(i + 1) * KEY_BYTES]] = vectors[i]
     return out
 
 
