@@ -15,11 +15,19 @@ TMP_PREFIX = ".tmp-"
 
 
 def write_bytes(path: str, data: bytes, *, durable: bool = False) -> int:
+    return write_chunks(path, (data,), durable=durable)
+
+
+def write_chunks(path: str, chunks, *, durable: bool = False) -> int:
+    """write_bytes for data produced piece by piece (a file larger than memory should hold at once)."""
     directory = os.path.dirname(path) or "."
     fd, tmp = _create_temp(directory)
+    size = 0
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for data in chunks:
+                fh.write(data)
+                size += len(data)
             if durable:
                 fh.flush()
                 os.fsync(fh.fileno())
@@ -32,7 +40,7 @@ def write_bytes(path: str, data: bytes, *, durable: bool = False) -> int:
         raise
     if durable:
         fsync_dir(directory)
-    return len(data)
+    return size
 
 
 def _create_temp(directory: str) -> tuple[int, str]:

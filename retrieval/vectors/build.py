@@ -20,6 +20,9 @@ from .texts import embed_text, text_key, worth_embedding
 
 EMBED_BATCH = 256  # texts handed to the model at once (it sorts them by length: less padding)
 CHECKPOINT_SECONDS = 30.0
+# Rows copied, written and quantized at a time when a generation is assembled: with the embedded
+# vectors read back from their checkpoint files, a build's memory does not grow with the vectors.
+BLOCK_ROWS = 8192
 
 
 def _env_number(name: str, default: float) -> float:
@@ -78,14 +81,17 @@ def sample_rows(n: int, size: int = CALIBRATION_ROWS) -> list[int]:
 
 
 def build_turbovec(vectors, bits: int) -> bytes:
+    """The quantized index of `vectors` (an array or a memory map), added a block at a time: the
+    same bytes as one add, without a second copy of every row in memory."""
+    import numpy as np
     import turbovec
 
     dim = vectors.shape[1]
     index = turbovec.TurboQuantIndex(dim, bits)
     if len(vectors) >= MIN_CALIBRATION_ROWS:
-        index.calibrate(vectors[sample_rows(len(vectors))])
-    if len(vectors):
-        index.add(vectors)
+        index.calibrate(np.ascontiguousarray(vectors[sample_rows(len(vectors))], dtype=np.float32))
+    for lo in range(0, len(vectors), BLOCK_ROWS):
+        index.add(np.ascontiguousarray(vectors[lo:lo + BLOCK_ROWS], dtype=np.float32))
     return index.to_bytes()
 
 
@@ -154,7 +160,16 @@ def update(
         if unsaved:
             checkpoint_no[0] += 1
             name = f"{vstore.CKPT_PREFIX}{os.getpid()}-{checkpoint_no[0]:05d}.emb"
-            vstore.write_checkpoint(directory, name, model, unsaved, np.stack([fresh[k] for k in unsaved]))
+            vstore.write_checkpoint(directory, name, model, unsaved, np.stack([fresh[k] for k in unsaved]), dim)
+            # From now on these vectors are read from the file (paged in when the generation is
+            # written): memory holds the batches since the last checkpoint, not the whole build.
+            try:
+                sections = vstore.map_checkpoint(os.path.join(directory, name), model, dim)
+            except (OSError, vstore.VectorStoreError, ValueError):
+                sections = None
+            if sections is not None:
+                for i, k in enumerate(unsaved):
+                    fresh[k] = sections[1][i]
             unsaved.clear()
         last_checkpoint[0] = time.monotonic()
 
@@ -185,6 +200,7 @@ def update(
                 embed_pending()
     if pending:
         embed_pending()
+    checkpoint()
     if counts["todo"]:
         show(counts["done"], counts["todo"], final=True)
 
@@ -216,20 +232,26 @@ def update(
         starts.append(start)
         ends.append(end)
         keys.append(key)
-    n = len(keys)
-    vectors = np.empty((n, dim), dtype=np.float32)
-    if old_rows:
-        vectors[: len(old_rows)] = old.vectors[old_rows]
-    for i, (_p, _l, _k, _s, _e, key) in enumerate(new_rows, start=len(old_rows)):
+
+    def vector(key: bytes):
         hit = fresh.get(key)
-        vectors[i] = hit if hit is not None else old.vectors[cached[key]]
+        return hit if hit is not None else old.vectors[cached[key]]
+
+    def vector_blocks():
+        for lo in range(0, len(old_rows), BLOCK_ROWS):
+            yield old.vectors[old_rows[lo:lo + BLOCK_ROWS]]
+        for lo in range(0, len(new_rows), BLOCK_ROWS):
+            yield np.stack([vector(row[-1]) for row in new_rows[lo:lo + BLOCK_ROWS]])
+
     number = vstore.next_generation(directory, state)
     entry = vstore.write_generation(
         directory, vstore.generation_name(number), model=model, dim=dim, files=files, file_ids=file_ids,
-        starts=starts, ends=ends, keys=b"".join(keys), vectors=vectors, tv_bytes=build_turbovec(vectors, bits),
+        starts=starts, ends=ends, keys=b"".join(keys), vector_blocks=vector_blocks(),
+        build_index=lambda vectors: build_turbovec(vectors, bits),
     )
     entry["bits"] = bits
-    shared.add(embedded, np.stack([fresh[k] for k in embedded]) if embedded else None)
+    shared.add(embedded, (np.stack([fresh[k] for k in embedded[lo:lo + BLOCK_ROWS]])
+                          for lo in range(0, len(embedded), BLOCK_ROWS)))
     return {"generation": entry, "next": number + 1, "embedded": counts["done"], "shared": counts["shared"]}
 
 

@@ -64,8 +64,6 @@ class SharedEmbeddings:
     def _load(self) -> None:
         """Map every readable shard of this model: its vectors are paged in only when a key is
         found there, so a large cache costs the build its keys, not its vectors."""
-        import mmap
-
         self._index, self._shards = {}, []
         try:
             names = sorted((n for n in os.listdir(self.directory) if n.startswith(SHARD_PREFIX)), reverse=True)
@@ -74,9 +72,7 @@ class SharedEmbeddings:
         width = vstore.KEY_BYTES
         for name in names:
             try:
-                with open(os.path.join(self.directory, name), "rb") as fh:
-                    data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
-                sections = vstore.checkpoint_sections(data, name, self.model, self.dim)
+                sections = vstore.map_checkpoint(os.path.join(self.directory, name), self.model, self.dim)
             except (OSError, ValueError, KeyError, TypeError, vstore.VectorStoreError):
                 continue
             if sections is None:
@@ -87,15 +83,16 @@ class SharedEmbeddings:
             for i in range(len(vectors)):
                 self._index.setdefault(keys[i * width:(i + 1) * width], (number, i))
 
-    def add(self, keys: list[bytes], vectors) -> None:
-        """Keep what this build embedded for the next one; a cache that cannot be written (a
-        read-only home, a full disk) is not an error."""
+    def add(self, keys: list[bytes], blocks) -> None:
+        """Keep what this build embedded for the next one (`blocks`: the vectors, an array or row
+        blocks in key order); a cache that cannot be written (a read-only home, a full disk) is
+        not an error."""
         if self.directory is None or not keys:
             return
         try:
             os.makedirs(self.directory, exist_ok=True)
             name = f"{SHARD_PREFIX}{time.time_ns():020d}-{os.getpid()}.emb"
-            vstore.write_checkpoint(self.directory, name, self.model, keys, vectors)
+            vstore.write_checkpoint(self.directory, name, self.model, keys, blocks, self.dim)
             trim(self.directory, _limit_bytes())
         except OSError:
             pass

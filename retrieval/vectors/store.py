@@ -17,7 +17,7 @@ import json
 import os
 import struct
 
-from ..store.atomic import write_bytes
+from ..store.atomic import write_bytes, write_chunks
 
 ROWS_MAGIC = b"RVROWS1\n"
 CKPT_MAGIC = b"RVCKPT1\n"
@@ -67,16 +67,30 @@ def unpack_header(data, magic: bytes, what: str) -> tuple[dict, int]:
 
 
 def write_generation(directory: str, name: str, *, model: str, dim: int, files: list, file_ids, starts, ends,
-                     keys: bytes, vectors, tv_bytes: bytes) -> dict:
-    """Write a generation's three files durably; returns its state entry. `vectors` is a float32
-    (n, dim) array; the id columns are uint32 arrays of n entries."""
+                     keys: bytes, vector_blocks, build_index) -> dict:
+    """Write a generation's three files durably; returns its state entry. `vector_blocks` yields the
+    float32 rows in order, a block at a time (they are streamed to disk, never held all at once);
+    `build_index(vectors)` makes the turbovec bytes from the written rows, memory-mapped."""
     import numpy as np
 
     n = len(file_ids)
-    vectors = np.ascontiguousarray(vectors, dtype="<f4")
-    if vectors.shape != (n, dim) or len(keys) != n * KEY_BYTES:
+    if len(keys) != n * KEY_BYTES:
+        raise ValueError("rows and keys disagree")
+    f32 = os.path.join(directory, name + ".f32")
+
+    def blocks():
+        for block in vector_blocks:
+            block = np.ascontiguousarray(block, dtype="<f4")
+            if block.ndim != 2 or block.shape[1] != dim:
+                raise ValueError("vectors of the wrong dimension")
+            yield block.tobytes()
+
+    if write_chunks(f32, blocks(), durable=True) != n * dim * 4:
+        os.unlink(f32)  # no manifest names it yet
         raise ValueError("rows and vectors disagree")
-    write_bytes(os.path.join(directory, name + ".f32"), vectors.tobytes(), durable=True)
+    vectors = np.memmap(f32, dtype="<f4", mode="r", shape=(n, dim)) if n else np.zeros((0, dim), dtype="<f4")
+    tv_bytes = build_index(vectors)
+    del vectors
     header = {"n": n, "dim": dim, "model": model, "files": files}
     columns = [np.asarray(c, dtype="<u4").tobytes() for c in (file_ids, starts, ends)]
     write_bytes(os.path.join(directory, name + ".rows"), _pack(ROWS_MAGIC, header, *columns, keys), durable=True)
@@ -132,13 +146,25 @@ class Generation:
         return self.files[int(self.file_ids[row])][0]
 
 
-def write_checkpoint(directory: str, name: str, model: str, keys: list[bytes], vectors) -> None:
+def write_checkpoint(directory: str, name: str, model: str, keys: list[bytes], blocks, dim: int) -> None:
+    """keys and their vectors, given as one (n, dim) array or an iterable of row blocks."""
     import numpy as np
 
-    vectors = np.ascontiguousarray(vectors, dtype="<f4")
-    header = {"n": len(keys), "dim": int(vectors.shape[1]), "model": model}
-    write_bytes(os.path.join(directory, name), _pack(CKPT_MAGIC, header, b"".join(keys), vectors.tobytes()),
-                durable=True)
+    if isinstance(blocks, np.ndarray):
+        blocks = (blocks,)
+    header = {"n": len(keys), "dim": dim, "model": model}
+
+    def pieces():
+        yield _pack(CKPT_MAGIC, header, b"".join(keys))
+        rows = 0
+        for block in blocks:
+            block = np.ascontiguousarray(block, dtype="<f4").reshape(-1, dim)
+            rows += len(block)
+            yield block.tobytes()
+        if rows != len(keys):
+            raise ValueError("keys and vectors disagree")  # the temp file goes, nothing is published
+
+    write_chunks(os.path.join(directory, name), pieces(), durable=True)
 
 
 def checkpoint_sections(data, name: str, model: str, dim: int):
@@ -153,6 +179,18 @@ def checkpoint_sections(data, name: str, model: str, dim: int):
     return data[at:at + n * KEY_BYTES], np.frombuffer(data, "<f4", n * dim, at + n * KEY_BYTES).reshape(n, dim)
 
 
+def map_checkpoint(path: str, model: str, dim: int):
+    """checkpoint_sections of a file read through mmap: its vectors stay on disk (paged in when
+    used), so resuming a build of half a million chunks does not hold them all in memory."""
+    import mmap
+
+    with open(path, "rb") as fh:
+        if os.fstat(fh.fileno()).st_size == 0:
+            raise VectorStoreError(f"{os.path.basename(path)} is empty")
+        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+    return checkpoint_sections(data, os.path.basename(path), model, dim)
+
+
 def read_checkpoints(directory: str, model: str, dim: int) -> dict[bytes, object]:
     """{key: vector} from every readable checkpoint of this model; damaged ones are ignored (a
     checkpoint only saves work, it never decides an answer)."""
@@ -163,8 +201,7 @@ def read_checkpoints(directory: str, model: str, dim: int) -> dict[bytes, object
         return out
     for name in names:
         try:
-            with open(os.path.join(directory, name), "rb") as fh:
-                sections = checkpoint_sections(fh.read(), name, model, dim)
+            sections = map_checkpoint(os.path.join(directory, name), model, dim)
         except (OSError, VectorStoreError, KeyError, TypeError, ValueError):
             continue
         if sections is not None:

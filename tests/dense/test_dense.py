@@ -59,7 +59,8 @@ def test_the_store_round_trips_rows_vectors_and_the_turbovec_index(tmp_path):
     files = [["a.py", "python", "code"], ["docs/b.md", "markdown", "docs"]]
     entry = write_generation(str(tmp_path), "vec-000001", model=embedder.identity, dim=embedder.dimension(),
                              files=files, file_ids=[0, 0, 1, 1], starts=[1, 9, 1, 30], ends=[8, 20, 29, 31],
-                             keys=bytes(range(64)), vectors=vectors, tv_bytes=build_turbovec(vectors, 4))
+                             keys=bytes(range(64)), vector_blocks=iter([vectors[:3], vectors[3:]]),
+                             build_index=lambda rows: build_turbovec(rows, 4))
     gen = Generation(str(tmp_path), entry)
     assert gen.files == files and list(gen.starts) == [1, 9, 1, 30] and list(gen.ends) == [8, 20, 29, 31]
     assert gen.key(2) == bytes(range(32, 48)) and gen.path(3) == "docs/b.md"
@@ -74,6 +75,62 @@ def test_the_store_round_trips_rows_vectors_and_the_turbovec_index(tmp_path):
 
     with pytest.raises(VectorStoreError):
         Generation(str(tmp_path), entry)
+
+
+def test_a_generation_whose_vectors_disagree_with_its_rows_is_not_written(tmp_path):
+    import numpy as np
+
+    from retrieval.vectors.build import build_turbovec
+    from retrieval.vectors.store import write_generation
+
+    vectors = np.eye(4, 8, dtype=np.float32)
+    with pytest.raises(ValueError):
+        write_generation(str(tmp_path), "vec-000001", model="m", dim=8, files=[["a.py", "python", "code"]],
+                         file_ids=[0, 0, 0, 0], starts=[1, 2, 3, 4], ends=[1, 2, 3, 4], keys=bytes(64),
+                         vector_blocks=iter([vectors[:3]]), build_index=lambda rows: build_turbovec(rows, 4))
+    assert os.listdir(tmp_path) == []
+
+
+def test_the_quantized_index_is_the_same_however_its_rows_are_streamed(monkeypatch):
+    import numpy as np
+
+    from retrieval.vectors import build
+
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((600, 32)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    whole = build.build_turbovec(vectors, 4)
+    monkeypatch.setattr(build, "BLOCK_ROWS", 70)
+    assert build.build_turbovec(vectors, 4) == whole
+
+
+def test_vectors_read_back_from_checkpoints_are_the_vectors_embedded(make_tree, monkeypatch):
+    """A build keeps what it embedded on disk, not in memory, once checkpointed: the generation it
+    writes from those files holds, row for row, the vectors a build without checkpoints holds."""
+    import numpy as np
+
+    from retrieval import service
+    from retrieval.vectors.store import Generation
+
+    topics = ["parse json config", "retry http request", "lru cache eviction", "render html template",
+              "tokenize source code", "compress a file", "open a socket"]
+    files = {f"m{i}.py": f"def task_{i}():\n    # {t}\n    return {i}\n" for i, t in enumerate(topics)}
+
+    def vectors(env):
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        root = make_tree(files)
+        service.refresh(root, "turbovec")
+        gen = Generation(str(root / ".retrieval" / "turbovec"), _state(root)["generation"])
+        rows = {(gen.path(r), int(gen.starts[r])): np.array(gen.vectors[r]) for r in range(gen.n)}
+        assert len(rows) == len(topics)
+        return rows
+
+    plain = vectors({"RETRIEVAL_EMBED_BATCH": "256", "RETRIEVAL_EMBED_CHECKPOINT_SECONDS": "3600"})
+    streamed = vectors({"RETRIEVAL_EMBED_BATCH": "2", "RETRIEVAL_EMBED_CHECKPOINT_SECONDS": "0"})
+    assert plain.keys() == streamed.keys()
+    for row, vector in plain.items():
+        assert np.allclose(streamed[row], vector, atol=1e-5), row
 
 
 def test_candidates_are_re_scored_exactly_with_the_float_vectors(make_tree):
