@@ -5,6 +5,7 @@ import importlib.util
 import io
 import json
 import os
+import sys
 import tarfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -13,6 +14,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def _load(name):
     spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "scripts", f"{name}.py"))
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # a script's worker functions are pickled by module name
     spec.loader.exec_module(module)
     return module
 
@@ -101,3 +103,55 @@ def test_the_monorepo_generator_is_deterministic_and_polyglot(tmp_path, monkeypa
     # Some files sit where the .gitignore files (or the built-in pruning) keep them out.
     indexed = {f.path for f in walk(str(tmp_path / "a")).files}
     assert 0 < len(a) - len(indexed) < len(a) // 4
+
+
+def test_the_swebench_script_scores_an_instance_end_to_end(tmp_path, monkeypatch):
+    """The whole path a benchmark run takes (tree from git, index, files, span at a budget): the
+    scripts import the package's helpers, and a rename there must fail here, not in a long run."""
+    import subprocess
+
+    swebench = _load("eval_swebench")
+    repo = tmp_path / "upstream"
+    files = {"net/retry.py": "def retry_upload(request, attempts):\n    for n in range(attempts):\n"
+                             "        if request.send():\n            return True\n    return False\n",
+             "net/auth.py": "def refresh_token(session):\n    return session.renew()\n",
+             "README.md": "# demo\n\nUploads and tokens.\n"}
+    for path, text in files.items():
+        (repo / path).parent.mkdir(parents=True, exist_ok=True)
+        (repo / path).write_text(text)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(git + ["add", "-A"], check=True)
+    subprocess.run(git + ["commit", "-qm", "one"], check=True)
+    commit = subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "instances.jsonl").write_text(json.dumps({
+        "instance_id": "demo-1", "repo": "demo/net", "base_commit": commit,
+        "query": "retry_upload gives up after the attempts", "gold_files": ["net/retry.py"],
+        "gold_hunks": {"net/retry.py": [[2, 4]]}}) + "\n")
+    (tmp_path / "gitdirs.json").write_text(json.dumps({"demo/net": str(repo / ".git")}))
+    out = tmp_path / "result.json"
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "index"))  # the script sets it; restored after
+    code = swebench.main(["--bench", str(bench), "--gitdirs", str(tmp_path / "gitdirs.json"), "--workdir",
+                          str(tmp_path / "work"), "--workers", "1", "--max-tokens", "2000", "--json", str(out)])
+    result = json.loads(out.read_text())
+    assert code == 0, result["instances"]
+    assert result["overall"]["instances"] == 1
+    assert result["overall"]["acc@1"] == 1.0 and result["overall"]["span@budget"] == 1.0
+
+
+def test_the_cosqa_script_scores_questions_end_to_end(tmp_path, monkeypatch):
+    cosqa = _load("eval_cosqa")
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    functions = {"def parse_json_config(path):\n    return json.load(open(path))": 0,
+                 "def retry_request(send, attempts):\n    return any(send() for _ in range(attempts))": 1}
+    (bench / "code_idx_map.txt").write_text(json.dumps(functions))
+    (bench / "cosqa-retrieval-dev-500.json").write_text(json.dumps([
+        {"doc": "python retry a request", "retrieval_idx": 1}, {"doc": "parse json config", "retrieval_idx": 0}]))
+    out = tmp_path / "result.json"
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "index"))
+    assert cosqa.main(["--bench", str(bench), "--workdir", str(tmp_path / "work"), "--json", str(out)]) == 0
+    (result,) = json.loads(out.read_text())
+    assert result["retriever"] == "lexical" and result["queries"] == 2 and result["mrr"] == 100.0
