@@ -174,6 +174,19 @@ def scope_agrees(context: str, parts: tuple[str, ...]) -> bool:
     return len(names) >= len(parts) and [n.lower() for n in names[-len(parts):]] == [p.lower() for p in parts]
 
 
+_QUERY_WORD = re.compile(r"[^\W_][\w-]*")
+MIN_SPELLED_NAME = 4  # shorter stems (`io`, `api`, `util`) are words a question uses anyway
+
+
+def spells_file_name(query: str, path: str) -> bool:
+    """Whether one word of the query is the file's name (`JsonReader` or `json_reader` for
+    `src/JsonReader.cs`): the asker names the place, as a bare identifier names a definition."""
+    squashed = file_name_words(path)[0]
+    if len(squashed) < MIN_SPELLED_NAME:
+        return False
+    return any(_squash(word) == squashed for word in _QUERY_WORD.findall(query))
+
+
 def name_prior(path: str, symbol: str | None, query_terms: set[str], config: RankingConfig) -> float:
     """Multiplier from the file's own name agreeing with the query."""
     squashed, words = file_name_words(path)

@@ -96,6 +96,16 @@ def test_a_file_whose_name_the_query_spells_out_ranks_first():
     assert ranked_paths(docs, "watcher poll changes", filename_boost=1.0)[0] == "src/loop.py"
 
 
+def test_a_query_spells_a_file_name_when_one_of_its_words_is_that_name():
+    from retrieval.ranking import spells_file_name
+
+    assert spells_file_name("how does JsonReader skip comments", "src/Newtonsoft.Json/JsonReader.cs")
+    assert spells_file_name("where json_reader skips comments", "src/JsonReader.cs")
+    assert spells_file_name("the config.lua defaults", "lua/telescope/config.lua")
+    assert not spells_file_name("how does the reader skip comments", "src/JsonReader.cs")
+    assert not spells_file_name("which api is public", "pkg/api.py")  # too short to be a name
+
+
 def test_a_symbol_query_prefers_the_file_named_after_it():
     docs = FILLER + [doc("lib/http.js", "const a = new Axios()\nAxios.create()\nAxios.get()\nAxios.put()\n"),
             doc("lib/Axios.js", "function request(config) {\n  return dispatch(config, defaults)\n}\n")]

@@ -19,7 +19,7 @@ from typing import Iterable
 from ..confidence import assess, query_evidence
 from ..fusion import TrustConfig, lexical_trust, score_fusion
 from ..parallel import ENV_JOBS
-from ..ranking import RankingConfig, rank_candidates
+from ..ranking import RankingConfig, rank_candidates, spells_file_name
 from ..records import Chunk, SearchHit, SourceFile, chunk_docid
 from .base import NOT_INDEXED
 from .dense import DenseRetriever
@@ -167,7 +167,9 @@ class HybridRetriever:
             dense_scores[key] = c.score
             docs.setdefault(key, (c.kind, None, c.language))
         kind = "symbol" if plan.symbol is not None else "long" if plan.long else "sentence"
-        share = lexical_trust(kind, list(lex_scores.values()), list(dense_scores.values()), self.trust)
+        best = max(lex_scores.items(), key=lambda item: (item[1], item[0]), default=None)
+        share = lexical_trust(kind, list(lex_scores.values()), list(dense_scores.values()), self.trust,
+                              names_file=best is not None and spells_file_name(query, best[0][0]))
         fused = score_fusion(lex_scores, dense_scores, share)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)

@@ -63,6 +63,16 @@ def test_trust_follows_the_query_kind_and_the_margins():
     assert lexical_trust("sentence", [], [0.5], config) == 0.0
 
 
+def test_a_query_naming_the_lexical_best_file_gives_the_lexical_arm_at_least_its_floor():
+    config = TrustConfig()
+    flat = ([3, 3, 3, 3], [0.9, 0.3, 0.3])
+    assert lexical_trust("sentence", *flat, config) < config.named_file
+    assert lexical_trust("sentence", *flat, config, names_file=True) == config.named_file
+    standout = ([10, 1, 1, 1], [0.5, 0.49, 0.48])
+    assert lexical_trust("sentence", *standout, config, names_file=True) >= config.named_file
+    assert lexical_trust("symbol", *flat, config, names_file=True) == config.symbol  # not lowered
+
+
 def test_consolidation_merges_overlapping_and_adjacent_spans_with_provenance():
     rankings = {
         "lexical": [Span("a.py", 10, 20, 9.0), Span("b.py", 1, 5, 8.0)],
