@@ -155,3 +155,27 @@ def test_the_cosqa_script_scores_questions_end_to_end(tmp_path, monkeypatch):
     assert cosqa.main(["--bench", str(bench), "--workdir", str(tmp_path / "work"), "--json", str(out)]) == 0
     (result,) = json.loads(out.read_text())
     assert result["retriever"] == "lexical" and result["queries"] == 2 and result["mrr"] == 100.0
+
+
+def test_the_semble_script_scores_a_checkout_end_to_end(tmp_path, monkeypatch):
+    semble = _load("eval_semble")
+    bench = tmp_path / "bench"
+    (bench / "annotations").mkdir(parents=True)
+    (bench / "repos.json").write_text(json.dumps([{"name": "demo", "language": "python", "benchmark_root": "src"},
+                                                  {"name": "absent", "language": "go"}]))
+    (bench / "annotations" / "demo.json").write_text(json.dumps([
+        {"query": "retry an upload", "relevant": ["src/net/retry.py"], "secondary": [], "category": "semantic"},
+        {"query": "refresh_token", "relevant": ["src/net/auth.py"], "secondary": [], "category": "symbol"}]))
+    root = tmp_path / "checkouts" / "demo" / "src" / "net"
+    root.mkdir(parents=True)
+    (root / "retry.py").write_text("def retry_upload(request, attempts):\n    return request.send()\n")
+    (root / "auth.py").write_text("def refresh_token(session):\n    return session.renew()\n")
+    out = tmp_path / "result.json"
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "index"))  # the script sets it; restored after
+    code = semble.main(["--bench", str(bench), "--checkouts", str(tmp_path / "checkouts"), "--workers", "1",
+                        "--index-dir", str(tmp_path / "index"), "--json", str(out)])
+    result = json.loads(out.read_text())
+    assert code == 0, result["repos"]
+    assert result["skipped"] == {"absent": f"no checkout at {tmp_path / 'checkouts' / 'absent'}"}
+    (repo,) = result["repos"]
+    assert repo["summary"]["ndcg"] == 1.0 and repo["summary"]["queries"] == 2
