@@ -170,7 +170,8 @@ def main(argv=None) -> int:
     parser.add_argument("--gitdirs", default="/work/checkouts/gitdirs.json", help='JSON {"owner/name": bare git dir}')
     parser.add_argument("--workdir", default="/tmp/swebench-trees")
     parser.add_argument("--keep", action="store_true", help="keep trees and indexes for the next run")
-    parser.add_argument("--limit", type=int, default=0, help="only the first N instances")
+    parser.add_argument("--skip", type=int, default=0, help="leave out the first N instances (a long run in parts)")
+    parser.add_argument("--limit", type=int, default=0, help="only the first N instances (after --skip)")
     parser.add_argument("--repos", default="", help="comma-separated subset (owner/name)")
     parser.add_argument("--retriever", default="lexical")
     parser.add_argument("--depth", type=int, default=50, help="chunks retrieved per query (widened to cover 5 files)")
@@ -185,6 +186,7 @@ def main(argv=None) -> int:
     if args.repos:
         wanted = set(args.repos.split(","))
         instances = [i for i in instances if i["repo"] in wanted]
+    instances = instances[args.skip:]
     if args.limit:
         instances = instances[: args.limit]
     with open(args.gitdirs, encoding="utf-8") as fh:
