@@ -160,7 +160,7 @@ def update(
         if unsaved:
             checkpoint_no[0] += 1
             name = f"{vstore.CKPT_PREFIX}{os.getpid()}-{checkpoint_no[0]:05d}.emb"
-            vstore.write_checkpoint(directory, name, model, unsaved, np.stack([fresh[k] for k in unsaved]), dim)
+            vstore.write_checkpoint(directory, name, model, unsaved, (np.stack([fresh[k] for k in unsaved]),), dim)
             # From now on these vectors are read from the file (paged in when the generation is
             # written): memory holds the batches since the last checkpoint, not the whole build.
             try:

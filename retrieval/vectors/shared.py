@@ -84,8 +84,8 @@ class SharedEmbeddings:
                 self._index.setdefault(keys[i * width:(i + 1) * width], (number, i))
 
     def add(self, keys: list[bytes], blocks) -> None:
-        """Keep what this build embedded for the next one (`blocks`: the vectors, an array or row
-        blocks in key order); a cache that cannot be written (a read-only home, a full disk) is
+        """Keep what this build embedded for the next one (`blocks`: the vectors, row blocks in
+        key order); a cache that cannot be written (a read-only home, a full disk) is
         not an error."""
         if self.directory is None or not keys:
             return

@@ -13,6 +13,7 @@ same binary layout): a refresh killed after ten minutes of embedding resumes fro
 """
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import struct
@@ -77,17 +78,7 @@ def write_generation(directory: str, name: str, *, model: str, dim: int, files: 
     if len(keys) != n * KEY_BYTES:
         raise ValueError("rows and keys disagree")
     f32 = os.path.join(directory, name + ".f32")
-
-    def blocks():
-        for block in vector_blocks:
-            block = np.ascontiguousarray(block, dtype="<f4")
-            if block.ndim != 2 or block.shape[1] != dim:
-                raise ValueError("vectors of the wrong dimension")
-            yield block.tobytes()
-
-    if write_chunks(f32, blocks(), durable=True) != n * dim * 4:
-        os.unlink(f32)  # no manifest names it yet
-        raise ValueError("rows and vectors disagree")
+    write_chunks(f32, _row_bytes(vector_blocks, dim, n), durable=True)
     vectors = np.memmap(f32, dtype="<f4", mode="r", shape=(n, dim)) if n else np.zeros((0, dim), dtype="<f4")
     tv_bytes = build_index(vectors)
     del vectors
@@ -146,25 +137,27 @@ class Generation:
         return self.files[int(self.file_ids[row])][0]
 
 
-def write_checkpoint(directory: str, name: str, model: str, keys: list[bytes], blocks, dim: int) -> None:
-    """keys and their vectors, given as one (n, dim) array or an iterable of row blocks."""
+def _row_bytes(blocks, dim: int, n: int):
+    """float32 rows as bytes, a block at a time. Raises ValueError, before the writer publishes
+    anything, when a block is of another width or the blocks do not hold exactly n rows."""
     import numpy as np
 
-    if isinstance(blocks, np.ndarray):
-        blocks = (blocks,)
-    header = {"n": len(keys), "dim": dim, "model": model}
+    rows = 0
+    for block in blocks:
+        block = np.ascontiguousarray(block, dtype="<f4")
+        if block.shape[-1:] != (dim,):
+            raise ValueError("vectors of the wrong dimension")
+        rows += block.size // dim
+        yield block.tobytes()
+    if rows != n:
+        raise ValueError("rows and vectors disagree")
 
-    def pieces():
-        yield _pack(CKPT_MAGIC, header, b"".join(keys))
-        rows = 0
-        for block in blocks:
-            block = np.ascontiguousarray(block, dtype="<f4").reshape(-1, dim)
-            rows += len(block)
-            yield block.tobytes()
-        if rows != len(keys):
-            raise ValueError("keys and vectors disagree")  # the temp file goes, nothing is published
 
-    write_chunks(os.path.join(directory, name), pieces(), durable=True)
+def write_checkpoint(directory: str, name: str, model: str, keys: list[bytes], blocks, dim: int) -> None:
+    """keys and their vectors, given as row blocks in key order (an array is its rows)."""
+    head = _pack(CKPT_MAGIC, {"n": len(keys), "dim": dim, "model": model}, b"".join(keys))
+    write_chunks(os.path.join(directory, name), itertools.chain((head,), _row_bytes(blocks, dim, len(keys))),
+                 durable=True)
 
 
 def checkpoint_sections(data, name: str, model: str, dim: int):
@@ -185,9 +178,7 @@ def map_checkpoint(path: str, model: str, dim: int):
     import mmap
 
     with open(path, "rb") as fh:
-        if os.fstat(fh.fileno()).st_size == 0:
-            raise VectorStoreError(f"{os.path.basename(path)} is empty")
-        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+        data = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)  # ValueError when empty
     return checkpoint_sections(data, os.path.basename(path), model, dim)
 
 
