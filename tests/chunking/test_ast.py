@@ -97,6 +97,42 @@ def test_whole_definitions_merge_when_small_and_split_when_big():
     assert by_symbol(chunks, "small").context == "small"
 
 
+def test_a_documentation_comment_bigger_than_the_budget_is_cut_like_any_oversized_text():
+    comment = "/**\n" + "".join(f" * line {i} of a long license text, kept verbatim\n" for i in range(150)) + " */\n"
+    methods = "".join(f"    public int m{i}() {{ return {i}; }}\n" for i in range(120))
+    text = comment + "public class Big {\n" + methods + "}\n"
+    budget = ChunkingPolicy().budget("code")
+    chunks = chunks_of(text, "Big.java", "java", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    assert all(len(c.text) <= budget for c in chunks), [(c.start_line, c.end_line, len(c.text)) for c in chunks]
+    assert {c.start_line for c in chunks} >= {1}  # nothing of the comment is lost
+
+
+ELIXIR_DOCS = (
+    "defmodule Shop.Cart do\n"
+    "  @moduledoc \"\"\"\n"
+    + "".join(f"  Paragraph {i} of the cart documentation, long enough to need cutting.\n\n" for i in range(40))
+    + "  \"\"\"\n\n"
+    "  @doc \"\"\"\n  Adds an item to the cart and returns the new cart.\n  \"\"\"\n"
+    "  @spec add(t(), item()) :: t()\n"
+    "  def add(cart, item) do\n    %{cart | items: [item | cart.items], count: cart.count + 1}\n  end\n"
+    "end\n"
+)
+
+
+def test_a_long_literal_keeps_its_opening_and_closing_lines_and_elixir_docs_keep_their_function():
+    chunks = chunks_of(ELIXIR_DOCS, "lib/shop/cart.ex", "elixir", policy=ChunkingPolicy())
+    assert_verbatim(ELIXIR_DOCS, chunks)
+    lines = split_lines(ELIXIR_DOCS)
+    opening = next(c for c in chunks if c.start_line <= 2 <= c.end_line)
+    assert opening.end_line > 3, "`@moduledoc \"\"\"` is cut off from the text it opens"
+    for c in chunks:
+        assert lines[c.start_line - 1].strip() != '"""', f"a chunk starts with a closing delimiter: {c.start_line}"
+    add = by_symbol(chunks, "add")
+    doc_row = lines.index('  @doc """\n') + 1
+    assert add.start_line <= doc_row and add.end_line >= doc_row + 6  # @doc, @spec and the def together
+
+
 RUST = '''\
 use std::fmt;
 
