@@ -314,6 +314,17 @@ def run(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, log=None) -> str:
             signal.signal(s, handler)
 
 
+# The server runs this package, the one the launching command runs: `-m` from the served root would
+# import a `retrieval` package the repository itself holds, and a second installed copy would fail
+# the client's code-version check (every query then ran in process).
+_LAUNCH = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+           "from retrieval.server.serve import main; sys.exit(main())")
+
+
+def _package_parent() -> str:
+    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
 def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dict:
     """Start a server in the background and wait until it answers: its ping info."""
     import subprocess
@@ -325,7 +336,7 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
     with open(log_path, "ab") as log:
         os.chmod(log_path, 0o600)
         proc = subprocess.Popen(
-            [sys.executable, "-m", "retrieval.server.serve", "--root", root, "--idle-timeout", str(idle_timeout)],
+            [sys.executable, "-c", _LAUNCH, _package_parent(), "--root", root, "--idle-timeout", str(idle_timeout)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=root,
         )
     while True:
