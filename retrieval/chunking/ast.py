@@ -101,28 +101,6 @@ def _is_prefix(node_type: str) -> bool:
                                                    "marker_annotation", "attribute", "haddock", "pragma"))
 
 
-# Elixir writes a function's documentation and contract as module attributes before the `def`.
-_ELIXIR_LEADS = frozenset({"doc", "spec", "impl", "typedoc", "deprecated", "since"})
-
-
-def _leads(node) -> bool:
-    """The node belongs to what follows it: a comment, a decorator, Elixir's `@doc` and `@spec`."""
-    if _is_prefix(node.type):
-        return True
-    if node.type != "unary_operator" or node.child_count != 2 or node.children[0].type != "@":
-        return False
-    call = node.children[1]
-    head = call.children[0] if call.type == "call" and call.child_count else call
-    return head.type == "identifier" and _text(head) in _ELIXIR_LEADS
-
-
-def _is_literal(node_type: str) -> bool:
-    """A string, heredoc or comment: its children are delimiters and content, so one too big for
-    the budget is cut by lines as a whole (its opening and closing lines stay with the text)."""
-    return "string" in node_type or "comment" in node_type or node_type in ("heredoc", "heredoc_body", "sigil",
-                                                                             "text_block")
-
-
 class Definition:
     __slots__ = ("name", "display", "kind", "start", "end", "name_row", "parent", "path", "key")
 
@@ -406,7 +384,7 @@ class _Splitter:
     def _flatten(self, children, depth: int, items: list, pending: list | None = None) -> None:
         pending = list(pending or ())
         for child in children:
-            if _leads(child):
+            if _is_prefix(child.type):
                 pending.append(child)
                 continue
             self._place(pending, child, depth, items)
@@ -425,7 +403,7 @@ class _Splitter:
             # [start, end, is a definition, stays alone, cut by lines]
             items.append([a, b, alone is not None, bool(alone), False])
             return
-        if b == node.start_point[0] or depth >= MAX_DEPTH or node.child_count == 0 or _is_literal(node.type):
+        if b == node.start_point[0] or depth >= MAX_DEPTH or node.child_count == 0:
             items.append([a, b, alone is not None, True, True])  # a leaf too big: cut by lines later
             return
         # A decorated or exported definition is fenced once, around its decorators too.
@@ -482,12 +460,7 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
     out: list[list] = []
     for a, b, cut in spans:
         if out and a <= out[-1][1]:
-            if cut and not out[-1][2] and a == out[-1][1] and out[-1][0] < a:
-                out[-1][1] = a - 1  # the row opening a long literal (`@moduledoc """`) goes with its text
-                while out[-1][1] > out[-1][0] and not lines[out[-1][1]].strip():
-                    out[-1][1] -= 1
-            else:
-                a = out[-1][1] + 1
+            a = out[-1][1] + 1
         while a <= b and not lines[a].strip():
             a += 1
         while b >= a and not lines[b].strip():
@@ -509,9 +482,7 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
     carry = None  # a header waiting for its body
     for span in out:
         if carry is not None:
-            if span[2] and carry[1] + 1 == span[0]:
-                span = [carry[0], span[1], True]  # a header whose body opens with a long literal
-            elif not span[2] and size([carry[0], span[1]]) <= budget + min_span:
+            if not span[2] and size([carry[0], span[1]]) <= budget + min_span:
                 span = [carry[0], span[1], False]
             else:
                 joined.append(carry)

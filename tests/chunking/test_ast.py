@@ -108,31 +108,6 @@ def test_a_documentation_comment_bigger_than_the_budget_is_cut_like_any_oversize
     assert {c.start_line for c in chunks} >= {1}  # nothing of the comment is lost
 
 
-ELIXIR_DOCS = (
-    "defmodule Shop.Cart do\n"
-    "  @moduledoc \"\"\"\n"
-    + "".join(f"  Paragraph {i} of the cart documentation, long enough to need cutting.\n\n" for i in range(40))
-    + "  \"\"\"\n\n"
-    "  @doc \"\"\"\n  Adds an item to the cart and returns the new cart.\n  \"\"\"\n"
-    "  @spec add(t(), item()) :: t()\n"
-    "  def add(cart, item) do\n    %{cart | items: [item | cart.items], count: cart.count + 1}\n  end\n"
-    "end\n"
-)
-
-
-def test_a_long_literal_keeps_its_opening_and_closing_lines_and_elixir_docs_keep_their_function():
-    chunks = chunks_of(ELIXIR_DOCS, "lib/shop/cart.ex", "elixir", policy=ChunkingPolicy())
-    assert_verbatim(ELIXIR_DOCS, chunks)
-    lines = split_lines(ELIXIR_DOCS)
-    opening = next(c for c in chunks if c.start_line <= 2 <= c.end_line)
-    assert opening.end_line > 3, "`@moduledoc \"\"\"` is cut off from the text it opens"
-    for c in chunks:
-        assert lines[c.start_line - 1].strip() != '"""', f"a chunk starts with a closing delimiter: {c.start_line}"
-    add = by_symbol(chunks, "add")
-    doc_row = lines.index('  @doc """\n') + 1
-    assert add.start_line <= doc_row and add.end_line >= doc_row + 6  # @doc, @spec and the def together
-
-
 RUST = '''\
 use std::fmt;
 
