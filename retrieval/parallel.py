@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import time
 from collections import deque
 from itertools import chain, islice
 from typing import Callable, Iterable, Iterator, TypeVar
@@ -164,7 +165,22 @@ def ordered_map(
                 pass
             conn.close()
         for process, _conn in workers:
-            process.join(timeout=5)
-            if process.is_alive():
+            if not _exited(process, 5.0):
                 process.terminate()
-                process.join()
+                # SIGTERM can be caught and ignored: a worker forked from a process hosting a JVM
+                # (the pi-serini extra) inherits the JVM's handler.
+                if not _exited(process, 2.0):
+                    process.kill()
+            process.join()
+
+
+def _exited(process, seconds: float) -> bool:
+    """Whether the worker exits within `seconds`. Polled: `join(timeout)` waits on a pipe that the
+    worker closed with every other inherited descriptor (_close_inherited), so it returned at once
+    and the wait after it blocked for as long as the worker lived."""
+    deadline = time.monotonic() + seconds
+    while process.exitcode is None:
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+    return True

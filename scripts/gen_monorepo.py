@@ -860,6 +860,10 @@ def generate(out: str, n_files: int, seed: int, jobs: int = 1, progress=None) ->
                 files, total = files + n, total + b
                 if progress:
                     progress(files, total)
+            # Let the workers finish on their own: leaving the block terminates them with SIGTERM,
+            # which a worker forked from a process hosting a JVM ignores (the suite hung there).
+            pool.close()
+            pool.join()
     else:
         for batch in batches:
             n, b = write_entries(batch)

@@ -63,6 +63,30 @@ def test_stopping_early_stops_the_workers():
     assert multiprocessing.active_children() == []
 
 
+def deaf_and_stuck(x):
+    """From item 4 on (the second worker's first batch): ignore SIGTERM and never finish."""
+    import signal
+    import time
+
+    if x >= 4:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        time.sleep(3600)
+    return x
+
+
+def test_a_worker_that_ignores_sigterm_is_killed_when_the_caller_stops():
+    import multiprocessing
+    import threading
+
+    results = parallel.ordered_map(deaf_and_stuck, range(100), jobs=2, serial_below=10, batch_size=4)
+    assert next(results) == 0
+    closer = threading.Thread(target=results.close, daemon=True)
+    closer.start()
+    closer.join(timeout=60)
+    assert not closer.is_alive(), "stopping waited forever for a worker that ignores SIGTERM"
+    assert multiprocessing.active_children() == []
+
+
 def test_jobs_come_from_the_environment(monkeypatch):
     monkeypatch.setenv(parallel.ENV_JOBS, "3")
     assert parallel.default_jobs() == 3
