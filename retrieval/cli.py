@@ -457,6 +457,11 @@ def status(root, as_json):
         return
     click.echo(f"root: {root} ({DESCRIPTIONS[found.reason]})")
     for row in rows:
+        if row["state"] in ("missing", "unavailable") and not row["files"]:
+            # Nothing built: a row of zeros says less than what to do about it.
+            why = row.get("reason") or f"build it with `retrieval index --retriever {row['retriever']}`"
+            click.echo(f"{row['retriever']}: {row['state']} ({why})")
+            continue
         line = (
             f"{row['retriever']}: {row['state']}, {row['files']} files, {row['chunks']} chunks, "
             f"~{row['tokens']} tokens, {row['store_bytes']} bytes"

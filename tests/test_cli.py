@@ -332,6 +332,9 @@ def test_status_text_has_one_line_per_retriever(run, sample_repo):
     assert root_line == f"root: {sample_repo} (given with --root)"
     assert len(lines) == len(REGISTRY)
     assert lines[0].startswith("lexical: ready, 6 files")
+    # A retriever with nothing built says what to do, not a row of zeros.
+    ctx = next(line for line in lines if line.startswith("lexical+ctx:"))
+    assert ctx == "lexical+ctx: missing (build it with `retrieval index --retriever lexical+ctx`)"
 
 
 def test_clean_removes_only_the_store(run, sample_repo):
