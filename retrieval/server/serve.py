@@ -314,10 +314,11 @@ def run(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, log=None) -> str:
             signal.signal(s, handler)
 
 
-# The server runs this package, the one the launching command runs: `-m` from the served root would
-# import a `retrieval` package the repository itself holds, and a second installed copy would fail
-# the client's code-version check (every query then ran in process).
-_LAUNCH = ("import sys; sys.path.insert(0, sys.argv.pop(1)); "
+# The server runs this package, the one the launching command runs, and nothing from the served
+# root: `-m` there imported a `retrieval` (or `click`) package the repository itself holds, and a
+# second installed copy failed the client's code-version check (every query then ran in process).
+_LAUNCH = ("import os, sys; ours = sys.argv.pop(1); "
+           "sys.path[:] = [ours] + [p for p in sys.path if p not in ('', '.', os.getcwd())]; "
            "from retrieval.server.serve import main; sys.exit(main())")
 
 

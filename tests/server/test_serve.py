@@ -113,11 +113,12 @@ def test_without_a_server_the_command_runs_in_process(sample_repo):
     assert status["server"] is None
 
 
-def test_a_served_repository_holding_its_own_retrieval_package_still_gets_this_server(make_tree, serve, tmp_path):
+def test_a_served_repository_holding_packages_named_like_ours_still_gets_this_server(make_tree, serve, tmp_path):
     marker = tmp_path / "imported-the-repository-copy"
     impostor = f"open({str(marker)!r}, 'w').close()\nraise SystemExit('the repository copy ran')\n"
     root = make_tree({"retrieval/__init__.py": impostor, "retrieval/server/__init__.py": impostor,
-                      "retrieval/server/serve.py": impostor, "app/config.py": "def parse_config():\n    return {}\n"},
+                      "retrieval/server/serve.py": impostor, "click/__init__.py": impostor,
+                      "app/config.py": "def parse_config():\n    return {}\n"},
                      name="named-like-us")
     assert cli("index", "--root", root, server=False).returncode == 0
     serve(root)
