@@ -71,10 +71,13 @@ _EXTRA_PATTERNS = (
     "(variable_declarator name: (identifier) value: [(arrow_function) (function_expression)]) @def",
     "(let_declaration pattern: (identifier) value: (closure_expression)) @def",
     "(assignment left: (identifier) right: (lambda)) @def",
+    # JavaScript methods assigned to a property: `res.sendFile = function (...)`, `Foo.prototype.x = ...`
+    "(assignment_expression left: (member_expression property: (property_identifier))"
+    " right: [(function_expression) (arrow_function)]) @def",
     '(call target: (identifier) @kw (#any-of? @kw "def" "defp" "defmacro" "defmacrop" "defguard"'
     ' "defmodule" "defprotocol" "defimpl" "defstruct" "defdelegate")) @def',
 )
-_CLOSURE_TYPES = frozenset({"variable_declarator", "let_declaration", "assignment"})
+_CLOSURE_TYPES = frozenset({"variable_declarator", "let_declaration", "assignment", "assignment_expression"})
 _ELIXIR_KINDS = {"defmodule": "module", "defprotocol": "interface", "defimpl": "impl", "defstruct": "struct"}
 # Module-level bindings define a name too (`MAX = 3`, `const x = ...`, `var V = ...`).
 _BINDINGS = frozenset({

@@ -181,6 +181,34 @@ def test_javascript_classes_methods_and_closures():
     assert {"Widget", "render", "inner", "setup", "onRequest", "DEFAULT_TIMEOUT"} <= defined(chunks)
 
 
+JS_ASSIGNED = '''\
+var res = Object.create(http.ServerResponse.prototype);
+
+/**
+ * Transfer the file at the given path, setting the Content-Type from its extension.
+ */
+res.sendFile = function sendFile(path, options, callback) {
+  var done = callback;
+  if (!path) throw new TypeError("path argument is required to res.sendFile");
+  return send(this.req, path, options).pipe(this);
+};
+
+Router.prototype.route = (path) => {
+  const route = new Route(path, { strict: this.strict, caseSensitive: this.caseSensitive });
+  return route;
+};
+'''
+
+
+def test_javascript_functions_assigned_to_properties_are_definitions():
+    chunks = chunks_of(JS_ASSIGNED, "lib/response.js", "javascript", TINY)
+    assert_verbatim(JS_ASSIGNED, chunks)
+    send = by_symbol(chunks, "sendFile")
+    assert (send.context, send.chunk_kind) == ("res.sendFile", "function")
+    assert by_symbol(chunks, "route").context == "Router.prototype.route"
+    assert {"sendFile", "route"} <= defined(chunks)
+
+
 TYPESCRIPT = '''\
 export interface Options {
   timeout: number;
