@@ -74,6 +74,8 @@ _EXTRA_PATTERNS = (
     # JavaScript methods assigned to a property: `res.sendFile = function (...)`, `Foo.prototype.x = ...`
     "(assignment_expression left: (member_expression property: (property_identifier))"
     " right: [(function_expression) (arrow_function)]) @def",
+    # Lua: `M.setup = function (opts)`, `local helper = function (x)`
+    "(assignment_statement (variable_list . name: (_) @name) (expression_list . value: (function_definition))) @def",
     '(call target: (identifier) @kw (#any-of? @kw "def" "defp" "defmacro" "defmacrop" "defguard"'
     ' "defmodule" "defprotocol" "defimpl" "defstruct" "defdelegate")) @def',
 )
@@ -254,9 +256,9 @@ def _definition(node, captures) -> Definition | None:
         span_node = node.parent  # Zig: the declaration holds the prototype and the body
         if node_type == "VarDecl" and _ZIG_CONTAINER.match(_text(node)[:300]):
             node_type = "struct_item"
-    if node_type in _CLOSURE_TYPES:
-        name_node = node.child_by_field_name("name") or node.child_by_field_name("pattern") or \
-            node.child_by_field_name("left")
+    if node_type in _CLOSURE_TYPES or captures.get("name"):
+        name_node = (captures.get("name") or [None])[0] or node.child_by_field_name("name") or \
+            node.child_by_field_name("pattern") or node.child_by_field_name("left")
         kind = "function"
     else:
         name_node = _name_node(node)

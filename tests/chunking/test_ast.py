@@ -209,6 +209,30 @@ def test_javascript_functions_assigned_to_properties_are_definitions():
     assert {"sendFile", "route"} <= defined(chunks)
 
 
+LUA_ASSIGNED = '''\
+local M = {}
+
+M.setup = function(opts)
+  local merged = vim.tbl_extend("force", M.defaults, opts or {}, { source = "setup call" })
+  return merged
+end
+
+local helper = function(value)
+  return tostring(value) .. " formatted for the picker window, with padding"
+end
+
+return M
+'''
+
+
+def test_lua_functions_assigned_to_fields_and_locals_are_definitions():
+    chunks = chunks_of(LUA_ASSIGNED, "lua/picker/config.lua", "lua", TINY)
+    assert_verbatim(LUA_ASSIGNED, chunks)
+    assert by_symbol(chunks, "setup").context == "M.setup"
+    assert by_symbol(chunks, "helper").context == "helper"
+    assert {"setup", "helper"} <= defined(chunks)
+
+
 TYPESCRIPT = '''\
 export interface Options {
   timeout: number;
