@@ -95,6 +95,9 @@ _IDENTIFIERS = frozenset({
 })
 _UNWRAP = frozenset({"export_statement", "decorated_definition", "template_declaration", "export_declaration"})
 _LAST_WORD = re.compile(r"[A-Za-z_$][\w$]*[?!]?(?=[^\w$]*$)")
+# A binding whose value is an import (`const x = @import("x.zig")`, `const fs = require("fs")`,
+# `local util = require "util"`) names another module; it defines nothing a query could be after.
+_IMPORT_ALIAS = re.compile(r"[^=]*=\s*(?:@import|require|import)\s*[(\"']")
 _ZIG_CONTAINER = re.compile(r"[^=]*=\s*(?:extern\s+|packed\s+)?(?:struct|enum|union|opaque)\b")
 _CLOSING = re.compile(r"[\s)\]};,]*(?:(?:end|fi|done|esac|endif|end\w*)[\s)\]};,.]*)*$")
 _COMMENT_LINE = re.compile(r"\s*(//|/\*|\*|--|;;|#(?:[ \t!#\[]|$)|@\w|\(\*|{-|\"\"\"|''')")
@@ -265,6 +268,8 @@ def _definition(node, captures) -> Definition | None:
         kind = _KINDS.get(node_type, "")
     if name_node is None or not kind:
         return None
+    if kind == "constant" and _IMPORT_ALIAS.match(_text(span_node)[:300]):
+        return None
     display = _text(name_node).strip()
     if "\n" in display or len(display) > 120:
         return None
@@ -295,7 +300,7 @@ def _bindings(root) -> list[Definition]:
             if inner is None or inner.type == child.type:
                 break
             child = inner
-        if child.type not in _BINDINGS:
+        if child.type not in _BINDINGS or _IMPORT_ALIAS.match(_text(child)[:300]):
             continue
         holders = [child] if child.type == "assignment" else [
             c for c in child.named_children if c.type in _BINDING_NAMES]

@@ -209,6 +209,15 @@ def test_javascript_functions_assigned_to_properties_are_definitions():
     assert {"sendFile", "route"} <= defined(chunks)
 
 
+def test_a_name_bound_to_an_import_is_an_alias_not_a_definition():
+    zig = "pub const references = @import(\"features/references.zig\");\npub const LIMIT: u32 = 64;\n"
+    assert defined(chunks_of(zig, "src/root.zig", "zig")) == {"LIMIT"}
+    js = "const fs = require(\"fs\");\nconst load = import(\"./load.js\");\nexport const LIMIT = 64;\n"
+    assert defined(chunks_of(js, "lib/index.js", "javascript")) == {"LIMIT"}
+    lua = "local util = require \"util\"\nlocal LIMIT = 64\n"
+    assert "util" not in defined(chunks_of(lua, "lua/root.lua", "lua"))
+
+
 LUA_ASSIGNED = '''\
 local M = {}
 
