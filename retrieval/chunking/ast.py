@@ -212,6 +212,10 @@ def _name_node(node):
     return None
 
 
+def _binds_import(node) -> bool:
+    return _IMPORT_ALIAS.match(_text(node)[:300]) is not None
+
+
 def _last_word(text: str) -> str:
     m = _LAST_WORD.search(text.split("(", 1)[0].split("<", 1)[0])
     return m.group(0) if m else ""
@@ -259,8 +263,9 @@ def _definition(node, captures) -> Definition | None:
         span_node = node.parent  # Zig: the declaration holds the prototype and the body
         if node_type == "VarDecl" and _ZIG_CONTAINER.match(_text(node)[:300]):
             node_type = "struct_item"
-    if node_type in _CLOSURE_TYPES or captures.get("name"):
-        name_node = (captures.get("name") or [None])[0] or node.child_by_field_name("name") or \
+    named = captures.get("name")  # a pattern that says which node names the function (Lua)
+    if named or node_type in _CLOSURE_TYPES:
+        name_node = named[0] if named else node.child_by_field_name("name") or \
             node.child_by_field_name("pattern") or node.child_by_field_name("left")
         kind = "function"
     else:
@@ -268,7 +273,7 @@ def _definition(node, captures) -> Definition | None:
         kind = _KINDS.get(node_type, "")
     if name_node is None or not kind:
         return None
-    if kind == "constant" and _IMPORT_ALIAS.match(_text(span_node)[:300]):
+    if kind == "constant" and _binds_import(span_node):
         return None
     display = _text(name_node).strip()
     if "\n" in display or len(display) > 120:
@@ -300,7 +305,7 @@ def _bindings(root) -> list[Definition]:
             if inner is None or inner.type == child.type:
                 break
             child = inner
-        if child.type not in _BINDINGS or _IMPORT_ALIAS.match(_text(child)[:300]):
+        if child.type not in _BINDINGS or _binds_import(child):
             continue
         holders = [child] if child.type == "assignment" else [
             c for c in child.named_children if c.type in _BINDING_NAMES]
