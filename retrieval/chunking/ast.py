@@ -103,10 +103,22 @@ _CLOSING = re.compile(r"[\s)\]};,]*(?:(?:end|fi|done|esac|endif|end\w*)[\s)\]};,
 _COMMENT_LINE = re.compile(r"\s*(//|/\*|\*|--|;;|#(?:[ \t!#\[]|$)|@\w|\(\*|{-|\"\"\"|''')")
 
 
-def _is_prefix(node_type: str) -> bool:
+# Elixir's documentation and annotation attributes precede the definition they describe, as
+# decorators do (`@moduledoc` describes the enclosing module, and other attributes are values).
+_ELIXIR_LEADS = frozenset({"doc", "typedoc", "spec", "impl", "deprecated"})
+
+
+def _is_prefix(node) -> bool:
     """Comments, decorators, attributes and annotations: they belong to what follows them."""
-    return ("comment" in node_type or node_type in ("decorator", "attribute_item", "annotation",
-                                                   "marker_annotation", "attribute", "haddock", "pragma"))
+    kind = node.type
+    if "comment" in kind or kind in ("decorator", "attribute_item", "annotation", "marker_annotation",
+                                     "attribute", "haddock", "pragma"):
+        return True
+    if kind == "unary_operator" and node.child_count == 2 and node.children[0].type == "@":
+        target = node.children[1]
+        name = target.children[0] if target.type == "call" and target.child_count else target
+        return name.type == "identifier" and _text(name) in _ELIXIR_LEADS
+    return False
 
 
 class Definition:
@@ -399,7 +411,7 @@ class _Splitter:
     def _flatten(self, children, depth: int, items: list, pending: list | None = None) -> None:
         pending = list(pending or ())
         for child in children:
-            if _is_prefix(child.type):
+            if _is_prefix(child):
                 pending.append(child)
                 continue
             self._place(pending, child, depth, items)

@@ -448,6 +448,20 @@ def test_other_languages_find_their_definitions():
     assert "local" not in defined(zig)  # a local constant is no definition
 
 
+def test_elixir_doc_and_spec_attributes_stay_with_the_function_they_describe():
+    text = ("defmodule Shop.Cart do\n"
+            "  @doc \"Adds an item.\"\n  @spec add(t, item) :: t\n  def add(cart, item), do: [item | cart]\n\n"
+            "  @doc \"\"\"\n  Removes an item from the cart.\n  \"\"\"\n  @impl true\n"
+            "  def remove(cart, item) do\n    List.delete(cart, item)\n    |> Enum.reject(&is_nil/1)\n  end\nend\n")
+    # Room for `add` and the next @doc, not for `remove` too: the @doc must not stay behind.
+    budget = ChunkingPolicy(code=180, prose=180, config=180, default=180)
+    chunks = chunks_of(text, "lib/shop/cart.ex", "elixir", policy=budget)
+    assert_verbatim(text, chunks)
+    remove = by_symbol(chunks, "remove")
+    assert remove.text.lstrip().startswith('@doc """') and "@impl true" in remove.text
+    assert "@spec add" in by_symbol(chunks, "add").text
+
+
 def test_a_grammar_without_definition_types_leaves_definitions_to_the_patterns():
     chunks = chunks_of("(defn greet [name]\n  (str \"hi \" name))\n", "core.clj", "clojure")
     assert chunks and all(c.definitions is None for c in chunks)
