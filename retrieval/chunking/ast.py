@@ -396,6 +396,9 @@ class _Splitter:
         self.budget = budget
         self.max_lines = max_lines
         self.defs = defs
+        # (first row, last row, byte ranges of the definition): documentation cut apart from the
+        # definition it leads, so its pieces can still say whose documentation they are.
+        self.leads: list[tuple[int, int, tuple]] = []
 
     def size(self, a: int, b: int) -> int:
         return self.off[b + 1] - self.off[a]
@@ -438,6 +441,11 @@ class _Splitter:
             node.parent is not None and node.parent.type in _UNWRAP)
         if fenced:
             items.append(self.FENCE)
+            if prefix:
+                keys = [(node.start_byte, node.end_byte)]
+                if node.type in _UNWRAP and node.named_child_count:
+                    keys.append((node.named_children[-1].start_byte, node.named_children[-1].end_byte))
+                self.leads.append((prefix[0].start_point[0], _end_row(prefix[-1]), tuple(keys)))
             for p in prefix:  # a documentation block too big for the budget is cut by lines
                 pa, pb = p.start_point[0], _end_row(p)
                 items.append([pa, pb, False, False, not self.fits(pa, pb)])
@@ -561,8 +569,10 @@ def module_name(path: str) -> str:
     return stem.replace("/", ".")
 
 
-def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str, lines, policy) -> list[Chunk]:
+def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str, lines, policy,
+              leads: list[tuple[int, int, tuple]] = ()) -> list[Chunk]:
     starts = [d.start for d in defs]
+    by_key = {d.key: d for d in defs}
     name_rows = sorted((d.name_row, i) for i, d in enumerate(defs))
     name_keys = [r for r, _ in name_rows]
     module = f"module {module_name(path)}"
@@ -583,6 +593,9 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
         while around is not None and not (around.start <= a and around.end >= b and around.end - around.start > b - a
                                           and around.kind != "constant"):
             around = around.parent
+        if primary is None:  # documentation cut apart from its definition is that definition's
+            led = next((by_key[k] for la, lb, keys in leads if la <= a and b <= lb for k in keys if k in by_key), None)
+            primary = led if led is not None and led.kind != "constant" else None
         if primary is not None and primary.kind != "constant":
             context, symbol, chunk_kind = primary.path, primary.name, primary.kind
         elif around is not None:
@@ -645,7 +658,7 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
                                                                     bisect.bisect_right(starts, b)])
 
     spans = _tidy(splitter.split(root), lines, off, opens, budget, min(MIN_SPAN, budget // 4))
-    chunks = _annotate(spans, defs, path, language, kind, lines, policy)
+    chunks = _annotate(spans, defs, path, language, kind, lines, policy, splitter.leads)
     if not knows_definitions(grammar):
         chunks = [replace(c, definitions=None) for c in chunks]
     return chunks

@@ -108,6 +108,19 @@ def test_a_documentation_comment_bigger_than_the_budget_is_cut_like_any_oversize
     assert {c.start_line for c in chunks} >= {1}  # nothing of the comment is lost
 
 
+def test_pieces_of_a_documentation_comment_cut_from_its_method_carry_the_methods_scope():
+    javadoc = "    /**\n" + "".join(f"     * step {i}: how the store saves an item, in detail\n" for i in range(60)) + "     */\n"
+    body = "".join(f"        items.add(item.copy({i}));\n" for i in range(40))
+    text = "class Store {\n" + javadoc + "    public void save(Item item) {\n" + body + "    }\n}\n"
+    chunks = chunks_of(text, "Store.java", "java", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    doc_rows = range(2, 2 + javadoc.count("\n"))
+    pieces = [c for c in chunks if c.start_line in doc_rows and c.end_line in doc_rows]
+    assert len(pieces) > 1  # the comment alone exceeds the budget
+    assert {(c.context, c.symbol) for c in pieces} == {("Store.save", "save")}
+    assert all(not c.definitions for c in pieces)  # documentation, not the definition itself
+
+
 RUST = '''\
 use std::fmt;
 
