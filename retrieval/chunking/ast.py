@@ -380,6 +380,16 @@ def definitions(tree, grammar: str) -> list[Definition]:
 # -- splitting the tree into line spans ----------------------------------------------------------
 
 
+def _definition_keys(node) -> tuple:
+    """The byte ranges under which `node` may be a definition: its own and, for a wrapper (an
+    export, a decorated definition), the wrapped node's."""
+    keys = ((node.start_byte, node.end_byte),)
+    if node.type in _UNWRAP and node.named_child_count:
+        inner = node.named_children[-1]
+        keys += ((inner.start_byte, inner.end_byte),)
+    return keys
+
+
 class _Splitter:
     """Row spans (0-based, inclusive) following the tree, within the budget.
 
@@ -396,8 +406,8 @@ class _Splitter:
         self.budget = budget
         self.max_lines = max_lines
         self.defs = defs
-        # (first row, last row, byte ranges of the definition): documentation cut apart from the
-        # definition it leads, so its pieces can still say whose documentation they are.
+        # (first row, last row, byte ranges of the definition), in row order: documentation cut
+        # apart from the definition it leads, so its pieces can still say whose documentation they are.
         self.leads: list[tuple[int, int, tuple]] = []
 
     def size(self, a: int, b: int) -> int:
@@ -425,10 +435,8 @@ class _Splitter:
     def _place(self, prefix: list, node, depth: int, items: list) -> None:
         a = (prefix[0] if prefix else node).start_point[0]
         b = _end_row(node)
-        alone = self.defs.get((node.start_byte, node.end_byte))
-        if alone is None and node.type in _UNWRAP and node.named_child_count:
-            inner = node.named_children[-1]
-            alone = self.defs.get((inner.start_byte, inner.end_byte))
+        keys = _definition_keys(node)
+        alone = next((self.defs[k] for k in keys if k in self.defs), None)
         if self.fits(a, b):
             # [start, end, is a definition, stays alone, cut by lines]
             items.append([a, b, alone is not None, bool(alone), False])
@@ -442,10 +450,7 @@ class _Splitter:
         if fenced:
             items.append(self.FENCE)
             if prefix:
-                keys = [(node.start_byte, node.end_byte)]
-                if node.type in _UNWRAP and node.named_child_count:
-                    keys.append((node.named_children[-1].start_byte, node.named_children[-1].end_byte))
-                self.leads.append((prefix[0].start_point[0], _end_row(prefix[-1]), tuple(keys)))
+                self.leads.append((prefix[0].start_point[0], _end_row(prefix[-1]), keys))
             for p in prefix:  # a documentation block too big for the budget is cut by lines
                 pa, pb = p.start_point[0], _end_row(p)
                 items.append([pa, pb, False, False, not self.fits(pa, pb)])
@@ -573,6 +578,7 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
               leads: list[tuple[int, int, tuple]] = ()) -> list[Chunk]:
     starts = [d.start for d in defs]
     by_key = {d.key: d for d in defs}
+    lead_starts = [la for la, _lb, _keys in leads]
     name_rows = sorted((d.name_row, i) for i, d in enumerate(defs))
     name_keys = [r for r, _ in name_rows]
     module = f"module {module_name(path)}"
@@ -594,8 +600,11 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
                                           and around.kind != "constant"):
             around = around.parent
         if primary is None:  # documentation cut apart from its definition is that definition's
-            led = next((by_key[k] for la, lb, keys in leads if la <= a and b <= lb for k in keys if k in by_key), None)
-            primary = led if led is not None and led.kind != "constant" else None
+            j = bisect.bisect_right(lead_starts, a) - 1
+            if j >= 0 and b <= leads[j][1]:
+                led = next((by_key[k] for k in leads[j][2] if k in by_key), None)
+                if led is not None and led.kind != "constant":
+                    primary = led
         if primary is not None and primary.kind != "constant":
             context, symbol, chunk_kind = primary.path, primary.name, primary.kind
         elif around is not None:
