@@ -244,6 +244,10 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
             click.echo(f"{name}: up to date ({report.chunks} chunks, {report.files} files)")
     if lexical_failed:
         sys.exit(1)
+    if not single:
+        for name in service.retrievers_outside_all():
+            # Said once, so a user who wanted every index knows this one is built on request only.
+            click.echo(f"{name}: not part of all (build it on its own: retrieval index --retriever {name})")
 
 
 def _read_query(words: tuple[str, ...]) -> str:

@@ -698,5 +698,10 @@ def available_retrievers() -> list[tuple[str, str]]:
     return [(n, REGISTRY[n].unavailable_reason()) for n in names]
 
 
+def retrievers_outside_all() -> list[str]:
+    """Registered retrievers that `all` never builds (each says why in its spec), sorted."""
+    return sorted(n for n in REGISTRY if not REGISTRY[n].in_all)
+
+
 def stderr_progress(message: str) -> None:
     print(message, file=sys.stderr, flush=True)

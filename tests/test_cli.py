@@ -233,6 +233,15 @@ def test_index_reports_skipped_files_by_reason(run, make_tree):
     assert "1 binary" in result.stdout and "1 secret-name" in result.stdout
 
 
+def test_index_all_names_the_retrievers_it_never_builds_and_how_to_build_them(run, make_tree):
+    root = make_tree({"a.py": "alpha = 1\n"})
+    result = run("index", "--root", root, "--retriever", "all")
+    assert result.exit_code == 0
+    assert ("lexical+ctx: not part of all (build it on its own: retrieval index --retriever lexical+ctx)"
+            in result.stdout)
+    assert not os.path.exists(os.path.join(root, ".retrieval", "lexical+ctx"))
+
+
 def test_index_with_a_per_file_cap_skips_bigger_files(run, make_tree):
     root = make_tree({"small.py": "tiny = 1\n", "big.py": "gigantic = 1\n" + "# pad\n" * 100})
     assert run("index", "--root", root, "--max-file-bytes", "100").exit_code == 0
