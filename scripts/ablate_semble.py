@@ -6,7 +6,8 @@ queries, so the table isolates the ranking. NDCG@10 is the benchmark's metric (r
 `evaluation.metrics`), reported overall (mean over repositories and over queries), per category
 and per language.
 
-    python scripts/ablate_semble.py --checkouts /work/checkouts/semble [--repos a,b] [--json out.json]
+    python scripts/ablate_semble.py --checkouts /work/checkouts/semble [--retriever lexical|treesitter]
+        [--repos a,b] [--json out.json]
 """
 from __future__ import annotations
 
@@ -50,8 +51,9 @@ VARIANTS = [
 ]
 
 
-def evaluate_repo(docs, queries, prefix: str, config: RankingConfig, k: int) -> list[tuple[str, float]]:
-    retriever = LexicalRetriever(ranking=config)
+def evaluate_repo(docs, queries, prefix: str, config: RankingConfig, k: int,
+                  retriever_class=LexicalRetriever) -> list[tuple[str, float]]:
+    retriever = retriever_class(ranking=config)
     retriever.index(docs)
     paths = [prefix + d.source_path for d in docs]
     out = []
@@ -70,10 +72,19 @@ def main(argv=None) -> int:
     parser.add_argument("--bench", default=os.path.join(PROJECT, "..", "shared", "bench", "semble-dev"))
     parser.add_argument("--repos", default="")
     parser.add_argument("--variants", default="", help="comma-separated subset of variant names")
+    parser.add_argument("--retriever", choices=("lexical", "treesitter"), default="lexical",
+                        help="treesitter: the same variants over syntax-aware chunks (needs the extra)")
     parser.add_argument("-k", type=int, default=10)
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args(argv)
     import retrieval.text as text
+
+    load, retriever_class = load_chunk_documents, LexicalRetriever
+    if args.retriever == "treesitter":
+        from retrieval.loader import load_ast_chunk_documents
+        from retrieval.retrievers.treesitter import TreesitterRetriever
+
+        load, retriever_class = load_ast_chunk_documents, TreesitterRetriever
 
     with open(os.path.join(args.bench, "repos.json"), encoding="utf-8") as fh:
         repos = json.load(fh)
@@ -95,10 +106,10 @@ def main(argv=None) -> int:
                 continue
             prefix = (repo.get("benchmark_root") or "").strip("/")
             prefix = prefix + "/" if prefix else ""
-            docs = load_chunk_documents(root)
+            docs = load(root)
             queries = load_dataset(os.path.join(args.bench, "annotations", repo["name"] + ".json"))
             for name, ranking, _ in todo:
-                rows = evaluate_repo(docs, queries, prefix, RankingConfig().replace(**ranking), args.k)
+                rows = evaluate_repo(docs, queries, prefix, RankingConfig().replace(**ranking), args.k, retriever_class)
                 if rows:
                     results[name][repo["name"]] = rows
                     languages[repo["name"]] = repo["language"]

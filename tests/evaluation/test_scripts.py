@@ -179,3 +179,57 @@ def test_the_semble_script_scores_a_checkout_end_to_end(tmp_path, monkeypatch):
     assert result["skipped"] == {"absent": f"no checkout at {tmp_path / 'checkouts' / 'absent'}"}
     (repo,) = result["repos"]
     assert repo["summary"]["ndcg"] == 1.0 and repo["summary"]["queries"] == 2
+
+
+def test_the_bench_preparation_checks_out_pinned_revisions_and_falls_back_to_the_snapshot_head(tmp_path):
+    import subprocess
+
+    prepare = _load("prepare_bench")
+    upstream = tmp_path / "upstream"
+    git = ["git", "-C", str(upstream), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "init", "-q", str(upstream)], check=True)
+    commits = []
+    for text in ("first = 1\n", "second = 2\n"):
+        (upstream / "src").mkdir(exist_ok=True)
+        (upstream / "src" / "mod.py").write_text(text)
+        subprocess.run(git + ["add", "-A"], check=True)
+        subprocess.run(git + ["commit", "-qm", text], check=True)
+        commits.append(subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True,
+                                      text=True).stdout.strip())
+    mirrors = tmp_path / "mirror"
+    subprocess.run(["git", "clone", "-q", "--bare", str(upstream), str(mirrors / "demo+net" / "repo")], check=True)
+    bench = tmp_path / "bench"
+    (bench / "semble-dev").mkdir(parents=True)
+    (bench / "swebench-dev").mkdir()
+    (bench / "semble-dev" / "repos.json").write_text(json.dumps([
+        {"name": "pinned", "url": "https://github.com/demo/net.git", "revision": commits[0], "benchmark_root": "src"},
+        {"name": "moved", "url": "https://github.com/demo/net", "revision": "f" * 40, "benchmark_root": None},
+        {"name": "unfetched", "url": "https://github.com/demo/other.git", "revision": commits[0]}]))
+    (bench / "swebench-dev" / "instances.jsonl").write_text(
+        json.dumps({"repo": "demo/net"}) + "\n" + json.dumps({"repo": "demo/other"}) + "\n")
+    checkouts, gitdirs = tmp_path / "checkouts", tmp_path / "gitdirs.json"
+    assert prepare.main(["--bench", str(bench), "--mirrors", str(mirrors), "--checkouts", str(checkouts),
+                         "--gitdirs", str(gitdirs)]) == 0
+    assert (checkouts / "pinned" / "src" / "mod.py").read_text() == "first = 1\n"
+    assert (checkouts / "moved" / "src" / "mod.py").read_text() == "second = 2\n"  # the pinned commit is absent
+    assert not (checkouts / "unfetched").exists()
+    assert json.loads(gitdirs.read_text()) == {"demo/net": str(mirrors / "demo+net" / "repo")}
+
+
+def test_comparing_two_semble_runs_averages_over_the_repositories_both_scored():
+    compare = _load("compare_semble").compare
+
+    def run(scores: dict) -> dict:
+        return {"repos": [
+            {"name": name, "language": lang, "summary": {"ndcg": sum(qs.values()) / len(qs)},
+             "queries": [{"query": q, "category": "semantic", "scores": {"ndcg": v}} for q, v in qs.items()]}
+            for name, (lang, qs) in scores.items()]}
+
+    before = run({"a": ("go", {"x": 1.0, "y": 0.5}), "b": ("rust", {"z": 0.0}), "gone": ("go", {"w": 1.0})})
+    after = run({"a": ("go", {"x": 0.5, "y": 0.5}), "b": ("rust", {"z": 1.0})})
+    c = compare(before, after)
+    assert c["repos"] == 2  # `gone` was scored only before: it counts in neither mean
+    assert (c["before"], c["after"]) == (0.375, 0.75)
+    assert c["languages"] == {"go": (0.75, 0.5), "rust": (0.0, 1.0)}
+    assert (c["up"], c["down"]) == (1, 1)
+    assert sorted(m[4] for m in c["moved"]) == ["x", "z"]

@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Two `eval_semble.py --json` results side by side: NDCG@10 (mean over the repositories both scored)
+overall, per language and per category, how many queries rose and fell, and with --queries each
+query that moved. What a change must show before it lands: a gain on a few repositories is not
+evidence until the whole set agrees.
+
+    python scripts/compare_semble.py before.json after.json [--queries]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+
+
+def _scored(result: dict) -> dict[str, dict]:
+    return {r["name"]: r for r in result["repos"]
+            if "error" not in r and (r.get("summary") or {}).get("ndcg") is not None}
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
+
+
+def compare(before: dict, after: dict) -> dict:
+    """{"repos", "before", "after", "languages": {lang: (b, a)}, "categories": {cat: (b, a, n)},
+    "moved": [(repo, before, after, category, query)], "up", "down"} over the repositories both scored."""
+    a, b = _scored(before), _scored(after)
+    names = sorted(a.keys() & b.keys())
+    languages: dict[str, list[list[float]]] = defaultdict(lambda: [[], []])
+    categories: dict[str, list[list[float]]] = defaultdict(lambda: [[], []])
+    moved = []
+    for name in names:
+        languages[a[name]["language"]][0].append(a[name]["summary"]["ndcg"])
+        languages[a[name]["language"]][1].append(b[name]["summary"]["ndcg"])
+        later = {q["query"]: q for q in b[name]["queries"]}
+        for q in a[name]["queries"]:
+            other = later.get(q["query"])
+            if other is None or q["scores"]["ndcg"] is None:
+                continue
+            x, y = q["scores"]["ndcg"], other["scores"]["ndcg"]
+            categories[q["category"]][0].append(x)
+            categories[q["category"]][1].append(y)
+            if abs(x - y) > 1e-9:
+                moved.append((name, x, y, q["category"], q["query"]))
+    return {
+        "repos": len(names),
+        "before": _mean([a[n]["summary"]["ndcg"] for n in names]),
+        "after": _mean([b[n]["summary"]["ndcg"] for n in names]),
+        "languages": {lang: (_mean(x), _mean(y)) for lang, (x, y) in sorted(languages.items())},
+        "categories": {cat: (_mean(x), _mean(y), len(x)) for cat, (x, y) in sorted(categories.items())},
+        "moved": moved,
+        "up": sum(1 for m in moved if m[2] > m[1]),
+        "down": sum(1 for m in moved if m[2] < m[1]),
+    }
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("before")
+    parser.add_argument("after")
+    parser.add_argument("--queries", action="store_true", help="list every query whose NDCG@10 moved")
+    args = parser.parse_args(argv)
+    with open(args.before, encoding="utf-8") as fh:
+        before = json.load(fh)
+    with open(args.after, encoding="utf-8") as fh:
+        after = json.load(fh)
+    c = compare(before, after)
+    print(f"{c['repos']} repositories: {c['before']:.4f} -> {c['after']:.4f} "
+          f"({c['after'] - c['before']:+.4f}); queries up {c['up']}, down {c['down']}")
+    for lang, (x, y) in c["languages"].items():
+        print(f"  {lang:12s} {x:.3f} -> {y:.3f} {y - x:+.3f}")
+    for cat, (x, y, n) in c["categories"].items():
+        print(f"  {cat:12s} {x:.3f} -> {y:.3f} (mean over {n} queries)")
+    if args.queries:
+        for repo, x, y, cat, query in sorted(c["moved"], key=lambda m: (m[2] - m[1], m[0], m[4])):
+            print(f"{repo:20s} {x:.3f} -> {y:.3f} {cat:12s} {query}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
