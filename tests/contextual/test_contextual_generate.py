@@ -191,7 +191,8 @@ def test_cli_all_mode_never_asks_the_model_and_explicit_model_without_key_is_one
     monkeypatch.setattr(command, "_generate", no_spending)
     result = run("index", "--root", root)
     assert result.exit_code == 0, result.output
-    assert "lexical: indexed" in result.output and "lexical+ctx" not in result.output  # by name only
+    assert "lexical: indexed" in result.output and "lexical+ctx: indexed" not in result.output
+    assert "lexical+ctx: not part of all" in result.output  # named, with the command that builds it
     result = run("query", "--root", root, "--retriever", "lexical+ctx", "--json", "vat")
     assert result.exit_code == 0, result.output  # a query builds it on first use, offline
     assert '"path": "src/billing/tax.py"' in result.output
