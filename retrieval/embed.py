@@ -16,6 +16,8 @@ import json
 import os
 import threading
 
+from .extras import SetupError
+
 ENV_MODEL = "RETRIEVAL_EMBED_MODEL"
 ENV_THREADS = "RETRIEVAL_EMBED_THREADS"
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -25,7 +27,7 @@ MAX_TOKENS = 256  # measured: with this model 256 tokens scored better than 512
 BATCH_SIZE = 32
 
 
-class EmbedderError(RuntimeError):
+class EmbedderError(SetupError):
     """The model cannot be found or its weights are not the expected ones."""
 
 

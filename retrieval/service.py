@@ -16,6 +16,7 @@ from .chunking import ChunkingPolicy, chunk_lines, whole_file
 from .freshness import racy, settle
 from .memo import Memo
 from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
+from .extras import SetupError
 from .progress import Tick
 from .read import SYMLINK, UNREADABLE, VANISHED, read_source
 from .records import SearchHit
@@ -25,6 +26,10 @@ from .store.atomic import remove_stale_temps
 from .store.lock import LockBusy, WriterLock
 
 Progress = Callable[[str], None]
+
+# Errors that say what the asker or the machine must fix (the root, the store's disk, an extra's
+# setup), not that an index is damaged: re-raised as they are, never answered by a rebuild.
+_NOT_DAMAGE = (DiscoveryError, layout.StoreError, SetupError)
 
 # Index profiles: how text becomes terms and how hits are ranked. `prose` is for a collection of
 # English documents, one per file (Lucene's English analyzer and BM25 defaults).
@@ -287,7 +292,7 @@ def refresh(
         try:
             report = _refresh_locked(root, store, rdir, name, retriever, options, force, progress)
         except (RuntimeError, ValueError, KeyError, TypeError) as exc:
-            if force or isinstance(exc, (DiscoveryError, layout.StoreError)):
+            if force or isinstance(exc, _NOT_DAMAGE):
                 raise
             # An old segment turned out damaged while being updated: rebuild from the sources.
             progress(f"the {name} index is damaged ({exc}); rebuilding it")
@@ -308,6 +313,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         try:
             retriever.check_store(rdir, manifest["state"])
         except (RuntimeError, OSError, ValueError, KeyError, TypeError) as exc:
+            if isinstance(exc, _NOT_DAMAGE):
+                raise
             progress(f"the {name} index is damaged ({exc}); rebuilding it")
             force = True
     if options is None:
@@ -561,6 +568,8 @@ def open_index(
                 _OPEN.put((store, name), (key, manifest, engine))
             return engine
         except (OSError, RuntimeError) as exc:
+            if isinstance(exc, _NOT_DAMAGE):
+                raise
             # A writer replaced the snapshot between our reads, or the store is damaged: retry,
             # and on the last attempt rebuild.
             if attempt == 1:
@@ -592,7 +601,7 @@ def search(
             hits = engine.search_detailed(query, depth, allow=allow)
             break
         except (OSError, RuntimeError, ValueError) as exc:
-            if attempt == 2:
+            if attempt == 2 or isinstance(exc, _NOT_DAMAGE):
                 raise
             _OPEN.pop((layout.store_dir(os.path.abspath(root)), retriever), None)
             if attempt == 1:

@@ -209,6 +209,21 @@ def test_an_unknown_embedding_model_is_a_clear_error(sample_repo, run, tmp_path,
     assert "not a local directory" in result.output or "neither a local directory" in result.output
 
 
+def test_an_unknown_embedding_model_on_a_built_index_is_a_clear_error_not_damage(sample_repo, run, tmp_path,
+                                                                                monkeypatch):
+    # A wrong --embed-model is the asker's mistake: the index is sound, nothing is rebuilt or touched.
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    assert run("index", "--root", sample_repo, "--retriever", "turbovec").exit_code == 0
+    built = _state(sample_repo)["generation"]["name"]
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")  # the option sets it; undone after the test
+    result = run("query", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", "no-such/model-xyz",
+                 "retry")
+    assert result.exit_code == 1
+    assert "neither a local directory" in result.stderr
+    assert "damaged" not in result.stderr and "rebuilding" not in result.stderr
+    assert _state(sample_repo)["generation"]["name"] == built
+
+
 def test_tampered_default_weights_are_refused_naming_both_digests(tmp_path):
     from retrieval.embed import DEFAULT_SHA256, EmbedderError, verify_weights
 
