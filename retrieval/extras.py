@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 
+
 class SetupError(RuntimeError):
     """An extra's setup the user must change (an unknown model, weights that are not the expected
     ones): never taken for damage in an index, so nothing is rebuilt because of it."""
