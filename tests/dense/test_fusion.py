@@ -6,6 +6,7 @@ import pytest
 from retrieval.fusion import (
     Span,
     TrustConfig,
+    MERGE_GROWTH,
     consolidate,
     lexical_trust,
     margin,
@@ -94,6 +95,40 @@ def test_consolidation_joins_a_span_that_bridges_two_others():
     merged = consolidate(rankings)
     assert [(s.start_line, s.end_line, s.agreement) for s in merged] == [(1, 30, 2)]
     assert merged[0].ranks == {"x": 1, "y": 1}  # a retriever counts once, at its best rank
+
+
+def test_a_chain_of_touching_spans_stops_growing_at_twice_its_longest_member():
+    # Four retrievers' 40-line chunks, each touching the next: merging them all would hand an
+    # agent one 160-line hit for four retrievers' worth of 40-line answers.
+    rankings = {name: [Span("f.py", 1 + 40 * i, 40 * (i + 1), 1.0)] for i, name in enumerate("abcd")}
+    merged = consolidate(rankings)
+    spans = sorted((s.start_line, s.end_line) for s in merged)
+    assert spans == [(1, 80), (81, 160)]
+    assert all(s.lines <= MERGE_GROWTH * 40 for s in merged)
+    assert sorted(sorted(s.provenance) for s in merged) == [["a", "b"], ["c", "d"]]
+
+
+def test_a_span_that_cannot_merge_keeps_only_the_lines_no_other_hit_covers():
+    rankings = {"lead": [Span("f.py", 1, 30, 1.0)], "other": [Span("f.py", 20, 100, 1.0)],
+                "third": [Span("f.py", 25, 28, 1.0)]}
+    merged = consolidate(rankings)
+    spans = sorted((s.start_line, s.end_line, tuple(s.provenance)) for s in merged)
+    # A long span over a short one: the union (1-100) is within twice the longer (81 lines), so one hit.
+    assert spans == [(1, 100, ("lead", "other", "third"))]
+    rankings = {"lead": [Span("f.py", 1, 30, 1.0)], "other": [Span("f.py", 25, 64, 1.0)],
+                "third": [Span("f.py", 60, 90, 1.0)]}
+    merged = consolidate(rankings)
+    spans = sorted((s.start_line, s.end_line, tuple(s.provenance)) for s in merged)
+    # lead + other = 1-64 (64 <= 2 * 40); third would make 1-90 (> 80): it keeps 65-90 alone.
+    assert spans == [(1, 64, ("lead", "other")), (65, 90, ("third",))]
+    for a, b in zip(spans, spans[1:]):
+        assert a[1] < b[0]  # hits of one file never overlap
+
+
+def test_a_whole_file_hit_still_absorbs_every_span_of_its_file():
+    rankings = {"x": [Span("f.py", None, None, 1.0)], "y": [Span("f.py", 1, 40, 1.0), Span("f.py", 200, 260, 1.0)]}
+    merged = consolidate(rankings)
+    assert [(s.start_line, s.end_line, s.agreement) for s in merged] == [(None, None, 2)]
 
 
 def test_a_merged_span_keeps_what_its_best_placed_retriever_said_of_it():
