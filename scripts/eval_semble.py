@@ -128,7 +128,10 @@ def summarise(results: list[dict], published: dict, k: int) -> dict:
             entry["matched"] += c["matched"]
     for entry in calibration.values():
         entry["precision"] = entry["matched"] / entry["hits"]
+    first = [q["lines"][0] for q in rows if q.get("lines") and q["lines"][0] is not None]
+    every = [n for q in rows for n in q.get("lines", ()) if n is not None]
     return {
+        "hit_lines": {"first": mean(first), "top_k": mean(every), "hits": len(every)},
         "k": k,
         "confidence_calibration": calibration,
         "mean_over_repos": group(ok),
@@ -200,6 +203,10 @@ def print_report(results, skipped, overall, published, k):
     if calibration:
         print(f"\nconfidence calibration: the top-{k} hits of every scored query, pooled over repositories")
         print(calibration_text(calibration, k))
+    lines = overall["hit_lines"]
+    if lines["hits"]:
+        print(f"\nlines per hit (what an agent reads): first hit {lines['first']:.1f}, "
+              f"top {k} {lines['top_k']:.1f} (mean over {lines['hits']} hits with a span)")
     built = sum(1 for r in results if r.get("index_status") == "indexed")
     print(f"\nindexes built or updated: {built} ({overall['total_build_seconds']:.1f}s of build time), reused: "
           f"{len(results) - built}; median over repositories of the warm query p50: "

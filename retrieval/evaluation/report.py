@@ -39,13 +39,16 @@ def evaluation_text(ev: Evaluation, per_query: bool = False) -> str:
     if not ev.runs:
         return ""
     names = ev.runs[0].metric_names
-    headers = ["retriever"] + [_label(n, ev.k) for n in names] + ["queries", "index", "build s", "cold ms", "warm p50 ms"]
+    headers = ["retriever"] + [_label(n, ev.k) for n in names] + ["queries", "lines/hit", "index", "build s", "cold ms",
+                                                              "warm p50 ms"]
     rows = []
     for run in ev.runs:
         s = run.summary()
         build = f"{run.build_seconds:.2f}" if run.index_status == "indexed" else "reused"
+        lines = run.hit_lines()["top_k"]
         rows.append([run.retriever] + [s[n] for n in names]
-                    + [str(s["queries"]), run.index_status, build, ms(run.cold_seconds), ms(run.warm_p50_seconds)])
+                    + [str(s["queries"]), f"{lines:.1f}" if lines is not None else "-", run.index_status, build,
+                       ms(run.cold_seconds), ms(run.warm_p50_seconds)])
     out = [table(headers, rows)]
     cats = sorted({c for run in ev.runs for c in run.by_category()})
     if len(cats) > 1:

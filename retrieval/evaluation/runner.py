@@ -121,12 +121,15 @@ class QueryRow:
     # per hit of the top k: the retriever's confidence, and whether it matches an existing target
     confidence: list[str] = field(default_factory=list)
     matched: list[bool] = field(default_factory=list)
+    # per hit of the top k: how many lines it spans (None: a whole file), what an agent reads. A
+    # longer span matches more targets, so the metrics alone would reward long hits.
+    lines: list[int | None] = field(default_factory=list)
 
     def to_json(self) -> dict:
         return {"id": self.id, "query": self.query, "category": self.category, "n_targets": self.n_targets,
                 "n_existing": self.n_existing, "scores": self.scores, "ranks": self.ranks,
                 "hits": self.hits, "confidence": self.confidence, "matched": self.matched,
-                "seconds": round(self.seconds, 6)}
+                "lines": self.lines, "seconds": round(self.seconds, 6)}
 
 
 def _mean(values) -> float | None:
@@ -168,6 +171,9 @@ class RetrieverRun:
         out["unscored"] = len(rows) - scored
         return out
 
+    def hit_lines(self) -> dict:
+        return hit_lines(self.rows)
+
     def calibration(self) -> dict[str, dict]:
         """Per confidence level: the top-k hits of scored queries given it, and the share of them
         that match a target (a calibrated retriever's shares fall from high to low)."""
@@ -186,11 +192,18 @@ class RetrieverRun:
             "open_seconds": round(self.open_seconds, 4),
             "cold_query_seconds": self.cold_seconds, "warm_query_p50_seconds": self.warm_p50_seconds,
             "summary": self.summary(), "by_category": self.by_category(), "index": self.index,
-            "calibration": self.calibration(),
+            "calibration": self.calibration(), "hit_lines": self.hit_lines(),
         }
         if per_query:
             out["queries"] = [r.to_json() for r in self.rows]
         return out
+
+
+def hit_lines(rows: Sequence[QueryRow]) -> dict:
+    """Mean lines of the first hit and of every top-k hit, over the hits with a span."""
+    first = [row.lines[0] for row in rows if row.lines and row.lines[0] is not None]
+    every = [n for row in rows for n in row.lines if n is not None]
+    return {"first": _mean(first), "top_k": _mean(every), "hits": len(every)}
 
 
 def calibration(rows: Sequence[QueryRow]) -> dict[str, dict]:
@@ -254,8 +267,9 @@ def score_query(query: EvalQuery, hits: Sequence[m.Hit], tree: TreePaths, k: int
     shown = [f"{p}:{s}-{e}" if s is not None else p for p, s, e in hits[: max(k, 10)]]
     levels = list(confidence[:k])
     matched = [any(m.hit_matches(hit, t) for t in existing) for hit in anchored[: len(levels)]]
+    lines = [end - start + 1 if start is not None and end is not None else None for _p, start, end in hits[:k]]
     return QueryRow(query.id, query.query, query.category, len(query.targets), len(existing),
-                    scores, ranks, shown, seconds, levels, matched)
+                    scores, ranks, shown, seconds, levels, matched, lines)
 
 
 def _search(engine, text: str, depth: int, min_files: int) -> tuple[list[m.Hit], list[str]]:

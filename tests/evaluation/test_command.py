@@ -42,6 +42,9 @@ def test_eval_json_numbers(make_tree, tmp_path):
     assert run["by_category"]["symbol"]["ndcg"] == 1.0
     assert [q["ranks"]["span"] for q in run["queries"]] == [[1], [1], [1], []]
     assert run["cold_query_seconds"] > 0 and run["warm_query_p50_seconds"] > 0
+    # Every file is one two-line chunk: the lines an agent reads per hit.
+    assert all(n == 2 for q in run["queries"] for n in q["lines"])
+    assert run["hit_lines"]["first"] == 2.0 and run["hit_lines"]["top_k"] == 2.0
 
 
 def test_eval_text_table_and_subdirectory_root(make_tree, tmp_path):

@@ -179,6 +179,9 @@ def test_the_semble_script_scores_a_checkout_end_to_end(tmp_path, monkeypatch):
     assert result["skipped"] == {"absent": f"no checkout at {tmp_path / 'checkouts' / 'absent'}"}
     (repo,) = result["repos"]
     assert repo["summary"]["ndcg"] == 1.0 and repo["summary"]["queries"] == 2
+    # Each file is one two-line chunk: what an agent would read per hit is reported beside the metrics.
+    assert [q["lines"][0] for q in repo["queries"]] == [2, 2]
+    assert result["overall"]["hit_lines"]["first"] == 2.0
 
 
 def test_the_bench_preparation_checks_out_pinned_revisions_and_falls_back_to_the_snapshot_head(tmp_path):
