@@ -13,6 +13,9 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
 
     if choice == "all":
         pairs = available_retrievers()
+        usable = [n for n, reason in pairs if not reason]
+        if len(usable) > 1:  # and what `query --retriever all` serves: their hits consolidated
+            pairs = pairs + [("all", "")]
     else:
         pairs = []
         for name in [n.strip() for n in choice.split(",") if n.strip()]:
@@ -28,7 +31,8 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
 @click.option("--root", type=click.Path(file_okay=False), default=".", show_default=True,
               help="The tree the dataset's paths are relative to.")
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
-              help="A retriever name, a comma list, or 'all' for every installed one.")
+              help="A retriever name, a comma list, or 'all' for every installed one (and, with two or "
+                   "more, their consolidated ranking as `query --retriever all` gives it, in a row named all).")
 @click.option("-k", "--top-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
               help="Cut-off of the ranked list that is scored.")
 @click.option("--metrics", default="auto", show_default=True,

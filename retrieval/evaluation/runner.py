@@ -320,8 +320,8 @@ def evaluate(
             from ..multi import open_all
 
             for part in ("lexical", "turbovec", "hybrid"):
-                if not get_spec(part).unavailable_reason():
-                    service.refresh(root, part, force=force, progress=progress)
+                if not get_spec(part).unavailable_reason():  # a forced build once, if its own row did it
+                    service.refresh(root, part, force=force and part not in retrievers, progress=progress)
             started = time.perf_counter()
             engine = open_all(root, stale_ok=True)
             run = RetrieverRun(name, k, families, "indexed", 0.0, time.perf_counter() - started)

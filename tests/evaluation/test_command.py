@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from click.testing import CliRunner
 
 from retrieval.cli import main
@@ -113,7 +115,24 @@ def test_uninstalled_retrievers_are_skipped_and_named(make_tree, tmp_path, monke
     from retrieval.service import available_retrievers
 
     installed = [name for name, reason in available_retrievers() if not reason]  # lexical, and any extras
-    assert [r["retriever"] for r in data["runs"]] == installed and "lexical" in installed
+    consolidated = ["all"] if len(installed) > 1 else []  # query --retriever all's ranking, with two or more
+    assert [r["retriever"] for r in data["runs"]] == installed + consolidated and "lexical" in installed
     assert "fancy" in data["skipped"]
     result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "fancy"])
     assert result.exit_code == 1 and "error: no retriever to evaluate is installed" in result.stderr
+
+
+@pytest.mark.extra("treesitter")
+def test_eval_all_also_scores_the_consolidated_ranking_that_query_all_serves(make_tree, tmp_path):
+    root = make_tree(FILES)
+    ds = _dataset(tmp_path, [{"query": "frobnicate widgets", "relevant": ["pkg/alpha.py"]},
+                             {"query": "QuuxRegistry", "relevant": ["pkg/beta.py"]}])
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--json", "--per-query"])
+    assert result.exit_code == 0, result.output
+    runs = {r["retriever"]: r for r in json.loads(result.stdout)["runs"]}
+    assert {"lexical", "treesitter", "all"} <= set(runs)
+    assert list(runs)[-1] == "all"  # after the retrievers it consolidates
+    assert runs["all"]["summary"]["ndcg"] == 1.0
+    assert [q["hits"][0] for q in runs["all"]["queries"]] == ["pkg/alpha.py:1-2", "pkg/beta.py:1-2"]
+    text = CliRunner().invoke(main, ["eval", ds, "--root", str(root)]).stdout
+    assert any(line.split()[:1] == ["all"] for line in text.splitlines())
