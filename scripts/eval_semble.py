@@ -23,7 +23,7 @@ sys.path.insert(0, PROJECT)  # run from a source checkout without installing
 
 from retrieval.evaluation.datasets import load_dataset  # noqa: E402
 from retrieval.evaluation.report import calibration_text, fmt, table  # noqa: E402
-from retrieval.evaluation.runner import evaluate  # noqa: E402
+from retrieval.evaluation.runner import evaluate, hit_lines  # noqa: E402
 
 PUBLISHED = ("bm25_raw", "semble", "coderankembed_hybrid")
 METRICS = ("ndcg", "recall", "mrr")
@@ -128,10 +128,8 @@ def summarise(results: list[dict], published: dict, k: int) -> dict:
             entry["matched"] += c["matched"]
     for entry in calibration.values():
         entry["precision"] = entry["matched"] / entry["hits"]
-    first = [q["lines"][0] for q in rows if q.get("lines") and q["lines"][0] is not None]
-    every = [n for q in rows for n in q.get("lines", ()) if n is not None]
     return {
-        "hit_lines": {"first": mean(first), "top_k": mean(every), "hits": len(every)},
+        "hit_lines": hit_lines(q.get("lines", []) for q in rows),
         "k": k,
         "confidence_calibration": calibration,
         "mean_over_repos": group(ok),

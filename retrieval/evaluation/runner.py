@@ -11,7 +11,7 @@ import os
 import statistics
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from . import metrics as m
 from .datasets import EvalQuery, Target
@@ -172,7 +172,7 @@ class RetrieverRun:
         return out
 
     def hit_lines(self) -> dict:
-        return hit_lines(self.rows)
+        return hit_lines(row.lines for row in self.rows)
 
     def calibration(self) -> dict[str, dict]:
         """Per confidence level: the top-k hits of scored queries given it, and the share of them
@@ -199,10 +199,12 @@ class RetrieverRun:
         return out
 
 
-def hit_lines(rows: Sequence[QueryRow]) -> dict:
-    """Mean lines of the first hit and of every top-k hit, over the hits with a span."""
-    first = [row.lines[0] for row in rows if row.lines and row.lines[0] is not None]
-    every = [n for row in rows for n in row.lines if n is not None]
+def hit_lines(per_query: Iterable[Sequence[int | None]]) -> dict:
+    """Mean lines of the first hit and of every top-k hit (one list per query), over the hits
+    with a span."""
+    per_query = list(per_query)
+    first = [lines[0] for lines in per_query if lines and lines[0] is not None]
+    every = [n for lines in per_query for n in lines if n is not None]
     return {"first": _mean(first), "top_k": _mean(every), "hits": len(every)}
 
 
