@@ -102,6 +102,9 @@ def _root(root: str | None) -> str:
         raise _fail(exc)
 
 
+# The retriever `query` uses unless --retriever names one: set it once (in the shell, an agent's
+# environment, the MCP server's) instead of on every call.
+ENV_RETRIEVER = "RETRIEVAL_RETRIEVER"
 EMBED_MODEL_HELP = ("Embedding model of the dense retrievers: a local directory, or a name already in the local "
                     "Hugging Face cache (never downloaded). Default: the bundled all-MiniLM-L6-v2. Given "
                     "once, the index remembers it (as RETRIEVAL_EMBED_MODEL would set it); another model means another index.")
@@ -308,9 +311,10 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
 @main.command(short_help="Search the index (built on first use).")
 @click.argument("words", nargs=-1, required=True, metavar="QUERY...")
 @root_option
-@click.option("--retriever", "retriever_name", default="lexical", show_default=True,
-              type=click.Choice(_retriever_names() + ["all"]),
-              help="The retriever to search with, or 'all': every indexed one's hits merged, with provenance.")
+@click.option("--retriever", "retriever_name", default="lexical", show_default=True, envvar=ENV_RETRIEVER,
+              show_envvar=True, type=click.Choice(_retriever_names() + ["all"]),
+              help="The retriever to search with, or 'all': every indexed one's hits merged, with provenance. "
+                   f"{ENV_RETRIEVER} sets the default (`hybrid` once its index is built).")
 @click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)
 @click.option("--top-k", "-k", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
               help="How many hits to return.")

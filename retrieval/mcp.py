@@ -44,10 +44,12 @@ class Searcher:
             raise ToolFailure(message.removeprefix("error: ").removeprefix("Error: "))
         return json.loads(out)
 
-    def search(self, query: str, top_k: int | None = None, retriever: str = "lexical",
+    def search(self, query: str, top_k: int | None = None, retriever: str = "",
                path: list[str] | None = None, lang: str = "", kind: str = "", max_tokens: int | None = None,
                expand: int | None = None, files: bool = False) -> dict:
-        argv = ["query", "--root", self.root, "--json", "--retriever", retriever]
+        argv = ["query", "--root", self.root, "--json"]
+        if retriever:  # absent, the command's default (RETRIEVAL_RETRIEVER, else lexical)
+            argv += ["--retriever", retriever]
         if top_k is not None:  # absent, --max-tokens decides how many fit (as on the command line)
             argv += ["--top-k", str(top_k)]
         for glob in path or ():
@@ -83,7 +85,8 @@ def build(root: str):
     def search(
         query: Annotated[str, Field(description="A question in words, a symbol, or a pasted error/bug report.")],
         top_k: Annotated[int | None, Field(ge=1, description="How many hits (default 10).")] = None,
-        retriever: Annotated[str, Field(description="Retriever name (see status).")] = "lexical",
+        retriever: Annotated[str, Field(description="Retriever name (see status); default: RETRIEVAL_RETRIEVER "
+                                                    "of the server's environment, else lexical.")] = "",
         path: Annotated[list[str] | None, Field(description="Only paths matching these globs.")] = None,
         lang: Annotated[str, Field(description="Only this language, e.g. python.")] = "",
         kind: Annotated[Literal["", "code", "docs", "config"], Field(description="Only this kind of file.")] = "",

@@ -147,6 +147,16 @@ def test_a_query_with_no_hits_exits_zero_with_empty_results(run, sample_repo):
     assert (result.exit_code, result.stdout) == (0, "")
 
 
+def test_retrieval_retriever_sets_the_default_retriever_and_the_option_still_wins(run, sample_repo, monkeypatch):
+    assert query_json(run, sample_repo, "config")["retriever"] == "lexical"
+    monkeypatch.setenv("RETRIEVAL_RETRIEVER", "all")  # 'all' works without any extra
+    assert query_json(run, sample_repo, "config")["retriever"] == "all"
+    assert query_json(run, sample_repo, "--retriever", "lexical", "config")["retriever"] == "lexical"
+    monkeypatch.setenv("RETRIEVAL_RETRIEVER", "nope")
+    result = run("query", "--root", sample_repo, "config")
+    assert result.exit_code == 2 and "RETRIEVAL_RETRIEVER" in result.stderr and "nope" in result.stderr
+
+
 # -- errors and exit codes ------------------------------------------------------------------------
 
 

@@ -23,6 +23,9 @@ SOCKET_NAME = "sock"
 # Environment that changes what a command does must match the server's (else: not used).
 ENV_PREFIX = "RETRIEVAL_"
 ENV_IGNORED = {"RETRIEVAL_NO_SERVER", "RETRIEVAL_TESTS_NO_NETWORK", "RETRIEVAL_JOBS"}
+# Environment a command reads for itself alone (a default of its options): the server applies the
+# caller's for that one call instead of refusing a caller whose value differs from its own.
+ENV_PER_CALL = {"RETRIEVAL_RETRIEVER"}
 COMMANDS = ("query", "status")
 MAX_HEADER = 1 << 20
 REPLY_TIMEOUT = 600.0
@@ -76,6 +79,11 @@ def code_version() -> str:
 
 def environment() -> dict:
     return {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIX) and k not in ENV_IGNORED}
+
+
+def shared_environment(env: dict) -> dict:
+    """What of `environment()` must match between a caller and the server."""
+    return {k: v for k, v in env.items() if k not in ENV_PER_CALL}
 
 
 # -- framing -----------------------------------------------------------------------------------

@@ -16,8 +16,10 @@ def _stream(buffer, encoding: str | None, errors: str | None):
                             write_through=True)
 
 
-def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodings: dict | None = None):
-    """(exit status, stdout bytes, stderr bytes) of `retrieval ARGV` run here."""
+def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodings: dict | None = None,
+            env: dict | None = None, env_keys=()):
+    """(exit status, stdout bytes, stderr bytes) of `retrieval ARGV` run here; the variables named
+    in `env_keys` take their values from `env` for this call (unset when absent there)."""
     from ..cli import main
 
     encodings = encodings or {}
@@ -32,6 +34,11 @@ def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodin
     # A command may set environment variables for itself (`--embed-model`): not for the next one.
     environ = dict(os.environ)
     try:
+        for key in env_keys:
+            if env and key in env:
+                os.environ[key] = env[key]
+            else:
+                os.environ.pop(key, None)
         if cwd:
             os.chdir(cwd)
         try:

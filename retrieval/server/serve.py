@@ -25,7 +25,8 @@ import time
 import traceback
 
 from . import client, serving
-from .client import COMMANDS, environment, receive, send, serve_dir, socket_path, store_dir
+from .client import (COMMANDS, ENV_PER_CALL, environment, receive, send, serve_dir, shared_environment, socket_path,
+                     store_dir)
 from .runner import run_cli
 
 DEFAULT_IDLE_TIMEOUT = 1800.0  # seconds without a request before the server exits (0: never)
@@ -275,7 +276,8 @@ class Server:
         argv, cwd = header.get("argv"), header.get("cwd")
         if header.get("version") != self.version:
             return _error("another code version")
-        if header.get("env") != self.environment:
+        env = header.get("env")
+        if not isinstance(env, dict) or shared_environment(env) != shared_environment(self.environment):
             return _error("another environment")
         if not (isinstance(argv, list) and argv and all(isinstance(a, str) for a in argv) and argv[0] in COMMANDS):
             return _error("argv must be a query or status command line")
@@ -286,7 +288,8 @@ class Server:
             return _error("the root or store went away")
         encodings = header.get("encodings") if isinstance(header.get("encodings"), dict) else None
         self.warm.freshen()
-        code, out, err = run_cli(argv, cwd, stdin, encodings)
+        code, out, err = run_cli(argv, cwd, stdin, encodings, env={k: env[k] for k in ENV_PER_CALL if k in env},
+                                 env_keys=ENV_PER_CALL)
         return lambda conn: send(conn, {"ok": True, "code": code, "stdout_len": len(out), "stderr_len": len(err)},
                                  out, err)
 

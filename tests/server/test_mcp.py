@@ -11,13 +11,14 @@ import pytest
 pytestmark = pytest.mark.extra("mcp")
 
 
-def _call(root, calls):
+def _call(root, calls, env=None):
     """Start `retrieval mcp --root ROOT`, make each (tool, arguments) call; the results."""
     import anyio
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "retrieval.entry", "mcp", "--root", str(root)])
+    params = StdioServerParameters(command=sys.executable, args=["-m", "retrieval.entry", "mcp", "--root", str(root)],
+                                   env=env)
 
     async def main():
         async with stdio_client(params) as (read, write):
@@ -68,3 +69,12 @@ def test_search_over_stdio_returns_what_query_json_prints(sample_repo):
     assert "no-such-retriever" in failed.content[0].text
     # The server stays up between calls, and a file written between two calls is in the second.
     assert [r["path"] for r in _payload(results[4])["results"]] == ["src/app/late.py"]
+
+
+def test_search_without_a_retriever_uses_the_servers_retrieval_retriever(sample_repo):
+    # An MCP client's config sets the server's environment; its default retriever comes from there.
+    _tools, results = _call(sample_repo, [("search", {"query": "parse config"}),
+                                          ("search", {"query": "parse config", "retriever": "lexical"})],
+                            env={**os.environ, "RETRIEVAL_RETRIEVER": "all"})
+    assert _payload(results[0])["retriever"] == "all"
+    assert _payload(results[1])["retriever"] == "lexical"

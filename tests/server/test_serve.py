@@ -25,9 +25,9 @@ PROBE = ("import atexit, sys\n"
          "main()\n")
 
 
-def cli(*argv, server=True, input=None, cwd=None, timeout=120):
+def cli(*argv, server=True, input=None, cwd=None, timeout=120, env_extra=None):
     """The console command in a fresh process; RETRIEVAL_NO_SERVER=1 forces the in-process path."""
-    env = dict(os.environ)
+    env = dict(os.environ, **(env_extra or {}))
     env.pop("RETRIEVAL_NO_SERVER", None)
     if not server:
         env["RETRIEVAL_NO_SERVER"] = "1"
@@ -102,6 +102,22 @@ def test_client_and_server_print_the_same_bytes(sample_repo, serve):
     cold = cli("query", "--root", sample_repo, "-", "--json", input=b"where is the LRU cache evicted", server=False)
     assert answered_by_server(warm) and warm.stdout == cold.stdout
     assert json.loads(warm.stdout)["results"][0]["path"] == "src/app/cache.py"
+
+
+def test_the_server_answers_with_the_callers_default_retriever_for_that_call_only(sample_repo, serve):
+    serve(sample_repo)  # started without RETRIEVAL_RETRIEVER
+    argv = ["query", "--root", sample_repo, "parse config", "--json"]
+    for value in ("all", "nope", None):  # a default of the caller's, a bad one, none again
+        extra = {"RETRIEVAL_RETRIEVER": value} if value else {}
+        warm, cold = cli(*argv, env_extra=extra), cli(*argv, env_extra=extra, server=False)
+        assert answered_by_server(warm), (value, warm.stderr)
+        assert (warm.returncode, warm.stdout, strip_probe(warm.stderr)) == \
+               (cold.returncode, cold.stdout, strip_probe(cold.stderr)), value
+        if value != "nope":
+            assert json.loads(warm.stdout)["retriever"] == (value or "lexical")
+    # Other settings still have to match the server's: such a caller runs the command itself.
+    other = cli(*argv, env_extra={"RETRIEVAL_TURBOVEC_BITS": "2"})
+    assert not answered_by_server(other) and other.returncode == 0
 
 
 def test_without_a_server_the_command_runs_in_process(sample_repo):
