@@ -134,6 +134,7 @@ class Span:
     symbol: str = ""
     # Lines of the longest span one retriever returned among those merged here (0: this span's own).
     longest: int = 0
+    scope: tuple[int, int] | None = None  # lines of the enclosing scope, when a retriever knew it
 
     @property
     def agreement(self) -> int:
@@ -175,7 +176,7 @@ def consolidate(rankings: dict[str, Sequence[Span]], k: int = CONSOLIDATE_K,
         for rank, span in enumerate(spans, start=1):
             weight = (weights or {}).get(name, 1.0)
             piece = Span(span.path, span.start_line, span.end_line, weight / (k + rank), [name], {name: rank},
-                         span.language, span.kind, span.context, span.symbol)
+                         span.language, span.kind, span.context, span.symbol, scope=span.scope)
             group = merged.setdefault(span.path, [])
             # Absorb every existing span it touches while the union stays within bounds (a new span
             # can bridge two); what still touches it limits it to the lines no other hit covers.
@@ -231,12 +232,18 @@ def _join(a: Span, b: Span, k: int = CONSOLIDATE_K, weights: dict[str, float] | 
         ranks[name] = min(rank, ranks.get(name, rank))
     # A retriever counts once per merged span: its best rank, not every chunk it returned there.
     score = sum((weights or {}).get(name, 1.0) / (k + r) for name, r in ranks.items())
-    best = a if a.score >= b.score else b
-    return Span(a.path, start, end, score, provenance, ranks, a.language or b.language, best.kind,
-                best.context, best.symbol, max(_longest(a), _longest(b)))
+    best, other = (a, b) if a.score >= b.score else (b, a)
+    # What the best-placed retriever said, unless only the other knows the scope (a line chunk
+    # merged with a syntax-aware one): then the other's, so `--expand scope` still has a scope.
+    said = other if not (best.context or best.scope) and (other.context or other.scope) else best
+    scope = said.scope
+    if scope is not None and start is not None:  # the scope encloses the whole merged span
+        scope = (min(scope[0], start), max(scope[1], end))
+    return Span(a.path, start, end, score, provenance, ranks, a.language or b.language, said.kind,
+                said.context, said.symbol, max(_longest(a), _longest(b)), scope)
 
 
 def as_spans(hits: Iterable) -> list[Span]:
     """SearchHits (or anything with source_path, start_line, end_line, score) as Spans."""
     return [Span(h.source_path, h.start_line, h.end_line, h.score, language=h.language, kind=h.kind,
-                 context=h.context, symbol=h.symbol) for h in hits]
+                 context=h.context, symbol=h.symbol, scope=getattr(h, "scope", None)) for h in hits]

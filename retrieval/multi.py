@@ -68,7 +68,8 @@ def hits_from_spans(spans) -> list[SearchHit]:
         docid = chunk_docid(span.path, span.start_line, span.end_line) if span.start_line else span.path
         extra = {"provenance": list(span.provenance), "agreement": span.agreement, "ranks": dict(span.ranks)}
         out.append(SearchHit(docid, span.path, span.start_line, span.end_line, rank, span.score, span.context,
-                             language=span.language, kind=span.kind, symbol=span.symbol, extra=extra))
+                             language=span.language, kind=span.kind, symbol=span.symbol, scope=span.scope,
+                             extra=extra))
     return out
 
 

@@ -201,6 +201,29 @@ def test_query_all_merges_every_retrievers_hits_with_provenance(sample_repo, run
         spans.setdefault(row["path"], []).append((row["start_line"], row["end_line"]))
 
 
+@pytest.mark.extra("treesitter")
+def test_query_all_expand_scope_shows_the_class_a_syntax_aware_retriever_found(make_tree, run):
+    # A class too big for one chunk: treesitter returns a method, with the class as its scope.
+    methods = "".join(
+        f"    def step_{i}(self, value):\n" + "".join(f"        value = value * {j} + {i}  # arithmetic\n"
+                                                     for j in range(12)) + "        return value\n\n"
+        for i in range(8))
+    retry = ("    def retry_failed_upload(self, request, attempts):\n"
+             "        # retry a failed upload with exponential backoff\n"
+             "        for attempt in range(attempts):\n"
+             "            if request.send():\n"
+             "                return True\n"
+             "        return False\n")
+    root = make_tree({"src/uploader.py": "class Uploader:\n" + methods + retry})
+    assert run("index", "--root", root).exit_code == 0
+    result = run("query", "--root", root, "--retriever", "all", "--json", "--expand", "scope", "retry failed upload")
+    assert result.exit_code == 0, result.output
+    top = json.loads(result.stdout)["results"][0]
+    assert "treesitter" in top["provenance"] and top["context"].startswith("Uploader")
+    # The snippet is the class around the hit (line 1 opens it), not the hit alone.
+    assert top["snippet_start"] == 1 and top["snippet_end"] >= top["end_line"] > top["start_line"] > 1
+
+
 def test_an_unknown_embedding_model_is_a_clear_error(sample_repo, run, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")  # the option sets it; undone after the test

@@ -131,6 +131,18 @@ def test_a_whole_file_hit_still_absorbs_every_span_of_its_file():
     assert [(s.start_line, s.end_line, s.agreement) for s in merged] == [(None, None, 2)]
 
 
+def test_a_line_chunk_merged_with_a_syntax_aware_one_takes_its_scope_widened_to_the_merged_span():
+    rankings = {
+        "hybrid": [Span("a.py", 90, 120, 1.0)],  # line chunks know no scope
+        "treesitter": [Span("a.py", 96, 130, 0.5, kind="function", context="prompt", symbol="prompt",
+                            scope=(83, 125))],
+    }
+    (top,) = consolidate(rankings, weights={"hybrid": 100.0})
+    assert (top.start_line, top.end_line) == (90, 130)
+    assert (top.context, top.symbol, top.kind) == ("prompt", "prompt", "function")
+    assert top.scope == (83, 130)  # the function's lines, and all of the merged span
+
+
 def test_a_merged_span_keeps_what_its_best_placed_retriever_said_of_it():
     rankings = {
         "treesitter": [Span("a.py", 10, 20, 9.0, language="python", kind="method", context="Router.add_route",
