@@ -4,7 +4,8 @@ A retriever takes part when its extras are installed and it has an index (lexica
 builds in seconds); one without an index is named in a note rather than built behind a query's
 back (embedding a repository can take minutes). Hits of one file whose spans overlap or touch
 merge (up to a bound on the merged length: retrieval.fusion.MERGE_GROWTH); each hit says which
-retrievers found it (`provenance`) and how many agreed (`agreement`). The order follows the best-measured retriever taking part (see LEADS).
+retrievers found it (`provenance`) and how many agreed (`agreement`). The order follows the
+best-measured retriever taking part (see LEADS).
 """
 from __future__ import annotations
 

@@ -17,10 +17,12 @@ def _stream(buffer, encoding: str | None, errors: str | None):
 
 
 def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodings: dict | None = None,
-            env: dict | None = None, env_keys=()):
-    """(exit status, stdout bytes, stderr bytes) of `retrieval ARGV` run here; the variables named
-    in `env_keys` take their values from `env` for this call (unset when absent there)."""
+            caller_env: dict | None = None):
+    """(exit status, stdout bytes, stderr bytes) of `retrieval ARGV` run here. With `caller_env` (a
+    server answering another process), the variables a command reads for itself alone
+    (client.ENV_PER_CALL) take the caller's values for this call, unset when the caller has none."""
     from ..cli import main
+    from .client import ENV_PER_CALL
 
     encodings = encodings or {}
     out, err = io.BytesIO(), io.BytesIO()
@@ -34,9 +36,9 @@ def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodin
     # A command may set environment variables for itself (`--embed-model`): not for the next one.
     environ = dict(os.environ)
     try:
-        for key in env_keys:
-            if env and key in env:
-                os.environ[key] = env[key]
+        for key in ENV_PER_CALL if caller_env is not None else ():
+            if key in caller_env:
+                os.environ[key] = caller_env[key]
             else:
                 os.environ.pop(key, None)
         if cwd:

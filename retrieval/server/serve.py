@@ -25,8 +25,7 @@ import time
 import traceback
 
 from . import client, serving
-from .client import (COMMANDS, ENV_PER_CALL, environment, receive, send, serve_dir, shared_environment, socket_path,
-                     store_dir)
+from .client import COMMANDS, environment, receive, send, serve_dir, shared_environment, socket_path, store_dir
 from .runner import run_cli
 
 DEFAULT_IDLE_TIMEOUT = 1800.0  # seconds without a request before the server exits (0: never)
@@ -288,8 +287,7 @@ class Server:
             return _error("the root or store went away")
         encodings = header.get("encodings") if isinstance(header.get("encodings"), dict) else None
         self.warm.freshen()
-        code, out, err = run_cli(argv, cwd, stdin, encodings, env={k: env[k] for k in ENV_PER_CALL if k in env},
-                                 env_keys=ENV_PER_CALL)
+        code, out, err = run_cli(argv, cwd, stdin, encodings, caller_env=env)
         return lambda conn: send(conn, {"ok": True, "code": code, "stdout_len": len(out), "stderr_len": len(err)},
                                  out, err)
 
