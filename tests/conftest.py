@@ -109,9 +109,10 @@ def make_tree(tmp_path):
 
 def _later_mtime(path: Path) -> None:
     # File timestamps are coarse (a kernel tick): move mtime forward explicitly so that a change
-    # is always visible to the stat-based change detection.
+    # is always visible to the stat-based change detection. To the present, not into the future: a
+    # future stamp the clock reaches between a refresh and a later check reads as racy there.
     st = path.stat()
-    new = st.st_mtime_ns + 2_000_000_000
+    new = max(time.time_ns(), st.st_mtime_ns + 1_000)
     os.utime(path, ns=(new, new))
 
 

@@ -55,9 +55,13 @@ def mutate(root, trial: int) -> None:
     pkg = root / "pkg"
     target = pkg / f"mod_{trial % 16}.py"
     if target.exists():
+        before = target.stat().st_mtime_ns
         target.write_text(module_text(trial % 16, trial))
         st = target.stat()
-        os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns + 2_000_000_000))
+        # The edit must show in the stamp even when it lands in the previous write's clock tick, but
+        # not from the future: a stamp the clock reaches after the final refresh reads as racy
+        # (stale) to `status`, correctly, which made the last assertion depend on timing.
+        os.utime(target, ns=(st.st_atime_ns, max(st.st_mtime_ns, before + 1_000)))
     (pkg / f"extra_{trial}.py").write_text(module_text(100 + trial, trial))
     stale = pkg / f"extra_{trial - 3}.py"
     if stale.exists():
