@@ -38,7 +38,9 @@ MIN_CALIBRATION_ROWS = 256
 
 class TerminalProgress:
     """`turbovec: embedded 1200/5400 chunks, 41.3 chunks/s, ETA 1m42s` on one rewritten line of
-    stderr, at most twice a second; silent when stderr is not a terminal."""
+    stderr, at most twice a second. Off a terminal, one line when embedding starts: a command that
+    runs for minutes (a first query that has to build its vectors) says why, so the agent or script
+    that called it does not take it for a hang."""
 
     def __init__(self, label: str, stream=None):
         self.label = label
@@ -47,6 +49,16 @@ class TerminalProgress:
         self.started = time.monotonic()
         self.last = 0.0
         self.shown = False
+        self.announced = False
+
+    def begin(self) -> None:
+        """Embedding is about to start (called once, before the first batch)."""
+        if self.enabled or self.announced:
+            return
+        self.announced = True
+        self.stream.write(f"{self.label}: embedding chunks no cache holds yet; this can take minutes, "
+                          f"and what is embedded is kept if the command is interrupted\n")
+        self.stream.flush()
 
     def __call__(self, done: int, todo: int, final: bool = False) -> None:
         if not self.enabled:
@@ -195,6 +207,8 @@ def update(
                 counts["shared"] += 1
                 continue
             pending[key] = embed_text(f.path, c.text, c.context)
+            if not counts["todo"] and hasattr(show, "begin"):
+                show.begin()
             counts["todo"] += 1
             if len(pending) >= batch:
                 embed_pending()

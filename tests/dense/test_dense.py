@@ -181,6 +181,20 @@ def test_hybrid_reuses_the_turbovec_embeddings_of_the_same_store(sample_repo):
     assert _state(sample_repo, "hybrid")["dense"]["embedded"] == 0
 
 
+def test_a_query_that_must_embed_first_says_so_in_one_line_off_a_terminal(sample_repo, run):
+    # An agent's shell is not a terminal, so it sees no progress: without this line a first hybrid
+    # query is minutes of silence on a real repository, easily taken for a hang and killed.
+    first = run("query", "--root", sample_repo, "--retriever", "hybrid", "--json", "retry failed requests")
+    assert first.exit_code == 0, first.output
+    (line,) = first.stderr.splitlines()
+    assert line.startswith("hybrid: embedding chunks") and "kept if the command is interrupted" in line
+    assert json.loads(first.stdout)["results"]
+    # Nothing left to embed: the next query is silent again.
+    again = run("query", "--root", sample_repo, "--retriever", "hybrid", "--json", "retry failed requests")
+    assert again.exit_code == 0 and again.stderr == ""
+    assert again.stdout == first.stdout
+
+
 def test_query_all_merges_every_retrievers_hits_with_provenance(sample_repo, run):
     from retrieval import service
 
