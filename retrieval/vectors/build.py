@@ -38,9 +38,9 @@ MIN_CALIBRATION_ROWS = 256
 
 class TerminalProgress:
     """`turbovec: embedded 1200/5400 chunks, 41.3 chunks/s, ETA 1m42s` on one rewritten line of
-    stderr, at most twice a second. Off a terminal, one line when embedding starts: a command that
-    runs for minutes (a first query that has to build its vectors) says why, so the agent or script
-    that called it does not take it for a hang."""
+    stderr, at most twice a second. Off a terminal, one line when a long embedding starts (a whole
+    batch to embed): a command that runs for minutes (a first query that has to build its vectors)
+    says why, so the agent or script that called it does not take it for a hang."""
 
     def __init__(self, label: str, stream=None):
         self.label = label
@@ -52,7 +52,7 @@ class TerminalProgress:
         self.announced = False
 
     def begin(self) -> None:
-        """Embedding is about to start (called once, before the first batch)."""
+        """A long embedding is about to start (called before each full batch; says so once)."""
         if self.enabled or self.announced:
             return
         self.announced = True
@@ -158,6 +158,8 @@ def update(
         keys = list(pending)
         texts = [pending[k] for k in keys]
         pending.clear()
+        if len(texts) >= batch and hasattr(show, "begin"):
+            show.begin()  # a whole batch, and more may follow: minutes, not seconds
         vectors = embedder.embed(texts)
         for k, v in zip(keys, vectors):
             fresh[k] = v
@@ -207,8 +209,6 @@ def update(
                 counts["shared"] += 1
                 continue
             pending[key] = embed_text(f.path, c.text, c.context)
-            if not counts["todo"] and hasattr(show, "begin"):
-                show.begin()
             counts["todo"] += 1
             if len(pending) >= batch:
                 embed_pending()

@@ -181,9 +181,12 @@ def test_hybrid_reuses_the_turbovec_embeddings_of_the_same_store(sample_repo):
     assert _state(sample_repo, "hybrid")["dense"]["embedded"] == 0
 
 
-def test_a_query_that_must_embed_first_says_so_in_one_line_off_a_terminal(sample_repo, run):
+def test_a_query_that_must_embed_first_says_so_in_one_line_off_a_terminal(sample_repo, run, rewrite, monkeypatch):
     # An agent's shell is not a terminal, so it sees no progress: without this line a first hybrid
-    # query is minutes of silence on a real repository, easily taken for a hang and killed.
+    # query is minutes of silence on a real repository, easily taken for a hang and killed. The
+    # line comes with a whole batch to embed (more may follow); batches of 4 make this repository
+    # a long build.
+    monkeypatch.setenv("RETRIEVAL_EMBED_BATCH", "4")
     first = run("query", "--root", sample_repo, "--retriever", "hybrid", "--json", "retry failed requests")
     assert first.exit_code == 0, first.output
     (line,) = first.stderr.splitlines()
@@ -193,6 +196,10 @@ def test_a_query_that_must_embed_first_says_so_in_one_line_off_a_terminal(sample
     again = run("query", "--root", sample_repo, "--retriever", "hybrid", "--json", "retry failed requests")
     assert again.exit_code == 0 and again.stderr == ""
     assert again.stdout == first.stdout
+    # Less than a batch (a one-file edit): seconds at most, no announcement.
+    rewrite(sample_repo / "src/app/cache.py", "def drop_cache_entry(cache, key):\n    cache.pop(key, None)\n")
+    edited = run("query", "--root", sample_repo, "--retriever", "hybrid", "--json", "remove a cache entry")
+    assert edited.exit_code == 0 and edited.stderr == ""
 
 
 def test_query_all_merges_every_retrievers_hits_with_provenance(sample_repo, run):
@@ -355,7 +362,7 @@ def test_query_vectors_without_torch_equal_sentence_transformers_vectors():
     assert encoder is not None  # the bundled model is a plain BERT with mean pooling
     for text in QUERY_TEXTS:
         ours = encoder.encode(text)
-        theirs = embedder.embed([text], batch_size=1, threads=1)[0]
+        theirs = embedder.embed_with_model([text], batch_size=1, threads=1)[0]
         assert ours.dtype == np.float32 and ours.shape == theirs.shape
         assert float(np.abs(ours - theirs).max()) < 1e-5, text[:40]
     assert np.array_equal(embedder.embed_query(QUERY_TEXTS[0]), encoder.encode(QUERY_TEXTS[0]))
@@ -381,12 +388,12 @@ def test_a_model_the_numpy_encoder_cannot_compute_is_queried_through_sentence_tr
     assert load_query_encoder(str(model), 256) is None
     embedder = Embedder(str(model))
     vector = embedder.embed_query("retry failed uploads")
-    assert np.array_equal(vector, embedder.embed(["retry failed uploads"], batch_size=1, threads=1)[0])
+    assert np.array_equal(vector, embedder.embed_with_model(["retry failed uploads"], batch_size=1, threads=1)[0])
     mean_pooled = get_embedder().embed_query("retry failed uploads")
     assert float(np.abs(vector - mean_pooled).max()) > 1e-3  # it really is another model
 
 
-def test_a_hybrid_query_from_a_fresh_process_never_imports_torch_and_answers_the_same_bytes(sample_repo, run):
+def test_a_hybrid_query_from_a_fresh_process_never_imports_torch_and_answers_the_same_bytes(sample_repo, run, rewrite):
     import subprocess
     import sys
 
@@ -399,9 +406,37 @@ def test_a_hybrid_query_from_a_fresh_process_never_imports_torch_and_answers_the
              f"sys.argv = ['retrieval', *{argv!r}]\n"
              "main()\n")
     env = dict(os.environ, RETRIEVAL_NO_SERVER="1")
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.splitlines() == ["LOADED=[]"]
+
+    def fresh_process():
+        proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stderr.splitlines() == ["LOADED=[]"]
+        return proc.stdout
+
+    answer = fresh_process()
     # This process has torch loaded (it built the index): the query vector is the numpy one all the same.
-    assert proc.stdout == run(*argv).stdout
-    assert json.loads(proc.stdout)["results"][0]["path"] == "src/app/http_client.py"
+    assert answer == run(*argv).stdout
+    assert json.loads(answer)["results"][0]["path"] == "src/app/http_client.py"
+    # After a one-file edit the query refreshes first: the file's few chunks are embedded without torch too.
+    rewrite(sample_repo / "src/app/http_client.py",
+            "def send_with_retries(session, request, attempts=5):\n"
+            "    # retry failed http requests with exponential backoff\n"
+            "    return session.send(request)\n")
+    answer = fresh_process()
+    assert json.loads(answer)["results"][0]["path"] == "src/app/http_client.py"
+    assert _state(sample_repo, "hybrid")["dense"]["embedded"] == 1
+
+
+def test_a_few_texts_are_embedded_with_numpy_and_many_in_batches_by_the_model():
+    import numpy as np
+
+    from retrieval.embed import NUMPY_MAX_TEXTS, Embedder
+
+    embedder = Embedder()  # its own instance: this one has loaded nothing yet
+    few = embedder.embed(QUERY_TEXTS)
+    assert embedder._model is None  # no torch for a handful of texts (a one-file refresh)
+    assert np.array_equal(few, np.stack([embedder.embed_query(t) for t in QUERY_TEXTS]))
+    many = [f"def handler_{i}(request):\n    return parse_config(request, retries={i})" for i in range(NUMPY_MAX_TEXTS + 1)]
+    batched = embedder.embed(many)
+    assert embedder._model is not None and batched.shape == (len(many), embedder.dimension())
+    assert float(np.abs(batched[:3] - np.stack([embedder.embed_query(t) for t in many[:3]])).max()) < 1e-5

@@ -31,17 +31,26 @@ def spans(hits):
     return [(h.source_path, h.start_line, h.end_line) for h in hits]
 
 
-def test_a_kill_during_embedding_leaves_a_working_index_and_the_work_is_resumed(make_tree, rewrite, copy_tree):
+# (files, texts per batch): batches of two are embedded with numpy (a small refresh's path);
+# batches above NUMPY_MAX_TEXTS go through sentence-transformers (a real repository's build).
+PATHS = {"numpy": (12, 2), "model": (70, 33)}
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_kill_during_embedding_leaves_a_working_index_and_the_work_is_resumed(make_tree, rewrite, copy_tree, path):
     from retrieval import service
+    from retrieval.embed import NUMPY_MAX_TEXTS
     from retrieval.store.lock import WriterLock
 
-    root = make_tree({f"pkg/m{i}.py": module(i, 0) for i in range(12)}, name="killed")
+    files, batch = PATHS[path]
+    assert (batch > NUMPY_MAX_TEXTS) == (path == "model")
+    root = make_tree({f"pkg/m{i}.py": module(i, 0) for i in range(files)}, name="killed")
     service.refresh(root, "turbovec")
     before = spans(service.search(root, "retry the request", retriever="turbovec", top_k=5).hits)
-    for i in range(12):
+    for i in range(files):
         rewrite(root / f"pkg/m{i}.py", module(i, 1))
     env = child_env()
-    env.update(RETRIEVAL_EMBED_BATCH="2", RETRIEVAL_EMBED_CHECKPOINT_SECONDS="0", RETRIEVAL_EMBED_THREADS="1")
+    env.update(RETRIEVAL_EMBED_BATCH=str(batch), RETRIEVAL_EMBED_CHECKPOINT_SECONDS="0", RETRIEVAL_EMBED_THREADS="1")
     child = subprocess.Popen([sys.executable, "-m", "retrieval.cli", "index", "--root", str(root), "--retriever",
                               "turbovec"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     store = root / ".retrieval" / "turbovec"
@@ -64,7 +73,7 @@ def test_a_kill_during_embedding_leaves_a_working_index_and_the_work_is_resumed(
     import json
 
     state = json.loads((store / "manifest.json").read_text())["state"]
-    assert report.new_chunks == 12 and 0 < state["embedded"] < 12  # the checkpointed vectors were reused
+    assert report.new_chunks == files and 0 < state["embedded"] < files  # the checkpointed vectors were reused
     assert not [n for n in os.listdir(store) if n.startswith(("ckpt-", ".tmp-"))]
 
     clean = copy_tree(root)
