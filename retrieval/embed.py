@@ -133,6 +133,12 @@ def resolve_model(name: str | None) -> tuple[str, str]:
 _UNLOADED = object()
 
 
+def unreadable(directory: str, exc: Exception) -> EmbedderError:
+    first = (str(exc).strip().splitlines() or [""])[0][:200]
+    return EmbedderError(f"the embedding model at {directory} cannot be loaded ({type(exc).__name__}: {first}): "
+                         "reinstall it or pass another --embed-model")
+
+
 class Embedder:
     """Texts -> normalised float32 vectors. Cheap to keep open: load once, encode many times."""
 
@@ -140,7 +146,7 @@ class Embedder:
         self.directory, self.identity = resolve_model(model)
         self.max_tokens = max_tokens
         self._model = None
-        self._light = _UNLOADED  # the numpy query encoder, None when the model needs torch
+        self._light = _UNLOADED  # the numpy encoder (queries, small batches); None: the model needs torch
         self._lock = threading.Lock()
         self.dim: int | None = None
 
@@ -158,7 +164,10 @@ class Embedder:
                 hf_logging.disable_progress_bar()
             except Exception:
                 pass
-            model = SentenceTransformer(self.directory, device="cpu")
+            try:
+                model = SentenceTransformer(self.directory, device="cpu")
+            except Exception as exc:  # whatever the loader raises for bad files: one line, not a traceback
+                raise unreadable(self.directory, exc) from exc
             model.max_seq_length = min(self.max_tokens, model.max_seq_length or self.max_tokens)
             dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
             self.dim = int(dimension())
@@ -221,7 +230,10 @@ class Embedder:
                     _limit_blas_threads()
                     from .query_encoder import load_query_encoder
 
-                    self._light = load_query_encoder(self.directory, self.max_tokens)
+                    try:
+                        self._light = load_query_encoder(self.directory, self.max_tokens)
+                    except Exception as exc:  # safetensors and tokenizers raise their own types
+                        raise unreadable(self.directory, exc) from exc
                     if self._light is not None and self.dim is None:
                         self.dim = self._light.dim
         return self._light

@@ -149,11 +149,13 @@ class QueryEncoder:
 
 def load_query_encoder(directory: str, max_tokens: int) -> QueryEncoder | None:
     """The numpy encoder for the model at `directory`, or None when it is not a supported BERT or
-    a package it needs (tokenizers, safetensors: installed with sentence-transformers) is missing."""
+    a package it needs (tokenizers, safetensors: installed with sentence-transformers) is missing;
+    sentence-transformers then answers, as for any other model. Files that cannot be read (a
+    truncated download, say) raise: sentence-transformers could not read them either."""
     config = supported(directory)
     if config is None:
         return None
     try:
         return QueryEncoder(directory, config, max_tokens)
-    except (ImportError, OSError, ValueError, KeyError, TypeError, RuntimeError):
-        return None  # sentence-transformers then answers, as for any other model
+    except (ImportError, KeyError):
+        return None  # a package missing, or weights not named as a BertModel's

