@@ -17,7 +17,7 @@ import json
 import math
 import os
 
-REQUIRED_FILES = ("config.json", "modules.json", "tokenizer.json", "model.safetensors")
+REQUIRED_FILES = ("config.json", "modules.json", "sentence_bert_config.json", "tokenizer.json", "model.safetensors")
 _MEAN_POOLING = {
     "pooling_mode_cls_token": False,
     "pooling_mode_mean_tokens": True,
@@ -43,15 +43,20 @@ def supported(directory: str) -> dict | None:
         modules = _read_json(os.path.join(directory, "modules.json"))
         pipeline = [m.get("type") for m in sorted(modules, key=lambda m: m.get("idx", 0))]
         pooling = _read_json(os.path.join(directory, modules[1]["path"], "config.json"))
+        sbert = _read_json(os.path.join(directory, "sentence_bert_config.json"))
+        config = dict(config, max_seq_length=int(sbert["max_seq_length"]))
     except (OSError, ValueError, TypeError, KeyError, IndexError, AttributeError):
         return None
+    if sbert.get("do_lower_case"):
+        return None  # sentence-transformers lowercases before its tokenizer: not done here
     if pipeline != _PIPELINE or any(pooling.get(k, False) != v for k, v in _MEAN_POOLING.items()):
         return None
     if config.get("model_type") != "bert" or config.get("hidden_act") != "gelu":
         return None
     if config.get("position_embedding_type", "absolute") != "absolute":
         return None
-    if config["hidden_size"] % config["num_attention_heads"]:
+    shape = [config.get(k) for k in ("hidden_size", "num_attention_heads", "num_hidden_layers")]
+    if not all(isinstance(v, int) and v > 0 for v in shape) or shape[0] % shape[1]:
         return None
     return config
 
@@ -80,7 +85,8 @@ class QueryEncoder:
         self.heads = int(config["num_attention_heads"])
         self.eps = float(config.get("layer_norm_eps", 1e-12))
         self.layers = int(config["num_hidden_layers"])
-        limit = min(max_tokens, int(config.get("max_position_embeddings", max_tokens)))
+        # The length sentence-transformers reads with (its config's, capped by ours and the model's).
+        limit = min(max_tokens, config["max_seq_length"], int(config.get("max_position_embeddings", max_tokens)))
         self.tokenizer = Tokenizer.from_file(os.path.join(directory, "tokenizer.json"))
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_length=limit)

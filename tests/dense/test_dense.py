@@ -453,6 +453,31 @@ def test_a_hybrid_query_from_a_fresh_process_never_imports_torch_and_answers_the
     assert _state(sample_repo, "hybrid")["dense"]["embedded"] == 1
 
 
+def test_the_numpy_encoder_reads_as_far_as_the_models_own_sequence_length(tmp_path):
+    import numpy as np
+
+    from retrieval.embed import Embedder, get_embedder
+    from retrieval.query_encoder import load_query_encoder
+
+    # The bundled weights with a 16-token sequence length in sentence_bert_config.json.
+    bundled = get_embedder().directory
+    model = tmp_path / "short-model"
+    (model / "1_Pooling").mkdir(parents=True)
+    for name in os.listdir(bundled):
+        if os.path.isfile(os.path.join(bundled, name)) and name != "sentence_bert_config.json":
+            (model / name).symlink_to(os.path.join(bundled, name))
+    (model / "1_Pooling" / "config.json").symlink_to(os.path.join(bundled, "1_Pooling", "config.json"))
+    (model / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 16, "do_lower_case": False}))
+
+    embedder = Embedder(str(model))
+    encoder = load_query_encoder(str(model), embedder.max_tokens)
+    assert encoder is not None
+    text = QUERY_TEXTS[-1]  # hundreds of tokens: only the first 16 count
+    ours, theirs = encoder.encode(text), embedder.embed_with_model([text], batch_size=1, threads=1)[0]
+    assert float(np.abs(ours - theirs).max()) < 1e-5
+    assert float(np.abs(ours - get_embedder().embed_query(text)).max()) > 1e-3  # 16 tokens, not 256
+
+
 def test_a_few_texts_are_embedded_with_numpy_and_many_in_batches_by_the_model():
     import numpy as np
 
