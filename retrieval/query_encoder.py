@@ -96,10 +96,11 @@ class QueryEncoder:
         self.w = w
 
         def linear(*names):
-            # Stored (out, in) as torch keeps them; transposed once here, since a product with a
-            # transposed view measured 3x slower. Query, key and value share one product. The
-            # originals are dropped: one copy of the weights in memory.
-            return (np.ascontiguousarray(np.concatenate([w.pop(n + ".weight") for n in names]).T),
+            # Kept (out, in), as torch stores them: `weight @ x.T` reads each output's weights as
+            # one contiguous row, which for a query's handful of tokens measured 12 ms a query
+            # against 19 ms for `x @ weight.T` made contiguous. Query, key and value share one
+            # product; the originals are dropped (one copy of the weights in memory).
+            return (np.ascontiguousarray(np.concatenate([w.pop(n + ".weight") for n in names])),
                     np.concatenate([w.pop(n + ".bias") for n in names]))
 
         self.blocks = []
@@ -124,7 +125,7 @@ class QueryEncoder:
     @staticmethod
     def _dense(x, linear):
         weight, bias = linear
-        return x @ weight + bias
+        return (weight @ x.T).T + bias
 
     def encode(self, text: str):
         import numpy as np
