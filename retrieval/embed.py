@@ -133,7 +133,7 @@ def resolve_model(name: str | None) -> tuple[str, str]:
 _UNLOADED = object()
 
 
-def unreadable(directory: str, exc: Exception) -> EmbedderError:
+def _unreadable(directory: str, exc: Exception) -> EmbedderError:
     first = (str(exc).strip().splitlines() or [""])[0][:200]
     return EmbedderError(f"the embedding model at {directory} cannot be loaded ({type(exc).__name__}: {first}): "
                          "reinstall it or pass another --embed-model")
@@ -146,7 +146,7 @@ class Embedder:
         self.directory, self.identity = resolve_model(model)
         self.max_tokens = max_tokens
         self._model = None
-        self._light = _UNLOADED  # the numpy encoder (queries, small batches); None: the model needs torch
+        self._numpy = _UNLOADED  # the numpy encoder (queries, small batches); None: the model needs torch
         self._lock = threading.Lock()
         self.dim: int | None = None
 
@@ -167,7 +167,7 @@ class Embedder:
             try:
                 model = SentenceTransformer(self.directory, device="cpu")
             except Exception as exc:  # whatever the loader raises for bad files: one line, not a traceback
-                raise unreadable(self.directory, exc) from exc
+                raise _unreadable(self.directory, exc) from exc
             model.max_seq_length = min(self.max_tokens, model.max_seq_length or self.max_tokens)
             dimension = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
             self.dim = int(dimension())
@@ -177,7 +177,7 @@ class Embedder:
     @property
     def loaded(self) -> bool:
         """Whether this process has read the model's weights (for documents or for queries)."""
-        return self._model is not None or self._light not in (None, _UNLOADED)
+        return self._model is not None or self._numpy not in (None, _UNLOADED)
 
     def dimension(self) -> int:
         if self.dim is None and self._numpy_encoder() is None:
@@ -224,19 +224,19 @@ class Embedder:
         return self.embed_with_model([text], batch_size=1, threads=1)[0]
 
     def _numpy_encoder(self):
-        if self._light is _UNLOADED:
+        if self._numpy is _UNLOADED:
             with self._lock:
-                if self._light is _UNLOADED:
+                if self._numpy is _UNLOADED:
                     _limit_blas_threads()
                     from .query_encoder import load_query_encoder
 
                     try:
-                        self._light = load_query_encoder(self.directory, self.max_tokens)
+                        self._numpy = load_query_encoder(self.directory, self.max_tokens)
                     except Exception as exc:  # safetensors and tokenizers raise their own types
-                        raise unreadable(self.directory, exc) from exc
-                    if self._light is not None and self.dim is None:
-                        self.dim = self._light.dim
-        return self._light
+                        raise _unreadable(self.directory, exc) from exc
+                    if self._numpy is not None and self.dim is None:
+                        self.dim = self._numpy.dim
+        return self._numpy
 
 
 _EMBEDDERS: dict[tuple, Embedder] = {}

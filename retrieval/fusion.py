@@ -244,6 +244,6 @@ def _join(a: Span, b: Span, k: int = CONSOLIDATE_K, weights: dict[str, float] | 
 
 
 def as_spans(hits: Iterable) -> list[Span]:
-    """SearchHits (or anything with source_path, start_line, end_line, score) as Spans."""
+    """SearchHits as Spans."""
     return [Span(h.source_path, h.start_line, h.end_line, h.score, language=h.language, kind=h.kind,
-                 context=h.context, symbol=h.symbol, scope=getattr(h, "scope", None)) for h in hits]
+                 context=h.context, symbol=h.symbol, scope=h.scope) for h in hits]

@@ -8,8 +8,9 @@ milliseconds after a fraction of a second of loading. Any other model returns No
 `load_query_encoder`, and queries go through sentence-transformers as before.
 
 Every query vector comes from here when the model allows it, warm or cold, so a query's ranking
-does not depend on which process answered it. Documents are still embedded in batches by torch;
-the two agree to float32 rounding (a test holds them within 1e-5).
+does not depend on which process answered it. Documents are embedded here too when a refresh has
+only a few (retrieval.embed.NUMPY_MAX_TEXTS), otherwise in batches by torch; the two agree to
+float32 rounding (a test holds them within 1e-5).
 """
 from __future__ import annotations
 
@@ -148,7 +149,7 @@ class QueryEncoder:
             x = self._norm(x + self._dense(context, block["attention"]), block["norm1"])
             inner = self._dense(x, block["intermediate"])
             inner = 0.5 * inner * (1.0 + _erf(inner / np.float32(math.sqrt(2.0))))
-            x = self._norm(x + self._dense(inner.astype(np.float32), block["output"]), block["norm2"])
+            x = self._norm(x + self._dense(inner, block["output"]), block["norm2"])
         pooled = x.mean(axis=0)
         norm = float(np.linalg.norm(pooled))
         return (pooled / max(norm, 1e-12)).astype(np.float32)
