@@ -2,7 +2,10 @@
 """Two `eval_semble.py --json` results side by side: NDCG@10 (mean over the repositories both scored)
 overall, per language and per category, how many queries rose and fell, and with --queries each
 query that moved. What a change must show before it lands: a gain on a few repositories is not
-evidence until the whole set agrees.
+evidence until the whole set agrees, and a gain the benchmark's own sampling noise could make is not
+a gain: the difference comes with a 95% interval from a paired bootstrap in two stages (draw the
+repositories, then the queries of each drawn one, since the acceptance set holds other repositories
+and other queries) and the two-sided sign test of the queries that moved.
 
     python scripts/compare_semble.py before.json after.json [--queries]
 """
@@ -10,6 +13,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import random
 import sys
 from collections import defaultdict
 
@@ -23,9 +28,48 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
+def _paired(a: dict, b: dict, names: list[str]) -> list[list[tuple[float, float]]]:
+    """Per repository, the (before, after) NDCG of each query both runs scored."""
+    pairs = []
+    for name in names:
+        later = {q["query"]: q["scores"]["ndcg"] for q in b[name]["queries"]}
+        pairs.append([(q["scores"]["ndcg"], later[q["query"]]) for q in a[name]["queries"]
+                      if q["scores"]["ndcg"] is not None and later.get(q["query"]) is not None])
+    return [p for p in pairs if p]
+
+
+def bootstrap_interval(pairs: list[list[tuple[float, float]]], resamples: int = 2000,
+                       seed: int = 0) -> tuple[float, float]:
+    """95% interval of the difference (after - before) of the mean over repositories of the mean over
+    queries: repositories drawn with replacement, then each drawn repository's queries. Seeded, so the
+    same two files always give the same interval."""
+    if not pairs:
+        return (float("nan"), float("nan"))
+    rng = random.Random(seed)
+    deltas = [[y - x for x, y in repo] for repo in pairs]
+    means = []
+    for _ in range(resamples):
+        total = 0.0
+        for repo in rng.choices(deltas, k=len(deltas)):
+            total += sum(rng.choices(repo, k=len(repo))) / len(repo)
+        means.append(total / len(deltas))
+    means.sort()
+    return (means[int(0.025 * resamples)], means[min(resamples - 1, int(math.ceil(0.975 * resamples)) - 1)])
+
+
+def sign_test(up: int, down: int) -> float:
+    """Two-sided exact binomial p-value of `up` rises against `down` falls under no effect."""
+    n = up + down
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(up, down) + 1)) / 2 ** n
+    return min(1.0, 2 * tail)
+
+
 def compare(before: dict, after: dict) -> dict:
     """{"repos", "before", "after", "languages": {lang: (b, a)}, "categories": {cat: (b, a, n)},
-    "moved": [(repo, before, after, category, query)], "up", "down"} over the repositories both scored."""
+    "moved": [(repo, before, after, category, query)], "up", "down", "interval", "after_interval", "sign_p"} over the
+    repositories both scored."""
     a, b = _scored(before), _scored(after)
     names = sorted(a.keys() & b.keys())
     languages: dict[str, list[list[float]]] = defaultdict(lambda: [[], []])
@@ -44,6 +88,9 @@ def compare(before: dict, after: dict) -> dict:
             categories[q["category"]][1].append(y)
             if abs(x - y) > 1e-9:
                 moved.append((name, x, y, q["category"], q["query"]))
+    pairs = _paired(a, b, names)
+    up = sum(1 for m in moved if m[2] > m[1])
+    down = sum(1 for m in moved if m[2] < m[1])
     return {
         "repos": len(names),
         "before": _mean([a[n]["summary"]["ndcg"] for n in names]),
@@ -51,8 +98,11 @@ def compare(before: dict, after: dict) -> dict:
         "languages": {lang: (_mean(x), _mean(y)) for lang, (x, y) in sorted(languages.items())},
         "categories": {cat: (_mean(x), _mean(y), len(x)) for cat, (x, y) in sorted(categories.items())},
         "moved": moved,
-        "up": sum(1 for m in moved if m[2] > m[1]),
-        "down": sum(1 for m in moved if m[2] < m[1]),
+        "up": up,
+        "down": down,
+        "interval": bootstrap_interval(pairs),
+        "after_interval": bootstrap_interval([[(0.0, y) for _x, y in repo] for repo in pairs]),
+        "sign_p": sign_test(up, down),
     }
 
 
@@ -69,6 +119,10 @@ def main(argv=None) -> int:
     c = compare(before, after)
     print(f"{c['repos']} repositories: {c['before']:.4f} -> {c['after']:.4f} "
           f"({c['after'] - c['before']:+.4f}); queries up {c['up']}, down {c['down']}")
+    low, high = c["interval"]
+    print(f"  difference 95% interval [{low:+.4f}, {high:+.4f}] (paired bootstrap: repositories, then "
+          f"queries); sign test p = {c['sign_p']:.3f}; the after mean's own interval "
+          f"[{c['after_interval'][0]:.4f}, {c['after_interval'][1]:.4f}]")
     for lang, (x, y) in c["languages"].items():
         print(f"  {lang:12s} {x:.3f} -> {y:.3f} {y - x:+.3f}")
     for cat, (x, y, n) in c["categories"].items():

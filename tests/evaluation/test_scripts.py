@@ -236,3 +236,34 @@ def test_comparing_two_semble_runs_averages_over_the_repositories_both_scored():
     assert c["languages"] == {"go": (0.75, 0.5), "rust": (0.0, 1.0)}
     assert (c["up"], c["down"]) == (1, 1)
     assert sorted(m[4] for m in c["moved"]) == ["x", "z"]
+
+
+def _semble_run(scores: dict) -> dict:
+    return {"repos": [
+        {"name": name, "language": "go", "summary": {"ndcg": sum(qs) / len(qs)},
+         "queries": [{"query": f"q{i}", "category": "semantic", "scores": {"ndcg": v}} for i, v in enumerate(qs)]}
+        for name, qs in scores.items()]}
+
+
+def test_a_comparison_gives_the_difference_an_interval_from_resampling_repositories_and_queries():
+    compare = _load("compare_semble").compare
+    base = {f"r{i}": [0.5] * 20 for i in range(8)}
+    same = compare(_semble_run(base), _semble_run(base))
+    assert same["interval"] == (0.0, 0.0) and same["sign_p"] == 1.0
+
+    lifted = compare(_semble_run(base), _semble_run({n: [v + 0.25 for v in qs] for n, qs in base.items()}))
+    assert lifted["interval"] == (0.25, 0.25)  # every query gained the same: no noise to draw
+    assert lifted["after_interval"] == (0.75, 0.75)
+
+    one = dict(base, r0=[1.0] + [0.5] * 19)  # one query of 160 rose: not evidence of anything
+    c = compare(_semble_run(base), _semble_run(one))
+    low, high = c["interval"]
+    assert low <= 0.0 < high and (c["up"], c["down"]) == (1, 0) and c["sign_p"] == 1.0
+    assert compare(_semble_run(base), _semble_run(one))["interval"] == c["interval"]  # seeded
+
+
+def test_the_sign_test_of_moved_queries_is_the_two_sided_exact_binomial():
+    sign_test = _load("compare_semble").sign_test
+    assert sign_test(10, 0) == sign_test(0, 10) == 2 / 1024
+    assert abs(sign_test(42, 31) - 0.2419) < 1e-3
+    assert sign_test(5, 5) == 1.0 and sign_test(0, 0) == 1.0
