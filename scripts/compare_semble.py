@@ -28,16 +28,6 @@ def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
 
 
-def _paired(a: dict, b: dict, names: list[str]) -> list[list[tuple[float, float]]]:
-    """Per repository, the (before, after) NDCG of each query both runs scored."""
-    pairs = []
-    for name in names:
-        later = {q["query"]: q["scores"]["ndcg"] for q in b[name]["queries"]}
-        pairs.append([(q["scores"]["ndcg"], later[q["query"]]) for q in a[name]["queries"]
-                      if q["scores"]["ndcg"] is not None and later.get(q["query"]) is not None])
-    return [p for p in pairs if p]
-
-
 def bootstrap_interval(pairs: list[list[tuple[float, float]]], resamples: int = 2000,
                        seed: int = 0) -> tuple[float, float]:
     """95% interval of the difference (after - before) of the mean over repositories of the mean over
@@ -54,7 +44,7 @@ def bootstrap_interval(pairs: list[list[tuple[float, float]]], resamples: int = 
             total += sum(rng.choices(repo, k=len(repo))) / len(repo)
         means.append(total / len(deltas))
     means.sort()
-    return (means[int(0.025 * resamples)], means[min(resamples - 1, int(math.ceil(0.975 * resamples)) - 1)])
+    return (means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1])
 
 
 def sign_test(up: int, down: int) -> float:
@@ -75,20 +65,23 @@ def compare(before: dict, after: dict) -> dict:
     languages: dict[str, list[list[float]]] = defaultdict(lambda: [[], []])
     categories: dict[str, list[list[float]]] = defaultdict(lambda: [[], []])
     moved = []
+    pairs = []  # per repository, the (before, after) NDCG of each query both runs scored
     for name in names:
         languages[a[name]["language"]][0].append(a[name]["summary"]["ndcg"])
         languages[a[name]["language"]][1].append(b[name]["summary"]["ndcg"])
         later = {q["query"]: q for q in b[name]["queries"]}
+        pairs.append([])
         for q in a[name]["queries"]:
             other = later.get(q["query"])
-            if other is None or q["scores"]["ndcg"] is None:
+            if other is None or q["scores"]["ndcg"] is None or other["scores"]["ndcg"] is None:
                 continue
             x, y = q["scores"]["ndcg"], other["scores"]["ndcg"]
             categories[q["category"]][0].append(x)
             categories[q["category"]][1].append(y)
+            pairs[-1].append((x, y))
             if abs(x - y) > 1e-9:
                 moved.append((name, x, y, q["category"], q["query"]))
-    pairs = _paired(a, b, names)
+    pairs = [p for p in pairs if p]
     up = sum(1 for m in moved if m[2] > m[1])
     down = sum(1 for m in moved if m[2] < m[1])
     return {
