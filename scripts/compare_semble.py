@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
-import random
+import os
 import sys
 from collections import defaultdict
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a source checkout
+
+from retrieval.evaluation.stats import bootstrap_interval, sign_test  # noqa: E402
 
 
 def _scored(result: dict) -> dict[str, dict]:
@@ -26,34 +29,6 @@ def _scored(result: dict) -> dict[str, dict]:
 
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else float("nan")
-
-
-def bootstrap_interval(pairs: list[list[tuple[float, float]]], resamples: int = 2000,
-                       seed: int = 0) -> tuple[float, float]:
-    """95% interval of the difference (after - before) of the mean over repositories of the mean over
-    queries: repositories drawn with replacement, then each drawn repository's queries. Seeded, so the
-    same two files always give the same interval."""
-    if not pairs:
-        return (float("nan"), float("nan"))
-    rng = random.Random(seed)
-    deltas = [[y - x for x, y in repo] for repo in pairs]
-    means = []
-    for _ in range(resamples):
-        total = 0.0
-        for repo in rng.choices(deltas, k=len(deltas)):
-            total += sum(rng.choices(repo, k=len(repo))) / len(repo)
-        means.append(total / len(deltas))
-    means.sort()
-    return (means[int(0.025 * resamples)], means[int(0.975 * resamples) - 1])
-
-
-def sign_test(up: int, down: int) -> float:
-    """Two-sided exact binomial p-value of `up` rises against `down` falls under no effect."""
-    n = up + down
-    if n == 0:
-        return 1.0
-    tail = sum(math.comb(n, i) for i in range(min(up, down) + 1)) / 2 ** n
-    return min(1.0, 2 * tail)
 
 
 def compare(before: dict, after: dict) -> dict:

@@ -24,6 +24,7 @@ sys.path.insert(0, PROJECT)  # run from a source checkout without installing
 from retrieval.evaluation.datasets import load_dataset  # noqa: E402
 from retrieval.evaluation.report import calibration_text, fmt, table  # noqa: E402
 from retrieval.evaluation.runner import evaluate, hit_lines  # noqa: E402
+from retrieval.evaluation.stats import bootstrap_interval  # noqa: E402
 
 PUBLISHED = ("bm25_raw", "semble", "coderankembed_hybrid")
 METRICS = ("ndcg", "recall", "mrr")
@@ -133,6 +134,9 @@ def summarise(results: list[dict], published: dict, k: int) -> dict:
         "k": k,
         "confidence_calibration": calibration,
         "mean_over_repos": group(ok),
+        # what drawing other repositories and other queries moves the overall figure by
+        "ndcg_interval": bootstrap_interval([[(0.0, q["scores"]["ndcg"]) for q in r["queries"]
+                                              if q["n_existing"] and q["scores"]["ndcg"] is not None] for r in ok]),
         "mean_over_queries": {**{m: mean(q["scores"][m] for q in rows) for m in METRICS}, "queries": len(rows)},
         "published_mean_over_all_repos": {c: pub(list(published), c) for c in PUBLISHED},
         "published_repos": len(published),
@@ -197,6 +201,9 @@ def print_report(results, skipped, overall, published, k):
         [f"published, all {overall['published_repos']} repositories", "-", "-", "-"] + [allpub[c] for c in PUBLISHED],
     ]
     print(table(["overall", label, f"R@{k}", f"MRR@{k}"] + list(PUBLISHED), rows))
+    low, high = overall["ndcg_interval"]
+    print(f"{label}, mean over repositories: 95% interval {fmt(low, 4)}-{fmt(high, 4)} (bootstrap: repositories "
+          f"drawn, then their queries; a target inside it is not measurably missed or met)")
     calibration = overall["confidence_calibration"]
     if calibration:
         print(f"\nconfidence calibration: the top-{k} hits of every scored query, pooled over repositories")
