@@ -50,6 +50,8 @@ def evaluation_text(ev: Evaluation, per_query: bool = False) -> str:
                     + [str(s["queries"]), f"{lines:.1f}" if lines is not None else "-", run.index_status, build,
                        ms(run.cold_seconds), ms(run.warm_p50_seconds)])
     out = [table(headers, rows)]
+    if names and any(run.summary()["queries"] for run in ev.runs):
+        out.append(interval_text(ev.runs, _label(names[0], ev.k)))
     cats = sorted({c for run in ev.runs for c in run.by_category()})
     if len(cats) > 1:
         headers = ["category", "retriever"] + [_label(n, ev.k) for n in names] + ["queries"]
@@ -87,6 +89,29 @@ def evaluation_text(ev: Evaluation, per_query: bool = False) -> str:
                             + [ms(row.seconds), text[:60] + ("..." if len(text) > 60 else "")])
             out.append(f"{run.retriever}:\n" + table(headers, rows, left=(0, 1, len(headers) - 1)))
     return "\n\n".join(out)
+
+
+def interval_text(runs, label: str) -> str:
+    """How far the headline metric could move on other queries like these: each run's 95% bootstrap
+    interval and, for each later run, its difference from the first on the same queries."""
+    first = runs[0]
+    name = first.metric_names[0]
+    rows = []
+    for n, run in enumerate(runs):
+        low, high = run.interval()
+        row = [run.retriever, f"{fmt(low)}-{fmt(high)}"]
+        if n:
+            d_low, d_high = run.paired_interval(first)
+            delta = (run.summary()[name] or 0.0) - (first.summary()[name] or 0.0)
+            row += [f"{delta:+.3f}", f"{d_low:+.3f} to {d_high:+.3f}"]
+        elif len(runs) > 1:
+            row += ["", ""]
+        rows.append(row)
+    headers = ["retriever", f"{label} 95% interval"]
+    if len(runs) > 1:
+        headers += [f"minus {first.retriever}", "its 95% interval"]
+    return (table(headers, rows) + "\n(bootstrap over the queries: what another set of queries like these "
+            "could give; a difference whose interval holds 0 is not shown by this dataset)")
 
 
 def calibration_text(calibration: dict, k: int) -> str:

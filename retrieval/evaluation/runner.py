@@ -174,6 +174,24 @@ class RetrieverRun:
     def hit_lines(self) -> dict:
         return hit_lines(row.lines for row in self.rows)
 
+    def interval(self, name: str | None = None) -> tuple[float, float]:
+        """95% bootstrap interval of a metric's mean (the first, the headline, by default): how much
+        another draw of queries like these would move it."""
+        from .stats import mean_interval
+
+        name = name or self.metric_names[0]
+        return mean_interval([r.scores[name] for r in self.rows if r.scores.get(name) is not None])
+
+    def paired_interval(self, baseline: "RetrieverRun", name: str | None = None) -> tuple[float, float]:
+        """95% bootstrap interval of this run's metric minus the baseline's, drawing the same queries
+        for both (the runs of one evaluation score the same queries in the same order)."""
+        from .stats import bootstrap_interval
+
+        name = name or self.metric_names[0]
+        pairs = [(b.scores[name], r.scores[name]) for r, b in zip(self.rows, baseline.rows)
+                 if r.scores.get(name) is not None and b.scores.get(name) is not None]
+        return bootstrap_interval([pairs])
+
     def calibration(self) -> dict[str, dict]:
         """Per confidence level: the top-k hits of scored queries given it, and the share of them
         that match a target (a calibrated retriever's shares fall from high to low)."""
@@ -194,6 +212,9 @@ class RetrieverRun:
             "summary": self.summary(), "by_category": self.by_category(), "index": self.index,
             "calibration": self.calibration(), "hit_lines": self.hit_lines(),
         }
+        if self.metric_names:
+            low, high = self.interval()
+            out["interval"] = {"metric": self.metric_names[0], "low": low, "high": high}
         if per_query:
             out["queries"] = [r.to_json() for r in self.rows]
         return out

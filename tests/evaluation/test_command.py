@@ -136,3 +136,16 @@ def test_eval_all_also_scores_the_consolidated_ranking_that_query_all_serves(mak
     assert [q["hits"][0] for q in runs["all"]["queries"]] == ["pkg/alpha.py:1-2", "pkg/beta.py:1-2"]
     text = CliRunner().invoke(main, ["eval", ds, "--root", str(root)]).stdout
     assert any(line.split()[:1] == ["all"] for line in text.splitlines())
+
+
+def test_eval_reports_how_far_the_headline_metric_could_move_on_other_queries(make_tree, tmp_path):
+    root = make_tree(FILES)
+    ds = _dataset(tmp_path, [{"query": "frobnicate widgets", "relevant": ["pkg/alpha.py"]},
+                             {"query": "zebra stripes", "relevant": ["pkg/beta.py"]}])  # a miss
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical", "--json"])
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads(result.stdout)["runs"]
+    assert run["interval"]["metric"] == "ndcg"
+    assert run["interval"]["low"] == 0.0 and run["interval"]["high"] == 1.0 and run["summary"]["ndcg"] == 0.5
+    text = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical"]).stdout
+    assert "NDCG@10 95% interval" in text and "lexical  " in text and "0.000-1.000" in text

@@ -29,3 +29,26 @@ def test_the_interval_of_a_difference_draws_whole_repositories_too():
     assert bootstrap_interval(pairs) == (low, high)  # seeded
     assert bootstrap_interval(pairs + [[]]) == (low, high)  # a repository with no scored query counts in no mean
     assert bootstrap_interval([]) != bootstrap_interval([])  # nan: no data, no interval
+
+
+def _run(name: str, ndcgs: list) -> "RetrieverRun":
+    from retrieval.evaluation.runner import QueryRow, RetrieverRun
+
+    rows = [QueryRow(str(i), f"q{i}", "semantic", 1, 1 if v is not None else 0,
+                     {"ndcg": v, "recall": v, "mrr": v}, {}, [], 0.001) for i, v in enumerate(ndcgs)]
+    return RetrieverRun(name, 10, ("ndcg",), "up to date", 0.0, 0.0, rows)
+
+
+def test_retrieval_eval_shows_each_retrievers_interval_and_its_difference_from_the_first():
+    from retrieval.evaluation.report import interval_text
+
+    lexical = _run("lexical", [1.0, 0.0, 0.5, 1.0, 0.0, None] * 4)
+    same_but_one = _run("hybrid", [1.0, 0.0, 0.5, 1.0, 0.0, None] * 3 + [1.0, 1.0, 0.5, 1.0, 0.0, None])
+    low, high = lexical.interval()
+    assert low < lexical.summary()["ndcg"] < high
+    d_low, d_high = same_but_one.paired_interval(lexical)
+    assert d_low == 0.0 < d_high  # one query of 20 rose: the same queries are drawn for both runs
+    lines = interval_text([lexical, same_but_one], "NDCG@10").splitlines()
+    assert lines[0].split() == ["retriever", "NDCG@10", "95%", "interval", "minus", "lexical", "its", "95%", "interval"]
+    assert lines[2].split() == ["lexical", f"{low:.3f}-{high:.3f}"]
+    assert lines[3].split()[2:] == ["+0.050", "+0.000", "to", f"{d_high:+.3f}"]
