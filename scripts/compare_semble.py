@@ -87,10 +87,10 @@ def main(argv=None) -> int:
     c = compare(before, after)
     print(f"{c['repos']} repositories: {c['before']:.4f} -> {c['after']:.4f} "
           f"({c['after'] - c['before']:+.4f}); queries up {c['up']}, down {c['down']}")
-    low, high = c["interval"]
-    print(f"  difference 95% interval [{low:+.4f}, {high:+.4f}] (paired bootstrap: repositories, then "
-          f"queries); sign test p = {c['sign_p']:.3f}; the after mean's own interval "
-          f"[{c['after_interval'][0]:.4f}, {c['after_interval'][1]:.4f}]")
+    if c["interval"]:
+        (low, high), (a_low, a_high) = c["interval"], c["after_interval"]
+        print(f"  difference 95% interval [{low:+.4f}, {high:+.4f}] (paired bootstrap: repositories, then "
+              f"queries); sign test p = {c['sign_p']:.3f}; the after mean's own interval [{a_low:.4f}, {a_high:.4f}]")
     for lang, (x, y) in c["languages"].items():
         print(f"  {lang:12s} {x:.3f} -> {y:.3f} {y - x:+.3f}")
     for cat, (x, y, n) in c["categories"].items():

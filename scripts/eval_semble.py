@@ -201,9 +201,10 @@ def print_report(results, skipped, overall, published, k):
         [f"published, all {overall['published_repos']} repositories", "-", "-", "-"] + [allpub[c] for c in PUBLISHED],
     ]
     print(table(["overall", label, f"R@{k}", f"MRR@{k}"] + list(PUBLISHED), rows))
-    low, high = overall["ndcg_interval"]
-    print(f"{label}, mean over repositories: 95% interval {fmt(low, 4)}-{fmt(high, 4)} (bootstrap: repositories "
-          f"drawn, then their queries; a target inside it is not measurably missed or met)")
+    if overall["ndcg_interval"]:
+        low, high = overall["ndcg_interval"]
+        print(f"{label}, mean over repositories: 95% interval {fmt(low, 4)}-{fmt(high, 4)} (bootstrap: "
+              f"repositories drawn, then their queries; a target inside it is not measurably missed or met)")
     calibration = overall["confidence_calibration"]
     if calibration:
         print(f"\nconfidence calibration: the top-{k} hits of every scored query, pooled over repositories")

@@ -232,8 +232,9 @@ def main(argv=None) -> int:
         print(f"note: {len(partial)} instance(s) name gold files absent before the patch (new files); "
               "Acc@k asks only for the gold files that exist: " + ", ".join(r["instance_id"] for r in partial))
     elapsed = time.perf_counter() - started
-    low, high = overall["acc@5_interval"]
-    print(f"overall Acc@5 95% interval {fmt(low)}-{fmt(high)} (bootstrap over instances)")
+    if overall["acc@5_interval"]:
+        low, high = overall["acc@5_interval"]
+        print(f"overall Acc@5 95% interval {fmt(low)}-{fmt(high)} (bootstrap over instances)")
     print(f"{len(rows)} instances ({len(jobs)} trees) in {elapsed:.1f}s with {args.workers} workers; "
           f"median index build {overall['median_build_s'] or 0:.1f}s")
     if args.json_out:

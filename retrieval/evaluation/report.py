@@ -98,12 +98,13 @@ def interval_text(runs, label: str) -> str:
     name = first.metric_names[0]
     rows = []
     for n, run in enumerate(runs):
-        low, high = run.interval()
-        row = [run.retriever, f"{fmt(low)}-{fmt(high)}"]
+        own = run.interval()
+        row = [run.retriever, f"{fmt(own[0])}-{fmt(own[1])}" if own else "-"]
         if n:
-            d_low, d_high = run.paired_interval(first)
-            delta = (run.summary()[name] or 0.0) - (first.summary()[name] or 0.0)
-            row += [f"{delta:+.3f}", f"{d_low:+.3f} to {d_high:+.3f}"]
+            paired = run.paired_interval(first)
+            mine, theirs = run.summary()[name], first.summary()[name]
+            row += ["-" if mine is None or theirs is None else f"{mine - theirs:+.3f}",
+                    f"{paired[0]:+.3f} to {paired[1]:+.3f}" if paired else "-"]
         elif len(runs) > 1:
             row += ["", ""]
         rows.append(row)

@@ -174,7 +174,7 @@ class RetrieverRun:
     def hit_lines(self) -> dict:
         return hit_lines(row.lines for row in self.rows)
 
-    def interval(self, name: str | None = None) -> tuple[float, float]:
+    def interval(self, name: str | None = None) -> tuple[float, float] | None:
         """95% bootstrap interval of a metric's mean (the first, the headline, by default): how much
         another draw of queries like these would move it."""
         from .stats import mean_interval
@@ -182,7 +182,7 @@ class RetrieverRun:
         name = name or self.metric_names[0]
         return mean_interval([r.scores[name] for r in self.rows if r.scores.get(name) is not None])
 
-    def paired_interval(self, baseline: "RetrieverRun", name: str | None = None) -> tuple[float, float]:
+    def paired_interval(self, baseline: "RetrieverRun", name: str | None = None) -> tuple[float, float] | None:
         """95% bootstrap interval of this run's metric minus the baseline's, drawing the same queries
         for both (the runs of one evaluation score the same queries in the same order)."""
         from .stats import bootstrap_interval
@@ -213,7 +213,7 @@ class RetrieverRun:
             "calibration": self.calibration(), "hit_lines": self.hit_lines(),
         }
         if self.metric_names:
-            low, high = self.interval()
+            low, high = self.interval() or (None, None)
             out["interval"] = {"metric": self.metric_names[0], "low": low, "high": high}
         if per_query:
             out["queries"] = [r.to_json() for r in self.rows]

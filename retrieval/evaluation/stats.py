@@ -12,14 +12,15 @@ RESAMPLES = 2000
 
 
 def bootstrap_interval(pairs: list[list[tuple[float, float]]], resamples: int = RESAMPLES,
-                       seed: int = 0) -> tuple[float, float]:
+                       seed: int = 0) -> tuple[float, float] | None:
     """95% interval of the difference (after - before) of the mean over groups (repositories) of the
     mean over their queries, from `pairs`: per group, each query's (before, after) score. Groups are
     drawn with replacement, then each drawn group's queries: the set a target is accepted on has other
-    repositories as well as other queries. Seeded, so the same scores always give the same interval."""
+    repositories as well as other queries. Seeded, so the same scores always give the same interval.
+    None when nothing is scored (no interval, rather than NaN, which JSON cannot carry)."""
     deltas = [[y - x for x, y in repo] for repo in pairs if repo]  # a group with no scored query has no mean
     if not deltas:
-        return (float("nan"), float("nan"))
+        return None
     rng = random.Random(seed)
     means = []
     for _ in range(resamples):
@@ -40,6 +41,6 @@ def sign_test(up: int, down: int) -> float:
     return min(1.0, 2 * tail)
 
 
-def mean_interval(values: list[float], resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float]:
-    """95% interval of the mean of `values` (queries drawn with replacement), seeded."""
+def mean_interval(values: list[float], resamples: int = RESAMPLES, seed: int = 0) -> tuple[float, float] | None:
+    """95% interval of the mean of `values` (queries drawn with replacement), seeded; None without values."""
     return bootstrap_interval([[(0.0, v) for v in values]], resamples, seed)

@@ -149,3 +149,12 @@ def test_eval_reports_how_far_the_headline_metric_could_move_on_other_queries(ma
     assert run["interval"]["low"] == 0.0 and run["interval"]["high"] == 1.0 and run["summary"]["ndcg"] == 0.5
     text = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical"]).stdout
     assert "NDCG@10 95% interval" in text and "lexical  " in text and "0.000-1.000" in text
+
+
+def test_eval_json_stays_strict_json_when_no_query_is_scored(make_tree, tmp_path):
+    root = make_tree(FILES)
+    ds = _dataset(tmp_path, [{"query": "nothing here", "relevant": ["pkg/gone.py"]}])
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical", "--json"])
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads(result.stdout, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))["runs"]
+    assert run["interval"] == {"metric": "ndcg", "low": None, "high": None}
