@@ -15,6 +15,7 @@ from typing import Callable, Iterable, Sequence
 
 from . import metrics as m
 from .datasets import EvalQuery, Target
+from .stats import bootstrap_interval, mean_interval
 
 # Metric families. `ndcg` is the span-level code-search metric (semble); `files` the file-level
 # localisation metric (SWE-bench); `map` the TREC-style document metric (CACM).
@@ -177,16 +178,12 @@ class RetrieverRun:
     def interval(self, name: str | None = None) -> tuple[float, float] | None:
         """95% bootstrap interval of a metric's mean (the first, the headline, by default): how much
         another draw of queries like these would move it."""
-        from .stats import mean_interval
-
         name = name or self.metric_names[0]
         return mean_interval([r.scores[name] for r in self.rows if r.scores.get(name) is not None])
 
     def paired_interval(self, baseline: "RetrieverRun", name: str | None = None) -> tuple[float, float] | None:
         """95% bootstrap interval of this run's metric minus the baseline's, drawing the same queries
         for both (the runs of one evaluation score the same queries in the same order)."""
-        from .stats import bootstrap_interval
-
         name = name or self.metric_names[0]
         pairs = [(b.scores[name], r.scores[name]) for r, b in zip(self.rows, baseline.rows)
                  if r.scores.get(name) is not None and b.scores.get(name) is not None]
