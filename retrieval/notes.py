@@ -1,5 +1,5 @@
 """One-line notes (for stderr) about state a user cannot see: remembered index filters, filters that
-match nothing in the index, and a missing index."""
+match nothing in the index, a missing index, and why a query has no hit."""
 from __future__ import annotations
 
 import shlex
@@ -59,8 +59,8 @@ def _describe(filters) -> list[tuple[str, object]]:
     return parts
 
 
-def unmatched_filters(root: str, name: str, filters) -> str | None:
-    """A note when the query filters match no indexed file (so no query could have a hit)."""
+def _indexed_files(root: str, name: str) -> list[tuple] | None:
+    """(path, language, kind) of each file with a chunk in name's index; None when unreadable."""
     from .service import file_table
     from .store import layout
 
@@ -71,8 +71,31 @@ def unmatched_filters(root: str, name: str, filters) -> str | None:
     if not manifest:
         return None
     try:
-        files = [(path, e[3], e[4]) for path, e in file_table(manifest).items() if e[5] > 0]
+        return [(path, e[3], e[4]) for path, e in file_table(manifest).items() if e[5] > 0]
     except (KeyError, TypeError, IndexError):
+        return None
+
+
+def no_hits(root: str, name: str, filters, min_confidence: str | None) -> str | None:
+    """Why a query came back empty, when the filters note has not said it already: an empty answer
+    with nothing on stderr looks like a tool that did not run. Text retrievers return only chunks
+    holding a word of the query; a dense one answers from any non-empty index."""
+    files = _indexed_files(root, name)
+    if files is None:
+        return None
+    if not files:
+        return (f"no hits: the index of {root} holds no file (nothing there is indexable source, docs or "
+                "config; binary, ignored and secret-looking files are skipped)")
+    if min_confidence:
+        return f"no hits at or above --min-confidence {min_confidence}"
+    where = " of the files the filters admit" if filters else ""
+    return f"no hits: no indexed text{where} contains a word of the query"
+
+
+def unmatched_filters(root: str, name: str, filters) -> str | None:
+    """A note when the query filters match no indexed file (so no query could have a hit)."""
+    files = _indexed_files(root, name)
+    if files is None:
         return None
 
     def matches(query_filter) -> bool:

@@ -141,10 +141,21 @@ def test_path_lang_and_kind_filters_apply_before_ranking(run, sample_repo, flags
     assert top[0]["rank"] == 1
 
 
-def test_a_query_with_no_hits_exits_zero_with_empty_results(run, sample_repo):
+def test_a_query_with_no_hits_exits_zero_with_empty_results_and_says_why_on_stderr(run, sample_repo):
     assert query_json(run, sample_repo, "xylophonequux")["results"] == []
     result = run("query", "--root", sample_repo, "xylophonequux")
     assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == "note: no hits: no indexed text contains a word of the query\n"
+    result = run("query", "--root", sample_repo, "import", "--min-confidence", "high")  # two medium hits
+    assert (result.stdout, result.stderr) == ("", "note: no hits at or above --min-confidence high\n")
+
+
+def test_a_query_over_a_tree_with_nothing_indexable_says_so_instead_of_printing_nothing(run, make_tree):
+    root = make_tree({"logo.png": b"\x89PNG\r\n\x1a\n\x00\x00", ".env": "TOKEN=abc\n"})
+    result = run("query", "--root", root, "anything")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == (f"note: no hits: the index of {root} holds no file (nothing there is indexable "
+                             "source, docs or config; binary, ignored and secret-looking files are skipped)\n")
 
 
 def test_retrieval_retriever_sets_the_default_retriever_and_the_option_still_wins(run, sample_repo, monkeypatch):

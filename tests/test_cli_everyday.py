@@ -88,9 +88,10 @@ def test_filters_matching_no_indexed_file_say_so_on_stderr(run, sample_repo, fla
     assert result.stderr.strip() == f"note: no indexed file matches {named}"
 
 
-def test_a_filter_that_matches_files_but_no_hit_adds_no_note(run, sample_repo):
+def test_a_filter_that_matches_files_but_no_hit_gets_the_no_hits_note_not_the_filter_one(run, sample_repo):
     result = run("query", "--root", sample_repo, "xylophonequux", "--lang", "python")
-    assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr == "note: no hits: no indexed text of the files the filters admit contains a word of the query\n"
 
 
 def test_status_without_an_index_says_how_to_build_one(run, sample_repo):
