@@ -1,6 +1,7 @@
 """`retrieval mcp`: a Model Context Protocol server on stdio for coding agents (extra `mcp`).
 
-Tools: `search` (the fields of `retrieval query --json`) and `status` (those of `status --json`).
+Tools: `search` (the fields of `retrieval query --json`) and `status` (those of `status --json`),
+plus `notes`, the command's stderr notes, when it wrote any.
 Each call runs the CLI's own command in this process (server/runner.py), so its answer is the one
 the command line gives; the indexes stay open and the tree is watched as `retrieval serve` does.
 """
@@ -38,11 +39,17 @@ class Searcher:
                 self._warm = Warm(self.root)  # watches from the first call on
             self._warm.freshen()
             code, out, err = run_cli(argv, cwd=self.root)
+        lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
         if code != 0:
-            lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
             message = lines[-1] if lines else f"exit status {code}"  # usage errors end with the reason
             raise ToolFailure(message.removeprefix("error: ").removeprefix("Error: "))
-        return json.loads(out)
+        payload = json.loads(out)
+        # What the command line says on stderr (no hits and why, filters matching nothing, an answer
+        # from the previous snapshot) reaches an agent only inside the result.
+        notes = [line.removeprefix("note: ") for line in lines if line.startswith("note: ")]
+        if notes:
+            payload["notes"] = notes
+        return payload
 
     def search(self, query: str, top_k: int | None = None, retriever: str = "",
                path: list[str] | None = None, lang: str = "", kind: str = "", max_tokens: int | None = None,
@@ -95,7 +102,7 @@ def build(root: str):
         files: Annotated[bool, Field(description="One hit per file (its best span).")] = False,
     ) -> dict:
         """Ranked code and docs spans for a query: {query, retriever, results: [{rank, path, start_line,
-        end_line, score, docid, context, confidence, snippet?}]}."""
+        end_line, score, docid, context, confidence, snippet?}], notes?: [why there are no hits, ...]}."""
         try:
             return searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files)
         except ToolFailure as exc:

@@ -55,6 +55,7 @@ def test_search_over_stdio_returns_what_query_json_prints(sample_repo):
         ("search", {"query": "parse config", "retriever": "no-such-retriever"}),
         lambda: (sample_repo / "src/app/late.py").write_text("def zqlatearrival():\n    pass\n"),
         ("search", {"query": "zqlatearrival"}),
+        ("search", {"query": "xylophonequux"}),
     ])
     assert {"search", "status"} <= {t.name for t in tools.tools}
     assert _payload(results[0]) == json.loads(cli.stdout)
@@ -69,6 +70,9 @@ def test_search_over_stdio_returns_what_query_json_prints(sample_repo):
     assert "no-such-retriever" in failed.content[0].text
     # The server stays up between calls, and a file written between two calls is in the second.
     assert [r["path"] for r in _payload(results[4])["results"]] == ["src/app/late.py"]
+    # What the command says on stderr reaches the agent inside the result (and only when said).
+    assert _payload(results[5]) == {"query": "xylophonequux", "retriever": "lexical", "results": [],
+                                    "notes": ["no hits: no indexed text contains a word of the query"]}
 
 
 def test_search_without_a_retriever_uses_the_servers_retrieval_retriever(sample_repo):
