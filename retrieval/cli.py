@@ -339,7 +339,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
           kind, files_only, max_tokens, min_confidence):
     """Search ROOT for QUERY: words (quoted or not) or a symbol; '-' reads the query from stdin."""
     from . import service
-    from .notes import no_hits, remembered_note, unmatched_filters
+    from .notes import no_hits, remembered_note
 
     if as_json and as_jsonl:
         raise click.UsageError("choose one of --json and --jsonl")
@@ -365,9 +365,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     noted = "lexical" if retriever_name == "all" else retriever_name  # all-mode: the lexical index speaks for it
-    unmatched = unmatched_filters(root, noted, filters) if filters and not result.hits else None
-    for note in (remembered_note(service.remembered_options(root, noted), "query"), unmatched,
-                 no_hits(root, noted, filters, min_confidence) if not result.hits and not unmatched else None):
+    for note in (remembered_note(service.remembered_options(root, noted), "query"),
+                 no_hits(root, noted, filters, min_confidence) if not result.hits else None):
         if note:
             click.echo(f"note: {note}", err=True)
     hits = result.hits

@@ -59,7 +59,7 @@ def _describe(filters) -> list[tuple[str, object]]:
     return parts
 
 
-def _indexed_files(root: str, name: str) -> list[tuple] | None:
+def _files_in_index(root: str, name: str) -> list[tuple] | None:
     """(path, language, kind) of each file with a chunk in name's index; None when unreadable."""
     from .service import file_table
     from .store import layout
@@ -76,28 +76,8 @@ def _indexed_files(root: str, name: str) -> list[tuple] | None:
         return None
 
 
-def no_hits(root: str, name: str, filters, min_confidence: str | None) -> str | None:
-    """Why a query came back empty, when the filters note has not said it already: an empty answer
-    with nothing on stderr looks like a tool that did not run. Text retrievers return only chunks
-    holding a word of the query; a dense one answers from any non-empty index."""
-    files = _indexed_files(root, name)
-    if files is None:
-        return None
-    if not files:
-        return (f"no hits: the index of {root} holds no file (nothing there is indexable source, docs or "
-                "config; binary, ignored and secret-looking files are skipped)")
-    if min_confidence:
-        return f"no hits at or above --min-confidence {min_confidence}"
-    where = " of the files the filters admit" if filters else ""
-    return f"no hits: no indexed text{where} contains a word of the query"
-
-
-def unmatched_filters(root: str, name: str, filters) -> str | None:
-    """A note when the query filters match no indexed file (so no query could have a hit)."""
-    files = _indexed_files(root, name)
-    if files is None:
-        return None
-
+def _unmatched_filters(files: list[tuple], filters) -> str | None:
+    """The note when the query filters match no indexed file (so no query could have a hit)."""
     def matches(query_filter) -> bool:
         allow = query_filter.compile()
         return any(allow(*f) for f in files)
@@ -108,6 +88,27 @@ def unmatched_filters(root: str, name: str, filters) -> str | None:
     if alone:
         return f"no indexed file matches {' or '.join(alone)}"
     return f"no indexed file matches {' with '.join(label for label, _ in _describe(filters))} together"
+
+
+def no_hits(root: str, name: str, filters, min_confidence: str | None) -> str | None:
+    """Why a query came back empty (an empty answer with nothing on stderr looks like a tool that
+    did not run): filters that match no indexed file, an index holding no file, nothing at the
+    confidence asked for, or no word of the query in the index. Text retrievers return only chunks
+    holding a word of the query; a dense one answers from any non-empty index."""
+    files = _files_in_index(root, name)
+    if files is None:
+        return None
+    if filters:
+        unmatched = _unmatched_filters(files, filters)
+        if unmatched:
+            return unmatched
+    if not files:
+        return (f"no hits: the index of {root} holds no file (nothing there is indexable source, docs or "
+                "config; binary, ignored and secret-looking files are skipped)")
+    if min_confidence:
+        return f"no hits at or above --min-confidence {min_confidence}"
+    where = " of the files the filters admit" if filters else ""
+    return f"no hits: no indexed text{where} contains a word of the query"
 
 
 def no_index_hint(root: str, rows: list[dict]) -> str | None:

@@ -96,13 +96,14 @@ def interval_text(runs, label: str) -> str:
     interval and, for each later run, its difference from the first on the same queries."""
     first = runs[0]
     name = first.metric_names[0]
+    theirs = first.summary()[name]
     rows = []
     for n, run in enumerate(runs):
         own = run.interval()
         row = [run.retriever, f"{fmt(own[0])}-{fmt(own[1])}" if own else "-"]
         if n:
             paired = run.paired_interval(first)
-            mine, theirs = run.summary()[name], first.summary()[name]
+            mine = run.summary()[name]
             row += ["-" if mine is None or theirs is None else f"{mine - theirs:+.3f}",
                     f"{paired[0]:+.3f} to {paired[1]:+.3f}" if paired else "-"]
         elif len(runs) > 1:
