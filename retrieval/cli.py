@@ -205,6 +205,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
         targets = [(retriever_name, spec.unavailable_reason())]
     lexical_failed = False
     single = retriever_name != "all"
+    built: list[str] = []
     for name, reason in targets:
         if reason:
             if single:
@@ -237,6 +238,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                 click.echo(f"{name}: failed ({str(exc).splitlines()[0]})")
             continue
         progress.close()
+        built.append(name)
         if report.status == "indexed":
             click.echo(
                 f"{name}: indexed {report.new_chunks} chunks from {len(report.reprocessed)} files "
@@ -247,6 +249,11 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
             click.echo(f"{name}: up to date ({report.chunks} chunks, {report.files} files)")
     if lexical_failed:
         sys.exit(1)
+    if "hybrid" in built and not os.environ.get(ENV_RETRIEVER):
+        # `query` stays lexical unless told: its automatic refresh after a large checkout would
+        # otherwise embed every changed chunk before answering. Said so the built index gets used.
+        click.echo("note: `retrieval query` uses lexical unless told: `--retriever hybrid` (or "
+                   f"{ENV_RETRIEVER}=hybrid) adds the embeddings", err=True)
     if not single:
         for name in service.retrievers_outside_all():
             # Said once, so a user who wanted every index knows this one is built on request only.

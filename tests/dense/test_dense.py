@@ -452,6 +452,16 @@ def test_a_hybrid_query_from_a_fresh_process_never_imports_torch_and_answers_the
     assert _state(sample_repo, "hybrid")["dense"]["embedded"] == 1
 
 
+def test_building_hybrid_says_how_query_uses_it_unless_the_environment_already_does(sample_repo, run, monkeypatch):
+    monkeypatch.delenv("RETRIEVAL_RETRIEVER", raising=False)
+    hint = "`--retriever hybrid` (or RETRIEVAL_RETRIEVER=hybrid)"
+    result = run("index", "--root", sample_repo, "--retriever", "hybrid")
+    assert result.exit_code == 0 and hint in result.stderr and hint not in result.stdout
+    assert hint not in run("index", "--root", sample_repo, "--retriever", "turbovec").stderr
+    monkeypatch.setenv("RETRIEVAL_RETRIEVER", "hybrid")
+    assert hint not in run("index", "--root", sample_repo, "--retriever", "hybrid").stderr
+
+
 def test_the_numpy_encoder_reads_as_far_as_the_models_own_sequence_length(tmp_path):
     import numpy as np
 
