@@ -48,7 +48,12 @@ def worth_embedding(path: str, kind: str) -> bool:
 def embed_text(path: str, text: str, context: str = "") -> str:
     """The text a chunk is embedded as: its path (the file's place says what it is about), the
     context a chunker gave it (the enclosing definitions), then the verbatim lines. The model
-    truncates at its token limit, so the head of the chunk is what counts."""
+    truncates at its token limit, so the head of the chunk is what counts.
+
+    The path measured (hybrid, semble-dev, 38 repositories): without it 0.888 -> 0.877 (95%
+    interval of the difference -0.021 to -0.003); scored as a separate per-file vector added to the
+    chunk's cosine instead, 0.886. Where file names say nothing (CoSQA's `functions/f00123.py`) it
+    costs the dense arm about one MRR point (53.0 against 54.0) and hybrid nothing (53.4 / 53.2)."""
     head = f"{path}\n{context}\n" if context else f"{path}\n"
     return head + text
 
