@@ -91,6 +91,9 @@ def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Pa
     parts = [paint("path", span)]
     if hit.confidence:
         parts.append(paint(hit.confidence, hit.confidence))
+    elif hit.extra.get("provenance"):
+        # `--retriever all` hits have no confidence level; which retrievers found them says more.
+        parts.append(paint("note", "found by " + ", ".join(hit.extra["provenance"])))
     notes = []
     # Lines around the hit (--expand) are named in the header; a snippet cut short shows its numbers.
     if snippet is not None and snippet.start_line is not None and hit.start_line is not None and (

@@ -73,3 +73,11 @@ def test_the_first_hit_over_budget_is_cut_line_by_line_to_fit():
     kept, cut = within_budget([h, hit("b.py", 1, 1, rank=2)], snippets, 24 + 5)  # room for 20 characters
     assert kept == [h] and cut == {h.docid}
     assert snippets[h.docid] == Snippet(10, 11, "line 010\nline 011\n")
+
+
+def test_a_consolidated_hit_names_the_retrievers_that_found_it_in_place_of_a_confidence():
+    from dataclasses import replace
+
+    merged = replace(hit("a.py", 1, 9, confidence=""), extra={"provenance": ["hybrid", "lexical"], "agreement": 2})
+    assert list(text_lines([merged, hit("b.py", 3, 4, rank=2)], None)) == [
+        "a.py:1-9  found by hybrid, lexical", "b.py:3-4  high"]
