@@ -32,6 +32,7 @@ from .grammars import HEADING_LANGUAGES, grammar_for
 from .lines import ChunkingPolicy, chunk_lines
 
 MAX_DEPTH = 40  # deeper nesting is cut by lines: bounded time, no recursion errors
+MAX_SCOPE = 12  # levels a breadcrumb names (the innermost ones)
 ALONE_SHARE = 0.5  # a definition at least this share of the budget is a chunk of its own
 MIN_SPAN = 300  # a span smaller than this (in characters) joins a neighbour
 TINY = 48  # a span this small (in characters) joins its predecessor (a closing brace, `end`)
@@ -122,14 +123,16 @@ def _is_prefix(node) -> bool:
 
 
 class Definition:
-    __slots__ = ("name", "display", "kind", "start", "end", "name_row", "parent", "path", "key")
+    __slots__ = ("name", "display", "kind", "start", "end", "name_row", "parent", "path", "key", "bytes", "depth")
 
-    def __init__(self, name, display, kind, start, end, name_row):
+    def __init__(self, name, display, kind, start, end, name_row, node_bytes=(0, 0)):
         self.name, self.display, self.kind = name, display, kind
         self.start, self.end, self.name_row = start, end, name_row
         self.parent: Definition | None = None
         self.path = display
-        self.key = (0, 0)  # the node's byte range
+        self.depth = 0  # enclosing definitions
+        self.key = (0, 0)  # the definition node's byte range (a binding's stays (0, 0))
+        self.bytes = node_bytes  # the byte range of the node that holds it, bindings included
 
 
 # -- the extra, loaded lazily --------------------------------------------------------------------
@@ -305,7 +308,7 @@ def _definition(node, captures) -> Definition | None:
     if parent is not None and parent.type in _UNWRAP:  # decorators, `export`, `template<...>`
         start = parent.start_point[0]
     return Definition(name, display if display != name else name, kind, start, _end_row(span_node),
-                      name_node.start_point[0])
+                      name_node.start_point[0], (span_node.start_byte, span_node.end_byte))
 
 
 def _bindings(root) -> list[Definition]:
@@ -336,7 +339,8 @@ def _bindings(root) -> list[Definition]:
             name = _last_word(_text(target))
             if name:
                 row = target.start_point[0]
-                out.append(Definition(name, name, "constant", child.start_point[0], _end_row(child), row))
+                out.append(Definition(name, name, "constant", child.start_point[0], _end_row(child), row,
+                                      (child.start_byte, child.end_byte)))
     return out
 
 
@@ -357,19 +361,26 @@ def definitions(tree, grammar: str) -> list[Definition]:
                 d = _definition(node, captures)
                 if d is not None:
                     d.key = (node.start_byte, node.end_byte)
+                    if d.bytes == (0, 0):
+                        d.bytes = d.key
                     found.append((node.start_byte, -node.end_byte, d))
     defs = [d for _, _, d in sorted(found, key=lambda e: (e[0], e[1]))]
     bound = {d.name for d in defs}
     defs.extend(b for b in _bindings(tree.root_node) if b.name not in bound)
-    defs.sort(key=lambda d: (d.start, -d.end))
-    # Nesting by line containment: a stack of the definitions still open.
+    defs.sort(key=lambda d: (d.start, -d.end, d.bytes[0], -d.bytes[1]))
+    # Nesting: a stack of the definitions still open. A parent holds its child's lines and bytes:
+    # lines alone would nest the thousands of declarations of a minified line in one another.
     stack: list[Definition] = []
     for d in defs:
-        while stack and not (stack[-1].start <= d.start and d.end <= stack[-1].end and stack[-1] is not d):
+        while stack and not (stack[-1].start <= d.start and d.end <= stack[-1].end and stack[-1] is not d
+                             and stack[-1].bytes[0] <= d.bytes[0] and d.bytes[1] <= stack[-1].bytes[1]):
             stack.pop()
         if stack:
             d.parent = stack[-1]
-            d.path = f"{stack[-1].path}.{d.display}"
+            d.depth = stack[-1].depth + 1
+            # The breadcrumb names the innermost MAX_SCOPE levels: bounded however deep the code nests.
+            d.path = (f"{stack[-1].path}.{d.display}" if d.depth < MAX_SCOPE
+                      else ".".join(stack[-1].path.split(".")[1 - MAX_SCOPE:] + [d.display]))
             if d.kind == "function" and stack[-1].kind in ("class", "struct", "interface", "trait", "impl",
                                                            "enum", "module"):
                 d.kind = "method"

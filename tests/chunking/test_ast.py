@@ -551,6 +551,30 @@ def test_deep_nesting_and_minified_files_are_bounded():
         assert chunks
     minified = chunks_of("var a=1;" * 40000, "b.min.js", "javascript", policy=ChunkingPolicy())
     assert len(minified) == 1
+    # Definitions side by side on one line are siblings, not each nested in the one before (that
+    # chained thousands of names into every breadcrumb: memory quadratic in the line's length).
+    functions = "".join(f"function f{i}(){{return {i}}}" for i in range(3000))
+    (line,) = chunks_of(functions, "c.min.js", "javascript", policy=ChunkingPolicy())
+    assert line.context == "f2999" and line.symbol == "f2999"
+
+
+def test_definitions_on_one_line_are_siblings_and_breadcrumbs_stay_bounded_however_deep():
+    from retrieval.chunking.ast import MAX_SCOPE
+
+    one_line = chunks_of("function first(){return 1} function second(){return 2}\n", "a.js", "javascript",
+                         policy=TINY)
+    assert "first.second" not in {c.context for c in one_line}
+    depth = 60
+    nested = "".join(f"{'  ' * i}function level{i}() {{\n" for i in range(depth)) + \
+        "".join(f"{'  ' * (depth - 1 - i)}}}\n" for i in range(depth))
+    chunks = chunks_of(nested, "deep.js", "javascript", policy=ChunkingPolicy())
+    assert_verbatim(nested, chunks)
+    assert all(len(c.context.split(".")) <= MAX_SCOPE for c in chunks)
+    # The scope path of the innermost function names the innermost MAX_SCOPE levels.
+    from retrieval.chunking.ast import _parser, definitions
+
+    innermost = definitions(_parser("javascript").parse(nested.encode()), "javascript")[-1]
+    assert innermost.path == ".".join(f"level{i}" for i in range(depth - MAX_SCOPE, depth))
 
 
 def test_thousands_of_parses_in_one_process():
