@@ -310,8 +310,8 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
         row["snippet_end"] = snippet.end_line if snippet else None
         if snippet and snippet.stale:
             row["stale"] = True
-        if hit.docid in truncated:
-            row["truncated"] = True  # the snippet was cut to fit --max-tokens
+        if hit.docid in truncated or (snippet and snippet.cut_lines):
+            row["truncated"] = True  # not all of its lines: cut to fit --max-tokens, or a long line shortened
     return row
 
 

@@ -102,6 +102,8 @@ def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Pa
         notes.append(f"lines {snippet.start_line}-{snippet.end_line} shown")
     if truncated:
         notes.append("cut to fit --max-tokens")
+    if snippet is not None and snippet.cut_lines:
+        notes.append("long lines shortened")
     if snippet is not None and snippet.stale:
         notes.append("file changed since indexing")
     if notes:

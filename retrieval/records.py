@@ -106,12 +106,14 @@ class SearchHit:
 @dataclass(frozen=True)
 class Snippet:
     """Verbatim lines of a hit's file, read at query time: 1-based, inclusive; both None when
-    there is nothing to show (the file is gone, or now shorter than the span)."""
+    there is nothing to show (the file is gone, or now shorter than the span). A line longer than
+    retrieval.snippets.MAX_LINE_CHARS is shortened, saying how much was left out (`cut_lines`)."""
 
     start_line: int | None
     end_line: int | None
     text: str
     stale: bool = False  # the file changed since it was indexed: these are its current lines
+    cut_lines: int = 0  # lines shortened (a minified or generated line would flood the reader)
 
 
 def chunk_docid(path: str, start_line: int, end_line: int) -> str:

@@ -15,6 +15,9 @@ from .records import SearchHit, Snippet
 
 # (size, mtime_ns, content digest) of a file as it was indexed
 Indexed = tuple
+# A snippet line longer than this is shortened: one line of a minified file can be a megabyte, all
+# of it landing in an agent's context. Code lines stay far below it.
+MAX_LINE_CHARS = 1000
 
 
 def inside(root: str, relpath: str) -> str | None:
@@ -67,4 +70,11 @@ def read_snippet(
         end = min(end, start + max_lines - 1)
     if start > end:
         return Snippet(None, None, "", stale=stale)
-    return Snippet(start, end, "".join(lines[start - 1 : end]), stale=stale)
+    shown = lines[start - 1 : end]
+    cut = 0
+    for i, line in enumerate(shown):
+        body = line.rstrip("\r\n")
+        if len(body) > MAX_LINE_CHARS:
+            cut += 1
+            shown[i] = f"{body[:MAX_LINE_CHARS]} … ({len(body) - MAX_LINE_CHARS} more characters){line[len(body):]}"
+    return Snippet(start, end, "".join(shown), stale=stale, cut_lines=cut)

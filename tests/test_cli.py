@@ -81,6 +81,22 @@ def test_a_snippet_is_the_verbatim_text_of_its_span_even_with_a_lone_carriage_re
     assert row["snippet"] == "".join(lines[row["start_line"] - 1 : row["end_line"]])
 
 
+def test_a_minified_line_in_a_snippet_is_shortened_and_the_hit_says_so(run, make_tree):
+    from retrieval.snippets import MAX_LINE_CHARS
+
+    long_line = "var zeta_value=1;" * 1000  # 17,000 characters on one line
+    root = make_tree({"app.js": "// header\n" + long_line + "\nlet after = 2;\n"})
+    (row,) = query_json(run, root, "zeta_value", "--snippet-lines", "5", "--expand", "1")["results"]
+    header, cut, after = row["snippet"].splitlines(keepends=True)
+    assert header == "// header\n" and after == "let after = 2;\n"  # other lines verbatim
+    assert cut == f"{long_line[:MAX_LINE_CHARS]} … ({len(long_line) - MAX_LINE_CHARS} more characters)\n"
+    assert row["truncated"] is True and (row["snippet_start"], row["snippet_end"]) == (1, 3)
+    text = run("query", "--root", root, "zeta_value", "--snippet-lines", "5").stdout
+    assert "(long lines shortened)" in text.splitlines()[0] and len(text) < 2 * MAX_LINE_CHARS
+    # A snippet of ordinary lines is not marked.
+    assert "truncated" not in query_json(run, root, "after", "--snippet-lines", "5")["results"][0]
+
+
 def test_jsonl_prints_one_hit_object_per_line(run, sample_repo):
     result = run("query", "--root", sample_repo, "--jsonl", "config")
     assert result.exit_code == 0
