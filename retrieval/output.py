@@ -86,8 +86,17 @@ class _Paint:
         return f"\x1b[{_STYLES[style]}m{text}\x1b[0m"
 
 
+def shown_path(path: str) -> str:
+    """A path as text output prints it: control characters escaped (`new\\nline.py`), so every hit
+    stays on one line for a reader that splits on newlines. JSON carries the exact path."""
+    if path.isprintable():
+        return path
+    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in path)
+
+
 def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Paint) -> str:
-    span = f"{hit.source_path}:{hit.start_line}-{hit.end_line}" if hit.start_line else hit.source_path
+    path = shown_path(hit.source_path)
+    span = f"{path}:{hit.start_line}-{hit.end_line}" if hit.start_line else path
     parts = [paint("path", span)]
     if hit.confidence:
         parts.append(paint(hit.confidence, hit.confidence))

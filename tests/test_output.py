@@ -81,3 +81,8 @@ def test_a_consolidated_hit_names_the_retrievers_that_found_it_in_place_of_a_con
     merged = replace(hit("a.py", 1, 9, confidence=""), extra={"provenance": ["hybrid", "lexical"], "agreement": 2})
     assert list(text_lines([merged, hit("b.py", 3, 4, rank=2)], None)) == [
         "a.py:1-9  found by hybrid, lexical", "b.py:3-4  high"]
+
+
+def test_a_path_with_control_characters_is_escaped_so_each_hit_stays_one_line():
+    hits = [hit("new\nline.py", 1, 2), hit("tab\there ünï.py", 3, 4, rank=2)]
+    assert list(text_lines(hits, None)) == ["new\\nline.py:1-2  high", "tab\\there ünï.py:3-4  high"]
