@@ -14,6 +14,7 @@ import os
 from dataclasses import replace
 from typing import Iterator
 
+from .read import split_lines
 from .records import SearchHit, Snippet
 
 # -- the token budget ------------------------------------------------------------------------------
@@ -29,7 +30,7 @@ def estimate_tokens(text: str) -> int:
 def _cut(snippet: Snippet, budget: int) -> Snippet:
     """The snippet's first lines that fit `budget` tokens (the first line itself cut if need be)."""
     room = max(0, (budget - HIT_OVERHEAD) * 4)
-    lines = snippet.text.splitlines(keepends=True)
+    lines = split_lines(snippet.text)  # as the file's lines are numbered (a form feed is no break)
     kept, used = [], 0
     for line in lines:
         if used + len(line) > room:

@@ -75,6 +75,13 @@ def test_the_first_hit_over_budget_is_cut_line_by_line_to_fit():
     assert snippets[h.docid] == Snippet(10, 11, "line 010\nline 011\n")
 
 
+def test_a_cut_snippet_counts_lines_as_the_file_does_even_with_a_form_feed():
+    h = hit("a.c", 1, 3)
+    snippets = {h.docid: Snippet(1, 3, "a\x0cb\nline two\nline three\n")}
+    within_budget([h], snippets, 24 + 5)  # room for 20 characters: two lines
+    assert snippets[h.docid] == Snippet(1, 2, "a\x0cb\nline two\n")
+
+
 def test_a_consolidated_hit_names_the_retrievers_that_found_it_in_place_of_a_confidence():
     from dataclasses import replace
 
