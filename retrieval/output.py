@@ -14,7 +14,7 @@ import os
 from dataclasses import replace
 from typing import Iterator
 
-from .read import split_lines
+from .read import line_texts, split_lines
 from .records import SearchHit, Snippet
 
 # -- the token budget ------------------------------------------------------------------------------
@@ -123,7 +123,7 @@ def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Pa
 
 def _numbered(snippet: Snippet, paint: _Paint) -> Iterator[str]:
     width = max(6, len(str(snippet.end_line)) + 2)
-    for number, line in enumerate(snippet.text.splitlines(), start=snippet.start_line):
+    for number, line in enumerate(line_texts(snippet.text), start=snippet.start_line):
         yield f"{paint('lines', f'{number:>{width}}')}│ {line}"
 
 

@@ -16,9 +16,10 @@ import bisect
 import re
 
 from ..lexical.features import defined_names
+from ..read import line_texts
 from ..records import Chunk
 
-VERSION = 3  # bump when the text this module produces changes (it is part of the index fingerprint)
+VERSION = 4  # bump when the text this module produces changes (it is part of the index fingerprint)
 PARTS = ("scopes", "doc", "about", "uses")  # what contexts() writes by default; "path" is available too
 ALL_PARTS = ("path", "scopes", "doc", "about", "uses")
 
@@ -65,7 +66,7 @@ class HeuristicContextualizer:
     def contexts(self, text: str, path: str, chunks: list[Chunk], language: str = "") -> list[str]:
         """One context per chunk (possibly empty), in order. Each per-file structure is built once,
         so a file costs one pass whatever its number of chunks."""
-        lines = text.splitlines()
+        lines = line_texts(text)  # indexed by the chunks' line numbers
         markdown = language == "markdown" or path.lower().endswith((".md", ".markdown", ".mdx", ".rst"))
         about = leading_doc(lines, markdown) if "about" in self.parts else ""
         imported = imports(text, language) if "uses" in self.parts else {}

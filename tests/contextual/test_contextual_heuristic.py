@@ -104,6 +104,15 @@ def test_contexts_combine_the_parts_and_prefer_a_chunkers_breadcrumb():
     assert HeuristicContextualizer(("path",)).contexts(PYTHON, "net/bucket.py", [crumb]) == ["net/bucket.py"]
 
 
+def test_a_form_feed_or_lone_carriage_return_does_not_shift_the_scope_of_later_chunks():
+    # Line numbers are the chunker's (newlines only): a page break (\f) or a stray \r is inside a line.
+    for odd in ("\f", "\r"):
+        py = f"x = 1  # {odd} page break\nclass Pool:\n    def acquire(self):\n        conn = 1\n        return conn\n"
+        body = Chunk("pool.py", 4, 5, "        conn = 1\n        return conn\n")
+        [context] = HeuristicContextualizer(("scopes",)).contexts(py, "pool.py", [body], "python")
+        assert context == "in class Pool > def acquire(self)"
+
+
 def test_doc_is_the_enclosing_definitions_docstring_or_doc_comment():
     py = 'class Pool:\n    def acquire(self):\n        """Take a connection, waiting if none is free.\n\n        More.\n        """\n' \
          '        conn = self.free.pop()\n        return conn\n'
