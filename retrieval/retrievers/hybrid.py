@@ -84,11 +84,13 @@ class HybridRetriever:
         handoff: queue.Queue = queue.Queue(maxsize=64)
         done = object()
         result: dict = {}
+        ended = threading.Event()  # the lexical side has taken `done`: nothing more will come
 
         def files():
-            while True:
+            while not ended.is_set():
                 item = handoff.get()
                 if item is done:
+                    ended.set()
                     return
                 yield item
 
@@ -98,7 +100,9 @@ class HybridRetriever:
                                                             purge=purge)
             except BaseException as exc:  # raised in the caller's thread below
                 result["error"] = exc
-                for _ in files():  # keep draining so the producer never blocks
+                # Keep draining so the producer never blocks, unless the input had already ended (a
+                # failure while writing, such as a full disk): then waiting for more would hang.
+                for _ in files():
                     pass
 
         def tee():

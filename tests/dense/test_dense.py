@@ -462,6 +462,34 @@ def test_building_hybrid_says_how_query_uses_it_unless_the_environment_already_d
     assert hint not in run("index", "--root", sample_repo, "--retriever", "hybrid").stderr
 
 
+def test_a_lexical_arm_failing_after_its_input_ended_fails_the_build_instead_of_hanging(sample_repo, run,
+                                                                                        monkeypatch):
+    # A full disk fails the lexical arm while it writes, after it has taken every file: the arm's
+    # thread then waited for input that would never come, and `index` hung for good.
+    import errno
+    import threading
+
+    from retrieval.retrievers.lexical import LexicalRetriever
+
+    def fail_when_writing(self, directory, state, removed_paths, added, *, purge=False):
+        for _ in added:
+            pass
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(LexicalRetriever, "update_store", fail_when_writing)
+    outcome = {}
+    build = threading.Thread(target=lambda: outcome.update(result=run("index", "--root", sample_repo,
+                                                                      "--retriever", "hybrid")), daemon=True)
+    build.start()
+    build.join(timeout=300)
+    assert not build.is_alive(), "the hybrid build hung"
+    result = outcome["result"]
+    assert result.exit_code == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: hybrid: ") and "No space left on device" in line
+    assert not (sample_repo / ".retrieval" / "hybrid" / "manifest.json").exists()
+
+
 def test_the_numpy_encoder_reads_as_far_as_the_models_own_sequence_length(tmp_path):
     import numpy as np
 
