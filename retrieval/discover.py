@@ -199,6 +199,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 result.skipped["unreadable"] += 1
                 continue
             if not stat_mod.S_ISREG(st.st_mode):
+                result.skipped["special-file"] += 1  # a FIFO, socket or device: never opened
                 continue
             if st.st_size > options.max_bytes:
                 result.skipped["too-large"] += 1

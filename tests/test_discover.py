@@ -157,6 +157,14 @@ def test_symlinks_to_files_and_directories_and_symlink_loops_are_not_followed(ma
     assert result.skipped["symlink"] == 4
 
 
+def test_a_fifo_with_a_source_name_is_skipped_and_counted_never_opened(make_tree):
+    root = make_tree({"a.py": "a\n"})
+    os.mkfifo(root / "pipe.py")  # opening it for reading would block until a writer came
+    result = walk(str(root))
+    assert [f.path for f in result.files] == ["a.py"]
+    assert result.skipped["special-file"] == 1
+
+
 def test_output_is_sorted_by_relative_path_and_deterministic(make_tree):
     names = ["zeta.py", "a/b.py", "a.py", "A.py", "m/z/y.py", "m/a.py", "b-c.py", "b_c.py"]
     root = make_tree({name: "x\n" for name in names})
