@@ -64,12 +64,17 @@ def read_source(file: SourceFile, max_bytes: int | None = None) -> FileContent:
     return FileContent(file, text, content_digest(data), reason)
 
 
+def split_ending(line: str) -> tuple[str, str]:
+    """A line of split_lines as (text, ending), the ending `\r\n`, `\n` or empty."""
+    cut = 2 if line.endswith("\r\n") else 1 if line.endswith("\n") else 0
+    return (line[:-cut], line[-cut:]) if cut else (line, "")
+
+
 def line_texts(text: str) -> list[str]:
-    """The lines of split_lines without their endings (`\n`, `\r\n`): line n is item n - 1, as
-    the chunker numbers them (str.splitlines also breaks at a lone `\r`, form feeds and Unicode
-    separators, which shifts every line after one)."""
-    return [line[:-2] if line.endswith("\r\n") else line[:-1] if line.endswith("\n") else line
-            for line in split_lines(text)]
+    """The lines of split_lines without their endings: line n is item n - 1, as the chunker numbers
+    them (str.splitlines also breaks at a lone `\r`, form feeds and Unicode separators, which
+    shifts every line after one)."""
+    return [split_ending(line)[0] for line in split_lines(text)]
 
 
 def split_lines(text: str) -> list[str]:

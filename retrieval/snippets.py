@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-from .read import content_digest, split_lines
+from .read import content_digest, split_ending, split_lines
 from .records import SearchHit, Snippet
 
 # (size, mtime_ns, content digest) of a file as it was indexed
@@ -73,8 +73,8 @@ def read_snippet(
     shown = lines[start - 1 : end]
     cut = 0
     for i, line in enumerate(shown):
-        body = line.rstrip("\r\n")
+        body, ending = split_ending(line)
         if len(body) > MAX_LINE_CHARS:
             cut += 1
-            shown[i] = f"{body[:MAX_LINE_CHARS]} … ({len(body) - MAX_LINE_CHARS} more characters){line[len(body):]}"
+            shown[i] = f"{body[:MAX_LINE_CHARS]} … ({len(body) - MAX_LINE_CHARS} more characters){ending}"
     return Snippet(start, end, "".join(shown), stale=stale, cut_lines=cut)
