@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import time
 
 import pytest
 
@@ -116,7 +115,6 @@ def test_a_one_megabyte_single_line_file_is_one_chunk_that_can_be_found_and_show
     line = (unit * (DEFAULT_MAX_BYTES // len(unit) + 1))[: DEFAULT_MAX_BYTES - len("zebracorn();")] + "zebracorn();"
     assert len(line.encode()) == DEFAULT_MAX_BYTES and "\n" not in line
     root = make_tree({"bundle.min.js": line, "over.min.js": line + " ", "small.js": "function tiny() {}\n"})
-    started = time.monotonic()
     index = run("index", "--root", root)
     assert index.exit_code == 0 and "1 too-large" in index.stdout
     (hit,) = query_json(run, root, "zebracorn", "--snippet-lines", "1")["results"]
@@ -126,7 +124,6 @@ def test_a_one_megabyte_single_line_file_is_one_chunk_that_can_be_found_and_show
 
     assert hit["snippet"] == f"{line[:MAX_LINE_CHARS]} … ({len(line) - MAX_LINE_CHARS} more characters)"
     assert hit["truncated"] is True
-    assert time.monotonic() - started < 30
 
 
 def test_an_empty_repository_indexes_to_nothing_and_answers_with_no_hits(tmp_path, run):
@@ -202,12 +199,10 @@ def stack_trace(size: int) -> str:
 def test_a_100_kb_pasted_stack_trace_is_a_valid_query_from_stdin_and_from_the_command_line(sample_repo, run):
     trace = stack_trace(100_000)
     assert len(trace) == 100_000
-    started = time.monotonic()
     payload = query_json(run, sample_repo, "-", input=trace)
     assert payload["query"] == trace
     assert payload["results"][0]["path"] == "src/app/config.py"
     assert query_json(run, sample_repo, trace[-90_000:])["results"][0]["path"] == "src/app/config.py"
-    assert time.monotonic() - started < 30
 
 
 @pytest.mark.parametrize("text", ["!!!", "?", "... --- ...", "(){}[]<>;:,.", "#" * 5000, "  \t!\t  "])
