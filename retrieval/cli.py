@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 
 import click
 
@@ -80,7 +81,7 @@ class _Expand(click.ParamType):
     def convert(self, value, param, ctx):
         if isinstance(value, int) or value == "scope":
             return value
-        if str(value).isdigit():
+        if str(value).isascii() and str(value).isdigit():  # '²' is a digit to isdigit(), not to int()
             return int(value)
         self.fail(f"{value!r} is neither a number of lines nor 'scope'", param, ctx)
 
@@ -146,6 +147,11 @@ def _bm25(value: str | None):
         k1, b = (float(part) for part in value.split(","))
     except ValueError:
         raise click.BadParameter("expected K1,B such as 0.9,0.4", param_hint="--bm25")
+    # k1 scales term frequency and b the length normalisation: outside these ranges scores turn
+    # negative, infinite or NaN, and the ranking with them.
+    if not (0 <= k1 <= 100 and 0 <= b <= 1):  # also false for NaN
+        raise click.BadParameter(f"{value!r}: K1 must be between 0 and 100 and B between 0 and 1",
+                                 param_hint="--bm25")
     return (k1, b)
 
 
@@ -166,7 +172,8 @@ def _bm25(value: str | None):
               help="code (default): code-aware terms and ranking. prose: a collection of English documents, "
                    "one per file (Lucene's English analyzer, BM25 k1=0.9 b=0.4). Remembered.")
 @click.option("--bm25", default=None, metavar="K1,B",
-              help="BM25 parameters for lexical and pi-serini (remembered), e.g. 0.9,0.4.")
+              help="BM25 parameters of the BM25 retrievers (lexical, lexical+ctx, treesitter, pi-serini; "
+                   "remembered), e.g. 0.9,0.4.")
 @click.option("--reset-filters", is_flag=True,
               help="Forget the remembered --include/--exclude/--max-file-bytes/--profile and index with the "
                    "defaults (or with the ones given now).")
@@ -181,8 +188,8 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
           yes, dry_run, max_chunks):
     """Build or refresh the index of ROOT.
 
-    --include, --exclude, --max-file-bytes and --profile persist: later refreshes (and the ones
-    `query` makes) use them until they are given again or dropped with --reset-filters.
+    --include, --exclude, --max-file-bytes, --profile and --bm25 persist: later refreshes (and the
+    ones `query` makes) use them; giving one again replaces only that one; --reset-filters drops them all.
     """
     from . import service
     from .notes import remembered_note
@@ -191,10 +198,8 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     root = _root(root)
     progress = _progress_sink()
     _use_embed_model(embed_model)
-    options = None
-    if include or exclude or max_file_bytes or profile or bm25 or reset_filters:
-        options = service.IndexOptions(include=tuple(include), exclude=tuple(exclude), max_bytes=max_file_bytes,
-                                       profile=profile or "code", bm25=_bm25(bm25))
+    given = bool(include or exclude or max_file_bytes or profile or bm25 or reset_filters)
+    bm25_values = _bm25(bm25)
     if retriever_name == "all":
         targets = service.available_retrievers()
     else:
@@ -202,6 +207,9 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
             spec = get_spec(retriever_name)
         except ValueError as exc:
             raise click.UsageError(str(exc))
+        if bm25 and not spec.bm25:
+            bm25_names = ", ".join(n for n in _retriever_names() if get_spec(n).bm25)
+            raise click.UsageError(f"--bm25 applies to the BM25 retrievers ({bm25_names}), not to {retriever_name}")
         targets = [(retriever_name, spec.unavailable_reason())]
     lexical_failed = False
     single = retriever_name != "all"
@@ -212,8 +220,17 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                 raise UserError(reason)
             click.echo(f"{name}: skipped ({reason})")
             continue
-        if options is None:
-            note = remembered_note(service.remembered_options(root, name), "index")
+        # Each option given now replaces its remembered value; the others stay remembered (and are said).
+        remembered = None if reset_filters else service.remembered_options(root, name)
+        options = None
+        if given:
+            options = service.options_given(remembered, include=include, exclude=exclude, max_bytes=max_file_bytes,
+                                             profile=profile, bm25=bm25_values)
+        if remembered is not None:
+            kept = replace(remembered, include=() if include else remembered.include,
+                           exclude=() if exclude else remembered.exclude,
+                           max_bytes=None if max_file_bytes else remembered.max_bytes)
+            note = remembered_note(kept, "index")
             if note:
                 click.echo(f"note: {note}", err=True)
         try:

@@ -20,6 +20,8 @@ def filters_json(options) -> dict:
         out["profile"] = options.profile
     if options.embed_model:
         out["embed_model"] = options.embed_model
+    if options.bm25:
+        out["bm25"] = list(options.bm25)
     return out
 
 
@@ -33,6 +35,8 @@ def filters_text(filters: dict) -> str:
         parts.append(f"--profile {filters['profile']}")
     if "embed_model" in filters:
         parts.append(f"--embed-model {shlex.quote(filters['embed_model'])}")
+    if "bm25" in filters:
+        parts.append("--bm25 " + ",".join(f"{v:g}" for v in filters["bm25"]))
     return " ".join(parts)
 
 
@@ -41,6 +45,7 @@ def remembered_note(options, command: str) -> str | None:
     filters = filters_json(options)
     filters.pop("profile", None)  # how text is ranked, not which files are in
     filters.pop("embed_model", None)
+    filters.pop("bm25", None)
     if not filters:
         return None
     verb = "searching an index" if command == "query" else "indexing"

@@ -102,6 +102,16 @@ class IndexOptions:
         return chunk_lines(text, f.path, language=f.language, kind=f.kind, policy=self.policy)
 
 
+def options_given(remembered: IndexOptions | None, *, include=(), exclude=(), max_bytes=None, profile=None,
+                  bm25=None) -> IndexOptions:
+    """The options an `index` run builds with: each one given now replaces its remembered value,
+    the others (and the embedding model) stay as the index remembers them."""
+    base = remembered or IndexOptions()
+    return replace(base, include=tuple(include) or base.include, exclude=tuple(exclude) or base.exclude,
+                   max_bytes=base.max_bytes if max_bytes is None else max_bytes,
+                   profile=profile or base.profile, bm25=bm25 or base.bm25)
+
+
 def _embeds(name: str) -> bool:
     """Whether the retriever embeds chunks with a model (and so takes `model=`)."""
     return "local" in get_spec(name).extras
@@ -319,6 +329,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             force = True
     if options is None:
         options = IndexOptions.from_json(manifest["config"]["options"]) if manifest else IndexOptions()
+    if options.bm25 and not get_spec(name).bm25:
+        options = replace(options, bm25=None)  # given to every retriever by `index --bm25` in all-mode
     model = wanted_model(name, options)
     if model != options.embed_model:  # asked for now, or the default again: remembered from here on
         options = replace(options, embed_model=model)

@@ -141,6 +141,54 @@ def test_the_profile_is_shown_with_the_filters_but_is_not_announced_as_one(run, 
     assert "remembered" not in run("query", "--root", sample_repo, "config").stderr
 
 
+def test_an_option_given_again_replaces_only_itself_and_the_others_stay_remembered(run, sample_repo):
+    assert run("index", "--root", sample_repo, "--profile", "prose", "--include", "src/**").exit_code == 0
+    tuned = run("index", "--root", sample_repo, "--bm25", "0.9,0.4")
+    assert tuned.exit_code == 0
+    assert lexical_status(run, sample_repo)["filters"] == {"include": ["src/**"], "profile": "prose", "bm25": [0.9, 0.4]}
+    assert "remembered filters --include 'src/**'" in tuned.stderr  # kept, so said
+    assert "--bm25 0.9,0.4" in run("status", "--root", sample_repo).stdout
+
+    narrowed = run("index", "--root", sample_repo, "--exclude", "*cache*", "--include", "src/app/**")
+    assert narrowed.exit_code == 0 and "remembered" not in narrowed.stderr  # the remembered ones left are not filters
+    assert lexical_status(run, sample_repo)["filters"] == {
+        "include": ["src/app/**"], "exclude": ["*cache*"], "profile": "prose", "bm25": [0.9, 0.4]}
+
+    assert run("index", "--root", sample_repo, "--reset-filters", "--max-file-bytes", "100000").exit_code == 0
+    assert lexical_status(run, sample_repo)["filters"] == {"max_file_bytes": 100000}
+
+
+def test_bm25_parameters_go_to_the_bm25_retrievers_only(run, sample_repo):
+    from retrieval.retrievers.base import get_spec
+
+    takes = {n for n in service.REGISTRY if get_spec(n).bm25}
+    assert takes == {"lexical", "lexical+ctx", "treesitter", "pi-serini"}
+    dense = run("index", "--root", sample_repo, "--retriever", "turbovec", "--bm25", "0.9,0.4")
+    assert dense.exit_code == 2 and "--bm25 applies to the BM25 retrievers" in dense.stderr
+
+    # All-mode: every installed retriever is built; the dense ones (with the extras) without them.
+    result = run("index", "--root", sample_repo, "--bm25", "0.9,0.4")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(run("status", "--root", sample_repo, "--json").stdout)["retrievers"]
+    built = {r["retriever"]: r["filters"] for r in rows if r["state"] == "ready"}
+    assert "lexical" in built
+    for name, filters in built.items():
+        assert filters.get("bm25") == ([0.9, 0.4] if name in takes else None), name
+
+
+@pytest.mark.parametrize("value", ["nan,0.5", "inf,0.5", "1e308,0.5", "-1,0.5", "1.2,1.5", "1.2,-0.1", "1.2"])
+def test_bm25_parameters_outside_their_range_are_a_usage_error(run, sample_repo, value):
+    result = run("index", "--root", sample_repo, "--bm25", value)
+    assert result.exit_code == 2 and "--bm25" in result.stderr
+    assert lexical_status(run, sample_repo)["state"] == "missing"  # nothing was built with them
+
+
+@pytest.mark.parametrize("value", ["²", "١٢", "-1", "1.5", "scopes"])
+def test_expand_takes_ascii_digits_or_scope_and_anything_else_is_a_usage_error(run, sample_repo, value):
+    result = run("query", "--root", sample_repo, "config", "--expand", value)
+    assert result.exit_code == 2 and "--expand" in result.stderr and "Traceback" not in result.output
+
+
 def test_index_help_says_the_filters_persist_and_how_to_drop_them():
     help_text = " ".join(main.commands["index"].get_help(click.Context(main.commands["index"])).split())
     assert "persist" in help_text and "--reset-filters" in help_text

@@ -34,6 +34,8 @@ class RetrieverSpec:
     probe: str = ""
     # False: built only when asked for by name, never by `index` / `eval` with `all`
     in_all: bool = True
+    # Scores with BM25 and takes `index --bm25 K1,B` (its factory accepts k1= and b=)
+    bm25: bool = False
 
     def missing(self) -> list[str]:
         return [m for extra in self.extras for m in missing_modules(extra)]
@@ -59,6 +61,7 @@ def register(spec: RetrieverSpec) -> None:
 register(
     RetrieverSpec(
         name="lexical",
+        bm25=True,
         factory="retrieval.retrievers.lexical:LexicalRetriever",
         description="BM25 with a code-aware tokenizer (standard library only)",
     )
@@ -67,6 +70,7 @@ register(
 register(
     RetrieverSpec(
         name="lexical+ctx",
+        bm25=True,
         factory="retrieval.retrievers.contextual:ContextualRetriever",
         description="BM25 over each chunk plus a context situating it in its file (offline, or an "
                     "Anthropic model's with the remote extra: `index --retriever lexical+ctx`)",
@@ -78,6 +82,7 @@ register(
 register(
     RetrieverSpec(
         name="treesitter",
+        bm25=True,
         factory="retrieval.retrievers.treesitter:TreesitterRetriever",
         extras=("treesitter",),
         description="BM25 over tree-sitter chunks: whole definitions with their scope",
@@ -88,6 +93,7 @@ register(
 register(
     RetrieverSpec(
         name="pi-serini",
+        bm25=True,
         factory="retrieval.retrievers.pyserini:PyseriniRetriever",
         extras=("pyserini",),
         description="BM25 computed by Lucene (Anserini via Pyserini), then the lexical ranking signals",
