@@ -30,15 +30,17 @@ class Searcher:
         self._lock = threading.Lock()
         self._warm = None
 
-    def _run(self, argv: list[str]) -> dict:
+    def _run(self, argv: list[str], stdin: bytes = b"") -> dict:
         from .server.runner import run_cli
         from .server.warm import Warm
 
         with self._lock:
+            if not os.path.isdir(self.root):  # removed since (a fresh clone will be watched anew)
+                raise ToolFailure(f"root is not a directory: {self.root}")
             if self._warm is None:
                 self._warm = Warm(self.root)  # watches from the first call on
             self._warm.freshen()
-            code, out, err = run_cli(argv, cwd=self.root)
+            code, out, err = run_cli(argv, cwd=self.root, stdin=stdin)
         lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
         if code != 0:
             message = lines[-1] if lines else f"exit status {code}"  # usage errors end with the reason
@@ -71,7 +73,8 @@ class Searcher:
             argv += ["--expand", str(expand)]
         if files:
             argv.append("--files")
-        return self._run(argv + ["--", query])
+        # On stdin, as `query -` takes it: any text is the query, `-` itself included.
+        return self._run(argv + ["-"], stdin=query.encode("utf-8", "surrogatepass"))
 
     def status(self) -> dict:
         return self._run(["status", "--root", self.root, "--json"])

@@ -27,6 +27,9 @@ ENV_IGNORED = {"RETRIEVAL_NO_SERVER", "RETRIEVAL_TESTS_NO_NETWORK", "RETRIEVAL_J
 # caller's for that one call instead of refusing a caller whose value differs from its own.
 ENV_PER_CALL = {"RETRIEVAL_RETRIEVER"}
 COMMANDS = ("query", "status")
+# `query`'s options that take no value (a test keeps this equal to the command's): knowing them, the
+# client can tell `query - --json` (the query on stdin) from `query words --path -`.
+QUERY_FLAGS = frozenset({"--json", "--jsonl", "--stale-ok", "--files", "--help", "-h"})
 MAX_HEADER = 1 << 20
 REPLY_TIMEOUT = 600.0
 
@@ -191,6 +194,20 @@ def _root_of(argv: list[str]) -> str | None:
         here = parent
 
 
+def query_from_stdin(argv: list[str]) -> bool:
+    """Whether a `query` command line reads its query from stdin: its only word is `-`."""
+    words: list[str] = []
+    rest = iter(argv[1:])
+    for arg in rest:
+        if arg == "--":
+            words.extend(rest)
+        elif arg == "-" or not arg.startswith("-"):
+            words.append(arg)
+        elif arg not in QUERY_FLAGS and "=" not in arg and not (len(arg) > 2 and arg[1] != "-"):
+            next(rest, None)  # an option's value (`--path -` is a glob, not stdin)
+    return words == ["-"]
+
+
 def try_run(argv: list[str]) -> int | None:
     """Run a `query`/`status` command line on root's server: write its output, return its exit
     status. None (nothing written) when no usable server answered."""
@@ -202,8 +219,8 @@ def try_run(argv: list[str]) -> int | None:
         root = _root_of(argv)
         store = store_dir(root) if root is not None else ""
         if root is not None and os.path.exists(socket_path(store)):
-            if argv[0] == "query" and "-" in argv[1:]:
-                stdin = sys.stdin.buffer.read()
+            if argv[0] == "query" and query_from_stdin(argv):
+                stdin = sys.stdin.buffer.read() if sys.stdin is not None else b""  # None: closed
             header = {"op": "run", "argv": argv, "cwd": os.getcwd(), "version": code_version(),
                       "env": environment(), "encodings": _encodings(), "stdin_len": len(stdin or b"")}
             reply, (out, err) = call(store, header, stdin or b"")

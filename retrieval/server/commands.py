@@ -1,6 +1,7 @@
 """The `serve` and `mcp` commands (click); the work is in serve.py and retrieval/mcp.py."""
 from __future__ import annotations
 
+import os
 
 import click
 
@@ -57,4 +58,7 @@ def mcp_command(root):
         raise _fail(f"`retrieval mcp` needs the mcp extra ({', '.join(missing)} missing): {install_hint('mcp')}")
     from .. import mcp
 
-    mcp.run(find_root(root).path)
+    root = find_root(root).path
+    if not os.path.isdir(root):  # said now, not as every tool call's failure
+        raise _fail(f"root is not a directory: {root}")
+    mcp.run(root)

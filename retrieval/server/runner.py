@@ -27,7 +27,8 @@ def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodin
     encodings = encodings or {}
     out, err = io.BytesIO(), io.BytesIO()
     saved = sys.stdin, sys.stdout, sys.stderr
-    here = os.getcwd() if cwd else None
+    # Returned to by descriptor: the caller's directory may have been removed (getcwd() then fails).
+    here = os.open(".", os.O_RDONLY) if cwd else None
     # Held here as well as in sys: dropping a wrapper would close the buffer under it.
     streams = (_stream(io.BytesIO(stdin), encodings.get("stdin"), encodings.get("stdin_errors")),
                _stream(out, encodings.get("stdout"), encodings.get("stdout_errors")),
@@ -41,9 +42,13 @@ def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodin
                 os.environ[key] = caller_env[key]
             else:
                 os.environ.pop(key, None)
-        if cwd:
-            os.chdir(cwd)
         try:
+            if cwd:
+                try:
+                    os.chdir(cwd)
+                except OSError as exc:  # a root removed under a long-lived server
+                    print(f"error: cannot work in {cwd}: {exc.strerror}", file=sys.stderr)
+                    raise SystemExit(1) from None
             main.main(args=list(argv), prog_name="retrieval", standalone_mode=True)
             code = 0
         except SystemExit as exc:
@@ -60,7 +65,8 @@ def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodin
             os.environ.clear()
             os.environ.update(environ)
         if here is not None:
-            os.chdir(here)
+            os.fchdir(here)
+            os.close(here)
     result = code, out.getvalue(), err.getvalue()
     for stream in streams:
         stream.detach()

@@ -79,6 +79,28 @@ def _running_pid(directory: str) -> str:
         return "?"
 
 
+def _write_info(directory: str, info: dict) -> None:
+    """info.json replaced whole: a reader sees the previous server's or this one's, never half."""
+    path = os.path.join(directory, "info.json")
+    temp = f"{path}.{os.getpid()}.tmp"
+    with open(temp, "w", encoding="utf-8") as fh:
+        json.dump(info, fh)
+    os.replace(temp, path)
+
+
+def _is_server(pid: int) -> bool:
+    """Whether pid still runs a `retrieval serve` (not a process that took over a dead server's pid).
+    Where the command line cannot be read, the recorded pid is trusted."""
+    if not os.path.isdir("/proc/self"):
+        return True
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as fh:
+            argv = fh.read().split(b"\0")
+    except OSError:  # gone, or another user's
+        return False
+    return any(b"serve" in arg for arg in argv)
+
+
 def peer_uid(conn: socket.socket) -> int | None:
     """The uid of the process at the other end (SO_PEERCRED), None where the platform lacks it."""
     option = getattr(socket, "SO_PEERCRED", None)
@@ -149,6 +171,9 @@ class Server:
             raise AlreadyRunning(f"a server is already running for {self.root} (pid {_running_pid(self.dir)}); "
                                  f"`retrieval serve --stop --root {self.root}` stops it")
         try:
+            # Our pid before opening the indexes (seconds): `serve --stop` meanwhile must signal this
+            # process, not the previous server's pid, which another process may have taken since.
+            _write_info(self.dir, {"pid": os.getpid(), "root": self.root, "version": self.version, "starting": True})
             self.warm = Warm(self.root)
             self.warm.open()
             self.sock = _bind(socket_path(self.store))
@@ -156,8 +181,7 @@ class Server:
             info = {"pid": os.getpid(), "root": self.root, "version": self.version,
                     "started": time.time(), "idle_timeout": self.idle_timeout,
                     "watcher": type(self.warm.watcher).__name__}
-            with open(os.path.join(self.dir, "info.json"), "w", encoding="utf-8") as fh:
-                json.dump(info, fh)
+            _write_info(self.dir, info)
             serving.STORE, serving.INFO = self.store, info
         except BaseException:
             self.close()
@@ -331,12 +355,17 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
     """Start a server in the background and wait until it answers: its ping info."""
     import subprocess
 
+    from ..discover import DiscoveryError
+
     root = os.path.abspath(root)
+    if not os.path.isdir(root):  # before the store is made: it would create the root
+        raise DiscoveryError(f"root is not a directory: {root}")
     store = store_dir(root)
     directory = prepare_serve_dir(store)
     log_path = os.path.join(directory, "log")
     with open(log_path, "ab") as log:
         os.chmod(log_path, 0o600)
+        ours = log.tell()  # the log is appended to: earlier servers' lines are not this one's
         proc = subprocess.Popen(
             [sys.executable, "-c", _LAUNCH, _package_parent(), "--root", root, "--idle-timeout", str(idle_timeout)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=root,
@@ -347,6 +376,7 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
             return info
         if proc.poll() is not None:
             with open(log_path, encoding="utf-8", errors="replace") as fh:
+                fh.seek(ours)
                 lines = [line for line in fh.read().splitlines() if line.strip()]
             last = lines[-1].removeprefix("error: ") if lines else f"the server exited with status {proc.returncode}"
             raise RuntimeError(last)
@@ -368,7 +398,7 @@ def stop(root: str, timeout: float = 10.0) -> str | None:
         client.call(store, {"op": "stop"}, reply_timeout=timeout)
     except (OSError, ValueError):
         # No answer (a server of an older protocol, or a wedged one): the pid it recorded.
-        if pid.isdigit():
+        if pid.isdigit() and _is_server(int(pid)):
             try:
                 os.kill(int(pid), signal.SIGTERM)
             except OSError:

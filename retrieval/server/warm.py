@@ -8,6 +8,7 @@ otherwise each is checked and refreshed as a cold query would, then vouched for 
 from __future__ import annotations
 
 import os
+import sys
 
 from .client import store_dir
 from .watch import directories, make_watcher
@@ -35,7 +36,7 @@ class Warm:
             except Exception as exc:  # noqa: BLE001 - one broken retriever must not stop the others
                 if name == "lexical":
                     raise
-                print(f"serve: {name}: {exc}", flush=True)
+                print(f"serve: {name}: {exc}", file=sys.stderr, flush=True)  # the log, never a reply
         self.freshen()
 
     def note_events(self) -> None:

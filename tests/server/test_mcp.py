@@ -11,14 +11,14 @@ import pytest
 pytestmark = pytest.mark.extra("mcp")
 
 
-def _call(root, calls, env=None):
+def _call(root, calls, env=None, cwd=None):
     """Start `retrieval mcp --root ROOT`, make each (tool, arguments) call; the results."""
     import anyio
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     params = StdioServerParameters(command=sys.executable, args=["-m", "retrieval.entry", "mcp", "--root", str(root)],
-                                   env=env)
+                                   env=env, cwd=cwd)
 
     async def main():
         async with stdio_client(params) as (read, write):
@@ -82,3 +82,50 @@ def test_search_without_a_retriever_uses_the_servers_retrieval_retriever(sample_
                             env={**os.environ, "RETRIEVAL_RETRIEVER": "all"})
     assert _payload(results[0])["retriever"] == "all"
     assert _payload(results[1])["retriever"] == "lexical"
+
+
+def test_any_text_is_a_query_a_lone_dash_included(make_tree):
+    root = make_tree({"cli.py": "def read_stdin():\n    return '-'  # a lone - means stdin\n"})
+    _tools, results = _call(root, [("search", {"query": "-"}), ("search", {"query": "--json stdin"})])
+    assert _payload(results[0])["query"] == "-"  # not 'the query is empty' (it was read as `query -`)
+    assert _payload(results[1])["results"][0]["path"] == "cli.py"
+
+
+def test_a_root_removed_and_made_again_is_searched_afresh(make_tree):
+    import shutil
+
+    root = make_tree({"a.py": "def zqfirstclone():\n    pass\n"})
+
+    def reclone():
+        shutil.rmtree(root)
+        root.mkdir()
+        (root / "b.py").write_text("def zqsecondclone():\n    pass\n")
+
+    def edit():
+        (root / "c.py").write_text("def zqafterreclone():\n    pass\n")
+
+    # Started in the root, as an agent's config does (`--root .`): the process's own directory goes.
+    _tools, results = _call(root, [("search", {"query": "zqfirstclone"}), reclone,
+                                   ("search", {"query": "zqsecondclone"}), edit,
+                                   ("search", {"query": "zqafterreclone"})], cwd=str(root))
+    assert [r["path"] for r in _payload(results[0])["results"]] == ["a.py"]
+    assert [r["path"] for r in _payload(results[1])["results"]] == ["b.py"]
+    # The new tree is watched: a file written there later is found (the old watches saw nothing).
+    assert [r["path"] for r in _payload(results[2])["results"]] == ["c.py"]
+
+
+def test_a_root_that_is_gone_fails_each_call_with_the_reason(make_tree):
+    import shutil
+
+    root = make_tree({"a.py": "def zqgone():\n    pass\n"})
+    _tools, results = _call(root, [("search", {"query": "zqgone"}), lambda: shutil.rmtree(root),
+                                   ("search", {"query": "zqgone"})])
+    assert _payload(results[0])["results"]
+    assert _is_error(results[1]) and "root is not a directory" in results[1].content[0].text
+
+
+def test_mcp_on_a_missing_root_exits_at_once_with_one_line(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(tmp_path / "nope")],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 1
+    assert proc.stderr.strip() == f"error: root is not a directory: {tmp_path / 'nope'}"

@@ -129,6 +129,51 @@ def test_without_a_server_the_command_runs_in_process(sample_repo):
     assert status["server"] is None
 
 
+def test_the_client_reads_stdin_only_for_a_query_whose_one_word_is_a_dash():
+    from retrieval.cli import main
+
+    flags = {opt for param in main.commands["query"].params if getattr(param, "is_flag", False) for opt in param.opts}
+    assert client.QUERY_FLAGS == flags | {"--help", "-h"}
+    reads = client.query_from_stdin
+    assert reads(["query", "-"]) and reads(["query", "--json", "-", "-k", "3"]) and reads(["query", "--", "-"])
+    assert reads(["query", "--path", "src/*", "-", "--stale-ok"]) and reads(["query", "--top-k=3", "-"])
+    assert not reads(["query", "parse", "-", "args"])  # a dash among words is a word
+    assert not reads(["query", "parse", "--path", "-"])  # an option's value
+    assert not reads(["query", "parse", "-k", "-"]) and not reads(["query", "--", "-", "x"])
+
+
+def test_with_a_server_a_dash_among_the_words_does_not_wait_for_stdin(sample_repo, serve):
+    serve(sample_repo)
+    # stdin left open: reading it to its end would wait forever.
+    proc = subprocess.Popen([sys.executable, "-c", PROBE, "query", "--root", str(sample_repo), "parse", "-",
+                             "config", "--json"], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        out, err = _wait_open_stdin(proc)
+    finally:
+        proc.kill()
+    assert proc.returncode == 0 and answered_by_server(subprocess.CompletedProcess([], 0, out, err)), err
+    assert json.loads(out)["query"] == "parse - config"
+
+
+def _wait_open_stdin(proc, seconds=60):
+    """The process's output once it exits, its stdin never closed (communicate() would close it)."""
+    deadline = time.monotonic() + seconds
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is not None, "the command waited for stdin"
+    return proc.stdout.read(), proc.stderr.read()
+
+
+@pytest.mark.parametrize("server", [True, False])
+def test_a_query_from_a_closed_stdin_is_an_empty_query(sample_repo, serve, server):
+    if server:
+        serve(sample_repo)
+    proc = subprocess.run(["bash", "-c", 'exec "$@" <&-', "_", sys.executable, "-c", PROBE, "query", "--root",
+                           str(sample_repo), "-"], capture_output=True, timeout=60,
+                          env={k: v for k, v in os.environ.items() if k != "RETRIEVAL_NO_SERVER"})
+    assert proc.returncode == 2 and b"the query is empty" in proc.stderr and b"Traceback" not in proc.stderr
+
+
 def test_a_served_repository_holding_packages_named_like_ours_still_gets_this_server(make_tree, serve, tmp_path):
     marker = tmp_path / "imported-the-repository-copy"
     impostor = f"open({str(marker)!r}, 'w').close()\nraise SystemExit('the repository copy ran')\n"
@@ -247,6 +292,65 @@ def test_serve_stop(sample_repo, serve):
     assert wait_gone(pid)
     again = cli("serve", "--stop", "--root", sample_repo, server=False)
     assert again.returncode == 0 and b"no server is running" in again.stderr
+
+
+def test_a_starting_server_records_its_own_pid_before_it_opens_the_indexes(sample_repo, monkeypatch):
+    from retrieval.server import serve as serve_module
+    from retrieval.server.warm import Warm
+
+    directory = serve_module.prepare_serve_dir(client.store_dir(str(sample_repo)))
+    with open(os.path.join(directory, "info.json"), "w") as fh:
+        json.dump({"pid": 1}, fh)  # the previous server's
+    seen = []
+    monkeypatch.setattr(Warm, "open", lambda self: seen.append(serve_module._running_pid(directory)) or
+                        (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        serve_module.Server(str(sample_repo)).start()
+    assert seen == [str(os.getpid())]
+
+
+def test_serve_stop_never_signals_a_process_that_is_not_a_server(sample_repo):
+    import fcntl
+
+    from retrieval.server import serve as serve_module
+
+    directory = serve_module.prepare_serve_dir(client.store_dir(str(sample_repo)))
+    bystander = subprocess.Popen(["sleep", "60"])  # took the pid a dead server recorded
+    try:
+        with open(os.path.join(directory, "info.json"), "w") as fh:
+            json.dump({"pid": bystander.pid}, fh)
+        with open(os.path.join(directory, "lock"), "a") as held:  # a server holds the lock, silent
+            fcntl.flock(held, fcntl.LOCK_EX)
+            with pytest.raises(RuntimeError, match="did not stop"):
+                serve_module.stop(str(sample_repo), timeout=1)
+        assert bystander.poll() is None
+    finally:
+        bystander.kill()
+        bystander.wait()
+
+
+def test_serve_detach_on_a_missing_root_says_so_and_creates_nothing(tmp_path):
+    missing = tmp_path / "no-such-repo"
+    proc = cli("serve", "--detach", "--root", missing, server=False)
+    assert proc.returncode == 1 and f"error: root is not a directory: {missing}".encode() in proc.stderr
+    assert not missing.exists()
+
+
+def test_a_detached_server_that_dies_silently_is_reported_as_such_not_by_an_old_log_line(sample_repo, tmp_path):
+    directory = client.serve_dir(client.store_dir(str(sample_repo)))
+    os.makedirs(directory, mode=0o700, exist_ok=True)
+    with open(os.path.join(directory, "log"), "w") as fh:
+        fh.write("serve: exiting: stopped\n")  # what the last server said
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(  # the server process alone dies at once, saying nothing
+        "import os, sys\n"
+        "if any('retrieval.server.serve import main' in a for a in sys.orig_argv):\n"
+        "    os._exit(3)\n")
+    path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    proc = cli("serve", "--detach", "--root", sample_repo, server=False, env_extra={"PYTHONPATH": path})
+    assert proc.returncode == 1
+    assert b"error: the server exited with status 3" in proc.stderr, proc.stderr
 
 
 def test_a_malformed_request_gets_an_error_and_the_server_goes_on(sample_repo, serve):
