@@ -115,7 +115,7 @@ def resolve_model(name: str | None) -> tuple[str, str]:
         return directory, f"{DEFAULT_MODEL}@{DEFAULT_SHA256[:12]}"
     if os.path.isdir(name):
         directory = os.path.abspath(name)
-        return directory, f"dir:{directory}"
+        return directory, f"dir:{directory}@{directory_stamp(directory)}"
     # A hub name: only what is already in the local cache, never a download.
     os.environ["HF_HUB_OFFLINE"] = "1"
     try:
@@ -127,7 +127,26 @@ def resolve_model(name: str | None) -> tuple[str, str]:
             f"embedding model {name!r} is neither a local directory nor in the local Hugging Face cache "
             "(nothing is downloaded; copy the model to a directory and pass its path)"
         ) from exc
-    return directory, f"hub:{name}"
+    # The cache's snapshot directory is named by the revision: another revision, another identity.
+    return directory, f"hub:{name}@{os.path.basename(os.path.normpath(directory))[:12]}"
+
+
+def directory_stamp(directory: str) -> str:
+    """A digest of the names, sizes and mtimes of a model directory's files: weights replaced in
+    place make another identity, so vectors cached or stored for the old ones are not reused."""
+    from .blake import blake2b
+
+    digest = blake2b(digest_size=6)
+    for base, dirs, files in sorted(os.walk(directory)):
+        dirs.sort()
+        for name in sorted(files):
+            try:
+                st = os.stat(os.path.join(base, name))
+            except OSError:
+                continue
+            rel = os.path.relpath(os.path.join(base, name), directory)
+            digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
 
 
 _UNLOADED = object()
@@ -254,4 +273,7 @@ def get_embedder(model: str | None = None, max_tokens: int = MAX_TOKENS) -> Embe
 
 
 def model_from_environment() -> str | None:
-    return os.environ.get(ENV_MODEL) or None
+    """RETRIEVAL_EMBED_MODEL; a directory as an absolute path (the index remembers it, and later
+    commands run elsewhere)."""
+    name = os.environ.get(ENV_MODEL) or None
+    return os.path.abspath(name) if name and os.path.isdir(name) else name

@@ -30,6 +30,9 @@ Progress = Callable[[str], None]
 # Errors that say what the asker or the machine must fix (the root, the store's disk, an extra's
 # setup), not that an index is damaged: re-raised as they are, never answered by a rebuild.
 _NOT_DAMAGE = (DiscoveryError, layout.StoreError, SetupError)
+# What reading a damaged store file raises: a short or garbled file (ValueError, KeyError, TypeError
+# from its parsing) or numbers pointing outside their arrays (IndexError).
+_DAMAGE = (RuntimeError, ValueError, KeyError, TypeError, IndexError)
 
 # Index profiles: how text becomes terms and how hits are ranked. `prose` is for a collection of
 # English documents, one per file (Lucene's English analyzer and BM25 defaults).
@@ -301,7 +304,7 @@ def refresh(
         layout.write_markers(store, root)
         try:
             report = _refresh_locked(root, store, rdir, name, retriever, options, force, progress)
-        except (RuntimeError, ValueError, KeyError, TypeError) as exc:
+        except _DAMAGE as exc:
             if force or isinstance(exc, _NOT_DAMAGE):
                 raise
             # An old segment turned out damaged while being updated: rebuild from the sources.
@@ -322,7 +325,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     if manifest is not None and not force:
         try:
             retriever.check_store(rdir, manifest["state"])
-        except (RuntimeError, OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, *_DAMAGE) as exc:
             if isinstance(exc, _NOT_DAMAGE):
                 raise
             progress(f"the {name} index is damaged ({exc}); rebuilding it")
@@ -579,7 +582,7 @@ def open_index(
             if key is not None:
                 _OPEN.put((store, name), (key, manifest, engine))
             return engine
-        except (OSError, RuntimeError) as exc:
+        except (OSError, *_DAMAGE) as exc:
             if isinstance(exc, _NOT_DAMAGE):
                 raise
             # A writer replaced the snapshot between our reads, or the store is damaged: retry,
@@ -612,9 +615,12 @@ def search(
         try:
             hits = engine.search_detailed(query, depth, allow=allow)
             break
-        except (OSError, RuntimeError, ValueError) as exc:
-            if attempt == 2 or isinstance(exc, _NOT_DAMAGE):
+        except (OSError, *_DAMAGE) as exc:
+            if isinstance(exc, _NOT_DAMAGE):
                 raise
+            if attempt == 2:  # damaged again after a rebuild: one line, not the parser's traceback
+                raise layout.StoreError(f"the {retriever} index cannot be searched ({type(exc).__name__}: "
+                                        f"{str(exc).splitlines()[0] if str(exc) else ''})") from exc
             _OPEN.pop((layout.store_dir(os.path.abspath(root)), retriever), None)
             if attempt == 1:
                 # Not a writer replacing the snapshot under us: a file damaged in a way its size does

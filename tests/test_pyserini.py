@@ -154,6 +154,54 @@ def test_the_store_updates_only_what_changed_and_keeps_one_version(make_tree, re
     assert rebuilt == updated
 
 
+def test_a_full_disk_while_lucene_writes_is_one_line_and_the_index_stays_as_it_was(make_tree, run, monkeypatch):
+    from retrieval.lucene import index as lucene_index
+    from retrieval.lucene import jvm
+
+    root = make_tree(CODE)
+    assert run("index", "--root", root, "--retriever", "pi-serini").exit_code == 0
+    (root / "src/new.py").write_text("def fresh_feature():\n    pass\n")
+    jnius = jvm.start()  # not `import jnius`: that would start a JVM without Anserini on its class path
+    system = jnius.autoclass("java.lang.System")
+
+    def disk_full(indexer, batch):
+        # What Lucene does on ENOSPC: a merge thread prints its stack trace, the writer throws.
+        system.err.println('Exception in thread "Lucene Merge Thread #0" java.io.IOException: No space left on device')
+        raise jnius.JavaException("JVM exception occurred: java.io.IOException: No space left on device")
+
+    monkeypatch.setattr(lucene_index, "_add", disk_full)
+    result = run("index", "--root", root, "--retriever", "pi-serini")
+    assert result.exit_code == 1
+    # One line: not Java's stack trace, and not "damaged; rebuilding" (a rebuild needs more disk still).
+    assert result.stderr.splitlines() == [
+        f"error: pi-serini: cannot update the index at {root / '.retrieval'}: No space left on device"]
+    assert lucene_versions(root) == ["lucene-000001"]
+
+    monkeypatch.undo()
+    assert run("index", "--root", root, "--retriever", "pi-serini").exit_code == 0
+    assert service.search(root, "fresh_feature", retriever="pi-serini").hits[0].source_path == "src/new.py"
+
+
+def test_a_garbled_document_table_is_rebuilt_by_the_next_query(make_tree, run):
+    root = make_tree(CODE)
+    assert run("index", "--root", root, "--retriever", "pi-serini").exit_code == 0
+    (table,) = (root / ".retrieval" / "pi-serini").glob("lucene-*/docs.json")
+    table.write_bytes(table.read_bytes()[:10])  # cut short: the version check sees the file, not its size
+    result = run("query", "--root", root, "--retriever", "pi-serini", "--json", "refresh_token")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["results"][0]["path"] == "src/auth/tokens.py"
+    assert "the pi-serini index is damaged" in result.stderr
+
+
+def test_what_java_prints_on_stderr_while_held_is_passed_on_after_success(capfd):
+    from retrieval.lucene import jvm
+
+    system = jvm.start().autoclass("java.lang.System")
+    with jvm.java_stderr_held():
+        system.err.println("a warning worth reading")
+    assert "a warning worth reading" in capfd.readouterr().err
+
+
 def test_an_unfinished_version_is_collected_and_never_replaces_the_live_one(make_tree, touch):
     root = make_tree(CODE)
     service.refresh(root, "pi-serini")

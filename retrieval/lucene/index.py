@@ -146,22 +146,23 @@ def _update(directory, state, analyzer, removed_paths, added, purge) -> dict:
                         out.write(json.dumps({"id": docid, "contents": contents}) + "\n")
         # The JVM starts after the spooling, whose worker processes are then forked without it.
         j = jvm.start()
-        if old:
-            _link_tree(os.path.join(directory, old), tmp)
-            _delete(j, tmp, gone, purge)
-        indexer = j.autoclass("io.anserini.index.SimpleIndexer")(indexer_args(tmp, analyzer, bool(old)))
-        try:
-            with open(spool, encoding="utf-8") as lines:
-                batch = []
-                for line in lines:
-                    batch.append(line)
-                    if len(batch) >= BATCH:
+        with jvm.java_stderr_held():
+            if old:
+                _link_tree(os.path.join(directory, old), tmp)
+                _delete(j, tmp, gone, purge)
+            indexer = j.autoclass("io.anserini.index.SimpleIndexer")(indexer_args(tmp, analyzer, bool(old)))
+            try:
+                with open(spool, encoding="utf-8") as lines:
+                    batch = []
+                    for line in lines:
+                        batch.append(line)
+                        if len(batch) >= BATCH:
+                            _add(indexer, batch)
+                            batch = []
+                    if batch:
                         _add(indexer, batch)
-                        batch = []
-                if batch:
-                    _add(indexer, batch)
-        finally:
-            indexer.close()  # commits; no forced merge
+            finally:
+                indexer.close()  # commits; no forced merge
         table.write(tmp)
         name = f"{PREFIX}{state['next']:06d}"
         # A version published by a writer that died before committing it: nothing names it.

@@ -9,6 +9,7 @@ availability probe and must not start anything.
 """
 from __future__ import annotations
 
+import errno
 import glob
 import importlib.util
 import os
@@ -157,20 +158,69 @@ def _quiet_logging(jnius) -> None:
     jul = jnius.autoclass("java.util.logging.Logger").getLogger("org.apache.lucene")
     jul.setLevel(jnius.autoclass("java.util.logging.Level").WARNING)
     _kept.append(jul)
+    logging = _log4j(jnius)
+    if logging:
+        logging[0].setRootLevel(logging[1].WARN)
+
+
+def _log4j(jnius) -> tuple | None:
+    """(Configurator, Level) of log4j; None for a jar without log4j core (it logs to stderr as it likes)."""
     try:
-        configurator = jnius.autoclass("org.apache.logging.log4j.core.config.Configurator")
-        level = jnius.autoclass("org.apache.logging.log4j.Level")
-        configurator.setRootLevel(level.WARN)
-    except Exception:  # noqa: BLE001 - a jar without log4j core logs as it likes, to stderr now
-        pass
+        return (jnius.autoclass("org.apache.logging.log4j.core.config.Configurator"),
+                jnius.autoclass("org.apache.logging.log4j.Level"))
+    except Exception:  # noqa: BLE001
+        return None
+
+
+# Java's words for the file-system failures that are the store's, not a damaged index: reported as
+# the OSError a full disk is in Python (one line, nothing rebuilt), not as Lucene's RuntimeError.
+_STORE_ERRORS = {"No space left on device": errno.ENOSPC, "Disk quota exceeded": errno.EDQUOT,
+                 "Read-only file system": errno.EROFS}
 
 
 @contextmanager
 def java_errors(what: str):
-    """Report a Java exception as the RuntimeError the service and the CLI handle (one line)."""
+    """Report a Java exception as the RuntimeError the service and the CLI handle (one line), or as
+    an OSError when the file system refused a write."""
     try:
         yield
     except Exception as exc:  # noqa: BLE001 - jnius.JavaException, without importing jnius here
         if type(exc).__name__ != "JavaException":
             raise
+        text = " ".join([str(exc), str(getattr(exc, "innermessage", "") or ""),
+                         *map(str, getattr(exc, "stacktrace", None) or ())])
+        for words, code in _STORE_ERRORS.items():
+            if words in text:
+                raise OSError(code, os.strerror(code)) from exc
         raise RuntimeError(f"{what}: {str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__}") from exc
+
+
+@contextmanager
+def java_stderr_held():
+    """Hold what Java threads print to System.err (a Lucene merge thread prints its stack trace
+    there when a write fails): passed on if the block succeeds, dropped if it raises, since the
+    error raised says it in one line."""
+    j = start()
+    system = j.autoclass("java.lang.System")
+    original = system.err
+    held = j.autoclass("java.io.ByteArrayOutputStream")()
+    system.setErr(j.autoclass("java.io.PrintStream")(held, True, "UTF-8"))
+    # Anserini's logger writes to the stream it found at start, and logs that same failure again.
+    logging = _log4j(j)
+    if logging:
+        logging[0].setRootLevel(logging[1].OFF)
+    failed = False
+    try:
+        yield
+    except BaseException:
+        failed = True
+        raise
+    finally:
+        system.setErr(original)
+        if logging:
+            logging[0].setRootLevel(logging[1].WARN)
+        if not failed and held.size():
+            import sys
+
+            sys.stderr.write(held.toString("UTF-8"))
+            sys.stderr.flush()

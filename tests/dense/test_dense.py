@@ -350,7 +350,7 @@ def test_the_index_remembers_its_embedding_model_until_the_filters_are_reset(sam
     result = run("index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", str(model))
     assert result.exit_code == 0, result.output
     identity = _state(sample_repo)["generation"]["model"]
-    assert identity == f"dir:{model}"
+    assert identity.startswith(f"dir:{model}@")
     built = _state(sample_repo)["generation"]["name"]
 
     from retrieval import embed
@@ -369,6 +369,45 @@ def test_the_index_remembers_its_embedding_model_until_the_filters_are_reset(sam
     result = run("index", "--root", sample_repo, "--retriever", "turbovec", "--reset-filters")
     assert result.exit_code == 0, result.output
     assert _state(sample_repo)["generation"]["model"].startswith("all-MiniLM-L6-v2@")  # the bundled one again
+
+
+def test_a_model_directory_changed_in_place_is_another_model_and_nothing_of_the_old_one_is_reused(
+        sample_repo, run, tmp_path, monkeypatch):
+    from retrieval import embed
+
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")
+    model = _model_copy(tmp_path)
+    assert run("index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", str(model)).exit_code == 0
+    before = _state(sample_repo)["generation"]["model"]
+    ask = ["query", "--root", sample_repo, "--retriever", "turbovec", "--json", "retry failed http requests"]
+    scores = [r["score"] for r in json.loads(run(*ask).stdout)["results"]]
+
+    pooling = model / "1_Pooling" / "config.json"
+    original = pooling.read_bytes()
+    pooling.unlink()
+    pooling.write_bytes(_cls_pooling(original))  # same directory, other weights (here: other pooling)
+    embed._EMBEDDERS.clear()  # a later process
+    result = run("index", "--root", sample_repo, "--retriever", "turbovec")
+    assert result.exit_code == 0 and "turbovec: indexed" in result.stdout, result.output
+    assert _state(sample_repo)["generation"]["model"] != before
+    # Documents embedded anew, not taken from the shared cache under the old weights' name.
+    again = [r["score"] for r in json.loads(run(*ask).stdout)["results"]]
+    assert again != scores
+
+
+def test_a_model_directory_named_relatively_in_the_environment_is_remembered_absolutely(
+        sample_repo, run, tmp_path, monkeypatch):
+    model = _model_copy(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", model.name)
+    assert run("index", "--root", sample_repo, "--retriever", "turbovec").exit_code == 0
+    monkeypatch.chdir(sample_repo)  # a later command, elsewhere, the variable unset
+    monkeypatch.delenv("RETRIEVAL_EMBED_MODEL")
+    result = run("query", "--root", sample_repo, "--retriever", "turbovec", "--json", "retry failed http requests")
+    assert result.exit_code == 0, result.output
+    row = next(r for r in json.loads(run("status", "--root", sample_repo, "--json").stdout)["retrievers"]
+               if r["retriever"] == "turbovec")
+    assert row["filters"]["embed_model"] == str(model)
 
 
 # -- the numpy query encoder ------------------------------------------------------------------

@@ -255,7 +255,7 @@ def test_a_read_only_repository_without_an_index_is_a_one_line_error(enforced, s
 # -- damage the size check cannot see ----------------------------------------------------------
 
 
-@pytest.mark.parametrize("victim", ["lex-0000.json", "files.json", "seg.json"])
+@pytest.mark.parametrize("victim", ["lex-0000.json", "files.json", "seg.json", "post.bin", "docs.bin"])
 def test_a_segment_file_garbled_without_changing_its_size_is_rebuilt_by_the_next_query(sample_repo, copy_tree, victim):
     service.refresh(str(sample_repo))
     expected = answers(copy_tree(sample_repo))
