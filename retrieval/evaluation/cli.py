@@ -18,7 +18,10 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
             pairs = pairs + [("all", "")]
     else:
         pairs = []
-        for name in [n.strip() for n in choice.split(",") if n.strip()]:
+        names = list(dict.fromkeys(n.strip() for n in choice.split(",") if n.strip()))  # once each
+        if not names:
+            raise click.UsageError("--retriever names no retriever")
+        for name in names:
             try:
                 pairs.append((name, get_spec(name).unavailable_reason()))
             except ValueError as exc:
@@ -28,8 +31,8 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
 
 @click.command("eval", short_help="Score retrievers on a dataset of queries.")
 @click.argument("dataset", type=click.Path(dir_okay=False))
-@click.option("--root", type=click.Path(file_okay=False), default=".", show_default=True,
-              help="The tree the dataset's paths are relative to.")
+@click.option("--root", type=click.Path(file_okay=False), default=None,
+              help="The tree the dataset's paths are relative to. Default: found as for `query`.")
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
               help="A retriever name, a comma list, or 'all' for every installed one (and, with two or "
                    "more, their consolidated ranking as `query --retriever all` gives it, in a row named all).")
@@ -45,12 +48,13 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
               help="Index with this profile first (see `retrieval index --profile`); default: as indexed.")
 def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, force, profile):
     """Evaluate retrievers on DATASET (semble JSON annotations or JSONL) over the tree at ROOT."""
-    from ..cli import UserError, _expected_errors, _fail, _progress_sink
+    from ..cli import UserError, _expected_errors, _fail, _progress_sink, _root
     from .datasets import DatasetError, load_dataset
     from .report import evaluation_text
     from .runner import evaluate
 
     names, skipped = _retriever_names(retriever_name)
+    root = _root(root)
     try:  # a bad dataset is the one error line, before any note on skipped retrievers
         queries = load_dataset(dataset)
     except DatasetError as exc:

@@ -61,7 +61,7 @@ def parse_target(value, where: str = "") -> Target:
         if (start is None) != (end is None):
             raise DatasetError(f"{where}target {path!r} has only one of start_line and end_line")
         if start is not None:
-            if not (isinstance(start, int) and isinstance(end, int)) or start < 1 or end < start:
+            if not all(isinstance(n, int) and not isinstance(n, bool) for n in (start, end)) or start < 1 or end < start:
                 raise DatasetError(f"{where}target {path!r} has a bad span {start}-{end}")
     else:
         raise DatasetError(f"{where}a target must be a path or {{path, start_line, end_line}}, not {value!r}")
@@ -100,16 +100,18 @@ def parse_query(obj, where: str = "") -> EvalQuery:
 def load_dataset(path: str) -> list[EvalQuery]:
     """All queries of a JSON-list or JSONL dataset; DatasetError naming the file and line."""
     try:
-        with open(path, encoding="utf-8") as fh:
+        with open(path, encoding="utf-8-sig") as fh:  # -sig: a byte-order mark some editors write
             data = fh.read()
     except OSError as exc:
         raise DatasetError(f"cannot read the dataset {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise DatasetError(f"{os.path.basename(path)}: not UTF-8 text (byte {exc.start})") from None
     name = os.path.basename(path)
     stripped = data.lstrip()
     if stripped.startswith("["):
         try:
             items = json.loads(data)
-        except ValueError as exc:
+        except (ValueError, RecursionError) as exc:  # RecursionError: nested thousands deep
             raise DatasetError(f"{name}: not valid JSON ({exc})") from None
         queries = [parse_query(obj, f"{name}: query {i + 1}: ") for i, obj in enumerate(items)]
     else:
@@ -119,7 +121,7 @@ def load_dataset(path: str) -> list[EvalQuery]:
                 continue
             try:
                 obj = json.loads(line)
-            except ValueError as exc:
+            except (ValueError, RecursionError) as exc:
                 raise DatasetError(f"{name}:{number}: not valid JSON ({exc})") from None
             queries.append(parse_query(obj, f"{name}:{number}: "))
     if not queries:

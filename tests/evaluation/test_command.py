@@ -100,6 +100,43 @@ def test_eval_errors(make_tree, tmp_path):
     assert result.exit_code == 1 and _errors(result).startswith("error: ")
 
 
+@pytest.mark.parametrize("content, message", [
+    (b"\xff\xfe{}\n", "error: bad.jsonl: not UTF-8 text"),
+    (b"[" * 100_000 + b"]" * 100_000, "error: bad.jsonl: not valid JSON"),
+    (b'{"query": "q", "relevant": [{"path": "pkg/alpha.py", "start_line": true, "end_line": 2}]}\n',
+     "error: bad.jsonl:1: target 'pkg/alpha.py' has a bad span"),
+])
+def test_a_dataset_that_is_not_what_it_should_be_is_one_error_line(make_tree, tmp_path, content, message):
+    root = make_tree(FILES)
+    (tmp_path / "bad.jsonl").write_bytes(content)
+    result = CliRunner().invoke(main, ["eval", str(tmp_path / "bad.jsonl"), "--root", str(root)])
+    assert result.exit_code == 1 and "Traceback" not in result.output
+    (line,) = _errors(result).strip().splitlines()
+    assert line.startswith(message)
+
+
+def test_a_dataset_with_a_byte_order_mark_is_read(make_tree, tmp_path):
+    root = make_tree(FILES)
+    ds = tmp_path / "bom.jsonl"
+    ds.write_bytes(b"\xef\xbb\xbf" + json.dumps({"query": "QuuxRegistry", "relevant": ["pkg/beta.py"]}).encode() + b"\n")
+    result = CliRunner().invoke(main, ["eval", str(ds), "--root", str(root), "--retriever", "lexical", "--json"])
+    assert result.exit_code == 0, result.output
+
+
+def test_eval_finds_its_root_as_query_does_and_takes_each_retriever_once(make_tree, tmp_path, monkeypatch):
+    root = make_tree(FILES)
+    ds = _dataset(tmp_path, [{"query": "QuuxRegistry", "relevant": ["pkg/beta.py"]}])
+    assert CliRunner().invoke(main, ["index", "--root", str(root), "--retriever", "lexical"]).exit_code == 0
+    monkeypatch.chdir(root / "pkg")  # below the indexed root: that index is used, no second one made
+    result = CliRunner().invoke(main, ["eval", ds, "--retriever", "lexical,lexical", "--json"])
+    assert result.exit_code == 0, result.output
+    (run,) = json.loads(result.stdout)["runs"]
+    assert run["retriever"] == "lexical" and run["index_status"] == "up to date"
+    assert not (root / "pkg" / ".retrieval").exists()
+    empty = CliRunner().invoke(main, ["eval", ds, "--retriever", " , "])
+    assert empty.exit_code == 2 and "names no retriever" in empty.stderr
+
+
 def test_uninstalled_retrievers_are_skipped_and_named(make_tree, tmp_path, monkeypatch):
     from retrieval.extras import EXTRAS
     from retrieval.retrievers.base import REGISTRY, RetrieverSpec
