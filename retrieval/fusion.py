@@ -192,6 +192,22 @@ def consolidate(rankings: dict[str, Sequence[Span]], k: int = CONSOLIDATE_K,
     return out
 
 
+def append_below(first: list[Span], more: Sequence[Span]) -> list[Span]:
+    """`first`, then each span of `more` cut to the lines no span before it in its file covers
+    (dropped if none are left): deeper candidates add hits without changing those above them."""
+    out = list(first)
+    by_path: dict[str, list[Span]] = {}
+    for span in out:
+        by_path.setdefault(span.path, []).append(span)
+    for span in more:
+        group = by_path.setdefault(span.path, [])
+        piece = _clip(span, [s for s in group if _touches(s, span)]) if group else span
+        if piece is not None:
+            group.append(piece)
+            out.append(piece)
+    return out
+
+
 def _longest(s: Span) -> int:
     return s.longest or s.lines or 0
 

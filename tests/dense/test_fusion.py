@@ -181,3 +181,29 @@ def test_all_follows_the_lead_retriever_and_counts_the_others_agreement():
     assert {h.source_path for h in hits[2:]} == {"c.py", "d.py"}  # found by the others only: after
     without = AllEngine({k: v for k, v in engines.items() if k != "hybrid"}).search_detailed("q", 4)
     assert [h.source_path for h in without[:3]] == ["b.py", "c.py", "a.py"]  # lexical leads then
+
+
+def test_all_gives_the_same_first_hits_with_the_same_spans_whatever_top_k():
+    from retrieval.multi import MERGE_DEPTH, AllEngine
+
+    filler = [(f"f{i}.py", 1, 10) for i in range(MERGE_DEPTH + 10)]
+    # a.py:1-30's neighbour a.py:31-50 comes only from deep down each list (what -k 30 fetches).
+    engines = {
+        "lexical": _Fixed(("a.py", 1, 30), *filler[:MERGE_DEPTH + 3], ("a.py", 31, 50)),
+        "hybrid": _Fixed(("a.py", 1, 30), *filler[1:MERGE_DEPTH + 2], ("a.py", 31, 50)),
+    }
+    spans = {k: [(h.source_path, h.start_line, h.end_line) for h in AllEngine(engines).search_detailed("q", k)]
+             for k in (3, 10, 30)}
+    assert spans[3][0] == ("a.py", 1, 30)
+    assert spans[10][:3] == spans[3] and spans[30][:10] == spans[10]
+    assert ("a.py", 31, 50) in spans[30]  # still a hit of its own, below
+
+
+def test_deeper_candidates_are_appended_without_overlapping_the_hits_above():
+    from retrieval.fusion import append_below
+
+    first = [Span("a.py", 10, 20, 1.0), Span("b.py", 1, 5, 0.9)]
+    more = [Span("a.py", 15, 30, 0.5), Span("a.py", 12, 18, 0.4), Span("c.py", 1, 9, 0.3)]
+    out = append_below(first, more)
+    assert [(s.path, s.start_line, s.end_line) for s in out] == [
+        ("a.py", 10, 20), ("b.py", 1, 5), ("a.py", 21, 30), ("c.py", 1, 9)]  # a.py:12-18 is covered: gone
