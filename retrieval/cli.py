@@ -390,7 +390,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         click.echo(f"note: {note}", err=True)
     noted = "lexical" if retriever_name == "all" else retriever_name  # all-mode: the lexical index speaks for it
     for note in (remembered_note(service.remembered_options(root, noted), "query"),
-                 no_hits(root, noted, filters, min_confidence) if not result.hits else None):
+                 no_hits(root, noted, filters, min_confidence, text) if not result.hits else None):
         if note:
             click.echo(f"note: {note}", err=True)
     hits = result.hits

@@ -2,6 +2,7 @@
 match nothing in the index, a missing index, and why a query has no hit."""
 from __future__ import annotations
 
+import re
 import shlex
 
 
@@ -95,7 +96,7 @@ def _unmatched_filters(files: list[tuple], filters) -> str | None:
     return f"no indexed file matches {' with '.join(label for label, _ in _describe(filters))} together"
 
 
-def no_hits(root: str, name: str, filters, min_confidence: str | None) -> str | None:
+def no_hits(root: str, name: str, filters, min_confidence: str | None, query: str = "") -> str | None:
     """Why a query came back empty (an empty answer with nothing on stderr looks like a tool that
     did not run): filters that match no indexed file, an index holding no file, nothing at the
     confidence asked for, or no word of the query in the index. Text retrievers return only chunks
@@ -112,6 +113,11 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None) -> str | 
                 "config; binary, ignored and secret-looking files are skipped)")
     if min_confidence:
         return f"no hits at or above --min-confidence {min_confidence}"
+    from .text import STOPWORDS
+
+    words = re.findall(r"\w+", query.lower())
+    if words and all(w in STOPWORDS for w in words):
+        return f"no hits: every word of the query is too common to be searched for ({', '.join(dict.fromkeys(words))})"
     where = " of the files the filters admit" if filters else ""
     return f"no hits: no indexed text{where} contains a word of the query"
 

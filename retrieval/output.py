@@ -37,8 +37,10 @@ def _cut(snippet: Snippet, budget: int) -> Snippet:
             break
         kept.append(line)
         used += len(line)
-    if not kept and lines:
+    if not kept and lines and room:
         kept = [lines[0][:room]]
+    if not kept:  # no room for a single character: nothing shown, and no lines claimed
+        return replace(snippet, start_line=None, end_line=None, text="")
     start = snippet.start_line
     end = start + len(kept) - 1 if start is not None and kept else start
     return replace(snippet, end_line=end, text="".join(kept))

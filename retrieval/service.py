@@ -628,7 +628,11 @@ def search(
                 progress(f"the {retriever} index is damaged ({exc}); rebuilding it")
                 refresh(root, retriever, force=True, progress=progress)
             engine = open_index(root, retriever, stale_ok=True, progress=progress, notes=notes)
-    if min_confidence:
+    if min_confidence and hits and not any(h.confidence for h in hits):
+        # A dense retriever's hits have no lexical evidence to grade: filtering would drop them all.
+        notes.append(f"--min-confidence does not apply to {retriever} (its hits carry no confidence level)")
+        hits = hits[:top_k]
+    elif min_confidence:
         from dataclasses import replace
 
         from .confidence import at_least

@@ -164,6 +164,10 @@ def test_a_query_with_no_hits_exits_zero_with_empty_results_and_says_why_on_stde
     assert result.stderr == "note: no hits: no indexed text contains a word of the query\n"
     result = run("query", "--root", sample_repo, "import", "--min-confidence", "high")  # two medium hits
     assert (result.stdout, result.stderr) == ("", "note: no hits at or above --min-confidence high\n")
+    # Words the index holds, but none worth searching for: said as such, not as absent.
+    result = run("query", "--root", sample_repo, "for the", "if")
+    assert (result.stdout, result.stderr) == (
+        "", "note: no hits: every word of the query is too common to be searched for (for, the, if)\n")
 
 
 def test_a_query_over_a_tree_with_nothing_indexable_says_so_instead_of_printing_nothing(run, make_tree):

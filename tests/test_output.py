@@ -75,6 +75,14 @@ def test_the_first_hit_over_budget_is_cut_line_by_line_to_fit():
     assert snippets[h.docid] == Snippet(10, 11, "line 010\nline 011\n")
 
 
+def test_a_budget_with_no_room_for_a_character_shows_nothing_and_claims_no_lines():
+    h = hit("a.py", 10, 19)
+    snippets = {h.docid: Snippet(10, 19, "line 010\n")}
+    kept, cut = within_budget([h], snippets, 1)
+    assert kept == [h] and cut == {h.docid}
+    assert snippets[h.docid] == Snippet(None, None, "")  # as for a file with nothing left to show
+
+
 def test_a_cut_snippet_counts_lines_as_the_file_does_even_with_a_form_feed():
     h = hit("a.c", 1, 3)
     snippets = {h.docid: Snippet(1, 3, "a\x0cb\nline two\nline three\n")}

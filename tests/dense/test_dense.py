@@ -410,6 +410,15 @@ def test_a_model_directory_named_relatively_in_the_environment_is_remembered_abs
     assert row["filters"]["embed_model"] == str(model)
 
 
+def test_min_confidence_does_not_apply_to_turbovec_whose_hits_have_no_level(sample_repo, run):
+    plain = run("query", "--root", sample_repo, "--retriever", "turbovec", "--json", "retry failed http requests")
+    graded = run("query", "--root", sample_repo, "--retriever", "turbovec", "--json", "retry failed http requests",
+                 "--min-confidence", "low")
+    assert graded.exit_code == 0
+    assert json.loads(graded.stdout)["results"] == json.loads(plain.stdout)["results"] != []
+    assert "--min-confidence does not apply to turbovec" in graded.stderr
+
+
 # -- the numpy query encoder ------------------------------------------------------------------
 
 
