@@ -100,6 +100,8 @@ def _root(root: str | None) -> str:
     try:
         return find_root(root).path
     except OSError as exc:  # the current directory was removed
+        if root is None and isinstance(exc, FileNotFoundError):
+            raise _fail("the current directory no longer exists (cd somewhere, or give --root)")
         raise _fail(exc)
 
 
@@ -252,7 +254,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                     sys.exit(1)
                 break  # what stopped lexical (the root, the store) stops every other retriever too
             else:
-                click.echo(f"{name}: failed ({str(exc).splitlines()[0]})")
+                click.echo(f"{name}: failed ({str(exc).splitlines()[0]})", err=True)  # a diagnostic: stderr
             continue
         progress.close()
         built.append(name)

@@ -112,8 +112,18 @@ def parse_ignore_text(text: str) -> list[Rule]:
 
 
 def compile_globs(globs) -> "RuleSet":
-    """User globs (--include, --exclude, --path) with gitignore syntax, `!` included."""
-    return RuleSet(_compile_lines(globs))
+    """User globs (--include, --exclude, --path) with gitignore syntax, `!` included. A leading
+    `./` means the root, as a shell user writes it (to git, `./src` names nothing)."""
+    return RuleSet(_compile_lines(_from_root(g) for g in globs))
+
+
+def _from_root(glob: str) -> str:
+    negated, body = (True, glob[1:]) if glob.startswith("!") else (False, glob)
+    if body.startswith("./"):
+        while body.startswith("./"):
+            body = body[2:]
+        body = "/" + body
+    return ("!" if negated else "") + body
 
 
 class RuleSet:

@@ -25,13 +25,16 @@ class ShellGroup(click.Group):
     def invoke(self, ctx: click.Context):
         try:
             value = super().invoke(ctx)
-            sys.stdout.flush()  # a closed pipe shows here, not at exit
+            if sys.stdout is not None:  # None: started with stdout closed (`>&-`); nothing was printed
+                sys.stdout.flush()  # a closed pipe shows here, not at exit
             return value
         except OSError as exc:
-            if exc.errno != errno.EPIPE:
-                raise
             _silence_stdout()
-            ctx.exit(0)
+            if exc.errno == errno.EPIPE:
+                ctx.exit(0)
+            # What a command does not report itself is the output failing: a full disk (> /dev/full).
+            click.echo(f"error: cannot write the output: {exc.strerror or exc}", err=True)
+            ctx.exit(1)
         except KeyboardInterrupt:
             if sys.stderr.isatty():
                 sys.stderr.write("\r\x1b[K")  # no half-drawn progress line left behind

@@ -251,6 +251,32 @@ def test_a_closed_stdout_ends_the_command_quietly_with_exit_zero(wide_repo):
     assert stderr == b""
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+def test_output_that_cannot_be_written_is_one_error_line(sample_repo):
+    assert cli("index", "--root", sample_repo).returncode == 0
+    with open("/dev/full", "w") as full:  # every write: no space left on device
+        proc = subprocess.run([sys.executable, "-m", "retrieval.cli", "query", "config", "--root", str(sample_repo)],
+                              stdout=full, stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.decode() == f"error: cannot write the output: {os.strerror(errno.ENOSPC)}\n"
+
+
+def test_a_command_started_with_stdout_closed_runs_without_a_traceback(sample_repo):
+    proc = subprocess.run(["bash", "-c", 'exec "$@" >&-', "_", sys.executable, "-m", "retrieval.cli", "query",
+                           "config", "--root", str(sample_repo)], stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 0 and proc.stderr == b""
+
+
+def test_a_command_run_from_a_removed_directory_says_so(tmp_path):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    proc = subprocess.run(["bash", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "_", str(gone),
+                           sys.executable, "-m", "retrieval.cli", "query", "config"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr == "error: the current directory no longer exists (cd somewhere, or give --root)\n"
+
+
 def test_ctrl_c_exits_130_without_a_traceback(sample_repo):
     # The query is read from a stdin that never ends; SIGINT arrives while the command waits on it.
     code = (

@@ -102,6 +102,14 @@ def test_matches_any_is_false_without_rules_and_true_when_the_last_match_is_posi
     assert not ignore.matches_any(rules, "lib/a.py")
 
 
+def test_a_user_glob_starting_with_dot_slash_is_anchored_at_the_root():
+    rules = ignore.compile_globs(["./src/**", "!./src/skip.py", "././docs/*.md"])
+    assert ignore.matches_any(rules, "src/a/b.py") and ignore.matches_any(rules, "docs/x.md")
+    assert not ignore.matches_any(rules, "src/skip.py")
+    assert not ignore.matches_any(rules, "lib/src/a.py")  # the root's src, not any src
+    assert ignore.matches_any(ignore.compile_globs(["./.github/**"]), ".github/workflows/ci.yml")
+
+
 # -- git as the oracle ---------------------------------------------------------------------------
 
 ORACLE_FILES = [

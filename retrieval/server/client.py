@@ -230,13 +230,31 @@ def try_run(argv: list[str]) -> int | None:
         if stdin is not None:  # the query was read from stdin: leave it there for the caller
             sys.stdin = _replay(stdin)
         return None
-    sys.stdout.flush()
-    sys.stdout.buffer.write(out)
-    sys.stdout.buffer.flush()
-    sys.stderr.flush()
-    sys.stderr.buffer.write(err)
-    sys.stderr.buffer.flush()
+    try:
+        for stream, data in ((sys.stdout, out), (sys.stderr, err)):
+            if stream is not None:  # None: closed when the command started
+                stream.flush()
+                stream.buffer.write(data)
+                stream.buffer.flush()
+    except BrokenPipeError:  # `| head -1`, as the command itself ends: quietly
+        _discard_stdout()
+        return 0
+    except OSError as exc:  # a full disk behind stdout
+        _discard_stdout()
+        if sys.stderr is not None:
+            sys.stderr.write(f"error: cannot write the output: {exc.strerror or exc}\n")
+        return 1
     return reply["code"]
+
+
+def _discard_stdout() -> None:
+    """What is still buffered would fail again when Python flushes at exit: send it nowhere."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _encodings() -> dict:

@@ -174,6 +174,20 @@ def test_a_query_from_a_closed_stdin_is_an_empty_query(sample_repo, serve, serve
     assert proc.returncode == 2 and b"the query is empty" in proc.stderr and b"Traceback" not in proc.stderr
 
 
+def test_a_served_answer_that_cannot_be_written_is_one_error_line(sample_repo, serve):
+    serve(sample_repo)
+    env = {k: v for k, v in os.environ.items() if k != "RETRIEVAL_NO_SERVER"}
+    if os.path.exists("/dev/full"):
+        with open("/dev/full", "w") as full:
+            proc = subprocess.run([sys.executable, "-c", PROBE, "query", "--root", str(sample_repo), "config"],
+                                  stdout=full, stderr=subprocess.PIPE, timeout=60, env=env)
+        assert proc.returncode == 1 and answered_by_server(proc)
+        assert strip_probe(proc.stderr) == f"error: cannot write the output: {os.strerror(28)}\n".encode()
+    closed = subprocess.run(["bash", "-c", 'exec "$@" >&-', "_", sys.executable, "-c", PROBE, "query", "--root",
+                             str(sample_repo), "config"], stderr=subprocess.PIPE, timeout=60, env=env)
+    assert closed.returncode == 0 and answered_by_server(closed) and strip_probe(closed.stderr) == b""
+
+
 def test_a_served_repository_holding_packages_named_like_ours_still_gets_this_server(make_tree, serve, tmp_path):
     marker = tmp_path / "imported-the-repository-copy"
     impostor = f"open({str(marker)!r}, 'w').close()\nraise SystemExit('the repository copy ran')\n"
