@@ -25,7 +25,7 @@ ENV_PREFIX = "RETRIEVAL_"
 ENV_IGNORED = {"RETRIEVAL_NO_SERVER", "RETRIEVAL_TESTS_NO_NETWORK", "RETRIEVAL_JOBS"}
 # Environment a command reads for itself alone (a default of its options): the server applies the
 # caller's for that one call instead of refusing a caller whose value differs from its own.
-ENV_PER_CALL = {"RETRIEVAL_RETRIEVER"}
+ENV_PER_CALL = {"RETRIEVAL_RETRIEVER", "NO_COLOR"}
 COMMANDS = ("query", "status")
 # `query`'s options that take no value (a test keeps this equal to the command's): knowing them, the
 # client can tell `query - --json` (the query on stdin) from `query words --path -`.
@@ -81,7 +81,8 @@ def code_version() -> str:
 
 
 def environment() -> dict:
-    return {k: v for k, v in os.environ.items() if k.startswith(ENV_PREFIX) and k not in ENV_IGNORED}
+    return {k: v for k, v in os.environ.items()
+            if (k.startswith(ENV_PREFIX) and k not in ENV_IGNORED) or k in ENV_PER_CALL}
 
 
 def shared_environment(env: dict) -> dict:
@@ -258,12 +259,17 @@ def _discard_stdout() -> None:
 
 
 def _encodings() -> dict:
-    """How this process's streams encode text: the server writes the same bytes."""
+    """How this process's streams encode text, and which are terminals (colour, progress): the
+    server writes the same bytes."""
     out = {}
     for name in ("stdin", "stdout", "stderr"):
         stream = getattr(sys, name, None)
         out[name] = getattr(stream, "encoding", None)
         out[name + "_errors"] = getattr(stream, "errors", None)
+        try:
+            out[name + "_tty"] = bool(stream.isatty())
+        except (AttributeError, ValueError, OSError):
+            out[name + "_tty"] = False
     return out
 
 

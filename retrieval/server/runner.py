@@ -11,6 +11,17 @@ import os
 import sys
 
 
+class _Capture(io.BytesIO):
+    """A captured stream that is a terminal when the caller's is (the command colours for it)."""
+
+    def __init__(self, data: bytes = b"", tty: bool = False):
+        super().__init__(data)
+        self.tty = tty
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
 def _stream(buffer, encoding: str | None, errors: str | None):
     return io.TextIOWrapper(buffer, encoding=encoding or "utf-8", errors=errors or "strict",
                             write_through=True)
@@ -25,12 +36,12 @@ def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodin
     from .client import ENV_PER_CALL
 
     encodings = encodings or {}
-    out, err = io.BytesIO(), io.BytesIO()
+    out, err = _Capture(tty=bool(encodings.get("stdout_tty"))), _Capture(tty=bool(encodings.get("stderr_tty")))
     saved = sys.stdin, sys.stdout, sys.stderr
     # Returned to by descriptor: the caller's directory may have been removed (getcwd() then fails).
     here = os.open(".", os.O_RDONLY) if cwd else None
     # Held here as well as in sys: dropping a wrapper would close the buffer under it.
-    streams = (_stream(io.BytesIO(stdin), encodings.get("stdin"), encodings.get("stdin_errors")),
+    streams = (_stream(_Capture(stdin, bool(encodings.get("stdin_tty"))), encodings.get("stdin"), encodings.get("stdin_errors")),
                _stream(out, encodings.get("stdout"), encodings.get("stdout_errors")),
                _stream(err, encodings.get("stderr"), encodings.get("stderr_errors") or "backslashreplace"))
     sys.stdin, sys.stdout, sys.stderr = streams

@@ -188,6 +188,37 @@ def test_a_served_answer_that_cannot_be_written_is_one_error_line(sample_repo, s
     assert closed.returncode == 0 and answered_by_server(closed) and strip_probe(closed.stderr) == b""
 
 
+def _on_a_terminal(argv, env):
+    """(stdout as a terminal shows it, the completed process) of a command whose stdout is a pty."""
+    import pty
+
+    master, slave = pty.openpty()
+    try:
+        proc = subprocess.run(argv, stdout=slave, stderr=subprocess.PIPE, timeout=60, env=env)
+    finally:
+        os.close(slave)
+    shown = b""
+    try:
+        while chunk := os.read(master, 65536):
+            shown += chunk
+    except OSError:  # EIO: the other end is closed and drained
+        pass
+    os.close(master)
+    return shown, proc
+
+
+def test_a_served_answer_is_coloured_for_a_terminal_as_a_cold_one_is(sample_repo, serve):
+    serve(sample_repo)
+    env = {k: v for k, v in os.environ.items() if k not in ("RETRIEVAL_NO_SERVER", "NO_COLOR")}
+    argv = [sys.executable, "-c", PROBE, "query", "--root", str(sample_repo), "config", "-k", "2"]
+    served, proc = _on_a_terminal(argv, env)
+    assert answered_by_server(proc) and b"\x1b[35;1m" in served
+    cold, proc = _on_a_terminal(argv, {**env, "RETRIEVAL_NO_SERVER": "1"})
+    assert not answered_by_server(proc) and served == cold
+    plain, proc = _on_a_terminal(argv, {**env, "NO_COLOR": "1"})  # the caller's, for that call
+    assert answered_by_server(proc) and b"\x1b[" not in plain and plain
+
+
 def test_a_served_repository_holding_packages_named_like_ours_still_gets_this_server(make_tree, serve, tmp_path):
     marker = tmp_path / "imported-the-repository-copy"
     impostor = f"open({str(marker)!r}, 'w').close()\nraise SystemExit('the repository copy ran')\n"
