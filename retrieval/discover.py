@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import re
 import stat as stat_mod
+import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -46,6 +47,18 @@ _SECRET_RE = LazyPattern(  # built on first use: a query on a fresh index never 
 
 def is_secret_name(name: str) -> bool:
     return _SECRET_RE.match(name) is not None
+
+
+def _check_name_encoding(name: str, path: str) -> None:
+    """A UTF-8 name this process cannot decode means its file-name encoding is not UTF-8 (a C or
+    Latin-1 locale with PYTHONUTF8=0): skipping such names would drop indexed files from the index.
+    Refuse instead, saying how to fix it."""
+    try:
+        os.fsencode(name).decode("utf-8")
+    except UnicodeDecodeError:
+        return  # not UTF-8 on disk either: skipped and counted
+    raise DiscoveryError(f"this process reads file names as {sys.getfilesystemencoding()}, not UTF-8, and "
+                         f"{os.fsencode(path).decode('utf-8')!r} is UTF-8: set PYTHONUTF8=1 or a UTF-8 locale")
 
 
 def _utf8_name(name: str) -> bool:
@@ -156,6 +169,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
         for entry in entries:
             name = entry.name
             if not _utf8_name(name):
+                _check_name_encoding(name, os.path.join(abs_dir, name))
                 result.skipped["undecodable-name"] += 1
                 continue
             rel = rel_dir + name

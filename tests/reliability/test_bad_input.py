@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -83,6 +85,18 @@ def test_files_and_directories_with_names_that_are_not_utf8_are_skipped_and_coun
     assert "2 undecodable-name" in index.stdout
     assert hit_paths(run, root, "good name") == ["good.py"]
     assert hit_paths(run, root, "latin inside") == []
+
+
+def test_a_process_that_cannot_read_utf8_names_refuses_instead_of_dropping_them(make_tree, run):
+    root = make_tree({"naïve.py": "def zorblax():\n    pass\n", "plain.py": "def plain():\n    pass\n"})
+    assert run("index", "--root", root).exit_code == 0
+    # A C locale with UTF-8 mode switched off: names are read as ASCII, naïve.py's as surrogates.
+    proc = subprocess.run([sys.executable, "-m", "retrieval.cli", "query", "zorblax", "--root", str(root)],
+                          capture_output=True, timeout=60,
+                          env={**os.environ, "LC_ALL": "C", "PYTHONUTF8": "0", "RETRIEVAL_NO_SERVER": "1"})
+    assert proc.returncode == 1
+    assert b"not UTF-8" in proc.stderr and b"PYTHONUTF8=1" in proc.stderr and proc.stderr.count(b"\n") == 1
+    assert hit_paths(run, root, "zorblax") == ["naïve.py"]  # still indexed
 
 
 def test_a_root_whose_own_path_is_not_utf8_is_indexed_and_searched(tmp_path, run):
