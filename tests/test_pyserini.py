@@ -202,6 +202,23 @@ def test_what_java_prints_on_stderr_while_held_is_passed_on_after_success(capfd)
     assert "a warning worth reading" in capfd.readouterr().err
 
 
+def test_an_updated_index_scores_exactly_as_a_clean_build_of_the_same_tree(make_tree, rewrite):
+    words = ["token", "refresh", "route", "cache", "parse", "config", "retry", "upload", "session", "handler"]
+    files = {f"src/m{i:02d}.py": "".join(f"def f{i}_{j}():\n    return '{words[(i + j) % 10]} {words[(i * j) % 10]}'\n\n"
+                                         for j in range(12)) for i in range(60)}
+    root = make_tree(files)
+    service.refresh(root, "pi-serini")
+    for i in (3, 17, 41):
+        (root / f"src/m{i:02d}.py").unlink()
+    rewrite(root / "src/m05.py", "def moved():\n    return 'token token session'\n")
+    assert service.refresh(root, "pi-serini").status == "indexed"
+    queries = ("token refresh", "route handler", "session")
+    updated = [[(h.docid, h.score) for h in service.search(root, q, retriever="pi-serini").hits] for q in queries]
+    service.refresh(root, "pi-serini", force=True)
+    rebuilt = [[(h.docid, h.score) for h in service.search(root, q, retriever="pi-serini").hits] for q in queries]
+    assert updated == rebuilt  # the deleted documents no longer count in BM25's statistics
+
+
 def test_an_unfinished_version_is_collected_and_never_replaces_the_live_one(make_tree, touch):
     root = make_tree(CODE)
     service.refresh(root, "pi-serini")

@@ -285,8 +285,9 @@ class PyseriniRetriever:
             for f, chunks in added
         )
         # Computing the terms is most of the work of a build (as for lexical): worker processes.
+        # `purge` needs nothing more: Lucene's deleted documents are always merged away.
         return lucene_index.update(directory, state, self._lucene_analyzer(), removed_paths,
-                                   ordered_map(_file_documents, files), purge=purge)
+                                   ordered_map(_file_documents, files))
 
     def check_store(self, directory: str, state: dict) -> None:
         lucene_index.check(directory, state)
