@@ -241,6 +241,8 @@ class Server:
                 if (self.warm.dirty and now - last_event >= QUIET_BEFORE_REFRESH) or \
                         (watch_fd is None and now - last_poll >= POLL_INTERVAL):
                     last_poll = now
+                    if not self._intact():  # the store removed: never rebuild it (all of it) on the way out
+                        return "its root, store or socket went away"
                     self._freshen()  # ahead of the next query: it then finds the index ready
                 if now - last_check >= HOUSEKEEPING:
                     last_check = now

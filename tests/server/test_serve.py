@@ -439,6 +439,16 @@ def test_a_server_whose_root_vanished_exits(tmp_path, make_tree, serve, monkeypa
     assert wait_gone(pid, 20)
 
 
+def test_a_server_whose_store_was_removed_exits_without_building_it_again(sample_repo, serve):
+    import shutil
+
+    pid = serve(sample_repo)
+    shutil.rmtree(sample_repo / ".retrieval")
+    (sample_repo / "src/app/late.py").write_text("def zqlate():\n    pass\n")  # a change to refresh ahead for
+    assert wait_gone(pid, 20)
+    assert not (sample_repo / ".retrieval").exists()  # `clean` stays clean
+
+
 def test_the_socket_is_this_users_only(sample_repo, serve):
     pid = serve(sample_repo)
     path = client.socket_path(client.store_dir(str(sample_repo)))
