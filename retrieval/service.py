@@ -556,7 +556,8 @@ def open_index(
         if cached is not None and key is not None and cached[0] == key and not _model_changed(name, cached[1]):
             if stale_ok or VOUCHED.get((store, name)) == key or is_current(root, cached[1]):
                 return cached[2]
-        manifest = _open_manifest(store, name, progress)
+        # Quiet: a damaged manifest is said once, by the refresh that follows and rebuilds it.
+        manifest = _open_manifest(store, name, _quiet)
         if manifest is not None and _model_changed(name, manifest):
             refresh(root, name, progress=progress)  # another model means another index
             continue
@@ -571,7 +572,7 @@ def open_index(
                 # A full disk or a read-only store must not stop a query the old snapshot can answer.
                 notes.append(f"{exc}; answering from the previous snapshot")
             key = _manifest_key(store, name)
-            manifest = _open_manifest(store, name, progress)
+            manifest = _open_manifest(store, name, _quiet)
             if manifest is None:
                 raise layout.StoreError(f"the {name} index could not be built")
         opened = IndexOptions.from_json(manifest["config"]["options"])
