@@ -3,22 +3,13 @@ exit 0, as ripgrep does, and Ctrl-C exits 130 without a traceback or click's "Ab
 from __future__ import annotations
 
 import errno
-import os
 import sys
 
 import click
 
+from .streams import discard_stdout
+
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C
-
-
-def _silence_stdout() -> None:
-    # What is still buffered would fail again when Python flushes at exit: send it nowhere.
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 class ShellGroup(click.Group):
@@ -29,7 +20,7 @@ class ShellGroup(click.Group):
                 sys.stdout.flush()  # a closed pipe shows here, not at exit
             return value
         except OSError as exc:
-            _silence_stdout()
+            discard_stdout()
             if exc.errno == errno.EPIPE:
                 ctx.exit(0)
             # What a command does not report itself is the output failing: a full disk (> /dev/full).

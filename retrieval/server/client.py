@@ -17,6 +17,7 @@ import os
 import sys
 
 from .. import __version__
+from ..streams import discard_stdout
 
 SERVE_DIRNAME = "serve"  # inside the store: 0700, holds the socket, the lock and the log
 SOCKET_NAME = "sock"
@@ -238,24 +239,15 @@ def try_run(argv: list[str]) -> int | None:
                 stream.buffer.write(data)
                 stream.buffer.flush()
     except BrokenPipeError:  # `| head -1`, as the command itself ends: quietly
-        _discard_stdout()
+        discard_stdout()
         return 0
     except OSError as exc:  # a full disk behind stdout
-        _discard_stdout()
+        discard_stdout()
         if sys.stderr is not None:
             sys.stderr.write(f"error: cannot write the output: {exc.strerror or exc}\n")
         return 1
     return reply["code"]
 
-
-def _discard_stdout() -> None:
-    """What is still buffered would fail again when Python flushes at exit: send it nowhere."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
 
 
 def _encodings() -> dict:
