@@ -179,8 +179,11 @@ def consolidate(rankings: dict[str, Sequence[Span]], k: int = CONSOLIDATE_K,
                          span.language, span.kind, span.context, span.symbol, scope=span.scope)
             group = merged.setdefault(span.path, [])
             # Absorb every existing span it touches while the union stays within bounds (a new span
-            # can bridge two); what still touches it limits it to the lines no other hit covers.
-            for s in [s for s in group if _touches(s, piece)]:
+            # can bridge two), the one it overlaps most first: a piece inside a span is credited to
+            # that span, not to a neighbour it merely touches (its rank went to the neighbour, and the
+            # span that holds it showed only a deeper rank). What still touches it limits it to the
+            # lines no other hit covers.
+            for s in sorted((s for s in group if _touches(s, piece)), key=lambda s: -_overlap(s, piece)):
                 if _fits(s, piece):
                     group.remove(s)
                     piece = _join(s, piece, k, weights)
@@ -206,6 +209,14 @@ def append_below(first: list[Span], more: Sequence[Span]) -> list[Span]:
             group.append(piece)
             out.append(piece)
     return out
+
+
+def _overlap(a: Span, b: Span) -> int:
+    """Lines two spans of a file share (0 or less: they are apart or adjacent); a whole-file hit
+    shares everything."""
+    if a.start_line is None or b.start_line is None:
+        return 1 << 30
+    return min(a.end_line or a.start_line, b.end_line or b.start_line) - max(a.start_line, b.start_line) + 1
 
 
 def _longest(s: Span) -> int:

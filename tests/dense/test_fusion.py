@@ -207,3 +207,16 @@ def test_deeper_candidates_are_appended_without_overlapping_the_hits_above():
     out = append_below(first, more)
     assert [(s.path, s.start_line, s.end_line) for s in out] == [
         ("a.py", 10, 20), ("b.py", 1, 5), ("a.py", 21, 30), ("c.py", 1, 9)]  # a.py:12-18 is covered: gone
+
+
+def test_a_span_inside_a_merged_hit_is_credited_to_that_hit_not_to_a_neighbour_it_touches():
+    rankings = {
+        "lexical": [Span("a.js", 812, 879, 1.0), Span("a.js", 742, 810, 0.8)],  # one hit, 742-879
+        "turbovec": [Span("a.js", 881, 918, 0.9)],  # its neighbour: adjacent, too long to join
+        "hybrid": [Span("a.js", 812, 879, 1.0)],  # joins 742-879 (which moves behind 881-918)
+        "pi-serini": [Span("a.js", 812, 879, 1.0)],  # the same chunk first: it agrees on that hit
+    }
+    merged = consolidate(rankings)
+    holder = next(s for s in merged if s.start_line <= 812 and s.end_line >= 879)
+    assert holder.ranks == {"lexical": 1, "hybrid": 1, "pi-serini": 1}
+    assert all("pi-serini" not in s.provenance for s in merged if s is not holder)
