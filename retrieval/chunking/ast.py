@@ -411,9 +411,11 @@ class _Splitter:
 
     FENCE = None
 
-    def __init__(self, line_offsets: list[int], budget: int, max_lines: int, defs: dict[tuple[int, int], bool]):
+    def __init__(self, line_offsets: list[int], budget: int, max_lines: int, defs: dict[tuple[int, int], bool],
+                 lines: list[str]):
         # defs: byte range of each definition node -> whether it is big enough to stay alone
         self.off = line_offsets
+        self.lines = lines
         self.budget = budget
         self.max_lines = max_lines
         self.defs = defs
@@ -452,7 +454,7 @@ class _Splitter:
             # [start, end, is a definition, stays alone, cut by lines]
             items.append([a, b, alone is not None, bool(alone), False])
             return
-        if b == node.start_point[0] or depth >= MAX_DEPTH or node.child_count == 0:
+        if b == node.start_point[0] or depth >= MAX_DEPTH or node.child_count == 0 or self._hides_text(node):
             items.append([a, b, alone is not None, True, True])  # a leaf too big: cut by lines later
             return
         # A decorated or exported definition is fenced once, around its decorators too.
@@ -471,6 +473,17 @@ class _Splitter:
         self._flatten(node.children, depth + 1, items, prefix)
         if fenced:
             items.append(self.FENCE)
+
+    def _hides_text(self, node) -> bool:
+        """Whether a line of the node lies in none of its children: a block comment's children are
+        its `/*` and `*/`, a YAML block scalar's its `|`, a heredoc's its markers. Split into its
+        children, such a node would lose the text between them; it is cut by lines instead."""
+        row = node.start_point[0]
+        for child in node.children:
+            if any(self.lines[r].strip() for r in range(row + 1, child.start_point[0])):
+                return True
+            row = max(row, _end_row(child))
+        return any(self.lines[r].strip() for r in range(row + 1, _end_row(node) + 1))
 
     def _merge(self, items: list) -> list[list]:
         """Greedy merge of neighbours into [start, end, cut] spans: small pieces join, definitions
@@ -493,6 +506,26 @@ class _Splitter:
             out.append([a, b, is_def, alone, cut])
             open_ = not cut
         return [[a, b, cut] for a, b, _d, _l, cut in out]
+
+
+def _uncovered(spans: list[list], lines: list[str]) -> list[list]:
+    """Spans (cut by lines) for the text no span holds: every line with text is in a chunk, whatever
+    the tree left between its nodes."""
+    covered = bytearray(len(lines))
+    for a, b, _cut in spans:
+        covered[a : b + 1] = b"\x01" * (b + 1 - a)
+    out: list[list] = []
+    run = None  # the last row with text of the uncovered run going on
+    for row, line in enumerate(lines):
+        if covered[row]:
+            run = None
+        elif line.strip():
+            if run is not None:  # only uncovered (blank) rows since: one span
+                out[-1][1] = row
+            else:
+                out.append([row, row, True])
+            run = row
+    return out
 
 
 def _line_offsets(lines: list[str]) -> list[int]:
@@ -669,7 +702,7 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
         if d.kind != "constant":
             big = off[d.end + 1] - off[d.start] >= ALONE_SHARE * budget
             sized[d.key] = big
-    splitter = _Splitter(off, budget, policy.max_lines, sized)
+    splitter = _Splitter(off, budget, policy.max_lines, sized, lines)
     starts = [d.start for d in defs]
 
     def opens(a: int, b: int) -> bool:
@@ -677,7 +710,9 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
         return any(d.end > b and d.kind != "constant" for d in defs[bisect.bisect_left(starts, a):
                                                                     bisect.bisect_right(starts, b)])
 
-    spans = _tidy(splitter.split(root), lines, off, opens, budget, min(MIN_SPAN, budget // 4))
+    spans = splitter.split(root)
+    spans += _uncovered(spans, lines)
+    spans = _tidy(spans, lines, off, opens, budget, min(MIN_SPAN, budget // 4))
     chunks = _annotate(spans, defs, path, language, kind, lines, policy, splitter.leads)
     if not knows_definitions(grammar):
         chunks = [replace(c, definitions=None) for c in chunks]

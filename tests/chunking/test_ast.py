@@ -108,6 +108,21 @@ def test_a_documentation_comment_bigger_than_the_budget_is_cut_like_any_oversize
     assert {c.start_line for c in chunks} >= {1}  # nothing of the comment is lost
 
 
+LONG = "".join(f"line {i} of a long literal text that goes on and on, kept verbatim and searchable\n" for i in range(120))
+
+
+@pytest.mark.parametrize("language, path, text", [
+    # Text between a node's own children: a string's are its quotes, a block scalar's its `|`.
+    ("scala", "A.scala", 'object A {\n  val x = s"""\n' + LONG + '"""\n  def b = 2\n}\n'),
+    ("yaml", "ci.yml", "jobs:\n  test:\n    steps:\n      - run: |\n"
+     + "".join(f"          echo {l}" for l in LONG.splitlines(True)) + "      - run: done\n"),
+    ("toml", "a.toml", 'text = """\n' + LONG + '"""\nafter = 1\n'),
+])
+def test_text_inside_a_node_split_into_its_children_is_still_in_a_chunk(language, path, text):
+    chunks = chunks_of(text, path, language, policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)  # every line with text is in a chunk
+
+
 def test_pieces_of_a_documentation_comment_cut_from_its_method_carry_the_methods_scope():
     javadoc = "    /**\n" + "".join(f"     * step {i}: how the store saves an item, in detail\n" for i in range(60)) + "     */\n"
     body = "".join(f"        items.add(item.copy({i}));\n" for i in range(40))
