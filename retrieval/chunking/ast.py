@@ -636,6 +636,12 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
         starting = [d for d in inside if d.start >= a]
         primary = next((d for d in reversed(starting) if d.end >= b and d.kind != "constant"), None) or \
             (starting[0] if starting else None)
+        if primary is not None:
+            # Among siblings merged into one chunk, the one holding most of it: not the last (gin's
+            # 31-line chunk of BasicAuthForRealm, 21 lines, was labelled by BasicAuth after it).
+            siblings = [d for d in starting if d.parent is primary.parent and d.kind != "constant"]
+            if len(siblings) > 1:
+                primary = max(reversed(siblings), key=lambda d: min(d.end, b) - d.start)
         # The innermost definition around the chunk and larger than it: an ancestor of the last
         # definition starting at or before the chunk (definitions nest by lines).
         j = bisect.bisect_right(starts, a) - 1

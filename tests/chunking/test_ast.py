@@ -123,6 +123,16 @@ def test_text_inside_a_node_split_into_its_children_is_still_in_a_chunk(language
     assert_verbatim(text, chunks)  # every line with text is in a chunk
 
 
+def test_a_chunk_of_merged_siblings_is_labelled_by_the_one_holding_most_of_it():
+    body = "".join(f"\tcheck(realm, {i})\n" for i in range(20))
+    text = ("package gin\n\nfunc BasicAuthForRealm(realm string) HandlerFunc {\n" + body + "\treturn nil\n}\n\n"
+            "func BasicAuth(accounts Accounts) HandlerFunc {\n\treturn BasicAuthForRealm(\"\")\n}\n")
+    (chunk,) = [c for c in chunks_of(text, "auth.go", "go", policy=ChunkingPolicy()) if "func BasicAuth(" in c.text]
+    assert "func BasicAuthForRealm" in chunk.text  # merged: both small enough
+    assert (chunk.context, chunk.symbol) == ("BasicAuthForRealm", "BasicAuthForRealm")
+    assert {"BasicAuthForRealm", "BasicAuth"} <= set(chunk.definitions)  # both still defined there
+
+
 def test_pieces_of_a_documentation_comment_cut_from_its_method_carry_the_methods_scope():
     javadoc = "    /**\n" + "".join(f"     * step {i}: how the store saves an item, in detail\n" for i in range(60)) + "     */\n"
     body = "".join(f"        items.add(item.copy({i}));\n" for i in range(40))
