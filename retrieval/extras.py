@@ -5,7 +5,11 @@ the install command) and the all-mode skip reason. Nothing here imports an extra
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
+import os
+import shlex
+import sys
 
 
 class SetupError(RuntimeError):
@@ -42,6 +46,42 @@ def missing_modules(extra: str) -> list[str]:
 AFTERWARDS = {"pyserini": "pip install --no-deps pyserini==1.6.0"}
 
 
+# Extras that need a package installed before them: without the CPU build first, pip pulls torch's
+# multi-gigabyte CUDA build for sentence-transformers.
+BEFORE = {"local": "install torch==2.13.0"}
+
+
 def install_hint(*extras: str) -> str:
-    hint = f"pip install 'retrieval[{','.join(extras)}]'"
-    return " && ".join([hint] + [AFTERWARDS[e] for e in extras if e in AFTERWARDS])
+    """The commands that add `extras` to this installation: this interpreter's pip (not whichever
+    `pip` a shell finds first, e.g. outside a pipx venv), and this package's own source when it was
+    installed from a directory. A bare `retrieval[...]` there would fetch an unrelated package of
+    that name from PyPI."""
+    pip = f"{shlex.quote(sys.executable)} -m pip" if sys.executable else "pip"
+    target = shlex.quote(f"{_source()}[{','.join(extras)}]")
+    steps = [f"{pip} {BEFORE[e]}" for e in extras if e in BEFORE] + [f"{pip} install {target}"]
+    steps += [f"{pip} {AFTERWARDS[e].removeprefix('pip ')}" for e in extras if e in AFTERWARDS]
+    return " && ".join(steps)
+
+
+@functools.lru_cache(maxsize=1)
+def _source() -> str:
+    """Where this package was installed from: its directory (PEP 610's direct_url.json), else the
+    checkout it runs from, else its name on the package index."""
+    import json
+    from importlib import metadata
+    from urllib.parse import unquote, urlparse
+
+    found = False
+    # Every metadata of that name on the path (a checkout's own retrieval.egg-info may come first).
+    for dist in metadata.distributions(name="retrieval"):
+        found = True
+        try:
+            url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
+        except (ValueError, AttributeError, OSError):
+            continue
+        if url.startswith("file://"):
+            return unquote(urlparse(url).path)
+    checkout = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    if not found and os.path.isfile(os.path.join(checkout, "pyproject.toml")):
+        return checkout  # run from a checkout (or a zipapp built from one) without installing
+    return "retrieval"

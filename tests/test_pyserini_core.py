@@ -2,14 +2,19 @@
 Core tests: they run whether or not the extra is installed (nothing here starts a JVM)."""
 from __future__ import annotations
 
+import os
+import shlex
+import sys
+
 import pytest
 
+from retrieval import extras
 from retrieval.extras import install_hint
 from retrieval.lucene import jvm
 from retrieval.retrievers import base
 from retrieval.retrievers.base import build_retriever, get_spec
 
-INSTALL = "pip install 'retrieval[pyserini]' && pip install --no-deps pyserini==1.6.0"
+INSTALL = install_hint("pyserini")
 
 
 def fake_java(path, version: str):
@@ -29,8 +34,21 @@ def no_usable_java(monkeypatch, tmp_path):
 
 
 def test_the_install_command_names_the_jar_step():
-    assert install_hint("pyserini") == INSTALL
-    assert install_hint("mcp") == "pip install 'retrieval[mcp]'"
+    pip = f"{shlex.quote(sys.executable)} -m pip"
+    assert INSTALL.startswith(f"{pip} install ") and INSTALL.endswith(f"[pyserini]' && {pip} install --no-deps pyserini==1.6.0")
+
+
+def test_the_install_command_adds_to_this_installation_never_to_a_namesake_on_the_index():
+    # This interpreter's pip: a bare `pip` may be another environment's (pipx installs in its own).
+    pip = f"{shlex.quote(sys.executable)} -m pip"
+    assert install_hint("mcp").startswith(f"{pip} install ")
+    # Installed from a directory (as every test environment is): that directory. PyPI's
+    # `retrieval` is an unrelated package.
+    source = extras._source()
+    assert os.path.isfile(os.path.join(source, "pyproject.toml"))
+    assert install_hint("mcp") == f"{pip} install {shlex.quote(source + '[mcp]')}"
+    # The CPU torch first, or pip pulls the CUDA build for sentence-transformers.
+    assert install_hint("local", "turbovec").startswith(f"{pip} install torch==2.13.0 && {pip} install ")
 
 
 def test_java_versions_are_read_from_the_release_file(tmp_path):

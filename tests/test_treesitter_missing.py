@@ -2,11 +2,13 @@
 retrievers) skips it and says why. Runs in the core environment; the extra is hidden here."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from retrieval import extras
 
-HINT = "pip install 'retrieval[treesitter]'"
+HINT = extras.install_hint("treesitter")
 
 
 @pytest.fixture
@@ -17,7 +19,7 @@ def without_extra(monkeypatch):
 def test_build_retriever_raises_runtime_error_with_the_install_command(without_extra):
     from retrieval import build_retriever
 
-    with pytest.raises(RuntimeError, match=r"pip install 'retrieval\[treesitter\]'"):
+    with pytest.raises(RuntimeError, match=re.escape(HINT)):
         build_retriever("treesitter")
 
 

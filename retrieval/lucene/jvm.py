@@ -20,7 +20,6 @@ from contextlib import contextmanager
 from ..extras import install_hint
 
 MIN_JAVA = 21
-INSTALL = install_hint("pyserini")
 INCUBATOR_OPTION = "--add-modules=jdk.incubator.vector"
 
 _lock = threading.Lock()
@@ -104,10 +103,10 @@ def problem() -> str:
     if _jnius is not None:
         return ""
     if not anserini_jar():
-        return f"the 'pi-serini' retriever needs Anserini's jar from the pyserini package: {INSTALL}"
+        return f"the 'pi-serini' retriever needs Anserini's jar from the pyserini package: {install_hint('pyserini')}"
     _home, why = find_java()
     if why:
-        return f"the 'pi-serini' retriever needs Java {MIN_JAVA}+: {why}: {INSTALL}"
+        return f"the 'pi-serini' retriever needs Java {MIN_JAVA}+: {why}: {install_hint('pyserini')}"
     return ""
 
 
