@@ -177,8 +177,8 @@ def _bm25(value: str | None):
               help="BM25 parameters of the BM25 retrievers (lexical, lexical+ctx, treesitter, pi-serini; "
                    "remembered), e.g. 0.9,0.4.")
 @click.option("--reset-filters", is_flag=True,
-              help="Forget the remembered --include/--exclude/--max-file-bytes/--profile and index with the "
-                   "defaults (or with the ones given now).")
+              help="Forget the remembered --include/--exclude/--max-file-bytes/--profile/--bm25/--embed-model "
+                   "and index with the defaults (or with the ones given now).")
 @click.option("--contextualizer", type=click.Choice(["auto", "offline", "anthropic"]), default="auto",
               show_default=True, help="lexical+ctx only: who writes chunk contexts (auto: an Anthropic model "
                                       "when installed and ANTHROPIC_API_KEY is set, else offline).")
@@ -340,7 +340,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
 @click.option("--retriever", "retriever_name", default="lexical", show_default=True, envvar=ENV_RETRIEVER,
               show_envvar=True, type=click.Choice(_retriever_names() + ["all"]),
               help="The retriever to search with, or 'all': every indexed one's hits merged, with provenance. "
-                   f"{ENV_RETRIEVER} sets the default (`hybrid` once its index is built).")
+                   f"{ENV_RETRIEVER} sets another default (e.g. `hybrid`, once its index is built).")
 @click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)
 @click.option("--top-k", "-k", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
               help="How many hits to return.")
@@ -476,9 +476,8 @@ def status(root, as_json):
     except _expected_errors() as exc:
         raise _fail(exc)
     root = found.path
-    for row in rows:
-        if row["state"] != "missing":
-            row["filters"] = filters_json(service.remembered_options(root, row["retriever"]))
+    for row in rows:  # every row has the key, {} without an index: one schema for scripts
+        row["filters"] = filters_json(service.remembered_options(root, row["retriever"])) if row["state"] != "missing" else {}
     hint = no_index_hint(root, rows)
     from .server.client import probe, store_dir
 

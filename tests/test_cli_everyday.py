@@ -135,6 +135,12 @@ def test_remembered_filters_are_shown_announced_and_can_be_dropped(run, sample_r
     assert quiet.exit_code == 0 and "remembered" not in quiet.stderr
 
 
+def test_every_status_row_has_filters_even_without_an_index(run, sample_repo):
+    rows = json.loads(run("status", "--root", sample_repo, "--json").stdout)["retrievers"]
+    assert all(isinstance(row["filters"], dict) for row in rows)
+    assert lexical_status(run, sample_repo)["state"] == "missing" and lexical_status(run, sample_repo)["filters"] == {}
+
+
 def test_the_profile_is_shown_with_the_filters_but_is_not_announced_as_one(run, sample_repo):
     run("index", "--root", sample_repo, "--profile", "prose")
     assert lexical_status(run, sample_repo)["filters"] == {"profile": "prose"}

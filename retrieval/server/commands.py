@@ -38,7 +38,8 @@ def serve_command(root, stop, detach, idle_timeout):
                        err=True)
         elif detach:
             info = serve.start_detached(root, idle_timeout)
-            click.echo(f"serving {root} (pid {info['pid']})", err=True)
+            said = "already serving" if info.get("already") else "serving"
+            click.echo(f"{said} {root} (pid {info['pid']})", err=True)
         else:
             serve.run(root, idle_timeout)
     except serve.AlreadyRunning as exc:

@@ -363,6 +363,9 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
     if not os.path.isdir(root):  # before the store is made: it would create the root
         raise DiscoveryError(f"root is not a directory: {root}")
     store = store_dir(root)
+    running = client.probe(store)
+    if running is not None:  # "make sure it runs" is done: not an error
+        return dict(running, already=True)
     directory = prepare_serve_dir(store)
     log_path = os.path.join(directory, "log")
     with open(log_path, "ab") as log:

@@ -324,6 +324,14 @@ def test_a_second_server_on_the_same_root_exits_with_a_message(sample_repo, serv
     assert client.probe(client.store_dir(str(sample_repo)))["pid"] == pid
 
 
+def test_serve_detach_when_a_server_already_answers_says_so_and_succeeds(sample_repo, serve):
+    pid = serve(sample_repo)
+    again = cli("serve", "--detach", "--root", sample_repo, server=False)
+    assert again.returncode == 0
+    assert strip_probe(again.stderr) == f"already serving {sample_repo} (pid {pid})\n".encode()
+    assert client.probe(client.store_dir(str(sample_repo)))["pid"] == pid
+
+
 def test_an_idle_server_exits_and_removes_its_socket(sample_repo, serve):
     pid = serve(sample_repo, idle=1)
     assert wait_gone(pid, 20)
