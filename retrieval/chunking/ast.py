@@ -232,7 +232,8 @@ def _binds_import(node) -> bool:
 
 
 def _last_word(text: str) -> str:
-    m = _LAST_WORD.search(text.split("(", 1)[0].split("<", 1)[0])
+    """The name of a type as written, its parameters dropped: `Stack<T>`, Go's `Stack[T]`."""
+    m = _LAST_WORD.search(text.split("(", 1)[0].split("<", 1)[0].split("[", 1)[0])
     return m.group(0) if m else ""
 
 
@@ -267,7 +268,13 @@ def _definition(node, captures) -> Definition | None:
         cls = node.child_by_field_name("name")
         if cls is None:
             return None
-        display = " ".join(_text(node).split("where", 1)[0].split()[:6])
+        # `instance (FromJSON a, FromJSON b) => FromJSON (a, b)`: the class and the type, not the
+        # context (its first words named neither, and cut there, its brackets did not close).
+        head = " ".join(_text(node).split("where", 1)[0].split())
+        if "=>" in head:
+            head = "instance " + head.rsplit("=>", 1)[1].strip()
+        words = head.split()
+        display = " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
         return Definition(_text(cls), display, "impl", node.start_point[0], _end_row(node), cls.start_point[0])
     if node_type.endswith("_specifier") and node.child_by_field_name("body") is None:
         return None  # C's `struct buffer *buf` names a type, it does not define one

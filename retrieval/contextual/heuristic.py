@@ -19,7 +19,7 @@ from ..lexical.features import defined_names
 from ..read import line_texts
 from ..records import Chunk
 
-VERSION = 4  # bump when the text this module produces changes (it is part of the index fingerprint)
+VERSION = 5  # bump when the text this module produces changes (it is part of the index fingerprint)
 PARTS = ("scopes", "doc", "about", "uses")  # what contexts() writes by default; "path" is available too
 ALL_PARTS = ("path", "scopes", "doc", "about", "uses")
 
@@ -211,12 +211,18 @@ class HeadingIndex:
         self.starts: list[int] = []  # 0-based line of each heading
         self.paths: list[str] = []
         path: list[tuple[int, str]] = []
-        fenced = False
+        fence = ""  # the open fence's marker: only a run of the same character, as long, closes it
         for i, line in enumerate(lines):
-            if line.lstrip().startswith(("```", "~~~")):
-                fenced = not fenced
+            stripped = line.lstrip()
+            if stripped.startswith(("```", "~~~")):
+                run = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
+                if not fence:
+                    fence = run
+                    continue
+                if run[0] == fence[0] and len(run) >= len(fence) and not stripped[len(run):].strip():
+                    fence = ""
                 continue
-            m = None if fenced else _HEADING.match(line)
+            m = None if fence else _HEADING.match(line)
             if m:
                 level = len(m.group(1))
                 path = [(lv, t) for lv, t in path if lv < level] + [(level, m.group(2))]
@@ -224,8 +230,9 @@ class HeadingIndex:
                 self.paths.append(" > ".join(t for _, t in path))
 
     def at(self, start_line: int) -> str:
-        """The heading path above line `start_line` (1-based)."""
-        k = bisect.bisect_left(self.starts, start_line - 1)
+        """The heading path in force at line `start_line` (1-based): a chunk starting with a heading
+        is in that heading's section, not the one before."""
+        k = bisect.bisect_right(self.starts, start_line - 1)
         return self.paths[k - 1] if k else ""
 
 

@@ -345,6 +345,17 @@ def test_go_receivers_types_and_constants():
     assert {"Server", "Handler", "Serve", "New", "DefaultAddr"} <= defined(chunks)
 
 
+def test_go_methods_of_a_generic_type_are_filed_under_the_type_and_haskell_instances_under_their_head():
+    go = ("package s\n\ntype Stack[T any] struct {\n\titems []T\n}\n\nfunc (s *Stack[T]) Push(v T) {\n"
+          "\ts.items = append(s.items, v)\n}\n\nfunc (Stack[T]) Len() int {\n\treturn 0\n}\n")
+    chunks = chunks_of(go, "s.go", "go", TINY)
+    assert by_symbol(chunks, "Push").context == "Stack.Push" and by_symbol(chunks, "Len").context == "Stack.Len"
+    hs = ("module A where\n\ninstance (FromJSON a, FromJSON b, FromJSON c) => FromJSON (a, b, c) where\n"
+          "    parseJSON = withArray \"(a, b, c)\" $ \\t -> do\n        pure undefined\n")
+    (instance,) = [c for c in chunks_of(hs, "A.hs", "haskell", TINY) if "parseJSON" in c.text]
+    assert instance.context.startswith("instance FromJSON (a, b, c)")  # not `instance (FromJSON a, FromJSON b, FromJSON`
+
+
 JAVA = '''\
 package com.example;
 

@@ -57,6 +57,14 @@ def test_markdown_chunks_are_placed_under_their_headings():
     md = "# Guide\n\n## Install\n\ntext\n\n```sh\n# not a heading\n```\n\n### From source\n\nmore\n\n## Usage\n\nlast\n"
     assert headings(md.splitlines(), _line(md, "more")) == "Guide > Install > From source"
     assert headings(md.splitlines(), _line(md, "last")) == "Guide > Usage"
+    # A chunk that starts with a heading is in that heading's section.
+    assert headings(md.splitlines(), _line(md, "## Usage")) == "Guide > Usage"
+
+
+def test_a_fence_closes_only_with_its_own_marker():
+    md = "# Guide\n\n````md\n```sh\n# inside an example\n```\n````\n\n## Usage\n\nlast\n"
+    assert headings(md.splitlines(), _line(md, "last")) == "Guide > Usage"
+    assert headings(md.splitlines(), _line(md, "# inside")) == "Guide"
 
 
 def test_the_leading_doc_skips_licence_headers_and_keeps_the_first_sentence():
