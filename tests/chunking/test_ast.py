@@ -356,6 +356,17 @@ def test_go_methods_of_a_generic_type_are_filed_under_the_type_and_haskell_insta
     assert instance.context.startswith("instance FromJSON (a, b, c)")  # not `instance (FromJSON a, FromJSON b, FromJSON`
 
 
+def test_a_cpp_header_named_h_is_parsed_as_cpp_and_a_c_header_as_c():
+    cpp = ("#pragma once\nnamespace absl {\nclass Cord {\n public:\n  Cord();\n  void Append(const Cord& src) {\n"
+           "    contents_.Append(src.contents_, and_a_long_argument_list_here);\n  }\n};\n}  // namespace absl\n")
+    chunks = chunks_of(cpp, "absl/strings/cord.h", "c", TINY)
+    assert by_symbol(chunks, "Append").context == "absl.Cord.Append"
+    # Parsed as C, the namespace and the class both came out as functions.
+    assert [by_symbol(chunks, name).chunk_kind for name in ("absl", "Cord", "Append")] == ["namespace", "class", "method"]
+    c = "#ifndef BUF_H\n#define BUF_H\nstruct buffer {\n  char *data;\n  int len;\n};\nint buffer_grow(struct buffer *b, int n);\n#endif\n"
+    assert "buffer" in defined(chunks_of(c, "lib/buf.h", "c", TINY))
+
+
 JAVA = '''\
 package com.example;
 
