@@ -53,6 +53,10 @@ _SCOPE_KINDS: dict[str, str] = {
     "namespace_declaration": "namespace", "internal_module": "namespace",
     "type_alias_declaration": "type", "type_item": "type", "type_alias": "type", "type_spec": "type",
     "data_type": "type", "newtype": "type", "type_synomym": "type", "annotation_type_declaration": "interface",
+    # C/C++ typedef and Scala `type X = ...`, C++ `using X = ...` and concepts, C# delegates
+    "type_definition": "type", "alias_declaration": "type", "concept_definition": "type",
+    "delegate_declaration": "type", "package_object": "module", "given_definition": "impl",
+    "file_scoped_namespace_declaration": "namespace",
 }
 _FUNCTION_KINDS: dict[str, str] = {
     "function_definition": "function", "function_declaration": "function", "function_item": "function",

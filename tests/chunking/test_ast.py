@@ -367,6 +367,19 @@ def test_a_cpp_header_named_h_is_parsed_as_cpp_and_a_c_header_as_c():
     assert "buffer" in defined(chunks_of(c, "lib/buf.h", "c", TINY))
 
 
+@pytest.mark.parametrize("path, language, text, name, kind", [
+    ("server.h", "c", "typedef struct redisObject {\n    unsigned type:4;\n} robj;\n", "robj", "type"),
+    ("vec.hpp", "cpp", "template <typename T>\nusing Vec = std::vector<T>;\n", "Vec", "type"),
+    ("package.scala", "scala", "package object cats {\n  type Id[A] = A\n}\n", "cats", "module"),
+    ("ord.scala", "scala", "given intOrd: Ord[Int] with\n  def compare(x: Int, y: Int) = x - y\n", "intOrd", "impl"),
+    ("Handler.cs", "csharp", "namespace Foo;\n\npublic delegate void Handler(object sender, EventArgs e);\n", "Handler", "type"),
+])
+def test_typedefs_aliases_givens_and_delegates_are_definitions(path, language, text, name, kind):
+    chunks = chunks_of(text, path, language, TINY)
+    assert name in defined(chunks)  # `robj` is found as defined where redis's typedef says so
+    assert any(c.symbol == name and c.chunk_kind == kind for c in chunks), [(c.symbol, c.chunk_kind) for c in chunks]
+
+
 JAVA = '''\
 package com.example;
 
