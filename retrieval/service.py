@@ -468,7 +468,19 @@ def clean(root: str) -> bool:
         raise layout.StoreError(f"{store} does not look like a retrieval index; not removing it")
     import shutil  # here: shutil's import (archive codecs) costs a cold query more than it uses
 
-    shutil.rmtree(store)
+    # Under the writer lock: a build going on finishes first (removed under it, it recreated parts
+    # of the store and said it succeeded), and one waiting for the lock sees the store gone.
+    lock = WriterLock(os.path.join(store, "lock"))
+    try:
+        lock.acquire(on_wait=stderr_progress)
+    except OSError as exc:
+        raise layout.unwritable("remove", store, exc) from exc
+    try:
+        shutil.rmtree(store)
+    except OSError as exc:
+        raise layout.unwritable("remove", store, exc) from exc
+    finally:
+        lock.release()
     return True
 
 

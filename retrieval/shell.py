@@ -26,6 +26,9 @@ class ShellGroup(click.Group):
             # What a command does not report itself is the output failing: a full disk (> /dev/full).
             click.echo(f"error: cannot write the output: {exc.strerror or exc}", err=True)
             ctx.exit(1)
+        except MemoryError:  # a memory limit (ulimit -v, a container's): one line, not a traceback
+            click.echo("error: out of memory", err=True)
+            ctx.exit(1)
         except KeyboardInterrupt:
             if sys.stderr.isatty():
                 sys.stderr.write("\r\x1b[K")  # no half-drawn progress line left behind

@@ -283,6 +283,15 @@ def test_a_command_run_from_a_removed_directory_says_so(tmp_path):
     assert proc.stderr == "error: the current directory no longer exists (cd somewhere, or give --root)\n"
 
 
+def test_running_out_of_memory_is_one_error_line(run, sample_repo, monkeypatch):
+    def exhausted(*args, **kwargs):
+        raise MemoryError  # what reading a file under `ulimit -v` raised, with a 30-line traceback
+
+    monkeypatch.setattr(service, "refresh", exhausted)
+    result = run("index", "--root", sample_repo, "--retriever", "lexical")
+    assert (result.exit_code, result.stderr) == (1, "error: out of memory\n")
+
+
 def test_ctrl_c_exits_130_without_a_traceback(sample_repo):
     # The query is read from a stdin that never ends; SIGINT arrives while the command waits on it.
     code = (

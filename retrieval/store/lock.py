@@ -5,6 +5,7 @@ process dies, so a killed writer never leaves the store locked.
 """
 from __future__ import annotations
 
+import errno
 import os
 import time
 from typing import Callable
@@ -43,6 +44,15 @@ def lock_holder(fd: int) -> int | None:
     return None
 
 
+def _same_file(fd: int, path: str) -> bool:
+    """Whether `path` still names the file open at fd (not removed, nor replaced by a new store's)."""
+    try:
+        st, held = os.stat(path), os.fstat(fd)
+    except OSError:
+        return False
+    return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
+
+
 class WriterLock:
     def __init__(self, path: str):
         self.path = path
@@ -63,8 +73,6 @@ class WriterLock:
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                self._fd = fd
-                return
             except BlockingIOError:
                 if deadline is not None and time.monotonic() >= deadline:
                     os.close(fd)
@@ -75,6 +83,13 @@ class WriterLock:
                             f"which is writing the index ({self.path})")
                     on_wait = None
                 time.sleep(0.05)
+                continue
+            if _same_file(fd, self.path):
+                self._fd = fd
+                return
+            # `clean` removed the store while we waited: writing on would recreate pieces of it.
+            os.close(fd)
+            raise OSError(errno.ENOENT, "the index was removed while this process waited to write it")
 
     def release(self) -> None:
         if self._fd is not None:

@@ -171,3 +171,46 @@ def test_a_writer_waiting_for_the_lock_has_written_nothing_but_the_lock(make_tre
     names = {p.name for p in store.iterdir()}
     core = {".gitignore", "STORE.json", "lexical", "lock"}
     assert core <= names and names - core <= set(REGISTRY)  # plus one directory per installed extra retriever
+
+
+def test_clean_waits_for_a_writer_and_a_writer_that_waited_for_a_clean_writes_nothing(make_tree):
+    import shutil
+
+    from retrieval import service
+    from retrieval.store.layout import StoreError
+
+    root = make_repo(make_tree)
+    service.refresh(str(root), "lexical")
+    store = root / ".retrieval"
+
+    # A build holds the lock: `clean` waits for it, then removes everything.
+    holder = WriterLock(str(store / "lock"))
+    holder.acquire()
+    cleaner = threading.Thread(target=service.clean, args=(str(root),))
+    cleaner.start()
+    time.sleep(0.5)
+    assert cleaner.is_alive() and (store / "STORE.json").exists()
+    holder.release()
+    cleaner.join(timeout=60)
+    assert not store.exists()
+
+    # A build waiting for the lock while the store is removed under it fails; it rebuilds no piece.
+    service.refresh(str(root), "lexical")
+    holder = WriterLock(str(store / "lock"))
+    holder.acquire()
+    errors = []
+
+    def build():
+        try:
+            service.refresh(str(root), "lexical", force=True)
+        except StoreError as exc:
+            errors.append(str(exc))
+
+    writer = threading.Thread(target=build)
+    writer.start()
+    time.sleep(0.5)
+    shutil.rmtree(store)  # what `clean` does, holding the lock
+    holder.release()
+    writer.join(timeout=60)
+    assert errors and "removed while this process waited" in errors[0]
+    assert not store.exists()
