@@ -7,6 +7,7 @@ and rebuilt, ...) are diagnostics and always printed, on their own line.
 """
 from __future__ import annotations
 
+import os
 import sys
 import time
 from typing import TextIO
@@ -70,7 +71,11 @@ class Reporter:
             text += f" · {rate:,.0f}/s"
             if tick.total > tick.done:
                 text += f" · about {_duration((tick.total - tick.done) / rate)} left"
-        # \r back to the start of the line, \x1b[K clears what a longer previous line left behind.
+        # \r back to the start of the line, \x1b[K clears what a longer previous line left behind;
+        # cut to the terminal's width, since a wrapped line leaves a row behind at every redraw.
+        width = _columns(self.stream)
+        if len(text) >= width:
+            text = text[: max(0, width - 2)] + "…"
         self.stream.write(f"\r{text}\x1b[K")
         self.stream.flush()
         self._line = True
@@ -83,3 +88,11 @@ class Reporter:
 
     def close(self) -> None:
         self._erase()
+
+
+def _columns(stream) -> int:
+    """The width of the terminal `stream` writes to (80 when it cannot be told)."""
+    try:
+        return os.get_terminal_size(stream.fileno()).columns or 80
+    except (AttributeError, ValueError, OSError):
+        return 80

@@ -44,6 +44,15 @@ def test_on_a_terminal_counts_rewrite_one_line_with_rate_and_time_left(monkeypat
     assert "\n" not in out.getvalue()[: out.getvalue().index("a diagnostic")]
 
 
+def test_on_a_narrow_terminal_the_line_is_cut_to_its_width(monkeypatch):
+    monkeypatch.setattr("retrieval.progress._columns", lambda stream: 30)
+    out = io.StringIO()
+    report = Reporter(out, interactive=True)
+    report(Tick("treesitter: indexed 1,234/56,789 files", 1234, 56789))
+    line = out.getvalue().removeprefix("\r").removesuffix("\x1b[K")
+    assert line == "treesitter: indexed 1,234/56…" and len(line) < 30  # a wrapped line leaves rows behind
+
+
 def counting_refresh(root, monkeypatch):
     ticks = iter(range(10**9))
     monkeypatch.setattr(service.time, "monotonic", lambda: float(next(ticks)))
