@@ -99,6 +99,10 @@ _IDENTIFIERS = frozenset({
     "dot_index_expression", "method_index_expression", "IDENTIFIER", "function_name", "simple_name",
 })
 _UNWRAP = frozenset({"export_statement", "decorated_definition", "template_declaration", "export_declaration"})
+# Text, not structure: too big, such a node is cut by lines. Split into its children (quotes, content,
+# interpolations) a docstring's opening quotes went with the class header and its text to the next chunk.
+_TEXT_NODES = frozenset({"string", "string_literal", "raw_string_literal", "template_string",
+                         "interpreted_string_literal", "heredoc_body", "comment", "block_comment"})
 _LAST_WORD = re.compile(r"[A-Za-z_$][\w$]*[?!]?(?=[^\w$]*$)")
 # A binding whose value is an import (`const x = @import("x.zig")`, `const fs = require("fs")`,
 # `local util = require "util"`) names another module; it defines nothing a query could be after.
@@ -470,7 +474,8 @@ class _Splitter:
             # [start, end, is a definition, stays alone, cut by lines]
             items.append([a, b, alone is not None, bool(alone), False])
             return
-        if b == node.start_point[0] or depth >= MAX_DEPTH or node.child_count == 0 or self._hides_text(node):
+        if b == node.start_point[0] or depth >= MAX_DEPTH or node.child_count == 0 or node.type in _TEXT_NODES \
+                or self._hides_text(node):
             items.append([a, b, alone is not None, True, True])  # a leaf too big: cut by lines later
             return
         # A decorated or exported definition is fenced once, around its decorators too.
@@ -553,7 +558,8 @@ def _line_offsets(lines: list[str]) -> list[int]:
     return offsets
 
 
-def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: int, min_span: int) -> list[list]:
+def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: int, min_span: int,
+          lead_rows: frozenset = frozenset()) -> list[list]:
     """Ordered, disjoint, blank-trimmed spans; tiny tails join their predecessor; comment lines at
     the end of a span move down to the definition they document."""
     spans.sort(key=lambda s: (s[0], -s[1]))
@@ -584,6 +590,10 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
         if carry is not None:
             if not span[2] and size([carry[0], span[1]]) <= budget + min_span:
                 span = [carry[0], span[1], False]
+            elif span[2] and carry[1] + 1 == span[0] and span[0] not in lead_rows:
+                # Text cut by lines (a long docstring) takes the header into its first piece; not the
+                # documentation of a definition that follows (its pieces are that definition's).
+                span = [carry[0], span[1], True]
             else:
                 joined.append(carry)
             carry = None
@@ -736,7 +746,8 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
 
     spans = splitter.split(root)
     spans += _uncovered(spans, lines)
-    spans = _tidy(spans, lines, off, opens, budget, min(MIN_SPAN, budget // 4))
+    spans = _tidy(spans, lines, off, opens, budget, min(MIN_SPAN, budget // 4),
+                  frozenset(first for first, _last, _keys in splitter.leads))
     chunks = _annotate(spans, defs, path, language, kind, lines, policy, splitter.leads)
     if not knows_definitions(grammar):
         chunks = [replace(c, definitions=None) for c in chunks]

@@ -133,6 +133,17 @@ def test_a_chunk_of_merged_siblings_is_labelled_by_the_one_holding_most_of_it():
     assert {"BasicAuthForRealm", "BasicAuth"} <= set(chunk.definitions)  # both still defined there
 
 
+def test_a_long_docstring_is_cut_by_lines_and_its_first_piece_keeps_the_class_header():
+    doc = "".join(f"    Line {i} of a long description of the form, kept verbatim for the reader.\n" for i in range(60))
+    methods = "".join(f"    def m{i}(self):\n        return {i} * self.value_of_something_long\n\n" for i in range(30))
+    text = f'class PasswordForm:\n    """\n{doc}    """\n\n{methods}'
+    chunks = chunks_of(text, "forms.py", "python", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    first = chunks[0]
+    assert first.text.startswith('class PasswordForm:\n    """\n    Line 0 of')  # not the header and its quotes alone
+    assert first.context == "PasswordForm"
+
+
 def test_pieces_of_a_documentation_comment_cut_from_its_method_carry_the_methods_scope():
     javadoc = "    /**\n" + "".join(f"     * step {i}: how the store saves an item, in detail\n" for i in range(60)) + "     */\n"
     body = "".join(f"        items.add(item.copy({i}));\n" for i in range(40))
