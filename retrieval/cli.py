@@ -295,8 +295,6 @@ def _read_query(words: tuple[str, ...]) -> str:
 
 def _distinct_files(hits):
     """First (best) hit of each file, ranks renumbered."""
-    from dataclasses import replace
-
     seen: set[str] = set()
     out = []
     for hit in hits:
@@ -406,8 +404,6 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         for h in hits:
             shown = h
             if expand == "scope" and h.scope:
-                from dataclasses import replace
-
                 shown = replace(h, start_line=h.scope[0], end_line=h.scope[1])  # the snippet's span only
             snippet = read_snippet(root, shown, expand=expand if isinstance(expand, int) else 0,
                                    max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path))

@@ -119,11 +119,10 @@ def compile_globs(globs) -> "RuleSet":
 
 def _from_root(glob: str) -> str:
     negated, body = (True, glob[1:]) if glob.startswith("!") else (False, glob)
-    if body.startswith("./"):
-        while body.startswith("./"):
-            body = body[2:]
-        body = "/" + body
-    return ("!" if negated else "") + body
+    stripped = body
+    while stripped.startswith("./"):
+        stripped = stripped[2:]
+    return ("!" if negated else "") + (body if stripped == body else "/" + stripped)
 
 
 class RuleSet:

@@ -646,8 +646,6 @@ def search(
         notes.append(f"--min-confidence does not apply to {retriever} (its hits carry no confidence level)")
         hits = hits[:top_k]
     elif min_confidence:
-        from dataclasses import replace
-
         from .confidence import at_least
 
         kept = [h for h in hits if at_least(h.confidence, min_confidence)][:top_k]

@@ -14,6 +14,7 @@ import glob
 import importlib.util
 import os
 import re
+import sys
 import threading
 from contextlib import contextmanager
 
@@ -219,7 +220,5 @@ def java_stderr_held():
         if logging:
             logging[0].setRootLevel(logging[1].WARN)
         if not failed and held.size():
-            import sys
-
             sys.stderr.write(held.toString("UTF-8"))
             sys.stderr.flush()

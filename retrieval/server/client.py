@@ -249,7 +249,6 @@ def try_run(argv: list[str]) -> int | None:
     return reply["code"]
 
 
-
 def _encodings() -> dict:
     """How this process's streams encode text, and which are terminals (colour, progress): the
     server writes the same bytes."""
