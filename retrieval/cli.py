@@ -93,16 +93,21 @@ root_option = click.option(
 )
 
 
-def _root(root: str | None) -> str:
-    """The root a command works on (see retrieval.roots)."""
-    from .roots import find_root
+def _root(root: str | None, builds: bool = False) -> str:
+    """The root a command works on (see retrieval.roots). `builds`: the command may index it, so a
+    home directory or `/` that nothing but the current directory chose is refused."""
+    from .roots import find_root, too_broad
 
     try:
-        return find_root(root).path
+        found = find_root(root)
     except OSError as exc:  # the current directory was removed
         if root is None and isinstance(exc, FileNotFoundError):
             raise _fail("the current directory no longer exists (cd somewhere, or give --root)")
         raise _fail(exc)
+    refusal = too_broad(found) if builds else None
+    if refusal:
+        raise UserError(refusal)
+    return found.path
 
 
 # The retriever `query` uses unless --retriever names one: set it once (in the shell, an agent's
@@ -197,7 +202,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     from .notes import remembered_note
     from .retrievers.base import get_spec
 
-    root = _root(root)
+    root = _root(root, builds=True)
     progress = _progress_sink()
     _use_embed_model(embed_model)
     given = bool(include or exclude or max_file_bytes or profile or bm25 or reset_filters)
@@ -368,7 +373,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     if as_json and as_jsonl:
         raise click.UsageError("choose one of --json and --jsonl")
     text = _read_query(words)
-    root = _root(root)
+    root = _root(root, builds=True)
     _use_embed_model(embed_model)
     filters = service.QueryFilter(paths=tuple(path_globs), language=lang, kind=kind or "")
     if max_tokens and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT":

@@ -51,6 +51,32 @@ def find_root(given: str | None = None, start: str | None = None) -> Root:
     return Root(start, "cwd")
 
 
+def _same_directory(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # no such home (HOME unset or gone)
+        return False
+
+
+def too_broad(found: Root) -> str | None:
+    """Why a root that only the current directory chose must not be indexed unasked, else None.
+
+    Run from the home directory or `/` outside any repository, a first query would index every
+    project, download and mail folder below it (hours, gigabytes) when the user most likely
+    meant to be in a project. Given with --root, or already indexed, it is what was asked for."""
+    if found.reason != "cwd":
+        return None
+    path = found.path
+    if os.path.dirname(path) == path:
+        what = "the filesystem root"
+    elif _same_directory(path, os.path.expanduser("~")):
+        what = "your home directory"
+    else:
+        return None
+    return (f"{path} is {what}, not a project: cd into a repository, or give --root {path} "
+            "to index everything below it")
+
+
 DESCRIPTIONS = {
     "given": "given with --root",
     "index": "nearest directory with an index",

@@ -35,3 +35,58 @@ def test_an_index_kept_under_retrieval_index_dir_is_found_too(make_tree, tmp_pat
     service.refresh(str(root))
     assert not (root / ".retrieval").exists()
     assert find_root(start=str(root / "pkg")) == (str(root), "index")
+
+
+def test_a_home_directory_chosen_only_as_the_cwd_is_not_indexed_unasked(run, tmp_path, monkeypatch):
+    """Run from $HOME outside any repository, a first query would index every project below it."""
+    (tmp_path / "notes.md").write_text("# where tokens are refreshed\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    for command in (("query", "tokens"), ("index",)):
+        result = run(*command)
+        assert result.exit_code == 1
+        assert result.stderr == (f"error: {tmp_path} is your home directory, not a project: cd into a "
+                                 f"repository, or give --root {tmp_path} to index everything below it\n")
+        assert result.stdout == ""
+    assert not (tmp_path / ".retrieval").exists()
+    # Asked for by name, it is indexed; once indexed, it is found as an index and used.
+    assert run("index", "--root", tmp_path).exit_code == 0
+    result = run("query", "tokens")
+    assert result.exit_code == 0 and "notes.md" in result.stdout
+
+
+def test_below_home_a_plain_directory_and_a_repository_are_roots_as_before(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    for sub in ("scratch", "repo"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / "a.py").write_text("def refresh_token():\n    return 1\n")
+    (tmp_path / "repo" / ".git").mkdir()
+    for sub in ("scratch", "repo"):
+        monkeypatch.chdir(tmp_path / sub)
+        result = run("query", "refresh_token")
+        assert result.exit_code == 0, result.stderr
+        assert result.stdout.startswith("a.py:1-2")
+
+
+def test_the_filesystem_root_chosen_only_as_the_cwd_is_refused(run, monkeypatch):
+    monkeypatch.chdir("/")
+    result = run("query", "tokens")
+    assert result.exit_code == 1
+    assert result.stderr.startswith("error: / is the filesystem root, not a project")
+
+
+def test_serve_and_mcp_refuse_it_too_but_a_stop_is_always_allowed(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from retrieval.server.commands import mcp_command, serve_command
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    for command in (serve_command, mcp_command):
+        result = runner.invoke(command, [])
+        if command is mcp_command and "needs the mcp extra" in result.stderr:
+            continue  # the core's run: checked with the extra installed
+        assert result.exit_code == 1 and "is your home directory, not a project" in result.stderr
+    result = runner.invoke(serve_command, ["--stop"])
+    assert result.exit_code == 0 and "no server is running" in result.stderr

@@ -5,7 +5,7 @@ import os
 
 import click
 
-from ..roots import find_root
+from ..roots import find_root, too_broad
 from .serve import DEFAULT_IDLE_TIMEOUT
 
 _root = click.option("--root", type=click.Path(file_okay=False, dir_okay=True), default=None,
@@ -30,7 +30,11 @@ def serve_command(root, stop, detach, idle_timeout):
     from ..cli import _expected_errors
     from . import serve
 
-    root = find_root(root).path
+    found = find_root(root)
+    root = found.path
+    refusal = None if stop else too_broad(found)
+    if refusal:
+        raise _fail(refusal)
     try:
         if stop:
             pid = serve.stop(root)
@@ -59,7 +63,11 @@ def mcp_command(root):
         raise _fail(f"`retrieval mcp` needs the mcp extra ({', '.join(missing)} missing): {install_hint('mcp')}")
     from .. import mcp
 
-    root = find_root(root).path
+    found = find_root(root)
+    root = found.path
+    refusal = too_broad(found)
+    if refusal:
+        raise _fail(refusal)
     if not os.path.isdir(root):  # said now, not as every tool call's failure
         raise _fail(f"root is not a directory: {root}")
     mcp.run(root)
