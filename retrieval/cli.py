@@ -57,6 +57,17 @@ def _language_help() -> str:
             + ". Common aliases work too (py, js, ts, rs, golang, c++, cs, sh, rb, kt, ...).")
 
 
+class EnvOption(click.Option):
+    """An option an environment variable may also set: its errors name the variable only when the
+    value came from it (click names it always, so a typo on the command line blamed the environment)."""
+
+    def get_error_hint(self, ctx) -> str:
+        hint = click.Parameter.get_error_hint(self, ctx)
+        if ctx is not None and ctx.get_parameter_source(self.name) == click.core.ParameterSource.ENVIRONMENT:
+            hint += f" (from {self.envvar})"
+        return hint
+
+
 class LanguageName(click.ParamType):
     """A language name or alias, resolved to the name detection uses; unknown names are refused."""
 
@@ -265,8 +276,10 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
         built.append(name)
         if report.status == "indexed":
             click.echo(
-                f"{name}: indexed {report.new_chunks} chunks from {len(report.reprocessed)} files "
-                f"({report.chunks} chunks, {report.files} files in the index) in {report.seconds:.1f}s"
+                # Files with nothing but blank lines are counted apart: the index holds no chunk of theirs.
+                f"{name}: indexed {report.new_chunks} chunks from {len(report.reprocessed) - report.empty} files ("
+                + (f"and {report.empty} empty; " if report.empty else "")
+                + f"{report.chunks} chunks, {report.files} files in the index) in {report.seconds:.1f}s"
                 + _describe_skips(report.skipped)
             )
         else:
@@ -340,8 +353,8 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
 @main.command(short_help="Search the index (built on first use).")
 @click.argument("words", nargs=-1, required=True, metavar="QUERY...")
 @root_option
-@click.option("--retriever", "retriever_name", default="lexical", show_default=True, envvar=ENV_RETRIEVER,
-              show_envvar=True, type=click.Choice(_retriever_names() + ["all"]),
+@click.option("--retriever", "retriever_name", cls=EnvOption, default="lexical", show_default=True,
+              envvar=ENV_RETRIEVER, show_envvar=True, type=click.Choice(_retriever_names() + ["all"]),
               help="The retriever to search with, or 'all': every indexed one's hits merged, with provenance. "
                    f"{ENV_RETRIEVER} sets another default (e.g. `hybrid`, once its index is built).")
 @click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)

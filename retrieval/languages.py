@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import os
+import re
+
+from .lazyre import LazyPattern
 
 CODE, DOCS, CONFIG = "code", "docs", "config"
 KINDS = (CODE, DOCS, CONFIG)
@@ -112,6 +115,22 @@ def detect(path: str) -> tuple[str, str]:
     if name.endswith(".d.ts"):
         return ("typescript", CODE)
     return ("", "")
+
+
+# A `.h` file written in C++ (namespaces, templates, access labels, classes with bodies, std::):
+# its name says C, its text says otherwise. 361 of abseil's 380 headers match, none of curl's 178,
+# one of redis's 68 (a C header with a C++ guard, which C++ tools read as well).
+_CPP_HEADER = LazyPattern(r"^\s*(?:namespace\s+[\w:]+\s*\{|template\s*<|(?:public|private|protected)\s*:|"
+                         r"class\s+\w+[^;()]*\{)|\bstd::|\busing\s+namespace\b", re.M)
+HEADER_SCAN = 200_000  # characters looked at: enough for any header's first declarations
+
+
+def from_content(path: str, language: str, text: str) -> str:
+    """The language of a file once its text is known: a `.h` header written in C++ is `cpp`
+    (so `--lang cpp` and `status` count it, and the C++ grammar parses it); else `language`."""
+    if language == "c" and path[-2:].lower() == ".h" and _CPP_HEADER.search(text, 0, HEADER_SCAN):
+        return "cpp"
+    return language
 
 
 def known_languages() -> list[str]:

@@ -12,7 +12,7 @@ def _read_all(root: str, **discover_kw):
     for file in discover_files(root, **discover_kw):
         content = read_source(file, max_bytes)
         if content.text is not None:
-            yield file, content.text
+            yield content.file, content.text
 
 
 def load_documents(root: str, **discover_kw) -> list[Document]:

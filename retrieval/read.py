@@ -4,9 +4,10 @@ from __future__ import annotations
 import errno
 import os
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .blake import blake2b
+from .languages import from_content
 from .records import SourceFile
 
 BINARY, UNDECODABLE, UNREADABLE, VANISHED = "binary", "invalid-utf8", "unreadable", "vanished"
@@ -61,6 +62,10 @@ def read_source(file: SourceFile, max_bytes: int | None = None) -> FileContent:
     if max_bytes is not None and len(data) > max_bytes:
         return FileContent(file, None, content_digest(data), "too-large")
     text, reason = decode(data)
+    if text is not None:
+        language = from_content(file.path, file.language, text)
+        if language != file.language:
+            file = replace(file, language=language)
     return FileContent(file, text, content_digest(data), reason)
 
 

@@ -189,6 +189,7 @@ class RefreshReport:
     files: int = 0
     reread: list[str] = field(default_factory=list)  # files whose bytes were read
     reprocessed: list[str] = field(default_factory=list)  # files chunked and indexed again
+    empty: int = 0  # of those, files that gave no chunk (nothing but blank lines)
     removed: list[str] = field(default_factory=list)
     skipped: dict = field(default_factory=dict)
     reason: str = ""
@@ -405,10 +406,12 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
                     changed = True
                     yield f, []  # its old chunks go
                 continue
+            f = content.file  # its language as its text tells it (a C++ `.h` header)
             chunks = chunk(content.text, f)
             new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, len(chunks), ""]
             report.reprocessed.append(f.path)
             report.new_chunks += len(chunks)
+            report.empty += not chunks
             if chunks or had_chunks:
                 changed = True
                 yield f, chunks

@@ -188,6 +188,17 @@ def test_retrieval_retriever_sets_the_default_retriever_and_the_option_still_win
     assert result.exit_code == 2 and "RETRIEVAL_RETRIEVER" in result.stderr and "nope" in result.stderr
 
 
+def test_a_bad_retriever_name_blames_the_environment_only_when_it_came_from_there(run, sample_repo, monkeypatch):
+    monkeypatch.delenv("RETRIEVAL_RETRIEVER", raising=False)
+    typed = run("query", "--root", sample_repo, "--retriever", "nope", "config")
+    assert typed.exit_code == 2
+    assert "Invalid value for '--retriever': 'nope' is not one of" in typed.stderr
+    assert "RETRIEVAL_RETRIEVER" not in typed.stderr
+    monkeypatch.setenv("RETRIEVAL_RETRIEVER", "nope")
+    inherited = run("query", "--root", sample_repo, "config")
+    assert "Invalid value for '--retriever' (from RETRIEVAL_RETRIEVER): 'nope' is not one of" in inherited.stderr
+
+
 # -- errors and exit codes ------------------------------------------------------------------------
 
 
@@ -256,6 +267,17 @@ def test_index_prints_one_line_per_retriever(run, sample_repo):
     assert [line for line in again.stdout.splitlines() if line.startswith("lexical:")][0].startswith(
         "lexical: up to date"
     )
+
+
+def test_index_counts_empty_files_apart_so_its_two_file_counts_agree(run, make_tree):
+    root = make_tree({"a.py": "alpha = 1\n", "b.py": "beta = 2\n", "__init__.py": "", "blank.txt": "\n\n"})
+    result = run("index", "--root", root, "--retriever", "lexical")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith(
+        "lexical: indexed 2 chunks from 2 files (and 2 empty; 2 chunks, 2 files in the index) in ")
+    (root / "c.py").write_text("gamma = 3\n")
+    assert run("index", "--root", root, "--retriever", "lexical").stdout.startswith(
+        "lexical: indexed 1 chunks from 1 files (3 chunks, 3 files in the index) in ")
 
 
 def test_index_with_a_single_retriever_and_options(run, sample_repo):

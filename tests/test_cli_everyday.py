@@ -399,3 +399,17 @@ def test_the_readme_usage_block_lists_every_option():
                 if not any(opt in block for opt in param.opts):
                     missing.append(f"{name} {param.opts[0]}")
     assert missing == []
+
+
+CPP_HEADER = "#pragma once\nnamespace absl {\nclass Cord {\n public:\n  void Append(const Cord& src);\n};\n}\n"
+C_HEADER = "#ifndef BUF_H\n#define BUF_H\nstruct buffer { char *data; };\nvoid Append(struct buffer *b);\n#endif\n"
+
+
+def test_a_header_named_h_counts_as_the_language_its_text_is_written_in(run, make_tree):
+    """`--lang cpp` on a C++ project whose headers end in `.h` left every header out."""
+    root = make_tree({"absl/cord.h": CPP_HEADER, "lib/buf.h": C_HEADER, "absl/cord.cc": "void Append() {}\n"})
+    paths = lambda lang: {r["path"] for r in query_json(run, root, "Append", "--lang", lang, "-k", "10")["results"]}
+    assert paths("cpp") == {"absl/cord.h", "absl/cord.cc"}
+    assert paths("c") == {"lib/buf.h"}
+    hits = {r["path"]: r["language"] for r in query_json(run, root, "Append", "-k", "10")["results"]}
+    assert hits == {"absl/cord.h": "cpp", "lib/buf.h": "c", "absl/cord.cc": "cpp"}

@@ -102,3 +102,8 @@ def test_binary_and_undecodable_files_are_skipped_and_counted_when_indexing(make
     assert again.status == "up to date"
     assert again.skipped.get("binary") == 2
     assert again.skipped.get("invalid-utf8") == 1
+
+
+def test_the_text_of_a_dot_h_header_decides_between_c_and_cpp(make_tree):
+    root = make_tree({"a.h": "namespace util {\nint f();\n}\n", "b.h": "int f(void);\n", "c.c": "namespace x {}\n"})
+    assert [read_source(source(root, p)).file.language for p in ("a.h", "b.h", "c.c")] == ["cpp", "c", "c"]

@@ -25,7 +25,7 @@ import bisect
 import re
 from dataclasses import replace
 
-from ..languages import CODE
+from ..languages import CODE, from_content
 from ..read import split_lines
 from ..records import Chunk
 from .grammars import HEADING_LANGUAGES, grammar_for
@@ -115,13 +115,6 @@ _COMMENT_LINE = re.compile(r"\s*(//|/\*|\*|--|;;|#(?:[ \t!#\[]|$)|@\w|\(\*|{-|\"
 # Elixir's documentation and annotation attributes precede the definition they describe, as
 # decorators do (`@moduledoc` describes the enclosing module, and other attributes are values).
 _ELIXIR_LEADS = frozenset({"doc", "typedoc", "spec", "impl", "deprecated"})
-# A `.h` file written in C++ (namespaces, templates, classes): parsed as C, its namespaces came out as
-# functions and its classes nested in them (abseil's cord.h). 361 of abseil's 380 headers match,
-# none of curl's 178, one of redis's 68 (a C header with a C++ guard, which the C++ grammar reads too).
-_CPP_HEADER = re.compile(r"^\s*(?:namespace\s+[\w:]+\s*\{|template\s*<|(?:public|private|protected)\s*:|"
-                         r"class\s+\w+[^;()]*\{)|\bstd::|\busing\s+namespace\b", re.M)
-
-
 def _is_prefix(node) -> bool:
     """Comments, decorators, attributes and annotations: they belong to what follows them."""
     kind = node.type
@@ -705,11 +698,11 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
                  policy: ChunkingPolicy | None = None) -> list[Chunk] | None:
     """AST chunks of one file; None when its language has no grammar or it does not parse (the
     caller falls back to lines). Needs the `treesitter` extra."""
+    # A caller that read the file itself may not have looked at what its text says (a C++ `.h`).
+    language = from_content(path, language, text)
     grammar = grammar_for(path, language)
     if grammar is None:
         return None
-    if grammar == "c" and path.lower().endswith(".h") and _CPP_HEADER.search(text, 0, 200_000):
-        grammar = "cpp"
     policy = policy or ChunkingPolicy()
     lines = split_lines(text)
     if not lines:

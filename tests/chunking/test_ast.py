@@ -682,3 +682,8 @@ def test_load_ast_chunk_documents(sample_repo):
     guide = by_path["docs/guide.md"]
     assert any(d.context.startswith("Guide") for d in guide)
     assert all(d.docid == f"{d.source_path}:{d.start_line}-{d.end_line}" for d in docs)
+
+
+def test_chunks_of_a_cpp_header_named_h_are_labelled_cpp():
+    chunks = chunks_of("namespace absl {\nclass Cord {\n public:\n  void Append();\n};\n}\n", "cord.h", "c", TINY)
+    assert chunks and {c.language for c in chunks} == {"cpp"}
