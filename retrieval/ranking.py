@@ -164,14 +164,19 @@ def qualified_name(query: str) -> tuple[str, ...]:
     return parts if len(parts) >= 2 and all(_WORD.fullmatch(p) for p in parts) else ()
 
 
-def scope_agrees(context: str, parts: tuple[str, ...]) -> bool:
+def scope_agrees(context: str, parts: tuple[str, ...], exact: bool = False) -> bool:
     """Whether a chunk's scope path ends with the qualified name: `Router.add_route` agrees with
     `APIRouter`? no; with `impl Service for Router.add_route`, `app.Router.add_route`: yes. Each
-    scope element counts by its last word (`impl Service for Router` is `Router`)."""
+    scope element counts by its last word (`impl Service for Router` is `Router`). Letter case is
+    ignored unless `exact` (a query's case may be loose; Go's `Handle` and `handle` are two methods)."""
     if not context or not parts:
         return False
     names = [_ARGUMENTS.sub("", (piece.split() or [""])[-1]) for piece in _QUALIFIER.split(context)]
-    return len(names) >= len(parts) and [n.lower() for n in names[-len(parts):]] == [p.lower() for p in parts]
+    if len(names) < len(parts):
+        return False
+    if exact:
+        return names[-len(parts):] == list(parts)
+    return [n.lower() for n in names[-len(parts):]] == [p.lower() for p in parts]
 
 
 _QUERY_WORD = re.compile(r"[^\W_][\w-]*")

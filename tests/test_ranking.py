@@ -185,3 +185,11 @@ def test_a_scope_path_agrees_when_it_ends_with_the_qualified_name():
     assert not scope_agrees("FastAPI.add_api_route", ("APIRouter", "add_api_route"))
     assert not scope_agrees("APIRouter", ("APIRouter", "add_api_route"))
     assert not scope_agrees("", ("Router", "call"))
+
+
+def test_a_scope_path_agrees_in_exact_case_only_when_asked():
+    from retrieval.ranking import scope_agrees
+
+    assert scope_agrees("RouterGroup.handle", ("RouterGroup", "Handle"))
+    assert not scope_agrees("RouterGroup.handle", ("RouterGroup", "Handle"), exact=True)
+    assert scope_agrees("impl Service for Router.call", ("Router", "call"), exact=True)

@@ -208,3 +208,26 @@ def test_a_qualified_name_finds_that_class_s_method_before_the_class_or_a_namesa
     hits = retriever.search_detailed("add_route", top_k=2)
     assert {h.kind for h in hits} == {"method"}
 
+
+
+def test_a_qualified_name_in_its_exact_case_prefers_that_spelling_over_a_case_twin(make_tree):
+    """Go's exported `Handle` and unexported `handle` are two methods of one type."""
+    from retrieval import build_retriever, load_ast_chunk_documents
+
+    body = "\n".join(f"\t// step {i}: as RouterGroup Handle does, join the path and register" for i in range(10))
+    files = {
+        # the lower-case twin comes first in the file and holds the query's words more often
+        "routergroup.go": ("package gin\n\ntype RouterGroup struct{ base string }\n\n"
+                           "func (group *RouterGroup) handle(method, path string) {\n" + body + "\n\t// handle Handle handle\n}\n\n"
+                           "func (group *RouterGroup) Handle(method, path string) {\n\tgroup.handle(method, path)\n}\n"),
+    }
+    for n in range(6):
+        files[f"other{n}.go"] = f"package gin\n\nfunc helper{n}(v int) int {{\n\treturn v + {n}\n}}\n"
+    root = make_tree(files)
+    retriever = build_retriever("treesitter")
+    retriever.index(load_ast_chunk_documents(str(root), policy=_small()))
+    # The twin gets no scope boost: it follows the type the query names (it came second, boosted).
+    assert [h.symbol for h in retriever.search_detailed("RouterGroup.Handle", top_k=3)] == ["Handle", "RouterGroup", "handle"]
+    assert retriever.search_detailed("RouterGroup.handle", top_k=1)[0].symbol == "handle"
+    # A spelling that matches neither exactly still finds both by their scope.
+    assert {h.symbol for h in retriever.search_detailed("routergroup.HANDLE", top_k=2)} == {"handle", "Handle"}

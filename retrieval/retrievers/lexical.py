@@ -285,13 +285,15 @@ class _LuceneLengths:
 def scope_factors(views, query: str, first, config: RankingConfig) -> dict[tuple[int, int], float]:
     """{(view, doc): config.scope_boost} for the first-stage candidates whose scope path is the
     qualified name the query asks for (`Router.add_route`); empty for any other query, and for
-    chunks without a scope path (line chunks)."""
+    chunks without a scope path (line chunks). Spelled with the query's letter case, only those
+    agree (`RouterGroup.Handle` is not `RouterGroup.handle`); else any case does."""
     parts = qualified_name(query) if config.scope_boost != 1.0 else ()
     if not parts:
         return {}
-    out = {}
+    agreeing = {}
     for _value, i, d in first:
         meta = views[i].segment.meta(d)
         if meta and scope_agrees(meta[0], parts):
-            out[(i, d)] = config.scope_boost
-    return out
+            agreeing[(i, d)] = meta[0]
+    exact = [key for key, context in agreeing.items() if scope_agrees(context, parts, exact=True)]
+    return dict.fromkeys(exact or agreeing, config.scope_boost)
