@@ -54,7 +54,7 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
     from .runner import evaluate
 
     names, skipped = _retriever_names(retriever_name)
-    root = _root(root)
+    root = _root(root, builds=True)
     try:  # a bad dataset is the one error line, before any note on skipped retrievers
         queries = load_dataset(dataset)
     except DatasetError as exc:

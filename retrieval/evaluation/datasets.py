@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import dataclass, field
 
 
@@ -62,7 +63,8 @@ def parse_target(value, where: str = "") -> Target:
             raise DatasetError(f"{where}target {path!r} has only one of start_line and end_line")
         if start is not None:
             if not all(isinstance(n, int) and not isinstance(n, bool) for n in (start, end)) or start < 1 or end < start:
-                raise DatasetError(f"{where}target {path!r} has a bad span {start}-{end}")
+                raise DatasetError(f"{where}target {path!r} has a bad span {start!r}-{end!r} "
+                                   "(line numbers are integers from 1, start <= end)")
     else:
         raise DatasetError(f"{where}a target must be a path or {{path, start_line, end_line}}, not {value!r}")
     path = normalize_path(path)
@@ -84,17 +86,39 @@ def parse_query(obj, where: str = "") -> EvalQuery:
         relevant = obj["relevant"]
     elif "qrels" in obj:
         qrels = obj["qrels"]
-        relevant = [d for d, g in qrels.items() if isinstance(g, (int, float)) and g > 0] if isinstance(qrels, dict) else qrels
+        relevant = [d for d, g in qrels.items() if _grade(g) > 0] if isinstance(qrels, dict) else qrels
     else:
         raise DatasetError(f"{where}missing 'relevant'")
     secondary = obj.get("secondary") or []
     if not isinstance(relevant, list) or not isinstance(secondary, list):
         raise DatasetError(f"{where}'relevant' and 'secondary' must be lists")
-    targets = tuple(parse_target(t, where) for t in relevant + secondary)
+    # A target named twice (in relevant and secondary, say) is one target: counted twice, one hit
+    # would earn it twice and NDCG would pass 1.
+    targets = tuple(dict.fromkeys(parse_target(t, where) for t in relevant + secondary))
     category = obj.get("category") or ""
     qid = obj.get("id", obj.get("query_id", obj.get("qid", "")))
     extra = {k: v for k, v in obj.items() if k not in _KNOWN}
-    return EvalQuery(text, targets, str(category), str(qid), extra)
+    return EvalQuery(_printable(text), targets, _printable(str(category)), _printable(str(qid)), extra)
+
+
+def _grade(value) -> float:
+    """A qrels grade: a number, or a number written as a string (`"1"`); anything else is 0."""
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return value
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _printable(text: str) -> str:
+    """JSON may escape a lone surrogate (`"\\ud800"`), which no output can encode: replaced."""
+    return _SURROGATE.sub("\ufffd", text)
 
 
 def load_dataset(path: str) -> list[EvalQuery]:
@@ -108,6 +132,13 @@ def load_dataset(path: str) -> list[EvalQuery]:
         raise DatasetError(f"{os.path.basename(path)}: not UTF-8 text (byte {exc.start})") from None
     name = os.path.basename(path)
     stripped = data.lstrip()
+    if stripped.startswith("{") and "\n" in stripped.rstrip():
+        try:  # one query written as a pretty-printed object, not one object per line
+            single = json.loads(data)
+        except (ValueError, RecursionError):
+            single = None
+        if isinstance(single, dict):
+            return [parse_query(single, f"{name}: ")]
     if stripped.startswith("["):
         try:
             items = json.loads(data)
@@ -116,7 +147,9 @@ def load_dataset(path: str) -> list[EvalQuery]:
         queries = [parse_query(obj, f"{name}: query {i + 1}: ") for i, obj in enumerate(items)]
     else:
         queries = []
-        for number, line in enumerate(data.splitlines(), start=1):
+        # Lines end at \n only: U+2028 and other separators that splitlines() breaks at may stand
+        # unescaped inside a JSON string.
+        for number, line in enumerate(data.split("\n"), start=1):
             if not line.strip() or line.lstrip().startswith("#"):
                 continue
             try:

@@ -195,3 +195,38 @@ def test_eval_json_stays_strict_json_when_no_query_is_scored(make_tree, tmp_path
     assert result.exit_code == 0, result.output
     (run,) = json.loads(result.stdout, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))["runs"]
     assert run["interval"] == {"metric": "ndcg", "low": None, "high": None}
+
+
+def test_map_and_p_at_30_do_not_move_with_k_or_the_other_metric_families(make_tree, tmp_path):
+    root = make_tree({f"doc{n:02d}.py": f"widget = {n}\n" + "filler line\n" * n for n in range(40)})
+    ds = _dataset(tmp_path, [{"query": "widget", "relevant": [f"doc{n:02d}.py" for n in range(0, 40, 2)]}])
+
+    def numbers(*args):
+        result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--json", *args])
+        assert result.exit_code == 0, result.output
+        summary = json.loads(result.stdout)["runs"][0]["summary"]
+        return summary["map"], summary["p@30"]
+
+    alone = numbers("--metrics", "map")
+    assert alone == numbers("--metrics", "files,map") == numbers("--metrics", "map", "-k", "30")
+    assert alone[1] > 10 / 30  # the list covers 30 files, not k = 10
+
+
+def test_eval_refuses_a_home_directory_that_only_the_current_directory_chose(tmp_path, monkeypatch):
+    (tmp_path / "a.py").write_text("widget = 1\n")
+    ds = _dataset(tmp_path, [{"query": "widget", "relevant": ["a.py"]}])
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["eval", ds])
+    assert result.exit_code == 1 and "is your home directory, not a project" in result.stderr
+    assert not (tmp_path / ".retrieval").exists()
+
+
+def test_a_query_with_a_lone_surrogate_is_printed_per_query_without_a_traceback(make_tree, tmp_path):
+    root = make_tree(FILES)
+    path = tmp_path / "sur.jsonl"
+    path.write_text('{"query": "zebra \\ud800 stripes", "relevant": ["pkg/gamma.py"]}\n')
+    for fmt in ([], ["--json"]):
+        result = CliRunner().invoke(main, ["eval", str(path), "--root", str(root), "--per-query", *fmt])
+        assert result.exit_code == 0, result.output
+        assert "zebra \ufffd stripes" in result.stdout

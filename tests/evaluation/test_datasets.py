@@ -65,3 +65,40 @@ def test_empty_and_missing_datasets(tmp_path):
         load_dataset(str(empty))
     with pytest.raises(DatasetError, match="cannot read"):
         load_dataset(str(tmp_path / "nope.json"))
+
+
+def test_a_target_named_twice_is_one_target(tmp_path):
+    path = tmp_path / "dup.jsonl"
+    path.write_text('{"query": "q", "relevant": ["a.py", "./a.py"], "secondary": ["a.py", "b.py"]}\n')
+    (query,) = load_dataset(str(path))
+    assert query.targets == (Target("a.py"), Target("b.py"))
+
+
+def test_jsonl_lines_end_at_newlines_only_not_at_unicode_separators(tmp_path):
+    path = tmp_path / "sep.jsonl"
+    path.write_text(json.dumps({"query": "bootstrap\u2028interval\x85x", "relevant": ["a.py"]}, ensure_ascii=False) + "\n",
+                    encoding="utf-8")
+    (query,) = load_dataset(str(path))
+    assert query.query == "bootstrap\u2028interval\x85x"
+
+
+def test_one_pretty_printed_query_object_is_a_dataset_of_one(tmp_path):
+    path = tmp_path / "one.json"
+    path.write_text(json.dumps({"query": "q", "relevant": ["a.py"]}, indent=2))
+    assert [q.query for q in load_dataset(str(path))] == ["q"]
+
+
+def test_qrels_grades_written_as_strings_count_and_a_lone_surrogate_is_replaced(tmp_path):
+    path = tmp_path / "odd.jsonl"
+    path.write_text('{"query": "x \\ud800 y", "id": "\\udfff", "qrels": {"a.py": "1", "b.py": "0", "c.py": "n/a"}}\n')
+    (query,) = load_dataset(str(path))
+    assert query.targets == (Target("a.py"),)
+    assert query.query == "x \ufffd y" and query.id == "\ufffd"
+    query.query.encode("utf-8")  # printable
+
+
+def test_a_span_given_as_strings_says_line_numbers_are_integers(tmp_path):
+    path = tmp_path / "str.jsonl"
+    path.write_text('{"query": "q", "relevant": [{"path": "a.py", "start_line": "3", "end_line": "5"}]}\n')
+    with pytest.raises(DatasetError, match=r"bad span '3'-'5' \(line numbers are integers"):
+        load_dataset(str(path))

@@ -145,3 +145,27 @@ def test_map_counts_judged_documents_missing_from_the_tree():
     row = score_query(query, [("CACM-0001.txt", 1, 3), ("CACM-0002.txt", 1, 3)], tree, 1000, ("ndcg", "map"))
     assert row.scores["map"] == 0.5
     assert row.scores["ndcg"] == 1.0  # NDCG's n counts only the target that exists
+
+
+def test_two_spellings_of_one_file_are_one_target_and_ndcg_stays_within_one():
+    tree = TreePaths(["evaluation/stats.py", "other.py"], anchor="/r/")
+    query = EvalQuery("q", (Target("stats.py"), Target("evaluation/stats.py")))
+    row = score_query(query, [("evaluation/stats.py", 1, 9)], tree, k=1, families=("ndcg",))
+    assert row.n_existing == 1 and row.scores["ndcg"] == 1.0
+
+
+def test_a_file_at_the_root_is_that_file_not_a_namesake_deeper_down():
+    tree = TreePaths(["cli.py", "evaluation/cli.py"], anchor="/r/")
+    row = score_query(EvalQuery("q", (Target("cli.py"),)), [("evaluation/cli.py", 1, 9), ("cli.py", 1, 9)],
+                      tree, k=10, families=("ndcg",))
+    assert row.ranks["span"] == [2]
+    # A suffix naming several files, none at the root, keeps the benchmark's rule: any of them.
+    deeper = TreePaths(["a/cli.py", "b/cli.py"], anchor="/r/")
+    assert score_query(EvalQuery("q", (Target("cli.py"),)), [("b/cli.py", 1, 2)], deeper, 10, ("ndcg",)).ranks["span"] == [1]
+
+
+def test_a_span_starting_past_the_end_of_its_file_is_a_missing_target(tmp_path):
+    (tmp_path / "stats.py").write_text("".join(f"line {n}\n" for n in range(46)))
+    tree = TreePaths.walk(str(tmp_path))
+    assert tree.resolve(Target("stats.py", 46, 50)) is not None
+    assert tree.resolve(Target("stats.py", 500, 600)) is None
