@@ -434,9 +434,23 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                        "each span, which may have moved", err=True)
     truncated: set = set()
     if max_tokens:
-        from .output import within_budget
+        from .output import printed_tokens, text_lines, within_budget
 
-        hits, truncated = within_budget(hits, snippets, max_tokens)
+        if as_json or as_jsonl:  # priced as printed: its fields, escapes and all
+            def cost(h, snippet, cut):
+                shown = {h.docid: snippet} if snippet is not None else {}
+                return printed_tokens(json.dumps(_hit_json(h, shown, {h.docid} if cut else ()),
+                                                 ensure_ascii=False)) + 1
+        else:  # its header, and each line with its number
+            def cost(h, snippet, cut):
+                shown = {h.docid: snippet} if snippet is not None else {}
+                return printed_tokens("\n".join(text_lines([h], shown, {h.docid} if cut else ()))) + 1
+
+        envelope = 0  # what --json prints around the results
+        if as_json:
+            envelope = printed_tokens(json.dumps({"query": text, "retriever": result.retriever, "results": []},
+                                                 ensure_ascii=False)) + 1
+        hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost)
     result.hits = hits
     if as_json:
         payload = {

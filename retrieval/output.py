@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from typing import Iterator
+from typing import Callable, Iterator, Optional
 
 from .read import line_texts, split_lines
 from .records import SearchHit, Snippet
@@ -21,46 +21,73 @@ from .records import SearchHit, Snippet
 
 HIT_OVERHEAD = 24  # tokens for the fields around each hit
 
+# What one hit costs as it will be printed: (hit, its snippet or None, whether that snippet is cut
+# to fit, which the output says) -> tokens.
+Cost = Callable[[SearchHit, Optional[Snippet], bool], int]
+
 
 def estimate_tokens(text: str) -> int:
     # About four characters per token, plus the fields around each hit.
     return len(text) // 4 + HIT_OVERHEAD
 
 
-def _cut(snippet: Snippet, budget: int) -> Snippet:
-    """The snippet's first lines that fit `budget` tokens (the first line itself cut if need be)."""
-    room = max(0, (budget - HIT_OVERHEAD) * 4)
+def _estimate(hit: SearchHit, snippet: Snippet | None, cut: bool = False) -> int:
+    return estimate_tokens(snippet.text if snippet else "")
+
+
+def printed_tokens(text: str) -> int:
+    """Tokens of text as printed: about four characters each, rounded up."""
+    return -(-len(text) // 4)
+
+
+def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost) -> Snippet:
+    """The snippet's lines from the hit's own first line (an expanded snippet's context before it
+    goes first) that fit `budget` tokens as printed (the first line itself cut if need be)."""
     lines = split_lines(snippet.text)  # as the file's lines are numbered (a form feed is no break)
-    kept, used = [], 0
+    if hit.start_line is not None and snippet.start_line is not None:
+        skip = min(max(0, hit.start_line - snippet.start_line), max(0, len(lines) - 1))
+        lines = lines[skip:]
+        snippet = replace(snippet, start_line=snippet.start_line + skip)
+    start = snippet.start_line
+
+    def trial(kept: list[str]) -> Snippet:
+        end = start + len(kept) - 1 if start is not None else None
+        return replace(snippet, end_line=end, text="".join(kept))
+
+    kept: list[str] = []
     for line in lines:
-        if used + len(line) > room:
+        if cost(hit, trial(kept + [line]), True) > budget:
             break
         kept.append(line)
-        used += len(line)
-    if not kept and lines and room:
-        kept = [lines[0][:room]]
+    if not kept and lines:
+        room = max(0, (budget - cost(hit, trial([]), True)) * 4)  # characters left for the first line
+        while room and cost(hit, trial([lines[0][:room]]), True) > budget:
+            room = room * 3 // 4  # escaping (JSON) makes some characters cost more than one
+        kept = [lines[0][:room]] if room else []
     if not kept:  # no room for a single character: nothing shown, and no lines claimed
         return replace(snippet, start_line=None, end_line=None, text="")
-    start = snippet.start_line
-    end = start + len(kept) - 1 if start is not None and kept else start
-    return replace(snippet, end_line=end, text="".join(kept))
+    return trial(kept)
 
 
-def within_budget(hits: list[SearchHit], snippets: dict, budget: int) -> tuple[list[SearchHit], set[str]]:
-    """The longest prefix of hits whose snippets fit `budget` tokens, and the docids whose snippet
-    was cut. The first hit is always kept: when it alone does not fit, its snippet is cut to fit
-    (in `snippets`, in place), so a small budget still gets the best answer."""
+def within_budget(hits: list[SearchHit], snippets: dict, budget: int,
+                  cost: Cost | None = None) -> tuple[list[SearchHit], set[str]]:
+    """The longest prefix of hits that fit `budget` tokens, and the docids whose snippet was cut.
+    `cost` prices a hit as it will be printed (`query` passes its JSON's or its text's); the default
+    is four characters a token of snippet plus HIT_OVERHEAD. The first hit is always kept: when it
+    alone does not fit, its snippet is cut to fit (in `snippets`, in place), so a small budget
+    still gets the best answer."""
+    cost = cost or _estimate
     out, used = [], 0
     for hit in hits:
         snippet = snippets.get(hit.docid)
-        cost = estimate_tokens(snippet.text if snippet else "")
-        if used + cost > budget:
+        price = cost(hit, snippet, False)
+        if used + price > budget:
             if not out:
                 if snippet is not None:
-                    snippets[hit.docid] = _cut(snippet, budget)
+                    snippets[hit.docid] = _cut(hit, snippet, budget, cost)
                 return [hit], {hit.docid}
             break
-        used += cost
+        used += price
         out.append(hit)
     return out, set()
 

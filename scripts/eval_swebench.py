@@ -122,8 +122,10 @@ def run_group(job: dict) -> list[dict]:
 
 
 def span_hit(root: str, retriever: str, query: str, hunks: dict, budget: int) -> float:
-    """1.0 when one of the first 10 hits of the answer that fits `budget` tokens (snippets counted
-    as `retrieval query --max-tokens` counts them) overlaps a gold hunk, else 0.0."""
+    """1.0 when one of the first 10 hits of the answer that fits `budget` tokens overlaps a gold
+    hunk, else 0.0. Snippets are priced by within_budget's default (four characters a token plus 24
+    a hit, close to what `query --max-tokens` prints as text; its JSON costs more a hit), so the
+    figure is comparable across runs and retrievers."""
     from retrieval import service
     from retrieval.output import within_budget
     from retrieval.snippets import read_snippet

@@ -453,12 +453,18 @@ def test_files_mode_lists_each_file_once_with_its_best_span(run, make_tree):
     assert files[0]["start_line"] == chunks[0]["start_line"]
 
 
+def printed_tokens(row: dict) -> int:
+    """What a JSON result costs as --max-tokens prices it: four characters a token, and its separator."""
+    return -(-len(json.dumps(row, ensure_ascii=False)) // 4) + 1
+
+
 def test_max_tokens_returns_whole_hits_that_fit_the_budget(run, make_tree):
     files = {f"m{i}.py": "def budget_item():\n" + "    value = 'budget'\n" * 40 for i in range(6)}
     root = make_tree(files)
     everything = query_json(run, root, "budget item", "--snippet-lines", "1000")["results"]
-    one_cost = len(everything[0]["snippet"]) // 4 + 24
-    limited = query_json(run, root, "budget item", "--max-tokens", str(one_cost * 2 + 5))["results"]
+    one_cost = printed_tokens(everything[0])  # as printed: fields and escapes count too
+    envelope = printed_tokens({"query": "budget item", "retriever": "lexical", "results": []})
+    limited = query_json(run, root, "budget item", "--max-tokens", str(envelope + one_cost * 2 + 5))["results"]
     assert len(limited) == 2
     assert all(r["snippet"] for r in limited)
     (first,) = query_json(run, root, "budget item", "--max-tokens", "5")["results"]
@@ -519,12 +525,12 @@ def test_text_mode_with_expand_numbers_the_expanded_lines_and_says_which_are_sho
 def test_max_tokens_counts_the_expanded_snippets(run, make_tree):
     files = {f"m{i}.py": "\n" * 30 + "def budget_item():\n    return 'budget'\n" + "\n" * 30 for i in range(6)}
     root = make_tree(files)
-    plain = query_json(run, root, "budget item", "--max-tokens", "200")["results"]
-    expanded = query_json(run, root, "budget item", "--max-tokens", "200", "--expand", "100")["results"]
+    plain = query_json(run, root, "budget item", "--max-tokens", "600")["results"]
+    expanded = query_json(run, root, "budget item", "--max-tokens", "600", "--expand", "100")["results"]
     assert len(plain) == 6
     assert all(r["snippet"].count("\n") == 62 for r in expanded)  # the whole file
     assert 0 < len(expanded) < len(plain)
-    assert sum(len(r["snippet"]) // 4 + 24 for r in expanded) <= 200
+    assert sum(printed_tokens(r) for r in expanded) <= 600
 
 
 def test_a_file_changed_since_indexing_gives_a_stale_snippet_of_its_current_lines(run, long_repo, rewrite, touch):

@@ -61,11 +61,11 @@ def test_an_unknown_language_is_a_usage_error_that_lists_the_valid_names(run, sa
 def test_a_budget_smaller_than_the_first_hit_returns_that_hit_cut_to_fit(run, make_tree):
     root = make_tree({"big.py": "def budget_item():\n" + "".join(f"    value_{i} = 'budget'\n" for i in range(80))})
     full = query_json(run, root, "budget item", "--snippet-lines", "1000")["results"][0]
-    (row,) = query_json(run, root, "budget item", "--max-tokens", "60")["results"]
+    (row,) = query_json(run, root, "budget item", "--max-tokens", "150")["results"]
     assert (row["path"], row["start_line"], row["end_line"]) == (full["path"], full["start_line"], full["end_line"])
     assert row["truncated"] is True
     assert row["snippet"] and full["snippet"].startswith(row["snippet"])
-    assert len(row["snippet"]) // 4 + 24 <= 60
+    assert -(-len(json.dumps(row, ensure_ascii=False)) // 4) + 1 <= 150  # as printed, fields and all
     assert row["snippet_end"] == row["snippet_start"] + row["snippet"].count("\n") - 1
     roomy = query_json(run, root, "budget item", "--max-tokens", "100000")["results"]
     assert all("truncated" not in r for r in roomy)
@@ -413,3 +413,26 @@ def test_a_header_named_h_counts_as_the_language_its_text_is_written_in(run, mak
     assert paths("c") == {"lib/buf.h"}
     hits = {r["path"]: r["language"] for r in query_json(run, root, "Append", "-k", "10")["results"]}
     assert hits == {"absl/cord.h": "cpp", "lib/buf.h": "c", "absl/cord.cc": "cpp"}
+
+
+@pytest.mark.parametrize("fmt", [[], ["--json"], ["--jsonl"]])
+def test_max_tokens_holds_for_what_is_printed_in_every_format(run, make_tree, fmt):
+    """Priced as printed: JSON's field names and escapes, text's line numbers (it printed 644 tokens
+    for a 400-token budget when only snippets were counted)."""
+    files = {f"m{i}.py": "def budget_item():\n" + "".join(f'    value_{n} = "budget \\"{n}\\""\n' for n in range(30))
+             for i in range(8)}
+    root = make_tree(files)
+    for budget in (120, 400, 900):
+        result = run("query", "--root", root, "budget item", "--max-tokens", budget, "-k", "8", *fmt)
+        assert result.exit_code == 0, result.stderr
+        assert len(result.stdout) / 4 <= budget, (budget, len(result.stdout))
+
+
+def test_an_expanded_hit_cut_to_fit_shows_its_own_lines_not_only_the_context(run, make_tree):
+    body = "".join(f"    step_{n} = {n}\n" for n in range(20))
+    root = make_tree({"a.py": "".join(f"filler_{n} = {n}\n\n" for n in range(60)) + "def atomic_write():\n" + body})
+    (row,) = query_json(run, root, "atomic_write", "--expand", "40", "--max-tokens", "150", "-k", "1")["results"]
+    assert row["start_line"] > 40 and row["truncated"] is True
+    assert row["snippet_start"] == row["start_line"]
+    lines = (root / "a.py").read_text().splitlines(keepends=True)
+    assert row["snippet"] == "".join(lines[row["start_line"] - 1 : row["snippet_end"]])

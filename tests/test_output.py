@@ -75,6 +75,15 @@ def test_the_first_hit_over_budget_is_cut_line_by_line_to_fit():
     assert snippets[h.docid] == Snippet(10, 11, "line 010\nline 011\n")
 
 
+def test_an_expanded_snippet_cut_to_fit_starts_at_the_hit_not_at_its_context():
+    """--expand puts context lines before the hit; a cut that kept the first lines showed only them."""
+    h = hit("a.py", 46, 50)
+    text = "".join(f"line {n:03d}\n" for n in range(6, 91))  # lines 6-90: the hit with 40 lines around it
+    snippets = {h.docid: Snippet(6, 90, text)}
+    kept, cut = within_budget([h], snippets, 24 + 5)  # room for 20 characters: two lines
+    assert snippets[h.docid] == Snippet(46, 47, "line 046\nline 047\n")
+
+
 def test_a_budget_with_no_room_for_a_character_shows_nothing_and_claims_no_lines():
     h = hit("a.py", 10, 19)
     snippets = {h.docid: Snippet(10, 19, "line 010\n")}
