@@ -2,8 +2,11 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 CORE_VENV ?= .venv-core
-# torch first, from its CPU wheel: otherwise the extras that need it pull a multi-GB CUDA build.
+# torch first, from its CPU wheel: otherwise the extras that need it pull a multi-GB CUDA build
+# (PyPI's Linux torch). TORCH_INDEX= (empty) takes torch from pip's configured indexes instead,
+# for a machine that mirrors the CPU wheel (as CI's does).
 TORCH ?= torch==2.13.0
+TORCH_INDEX ?= https://download.pytorch.org/whl/cpu
 
 .PHONY: install install-core test test-core bench clean pyz
 
@@ -13,7 +16,7 @@ $(BIN)/python:
 
 # Everything: the core, every extra and the test tools.
 install: $(BIN)/python
-	$(BIN)/pip install -q $(TORCH)
+	$(BIN)/pip install -q $(TORCH) $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	$(BIN)/pip install -q -e '.[all,test]'
 	$(BIN)/pip install -q --no-deps pyserini==1.6.0  # Anserini's jar, without pyserini's torch & co.
 

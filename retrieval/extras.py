@@ -48,7 +48,12 @@ AFTERWARDS = {"pyserini": "pip install --no-deps pyserini==1.6.0"}
 
 # Extras that need a package installed before them: without the CPU build first, pip pulls torch's
 # multi-gigabyte CUDA build for sentence-transformers.
-BEFORE = {"local": "install torch==2.13.0"}
+# PyTorch's own index serves the CPU build (PyPI's torch wheel for Linux is the CUDA one).
+TORCH_CPU = "install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+BEFORE = {"local": TORCH_CPU}
+# What a hint names when this installation's source is unknown (a zipapp, a copied tree): PyPI's
+# `retrieval` is an unrelated package, so no runnable command is better than that one.
+UNKNOWN_SOURCE = "<retrieval source directory>"
 
 
 def install_hint(*extras: str) -> str:
@@ -66,8 +71,8 @@ def install_hint(*extras: str) -> str:
 @functools.lru_cache(maxsize=1)
 def _source() -> str:
     """Where this package was installed from: the directory its dist-info records (PEP 610's
-    direct_url.json), else the checkout it runs from (editable, or not installed), else its name on
-    the package index. Read from the files beside the package: importlib.metadata costs 60 ms."""
+    direct_url.json), else the checkout it runs from (editable, or not installed), else
+    UNKNOWN_SOURCE. Read from the files beside the package: importlib.metadata costs 60 ms."""
     import json
     from urllib.parse import unquote, urlparse
 
@@ -86,4 +91,4 @@ def _source() -> str:
             return unquote(urlparse(url).path)
     if os.path.isfile(os.path.join(parent, "pyproject.toml")):
         return parent
-    return "retrieval"
+    return UNKNOWN_SOURCE

@@ -48,7 +48,14 @@ def test_the_install_command_adds_to_this_installation_never_to_a_namesake_on_th
     assert os.path.isfile(os.path.join(source, "pyproject.toml"))
     assert install_hint("mcp") == f"{pip} install {shlex.quote(source + '[mcp]')}"
     # The CPU torch first, or pip pulls the CUDA build for sentence-transformers.
-    assert install_hint("local", "turbovec").startswith(f"{pip} install torch==2.13.0 && {pip} install ")
+    assert install_hint("local", "turbovec").startswith(
+        f"{pip} install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu && {pip} install ")
+
+
+def test_an_installation_of_unknown_source_names_no_package_from_the_index(monkeypatch):
+    """A zipapp or a copied tree: `retrieval[mcp]` would install PyPI's unrelated `retrieval`."""
+    monkeypatch.setattr(extras, "_source", lambda: extras.UNKNOWN_SOURCE)
+    assert install_hint("mcp").endswith(" install '<retrieval source directory>[mcp]'")
 
 
 def test_java_versions_are_read_from_the_release_file(tmp_path):
