@@ -218,6 +218,11 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     _use_embed_model(embed_model)
     given = bool(include or exclude or max_file_bytes or profile or bm25 or reset_filters)
     bm25_values = _bm25(bm25)
+    context_flags = [flag for flag, used in (("--dry-run", dry_run), ("--yes", yes), ("--max-chunks", max_chunks is not None),
+                                             ("--contextualizer", contextualizer != "auto")) if used]
+    if context_flags and retriever_name != "lexical+ctx":
+        # Ignored, a --dry-run would have built every index for real.
+        raise click.UsageError(f"{', '.join(context_flags)} applies to --retriever lexical+ctx only")
     if retriever_name == "all":
         targets = service.available_retrievers()
     else:

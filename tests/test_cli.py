@@ -556,3 +556,13 @@ def test_a_vanished_file_gives_an_empty_stale_snippet(run, long_repo):
     (long_repo / "mid.py").unlink()
     (row,) = query_json(run, long_repo, "marsupial", "--expand", "2", "--stale-ok")["results"]
     assert (row["snippet"], row["snippet_start"], row["snippet_end"], row["stale"]) == ("", None, None, True)
+
+
+@pytest.mark.parametrize("flags", [["--dry-run"], ["--yes"], ["--max-chunks", "3"], ["--contextualizer", "offline"]])
+def test_the_lexical_ctx_options_are_refused_for_any_other_retriever(run, sample_repo, flags):
+    """Ignored, `index --dry-run` built every index for real."""
+    for retriever in ("lexical", "all"):
+        result = run("index", "--root", sample_repo, "--retriever", retriever, *flags)
+        assert result.exit_code == 2
+        assert f"{flags[0]} applies to --retriever lexical+ctx only" in result.stderr
+    assert not (sample_repo / ".retrieval").exists()

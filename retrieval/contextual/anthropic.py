@@ -18,6 +18,7 @@ from .prompt import MAX_OUTPUT_TOKENS, SYSTEM, chunk_block, file_block
 
 DEFAULT_RETRIES = 6
 DEFAULT_TIMEOUT = 60.0
+MAX_CONTEXT_CHARS = 2000  # far above what max_tokens allows; a bound on what an endpoint may send back
 
 
 class AnthropicContextualizer:
@@ -52,9 +53,16 @@ class AnthropicContextualizer:
         }
 
     def request(self, path: str, file_text: str, chunk) -> str:
+        """The context for one chunk: one paragraph, at most MAX_CONTEXT_CHARS (an endpoint behind
+        ANTHROPIC_BASE_URL may ignore max_tokens); "" for an answer without text (a refusal)."""
         message = self.client.messages.create(**self.params(path, file_text, chunk))
-        text = "".join(getattr(block, "text", "") for block in message.content).strip()
-        return " ".join(text.split())  # one paragraph: the context is indexed and shown inline
+        content = getattr(message, "content", None)
+        if not isinstance(content, list):
+            raise UnexpectedAnswer(f"the API answered with {type(message).__name__}, not a message")
+        text = " ".join("".join(getattr(block, "text", "") or "" for block in content).split())
+        if len(text) > MAX_CONTEXT_CHARS:
+            text = text[:MAX_CONTEXT_CHARS].rsplit(" ", 1)[0]
+        return text  # one paragraph: the context is indexed and shown inline
 
     @staticmethod
     def fatal(exc: BaseException) -> str:
@@ -70,9 +78,27 @@ class AnthropicContextualizer:
         if isinstance(exc, anthropic.APIConnectionError):
             return f"cannot reach the API ({exc.__class__.__name__})"
         if isinstance(exc, anthropic.APIStatusError):
-            message = str(getattr(exc, "message", "") or exc).splitlines()[0][:200]
-            return f"the API refused a request ({exc.status_code}): {message}"
+            return f"the API refused a request ({exc.status_code}): {_api_message(exc)}"
+        if isinstance(exc, (UnexpectedAnswer, AttributeError, TypeError, ValueError)):
+            # A proxy or an endpoint that is not the Messages API: HTML, another JSON shape.
+            detail = str(exc).splitlines()[0][:200] if str(exc) else exc.__class__.__name__
+            return f"the API's answer is not a Messages API reply ({detail})"
         return f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+
+
+class UnexpectedAnswer(ValueError):
+    """The endpoint answered, but not with a message."""
+
+
+def _api_message(exc) -> str:
+    """The API's own error message (`body.error.message`), not the SDK's rendering of the whole
+    body as a Python dict."""
+    body = getattr(exc, "body", None)
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    if not isinstance(message, str) or not message.strip():
+        message = str(getattr(exc, "message", "") or exc)
+    return (message.strip().splitlines() or [""])[0][:200]
 
 
 def make(model: str | None = None) -> AnthropicContextualizer:

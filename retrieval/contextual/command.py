@@ -43,7 +43,10 @@ def refresh(root: str, *, options: service.IndexOptions | None = None, context: 
     use_model = context.mode != "offline"
     if use_model and requester is None:
         reason = remote_unavailable_reason()
-        if reason:
+        if reason and context.dry_run:
+            # The estimate needs neither the SDK nor a key: see the price before getting either.
+            progress(f"{NAME}: a real run would need the model ({reason}); the estimate of what it would send:")
+        elif reason:
             if context.mode == "anthropic":
                 raise RuntimeError(reason)
             progress(f"{NAME}: using the offline contextualizer ({reason})")

@@ -10,15 +10,16 @@ Standard library only; the model is a `requester` object (see anthropic.py) with
   caller said yes or capped the chunks.
 - run(): one file at a time per worker (its chunks in order, so the first request writes the prompt
   cache and the others read it), a few workers at once. Every answer is cached as it arrives; on a
-  fatal error (authentication, retries exhausted) or Ctrl-C the requests in flight finish and are
-  kept, and the next run resumes with what is missing.
+  fatal error (authentication, retries exhausted) the requests in flight finish and are kept, on
+  Ctrl-C they get a few seconds to, and the next run resumes with what is missing.
 """
 from __future__ import annotations
 
 import os
+import queue
 import threading
+import time
 from collections import Counter
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -33,6 +34,7 @@ from .prompt import PROMPT_VERSION, Estimate, dollars, prices
 DEFAULT_MAX_FILE_BYTES = 200_000  # about 67k tokens: keeps each request in the lower price band
 DEFAULT_MAX_DOLLARS = 1.00
 DEFAULT_WORKERS = 4
+INTERRUPT_GRACE = 3.0  # seconds the requests in flight get after Ctrl-C
 PENDING = "PENDING"  # in the cache directory: contexts were generated since the index last used them
 
 
@@ -125,9 +127,16 @@ def plan(root: str, retriever, options, cache: ContextCache, *, max_file_bytes: 
 
 
 def check_cost(p: Plan, *, yes: bool, max_chunks: int | None, max_dollars: float = DEFAULT_MAX_DOLLARS) -> None:
-    """Raise CostRefused when the run would cost more than max_dollars and nobody accepted it."""
-    if yes or max_chunks is not None or p.estimate.dollars <= max_dollars:
+    """Raise CostRefused when the run would cost more than max_dollars and nobody accepted it. A
+    plan cut by --max-chunks is judged by what is left of it: a cap is no acceptance (a cap above
+    the chunk count would otherwise wave any bill through)."""
+    if yes or p.estimate.dollars <= max_dollars:
         return
+    if max_chunks is not None:
+        raise CostRefused(
+            f"estimated {dollars(p.estimate.dollars)} for the {p.chunks} chunks of --max-chunks {max_chunks} is "
+            f"above {dollars(max_dollars)}: pass --yes to accept it, or a smaller --max-chunks"
+        )
     raise CostRefused(
         f"estimated {dollars(p.estimate.dollars)} is above {dollars(max_dollars)}: pass --yes to accept it, "
         f"or --max-chunks N to contextualize only N chunks now (the rest on later runs)"
@@ -137,7 +146,9 @@ def check_cost(p: Plan, *, yes: bool, max_chunks: int | None, max_dollars: float
 @dataclass
 class RunReport:
     generated: int = 0
+    empty: int = 0  # answers with no text: not kept
     stopped: str = ""  # the fatal reason, when the run stopped early
+    interrupted: bool = False  # Ctrl-C: requests still in flight after the grace are abandoned
 
 
 def mark_pending(cache: ContextCache) -> None:
@@ -158,7 +169,13 @@ def clear_pending(cache: ContextCache) -> None:
 
 def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKERS,
         progress: Callable[[str], None] = lambda m: None) -> RunReport:
-    """Ask the model for every planned chunk; each answer is cached before the next is asked."""
+    """Ask the model for every planned chunk; each answer is cached before the next is asked.
+
+    Workers are daemon threads: on Ctrl-C the requests in flight get INTERRUPT_GRACE seconds to
+    land in the cache, then the run stops without them (an SDK retrying a rate limit or a silent
+    endpoint would otherwise hold the process, and the store's writer lock, for minutes or hours).
+    An empty answer (a refusal, say) is not a context: it is counted, not cached, and asked again
+    on the next run."""
     report = RunReport()
     if not p.jobs:
         return report
@@ -166,6 +183,9 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
     stop = threading.Event()
     lock = threading.Lock()
     total = p.chunks
+    jobs = queue.SimpleQueue()
+    for job in p.jobs:
+        jobs.put(job)
 
     def do(job: Job) -> None:
         for chunk in job.chunks:
@@ -180,6 +200,12 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
                         report.stopped = reason
                 stop.set()
                 return
+            if stop.is_set() and report.interrupted:
+                return  # answered after the run gave up on it: the cache is no longer ours to write
+            if not text:
+                with lock:
+                    report.empty += 1
+                continue
             cache.put(p.model, PROMPT_VERSION, job.digest, span_key(chunk.start_line, chunk.end_line), text)
             with lock:
                 report.generated += 1
@@ -187,18 +213,32 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
             if n % 50 == 0 or n == total:
                 progress(f"lexical+ctx: {n}/{total} contexts generated")
 
-    pool = ThreadPoolExecutor(max_workers=max(1, workers), thread_name_prefix="contextualize")
+    def worker() -> None:
+        while not stop.is_set():
+            try:
+                job = jobs.get_nowait()
+            except queue.Empty:
+                return
+            do(job)
+
+    threads = [threading.Thread(target=worker, name=f"contextualize-{n}", daemon=True)
+               for n in range(max(1, min(workers, len(p.jobs))))]
+    for thread in threads:
+        thread.start()
     try:
-        futures = [pool.submit(do, job) for job in p.jobs]
-        wait(futures, return_when=FIRST_EXCEPTION)
-        for future in futures:
-            future.result()
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(0.2)  # in slices: the main thread stays interruptible
     except BaseException:
-        # Ctrl-C (or a bug): let the requests in flight finish and be cached, start no new ones.
+        # Ctrl-C (or a bug): start no new request, let those in flight land for a moment.
         stop.set()
-        pool.shutdown(wait=True, cancel_futures=True)
+        deadline = time.monotonic() + INTERRUPT_GRACE
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        report.interrupted = True
         raise
-    pool.shutdown(wait=True)
+    if report.empty:
+        progress(f"lexical+ctx: {report.empty} empty answers were not kept (asked again next run)")
     if report.stopped:
         raise GenerationStopped(
             f"{report.stopped}; {report.generated} of {total} contexts generated and kept, "

@@ -163,3 +163,34 @@ def test_deny_listed_and_oversized_files_never_reach_the_api(make_tree):
     sent = " ".join(b["messages"][0]["content"][0]["text"] for b in endpoint.requests)
     assert len(endpoint.requests) == 1 and "app.py" in sent
     assert "hunter2" not in sent and "PRIVATE" not in sent and "big.py" not in sent
+
+
+def test_a_refused_request_says_the_api_s_own_message_not_a_python_dict(make_tree):
+    root = make_tree(FILES)
+    bad = {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}
+    with pytest.raises(GenerationStopped, match=r"^the API refused a request \(400\): prompt is too long; 0 of 3"):
+        index(root, contextualizer(Endpoint([(400, bad)])), workers=1)
+
+
+@pytest.mark.parametrize("payload", [{"foo": "bar"}, "<html>gateway</html>"])
+def test_an_answer_that_is_not_a_message_stops_the_run_with_one_line(make_tree, payload):
+    root = make_tree(FILES)
+    with pytest.raises(GenerationStopped, match=r"^the API's answer is not a Messages API reply \(.+\); 0 of 3"):
+        index(root, contextualizer(Endpoint([(200, payload)])), workers=1)
+
+
+def test_an_empty_or_overlong_answer_is_not_stored_as_it_came(make_tree):
+    from retrieval.contextual.anthropic import MAX_CONTEXT_CHARS
+
+    root = make_tree(FILES)
+    refusal = dict(message(""), content=[], stop_reason="refusal")
+    endpoint = Endpoint([(200, refusal), (200, message("word " * 5000))])
+    index(root, contextualizer(endpoint), workers=1)
+    contexts = {h.source_path: h.context for h in
+                service.search(str(root), "word", retriever="lexical+ctx", top_k=10).hits}
+    # The model's part comes first, the offline contextualizer's after a newline.
+    assert all(len(c.split("\n")[0]) <= MAX_CONTEXT_CHARS for c in contexts.values())
+    assert any(c.startswith("word word") for c in contexts.values())
+    again = Endpoint()
+    index(root, contextualizer(again), workers=1)
+    assert len(again.requests) == 1  # the refusal is asked again; nothing else is

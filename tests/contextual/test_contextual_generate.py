@@ -103,9 +103,18 @@ def test_the_cost_guard_refuses_before_any_request_unless_accepted_or_capped(mak
         index(root, refused, messages, yes=False, max_dollars=0.0)
     assert refused.calls == []
     assert any("3 chunks to contextualize" in m and "estimated $" in m for m in messages)
+    # A cap is judged by what is left of the plan: within the threshold it runs, above it is refused.
+    one = plan(str(root), ContextualRetriever(), service.IndexOptions(), ContextCache(str(root / "cache")))
+    everything = one.estimate.dollars
+    one.limit(1)
+    threshold = (one.estimate.dollars + everything) / 2
     capped = StandIn()
-    index(root, capped, yes=False, max_dollars=0.0, max_chunks=1)
+    index(root, capped, yes=False, max_dollars=threshold, max_chunks=1)
     assert len(capped.calls) == 1
+    too_high = StandIn()
+    with pytest.raises(CostRefused, match="for the 2 chunks of --max-chunks 100000"):
+        index(root, too_high, yes=False, max_dollars=0.0, max_chunks=100000)
+    assert too_high.calls == []
     accepted = StandIn()
     index(root, accepted, yes=True, max_dollars=0.0)
     assert len(accepted.calls) == 2
@@ -169,6 +178,17 @@ def test_without_a_key_the_offline_contextualizer_is_used_and_said_once(make_tre
         command.refresh(str(root), context=ContextOptions(mode="anthropic"))
 
 
+@pytest.mark.parametrize("mode", ["auto", "anthropic"])
+def test_a_dry_run_without_a_key_still_gives_the_estimate(make_tree, monkeypatch, mode):
+    """The price is what one wants to know before getting a key."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    root = make_tree(FILES)
+    messages: list[str] = []
+    assert command.refresh(str(root), context=ContextOptions(mode=mode, dry_run=True), progress=messages.append) is None
+    assert any("needs an API key" in m for m in messages)
+    assert any("3 chunks to contextualize" in m and "estimated $" in m for m in messages)
+
+
 def test_without_the_package_asking_for_the_model_names_the_install_command(make_tree, monkeypatch):
     import retrieval.extras as extras
 
@@ -206,3 +226,54 @@ def test_cli_all_mode_never_asks_the_model_and_explicit_model_without_key_is_one
     assert result.exit_code == 1
     assert result.output.strip().splitlines()[-1] == (
         "error: lexical+ctx: the Anthropic contextualizer needs an API key: set ANTHROPIC_API_KEY")
+
+
+class Stuck(StandIn):
+    """Answers the first chunks at once, then hangs as an SDK retrying a rate limit does."""
+
+    def __init__(self, answered: int):
+        super().__init__()
+        self.answered = answered
+        self.release = __import__("threading").Event()
+
+    def request(self, path, file_text, chunk):
+        if len(self.calls) >= self.answered:
+            self.release.wait(60)
+        return super().request(path, file_text, chunk)
+
+
+def test_ctrl_c_stops_a_run_stuck_in_a_request_within_seconds_keeping_what_was_answered(make_tree, monkeypatch):
+    import _thread
+    import threading
+    import time
+
+    from retrieval.contextual import generate
+
+    monkeypatch.setattr(generate, "INTERRUPT_GRACE", 0.5, raising=False)
+    root = make_tree(FILES)
+    model = Stuck(answered=1)
+    threading.Timer(1.0, _thread.interrupt_main).start()
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        index(root, model, workers=1)
+    assert time.monotonic() - started < 10  # not the 60 s the request hangs for
+    model.release.set()
+    resumed = StandIn()
+    index(root, resumed, workers=1)
+    assert len(resumed.calls) == 2  # the one answered before Ctrl-C was kept
+
+
+class Blank(StandIn):
+    def request(self, path, file_text, chunk):
+        super().request(path, file_text, chunk)
+        return "" if path.endswith("tax.py") else f"zebracontext for {path}"
+
+
+def test_an_empty_answer_is_not_kept_as_a_context_and_is_asked_again(make_tree):
+    root = make_tree(FILES)
+    messages: list[str] = []
+    index(root, Blank(), messages, workers=1)
+    assert any("1 empty answers were not kept" in m for m in messages)
+    again = StandIn()
+    index(root, again, workers=1)
+    assert again.calls == [("src/billing/tax.py", 1)]
