@@ -179,8 +179,8 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
     report = RunReport()
     if not p.jobs:
         return report
-    mark_pending(cache)  # the index must be rebuilt with these, even if this run is cut short
     stop = threading.Event()
+    marked = []  # whether PENDING is written: before the first context, not for a run that gets none
     lock = threading.Lock()
     total = p.chunks
     jobs = queue.SimpleQueue()
@@ -206,6 +206,10 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
                 with lock:
                     report.empty += 1
                 continue
+            with lock:
+                if not marked:  # the index must be rebuilt with these, even if this run is cut short
+                    mark_pending(cache)
+                    marked.append(True)
             cache.put(p.model, PROMPT_VERSION, job.digest, span_key(chunk.start_line, chunk.end_line), text)
             with lock:
                 report.generated += 1

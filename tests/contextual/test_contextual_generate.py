@@ -277,3 +277,16 @@ def test_an_empty_answer_is_not_kept_as_a_context_and_is_asked_again(make_tree):
     again = StandIn()
     index(root, again, workers=1)
     assert again.calls == [("src/billing/tax.py", 1)]
+
+
+def test_a_run_that_gets_no_context_leaves_no_rebuild_behind(make_tree):
+    from retrieval.contextual.generate import is_pending
+
+    root = make_tree(FILES)
+    index(root, StandIn())
+    (root / "src/billing/tax.py").write_text("def vat(amount, rate):\n    return amount * rate\n")
+    with pytest.raises(GenerationStopped):
+        index(root, StandIn(fail_after=0), workers=1)
+    assert not is_pending(ContextCache(str(root / ".retrieval" / "lexical+ctx")))
+    report = service.refresh(str(root), "lexical+ctx")
+    assert report.reprocessed == ["src/billing/tax.py"]  # a refresh of the one file, not a rebuild
