@@ -495,10 +495,11 @@ def clean(root):
 @main.command(short_help="Show the index: root, size, filters, state.")
 @root_option
 @click.option("--json", "as_json", is_flag=True,
-              help='One JSON object: {"root", "root_reason", "retrievers": [...]}.')
+              help='One JSON object: {"root", "root_reason", "retrievers": [...], "server"}.')
 def status(root, as_json):
-    """Show the root in use and each retriever's index: state (ready / stale / missing / error),
-    size, languages and the remembered index filters."""
+    """Show the root in use and each retriever's index: state (ready / stale / missing / error /
+    unavailable, with the reason: its extra is not installed), size, languages and the remembered
+    index filters."""
     from . import service
     from .notes import filters_json, filters_text, no_index_hint
     from .roots import DESCRIPTIONS, find_root

@@ -55,7 +55,7 @@ class Searcher:
 
     def search(self, query: str, top_k: int | None = None, retriever: str = "",
                path: list[str] | None = None, lang: str = "", kind: str = "", max_tokens: int | None = None,
-               expand: int | None = None, files: bool = False) -> dict:
+               expand: int | str | None = None, files: bool = False) -> dict:
         argv = ["query", "--root", self.root, "--json"]
         if retriever:  # absent, the command's default (RETRIEVAL_RETRIEVER, else lexical)
             argv += ["--retriever", retriever]
@@ -101,11 +101,14 @@ def build(root: str):
         lang: Annotated[str, Field(description="Only this language, e.g. python.")] = "",
         kind: Annotated[Literal["", "code", "docs", "config"], Field(description="Only this kind of file.")] = "",
         max_tokens: Annotated[int | None, Field(ge=1, description="As many hits as fit, snippets included.")] = None,
-        expand: Annotated[int | None, Field(ge=0, description="Include each hit's lines plus N around it.")] = None,
+        expand: Annotated[int | Literal["scope"] | None,
+                          Field(description="Include each hit's lines plus N around it, or 'scope': its enclosing "
+                                            "definition (treesitter hits).")] = None,
         files: Annotated[bool, Field(description="One hit per file (its best span).")] = False,
     ) -> dict:
         """Ranked code and docs spans for a query: {query, retriever, results: [{rank, path, start_line,
-        end_line, score, docid, context, confidence, snippet?}], notes?: [why there are no hits, ...]}."""
+        end_line, score, docid, context, confidence, language, kind, symbol, snippet?}], notes?: [why
+        there are no hits, ...]}."""
         try:
             return searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files)
         except ToolFailure as exc:

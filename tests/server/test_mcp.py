@@ -129,3 +129,14 @@ def test_mcp_on_a_missing_root_exits_at_once_with_one_line(tmp_path):
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 1
     assert proc.stderr.strip() == f"error: root is not a directory: {tmp_path / 'nope'}"
+
+
+def test_search_expands_a_hit_to_its_scope_as_query_expand_scope_does(sample_repo):
+    _tools, results = _call(sample_repo, [
+        ("search", {"query": "parse config", "expand": "scope", "top_k": 1}),
+        ("search", {"query": "parse config", "expand": "everything"}),
+        ("search", {"query": "parse config", "expand": -1}),
+    ])
+    (hit,) = _payload(results[0])["results"]
+    assert "snippet" in hit
+    assert _is_error(results[1]) and _is_error(results[2])
