@@ -69,6 +69,7 @@ def _no_store_environment(monkeypatch):
     # The machine-wide embedding cache would carry vectors from one test to the next (and into the
     # user's home): off, except in the tests of that cache.
     monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", "off")
+    monkeypatch.setenv("RETRIEVAL_CONTEXT_CACHE", "off")  # the same for model-written contexts
 
 
 def write_tree(root: Path, files: dict) -> Path:

@@ -1,10 +1,17 @@
-"""Generated contexts, kept in the store so nothing paid for is ever asked for twice.
+"""Generated contexts, kept so nothing paid for is ever asked for twice.
 
 One small JSON file per (model, prompt version, file content): {"start-end": context}. The key holds
 everything the answer depends on, so an edited file misses (its new content hashes elsewhere) while
 every other file still hits, and a changed prompt or model starts afresh. Each answer is written as
 it arrives (atomically, through store/atomic.py): an interrupted run loses at most the requests in
 flight.
+
+Every answer is written twice: in the index's store, and in a cache shared by every index on this
+machine, which `clean` (removing the store) leaves alone, so paid contexts outlive the index and
+serve a clone or another checkout of the same files. The key needs nothing of the repository.
+
+    RETRIEVAL_CONTEXT_CACHE   the shared directory (default $XDG_CACHE_HOME/retrieval/contexts);
+                              "off" keeps contexts in the store only
 """
 from __future__ import annotations
 
@@ -16,6 +23,18 @@ import threading
 from ..store.atomic import write_json
 
 DIRNAME = "contexts"
+ENV_SHARED = "RETRIEVAL_CONTEXT_CACHE"
+
+
+def shared_dir() -> str | None:
+    """The machine-wide context cache, or None when it is off."""
+    base = os.environ.get(ENV_SHARED, "")
+    if base.lower() in ("off", "0", "none", "no"):
+        return None
+    if not base:
+        home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        base = os.path.join(home, "retrieval", "contexts")
+    return base
 
 
 def span_key(start_line: int, end_line: int) -> str:
@@ -23,28 +42,50 @@ def span_key(start_line: int, end_line: int) -> str:
 
 
 class ContextCache:
-    def __init__(self, directory: str):
+    def __init__(self, directory: str, shared: str | None = ""):
+        """`directory`: the retriever's store directory. `shared`: the machine-wide cache ("": the
+        configured one, None: none)."""
         self.directory = os.path.join(directory, DIRNAME)
+        self.shared = shared_dir() if shared == "" else shared
         self._lock = threading.Lock()
 
-    def _path(self, model: str, prompt_version: int, digest: str) -> str:
+    @staticmethod
+    def _path(base: str, model: str, prompt_version: int, digest: str) -> str:
         safe_model = re.sub(r"[^\w.-]", "_", model)
-        return os.path.join(self.directory, safe_model, f"p{prompt_version}", digest[:2], f"{digest}.json")
+        return os.path.join(base, safe_model, f"p{prompt_version}", digest[:2], f"{digest}.json")
+
+    def _bases(self) -> list[str]:
+        return [self.directory] + ([self.shared] if self.shared else [])
 
     def get(self, model: str, prompt_version: int, digest: str) -> dict[str, str]:
-        """{span key: context} cached for this file content ({} when none, or unreadable)."""
-        try:
-            with open(self._path(model, prompt_version, digest), "rb") as fh:
-                data = json.loads(fh.read())
-        except (OSError, ValueError):
-            return {}
-        return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}
+        """{span key: context} cached for this file content, in the store or the shared cache ({}
+        when none, or unreadable)."""
+        found: dict[str, str] = {}
+        for base in reversed(self._bases()):  # the store's own entries win
+            found.update(_read(self._path(base, model, prompt_version, digest)))
+        return found
 
     def put(self, model: str, prompt_version: int, digest: str, span: str, context: str) -> None:
-        """Add one context, durably, before returning (threads may call this concurrently)."""
-        path = self._path(model, prompt_version, digest)
+        """Add one context, durably, before returning (threads may call this concurrently). The
+        store's copy must be written; the shared one is a convenience (a read-only or full cache
+        directory costs only the reuse)."""
         with self._lock:
-            entries = self.get(model, prompt_version, digest)
-            entries[span] = context
-            os.makedirs(os.path.dirname(path), exist_ok=True)
-            write_json(path, entries, durable=True)
+            for base in self._bases():
+                path = self._path(base, model, prompt_version, digest)
+                try:
+                    entries = _read(path)
+                    entries[span] = context
+                    os.makedirs(os.path.dirname(path), exist_ok=True)
+                    write_json(path, entries, durable=True)
+                except OSError:
+                    if base == self.directory:
+                        raise
+
+
+def _read(path: str) -> dict[str, str]:
+    try:
+        with open(path, "rb") as fh:
+            data = json.loads(fh.read())
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(v, str)} if isinstance(data, dict) else {}

@@ -290,3 +290,32 @@ def test_a_run_that_gets_no_context_leaves_no_rebuild_behind(make_tree):
     assert not is_pending(ContextCache(str(root / ".retrieval" / "lexical+ctx")))
     report = service.refresh(str(root), "lexical+ctx")
     assert report.reprocessed == ["src/billing/tax.py"]  # a refresh of the one file, not a rebuild
+
+
+def test_paid_contexts_outlive_clean_and_serve_another_checkout_through_the_shared_cache(
+        make_tree, tmp_path, monkeypatch):
+    monkeypatch.setenv("RETRIEVAL_CONTEXT_CACHE", str(tmp_path / "shared"))
+    root = make_tree(FILES)
+    index(root, StandIn())
+    assert service.clean(str(root)) is True
+    after_clean = StandIn()
+    index(root, after_clean)
+    assert after_clean.calls == []  # nothing paid for is asked again
+    assert all(c.startswith("zebracontext") for c in contexts_of(root).values())
+    clone = tmp_path / "clone"
+    for rel, text in FILES.items():
+        (clone / rel).parent.mkdir(parents=True, exist_ok=True)
+        (clone / rel).write_text(text)
+    in_clone = StandIn()
+    index(clone, in_clone)
+    assert in_clone.calls == [] and len(contexts_of(clone)) == 3
+
+
+def test_an_unwritable_shared_cache_costs_only_the_reuse(make_tree, tmp_path, monkeypatch):
+    blocker = tmp_path / "not-a-directory"
+    blocker.write_text("")
+    monkeypatch.setenv("RETRIEVAL_CONTEXT_CACHE", str(blocker))
+    root = make_tree(FILES)
+    model = StandIn()
+    index(root, model)
+    assert len(model.calls) == 3 and len(contexts_of(root)) == 3
