@@ -1,19 +1,43 @@
 """Shell manners for the command group: a closed stdout (`| head -1`) ends the command quietly with
-exit 0, as ripgrep does, and Ctrl-C exits 130 without a traceback or click's "Aborted!"."""
+exit 0, as ripgrep does; Ctrl-C exits 130 and SIGTERM 143, without a traceback or click's
+"Aborted!", after the same cleanup (a SIGTERM from `timeout` or a CI runner stops a command as Ctrl-C
+does: model contexts in flight are kept, locks released)."""
 from __future__ import annotations
 
 import errno
+import signal
 import sys
+import threading
 
 import click
 
 from .streams import discard_stdout
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C
+EXIT_TERMINATED = 143  # 128 + SIGTERM
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where the command is, so every Ctrl-C cleanup path runs for it too."""
+
+
+def _raise_terminated(signum, frame):
+    raise Terminated()
+
+
+def _catch_sigterm():
+    """Install the SIGTERM handler when nobody else has one (a server running the CLI in process
+    keeps its own); the previous handler, or None when not installed."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    if signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        return None
+    return signal.signal(signal.SIGTERM, _raise_terminated)
 
 
 class ShellGroup(click.Group):
     def invoke(self, ctx: click.Context):
+        previous = _catch_sigterm()
         try:
             value = super().invoke(ctx)
             if sys.stdout is not None:  # None: started with stdout closed (`>&-`); nothing was printed
@@ -29,7 +53,10 @@ class ShellGroup(click.Group):
         except MemoryError:  # a memory limit (ulimit -v, a container's): one line, not a traceback
             click.echo("error: out of memory", err=True)
             ctx.exit(1)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             if sys.stderr.isatty():
                 sys.stderr.write("\r\x1b[K")  # no half-drawn progress line left behind
-            ctx.exit(EXIT_INTERRUPTED)
+            ctx.exit(EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED)
+        finally:
+            if previous is not None:
+                signal.signal(signal.SIGTERM, previous)

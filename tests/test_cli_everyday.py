@@ -314,6 +314,29 @@ def test_ctrl_c_exits_130_without_a_traceback(sample_repo):
         proc.stdin.close()
 
 
+def test_sigterm_stops_a_command_as_ctrl_c_does_its_cleanup_run_and_exits_143(sample_repo, tmp_path):
+    """`timeout` and CI runners send SIGTERM: the command's finally blocks must run, as for Ctrl-C."""
+    marker = tmp_path / "cleaned-up"
+    code = (
+        "import os, signal, sys, threading, time\n"
+        "from retrieval import service\n"
+        "from retrieval.cli import main\n"
+        "def slow(*args, **kwargs):\n"
+        "    threading.Timer(0.3, signal.pthread_kill, (threading.main_thread().ident, signal.SIGTERM)).start()\n"
+        "    try:\n"
+        "        time.sleep(30)\n"
+        "    finally:\n"
+        f"        open({str(marker)!r}, 'w').write('done')\n"
+        "service.refresh = slow\n"
+        f"sys.argv = ['retrieval', 'index', '--retriever', 'lexical', '--root', {str(sample_repo)!r}]\n"
+        "main()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, timeout=60)
+    assert proc.returncode == 143
+    assert proc.stderr == b"" and proc.stdout == b""
+    assert marker.read_text() == "done"
+
+
 @pytest.mark.parametrize("command", [["index"], ["query", "widget"]])
 def test_a_first_build_off_a_terminal_prints_no_progress(run, wide_repo, monkeypatch, command):
     ticks = iter(range(10**9))
