@@ -173,6 +173,10 @@ def test_eval_all_also_scores_the_consolidated_ranking_that_query_all_serves(mak
     assert [q["hits"][0] for q in runs["all"]["queries"]] == ["pkg/alpha.py:1-2", "pkg/beta.py:1-2"]
     text = CliRunner().invoke(main, ["eval", ds, "--root", str(root)]).stdout
     assert any(line.split()[:1] == ["all"] for line in text.splitlines())
+    # Its parts were built by their own rows: the `all` row built nothing, and says so.
+    again = json.loads(CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--json"]).stdout)
+    (row,) = [r for r in again["runs"] if r["retriever"] == "all"]
+    assert row["index_status"] == "up to date"
 
 
 def test_eval_reports_how_far_the_headline_metric_could_move_on_other_queries(make_tree, tmp_path):
