@@ -59,6 +59,7 @@ class IndexOptions:
     profile: str = "code"
     bm25: tuple | None = None  # (k1, b) for the retrievers that take them (lexical, pi-serini)
     embed_model: str | None = None  # the dense retrievers' model (a directory or a cached name); None: bundled
+    context_model: str | None = None  # lexical+ctx: whose written contexts it takes; None: the default model
 
     def __post_init__(self):
         if self.profile not in PROFILES:
@@ -82,6 +83,8 @@ class IndexOptions:
             out["bm25"] = list(self.bm25)
         if self.embed_model:  # likewise
             out["embed_model"] = self.embed_model
+        if self.context_model:  # likewise
+            out["context_model"] = self.context_model
         return out
 
     def retriever_kwargs(self) -> dict:
@@ -97,6 +100,7 @@ class IndexOptions:
             profile=data.get("profile", "code"),
             bm25=tuple(data["bm25"]) if data.get("bm25") else None,
             embed_model=data.get("embed_model") or None,
+            context_model=data.get("context_model") or None,
         )
 
     def chunk(self, text: str, f) -> list:
@@ -108,11 +112,14 @@ class IndexOptions:
 def options_given(remembered: IndexOptions | None, *, include=(), exclude=(), max_bytes=None, profile=None,
                   bm25=None) -> IndexOptions:
     """The options an `index` run builds with: each one given now replaces its remembered value,
-    the others (and the embedding model) stay as the index remembers them."""
+    the others (and the embedding and context models) stay as the index remembers them."""
     base = remembered or IndexOptions()
     return replace(base, include=tuple(include) or base.include, exclude=tuple(exclude) or base.exclude,
                    max_bytes=base.max_bytes if max_bytes is None else max_bytes,
                    profile=profile or base.profile, bm25=bm25 or base.bm25)
+
+
+CONTEXTUAL = "lexical+ctx"
 
 
 def _embeds(name: str) -> bool:
@@ -130,19 +137,36 @@ def wanted_model(name: str, options: IndexOptions) -> str | None:
     return model_from_environment() or options.embed_model
 
 
+def wanted_context_model(name: str, options: IndexOptions) -> str | None:
+    """The model whose written contexts lexical+ctx takes: the one asked for now
+    (RETRIEVAL_CONTEXT_MODEL), else the one its index was built with, else None (the default). A
+    shell without the variable must not rebuild, offline, an index of paid contexts."""
+    if name != CONTEXTUAL:
+        return None
+    from .contextual import DEFAULT_MODEL, ENV_MODEL
+
+    model = os.environ.get(ENV_MODEL, "").strip() or options.context_model
+    return None if model == DEFAULT_MODEL else model
+
+
 def _build(name: str, options: IndexOptions):
-    """The retriever as these options configure it (BM25 parameters, the embedding model)."""
+    """The retriever as these options configure it (BM25 parameters, the embedding model, the
+    context model)."""
     kwargs = options.retriever_kwargs()
     if options.embed_model and _embeds(name):
         kwargs["model"] = options.embed_model
+    if options.context_model and name == CONTEXTUAL:
+        kwargs["model"] = options.context_model
     return build_retriever(name, **kwargs)
 
 
 def _model_changed(name: str, manifest: dict) -> bool:
     """The index was built with another model than the one asked for now: it must be rebuilt."""
-    if not _embeds(name):
+    if not _embeds(name) and name != CONTEXTUAL:
         return False
     remembered = IndexOptions.from_json(manifest["config"]["options"])
+    if name == CONTEXTUAL:
+        return wanted_context_model(name, remembered) != remembered.context_model
     return wanted_model(name, remembered) != remembered.embed_model
 
 
@@ -338,7 +362,10 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     model = wanted_model(name, options)
     if model != options.embed_model:  # asked for now, or the default again: remembered from here on
         options = replace(options, embed_model=model)
-    if options.bm25 or options.embed_model:
+    context_model = wanted_context_model(name, options)
+    if context_model != options.context_model:  # likewise
+        options = replace(options, context_model=context_model)
+    if options.bm25 or options.embed_model or options.context_model:
         retriever = _build(name, options)
     _use_profile(retriever, name, options.profile)
     config = _config(retriever, options)

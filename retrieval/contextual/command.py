@@ -39,7 +39,9 @@ def refresh(root: str, *, options: service.IndexOptions | None = None, context: 
     context = context or ContextOptions()
     if context.mode not in MODES:
         raise ValueError(f"unknown contextualizer {context.mode!r}; choose one of: {', '.join(MODES)}")
-    model = configured_model()  # $RETRIEVAL_CONTEXT_MODEL: the index reads the same model's contexts
+    # $RETRIEVAL_CONTEXT_MODEL, else the model the index was built with: the index reads its contexts.
+    remembered = service.remembered_options(root, NAME) or service.IndexOptions()
+    model = service.wanted_context_model(NAME, remembered) or configured_model()
     use_model = context.mode != "offline"
     if use_model and requester is None:
         reason = remote_unavailable_reason()

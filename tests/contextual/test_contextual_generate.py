@@ -319,3 +319,25 @@ def test_an_unwritable_shared_cache_costs_only_the_reuse(make_tree, tmp_path, mo
     model = StandIn()
     index(root, model)
     assert len(model.calls) == 3 and len(contexts_of(root)) == 3
+
+
+def test_the_index_remembers_whose_contexts_it_took_so_a_shell_without_the_variable_keeps_them(
+        make_tree, monkeypatch, rewrite):
+    """Built with RETRIEVAL_CONTEXT_MODEL set, a refresh from a shell without it rebuilt the index
+    offline: every paid context silently gone from the hits."""
+    monkeypatch.setenv("RETRIEVAL_CONTEXT_MODEL", "claude-mystery-9")
+    root = make_tree(FILES)
+    index(root, StandIn())
+    monkeypatch.delenv("RETRIEVAL_CONTEXT_MODEL")
+    rewrite(root / "src/billing/tax.py", "def vat(amount, rate=0.2):\n    return amount * rate\n")
+    found = contexts_of(root)  # a query refreshes the edited file
+    assert set(found) == {"src/billing/invoice.py", "README.md"}  # the edited file's context is owed
+    assert all(c.startswith("zebracontext") for c in found.values())
+    assert service.remembered_options(str(root), "lexical+ctx").context_model == "claude-mystery-9"
+    owed = StandIn()
+    index(root, owed)  # and the next model run asks the same model for it
+    assert owed.calls == [("src/billing/tax.py", 1)]
+    # Asking for another model is a new index of that model's contexts (none yet).
+    monkeypatch.setenv("RETRIEVAL_CONTEXT_MODEL", "claude-haiku-5-5")
+    assert contexts_of(root) == {}
+    assert service.remembered_options(str(root), "lexical+ctx").context_model is None
