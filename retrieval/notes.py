@@ -21,6 +21,8 @@ def filters_json(options) -> dict:
         out["profile"] = options.profile
     if options.embed_model:
         out["embed_model"] = options.embed_model
+    if getattr(options, "context_model", None):
+        out["context_model"] = options.context_model
     if options.bm25:
         out["bm25"] = list(options.bm25)
     return out
@@ -38,6 +40,8 @@ def filters_text(filters: dict) -> str:
         parts.append(f"--embed-model {shlex.quote(filters['embed_model'])}")
     if "bm25" in filters:
         parts.append("--bm25 " + ",".join(f"{v:g}" for v in filters["bm25"]))
+    if "context_model" in filters:  # an environment variable, not an option
+        parts.append(f"(RETRIEVAL_CONTEXT_MODEL={shlex.quote(filters['context_model'])})")
     return " ".join(parts)
 
 
@@ -46,6 +50,7 @@ def remembered_note(options, command: str) -> str | None:
     filters = filters_json(options)
     filters.pop("profile", None)  # how text is ranked, not which files are in
     filters.pop("embed_model", None)
+    filters.pop("context_model", None)
     filters.pop("bm25", None)
     if not filters:
         return None
