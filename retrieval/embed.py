@@ -59,8 +59,9 @@ def batch_threads() -> int:
 
 
 def _cache_dir() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "retrieval")
+    from .store.layout import machine_cache
+
+    return machine_cache()
 
 
 def sha256_file(path: str) -> str:

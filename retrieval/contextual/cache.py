@@ -21,6 +21,7 @@ import re
 import threading
 
 from ..store.atomic import write_json
+from ..store.layout import machine_cache
 
 DIRNAME = "contexts"
 ENV_SHARED = "RETRIEVAL_CONTEXT_CACHE"
@@ -28,13 +29,7 @@ ENV_SHARED = "RETRIEVAL_CONTEXT_CACHE"
 
 def shared_dir() -> str | None:
     """The machine-wide context cache, or None when it is off."""
-    base = os.environ.get(ENV_SHARED, "")
-    if base.lower() in ("off", "0", "none", "no"):
-        return None
-    if not base:
-        home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(home, "retrieval", "contexts")
-    return base
+    return machine_cache("contexts", ENV_SHARED)
 
 
 def span_key(start_line: int, end_line: int) -> str:

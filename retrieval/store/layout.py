@@ -144,3 +144,18 @@ def directory_size(path: str) -> int:
             except OSError:
                 pass
     return total
+
+
+CACHE_OFF = ("off", "0", "none", "no")
+
+
+def machine_cache(name: str = "", env: str = "") -> str | None:
+    """A cache this user's indexes share: `$env` when set (None when it says off), else
+    $XDG_CACHE_HOME/retrieval/<name> (~/.cache when XDG_CACHE_HOME is unset)."""
+    value = os.environ.get(env, "").strip() if env else ""
+    if value.lower() in CACHE_OFF:
+        return None
+    if value:
+        return value
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(home, "retrieval", name) if name else os.path.join(home, "retrieval")

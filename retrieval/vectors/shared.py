@@ -17,6 +17,7 @@ import hashlib
 import os
 import time
 
+from ..store.layout import machine_cache
 from . import store as vstore
 
 ENV_DIR = "RETRIEVAL_EMBED_CACHE"
@@ -27,12 +28,9 @@ SHARD_PREFIX = "shard-"
 
 def cache_dir(model: str) -> str | None:
     """This model's shard directory, or None when the cache is off."""
-    base = os.environ.get(ENV_DIR, "")
-    if base.lower() in ("off", "0", "none", "no"):
+    base = machine_cache("embeddings", ENV_DIR)
+    if base is None:
         return None
-    if not base:
-        home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        base = os.path.join(home, "retrieval", "embeddings")
     # One directory per model identity (a digest: identities hold paths and odd characters).
     return os.path.join(base, hashlib.blake2b(model.encode("utf-8", "surrogatepass"), digest_size=8).hexdigest())
 
