@@ -54,11 +54,16 @@ def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost) -> Snippet:
         end = start + len(kept) - 1 if start is not None else None
         return replace(snippet, end_line=end, text="".join(kept))
 
-    kept: list[str] = []
-    for line in lines:
-        if cost(hit, trial(kept + [line]), True) > budget:
-            break
-        kept.append(line)
+    # The most lines that fit, by bisection: pricing renders the whole hit, so line by line would
+    # cost the square of a long snippet's length (seconds for a file of 10,000 lines).
+    low, high = 0, len(lines)
+    while low < high:
+        mid = (low + high + 1) // 2
+        if cost(hit, trial(lines[:mid]), True) <= budget:
+            low = mid
+        else:
+            high = mid - 1
+    kept = lines[:low]
     if not kept and lines:
         room = max(0, (budget - cost(hit, trial([]), True)) * 4)  # characters left for the first line
         while room and cost(hit, trial([lines[0][:room]]), True) > budget:

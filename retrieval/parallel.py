@@ -75,8 +75,10 @@ def _close_inherited(keep: int) -> None:
 def _worker(fn: Callable, conn, parent: int) -> None:
     _die_with(parent)
     _close_inherited(conn.fileno())
-    # Ctrl-C reaches the whole process group: let the parent handle it, not every worker.
+    # Ctrl-C reaches the whole process group: let the parent handle it, not every worker. A SIGTERM
+    # to the group ends a worker at once (the parent's handler, inherited, would print a traceback).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     while True:
         # Where the kernel cannot kill us with the parent, notice that it went (we were adopted).
         try:

@@ -22,6 +22,7 @@ class Terminated(KeyboardInterrupt):
 
 
 def _raise_terminated(signum, frame):
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the cleanup too
     raise Terminated()
 
 

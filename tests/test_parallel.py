@@ -105,3 +105,23 @@ def test_a_parallel_build_ranks_exactly_like_a_serial_one(make_tree, monkeypatch
     for query in MANY_QUERIES:
         assert_same_hits(service.search(str(parallel_root), query, top_k=100).hits,
                          service.search(str(serial), query, top_k=100).hits)
+
+
+def sigterm_handling(_x):
+    import signal
+
+    return signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_a_worker_ends_at_once_on_sigterm_whatever_handler_its_parent_set(monkeypatch):
+    """The CLI turns SIGTERM into its cleanup; workers inheriting that printed a traceback each."""
+    import signal
+
+    from retrieval.shell import _raise_terminated
+
+    previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    try:
+        out = list(parallel.ordered_map(sigterm_handling, range(100), jobs=2, serial_below=20))
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert out and all(out)

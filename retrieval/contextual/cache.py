@@ -15,6 +15,7 @@ serve a clone or another checkout of the same files. The key needs nothing of th
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -68,13 +69,32 @@ class ContextCache:
             for base in self._bases():
                 path = self._path(base, model, prompt_version, digest)
                 try:
-                    entries = _read(path)
-                    entries[span] = context
                     os.makedirs(os.path.dirname(path), exist_ok=True)
-                    write_json(path, entries, durable=True)
+                    # The shared cache has other writers (other indexes' runs): read, add and write
+                    # under a lock of the file, or two runs adding to one file keep one's additions.
+                    with _file_lock(path + ".lock") if base != self.directory else _NO_LOCK:
+                        entries = _read(path)
+                        entries[span] = context
+                        write_json(path, entries, durable=True)
                 except OSError:
                     if base == self.directory:
                         raise
+
+
+_NO_LOCK = contextlib.nullcontext()
+
+
+@contextlib.contextmanager
+def _file_lock(path: str):
+    """An exclusive flock on `path` (created), for as long as the block runs."""
+    import fcntl
+
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def _read(path: str) -> dict[str, str]:

@@ -39,9 +39,10 @@ def refresh(root: str, *, options: service.IndexOptions | None = None, context: 
     context = context or ContextOptions()
     if context.mode not in MODES:
         raise ValueError(f"unknown contextualizer {context.mode!r}; choose one of: {', '.join(MODES)}")
-    # $RETRIEVAL_CONTEXT_MODEL, else the model the index was built with: the index reads its contexts.
-    remembered = service.remembered_options(root, NAME) or service.IndexOptions()
-    model = service.wanted_context_model(NAME, remembered) or configured_model()
+    # $RETRIEVAL_CONTEXT_MODEL, else the model of the options the index is built with (given now, as
+    # after --reset-filters, else remembered): the model asked is the model whose contexts it reads.
+    base = options or service.remembered_options(root, NAME) or service.IndexOptions()
+    model = service.wanted_context_model(NAME, base) or configured_model()
     use_model = context.mode != "offline"
     if use_model and requester is None:
         reason = remote_unavailable_reason()

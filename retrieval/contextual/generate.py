@@ -115,7 +115,7 @@ def plan(root: str, retriever, options, cache: ContextCache, *, max_file_bytes: 
         if len(content.text.encode("utf-8", "surrogatepass")) > max_file_bytes:
             out.withheld["too-large-to-send"] += 1
             continue
-        chunks = [c for c in retriever.base_chunks(content.text, f, options) if c.text.strip()]
+        chunks = [c for c in retriever.base_chunks(content.text, content.file, options) if c.text.strip()]
         digest = text_digest(content.text)
         have = cache.get(retriever.model, PROMPT_VERSION, digest)
         todo = [c for c in chunks if span_key(c.start_line, c.end_line) not in have]
@@ -200,30 +200,36 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
                         report.stopped = reason
                 stop.set()
                 return
-            if stop.is_set() and report.interrupted:
-                return  # answered after the run gave up on it: the cache is no longer ours to write
             if not text:
                 with lock:
                     report.empty += 1
                 continue
-            with lock:
+            with lock:  # held while writing: once the run gives up (interrupted), nothing more is written
+                if report.interrupted:
+                    return  # answered too late: the store's writer lock may be another process's by now
                 if not marked:  # the index must be rebuilt with these, even if this run is cut short
                     mark_pending(cache)
                     marked.append(True)
-            cache.put(p.model, PROMPT_VERSION, job.digest, span_key(chunk.start_line, chunk.end_line), text)
-            with lock:
+                cache.put(p.model, PROMPT_VERSION, job.digest, span_key(chunk.start_line, chunk.end_line), text)
                 report.generated += 1
                 n = report.generated
             if n % 50 == 0 or n == total:
                 progress(f"lexical+ctx: {n}/{total} contexts generated")
 
+    failures: list[BaseException] = []  # what a worker could not handle (the cache unwritable): re-raised
+
     def worker() -> None:
-        while not stop.is_set():
-            try:
-                job = jobs.get_nowait()
-            except queue.Empty:
-                return
-            do(job)
+        try:
+            while not stop.is_set():
+                try:
+                    job = jobs.get_nowait()
+                except queue.Empty:
+                    return
+                do(job)
+        except BaseException as exc:  # noqa: BLE001 - handed to the main thread, which raises it
+            with lock:
+                failures.append(exc)
+            stop.set()
 
     threads = [threading.Thread(target=worker, name=f"contextualize-{n}", daemon=True)
                for n in range(max(1, min(workers, len(p.jobs))))]
@@ -239,8 +245,11 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
         deadline = time.monotonic() + INTERRUPT_GRACE
         for thread in threads:
             thread.join(max(0.0, deadline - time.monotonic()))
-        report.interrupted = True
+        with lock:
+            report.interrupted = True
         raise
+    if failures:
+        raise failures[0]
     if report.empty:
         progress(f"lexical+ctx: {report.empty} empty answers were not kept (asked again next run)")
     if report.stopped:

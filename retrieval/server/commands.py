@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import signal
 
 import click
 
@@ -70,4 +71,6 @@ def mcp_command(root):
         raise _fail(refusal)
     if not os.path.isdir(root):  # said now, not as every tool call's failure
         raise _fail(f"root is not a directory: {root}")
+    # A host stops its MCP server with SIGTERM, between calls: that ends it at once, not after stdin closes.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
     mcp.run(root)

@@ -156,6 +156,6 @@ def machine_cache(name: str = "", env: str = "") -> str | None:
     if value.lower() in CACHE_OFF:
         return None
     if value:
-        return value
+        return os.path.abspath(value)  # the server changes directory per call
     home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(home, "retrieval", name) if name else os.path.join(home, "retrieval")

@@ -341,3 +341,42 @@ def test_the_index_remembers_whose_contexts_it_took_so_a_shell_without_the_varia
     monkeypatch.setenv("RETRIEVAL_CONTEXT_MODEL", "claude-haiku-5-5")
     assert contexts_of(root) == {}
     assert service.remembered_options(str(root), "lexical+ctx").context_model is None
+
+
+def test_a_cache_that_cannot_be_written_stops_the_run_with_its_error_not_silently(make_tree, run):
+    root = make_tree(FILES)
+    service.refresh(str(root), "lexical")  # the store exists
+    blocker = root / ".retrieval" / "lexical+ctx" / "contexts" / "claude-haiku-5-5"
+    blocker.parent.mkdir(parents=True)
+    blocker.write_text("not a directory")
+    with pytest.raises(NotADirectoryError):
+        index(root, StandIn(), workers=2)
+
+
+def test_two_processes_adding_to_one_shared_cache_file_keep_both_their_contexts(tmp_path):
+    import subprocess
+    import sys
+
+    code = ("import sys\n"
+            "from retrieval.contextual.cache import ContextCache\n"
+            "c = ContextCache(sys.argv[1] + '/store' + sys.argv[2], shared=sys.argv[1] + '/shared')\n"
+            "for n in range(60):\n"
+            "    c.put('m', 1, 'ab' * 16, f'{sys.argv[2]}-{n}', 'x')\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, str(tmp_path), str(w)]) for w in (1, 2)]
+    assert [p.wait(timeout=120) for p in procs] == [0, 0]
+    shared = ContextCache(str(tmp_path / "none"), shared=str(tmp_path / "shared"))
+    assert len(shared.get("m", 1, "ab" * 16)) == 120
+
+
+def test_reset_options_plan_and_index_with_one_model(make_tree, monkeypatch):
+    """--reset-filters drops the remembered context model: the contexts asked for are then the
+    default model's, and the index takes those (it planned with one model and indexed another)."""
+    monkeypatch.setenv("RETRIEVAL_CONTEXT_MODEL", "claude-mystery-9")
+    root = make_tree(FILES)
+    index(root, StandIn())
+    monkeypatch.delenv("RETRIEVAL_CONTEXT_MODEL")
+    model = StandIn()
+    command.refresh(str(root), options=service.IndexOptions(include=("*.py", "*.md")),
+                    context=ContextOptions(yes=True), requester=model)
+    assert len(model.calls) == 3  # the default model had written nothing yet
+    assert len(contexts_of(root)) == 3

@@ -140,3 +140,25 @@ def test_search_expands_a_hit_to_its_scope_as_query_expand_scope_does(sample_rep
     (hit,) = _payload(results[0])["results"]
     assert "snippet" in hit
     assert _is_error(results[1]) and _is_error(results[2])
+
+
+def test_sigterm_ends_the_server_at_once_while_its_stdin_stays_open(sample_repo):
+    """Agent hosts stop their MCP servers with SIGTERM and wait; it was ignored until stdin closed."""
+    import signal
+    import time
+
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}}
+    proc = subprocess.Popen([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(sample_repo)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        proc.stdin.write((json.dumps(init) + "\n").encode())
+        proc.stdin.flush()
+        assert b'"result"' in proc.stdout.readline()  # up and answering
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) in (-signal.SIGTERM, 143)
+    finally:
+        proc.kill()
+        proc.stdin.close()
