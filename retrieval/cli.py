@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from dataclasses import replace
 
@@ -502,7 +503,7 @@ def status(root, as_json):
     index filters."""
     from . import service
     from .notes import filters_json, filters_text, no_index_hint
-    from .roots import DESCRIPTIONS, find_root
+    from .roots import DESCRIPTIONS, find_root, too_broad
 
     try:
         found = find_root(root)
@@ -513,6 +514,9 @@ def status(root, as_json):
     for row in rows:  # every row has the key, {} without an index: one schema for scripts
         row["filters"] = filters_json(service.remembered_options(root, row["retriever"])) if row["state"] != "missing" else {}
     hint = no_index_hint(root, rows)
+    refusal = too_broad(found)
+    if hint and refusal:  # the commands the hint names would refuse this root
+        hint = refusal
     from .server.client import probe, store_dir
 
     server = probe(store_dir(root))
@@ -526,7 +530,8 @@ def status(root, as_json):
     for row in rows:
         if row["state"] in ("missing", "unavailable") and not row["files"]:
             # Nothing built: a row of zeros says less than what to do about it.
-            why = row.get("reason") or f"build it with `retrieval index --retriever {row['retriever']}`"
+            command = f"retrieval index --retriever {row['retriever']}" + (f" --root {shlex.quote(root)}" if refusal else "")
+            why = row.get("reason") or f"build it with `{command}`"
             click.echo(f"{row['retriever']}: {row['state']} ({why})")
             continue
         line = (

@@ -90,3 +90,13 @@ def test_serve_and_mcp_refuse_it_too_but_a_stop_is_always_allowed(tmp_path, monk
         assert result.exit_code == 1 and "is your home directory, not a project" in result.stderr
     result = runner.invoke(serve_command, ["--stop"])
     assert result.exit_code == 0 and "no server is running" in result.stderr
+
+
+def test_status_at_home_names_commands_that_work_there(run, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    result = run("status")
+    assert result.exit_code == 0
+    assert f"lexical: missing (build it with `retrieval index --retriever lexical --root {tmp_path}`)" in result.stdout
+    assert result.stderr.strip().endswith("to index everything below it")
+    assert "first `retrieval query`" not in result.stderr

@@ -247,6 +247,8 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
             thread.join(max(0.0, deadline - time.monotonic()))
         with lock:
             report.interrupted = True
+            kept = report.generated
+        progress(f"lexical+ctx: interrupted; {kept} of {total} contexts generated and kept, run again to resume")
         raise
     if failures:
         raise failures[0]

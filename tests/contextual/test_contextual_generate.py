@@ -255,9 +255,11 @@ def test_ctrl_c_stops_a_run_stuck_in_a_request_within_seconds_keeping_what_was_a
     model = Stuck(answered=1)
     threading.Timer(1.0, _thread.interrupt_main).start()
     started = time.monotonic()
+    messages: list[str] = []
     with pytest.raises(KeyboardInterrupt):
-        index(root, model, workers=1)
+        index(root, model, messages, workers=1)
     assert time.monotonic() - started < 10  # not the 60 s the request hangs for
+    assert messages[-1] == "lexical+ctx: interrupted; 1 of 3 contexts generated and kept, run again to resume"
     model.release.set()
     resumed = StandIn()
     index(root, resumed, workers=1)
