@@ -385,6 +385,16 @@ def test_status_describes_a_ready_index(sample_repo):
     assert row["created"]
 
 
+def test_status_size_leaves_out_what_an_interrupted_writer_left(sample_repo):
+    service.refresh(str(sample_repo))
+    before = service.status(str(sample_repo))[0]["store_bytes"]
+    store = sample_repo / ".retrieval" / "lexical"
+    (store / "seg-000099.tmp").mkdir()
+    (store / "seg-000099.tmp" / "post.bin").write_bytes(b"x" * 100_000)  # a killed build's segment
+    (store / ".tmp-0123456789abcdef").write_bytes(b"y" * 50_000)  # a killed atomic write
+    assert service.status(str(sample_repo))[0]["store_bytes"] == before
+
+
 def test_status_turns_stale_after_a_file_is_edited_added_or_removed(sample_repo, rewrite):
     def state():
         return service.status(str(sample_repo))[0]["state"]

@@ -13,7 +13,7 @@ import json
 import os
 
 from ..blake import blake2b
-from .atomic import write_bytes, write_json
+from .atomic import TMP_PREFIX, write_bytes, write_json
 
 SCHEMA = 2  # 2: the file table is stored as columns
 STORE_DIRNAME = ".retrieval"
@@ -136,9 +136,14 @@ def commit_manifest(store: str, name: str, manifest: dict) -> None:
 
 
 def directory_size(path: str) -> int:
+    """Bytes of the files under path, leaving out what an interrupted writer left (a `*.tmp`
+    directory, a `.tmp-*` file): the next writer removes those, and they are not the index."""
     total = 0
-    for dirpath, _dirs, files in os.walk(path):
+    for dirpath, dirs, files in os.walk(path):
+        dirs[:] = [d for d in dirs if not d.endswith(".tmp") and not d.startswith(TMP_PREFIX)]
         for f in files:
+            if f.startswith(TMP_PREFIX):
+                continue
             try:
                 total += os.path.getsize(os.path.join(dirpath, f))
             except OSError:
