@@ -443,14 +443,15 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         from .output import printed_tokens, text_lines, within_budget
 
         if as_json or as_jsonl:  # priced as printed: its fields, escapes and all
-            def cost(h, snippet, cut):
-                shown = {h.docid: snippet} if snippet is not None else {}
-                return printed_tokens(json.dumps(_hit_json(h, shown, {h.docid} if cut else ()),
-                                                 ensure_ascii=False)) + 1
+            def render(h, shown, cut):
+                return json.dumps(_hit_json(h, shown, cut), ensure_ascii=False)
         else:  # its header, and each line with its number
-            def cost(h, snippet, cut):
-                shown = {h.docid: snippet} if snippet is not None else {}
-                return printed_tokens("\n".join(text_lines([h], shown, {h.docid} if cut else ()))) + 1
+            def render(h, shown, cut):
+                return "\n".join(text_lines([h], shown, cut))
+
+        def cost(h, snippet, cut):
+            shown = {h.docid: snippet} if snippet is not None else {}
+            return printed_tokens(render(h, shown, {h.docid} if cut else ())) + 1  # and its separator
 
         envelope = 0  # what --json prints around the results
         if as_json:

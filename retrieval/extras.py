@@ -49,8 +49,7 @@ AFTERWARDS = {"pyserini": "pip install --no-deps pyserini==1.6.0"}
 # Extras that need a package installed before them: without the CPU build first, pip pulls torch's
 # multi-gigabyte CUDA build for sentence-transformers.
 # PyTorch's own index serves the CPU build (PyPI's torch wheel for Linux is the CUDA one).
-TORCH_CPU = "install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
-BEFORE = {"local": TORCH_CPU}
+BEFORE = {"local": "install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"}
 # What a hint names when this installation's source is unknown (a zipapp, a copied tree): PyPI's
 # `retrieval` is an unrelated package, so no runnable command is better than that one.
 UNKNOWN_SOURCE = "<retrieval source directory>"

@@ -21,7 +21,7 @@ def filters_json(options) -> dict:
         out["profile"] = options.profile
     if options.embed_model:
         out["embed_model"] = options.embed_model
-    if getattr(options, "context_model", None):
+    if options.context_model:
         out["context_model"] = options.context_model
     if options.bm25:
         out["bm25"] = list(options.bm25)

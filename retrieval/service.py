@@ -359,12 +359,9 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         options = IndexOptions.from_json(manifest["config"]["options"]) if manifest else IndexOptions()
     if options.bm25 and not get_spec(name).bm25:
         options = replace(options, bm25=None)  # given to every retriever by `index --bm25` in all-mode
-    model = wanted_model(name, options)
-    if model != options.embed_model:  # asked for now, or the default again: remembered from here on
-        options = replace(options, embed_model=model)
-    context_model = wanted_context_model(name, options)
-    if context_model != options.context_model:  # likewise
-        options = replace(options, context_model=context_model)
+    # The models asked for now, or the defaults again: remembered from here on.
+    options = replace(options, embed_model=wanted_model(name, options),
+                      context_model=wanted_context_model(name, options))
     if options.bm25 or options.embed_model or options.context_model:
         retriever = _build(name, options)
     _use_profile(retriever, name, options.profile)

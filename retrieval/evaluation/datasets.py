@@ -103,10 +103,6 @@ def parse_query(obj, where: str = "") -> EvalQuery:
 
 def _grade(value) -> float:
     """A qrels grade: a number, or a number written as a string (`"1"`); anything else is 0."""
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, (int, float)):
-        return value
     try:
         return float(value)
     except (TypeError, ValueError):
