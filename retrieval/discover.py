@@ -30,6 +30,10 @@ DEFAULT_EXCLUDE_DIRS = frozenset(
     }
 )
 
+# Pruned silently: no user expects these indexed. The other default directories are counted as
+# `excluded-dir`, and an ignore file can take one back with a negation (`!vendor/`).
+_UNCOUNTED_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".retrieval"})
+
 IGNORE_FILES = (".gitignore", ".ignore", ".retrievalignore")
 
 # Names that usually hold credentials. Matched case-insensitively against the base name.
@@ -46,7 +50,11 @@ _SECRET_RE = LazyPattern(  # built on first use: a query on a fresh index never 
 
 
 def is_secret_name(name: str) -> bool:
-    return _SECRET_RE.match(name) is not None
+    """A name that usually holds credentials. Source code is not data: `secrets.py` (Python's own
+    module), `Credentials.scala`, `id_rsa_test.go` are programs about secrets, not secrets."""
+    if _SECRET_RE.match(name) is None:
+        return False
+    return languages.detect(name)[1] != languages.CODE
 
 
 def _check_name_encoding(name: str, path: str) -> None:
@@ -119,6 +127,128 @@ def _read_ignore_rules(directory: str, present, skipped: Counter) -> list[ignore
     return rules
 
 
+# -- ignore rules from outside the walked tree --------------------------------------------------
+
+
+def _git_top(root: str) -> str | None:
+    """The top of the git work tree holding root (root itself, or an ancestor), or None."""
+    d = root
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def _git_dir(top: str) -> str | None:
+    """The repository directory of the work tree at `top`: `.git` itself, or where a `.git` file
+    points (a worktree, a submodule)."""
+    dot_git = os.path.join(top, ".git")
+    if os.path.isdir(dot_git):
+        return dot_git
+    try:
+        with open(dot_git, encoding="utf-8", errors="replace") as fh:
+            line = fh.readline().strip()
+    except OSError:
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    return os.path.normpath(os.path.join(top, line[len("gitdir:"):].strip()))
+
+
+def _info_exclude(top: str) -> str | None:
+    """The info/exclude file of the repository whose work tree is at `top`. A worktree shares it
+    with its main repository (the `commondir` file names that one)."""
+    git_dir = _git_dir(top)
+    if git_dir is None:
+        return None
+    try:
+        with open(os.path.join(git_dir, "commondir"), encoding="utf-8", errors="replace") as fh:
+            git_dir = os.path.normpath(os.path.join(git_dir, fh.readline().strip()))
+    except OSError:
+        pass
+    return os.path.join(git_dir, "info", "exclude")
+
+
+def _config_excludes_file(path: str, current: str | None) -> str | None:
+    """core.excludesFile as one git config file sets it (the last setting wins), else `current`."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return current
+    section = ""
+    for line in lines:
+        line = line.strip()
+        if line.startswith("["):
+            section = line[1:line.find("]")].strip().lower() if "]" in line else ""
+            continue
+        key, eq, value = line.partition("=")
+        if section == "core" and eq and key.strip().lower() == "excludesfile":
+            value = value.split(" #")[0].split(" ;")[0].strip().strip('"')
+            current = os.path.expanduser(value) if value else None
+    return current
+
+
+def _global_excludes(top: str) -> str | None:
+    """git's per-user ignore file: core.excludesFile (from the user's and the repository's config),
+    else $XDG_CONFIG_HOME/git/ignore."""
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    found = None
+    for config in (os.path.join(xdg, "git", "config"), os.path.expanduser("~/.gitconfig")):
+        found = _config_excludes_file(config, found)
+    git_dir = _git_dir(top)
+    if git_dir is not None:
+        found = _config_excludes_file(os.path.join(git_dir, "config"), found)
+    return found or os.path.join(xdg, "git", "ignore")
+
+
+def _push_file(stack, path, base, prefix, root, result, *, absolute=False) -> ignore.IgnoreStack:
+    """Push one ignore file's rules (a missing file is no rules) and watch it, existing or not: a
+    later one changes what is eligible, like an edit does. Watched by its path from the root (the
+    tree may move with its index), or `absolute` for the user's own file."""
+    if path is None:
+        return stack
+    key = path if absolute else os.path.relpath(path, root)
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(1_000_000).decode("utf-8", "replace")
+        st = os.stat(path)
+    except FileNotFoundError:
+        result.watch[key] = (0, 0)
+        return stack
+    except OSError:
+        result.skipped["unreadable"] += 1
+        return stack
+    result.watch[key] = (st.st_size, st.st_mtime_ns)
+    return stack.push(base, ignore.parse_ignore_text(text), prefix=prefix)
+
+
+def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
+    """The rules that apply to the tree from outside it, lowest priority first, as git applies
+    them: the user's global excludes, the repository's info/exclude, and the ignore files of the
+    directories between the work tree's top and the root (a root below the top)."""
+    stack = ignore.IgnoreStack()
+    top = _git_top(root)
+    if top is None:
+        return stack
+    # Paths below the root, as the rules of the top (or of a directory between) see them.
+    below = os.path.relpath(root, top)
+    prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
+    stack = _push_file(stack, _global_excludes(top), "", prefix, root, result, absolute=True)
+    stack = _push_file(stack, _info_exclude(top), "", prefix, root, result)
+    if prefix:
+        parts = prefix.rstrip("/").split("/")
+        for depth in range(len(parts)):
+            directory = os.path.join(top, *parts[:depth])
+            inner = "/".join(parts[depth:]) + "/"
+            for name in IGNORE_FILES:
+                stack = _push_file(stack, os.path.join(directory, name), "", inner, root, result)
+    return stack
+
+
 def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     """Eligible files under root, sorted by relative path; skips are counted by reason."""
     options = options or DiscoveryOptions()
@@ -138,17 +268,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     skip_dirs = {os.path.abspath(p) for p in options.skip_paths} | {os.path.realpath(p) for p in options.skip_paths}
 
     result = Discovery()
-    base_stack = ignore.IgnoreStack()
-    if options.use_ignore_files:
-        info_exclude = os.path.join(root, ".git", "info", "exclude")
-        if os.path.isfile(info_exclude):
-            try:
-                with open(info_exclude, encoding="utf-8", errors="replace") as fh:
-                    base_stack = base_stack.push("", ignore.parse_ignore_text(fh.read()))
-                st = os.stat(info_exclude)
-                result.watch[".git/info/exclude"] = (st.st_size, st.st_mtime_ns)
-            except OSError:
-                result.skipped["unreadable"] += 1
+    base_stack = _outer_rules(root, result) if options.use_ignore_files else ignore.IgnoreStack()
 
     pending: list[tuple[str, str, ignore.IgnoreStack]] = [(root, "", base_stack)]
     while pending:
@@ -162,6 +282,9 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             result.skipped["unreadable"] += 1
             continue
         if options.use_ignore_files:
+            if rel_dir and any(e.name == ".git" for e in entries):
+                # A nested repository or submodule: its own info/exclude covers its tree.
+                stack = _push_file(stack, _info_exclude(abs_dir), rel_dir, "", root, result)
             present = [e.name for e in entries if e.name in IGNORE_FILES]
             if present:
                 stack = stack.push(rel_dir, _read_ignore_rules(abs_dir, present, result.skipped))
@@ -183,7 +306,12 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 result.skipped["unreadable"] += 1
                 continue
             if is_dir:
-                if name in exclude_dirs or stack.ignored(rel, True) or ignore.matches_any(exclude_rules, rel, True):
+                verdict = stack.verdict(rel, True)
+                if name in exclude_dirs and verdict is not False:  # `!vendor/` in an ignore file takes it back
+                    if name not in _UNCOUNTED_DIRS:
+                        result.skipped["excluded-dir"] += 1
+                    continue
+                if verdict or ignore.matches_any(exclude_rules, rel, True):
                     continue
                 if entry.path in skip_dirs:
                     continue
@@ -196,16 +324,17 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 except OSError:
                     pass
                 continue
+            # Eligibility first, so the skip counts below only count files that would be indexed.
+            if include_rules:
+                if not ignore.selects(include_rules, rel):
+                    continue
+            elif name not in basenames and os.path.splitext(name)[1] not in extensions:
+                continue
             if is_secret_name(name):
                 result.skipped["secret-name"] += 1
                 continue
             if stack.ignored(rel, False) or ignore.matches_any(exclude_rules, rel):
                 result.skipped["ignored"] += 1
-                continue
-            if include_rules:
-                if not ignore.selects(include_rules, rel):
-                    continue
-            elif name not in basenames and os.path.splitext(name)[1] not in extensions:
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)

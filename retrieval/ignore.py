@@ -17,52 +17,100 @@ class Rule:
     dir_only: bool
 
 
+# POSIX character classes inside a bracket expression (`[[:digit:]]`), ASCII as in git.
+_POSIX_CLASSES = {
+    "alnum": "a-zA-Z0-9", "alpha": "a-zA-Z", "blank": " \\t", "cntrl": "\\x00-\\x1f\\x7f",
+    "digit": "0-9", "graph": "!-~", "lower": "a-z", "print": " -~",
+    "punct": re.escape("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~"), "space": " \\t\\n\\r\\f\\v",
+    "upper": "A-Z", "xdigit": "0-9A-Fa-f",
+}
+
+
+class _Malformed(ValueError):
+    """A pattern git's wildmatch gives up on (an unclosed `[`, an unknown `[:class:]`): it
+    matches nothing."""
+
+
+def _class_end(glob: str, i: int) -> int:
+    """The index of the `]` closing the bracket expression opened at glob[i]."""
+    n = len(glob)
+    j = i + 1
+    if j < n and glob[j] in "!^":
+        j += 1
+    if j < n and glob[j] == "]":
+        j += 1  # a `]` first in the set is a member
+    while j < n and glob[j] != "]":
+        if glob.startswith("[:", j):
+            end = glob.find(":]", j + 2)
+            if end >= 0:
+                j = end + 2
+                continue
+        if glob[j] == "\\":
+            j += 1
+        j += 1
+    if j >= n:
+        raise _Malformed(glob)
+    return j
+
+
 def _class_body(body: str) -> str:
     """A glob bracket expression's body as a regex class body. Characters that are literal in a glob
     but would start a nested set or a set operation in a regex (`[`, `&&`, `--`, `||`, `~~`) are
     escaped, so any pattern compiles the same way on every Python version, without a warning."""
     out = ["^"] if body[:1] in ("!", "^") else []
-    for k in range(len(out), len(body)):
+    k = len(out)
+    while k < len(body):
         c = body[k]
+        if body.startswith("[:", k) and body.find(":]", k + 2) >= 0:
+            end = body.find(":]", k + 2)
+            name = body[k + 2 : end]
+            if name not in _POSIX_CLASSES:
+                raise _Malformed(body)
+            out.append(_POSIX_CLASSES[name])
+            k = end + 2
+            continue
+        if c == "\\" and k + 1 < len(body):
+            out.append(re.escape(body[k + 1]))
+            k += 2
+            continue
         if c in "\\[&|~" or (c == "-" and body[k - 1 : k] == "-"):
             out.append("\\" + c)
         else:
             out.append(c)
+        k += 1
     return "".join(out)
 
 
 def _translate(glob: str) -> str:
-    """Glob body -> regex body, with `*` and `?` never crossing a `/`."""
+    """Glob body -> regex body, with `*`, `?` and `[...]` never matching a `/`."""
     out: list[str] = []
     i, n = 0, len(glob)
     while i < n:
         c = glob[i]
         if c == "*":
-            if glob.startswith("**", i):
-                # `**/` = zero or more directories; a lone `**` (e.g. trailing) = anything.
-                if glob.startswith("**/", i):
-                    out.append("(?:.*/)?")
-                    i += 3
-                else:
-                    out.append(".*")
-                    i += 2
-                continue
-            out.append("[^/]*")
-        elif c == "?":
+            run = i
+            while run < n and glob[run] == "*":
+                run += 1
+            # `**` is special only as a whole path component: `**/` (zero or more directories) at
+            # the start or after a `/`, or a trailing `/**` (everything inside). Any other run of
+            # stars is one `*` (`foo**bar`, `src/**.py`), as in git.
+            whole = run - i == 2 and (i == 0 or glob[i - 1] == "/")
+            if whole and glob.startswith("/", run):
+                out.append("(?:.*/)?")
+                i = run + 1
+            elif whole and run == n:
+                out.append(".*")
+                i = run
+            else:
+                out.append("[^/]*")
+                i = run
+            continue
+        if c == "?":
             out.append("[^/]")
         elif c == "[":
-            j = i + 1
-            if j < n and glob[j] in "!^":
-                j += 1
-            if j < n and glob[j] == "]":
-                j += 1
-            while j < n and glob[j] != "]":
-                j += 1
-            if j >= n:
-                out.append(re.escape(c))
-            else:
-                out.append("[" + _class_body(glob[i + 1 : j]) + "]")
-                i = j
+            j = _class_end(glob, i)
+            out.append("(?!/)[" + _class_body(glob[i + 1 : j]) + "]")
+            i = j
         elif c == "\\" and i + 1 < n:
             i += 1
             out.append(re.escape(glob[i]))
@@ -93,7 +141,10 @@ def compile_rule(line: str) -> Rule | None:
         return None
     anchored = "/" in line
     line = line.lstrip("/")
-    body = _translate(line)
+    try:
+        body = _translate(line)
+    except _Malformed:
+        return None
     prefix = "" if anchored else "(?:.*/)?"
     try:
         regex = re.compile(f"^{prefix}{body}$", re.DOTALL)
@@ -108,7 +159,8 @@ def _compile_lines(lines) -> list[Rule]:
 
 
 def parse_ignore_text(text: str) -> list[Rule]:
-    return _compile_lines(text.splitlines())
+    # A byte-order mark (Windows editors write one) is not part of the first pattern, as in git.
+    return _compile_lines(text.removeprefix("\ufeff").splitlines())
 
 
 def compile_globs(globs) -> "RuleSet":
@@ -173,23 +225,31 @@ def _first_group(m) -> int:
 class IgnoreStack:
     """Ignore rules collected while walking down a tree, each set scoped to its directory."""
 
-    def __init__(self, layers: tuple[tuple[str, RuleSet], ...] = ()):
-        self._layers = layers  # (directory relative to root with trailing '/', or '', rules)
+    def __init__(self, layers: tuple[tuple[str, str, RuleSet], ...] = ()):
+        # (directory relative to the root with a trailing '/', or '';
+        #  what to put before a path below that directory to make it relative to the rules' own
+        #  directory: '' for ignore files inside the tree, 'sub/' when the rules are above it;
+        #  rules)
+        self._layers = layers
 
-    def push(self, base: str, rules: list[Rule]) -> "IgnoreStack":
+    def push(self, base: str, rules: list[Rule], prefix: str = "") -> "IgnoreStack":
         if not rules:
             return self
-        return IgnoreStack(self._layers + ((base, RuleSet(rules)),))
+        return IgnoreStack(self._layers + ((base, prefix, RuleSet(rules)),))
 
-    def ignored(self, relpath: str, is_dir: bool) -> bool:
+    def verdict(self, relpath: str, is_dir: bool) -> bool | None:
+        """True ignored, False re-included by a negation, None when no rule matches."""
         # Deeper ignore files take precedence: the first layer (from the deepest) with a match decides.
-        for base, ruleset in reversed(self._layers):
+        for base, prefix, ruleset in reversed(self._layers):
             if base and not relpath.startswith(base):
                 continue
-            verdict = ruleset.verdict(relpath[len(base):], is_dir)
+            verdict = ruleset.verdict(prefix + relpath[len(base):], is_dir)
             if verdict is not None:
                 return verdict
-        return False
+        return None
+
+    def ignored(self, relpath: str, is_dir: bool) -> bool:
+        return self.verdict(relpath, is_dir) is True
 
 
 def matches_any(rules: RuleSet, relpath: str, is_dir: bool = False) -> bool:

@@ -252,8 +252,9 @@ def is_current(root: str, manifest: dict) -> bool:
     """Cheap staleness check: stats only, no walk, no ignore matching.
 
     Every indexed (or skipped-after-reading) file is re-stat'ed; every walked directory too, since
-    adding, removing or renaming an entry changes its directory's mtime; and ignore files and
-    over-cap files, whose changes alter eligibility without touching any directory.
+    adding, removing or renaming an entry changes its directory's mtime; and ignore files (also
+    those outside the tree, and those absent, recorded with mtime 0) and over-cap files, whose
+    changes alter eligibility without touching any directory.
     """
     watch = manifest.get("watch")
     if not isinstance(watch, dict):
@@ -274,7 +275,12 @@ def is_current(root: str, manifest: dict) -> bool:
             return os.stat(os.path.join(root, rel))
     try:
         for rel, (size, mtime) in watch.items():
-            st = stat(rel)
+            try:
+                st = stat(rel)
+            except FileNotFoundError:
+                if mtime == 0:  # an ignore file that was absent, and still is
+                    continue
+                return False
             if st.st_mtime_ns != mtime or (size and st.st_size != size):
                 return False
         for rel, size, mtime in zip(files["path"], files["size"], files["mtime"]):

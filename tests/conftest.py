@@ -62,10 +62,12 @@ def _no_network_attempts():
 
 
 @pytest.fixture(autouse=True)
-def _no_store_environment(monkeypatch):
+def _no_store_environment(monkeypatch, tmp_path_factory):
     """Every test starts with the store beside the root and no total-size override."""
     for name in STORE_ENV:
         monkeypatch.delenv(name, raising=False)
+    # The user's own git excludes (~/.config/git/ignore) would decide what a test tree indexes.
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("xdg-config")))
     # The machine-wide embedding cache would carry vectors from one test to the next (and into the
     # user's home): off, except in the tests of that cache.
     monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", "off")

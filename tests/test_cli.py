@@ -290,7 +290,7 @@ def test_index_with_a_single_retriever_and_options(run, sample_repo):
 
 
 def test_index_reports_skipped_files_by_reason(run, make_tree):
-    root = make_tree({"a.py": "alpha = 1\n", "blob.py": b"\x00\x01", ".env": "SECRET=1\n"})
+    root = make_tree({"a.py": "alpha = 1\n", "blob.py": b"\x00\x01", "credentials.json": "{\"token\": 1}\n"})
     result = run("index", "--root", root)
     assert result.exit_code == 0
     assert "1 binary" in result.stdout and "1 secret-name" in result.stdout

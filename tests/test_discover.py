@@ -1,6 +1,7 @@
 """Discovery: which files of a tree are eligible, and why the others were skipped."""
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -14,6 +15,10 @@ from retrieval.discover import (
     is_secret_name,
     walk,
 )
+
+
+def _manifest(root) -> dict:
+    return json.loads((root / ".retrieval" / "lexical" / "manifest.json").read_text())
 
 
 def paths(root, **kw) -> list[str]:
@@ -94,6 +99,70 @@ def test_git_info_exclude_is_honoured(make_tree):
     assert paths(root) == ["main.py"]
 
 
+def test_info_exclude_created_after_indexing_makes_the_index_stale(make_tree):
+    root = make_tree({".git/HEAD": "ref: refs/heads/main\n", "a.py": "apple = 1\n", "b.py": "b = 1\n"})
+    service.refresh(str(root), "lexical")
+    assert service.is_current(str(root), _manifest(root))
+    (root / ".git" / "info").mkdir()
+    (root / ".git" / "info" / "exclude").write_text("a.py\n")
+    assert not service.is_current(str(root), _manifest(root))
+    service.refresh(str(root), "lexical")
+    assert _manifest(root)["files"]["path"] == ["b.py"]
+
+
+def test_a_root_below_the_top_of_its_repository_keeps_the_rules_above_it(make_tree):
+    root = make_tree({
+        ".git/info/exclude": "info_ign.py\n",
+        ".gitignore": "top_*.py\n/sub/anchored.py\n",
+        "sub/.ignore": "!top_kept.py\n",
+        "sub/keep.py": "", "sub/top_ign.py": "", "sub/info_ign.py": "", "sub/anchored.py": "",
+        "sub/deeper/anchored.py": "", "sub/top_kept.py": "",
+    })
+    assert paths(root / "sub") == ["deeper/anchored.py", "keep.py", "top_kept.py"]
+
+
+def test_an_ignore_file_above_the_root_is_watched(make_tree):
+    root = make_tree({".git/HEAD": "x\n", "sub/a.py": "apple = 1\n", "sub/b.py": "b = 1\n"})
+    sub = root / "sub"
+    service.refresh(str(sub), "lexical")
+    (root / ".gitignore").write_text("a.py\n")
+    assert not service.is_current(str(sub), _manifest(sub))
+    service.refresh(str(sub), "lexical")
+    assert _manifest(sub)["files"]["path"] == ["b.py"]
+
+
+def test_a_worktree_and_a_nested_repository_use_their_own_info_exclude(make_tree):
+    root = make_tree({
+        "main/.git/info/exclude": "wt_local.py\n",
+        "main/.git/worktrees/wt/commondir": "../..\n",
+        "wt/.git": "gitdir: ../main/.git/worktrees/wt\n",
+        "wt/wt_local.py": "", "wt/a.py": "",
+        "wt/nested/.git/info/exclude": "nested_local.py\n",
+        "wt/nested/nested_local.py": "", "wt/nested/b.py": "",
+    })
+    assert paths(root / "wt") == ["a.py", "nested/b.py"]
+
+
+def test_the_users_global_git_excludes_apply_inside_a_repository(make_tree, monkeypatch, tmp_path):
+    config = tmp_path / "config"
+    (config / "git").mkdir(parents=True)
+    (config / "git" / "ignore").write_text("scratch_*.py\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    repo = make_tree({".git/HEAD": "x\n", "scratch_notes.py": "", "main.py": ""})
+    plain = make_tree({"scratch_notes.py": "", "main.py": ""}, name="plain")
+    assert paths(repo) == ["main.py"]
+    assert paths(plain) == ["main.py", "scratch_notes.py"]  # git applies them in repositories only
+    # core.excludesFile in the repository's config names another file.
+    (tmp_path / "mine").write_text("main.py\n")
+    (repo / ".git" / "config").write_text(f"[core]\n\texcludesFile = {tmp_path / 'mine'}\n")
+    assert paths(repo) == ["scratch_notes.py"]
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_pattern(make_tree):
+    root = make_tree({".gitignore": "\ufeffgenerated_api.py\n", "generated_api.py": "", "main.py": ""})
+    assert paths(root) == ["main.py"]
+
+
 def test_ignored_files_are_counted(make_tree):
     root = make_tree({".gitignore": "*.md\n", "a.md": "", "b.md": "", "c.py": ""})
     result = walk(str(root))
@@ -112,6 +181,14 @@ def test_dependency_build_and_vcs_directories_are_never_entered(make_tree, direc
     assert paths(root) == ["main.py"]
 
 
+def test_a_default_directory_is_counted_and_an_ignore_file_can_take_it_back(make_tree):
+    root = make_tree({"src/build/wheel.py": "", "vendor/v.py": "", ".git/HEAD": "x\n", "main.py": "",
+                      ".retrievalignore": "!build/\n"})
+    result = walk(str(root))
+    assert [f.path for f in result.files] == ["main.py", "src/build/wheel.py"]
+    assert result.skipped == {"excluded-dir": 1}  # vendor; .git is never news
+
+
 SECRET_NAMES = [
     ".env", ".env.local", "server.pem", "id_rsa", "id_ed25519.pub", "credentials.json",
     "prod.key", "secrets.yaml", ".npmrc", "terraform.tfstate", "service-account-prod.json", "app.sqlite",
@@ -123,9 +200,29 @@ def test_secret_looking_files_are_skipped_and_counted(make_tree):
     files["config/.env.production"] = "TOKEN=x\n"
     files["main.py"] = "x = 1\n"
     root = make_tree(files)
-    result = walk(str(root))
+    # Every name made eligible (most are not source files): the secret rule alone keeps them out.
+    result = walk(str(root), DiscoveryOptions(include_globs=("*",)))
     assert [f.path for f in result.files] == ["main.py"]
     assert result.skipped["secret-name"] == len(SECRET_NAMES) + 1
+
+
+def test_skip_counts_only_count_files_that_would_otherwise_be_indexed(make_tree):
+    # `.env` and `app.sqlite` are no source file: never indexed, so not news worth a count.
+    root = make_tree({".env": "A=1\n", "app.sqlite": "x", "credentials.json": "{}\n", "main.py": "x = 1\n",
+                      ".gitignore": "*.o\n", "a.o": "x", "gen.py": "y = 1\n", "sub/.gitignore": "gen.py\n",
+                      "sub/gen.py": "y = 1\n"})
+    result = walk(str(root))
+    assert [f.path for f in result.files] == ["gen.py", "main.py"]
+    assert result.skipped == {"secret-name": 1, "ignored": 1}
+
+
+@pytest.mark.parametrize("name", ["secrets.py", "credentials.go", "Credentials.scala", "id_rsa_test.go",
+                                  "secrets.ts", "credentials.rs"])
+def test_source_files_named_after_secrets_are_code_and_indexed(make_tree, name):
+    root = make_tree({name: "def token_hex(n):\n    return n\n"})
+    result = walk(str(root))
+    assert [f.path for f in result.files] == [name]
+    assert not result.skipped
 
 
 @pytest.mark.parametrize("name", SECRET_NAMES + ["ID_RSA", ".ENV"])

@@ -180,3 +180,53 @@ def test_discovery_keeps_exactly_the_files_git_would_track(tmp_path):
     assert found == expected
     # The oracle must be discriminating: some files are kept and many are not.
     assert 5 <= len(expected) <= len(ORACLE_FILES) - 15
+
+
+ODD_FILES = [
+    "src/deep.py", "src/a/deep.py", "foobar.py", "foo/bar.py", "fooxbar.py", "v1.py", "va.py",
+    "foo[.py", "a/b.py", "ab.py", "w1.py", "wx.py", "sub/keep.py", "sub/anch.py", "sub/deeper/anch.py",
+    "sub/top_x.py", "sub/top_kept.py",
+]
+
+# Runs of stars that are no whole path component, POSIX classes, a bracket that never closes and a
+# `/` inside brackets; the last lines reach into sub/, indexed below on its own as the root.
+ODD_GITIGNORE = "\ufeff" + dedent(
+    r"""
+    src/**.py
+    foo**bar.py
+    v[[:digit:]].py
+    foo[.py
+    a[/]b.py
+    w[[:alpha:]].py
+    /sub/anch.py
+    top_*.py
+    """
+)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_discovery_agrees_with_git_on_odd_globs_and_from_a_directory_below_the_top(tmp_path, below):
+    root = tmp_path / "oracle"
+    for rel in ODD_FILES:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+    (root / ".gitignore").write_text(ODD_GITIGNORE, encoding="utf-8")
+    (root / "sub" / ".ignore").write_text("!top_kept.py\n")  # git does not read .ignore: drop it below
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    start = root / below if below else root
+    listed = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard"], cwd=start, check=True, capture_output=True, text=True
+    ).stdout.splitlines()
+    expected = sorted(p for p in listed if not p.endswith((".gitignore", ".ignore")))
+    found = [f.path for f in walk(str(start), DiscoveryOptions(include_globs=("*",))).files]
+    kept = "top_kept.py" if below else "sub/top_kept.py"
+    assert kept in found  # the .ignore file's negation, which git does not read
+    found.remove(kept)
+    assert found == expected
+    # Discriminating: git keeps some and drops many (8 from the top, 3 of sub's 5 from sub).
+    if below:
+        assert expected == ["deeper/anch.py", "keep.py"]
+    else:
+        assert len(ODD_FILES) - len(expected) >= 6 and "src/a/deep.py" in expected
