@@ -322,17 +322,31 @@ def _error(message: str):
     return lambda conn: send(conn, {"ok": False, "error": message})
 
 
+class _Stopped(BaseException):
+    """A stop signal. Neither SystemExit nor KeyboardInterrupt: the command a request is running
+    would take either as its own ending (exit 0 with no output, or 130) and the server would go on.
+    This one leaves the command and the request (the client, given no answer, runs the command
+    itself) and ends the server."""
+
+
 def run(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, log=None) -> str:
-    """Serve root in the foreground until stopped; the reason it ended. AlreadyRunning if taken."""
+    """Serve root in the foreground until stopped; the reason it ended. AlreadyRunning if taken.
+    SIGTERM and SIGHUP end it (the reason says which); SIGINT too, raised on as KeyboardInterrupt."""
     server = Server(root, idle_timeout, log=log)
 
     def stop(signum, frame):
-        raise SystemExit(0)
+        raise _Stopped(signum)
 
-    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)}
     try:
-        server.start()
-        reason = server.serve_forever()
+        try:
+            server.start()
+            reason = server.serve_forever()
+        except _Stopped as exc:
+            reason = f"stopped by {signal.Signals(exc.args[0]).name}"
+            if exc.args[0] == signal.SIGINT:
+                server.say(f"exiting: {reason}")
+                raise KeyboardInterrupt from None
         server.say(f"exiting: {reason}")
         return reason
     finally:

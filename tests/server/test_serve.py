@@ -513,3 +513,46 @@ def test_the_client_finds_the_store_where_the_store_module_puts_it(tmp_path, mon
     assert client.store_dir(str(tmp_path)) == layout.store_dir(str(tmp_path))
     monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "elsewhere"))
     assert client.store_dir(str(tmp_path / "r")) == layout.store_dir(str(tmp_path / "r"))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_stop_signal_during_a_request_ends_the_server_and_leaves_the_client_to_run_it(
+        sample_repo, monkeypatch, signum):
+    """Taken by the command a request runs, SIGTERM was its exit 0 with no output (SIGINT its 130)
+    and the server went on; the client must get no answer (it then runs the command itself)."""
+    from retrieval import service
+    from retrieval.server import serve as serve_module
+
+    root = str(sample_repo)
+    service.refresh(root, "lexical")
+    ran = []
+
+    def slow_step(*args, **kwargs):  # a step of the real query command
+        ran.append(args)
+        os.kill(os.getpid(), signum)
+        time.sleep(10)  # the signal lands here, in the middle of the command
+        return None
+
+    monkeypatch.setattr(service, "remembered_options", slow_step)
+    monkeypatch.delenv("RETRIEVAL_NO_SERVER", raising=False)
+    answers = []
+
+    def query_through_the_server():
+        path = client.socket_path(client.store_dir(root))
+        deadline = time.monotonic() + 30
+        while not os.path.exists(path) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        answers.append(client.try_run(["query", "alpha", "--root", root]))
+
+    caller = threading.Thread(target=query_through_the_server)
+    caller.start()
+    started = time.monotonic()
+    if signum == signal.SIGINT:
+        with pytest.raises(KeyboardInterrupt):
+            serve_module.run(root, idle_timeout=30)
+    else:
+        assert serve_module.run(root, idle_timeout=30) == "stopped by SIGTERM"
+    caller.join(30)
+    assert ran and answers == [None]  # no answer: the client runs the query itself
+    assert time.monotonic() - started < 9  # ended at the signal, not when the command finished
+    assert not os.path.exists(client.socket_path(client.store_dir(root)))
