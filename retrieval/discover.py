@@ -273,13 +273,21 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     pending: list[tuple[str, str, ignore.IgnoreStack]] = [(root, "", base_stack)]
     while pending:
         abs_dir, rel_dir, stack = pending.pop()
+        key = rel_dir or "."
         try:
             # Stat before listing: an entry added after the listing then shows as a changed mtime.
-            result.watch[rel_dir or "."] = (0, os.stat(abs_dir).st_mtime_ns)
+            st = os.stat(abs_dir)
+        except OSError:
+            result.skipped["unreadable"] += 1
+            continue
+        result.watch[key] = (0, st.st_mtime_ns)
+        try:
             with os.scandir(abs_dir) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
             result.skipped["unreadable"] += 1
+            # A chmod making it readable changes only its ctime: watched, so that a query sees it.
+            result.watch[key] = (0, st.st_mtime_ns, st.st_ctime_ns)
             continue
         if options.use_ignore_files:
             if rel_dir and any(e.name == ".git" for e in entries):

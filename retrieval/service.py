@@ -244,6 +244,13 @@ def _config(retriever, options: IndexOptions) -> dict:
     return {"options": options.to_json(), "retriever": fp() if fp else {}, "version": 1}
 
 
+def _ctime(path: str) -> int | None:
+    try:
+        return os.stat(path, follow_symlinks=False).st_ctime_ns
+    except OSError:
+        return None
+
+
 def _watch_json(discovery: Discovery) -> dict:
     return {path: list(value) for path, value in sorted(discovery.watch.items())}
 
@@ -274,7 +281,7 @@ def is_current(root: str, manifest: dict) -> bool:
         def stat(rel):
             return os.stat(os.path.join(root, rel))
     try:
-        for rel, (size, mtime) in watch.items():
+        for rel, (size, mtime, *ctime) in watch.items():
             try:
                 st = stat(rel)
             except FileNotFoundError:
@@ -282,6 +289,8 @@ def is_current(root: str, manifest: dict) -> bool:
                     continue
                 return False
             if st.st_mtime_ns != mtime or (size and st.st_size != size):
+                return False
+            if ctime and st.st_ctime_ns != ctime[0]:  # unreadable when indexed: a chmod since?
                 return False
         for rel, size, mtime in zip(files["path"], files["size"], files["mtime"]):
             st = stat(rel)
@@ -429,7 +438,12 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             if content.text is None:
                 skip_counts[content.skip_reason] += 1
                 # A file that vanished, became a link or could not be opened is not recorded: the
-                # next refresh looks again (a chmod making it readable changes neither size nor mtime).
+                # next refresh looks again. A chmod making it readable changes neither size nor
+                # mtime, only the inode's ctime: watched, so that a query sees it.
+                if content.skip_reason == UNREADABLE:
+                    ctime = _ctime(f.abspath)
+                    if ctime is not None:
+                        watch[f.path] = [f.size, f.mtime_ns, ctime]
                 if content.skip_reason not in (VANISHED, UNREADABLE, SYMLINK):
                     new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, content.skip_reason]
                 if had_chunks:
