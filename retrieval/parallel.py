@@ -20,6 +20,10 @@ R = TypeVar("R")
 ENV_JOBS = "RETRIEVAL_JOBS"
 
 
+class WorkerLost(RuntimeError):
+    """A worker process died (killed, out of memory): nothing about the index is wrong."""
+
+
 def default_jobs() -> int:
     """Worker processes to use: $RETRIEVAL_JOBS, else the CPUs this process may run on (at most 4:
     this process reads the files and builds the postings, so more workers would mostly wait)."""
@@ -150,7 +154,8 @@ def ordered_map(
             try:
                 status, payload = workers[w][1].recv()
             except (EOFError, OSError):
-                raise RuntimeError("a worker process stopped unexpectedly") from None
+                raise WorkerLost(f"a worker process stopped unexpectedly (killed, or out of memory?); "
+                                 f"{ENV_JOBS}=1 builds without workers") from None
             if status != "ok":
                 raise payload
             # Keep the worker busy while the caller consumes this batch's results.

@@ -15,6 +15,7 @@ from . import __version__
 from .chunking import ChunkingPolicy, chunk_lines, whole_file
 from .freshness import racy, settle
 from .memo import Memo
+from .parallel import WorkerLost
 from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
 from .extras import SetupError
 from .progress import Tick
@@ -29,7 +30,7 @@ Progress = Callable[[str], None]
 
 # Errors that say what the asker or the machine must fix (the root, the store's disk, an extra's
 # setup), not that an index is damaged: re-raised as they are, never answered by a rebuild.
-_NOT_DAMAGE = (DiscoveryError, layout.StoreError, SetupError)
+_NOT_DAMAGE = (DiscoveryError, layout.StoreError, SetupError, WorkerLost)
 # What reading a damaged store file raises: a short or garbled file (ValueError, KeyError, TypeError
 # from its parsing) or numbers pointing outside their arrays (IndexError).
 _DAMAGE = (RuntimeError, ValueError, KeyError, TypeError, IndexError)

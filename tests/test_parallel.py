@@ -125,3 +125,35 @@ def test_a_worker_ends_at_once_on_sigterm_whatever_handler_its_parent_set(monkey
     finally:
         signal.signal(signal.SIGTERM, previous)
     assert out and all(out)
+
+
+def test_a_killed_worker_fails_the_refresh_without_calling_the_index_damaged(make_tree, monkeypatch):
+    """It said 'the lexical index is damaged; rebuilding it' and built everything twice."""
+    import signal
+
+    import pytest
+
+    from retrieval.retrievers import lexical
+
+    files = {f"pkg/mod_{i}.py": module_text(i) for i in range(90)}
+    root = make_tree(files)
+    monkeypatch.setenv(parallel.ENV_JOBS, "1")
+    service.refresh(str(root))
+    before = service.search(str(root), "mod_50", top_k=5).hits
+    original = lexical._file_documents
+
+    def killed_on_one_file(item):
+        if item[0] == "pkg/mod_50.py":
+            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+        return original(item)
+
+    monkeypatch.setattr(lexical, "_file_documents", killed_on_one_file)
+    monkeypatch.setenv(parallel.ENV_JOBS, "2")
+    for path in files:  # every file changed: a refresh big enough for workers
+        (root / path).write_text(files[path] + "\n# touched\n")
+    said = []
+    with pytest.raises(parallel.WorkerLost):
+        service.refresh(str(root), progress=said.append)
+    assert not any("damaged" in line for line in said)
+    monkeypatch.setattr(lexical, "_file_documents", original)
+    assert_same_hits(service.search(str(root), "mod_50", top_k=5, stale_ok=True).hits, before)
