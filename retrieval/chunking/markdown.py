@@ -27,7 +27,7 @@ def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
     out = []
     fence = ""
     for i, raw in enumerate(lines):
-        line = raw.rstrip("\n")
+        line = raw.rstrip("\r\n")
         m = _FENCE.match(line)
         if m:
             marker = m.group(1)
@@ -56,11 +56,11 @@ def _rst_headings(lines: list[str]) -> list[tuple[int, int, str]]:
     styles: list[tuple[str, bool]] = []
     i = 1
     while i < len(lines):
-        line = lines[i].rstrip("\n")
+        line = lines[i].rstrip("\r\n")
         title = lines[i - 1].strip()
-        if _RST_ADORNMENT.match(line) and title and not _RST_ADORNMENT.match(lines[i - 1].rstrip("\n")) \
+        if _RST_ADORNMENT.match(line) and title and not _RST_ADORNMENT.match(lines[i - 1].rstrip("\r\n")) \
                 and len(line.strip()) >= len(title) - 1:
-            over = i >= 2 and lines[i - 2].rstrip("\n") == line
+            over = i >= 2 and lines[i - 2].rstrip("\r\n") == line
             style = (line.strip()[0], over)
             if style not in styles:
                 styles.append(style)

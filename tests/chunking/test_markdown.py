@@ -95,3 +95,22 @@ def test_restructuredtext_levels_follow_the_order_of_adornments():
     contexts = [c.context for c in chunks]
     assert "Title > Section one > Sub" in contexts
     assert "Title > Section two" in contexts
+
+
+def test_windows_line_endings_give_the_same_sections_as_unix_ones():
+    for text, name, language in ((MARKDOWN, "docs/guide.md", "markdown"), (RST, "docs/index.rst", "rst")):
+        policy = ChunkingPolicy(prose=20)
+        unix = chunk_headings(text, name, language=language, kind="docs", policy=policy)
+        crlf = text.replace("\n", "\r\n")
+        windows = chunk_headings(crlf, name, language=language, kind="docs", policy=policy)
+        assert_verbatim(crlf, windows)
+        # The same sections in the same order (the extra `\r`s may cut the budget elsewhere).
+        assert _sections(windows) == _sections(unix) and len(_sections(unix)) >= 4
+
+
+def _sections(chunks) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    for c in chunks:
+        if not out or out[-1] != (c.context, c.chunk_kind):
+            out.append((c.context, c.chunk_kind))
+    return out
