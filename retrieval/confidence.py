@@ -3,8 +3,9 @@
 Signals (all deterministic, computed for the returned hits only):
 - coverage: the share of the query's words, weighted by idf, that the hit's chunk contains. A
   word is found when any of its forms is (the word, its stem; an identifier's parts earn part of
-  the credit, by idf). A word that occurs nowhere in the index weighs the most an idf can, so a
-  query about something the repository does not have covers little anywhere.
+  the credit, by idf; of an identifier that occurs nowhere, at most ABSENT_PART_CREDIT of it). A
+  word that occurs nowhere in the index weighs the most an idf can, so a query about something the
+  repository does not have covers little anywhere.
 - relative: the hit's score over the best hit's score; runner-up: the second score over the best.
 - defines: the query is a bare identifier and the hit's chunk defines it.
 
@@ -32,6 +33,7 @@ MIN_COVERAGE = 0.2
 HIGH_COVERAGE = 0.5
 CLEAR_LEAD = 0.8
 NEAR_BEST = 0.8
+ABSENT_PART_CREDIT = 0.4  # below HIGH_COVERAGE: a one-identifier query for a missing name is never high
 
 
 def level(*, first: bool, coverage: float, relative: float, runner_up: float, defines: bool) -> str:
@@ -81,13 +83,16 @@ def assess(views, n_docs: int, words, defined, ranked, count: int) -> list[str]:
         if df:
             idfs[term] = idf(n, df)
     absent = idf(n, 0)  # the largest idf: a term no document has
-    weights = []
+    weights, part_credit = [], []
     for forms, compound in words:
         present = [idfs[t] for t in forms if t in idfs]
         if compound:
             weights.append(idfs.get(forms[0], absent))
         else:
             weights.append(max(present) if present else absent)
+        # An identifier that occurs nowhere is not in the repository, whatever its parts match
+        # (`load_config_file`: `config` and `file` are everywhere): its parts earn at most this share.
+        part_credit.append(ABSENT_PART_CREDIT if compound and forms[0] not in idfs else 1.0)
     for term in defined:
         for i in hit_views:
             plist = views[i].segment.postings(term)
@@ -100,10 +105,10 @@ def assess(views, n_docs: int, words, defined, ranked, count: int) -> list[str]:
     empty = ()
     for n_hit, (value, (i, d)) in enumerate(top):
         matched = 0.0
-        for (forms, _), weight in zip(words, weights):
+        for (forms, _), weight, credit in zip(words, weights, part_credit):
             found = [idfs[t] for t in forms if t in idfs and _contains(docs_of.get((t, i), empty), d)]
             if found:
-                matched += min(weight, max(found))
+                matched += min(weight * credit, max(found))
         out.append(level(
             first=n_hit == 0,
             coverage=matched / total if total > 0 else 0.0,

@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .lexical.features import DEF
-from .ranking import RankingConfig, is_symbol_query, query_words, symbol_key
+from .ranking import RankingConfig, is_symbol_query, qualified_name, query_words, symbol_key
 from .text import tokenize
 
 
@@ -68,6 +68,10 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
     for word in code:
         # `parse_args`, `Foo.bar()`, `InheritDocstrings` in a question name a symbol as surely as a bare one
         definitions[word] = max(definitions.get(word, 0.0), config.code_definition_weight)
+    parts = qualified_name(query) if symbol is not None else ()
+    if parts and config.symbol_definition_weight:
+        # `Group.invoke` asks for the member: its owner.name term outweighs the owner's own definition.
+        definitions[f"{parts[-2]}.{parts[-1]}"] = config.symbol_definition_weight
     for word, weight in definitions.items():
         if not weight:
             continue

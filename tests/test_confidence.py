@@ -183,3 +183,18 @@ def test_eval_prints_a_calibration_table(make_tree, tmp_path):
     assert calibration["low"]["matched"] == 0
     text = CliRunner().invoke(main, ["eval", str(dataset), "--root", str(root)]).stdout
     assert "confidence  hits@10  matching  precision" in text
+
+
+def test_an_identifier_that_occurs_nowhere_is_never_high_however_rare_its_parts():
+    """`only_on_feature_branch_xyz` after a branch switch, `load_config_file` that never existed:
+    one rare part (`feature`, `frobnicate`) covered half the query and the guess was graded high."""
+    docs = [Document("a", "def frobnicate_gadget_tokens(x):\n    return x\n", source_path="a.py", start_line=1,
+                     end_line=2)] + [
+        Document(f"o{i}", f"def other_{i}(y):\n    return y + {i}\n", source_path=f"o{i}.py", start_line=1,
+                 end_line=2) for i in range(30)]
+    retriever = build_retriever("lexical")
+    retriever.index(docs)
+    (hit,) = retriever.search_detailed("frobnicate_gadget_tokens", top_k=1)
+    assert (hit.docid, hit.confidence) == ("a", HIGH)  # it exists: found and defined
+    (hit,) = retriever.search_detailed("frobnicate_widget_tokens", top_k=1)  # renamed away
+    assert (hit.docid, hit.confidence) == ("a", MEDIUM)

@@ -193,3 +193,20 @@ def test_a_scope_path_agrees_in_exact_case_only_when_asked():
     assert scope_agrees("RouterGroup.handle", ("RouterGroup", "Handle"))
     assert not scope_agrees("RouterGroup.handle", ("RouterGroup", "Handle"), exact=True)
     assert scope_agrees("impl Service for Router.call", ("Router", "call"), exact=True)
+
+
+def test_member_definitions_name_the_owner_of_each_definition_by_indentation_or_receiver():
+    from retrieval.lexical.features import member_definitions
+
+    python = ["class Group(MultiCommand):\n    def __init__(self):\n        pass\n",
+              "    @property\n    def invoke(self, ctx):\n        return 1\n\ndef top():\n    pass\n",
+              "class Other:\n    def invoke(self): pass\n"]
+    assert member_definitions(python, "python") == [{"Group.__init__"}, {"Group.invoke"}, {"Other.invoke"}]
+    go = ["func (g *Group) Invoke(ctx int) error {\n\treturn nil\n}\n\nfunc Plain() {}\n"]
+    assert member_definitions(go, "go") == [{"Group.Invoke"}]
+    ruby = ["module Sinatra\n  class Base\n    def call(env)\n    end\n  end\nend\n"]
+    assert member_definitions(ruby, "ruby") == [{"Sinatra.Base", "Base.call"}]
+    rust = ["impl Service for Router {\n    fn call(&self) {}\n}\nfn free() {}\n"]
+    assert member_definitions(rust, "rust") == [{"Router.call"}]
+    java = ["public class Foo extends Bar {\n    public void doIt(int a) {\n    }\n}\nclass Baz {}\n"]
+    assert member_definitions(java, "java") == [{"Foo.doIt"}]

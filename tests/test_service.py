@@ -430,3 +430,18 @@ def test_clean_refuses_a_directory_that_is_not_a_store(sample_repo):
     with pytest.raises(layout.StoreError, match="does not look like a retrieval index"):
         service.clean(str(sample_repo))
     assert (sample_repo / ".retrieval" / "precious.txt").read_text() == "mine"
+
+
+def test_a_qualified_query_finds_the_member_in_line_chunks_not_its_owners_first_lines(make_tree):
+    """`Group.invoke` answered with `class Group`'s first lines (the rarer name won), graded high."""
+    def owner(name, filler):
+        methods = "".join(f"    def step_{i}(self):\n        return {i}\n\n" for i in range(filler))
+        return (f"class {name}:\n    \"\"\"The {name} owner.\"\"\"\n\n{methods}"
+                f"    def invoke(self, ctx):\n        return ctx.run_{name.lower()}()\n\n")
+    text = owner("Command", 60) + owner("Group", 60) + owner("Context", 60)
+    root = make_tree({"core.py": text, "other.py": "def invoke(x):\n    return x\n"})
+    lines = text.split("\n")
+    for name in ("Command", "Group", "Context"):
+        hit = service.search(str(root), f"{name}.invoke", top_k=1).hits[0]
+        wanted = lines.index(f"        return ctx.run_{name.lower()}()") + 1
+        assert hit.source_path == "core.py" and hit.start_line <= wanted <= hit.end_line, (name, hit)

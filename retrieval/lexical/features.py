@@ -4,11 +4,14 @@
   `websocket` finds `websockets.py` even where the body says little.
 - Definition terms: `\u00a7name` for every symbol the chunk defines (class, def, func, fn, ...), so a
   query naming a symbol can prefer the chunk that defines it over the many that use it.
+- Member terms: `\u00a7owner.name` for a definition inside a class-like one (`Group.invoke`, a Go
+  method's receiver type), so a qualified query finds the method, not the class's first lines.
 The prefix character cannot come out of the tokenizer, so feature terms never collide with words.
 """
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections import Counter
 
 from ..lazyre import LazyPattern as lazy_compile
@@ -17,7 +20,7 @@ from ..text import split_identifier, term_counts
 DEF = "\u00a7"
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 1
+VERSION = 2
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -97,9 +100,10 @@ def path_terms(path: str) -> list[str]:
 
 
 def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, language: str = "",
-                definitions=None) -> Counter:
+                definitions=None, members=()) -> Counter:
     """Every term a chunk is indexed under: words, path words, definitions. `definitions` are the
-    names a syntax tree says the chunk defines; None finds them with the patterns above."""
+    names a syntax tree says the chunk defines; None finds them with the patterns above.
+    `members`: its `owner.name` pairs (member_definitions)."""
     counts = term_counts(f"{context}\n{text}" if context else text)
     if path_weight:
         for term in path_terms(path):
@@ -110,4 +114,68 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
         if name != lowered:
             # the exact spelling too, so `Vitest` prefers `class Vitest` over `const vitest`
             counts[DEF + name] += 1
+    for member in members:
+        counts[DEF + member.lower()] += 1
     return counts
+
+
+# Definitions that own members: a method defined below one (indented, or up to its closing brace)
+# is that owner's.
+_OWNER_DEF = lazy_compile(
+    rf"^([ \t]*){_MODIFIERS}(?:class|struct|interface|trait|enum|object|record|protocol|extension|"
+    r"module|namespace|defmodule|impl(?:<[^\n{]*?>)?(?:\s+[\w:]+(?:<[^\n{]*?>)?\s+for)?)"
+    r"\s+(?:[A-Za-z_][\w]*(?:\.|::))*([A-Za-z_$][\w$]*)"
+)
+_GO_RECEIVER = lazy_compile(r"^func\s*\(\s*\w*\s*\*?\s*([A-Za-z_]\w*)")
+_OWNER_HINT = re.compile(r"\b(?:class|struct|interface|trait|enum|object|record|protocol|extension|module|"
+                         r"namespace|defmodule|impl)\b")
+
+
+def member_definitions(texts: list[str], language: str = "") -> list[set[str]]:
+    """For a file's consecutive chunks, each chunk's `owner.name` pairs: the names it defines
+    inside an owning definition (by indentation, which every mainstream style keeps), or on a Go
+    method's receiver type."""
+    owners: list[tuple[int, str]] = []  # (indentation, name), innermost last
+    out: list[set[str]] = []
+    for text in texts:
+        members: set[str] = set()
+        owner_at: list[str] = []  # the innermost owner of each line of this chunk
+        for line in text.split("\n"):
+            stripped = line.strip()
+            if stripped:
+                indent = len(line) - len(line.lstrip(" \t"))
+                while owners and indent <= owners[-1][0] and stripped[0] not in ")]>":
+                    owners.pop()
+                if _OWNER_HINT.search(line):
+                    m = _OWNER_DEF.match(line)
+                    if m:
+                        owner_at.append(owners[-1][1] if owners else "")
+                        owners.append((len(m.group(1)), m.group(2)))
+                        continue
+            owner_at.append(owners[-1][1] if owners else "")
+        if any(owner_at) or (language == "go" and "func" in text):
+            starts = [0]
+            for i, ch in enumerate(text):
+                if ch == "\n":
+                    starts.append(i + 1)
+            for name, offset in _names_with_offsets(text, language):
+                row = bisect_right(starts, offset) - 1
+                owner = owner_at[row] if row < len(owner_at) else ""
+                if language == "go":
+                    line = text[starts[row]:].split("\n", 1)[0]
+                    m = _GO_RECEIVER.match(line)
+                    if m:
+                        owner = m.group(1)
+                if owner and owner != name:
+                    members.add(f"{owner}.{name}")
+        out.append(members)
+    return out
+
+
+def _names_with_offsets(text: str, language: str):
+    """(name, offset of its line) for the keyword and signature definitions of defined_names."""
+    for m in _KEYWORD_DEF.finditer(text):
+        yield m.group(1), m.start()
+    if not language or language in _SIGNATURE_LANGUAGES:
+        for m in _SIGNATURE_DEF.finditer(text):
+            yield m.group(1), m.start()

@@ -11,7 +11,8 @@ from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
 from ..lexical import features
-from ..lexical.features import chunk_terms
+from ..lexical.features import chunk_terms, member_definitions
+from ..languages import CODE
 from ..query import QueryPlan, plan_query
 from ..ranking import RankingConfig, qualified_name, rank_candidates, scope_agrees
 from ..parallel import ordered_map
@@ -220,9 +221,13 @@ def _file_documents(item):
     if profile == PROSE:
         return path, language, kind, [(start, end, prose.term_counts(text), meta)
                                       for start, end, text, _, _, meta in chunks]
+    # Line chunks know nothing of their scope: the owners of their definitions come from the
+    # file's indentation. A syntax tree's chunks carry their scope path (context) instead.
+    members = (member_definitions([c[2] for c in chunks], language)
+               if kind == CODE and all(c[4] is None for c in chunks) else [()] * len(chunks))
     return path, language, kind, [
-        (start, end, chunk_terms(path, text, context, path_weight, language, definitions), meta)
-        for start, end, text, context, definitions, meta in chunks
+        (start, end, chunk_terms(path, text, context, path_weight, language, definitions, owned), meta)
+        for (start, end, text, context, definitions, meta), owned in zip(chunks, members)
     ]
 
 
