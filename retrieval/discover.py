@@ -1,6 +1,7 @@
 """Walk a tree and decide which files are eligible. Reads ignore files, never file contents."""
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat as stat_mod
@@ -109,21 +110,41 @@ class Discovery:
     watch: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
+_NONBLOCKING = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+_NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _ignore_text(path: str, *, follow: bool = False) -> tuple[str | None, str, os.stat_result | None]:
+    """(text, skip reason, stat) of an ignore file: (None, "", None) when there is none. Opened
+    without blocking and read only when it is a regular file: a FIFO named `.gitignore` hung every
+    walk. Inside the tree a symbolic link is not followed (git refuses those too); the user's own
+    files outside it (a global excludes file kept in a dotfiles repository) may be links."""
+    try:
+        fd = os.open(path, _NONBLOCKING | (0 if follow else _NO_FOLLOW))
+    except FileNotFoundError:
+        return None, "", None
+    except OSError as exc:
+        return None, "symlink" if exc.errno == errno.ELOOP else "unreadable", None
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if not stat_mod.S_ISREG(st.st_mode):
+                return None, "special-file", st
+            return fh.read(1_000_000).decode("utf-8", "replace"), "", st
+    except OSError:
+        return None, "unreadable", None
+
+
 def _read_ignore_rules(directory: str, present, skipped: Counter) -> list[ignore.Rule]:
     rules: list[ignore.Rule] = []
     for name in IGNORE_FILES:
         if name not in present:
             continue
-        path = os.path.join(directory, name)
-        try:
-            with open(path, "rb") as fh:
-                text = fh.read(1_000_000).decode("utf-8", "replace")
-        except FileNotFoundError:
-            continue
-        except OSError:
-            skipped["unreadable"] += 1
-            continue
-        rules.extend(ignore.parse_ignore_text(text))
+        text, reason, _ = _ignore_text(os.path.join(directory, name))
+        if reason and reason != "symlink":  # the walk counts a link once, as it skips it
+            skipped[reason] += 1
+        if text is not None:
+            rules.extend(ignore.parse_ignore_text(text))
     return rules
 
 
@@ -212,17 +233,15 @@ def _push_file(stack, path, base, prefix, root, result, *, absolute=False) -> ig
     if path is None:
         return stack
     key = path if absolute else os.path.relpath(path, root)
-    try:
-        with open(path, "rb") as fh:
-            text = fh.read(1_000_000).decode("utf-8", "replace")
-        st = os.stat(path)
-    except FileNotFoundError:
-        result.watch[key] = (0, 0)
+    text, reason, st = _ignore_text(path, follow=True)
+    if reason:
+        result.skipped[reason] += 1
+    if st is not None:
+        result.watch[key] = (st.st_size, st.st_mtime_ns)
+    elif not reason:
+        result.watch[key] = (0, 0)  # absent
+    if text is None:
         return stack
-    except OSError:
-        result.skipped["unreadable"] += 1
-        return stack
-    result.watch[key] = (st.st_size, st.st_mtime_ns)
     return stack.push(base, ignore.parse_ignore_text(text), prefix=prefix)
 
 

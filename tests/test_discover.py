@@ -392,3 +392,20 @@ def test_a_store_moved_inside_the_root_with_the_environment_variable_is_never_in
     assert service.status(str(sample_repo))[0]["state"] == "ready"
     hits = service.search(str(sample_repo), "tool_version n_docs manifest schema").hits
     assert not any(h.source_path.startswith("idx/") for h in hits)
+
+
+def test_an_ignore_file_that_is_a_fifo_is_skipped_and_counted_not_waited_on(make_tree):
+    root = make_tree({"a.py": "x = 1\n", "sub/b.py": "y = 2\n"})
+    os.mkfifo(root / "sub" / ".gitignore")  # opening it for reading would block until a writer came
+    os.mkfifo(root / ".retrievalignore")
+    result = walk(str(root))
+    assert [f.path for f in result.files] == ["a.py", "sub/b.py"]
+    assert result.skipped == {"special-file": 2}
+
+
+def test_an_ignore_file_that_is_a_symbolic_link_is_not_followed(make_tree):
+    root = make_tree({"a.py": "x = 1\n", "elsewhere/rules": "*.py\n"})
+    os.symlink(root / "elsewhere" / "rules", root / ".gitignore")
+    result = walk(str(root))
+    assert [f.path for f in result.files] == ["a.py"]  # git (2.32 on) refuses such a .gitignore too
+    assert result.skipped == {"symlink": 1}
