@@ -289,7 +289,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                 + _describe_skips(report.skipped)
             )
         else:
-            click.echo(f"{name}: up to date ({report.chunks} chunks, {report.files} files)")
+            click.echo(f"{name}: up to date ({report.chunks} chunks, {report.files} files)" + _describe_skips(report.skipped))
     if lexical_failed:
         sys.exit(1)
     if "hybrid" in built and not os.environ.get(ENV_RETRIEVER):
@@ -549,6 +549,8 @@ def status(root, as_json):
             line += f"; remembered filters: {filters_text(row['filters'])}"
         if row.get("chunking"):
             line += "; chunking: " + ", ".join(f"{lang} {how}" for lang, how in row["chunking"].items())
+        if row.get("skipped"):
+            line += "; skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(row["skipped"].items()))
         click.echo(line)
     if server:
         click.echo(f"server: running (pid {server['pid']})")

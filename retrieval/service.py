@@ -736,7 +736,7 @@ def status(root: str) -> list[dict]:
     for name, spec in sorted(REGISTRY.items(), key=lambda kv: (kv[0] != "lexical", kv[0])):  # lexical first
         row: dict = {"retriever": name, "state": "missing", "profile": None, "files": 0, "chunks": 0, "tokens": 0,
                      "primary_language": None, "languages": {}, "created": None, "updated": None,
-                     "store_bytes": 0}
+                     "store_bytes": 0, "skipped": {}}
         reason = spec.unavailable_reason()
         if reason:
             row["state"], row["reason"] = "unavailable", reason
@@ -766,6 +766,8 @@ def status(root: str) -> list[dict]:
             created=manifest.get("created"),
             updated=manifest.get("updated"),
             store_bytes=layout.directory_size(layout.retriever_dir(store, name)),
+            # What the last refresh left out and why: a first build done by `query` says it nowhere else.
+            skipped=dict(manifest.get("skipped") or {}),
         )
         state = manifest.get("state")
         if isinstance(state, dict) and "line_fallback" in state:  # a structure-aware chunker's store

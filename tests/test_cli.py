@@ -566,3 +566,15 @@ def test_the_lexical_ctx_options_are_refused_for_any_other_retriever(run, sample
         assert result.exit_code == 2
         assert f"{flags[0]} applies to --retriever lexical+ctx only" in result.stderr
     assert not (sample_repo / ".retrieval").exists()
+
+
+def test_what_a_build_skipped_is_told_by_status_and_by_an_index_with_nothing_to_do(run, make_tree):
+    """A first build done by `query` said nowhere that files were left out."""
+    root = make_tree({"a.py": "alpha = 1\n", "blob.py": b"\x00\x01", "credentials.json": "{\"token\": 1}\n"})
+    assert run("query", "--root", root, "alpha").exit_code == 0  # builds the index
+    row = next(r for r in json.loads(run("status", "--root", root, "--json").stdout)["retrievers"]
+               if r["retriever"] == "lexical")
+    assert row["skipped"] == {"binary": 1, "secret-name": 1}
+    assert "skipped: 1 binary, 1 secret-name" in run("status", "--root", root).stdout
+    again = run("index", "--root", root, "--retriever", "lexical")
+    assert again.stdout.startswith("lexical: up to date") and "(skipped: 1 binary, 1 secret-name)" in again.stdout
