@@ -122,11 +122,14 @@ class _Paint:
 
 
 def shown_path(path: str) -> str:
-    """A path as text output prints it: control characters escaped (`new\\nline.py`), so every hit
-    stays on one line for a reader that splits on newlines. JSON carries the exact path."""
-    if path.isprintable():
+    """A path as text output prints it: control characters and backslashes escaped (`new\\nline.py`),
+    so every hit stays on one line for a reader that splits on newlines, and no two paths print
+    alike. JSON carries the exact path."""
+    if path.isprintable() and "\\" not in path:
         return path
-    return "".join(c if c.isprintable() or c == " " else c.encode("unicode_escape").decode("ascii") for c in path)
+    # Backslashes too: a name holding a real backslash and `n` never prints as one holding a newline.
+    return "".join("\\\\" if c == "\\" else c if c.isprintable() or c == " "
+                   else c.encode("unicode_escape").decode("ascii") for c in path)
 
 
 def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Paint) -> str:
@@ -155,10 +158,23 @@ def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Pa
     return "  ".join(parts)
 
 
+def _visible(line: str) -> str:
+    """A source line as the terminal gets it: control and format characters (an escape sequence in
+    a test fixture, a lone CR, a bidirectional override) shown as escapes, tabs kept. Printed raw
+    they could recolour or clear the screen; and click strips escape sequences from output that is
+    not a terminal, so a pipe got other text than a terminal. JSON carries the exact text."""
+    if line.isprintable():
+        return line
+    import unicodedata
+
+    return "".join(c.encode("unicode_escape").decode("ascii")
+                   if c != "\t" and unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in line)
+
+
 def _numbered(snippet: Snippet, paint: _Paint) -> Iterator[str]:
     width = max(6, len(str(snippet.end_line)) + 2)
     for number, line in enumerate(line_texts(snippet.text), start=snippet.start_line):
-        yield f"{paint('lines', f'{number:>{width}}')}│ {line}"
+        yield f"{paint('lines', f'{number:>{width}}')}│ {_visible(line)}"
 
 
 def text_lines(hits: list[SearchHit], snippets: dict | None, truncated: set[str] = frozenset(),

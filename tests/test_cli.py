@@ -578,3 +578,9 @@ def test_what_a_build_skipped_is_told_by_status_and_by_an_index_with_nothing_to_
     assert "skipped: 1 binary, 1 secret-name" in run("status", "--root", root).stdout
     again = run("index", "--root", root, "--retriever", "lexical")
     assert again.stdout.startswith("lexical: up to date") and "(skipped: 1 binary, 1 secret-name)" in again.stdout
+
+
+def test_an_escape_sequence_in_a_file_is_printed_visibly_not_stripped_or_obeyed(run, make_tree):
+    root = make_tree({"a.py": 'BANNER = "\x1b[2J\x1b[31mwarning_banner_text"\n'})
+    out = run("query", "--root", root, "warning banner text", "--snippet-lines", "1").stdout
+    assert '\\x1b[2J\\x1b[31mwarning_banner_text' in out and "\x1b" not in out

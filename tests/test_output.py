@@ -117,3 +117,18 @@ def test_a_consolidated_hit_names_the_retrievers_that_found_it_in_place_of_a_con
 def test_a_path_with_control_characters_is_escaped_so_each_hit_stays_one_line():
     hits = [hit("new\nline.py", 1, 2), hit("tab\there ünï.py", 3, 4, rank=2)]
     assert list(text_lines(hits, None)) == ["new\\nline.py:1-2  high", "tab\\there ünï.py:3-4  high"]
+
+
+def test_a_backslash_in_a_path_is_escaped_so_no_two_paths_print_alike():
+    hits = [hit("new\nline.py", 1, 2), hit("new\\nline.py", 3, 4, rank=2)]  # a newline; a backslash and n
+    first, second = text_lines(hits, None)
+    assert first.split(":")[0] != second.split(":")[0]
+    assert second == "new\\\\nline.py:3-4  high"
+
+
+def test_control_characters_in_a_snippet_are_shown_as_escapes_the_same_on_a_pipe_and_a_terminal():
+    text = 's = "\x1b[2J\x1b[31mRED"\nx = 1\rcarriage\n\tindented\u202eevil\n'
+    snippet = Snippet(1, 3, text)
+    shown = list(text_lines([hit("a.py", 1, 3)], {"a.py:1-3": snippet}))
+    assert shown[1:] == ['     1│ s = "\\x1b[2J\\x1b[31mRED"', "     2│ x = 1\\rcarriage",
+                         "     3│ \tindented\\u202eevil"]
