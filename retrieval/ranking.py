@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Callable
 
+from . import languages
 from .memo import Memo
 from .text import _WORD, tokenize
 
@@ -145,8 +146,25 @@ def file_name_words(path: str) -> tuple[str, frozenset]:
     return found
 
 
+_LINE_SUFFIX = re.compile(r":\d+(?:[-:]\d+)?$")  # `core.py:1255`, `core.py:10-20`
+
+
+def file_query_stem(query: str) -> str | None:
+    """The file name a query that is a path names, without its extension: `termui` for
+    `src/click/termui.py` or `core.py:1255`; None for anything else (`os.path.join`)."""
+    name = _LINE_SUFFIX.sub("", query.strip()).rsplit("/", 1)[-1]
+    stem, dot, extension = name.rpartition(".")
+    if dot and stem and not stem.endswith(".") and "." + extension.lower() in languages.DEFAULT_EXTENSIONS:
+        return stem
+    return None
+
+
 def symbol_key(query: str) -> str:
-    """The last component of a qualified identifier: `os.path.join` -> `join`."""
+    """The last component of a qualified identifier: `os.path.join` -> `join`; the file name of a
+    path (`src/click/core.py` -> `core`, whose file the name prior then prefers)."""
+    stem = file_query_stem(query)
+    if stem is not None:
+        return stem
     return re.split(r"\.|::|#|->|/", query.strip())[-1]
 
 
@@ -158,7 +176,7 @@ def qualified_name(query: str) -> tuple[str, ...]:
     """(`Router`, `add_route`) for `Router.add_route`, `Router::add_route`, `Router#add_route`;
     () for anything else (a bare identifier says nothing about its scope)."""
     q = query.strip()
-    if not is_symbol_query(q):
+    if not is_symbol_query(q) or file_query_stem(q) is not None:
         return ()
     parts = tuple(p for p in _QUALIFIER.split(q) if p)
     return parts if len(parts) >= 2 and all(_WORD.fullmatch(p) for p in parts) else ()

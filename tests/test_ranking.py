@@ -210,3 +210,13 @@ def test_member_definitions_name_the_owner_of_each_definition_by_indentation_or_
     assert member_definitions(rust, "rust") == [{"Router.call"}]
     java = ["public class Foo extends Bar {\n    public void doIt(int a) {\n    }\n}\nclass Baz {}\n"]
     assert member_definitions(java, "java") == [{"Foo.doIt"}]
+
+
+def test_a_path_names_its_file_and_a_qualified_name_its_member():
+    from retrieval.ranking import file_query_stem, qualified_name, symbol_key
+
+    assert [file_query_stem(q) for q in ("core.py", "src/click/termui.py", "core.py:1255", "a/b.test.ts:3-9")] == \
+        ["core", "termui", "core", "b.test"]
+    assert [file_query_stem(q) for q in ("os.path.join", "Group.invoke", "core", "v1.2")] == [None] * 4
+    assert symbol_key("src/click/core.py") == "core" and qualified_name("core.py") == ()
+    assert symbol_key("os.path.join") == "join" and qualified_name("Group.invoke") == ("Group", "invoke")

@@ -445,3 +445,14 @@ def test_a_qualified_query_finds_the_member_in_line_chunks_not_its_owners_first_
         hit = service.search(str(root), f"{name}.invoke", top_k=1).hits[0]
         wanted = lines.index(f"        return ctx.run_{name.lower()}()") + 1
         assert hit.source_path == "core.py" and hit.start_line <= wanted <= hit.end_line, (name, hit)
+
+
+@pytest.mark.parametrize("query", ["termui.py", "src/pkg/termui.py", "termui.py:12"])
+def test_a_query_that_is_a_file_name_or_path_finds_that_file_first(make_tree, query):
+    """`core.py` was the symbol `py`: the chunk saying `Py_buffer` most came first, graded high."""
+    files = {"src/pkg/termui.py": "def prompt(text):\n    return input(text)\n",
+             "src/pkg/winconsole.py": "import ctypes\nPy_buffer = ctypes.pythonapi.PyBuffer\n"
+                                      "PyObject_GetBuffer = Py_buffer\n# py py py\n"}
+    files.update({f"src/pkg/mod_{i}.py": f"def helper_{i}():\n    return {i}\n" for i in range(8)})
+    root = make_tree(files)
+    assert service.search(str(root), query, top_k=3).hits[0].source_path == "src/pkg/termui.py"
