@@ -37,6 +37,28 @@ def _expected_errors():
     return (DiscoveryError, StoreError, LockBusy, RuntimeError, ValueError, OSError)
 
 
+def _rooted_globs(globs, root: str) -> tuple[str, ...]:
+    """Globs as the root sees them. A path a shell user means from where they stand (`./x.py` in
+    a subdirectory of the root, or an absolute path inside it) is made relative to the root;
+    anything else is already a glob over root-relative paths."""
+    try:
+        here = os.path.relpath(os.getcwd(), root)
+    except (OSError, ValueError):
+        here = ".."
+    out = []
+    for glob in globs:
+        negated, body = (glob[:1] == "!", glob[1:] if glob[:1] == "!" else glob)
+        if os.path.isabs(body):
+            inside = os.path.relpath(body, root)
+            body = body if inside.startswith("..") else "./" + inside.replace(os.sep, "/")
+        elif body.startswith(("./", "../")) and not here.startswith(".."):
+            inside = os.path.normpath(os.path.join(here, body)).replace(os.sep, "/")
+            body = "./" + inside if not inside.startswith("..") else body
+        slash = "/" if glob.endswith("/") and not body.endswith("/") else ""  # normpath drops it
+        out.append(("!" if negated else "") + body + slash)
+    return tuple(out)
+
+
 def _progress_sink(always: bool = True):
     """Progress on stderr: counts only on a terminal, as one line rewritten in place; other messages
     (an index found damaged and rebuilt) always, or with `always=False` only on a terminal."""
@@ -373,7 +395,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
               help="Snippets of each hit with N lines before and after it, or its whole enclosing scope "
                    "(`scope`: the class around a method; treesitter hits) (implies snippets).")
 @click.option("--stale-ok", is_flag=True, help="Do not refresh a stale index first.")
-@click.option("--path", "path_globs", multiple=True, metavar="GLOB", help="Only hits whose path matches GLOB.")
+@click.option("--path", "path_globs", multiple=True, metavar="GLOB", help="Only hits whose path matches GLOB (from the root; ./x or an absolute path: from here).")
 @click.option("--lang", type=LanguageName(), default="", metavar="LANG", help=_language_help())
 @click.option("--kind", type=click.Choice(["code", "docs", "config"]), default=None,
               help="Only hits in files of this kind.")
@@ -394,7 +416,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     text = _read_query(words)
     root = _root(root, builds=True)
     _use_embed_model(embed_model)
-    filters = service.QueryFilter(paths=tuple(path_globs), language=lang, kind=kind or "")
+    filters = service.QueryFilter(paths=_rooted_globs(path_globs, root), language=lang, kind=kind or "")
     if max_tokens and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT":
         top_k = 100  # the budget, not the default count, decides how many hits fit
     progress = _progress_sink()

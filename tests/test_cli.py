@@ -584,3 +584,15 @@ def test_an_escape_sequence_in_a_file_is_printed_visibly_not_stripped_or_obeyed(
     root = make_tree({"a.py": 'BANNER = "\x1b[2J\x1b[31mwarning_banner_text"\n'})
     out = run("query", "--root", root, "warning banner text", "--snippet-lines", "1").stdout
     assert '\\x1b[2J\\x1b[31mwarning_banner_text' in out and "\x1b" not in out
+
+
+def test_a_path_filter_written_from_a_subdirectory_or_absolute_is_taken_from_there(run, make_tree, monkeypatch):
+    root = make_tree({"src/pkg/decorators.py": "def make_pass_decorator():\n    return 1\n",
+                      "src/pkg/core.py": "def make_pass_decorator_use():\n    return make_pass_decorator()\n",
+                      "README.md": "make pass decorator\n"})
+    monkeypatch.chdir(root / "src" / "pkg")
+    for glob in ("./decorators.py", str(root / "src" / "pkg" / "decorators.py"), "src/pkg/decorators.py"):
+        payload = json.loads(run("query", "--root", root, "make_pass_decorator", "--path", glob, "--json").stdout)
+        assert [h["path"] for h in payload["results"]] == ["src/pkg/decorators.py"], glob
+    payload = json.loads(run("query", "--root", root, "make pass decorator", "--path", "../../README.md", "--json").stdout)
+    assert [h["path"] for h in payload["results"]] == ["README.md"]
