@@ -47,8 +47,9 @@ class Searcher:
             raise ToolFailure(message.removeprefix("error: ").removeprefix("Error: "))
         payload = json.loads(out)
         # What the command line says on stderr (no hits and why, filters matching nothing, an answer
-        # from the previous snapshot) reaches an agent only inside the result.
-        notes = [line.removeprefix("note: ") for line in lines if line.startswith("note: ")]
+        # from the previous snapshot, an index found damaged and rebuilt, a wait for another
+        # writer) reaches an agent only inside the result. Off a terminal, stderr has no progress.
+        notes = [line.removeprefix("note: ") for line in lines]
         if notes:
             payload["notes"] = notes
         return payload
@@ -94,14 +95,15 @@ def build(root: str):
     @server.tool()
     def search(
         query: Annotated[str, Field(description="A question in words, a symbol, or a pasted error/bug report.")],
-        top_k: Annotated[int | None, Field(ge=1, description="How many hits (default 10).")] = None,
+        top_k: Annotated[int | None, Field(ge=1, description="How many hits (default 10; with max_tokens, "
+                                                             "as many as fit, up to 100).")] = None,
         retriever: Annotated[str, Field(description="Retriever name (see status); default: RETRIEVAL_RETRIEVER "
                                                     "of the server's environment, else lexical.")] = "",
         path: Annotated[list[str] | None, Field(description="Only paths matching these globs.")] = None,
         lang: Annotated[str, Field(description="Only this language, e.g. python.")] = "",
         kind: Annotated[Literal["", "code", "docs", "config"], Field(description="Only this kind of file.")] = "",
         max_tokens: Annotated[int | None, Field(ge=1, description="As many hits as fit, snippets included.")] = None,
-        expand: Annotated[int | Literal["scope"] | None,
+        expand: Annotated[Annotated[int, Field(ge=0)] | Literal["scope"] | None,
                           Field(description="Include each hit's lines plus N around it, or 'scope': its enclosing "
                                             "definition (treesitter hits).")] = None,
         files: Annotated[bool, Field(description="One hit per file (its best span).")] = False,

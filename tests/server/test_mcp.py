@@ -162,3 +162,17 @@ def test_sigterm_ends_the_server_at_once_while_its_stdin_stays_open(sample_repo)
     finally:
         proc.kill()
         proc.stdin.close()
+
+
+def test_the_schema_refuses_a_negative_expand_and_diagnostics_reach_the_agent_as_notes(sample_repo):
+    """`expand: -3` passed the schema (and failed later with a command-line message); a rebuilt
+    damaged index was said on stderr only, which an agent never sees."""
+    subprocess.run([sys.executable, "-m", "retrieval.entry", "index", "--root", str(sample_repo), "--retriever",
+                    "lexical"], check=True, capture_output=True, env={**os.environ, "RETRIEVAL_NO_SERVER": "1"})
+    (sample_repo / ".retrieval" / "lexical" / "manifest.json").write_text("{garbage")
+    tools, results = _call(sample_repo, [("search", {"query": "parse config", "top_k": 1})])
+    tool = next(t for t in tools.tools if t.name == "search")
+    schema = (tool.input_schema if hasattr(tool, "input_schema") else tool.inputSchema)["properties"]["expand"]
+    assert {"type": "integer", "minimum": 0} in schema["anyOf"]
+    notes = _payload(results[0]).get("notes", [])
+    assert any("rebuilding" in note for note in notes), notes
