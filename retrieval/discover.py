@@ -377,7 +377,8 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 continue
             language, kind = languages.detect(name)
             result.files.append(
-                SourceFile(rel, entry.path, st.st_size, st.st_mtime_ns, language or "text", kind or languages.DOCS)
+                SourceFile(rel, entry.path, st.st_size, st.st_mtime_ns, language or "text", kind or languages.DOCS,
+                           st.st_ctime_ns)
             )
             result.total_bytes += st.st_size
             if result.total_bytes > options.max_total_bytes:

@@ -17,6 +17,7 @@ class SourceFile:
     mtime_ns: int
     language: str
     kind: str  # code | docs | config
+    ctime_ns: int = 0  # changes with any write or rename, even one that keeps size and mtime
 
     @property
     def token_estimate(self) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import bisect
 import datetime as _dt
 import functools
+import itertools
 import os
 import sys
 import time
@@ -231,13 +232,21 @@ def file_table(manifest: dict) -> dict[str, list]:
     return dict(zip(columns["path"], map(list, zip(*(columns[c] for c in layout.FILE_COLUMNS[1:])))))
 
 
-def _file_columns(files: dict[str, list]) -> dict:
+def _file_columns(files: dict[str, list], ctimes: dict[str, int]) -> dict:
     paths = sorted(files)
     entries = [files[p] for p in paths]
     out = {"path": paths}
     for i, name in enumerate(layout.FILE_COLUMNS[1:]):
         out[name] = [e[i] for e in entries]
+    out[layout.CTIME_COLUMN] = [ctimes.get(p, 0) for p in paths]
     return out
+
+
+def _ctimes(manifest: dict) -> dict[str, int]:
+    """{path: ctime} as the manifest recorded them ({} when it predates them)."""
+    columns = manifest["files"]
+    ctimes = columns.get(layout.CTIME_COLUMN)
+    return dict(zip(columns["path"], ctimes)) if ctimes else {}
 
 
 def _config(retriever, options: IndexOptions) -> dict:
@@ -293,9 +302,12 @@ def is_current(root: str, manifest: dict) -> bool:
                 return False
             if ctime and st.st_ctime_ns != ctime[0]:  # unreadable when indexed: a chmod since?
                 return False
-        for rel, size, mtime in zip(files["path"], files["size"], files["mtime"]):
+        ctimes = files.get(layout.CTIME_COLUMN) or itertools.repeat(0)
+        for rel, size, mtime, ctime in zip(files["path"], files["size"], files["mtime"], ctimes):
             st = stat(rel)
             if st.st_mtime_ns != mtime or st.st_size != size or racy(mtime, checked, now):
+                return False
+            if ctime and st.st_ctime_ns != ctime:  # replaced by a file of the same size and mtime
                 return False
     except (OSError, ValueError, TypeError, KeyError):
         return False
@@ -391,12 +403,16 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     old_files = file_table(manifest) if manifest else {}
     new_files: dict[str, list] = {}
     skip_counts: Counter = Counter(discovery.skipped)
-    # Pass 1, stats only: a file whose size and mtime match its entry is taken as unchanged.
+    # Pass 1, stats only: a file whose size, mtime and ctime match its entry is taken as unchanged.
+    # The ctime catches a file replaced by one of the same size and mtime (`mv`, `cp -p`, archives
+    # with whole-second times); an index written before ctimes were kept has none to compare.
     to_read: list[tuple] = []
     old_checked = manifest.get("checked_ns") if manifest else None
+    old_ctimes = _ctimes(manifest) if manifest else {}
     for f in discovery.files:
         entry = old_files.get(f.path)
         if (entry is not None and entry[SIZE] == f.size and entry[MTIME] == f.mtime_ns
+                and old_ctimes.get(f.path, f.ctime_ns) == f.ctime_ns
                 and not racy(f.mtime_ns, old_checked, checked)):
             new_files[f.path] = entry
             if entry[SKIP]:
@@ -482,7 +498,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "created": manifest["created"] if manifest else now,
         "updated": now,
         "config": config,
-        "files": _file_columns(new_files),
+        "files": _file_columns(new_files, {f.path: f.ctime_ns for f in discovery.files}),
         "skipped": report.skipped,
         "watch": watch,
         "checked_ns": checked,

@@ -61,7 +61,7 @@ def test_a_same_size_edit_in_the_tick_of_the_index_is_seen_at_the_next_query(mak
     assert service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
 
 
-def test_a_clearly_older_entry_is_trusted_on_its_stat(make_tree):
+def test_an_edit_forging_size_and_mtime_is_seen_through_the_ctime(make_tree):
     before = "def lookup_alpha():\n    return 1\n"
     after = "def lookup_omega():\n    return 1\n"
     root = make_tree({"pkg/a.py": before})
@@ -70,8 +70,9 @@ def test_a_clearly_older_entry_is_trusted_on_its_stat(make_tree):
     service.refresh(str(root))
     _set_checked(root, stamp + 5 * SECOND)
     _same_size_edit(root / "pkg/a.py", before, after, stamp)
-    # the cost of a stat-only check (git's too): an edit forging size and mtime is not seen
-    assert service.refresh(str(root)).reread == []
+    # git's stat check would miss it (size and mtime as recorded); the write changed the ctime
+    assert service.refresh(str(root)).reread == ["pkg/a.py"]
+    assert service.search(str(root), "lookup_omega").hits[0].source_path == "pkg/a.py"
 
 
 def test_a_file_saved_just_before_indexing_is_settled_by_the_refresh_not_left_racy(make_tree):
@@ -81,3 +82,17 @@ def test_a_file_saved_just_before_indexing_is_settled_by_the_refresh_not_left_ra
     manifest = layout.read_manifest(layout.store_dir(str(root)), "lexical")
     assert service.is_current(str(root), manifest)  # the refresh waited out the tick and re-read it
     assert service.refresh(str(root)).reread == []
+
+
+def test_a_file_replaced_by_one_of_the_same_size_and_mtime_is_read_again(make_tree):
+    """Archives and `cp -p` give whole-second, equal mtimes: `mv b.py a.py` left a.py's old chunks."""
+    from retrieval import service
+
+    root = make_tree({"a.py": "def zeta_alpha():\n    return 1\n", "b.py": "def zeta_bravo():\n    return 2\n"})
+    for name in ("a.py", "b.py"):
+        os.utime(root / name, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))
+    service.refresh(str(root))
+    os.replace(root / "b.py", root / "a.py")
+    hits = service.search(str(root), "zeta_bravo", top_k=1).hits
+    assert [(h.source_path, h.confidence) for h in hits] == [("a.py", "high")]
+    assert service.refresh(str(root)).status == "up to date"

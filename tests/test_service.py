@@ -292,7 +292,7 @@ def test_the_retriever_consumes_changed_files_one_at_a_time(make_tree, monkeypat
 def test_the_manifest_keeps_the_file_table_as_columns_and_no_per_file_locations(sample_repo):
     service.refresh(str(sample_repo))
     manifest = manifest_of(sample_repo)
-    assert sorted(manifest["files"]) == sorted(layout.FILE_COLUMNS)
+    assert sorted(manifest["files"]) == sorted(layout.FILE_COLUMNS + (layout.CTIME_COLUMN,))
     table = service.file_table(manifest)
     assert list(table) == manifest["files"]["path"] == sorted(table)
     assert table["src/app/__init__.py"][service.NCHUNKS] == 0

@@ -55,10 +55,11 @@ class LexicalRetriever:
                 "terms": {"features": features.VERSION, "text": text.VERSION, "stem": stem.VERSION,
                           "stemming": text.STEM}}
 
-    def _terms(self, path: str, text: str, context: str, language: str = "", definitions=None) -> Counter:
+    def _terms(self, path: str, text: str, context: str, language: str = "", definitions=None,
+               members=()) -> Counter:
         if self.profile == PROSE:
             return prose.term_counts(text)
-        return chunk_terms(path, text, context, self.ranking.path_weight, language, definitions)
+        return chunk_terms(path, text, context, self.ranking.path_weight, language, definitions, members)
 
     def _search_views(self, views: list[SegmentView]) -> list[SegmentView]:
         if self.profile == PROSE:
@@ -69,8 +70,11 @@ class LexicalRetriever:
 
     def index(self, documents: Iterable[Document]) -> None:
         builder = SegmentBuilder()
-        for doc in documents:
-            counts = self._terms(doc.source_path or doc.docid, doc.text, doc.context, doc.language, doc.definitions)
+        documents = list(documents)
+        members = _member_lists(documents)
+        for doc, owned in zip(documents, members):
+            counts = self._terms(doc.source_path or doc.docid, doc.text, doc.context, doc.language, doc.definitions,
+                                 owned)
             builder.add(
                 doc.source_path or doc.docid, doc.language, doc.kind,
                 doc.start_line or 0, doc.end_line or 0, counts, docid=doc.docid, meta=_meta(doc),
@@ -221,14 +225,34 @@ def _file_documents(item):
     if profile == PROSE:
         return path, language, kind, [(start, end, prose.term_counts(text), meta)
                                       for start, end, text, _, _, meta in chunks]
-    # Line chunks know nothing of their scope: the owners of their definitions come from the
-    # file's indentation. A syntax tree's chunks carry their scope path (context) instead.
-    members = (member_definitions([c[2] for c in chunks], language)
-               if kind == CODE and all(c[4] is None for c in chunks) else [()] * len(chunks))
+    members = _members([c[2] for c in chunks], language, kind, [c[4] for c in chunks])
     return path, language, kind, [
         (start, end, chunk_terms(path, text, context, path_weight, language, definitions, owned), meta)
         for (start, end, text, context, definitions, meta), owned in zip(chunks, members)
     ]
+
+
+def _members(texts: list[str], language: str, kind: str, definitions: list) -> list:
+    """Each of a file's chunks' `owner.name` pairs. Line chunks know nothing of their scope: the
+    owners of their definitions come from the file's indentation. A syntax tree's chunks (their
+    definitions given) carry their scope path as context instead."""
+    if kind == CODE and all(d is None for d in definitions):
+        return member_definitions(texts, language)
+    return [()] * len(texts)
+
+
+def _member_lists(documents: list) -> list:
+    """_members for in-memory documents, a file's chunks being consecutive documents."""
+    out: list = []
+    start = 0
+    for end in range(1, len(documents) + 1):
+        if end == len(documents) or documents[end].source_path != documents[start].source_path:
+            group = documents[start:end]
+            first = group[0]
+            out.extend(_members([d.text for d in group], first.language, first.kind, [d.definitions for d in group])
+                       if first.source_path else [()] * len(group))
+            start = end
+    return out
 
 
 _NO_META = ("", "", "", 0, 0)

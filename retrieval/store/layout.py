@@ -124,10 +124,13 @@ def read_manifest(store: str, name: str) -> dict | None:
 # The per-file table, one list per field: a cold query parses it, and columns parse several times
 # faster than one small list per file.
 FILE_COLUMNS = ("path", "size", "mtime", "digest", "language", "kind", "chunks", "skip")
+CTIME_COLUMN = "ctime"  # optional: indexes written before it have none (0: not recorded)
 
 
 def _columns_ok(files: dict) -> bool:
     columns = [files.get(c) for c in FILE_COLUMNS]
+    if CTIME_COLUMN in files:
+        columns.append(files[CTIME_COLUMN])
     return all(isinstance(c, list) for c in columns) and len({len(c) for c in columns}) == 1
 
 
