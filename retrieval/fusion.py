@@ -151,6 +151,7 @@ ADJACENT_GAP = 2  # lines between two spans that still make them adjacent (chunk
 # on semble-dev (38 repositories, four retrievers) the first hit averaged 81 lines (up to 742)
 # against hybrid's 36 (up to 112), tokens an agent pays for without asking.
 MERGE_GROWTH = 2.0
+MIN_REMNANT = 3  # lines a clipped span must keep to stay a hit (one that was shorter is kept)
 
 
 def _touches(a: Span, b: Span) -> bool:
@@ -164,16 +165,17 @@ def _touches(a: Span, b: Span) -> bool:
 
 
 def consolidate(rankings: dict[str, Sequence[Span]], k: int = CONSOLIDATE_K,
-                weights: dict[str, float] | None = None) -> list[Span]:
+                weights: dict[str, float] | None = None, first_rank: int = 1) -> list[Span]:
     """One ranking from several retrievers' ranked spans. Each span scores by reciprocal rank
     (times its retriever's weight, 1 unless given);
     spans of one file that overlap or touch merge (their union, scores summed, provenance and
     ranks joined), so a place several retrievers agree on rises, as long as the union stays
     within MERGE_GROWTH times its longest member; a span that cannot merge keeps only the lines
-    no other hit covers. Best first; ties by path."""
+    no other hit covers. Best first; ties by path. `first_rank`: the rank of each list's first span
+    (the lists continue deeper ones)."""
     merged: dict[str, list[Span]] = {}
     for name, spans in rankings.items():
-        for rank, span in enumerate(spans, start=1):
+        for rank, span in enumerate(spans, start=first_rank):
             weight = (weights or {}).get(name, 1.0)
             piece = Span(span.path, span.start_line, span.end_line, weight / (k + rank), [name], {name: rank},
                          span.language, span.kind, span.context, span.symbol, scope=span.scope)
@@ -244,6 +246,8 @@ def _clip(piece: Span, others: Sequence[Span]) -> Span | None:
     if not free:
         return None
     start, end = max(free, key=lambda part: (part[1] - part[0], -part[0]))
+    if end - start + 1 < MIN_REMNANT <= (piece.end_line or piece.start_line) - piece.start_line + 1:
+        return None  # a line or two left between other hits (a blank, a brace) is no hit
     return replace(piece, start_line=start, end_line=end, longest=_longest(piece))
 
 

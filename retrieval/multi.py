@@ -65,7 +65,8 @@ class AllEngine:
         weights = {first: LEAD_WEIGHT} if first else None
         spans = consolidate({name: found[:MERGE_DEPTH] for name, found in rankings.items()}, weights=weights)
         if len(spans) < top_k:
-            deeper = consolidate({name: found[MERGE_DEPTH:] for name, found in rankings.items()}, weights=weights)
+            deeper = consolidate({name: found[MERGE_DEPTH:] for name, found in rankings.items()}, weights=weights,
+                                 first_rank=MERGE_DEPTH + 1)
             spans = append_below(spans, deeper)
         return hits_from_spans(spans[:top_k])
 

@@ -103,7 +103,7 @@ def test_snippet_lines_are_numbered_as_the_file_numbers_them():
     h = hit("a.c", 5, 7)
     snippets = {h.docid: Snippet(5, 7, "int a;\x0c\r\nint b; /* \r */\nint c;\n")}
     assert list(text_lines([h], snippets)) == [
-        "a.c:5-7  high", "     5│ int a;\x0c", "     6│ int b; /* \r */", "     7│ int c;"]
+        "a.c:5-7  high", "     5│ int a;\\x0c", "     6│ int b; /* \\r */", "     7│ int c;"]  # shown as escapes
 
 
 def test_a_consolidated_hit_names_the_retrievers_that_found_it_in_place_of_a_confidence():

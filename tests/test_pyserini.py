@@ -46,6 +46,7 @@ def test_a_symbol_query_finds_its_definition_with_the_span_from_the_document(cod
     assert (hits[0].start_line, hits[0].end_line) == (1, 3)
     assert hits[0].docid == "src/auth/tokens.py:1-3"
     assert hits[0].confidence == "high"
+    assert (hits[0].language, hits[0].kind) == ("python", "code")  # every hit says both, as lexical's do
 
 
 def test_code_terms_split_identifiers_as_lexical_does(code_index):

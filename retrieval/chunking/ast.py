@@ -660,7 +660,7 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
             # 31-line chunk of BasicAuthForRealm, 21 lines, was labelled by BasicAuth after it).
             siblings = [d for d in starting if d.parent is primary.parent and d.kind != "constant"]
             if len(siblings) > 1:
-                primary = max(reversed(siblings), key=lambda d: min(d.end, b) - d.start)
+                primary = max(siblings, key=lambda d: min(d.end, b) - d.start)  # ties: the first
         # The innermost definition around the chunk and larger than it: an ancestor of the last
         # definition starting at or before the chunk (definitions nest by lines).
         j = bisect.bisect_right(starts, a) - 1

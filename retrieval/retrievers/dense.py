@@ -110,7 +110,9 @@ class DenseRetriever:
     def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
         config = self.ranking
         plan = plan_query(query, config)
-        found = self.candidates(query, max(top_k * 3, 50), allow)
+        # A depth that does not follow top_k for the usual k: the files the first hits come from
+        # (one per file first) must not change with how many hits are asked for.
+        found = self.candidates(query, max(top_k * 3, config.candidates), allow)
         hits = []
         for rank, (value, c) in enumerate(rank_candidates([(c.score, c.path, c.kind, c) for c in found], plan, config)[:top_k], start=1):
             hits.append(SearchHit(chunk_docid(c.path, c.start_line, c.end_line), c.path, c.start_line,

@@ -233,9 +233,9 @@ class PyseriniRetriever:
                         [(value, (0, i)) for i, (value, _) in enumerate(ranked[: top_k + 1])], top_k)
         hits = []
         for rank, ((value, docid), confidence) in enumerate(zip(ranked, levels), start=1):
-            path, _language, _kind, start, end = self._records[docid]
+            path, language, kind, start, end = self._records[docid]
             hits.append(SearchHit(docid, path, start or None, end or None, rank, value,
-                                  self._contexts.get(docid, ""), confidence))
+                                  self._contexts.get(docid, ""), confidence, language=language, kind=kind))
         return hits
 
     def statistics(self) -> dict:

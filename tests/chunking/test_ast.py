@@ -133,6 +133,14 @@ def test_a_chunk_of_merged_siblings_is_labelled_by_the_one_holding_most_of_it():
     assert {"BasicAuthForRealm", "BasicAuth"} <= set(chunk.definitions)  # both still defined there
 
 
+def test_a_chunk_of_equal_siblings_is_labelled_by_the_first_of_them():
+    text = "".join(f"def quuxfn{i}(x):\n    y = x + {i}\n    return y * 2\n\n" for i in range(120))
+    chunks = chunks_of(text, "f.py", "python", policy=ChunkingPolicy())
+    first = chunks[0]
+    assert "def quuxfn0(" in first.text and "def quuxfn5(" in first.text
+    assert first.symbol == "quuxfn0"  # not the last of them, which the chunk only ends with
+
+
 def test_a_long_docstring_is_cut_by_lines_and_its_first_piece_keeps_the_class_header():
     doc = "".join(f"    Line {i} of a long description of the form, kept verbatim for the reader.\n" for i in range(60))
     methods = "".join(f"    def m{i}(self):\n        return {i} * self.value_of_something_long\n\n" for i in range(30))

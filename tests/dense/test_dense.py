@@ -570,3 +570,21 @@ def test_a_few_texts_are_embedded_with_numpy_and_many_in_batches_by_the_model():
     batched = embedder.embed(many)
     assert embedder._model is not None and batched.shape == (len(many), embedder.dimension())
     assert float(np.abs(batched[:3] - np.stack([embedder.embed_query(t) for t in many[:3]])).max()) < 1e-5
+
+
+def test_the_candidate_pool_does_not_follow_top_k_so_the_first_hits_do_not_either(sample_repo, monkeypatch):
+    """A pool of max(3k, 50) took other files' best chunks at -k 5 than at -k 20: rank 5 changed."""
+    from retrieval import service
+
+    engine = service.open_index(sample_repo, "turbovec")
+    depths = []
+    original = type(engine).candidates
+
+    def spy(self, query, depth, allow=None):
+        depths.append(depth)
+        return original(self, query, depth, allow)
+
+    monkeypatch.setattr(type(engine), "candidates", spy)
+    first = {k: [h.docid for h in engine.search_detailed("drop the least recently used item", k)] for k in (5, 20)}
+    assert depths[0] == depths[1]
+    assert first[20][:5] == first[5]

@@ -220,3 +220,26 @@ def test_a_span_inside_a_merged_hit_is_credited_to_that_hit_not_to_a_neighbour_i
     holder = next(s for s in merged if s.start_line <= 812 and s.end_line >= 879)
     assert holder.ranks == {"lexical": 1, "hybrid": 1, "pi-serini": 1}
     assert all("pi-serini" not in s.provenance for s in merged if s is not holder)
+
+
+def test_hits_from_deeper_candidates_carry_their_true_ranks():
+    """They were consolidated apart and counted from 1: `lexical: 1` on lexical's 21st hit."""
+    from retrieval.multi import MERGE_DEPTH, AllEngine
+
+    filler = [(f"f{i}.py", 1, 10) for i in range(MERGE_DEPTH)]
+    engines = {"lexical": _Fixed(*filler, ("deep.py", 1, 10)), "hybrid": _Fixed(*filler[:3])}
+    hits = AllEngine(engines).search_detailed("q", MERGE_DEPTH + 1)
+    deep = next(h for h in hits if h.source_path == "deep.py")
+    assert deep.extra["ranks"] == {"lexical": MERGE_DEPTH + 1}
+    assert deep.score <= min(h.score for h in hits if h.source_path != "deep.py")
+
+
+def test_a_remnant_of_one_or_two_lines_is_not_a_hit():
+    """What a deeper span kept of itself between two hits was their blank line 800, taking a slot."""
+    from retrieval.fusion import append_below
+
+    first = [Span("f.rb", 761, 799, 1.0), Span("f.rb", 801, 850, 0.9)]
+    out = append_below(first, [Span("f.rb", 761, 804, 0.5), Span("f.rb", 700, 760, 0.4)])
+    assert [(s.start_line, s.end_line) for s in out] == [(761, 799), (801, 850), (700, 760)]
+    # A hit that is one line of its own is kept.
+    assert [(s.start_line, s.end_line) for s in append_below(first, [Span("f.rb", 7, 7, 0.5)])][-1] == (7, 7)
