@@ -42,14 +42,17 @@ def _rooted_globs(globs, root: str) -> tuple[str, ...]:
     a subdirectory of the root, or an absolute path inside it) is made relative to the root;
     anything else is already a glob over root-relative paths."""
     try:
-        here = os.path.relpath(os.getcwd(), root)
+        # Both resolved: getcwd() is a real path, a --root given through a link is not.
+        here = os.path.relpath(os.path.realpath(os.getcwd()), os.path.realpath(root))
     except (OSError, ValueError):
         here = ".."
     out = []
     for glob in globs:
         negated, body = (glob[:1] == "!", glob[1:] if glob[:1] == "!" else glob)
+        if body in (".", ".."):
+            body += "/"  # this directory (or its parent), as `./` says it
         if os.path.isabs(body):
-            inside = os.path.relpath(body, root)
+            inside = os.path.relpath(os.path.realpath(body), os.path.realpath(root))
             body = body if inside.startswith("..") else "./" + inside.replace(os.sep, "/")
         elif body.startswith(("./", "../")) and not here.startswith(".."):
             inside = os.path.normpath(os.path.join(here, body)).replace(os.sep, "/")

@@ -50,12 +50,17 @@ _SECRET_RE = LazyPattern(  # built on first use: a query on a fresh index never 
 )
 
 
+_SCRIPT_LANGUAGES = frozenset({"bash", "powershell", "sql"})
+
+
 def is_secret_name(name: str) -> bool:
     """A name that usually holds credentials. Source code is not data: `secrets.py` (Python's own
-    module), `Credentials.scala`, `id_rsa_test.go` are programs about secrets, not secrets."""
+    module), `Credentials.scala`, `id_rsa_test.go` are programs about secrets, not secrets; but a
+    script or SQL file so named (`secrets.sh`: `export KEY=...`) usually holds them."""
     if _SECRET_RE.match(name) is None:
         return False
-    return languages.detect(name)[1] != languages.CODE
+    language, kind = languages.detect(name)
+    return kind != languages.CODE or language in _SCRIPT_LANGUAGES
 
 
 def _check_name_encoding(name: str, path: str) -> None:
@@ -169,11 +174,8 @@ def _git_dir(top: str) -> str | None:
     dot_git = os.path.join(top, ".git")
     if os.path.isdir(dot_git):
         return dot_git
-    try:
-        with open(dot_git, encoding="utf-8", errors="replace") as fh:
-            line = fh.readline().strip()
-    except OSError:
-        return None
+    text, _reason, _ = _ignore_text(dot_git)  # never blocks on a FIFO named .git
+    line = (text or "").split("\n", 1)[0].strip()
     if not line.startswith("gitdir:"):
         return None
     return os.path.normpath(os.path.join(top, line[len("gitdir:"):].strip()))
@@ -185,21 +187,18 @@ def _info_exclude(top: str) -> str | None:
     git_dir = _git_dir(top)
     if git_dir is None:
         return None
-    try:
-        with open(os.path.join(git_dir, "commondir"), encoding="utf-8", errors="replace") as fh:
-            git_dir = os.path.normpath(os.path.join(git_dir, fh.readline().strip()))
-    except OSError:
-        pass
+    common, _reason, _ = _ignore_text(os.path.join(git_dir, "commondir"), follow=True)
+    if common and common.strip():
+        git_dir = os.path.normpath(os.path.join(git_dir, common.split("\n", 1)[0].strip()))
     return os.path.join(git_dir, "info", "exclude")
 
 
 def _config_excludes_file(path: str, current: str | None) -> str | None:
     """core.excludesFile as one git config file sets it (the last setting wins), else `current`."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            lines = fh.read().splitlines()
-    except OSError:
+    text, _reason, _ = _ignore_text(path, follow=True)
+    if text is None:
         return current
+    lines = text.splitlines()
     section = ""
     for line in lines:
         line = line.strip()
@@ -208,7 +207,7 @@ def _config_excludes_file(path: str, current: str | None) -> str | None:
             continue
         key, eq, value = line.partition("=")
         if section == "core" and eq and key.strip().lower() == "excludesfile":
-            value = value.split(" #")[0].split(" ;")[0].strip().strip('"')
+            value = re.split(r"\s[#;]", value, maxsplit=1)[0].strip().strip('"')
             current = os.path.expanduser(value) if value else None
     return current
 
@@ -218,7 +217,7 @@ def _global_excludes(top: str) -> str | None:
     else $XDG_CONFIG_HOME/git/ignore."""
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     found = None
-    for config in (os.path.join(xdg, "git", "config"), os.path.expanduser("~/.gitconfig")):
+    for config in ("/etc/gitconfig", os.path.join(xdg, "git", "config"), os.path.expanduser("~/.gitconfig")):
         found = _config_excludes_file(config, found)
     git_dir = _git_dir(top)
     if git_dir is not None:
@@ -334,7 +333,8 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 continue
             if is_dir:
                 verdict = stack.verdict(rel, True)
-                if name in exclude_dirs and verdict is not False:  # `!vendor/` in an ignore file takes it back
+                if name in exclude_dirs and (name in _UNCOUNTED_DIRS or verdict is not False or not stack.names(rel)):
+                    # `!vendor/` in an ignore file takes one back; `!*/` (a whitelist's) does not
                     if name not in _UNCOUNTED_DIRS:
                         result.skipped["excluded-dir"] += 1
                     continue

@@ -15,6 +15,7 @@ class Rule:
     regex: re.Pattern
     negated: bool
     dir_only: bool
+    literal: str = ""  # the path the pattern spells out, when it has no wildcard (`vendor`, `src/build`)
 
 
 # POSIX character classes inside a bracket expression (`[[:digit:]]`), ASCII as in git.
@@ -94,7 +95,7 @@ def _translate(glob: str) -> str:
             # `**` is special only as a whole path component: `**/` (zero or more directories) at
             # the start or after a `/`, or a trailing `/**` (everything inside). Any other run of
             # stars is one `*` (`foo**bar`, `src/**.py`), as in git.
-            whole = run - i == 2 and (i == 0 or glob[i - 1] == "/")
+            whole = run - i >= 2 and (i == 0 or glob[i - 1] == "/")  # `***/` is `**/` too
             if whole and glob.startswith("/", run):
                 out.append("(?:.*/)?")
                 i = run + 1
@@ -151,7 +152,8 @@ def compile_rule(line: str) -> Rule | None:
     except re.error:
         # A malformed pattern (a reversed range such as `[z-a]`) matches nothing in git either.
         return None
-    return Rule(regex, negated, dir_only)
+    literal = "" if any(c in line for c in "*?[\\") else line
+    return Rule(regex, negated, dir_only, literal)
 
 
 def _compile_lines(lines) -> list[Rule]:
@@ -250,6 +252,18 @@ class IgnoreStack:
 
     def ignored(self, relpath: str, is_dir: bool) -> bool:
         return self.verdict(relpath, is_dir) is True
+
+    def names(self, relpath: str) -> bool:
+        """Whether a negation spells this path out (`!vendor/`, `!src/build/`): a wildcard that
+        happens to match it (`!*/`) does not take back what is pruned by default."""
+        name = relpath.rsplit("/", 1)[-1]
+        for base, prefix, ruleset in self._layers:
+            if base and not relpath.startswith(base):
+                continue
+            local = prefix + relpath[len(base):]
+            if any(r.negated and r.literal in (name, local) for r in ruleset.rules if r.literal):
+                return True
+        return False
 
 
 def matches_any(rules: RuleSet, relpath: str, is_dir: bool = False) -> bool:

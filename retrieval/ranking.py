@@ -176,7 +176,9 @@ def qualified_name(query: str) -> tuple[str, ...]:
     """(`Router`, `add_route`) for `Router.add_route`, `Router::add_route`, `Router#add_route`;
     () for anything else (a bare identifier says nothing about its scope)."""
     q = query.strip()
-    if not is_symbol_query(q) or file_query_stem(q) is not None:
+    # A path (`src/core.py`, `core.py:12`) names no member; `Response.json` may be either, and is
+    # asked for as both (a file named after the stem is preferred too, see symbol_key).
+    if not is_symbol_query(q) or "/" in q or _LINE_SUFFIX.search(q):
         return ()
     parts = tuple(p for p in _QUALIFIER.split(q) if p)
     return parts if len(parts) >= 2 and all(_WORD.fullmatch(p) for p in parts) else ()

@@ -162,6 +162,15 @@ def _build(name: str, options: IndexOptions):
     return build_retriever(name, **kwargs)
 
 
+def _built_otherwise(name: str, manifest: dict) -> bool:
+    """The index was written by a version that indexes differently (its terms, its chunker): a
+    refresh rebuilds it, as `index` would. Judged on the manifest's own options."""
+    options = IndexOptions.from_json(manifest["config"]["options"])
+    retriever = _build(name, options)
+    _use_profile(retriever, name, options.profile)
+    return _config(retriever, options) != manifest["config"]
+
+
 def _model_changed(name: str, manifest: dict) -> bool:
     """The index was built with another model than the one asked for now: it must be rebuilt."""
     if not _embeds(name) and name != CONTEXTUAL:
@@ -637,7 +646,7 @@ def open_index(
         if manifest is not None and _model_changed(name, manifest):
             refresh(root, name, progress=progress)  # another model means another index
             continue
-        if manifest is None or not (stale_ok or is_current(root, manifest)):
+        if manifest is None or not (stale_ok or (is_current(root, manifest) and not _built_otherwise(name, manifest))):
             try:
                 refresh(root, name, progress=progress, lock_timeout=0 if manifest is not None else None)
             except LockBusy:

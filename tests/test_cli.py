@@ -596,3 +596,13 @@ def test_a_path_filter_written_from_a_subdirectory_or_absolute_is_taken_from_the
         assert [h["path"] for h in payload["results"]] == ["src/pkg/decorators.py"], glob
     payload = json.loads(run("query", "--root", root, "make pass decorator", "--path", "../../README.md", "--json").stdout)
     assert [h["path"] for h in payload["results"]] == ["README.md"]
+
+
+def test_a_path_filter_from_a_subdirectory_works_through_a_linked_root_and_as_a_dot(run, make_tree, monkeypatch):
+    root = make_tree({"util.py": "def helper_util():\n    return 1\n", "src/util.py": "def helper_util():\n    return 2\n"})
+    link = root.parent / "linked"
+    link.symlink_to(root)
+    monkeypatch.chdir(root / "src")
+    for glob in ("./util.py", "."):
+        payload = json.loads(run("query", "--root", link, "helper_util", "--path", glob, "--json").stdout)
+        assert [h["path"] for h in payload["results"]] == ["src/util.py"], glob

@@ -154,7 +154,7 @@ def test_the_users_global_git_excludes_apply_inside_a_repository(make_tree, monk
     assert paths(plain) == ["main.py", "scratch_notes.py"]  # git applies them in repositories only
     # core.excludesFile in the repository's config names another file.
     (tmp_path / "mine").write_text("main.py\n")
-    (repo / ".git" / "config").write_text(f"[core]\n\texcludesFile = {tmp_path / 'mine'}\n")
+    (repo / ".git" / "config").write_text(f"[core]\n\texcludesFile = {tmp_path / 'mine'}\t# mine\n")
     assert paths(repo) == ["scratch_notes.py"]
 
 
@@ -214,6 +214,10 @@ def test_skip_counts_only_count_files_that_would_otherwise_be_indexed(make_tree)
     result = walk(str(root))
     assert [f.path for f in result.files] == ["gen.py", "main.py"]
     assert result.skipped == {"secret-name": 1, "ignored": 1}
+
+
+def test_a_script_named_after_secrets_is_taken_for_one():
+    assert is_secret_name("secrets.sh") and is_secret_name("credentials.sql") and is_secret_name("secrets.ps1")
 
 
 @pytest.mark.parametrize("name", ["secrets.py", "credentials.go", "Credentials.scala", "id_rsa_test.go",
@@ -403,9 +407,27 @@ def test_an_ignore_file_that_is_a_fifo_is_skipped_and_counted_not_waited_on(make
     assert result.skipped == {"special-file": 2}
 
 
+def test_a_fifo_named_git_is_not_waited_on(make_tree):
+    root = make_tree({"a.py": "x = 1\n", "sub/b.py": "y = 2\n"})
+    os.mkfifo(root / "sub" / ".git")  # taken for a worktree's `.git` file, it was read and hung
+    assert [f.path for f in walk(str(root / "sub")).files] == ["b.py"]
+    assert [f.path for f in walk(str(root)).files] == ["a.py", "sub/b.py"]
+
+
 def test_an_ignore_file_that_is_a_symbolic_link_is_not_followed(make_tree):
     root = make_tree({"a.py": "x = 1\n", "elsewhere/rules": "*.py\n"})
     os.symlink(root / "elsewhere" / "rules", root / ".gitignore")
     result = walk(str(root))
     assert [f.path for f in result.files] == ["a.py"]  # git (2.32 on) refuses such a .gitignore too
     assert result.skipped == {"symlink": 1}
+
+
+def test_a_wildcard_negation_does_not_take_back_the_default_directories(make_tree):
+    """The whitelist idiom `*`, `!*/`, `!*.py` walked .git, node_modules and .venv."""
+    root = make_tree({".gitignore": "*\n!*/\n!*.py\n", "src/app.py": "", "node_modules/pkg/x.py": "",
+                      ".venv/lib/y.py": "", ".git/hooks/h.py": "", "vendor/v.py": ""})
+    result = walk(str(root))
+    assert [f.path for f in result.files] == ["src/app.py"]
+    assert ".git/hooks/" not in result.watch and ".git/" not in result.watch  # never walked
+    named = make_tree({".retrievalignore": "!vendor/\n!.git/\n", "vendor/v.py": "", ".git/hooks/h.py": ""}, name="n")
+    assert [f.path for f in walk(str(named)).files] == ["vendor/v.py"]  # named: back; version control: never

@@ -230,3 +230,7 @@ def test_discovery_agrees_with_git_on_odd_globs_and_from_a_directory_below_the_t
         assert expected == ["deeper/anch.py", "keep.py"]
     else:
         assert len(ODD_FILES) - len(expected) >= 6 and "src/a/deep.py" in expected
+
+
+def test_a_run_of_three_stars_before_a_slash_is_any_number_of_directories():
+    assert ignored_by("***/deep.py", "a/b/deep.py") and ignored_by("***/deep.py", "deep.py")

@@ -210,6 +210,8 @@ def test_member_definitions_name_the_owner_of_each_definition_by_indentation_or_
     assert member_definitions(rust, "rust") == [{"Router.call"}]
     java = ["public class Foo extends Bar {\n    public void doIt(int a) {\n    }\n}\nclass Baz {}\n"]
     assert member_definitions(java, "java") == [{"Foo.doIt"}]
+    allman = ["<?php\nnamespace App;\n\nclass Widget\n{\n    public function render()\n    {\n        return 1;\n    }\n}\n"]
+    assert member_definitions(allman, "php") == [{"Widget.render"}]  # the brace on its own line stays with it
 
 
 def test_a_path_names_its_file_and_a_qualified_name_its_member():
@@ -218,5 +220,8 @@ def test_a_path_names_its_file_and_a_qualified_name_its_member():
     assert [file_query_stem(q) for q in ("core.py", "src/click/termui.py", "core.py:1255", "a/b.test.ts:3-9")] == \
         ["core", "termui", "core", "b.test"]
     assert [file_query_stem(q) for q in ("os.path.join", "Group.invoke", "core", "v1.2")] == [None] * 4
-    assert symbol_key("src/click/core.py") == "core" and qualified_name("core.py") == ()
+    assert symbol_key("src/click/core.py") == "core" and qualified_name("src/click/core.py") == ()
+    # No slash, no line: a file name and a member at once (the member term finds a method; the
+    # name prior a file named after the stem).
+    assert symbol_key("Response.json") == "Response" and qualified_name("Response.json") == ("Response", "json")
     assert symbol_key("os.path.join") == "join" and qualified_name("Group.invoke") == ("Group", "invoke")

@@ -456,3 +456,22 @@ def test_a_query_that_is_a_file_name_or_path_finds_that_file_first(make_tree, qu
     files.update({f"src/pkg/mod_{i}.py": f"def helper_{i}():\n    return {i}\n" for i in range(8)})
     root = make_tree(files)
     assert service.search(str(root), query, top_k=3).hits[0].source_path == "src/pkg/termui.py"
+
+
+def test_an_index_written_by_a_version_that_indexed_differently_is_rebuilt_by_the_next_query(make_tree):
+    """An unchanged tree kept answering from the old store: a new chunker or new terms never reached it."""
+    root = make_tree({"core.py": "class Group:\n    def invoke(self):\n        return 1\n"})
+    service.refresh(str(root))
+    path = layout.manifest_path(layout.store_dir(str(root)), "lexical")
+    manifest = json.loads(open(path).read())
+    manifest["config"]["retriever"]["terms"]["features"] = 1  # as the version before member terms wrote it
+    with open(path, "w") as fh:
+        json.dump(manifest, fh)
+    service._OPEN.clear()
+    service.search(str(root), "Group.invoke")
+    assert json.loads(open(path).read())["config"]["retriever"]["terms"]["features"] != 1
+    # and a current index is left alone
+    before = open(path).read()
+    service._OPEN.clear()
+    service.search(str(root), "Group.invoke")
+    assert open(path).read() == before

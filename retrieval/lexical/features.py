@@ -20,7 +20,7 @@ from ..text import split_identifier, term_counts
 DEF = "\u00a7"
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 2
+VERSION = 3
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -71,9 +71,32 @@ _SHELL_LANGUAGES = frozenset({"bash", "powershell"})
 
 
 def defined_names(text: str, language: str = "") -> set[str]:
+    return definitions_and_members(text, language)[0]
+
+
+def definitions_and_members(text: str, language: str = "", owners: list[tuple[int, str]] | None = None,
+                            ) -> tuple[set[str], set[str]]:
+    """(names the chunk defines, its `owner.name` pairs), in one pass of the patterns. `owners`:
+    where its lines change owner (member_owners), None when it has none."""
     names: set[str] = set()
+    members: set[str] = set()
+    go = language == "go"
+    at = [offset for offset, _ in owners] if owners else []
+
+    def member(name: str, offset: int) -> None:
+        i = bisect_right(at, offset) - 1
+        owner = owners[i][1] if i >= 0 else ""
+        if go:
+            m = _GO_RECEIVER.match(text, offset)
+            if m:
+                owner = m.group(1)
+        if owner and owner != name:
+            members.add(f"{owner}.{name}")
+
     for m in _KEYWORD_DEF.finditer(text):
         names.add(m.group(1))
+        if owners is not None:
+            member(m.group(1), m.start())
     for m in _IMPL_DEF.finditer(text):
         names.add(m.group(1))
     for m in _BINDING_DEF.finditer(text):
@@ -81,6 +104,8 @@ def defined_names(text: str, language: str = "") -> set[str]:
     if not language or language in _SIGNATURE_LANGUAGES:
         for m in _SIGNATURE_DEF.finditer(text):
             names.add(m.group(1))
+            if owners is not None:
+                member(m.group(1), m.start())
     if not language or language in _SHELL_LANGUAGES:
         for m in _SHELL_DEF.finditer(text):
             names.add(m.group(1))
@@ -88,7 +113,7 @@ def defined_names(text: str, language: str = "") -> set[str]:
         name = m.group(1) or m.group(2) or m.group(3)
         if name:
             names.add(name.rsplit(".", 1)[-1])
-    return names
+    return names, members
 
 
 def path_terms(path: str) -> list[str]:
@@ -100,82 +125,100 @@ def path_terms(path: str) -> list[str]:
 
 
 def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, language: str = "",
-                definitions=None, members=()) -> Counter:
-    """Every term a chunk is indexed under: words, path words, definitions. `definitions` are the
-    names a syntax tree says the chunk defines; None finds them with the patterns above.
-    `members`: its `owner.name` pairs (member_definitions)."""
+                definitions=None, owners=None) -> Counter:
+    """Every term a chunk is indexed under: words, path words, definitions and members.
+    `definitions` are the names a syntax tree says the chunk defines (its scope path is its
+    context); None finds them with the patterns above, and with `owners` (member_owners) the
+    `owner.name` pairs of those inside a class-like definition."""
     counts = term_counts(f"{context}\n{text}" if context else text)
     if path_weight:
         for term in path_terms(path):
             counts[term] += path_weight
-    for name in defined_names(text, language) if definitions is None else set(definitions):
+    if definitions is None:
+        names, members = definitions_and_members(text, language, owners)
+    else:
+        names, members = set(definitions), ()
+    # Each with its exact spelling too: `Vitest` prefers `class Vitest` over `const vitest`, and
+    # `Sinatra::Helpers` the module over the method `Sinatra.helpers`.
+    for name in (*names, *members):
         lowered = name.lower()
         counts[DEF + lowered] += 1
         if name != lowered:
-            # the exact spelling too, so `Vitest` prefers `class Vitest` over `const vitest`
             counts[DEF + name] += 1
-    for member in members:
-        counts[DEF + member.lower()] += 1
     return counts
 
 
 # Definitions that own members: a method defined below one (indented, or up to its closing brace)
 # is that owner's.
-_OWNER_DEF = lazy_compile(
+_OWNER_LINE = lazy_compile(
     rf"^([ \t]*){_MODIFIERS}(?:class|struct|interface|trait|enum|object|record|protocol|extension|"
     r"module|namespace|defmodule|impl(?:<[^\n{]*?>)?(?:\s+[\w:]+(?:<[^\n{]*?>)?\s+for)?)"
-    r"\s+(?:[A-Za-z_][\w]*(?:\.|::))*([A-Za-z_$][\w$]*)"
+    r"\s+(?:[A-Za-z_][\w]*(?:\.|::))*([A-Za-z_$][\w$]*)",
+    re.MULTILINE,
 )
 _GO_RECEIVER = lazy_compile(r"^func\s*\(\s*\w*\s*\*?\s*([A-Za-z_]\w*)")
 _OWNER_HINT = re.compile(r"\b(?:class|struct|interface|trait|enum|object|record|protocol|extension|module|"
                          r"namespace|defmodule|impl)\b")
 
 
-def member_definitions(texts: list[str], language: str = "") -> list[set[str]]:
-    """For a file's consecutive chunks, each chunk's `owner.name` pairs: the names it defines
-    inside an owning definition (by indentation, which every mainstream style keeps), or on a Go
-    method's receiver type."""
+def member_owners(texts: list[str], language: str = "") -> list[list[tuple[int, str]] | None]:
+    """For a file's consecutive chunks, where each chunk's lines change owner: [(offset, name of
+    the innermost owning definition from there on, or "")], by indentation, which every
+    mainstream style keeps (an Allman brace on its own line stays with its owner); None for a
+    chunk with no owner anywhere (a Go method names its owner on its receiver instead). Work is
+    per owner opened or closed, not per line: a few regex scans a chunk."""
     owners: list[tuple[int, str]] = []  # (indentation, name), innermost last
-    out: list[set[str]] = []
+    out: list[list[tuple[int, str]] | None] = []
+    go = language == "go"
     for text in texts:
-        members: set[str] = set()
-        owner_at: list[str] = []  # the innermost owner of each line of this chunk
-        for line in text.split("\n"):
-            stripped = line.strip()
-            if stripped:
-                indent = len(line) - len(line.lstrip(" \t"))
-                while owners and indent <= owners[-1][0] and stripped[0] not in ")]>":
-                    owners.pop()
-                if _OWNER_HINT.search(line):
-                    m = _OWNER_DEF.match(line)
-                    if m:
-                        owner_at.append(owners[-1][1] if owners else "")
-                        owners.append((len(m.group(1)), m.group(2)))
-                        continue
-            owner_at.append(owners[-1][1] if owners else "")
-        if any(owner_at) or (language == "go" and "func" in text):
-            starts = [0]
-            for i, ch in enumerate(text):
-                if ch == "\n":
-                    starts.append(i + 1)
-            for name, offset in _names_with_offsets(text, language):
-                row = bisect_right(starts, offset) - 1
-                owner = owner_at[row] if row < len(owner_at) else ""
-                if language == "go":
-                    line = text[starts[row]:].split("\n", 1)[0]
-                    m = _GO_RECEIVER.match(line)
-                    if m:
-                        owner = m.group(1)
-                if owner and owner != name:
-                    members.add(f"{owner}.{name}")
-        out.append(members)
+        end = len(text) + 1
+        opened = [(m.start(), len(m.group(1)), m.group(2), m.end()) for m in _OWNER_LINE.finditer(text)] \
+            if _OWNER_HINT.search(text) else []
+        if not owners and not opened:
+            out.append([] if go else None)
+            continue
+        changes = [(0, owners[-1][1] if owners else "")]
+        pos, i = 0, 0
+        while True:
+            next_open = opened[i][0] if i < len(opened) else end
+            next_pop = end
+            if owners:
+                m = _closing_line(owners[-1][0]).search(text, pos)
+                next_pop = m.start() if m else end
+            if next_open == end and next_pop == end:
+                break
+            if next_pop < next_open:  # a line at or left of the innermost owner's indentation ends it
+                owners.pop()
+                changes.append((next_pop, owners[-1][1] if owners else ""))
+                pos = next_pop
+                continue
+            start, indent, name, _ = opened[i]
+            i += 1
+            while owners and indent <= owners[-1][0]:  # a sibling or an outer definition opens
+                owners.pop()
+            changes.append((start, owners[-1][1] if owners else ""))  # its own line is its owner's
+            owners.append((indent, name))
+            line_end = text.find("\n", start)
+            pos = end - 1 if line_end < 0 else line_end + 1
+            changes.append((pos, name))
+        out.append(changes if go or any(name for _, name in changes) else None)
     return out
 
 
-def _names_with_offsets(text: str, language: str):
-    """(name, offset of its line) for the keyword and signature definitions of defined_names."""
-    for m in _KEYWORD_DEF.finditer(text):
-        yield m.group(1), m.start()
-    if not language or language in _SIGNATURE_LANGUAGES:
-        for m in _SIGNATURE_DEF.finditer(text):
-            yield m.group(1), m.start()
+_CLOSING: dict[int, re.Pattern] = {}
+
+
+def _closing_line(indent: int) -> re.Pattern:
+    """A non-blank line indented `indent` or less that does not continue a definition's header
+    (`)`, `]`, `>`, an Allman `{`)."""
+    pattern = _CLOSING.get(indent)
+    if pattern is None:
+        pattern = _CLOSING[indent] = re.compile(rf"^[ \t]{{0,{indent}}}(?=[^ \t\r\n)\]>{{])", re.MULTILINE)
+    return pattern
+
+
+def member_definitions(texts: list[str], language: str = "") -> list[set[str]]:
+    """Each chunk's `owner.name` pairs (what chunk_terms indexes as members)."""
+    return [definitions_and_members(text, language, owners)[1]
+            for text, owners in zip(texts, member_owners(texts, language))]
+

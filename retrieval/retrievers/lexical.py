@@ -11,7 +11,7 @@ from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import MemorySegment, SegmentBuilder
 from ..lexical import features
-from ..lexical.features import chunk_terms, member_definitions
+from ..lexical.features import chunk_terms, member_owners
 from ..languages import CODE
 from ..query import QueryPlan, plan_query
 from ..ranking import RankingConfig, qualified_name, rank_candidates, scope_agrees
@@ -56,10 +56,10 @@ class LexicalRetriever:
                           "stemming": text.STEM}}
 
     def _terms(self, path: str, text: str, context: str, language: str = "", definitions=None,
-               members=()) -> Counter:
+               owners=None) -> Counter:
         if self.profile == PROSE:
             return prose.term_counts(text)
-        return chunk_terms(path, text, context, self.ranking.path_weight, language, definitions, members)
+        return chunk_terms(path, text, context, self.ranking.path_weight, language, definitions, owners)
 
     def _search_views(self, views: list[SegmentView]) -> list[SegmentView]:
         if self.profile == PROSE:
@@ -71,8 +71,8 @@ class LexicalRetriever:
     def index(self, documents: Iterable[Document]) -> None:
         builder = SegmentBuilder()
         documents = list(documents)
-        members = _member_lists(documents)
-        for doc, owned in zip(documents, members):
+        owners = _owner_lists(documents)
+        for doc, owned in zip(documents, owners):
             counts = self._terms(doc.source_path or doc.docid, doc.text, doc.context, doc.language, doc.definitions,
                                  owned)
             builder.add(
@@ -225,32 +225,32 @@ def _file_documents(item):
     if profile == PROSE:
         return path, language, kind, [(start, end, prose.term_counts(text), meta)
                                       for start, end, text, _, _, meta in chunks]
-    members = _members([c[2] for c in chunks], language, kind, [c[4] for c in chunks])
+    owners = _owners([c[2] for c in chunks], language, kind, [c[4] for c in chunks])
     return path, language, kind, [
         (start, end, chunk_terms(path, text, context, path_weight, language, definitions, owned), meta)
-        for (start, end, text, context, definitions, meta), owned in zip(chunks, members)
+        for (start, end, text, context, definitions, meta), owned in zip(chunks, owners)
     ]
 
 
-def _members(texts: list[str], language: str, kind: str, definitions: list) -> list:
-    """Each of a file's chunks' `owner.name` pairs. Line chunks know nothing of their scope: the
-    owners of their definitions come from the file's indentation. A syntax tree's chunks (their
-    definitions given) carry their scope path as context instead."""
+def _owners(texts: list[str], language: str, kind: str, definitions: list) -> list:
+    """The owners of each line of a file's chunks (features.member_owners). Line chunks know
+    nothing of their scope: the owners of their definitions come from the file's indentation. A
+    syntax tree's chunks (their definitions given) carry their scope path as context instead."""
     if kind == CODE and all(d is None for d in definitions):
-        return member_definitions(texts, language)
-    return [()] * len(texts)
+        return member_owners(texts, language)
+    return [None] * len(texts)
 
 
-def _member_lists(documents: list) -> list:
-    """_members for in-memory documents, a file's chunks being consecutive documents."""
+def _owner_lists(documents: list) -> list:
+    """_owners for in-memory documents, a file's chunks being consecutive documents."""
     out: list = []
     start = 0
     for end in range(1, len(documents) + 1):
         if end == len(documents) or documents[end].source_path != documents[start].source_path:
             group = documents[start:end]
             first = group[0]
-            out.extend(_members([d.text for d in group], first.language, first.kind, [d.definitions for d in group])
-                       if first.source_path else [()] * len(group))
+            out.extend(_owners([d.text for d in group], first.language, first.kind, [d.definitions for d in group])
+                       if first.source_path else [None] * len(group))
             start = end
     return out
 
