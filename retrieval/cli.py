@@ -37,6 +37,20 @@ def _expected_errors():
     return (DiscoveryError, StoreError, LockBusy, RuntimeError, ValueError, OSError)
 
 
+# Line separators JSON lets stand raw inside a string, which a reader splitting lines (Python's
+# splitlines, many editors) would cut a record at: written as escapes.
+_LINE_SEPARATORS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+def _json(obj, **kwargs) -> str:
+    """One JSON document on one line, UTF-8 as it is, except the line separators above."""
+    text = json.dumps(obj, ensure_ascii=False, **kwargs)
+    if not text.isascii():
+        for raw, escaped in _LINE_SEPARATORS.items():
+            text = text.replace(raw, escaped)
+    return text
+
+
 def _rooted_globs(globs, root: str) -> tuple[str, ...]:
     """Globs as the root sees them. A path a shell user means from where they stand (`./x.py` in
     a subdirectory of the root, or an absolute path inside it) is made relative to the root;
@@ -469,7 +483,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 
         if as_json or as_jsonl:  # priced as printed: its fields, escapes and all
             def render(h, shown, cut):
-                return json.dumps(_hit_json(h, shown, cut), ensure_ascii=False)
+                return _json(_hit_json(h, shown, cut))
         else:  # its header, and each line with its number
             def render(h, shown, cut):
                 return "\n".join(text_lines([h], shown, cut))
@@ -480,8 +494,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 
         envelope = 0  # what --json prints around the results
         if as_json:
-            envelope = printed_tokens(json.dumps({"query": text, "retriever": result.retriever, "results": []},
-                                                 ensure_ascii=False)) + 1
+            envelope = printed_tokens(_json({"query": text, "retriever": result.retriever, "results": []})) + 1
         hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost)
     result.hits = hits
     if as_json:
@@ -490,10 +503,10 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             "retriever": result.retriever,
             "results": [_hit_json(h, snippets, truncated) for h in result.hits],
         }
-        click.echo(json.dumps(payload, ensure_ascii=False))
+        click.echo(_json(payload))
     elif as_jsonl:
         for h in result.hits:
-            click.echo(json.dumps(_hit_json(h, snippets, truncated), ensure_ascii=False))
+            click.echo(_json(_hit_json(h, snippets, truncated)))
     else:
         from .output import text_lines, use_colour
 
@@ -547,8 +560,7 @@ def status(root, as_json):
 
     server = probe(store_dir(root))
     if as_json:
-        click.echo(json.dumps({"root": root, "root_reason": found.reason, "retrievers": rows, "server": server},
-                              ensure_ascii=False))
+        click.echo(_json({"root": root, "root_reason": found.reason, "retrievers": rows, "server": server}))
         if hint:
             click.echo(f"note: {hint}", err=True)
         return

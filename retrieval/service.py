@@ -171,6 +171,15 @@ def _built_otherwise(name: str, manifest: dict) -> bool:
     return _config(retriever, options) != manifest["config"]
 
 
+def _outdated(name: str, manifest: dict) -> bool:
+    """_built_otherwise for status: a retriever that cannot be built here (a missing model) says
+    nothing about the index's format."""
+    try:
+        return _built_otherwise(name, manifest)
+    except (RuntimeError, SetupError, OSError, ValueError, KeyError, TypeError):
+        return False
+
+
 def _model_changed(name: str, manifest: dict) -> bool:
     """The index was built with another model than the one asked for now: it must be rebuilt."""
     if not _embeds(name) and name != CONTEXTUAL:
@@ -804,6 +813,9 @@ def status(root: str) -> list[dict]:
                 row["state"] = "ready" if is_current(root, manifest) else "stale"
             except DiscoveryError as exc:
                 row["state"], row["reason"] = "error", str(exc)
+            if row["state"] == "ready" and _outdated(name, manifest):
+                row["state"] = "stale"
+                row["reason"] = "written by a version that indexes differently; the next query rebuilds it"
         rows.append(row)
     return rows
 

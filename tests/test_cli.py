@@ -606,3 +606,10 @@ def test_a_path_filter_from_a_subdirectory_works_through_a_linked_root_and_as_a_
     for glob in ("./util.py", "."):
         payload = json.loads(run("query", "--root", link, "helper_util", "--path", glob, "--json").stdout)
         assert [h["path"] for h in payload["results"]] == ["src/util.py"], glob
+
+
+def test_json_lines_escape_the_line_separators_a_line_reader_would_cut_at(run, make_tree):
+    root = make_tree({"a.py": "SEPARATORS = 'one\u2028two\u2029three\u0085four'  # separator_marker\n"})
+    out = run("query", "--root", root, "separator_marker", "--jsonl", "--snippet-lines", "1").stdout
+    assert len(out.splitlines()) == 1  # str.splitlines cuts at U+2028, U+2029 and U+0085 too
+    assert json.loads(out)["snippet"] == "SEPARATORS = 'one\u2028two\u2029three\u0085four'  # separator_marker\n"

@@ -467,9 +467,12 @@ def test_an_index_written_by_a_version_that_indexed_differently_is_rebuilt_by_th
     manifest["config"]["retriever"]["terms"]["features"] = 1  # as the version before member terms wrote it
     with open(path, "w") as fh:
         json.dump(manifest, fh)
+    row = next(r for r in service.status(str(root)) if r["retriever"] == "lexical")
+    assert row["state"] == "stale" and "next query rebuilds" in row["reason"]
     service._OPEN.clear()
     service.search(str(root), "Group.invoke")
     assert json.loads(open(path).read())["config"]["retriever"]["terms"]["features"] != 1
+    assert next(r for r in service.status(str(root)) if r["retriever"] == "lexical")["state"] == "ready"
     # and a current index is left alone
     before = open(path).read()
     service._OPEN.clear()
