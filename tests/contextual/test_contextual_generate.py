@@ -245,19 +245,26 @@ class Stuck(StandIn):
 
 def test_ctrl_c_stops_a_run_stuck_in_a_request_within_seconds_keeping_what_was_answered(make_tree, monkeypatch):
     import _thread
+    import signal
     import threading
     import time
 
     from retrieval.contextual import generate
 
     monkeypatch.setattr(generate, "INTERRUPT_GRACE", 0.5, raising=False)
+    # interrupt_main does nothing where SIGINT is ignored, as a runner started in the background
+    # (`cmd &` in a script) leaves it: Ctrl-C's own handler, as a terminal's foreground job has.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     root = make_tree(FILES)
     model = Stuck(answered=1)
     threading.Timer(1.0, _thread.interrupt_main).start()
     started = time.monotonic()
     messages: list[str] = []
-    with pytest.raises(KeyboardInterrupt):
-        index(root, model, messages, workers=1)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            index(root, model, messages, workers=1)
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert time.monotonic() - started < 10  # not the 60 s the request hangs for
     assert messages[-1] == "lexical+ctx: interrupted; 1 of 3 contexts generated and kept, run again to resume"
     model.release.set()
