@@ -212,6 +212,10 @@ def test_member_definitions_name_the_owner_of_each_definition_by_indentation_or_
     assert member_definitions(java, "java") == [{"Foo.doIt"}]
     allman = ["<?php\nnamespace App;\n\nclass Widget\n{\n    public function render()\n    {\n        return 1;\n    }\n}\n"]
     assert member_definitions(allman, "php") == [{"Widget.render"}]  # the brace on its own line stays with it
+    # C++ defines members out of their class, naming the owner: `Json::dump` is Json's dump
+    cpp = ["std::string nlohmann::Json::dump(int indent) const {\n    return s;\n}\nint helper(int x) {\n}\n"]
+    assert member_definitions(cpp, "cpp") == [{"Json.dump"}]
+    assert {"dump", "helper"} <= defined_names(cpp[0], "cpp")
 
 
 def test_a_path_names_its_file_and_a_qualified_name_its_member():

@@ -20,7 +20,7 @@ from ..text import split_identifier, term_counts
 DEF = "\u00a7"
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 3
+VERSION = 4
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -52,7 +52,7 @@ _SHELL_DEF = lazy_compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w:-]*)[ \t]*\(
 # C-family function or method signatures: a type, a name, an open parenthesis, not a statement
 _SIGNATURE_DEF = lazy_compile(
     r"^[ \t]*(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
-    r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]([A-Za-z_~]\w*)\s*\([^;\n]*$",
+    r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]((?:[A-Za-z_]\w*::)*[A-Za-z_~]\w*)\s*\([^;\n]*$",
     re.MULTILINE,
 )
 # `#define NAME`, Haskell `name ::`, and top-level `NAME = ...` assignments
@@ -103,9 +103,12 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
         names.add(m.group(1))
     if not language or language in _SIGNATURE_LANGUAGES:
         for m in _SIGNATURE_DEF.finditer(text):
-            names.add(m.group(1))
-            if owners is not None:
-                member(m.group(1), m.start())
+            qualifier, _, name = m.group(1).rpartition("::")
+            names.add(name)
+            if qualifier:  # C++'s out-of-class definition names its owner: `void Router::add(`
+                members.add(f"{qualifier.rpartition('::')[2]}.{name}")
+            elif owners is not None:
+                member(name, m.start())
     if not language or language in _SHELL_LANGUAGES:
         for m in _SHELL_DEF.finditer(text):
             names.add(m.group(1))
