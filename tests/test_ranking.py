@@ -202,8 +202,8 @@ def test_member_definitions_name_the_owner_of_each_definition_by_indentation_or_
               "    @property\n    def invoke(self, ctx):\n        return 1\n\ndef top():\n    pass\n",
               "class Other:\n    def invoke(self): pass\n"]
     assert member_definitions(python, "python") == [{"Group.__init__"}, {"Group.invoke"}, {"Other.invoke"}]
-    go = ["func (g *Group) Invoke(ctx int) error {\n\treturn nil\n}\n\nfunc Plain() {}\n"]
-    assert member_definitions(go, "go") == [{"Group.Invoke"}]
+    go = ["package x\n\nfunc (g *Group) Invoke(ctx int) error {\n\treturn nil\n}\n\nfunc Plain() {}\n"]
+    assert member_definitions(go, "go") == [{"Group.Invoke"}]  # a receiver below the chunk's first line
     ruby = ["module Sinatra\n  class Base\n    def call(env)\n    end\n  end\nend\n"]
     assert member_definitions(ruby, "ruby") == [{"Sinatra.Base", "Base.call"}]
     rust = ["impl Service for Router {\n    fn call(&self) {}\n}\nfn free() {}\n"]

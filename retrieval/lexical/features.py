@@ -159,7 +159,8 @@ _OWNER_LINE = lazy_compile(
     r"\s+(?:[A-Za-z_][\w]*(?:\.|::))*([A-Za-z_$][\w$]*)",
     re.MULTILINE,
 )
-_GO_RECEIVER = lazy_compile(r"^func\s*\(\s*\w*\s*\*?\s*([A-Za-z_]\w*)")
+# MULTILINE: matched at a line's start inside a chunk (`^` alone matches only at the text's start)
+_GO_RECEIVER = lazy_compile(r"^func\s*\(\s*\w*\s*\*?\s*([A-Za-z_]\w*)", re.MULTILINE)
 _OWNER_HINT = re.compile(r"\b(?:class|struct|interface|trait|enum|object|record|protocol|extension|module|"
                          r"namespace|defmodule|impl)\b")
 
