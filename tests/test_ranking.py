@@ -212,6 +212,11 @@ def test_member_definitions_name_the_owner_of_each_definition_by_indentation_or_
     assert member_definitions(java, "java") == [{"Foo.doIt"}]
     allman = ["<?php\nnamespace App;\n\nclass Widget\n{\n    public function render()\n    {\n        return 1;\n    }\n}\n"]
     assert member_definitions(allman, "php") == [{"Widget.render"}]  # the brace on its own line stays with it
+    # JavaScript/TypeScript methods have no keyword: an indented `name(...) {` in a class
+    ts = ["export class Router {\n  constructor(opts: Opts) {\n  }\n\n  async handle<T>(req: Request): Promise<T> {\n"
+          "    if (req) {\n      run(req);\n    }\n    return describe('x', () => {\n    });\n  }\n}\n"]
+    assert member_definitions(ts, "typescript") == [{"Router.constructor", "Router.handle"}]
+    assert defined_names(ts[0], "typescript") == {"Router", "constructor", "handle"}  # no if, run, describe
     # C++ defines members out of their class, naming the owner: `Json::dump` is Json's dump
     cpp = ["std::string nlohmann::Json::dump(int indent) const {\n    return s;\n}\nint helper(int x) {\n}\n"]
     assert member_definitions(cpp, "cpp") == [{"Json.dump"}]

@@ -20,7 +20,7 @@ from ..text import split_identifier, term_counts
 DEF = "\u00a7"
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 4
+VERSION = 5
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -37,6 +37,15 @@ _KEYWORD_DEF = lazy_compile(
     rf"^[ \t]*{_MODIFIERS}{_KEYWORDS}\s+(?:\([^)]*\)\s*)?(?:[A-Za-z_][\w]*[.:])?([A-Za-z_$][\w$]*[?!]?)(?![\w$]|\s*[,}}])",
     re.MULTILINE,
 )
+# JavaScript/TypeScript methods in a class or object: an indented `name(params) {` with no keyword
+# (`async`, `static`, `get`, an access modifier, a return type allowed), the line ending in `{`.
+_METHOD_DEF = lazy_compile(
+    r"^[ \t]+(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set|declare)\s+)*\*?"
+    r"(?!(?:if|for|while|switch|catch|function|return|else|do|try|with|super|this)\b)"
+    r"([A-Za-z_$][\w$]*)\s*(?:<[^>\n]*>)?\s*\([^;\n]*\)\s*(?::[^;{}\n=]+)?\{\s*$",
+    re.MULTILINE,
+)
+_METHOD_LANGUAGES = frozenset({"javascript", "typescript", "vue", "svelte"})
 # `impl Trait for Type` defines behaviour for Type, not Trait; a bare `impl Type` is Type's.
 _IMPL_DEF = lazy_compile(
     r"^[ \t]*(?:unsafe\s+)?impl(?:<[^\n{]*?>)?\s+(?:[\w:]+(?:<[^\n{]*?>)?\s+for\s+)?(?:[\w]+::)*([A-Za-z_]\w*)",
@@ -109,6 +118,11 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
                 members.add(f"{qualifier.rpartition('::')[2]}.{name}")
             elif owners is not None:
                 member(name, m.start())
+    if language in _METHOD_LANGUAGES:
+        for m in _METHOD_DEF.finditer(text):
+            names.add(m.group(1))
+            if owners is not None:
+                member(m.group(1), m.start())
     if not language or language in _SHELL_LANGUAGES:
         for m in _SHELL_DEF.finditer(text):
             names.add(m.group(1))
