@@ -70,8 +70,14 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
         definitions[word] = max(definitions.get(word, 0.0), config.code_definition_weight)
     parts = qualified_name(query) if symbol is not None else ()
     if parts and config.symbol_definition_weight:
-        # `Group.invoke` asks for the member: its owner.name term outweighs the owner's own definition.
+        # `Group.invoke` asks for the member: its owner.name term, with the member's own definition,
+        # outweighs the owners' definitions, which say only where to look (a class's header).
+        for owner in parts[:-1]:
+            definitions[owner] = config.definition_weight
         definitions[f"{parts[-2]}.{parts[-1]}"] = config.symbol_definition_weight
+    if symbol is not None and symbol[-1:] in ("!", "?") and config.symbol_definition_weight:
+        # Ruby's `initialize!`, Elixir's `decode!` are defined under their whole name.
+        definitions[symbol] = config.symbol_definition_weight
     for word, weight in definitions.items():
         if not weight:
             continue

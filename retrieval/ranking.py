@@ -181,6 +181,9 @@ def qualified_name(query: str) -> tuple[str, ...]:
     if not is_symbol_query(q) or "/" in q or _LINE_SUFFIX.search(q):
         return ()
     parts = tuple(p for p in _QUALIFIER.split(q) if p)
+    if parts and parts[-1][-1:] in ("!", "?"):  # Ruby's and Elixir's `save!`, `valid?`
+        return parts if len(parts) >= 2 and all(_WORD.fullmatch(p) for p in parts[:-1]) and \
+            _WORD.fullmatch(parts[-1][:-1]) else ()
     return parts if len(parts) >= 2 and all(_WORD.fullmatch(p) for p in parts) else ()
 
 

@@ -204,6 +204,14 @@ def test_member_definitions_name_the_owner_of_each_definition_by_indentation_or_
     assert member_definitions(python, "python") == [{"Group.__init__"}, {"Group.invoke"}, {"Other.invoke"}]
     go = ["package x\n\nfunc (g *Group) Invoke(ctx int) error {\n\treturn nil\n}\n\nfunc Plain() {}\n"]
     assert member_definitions(go, "go") == [{"Group.Invoke"}]  # a receiver below the chunk's first line
+    unnamed = ["package b\n\nfunc (jsonBinding) Bind(r int) error {\n}\n\nfunc (msg Error) Error() string {\n}\n"]
+    assert member_definitions(unnamed, "go") == [{"jsonBinding.Bind", "Error.Error"}]
+    # A preprocessor line or a label at column 0 closes nothing
+    csharp = ["namespace N {\n    public class Reader {\n#if DEBUG\n        int x;\n#endif\n        public bool Read() {\n"
+              "        }\n    }\n}\n"]
+    assert member_definitions(csharp, "csharp") == [{"N.Reader", "Reader.Read"}]
+    cpp_label = ["class lexer {\n    int scan() {\nretry:\n        return 1;\n    }\n    int get() {\n    }\n};\n"]
+    assert member_definitions(cpp_label, "cpp") == [{"lexer.scan", "lexer.get"}]
     ruby = ["module Sinatra\n  class Base\n    def call(env)\n    end\n  end\nend\n"]
     assert member_definitions(ruby, "ruby") == [{"Sinatra.Base", "Base.call"}]
     rust = ["impl Service for Router {\n    fn call(&self) {}\n}\nfn free() {}\n"]

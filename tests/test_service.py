@@ -478,3 +478,15 @@ def test_an_index_written_by_a_version_that_indexed_differently_is_rebuilt_by_th
     service._OPEN.clear()
     service.search(str(root), "Group.invoke")
     assert open(path).read() == before
+
+
+def test_a_qualified_query_for_a_bang_method_finds_it(make_tree):
+    """`initialize!` was searched as `initialize`: the bang method was never asked for."""
+    text = ("module Rails\n  class Application\n" + "".join(f"    def step_{i}\n      {i}\n    end\n\n" for i in range(40))
+            + "    def initialize!(group = :default)\n      run_initializers(group)\n    end\n\n"
+            + "    def initialize(app)\n      @app = app\n    end\n  end\nend\n")
+    root = make_tree({"application.rb": text, "other.rb": "def initialize\nend\n"})
+    wanted = text.split("\n").index("    def initialize!(group = :default)") + 1
+    for query in ("Rails::Application#initialize!", "initialize!"):
+        hit = service.search(str(root), query, top_k=1).hits[0]
+        assert hit.source_path == "application.rb" and hit.start_line <= wanted <= hit.end_line, (query, hit)

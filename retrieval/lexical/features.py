@@ -20,7 +20,7 @@ from ..text import split_identifier, term_counts
 DEF = "\u00a7"
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 5
+VERSION = 7
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -99,7 +99,7 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
             m = _GO_RECEIVER.match(text, offset)
             if m:
                 owner = m.group(1)
-        if owner and owner != name:
+        if owner:
             members.add(f"{owner}.{name}")
 
     for m in _KEYWORD_DEF.finditer(text):
@@ -154,7 +154,7 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
     if definitions is None:
         names, members = definitions_and_members(text, language, owners)
     else:
-        names, members = set(definitions), ()
+        names, members = set(definitions), ()  # its scope path (context) places it: see scope_factors
     # Each with its exact spelling too: `Vitest` prefers `class Vitest` over `const vitest`, and
     # `Sinatra::Helpers` the module over the method `Sinatra.helpers`.
     for name in (*names, *members):
@@ -174,7 +174,8 @@ _OWNER_LINE = lazy_compile(
     re.MULTILINE,
 )
 # MULTILINE: matched at a line's start inside a chunk (`^` alone matches only at the text's start)
-_GO_RECEIVER = lazy_compile(r"^func\s*\(\s*\w*\s*\*?\s*([A-Za-z_]\w*)", re.MULTILINE)
+# (the receiver's name is optional: `func (jsonBinding) Bind` is jsonBinding's)
+_GO_RECEIVER = lazy_compile(r"^func\s*\(\s*(?:\w+\s+)?\*?\s*([A-Za-z_]\w*)", re.MULTILINE)
 _OWNER_HINT = re.compile(r"\b(?:class|struct|interface|trait|enum|object|record|protocol|extension|module|"
                          r"namespace|defmodule|impl)\b")
 
@@ -228,10 +229,13 @@ _CLOSING: dict[int, re.Pattern] = {}
 
 def _closing_line(indent: int) -> re.Pattern:
     """A non-blank line indented `indent` or less that does not continue a definition's header
-    (`)`, `]`, `>`, an Allman `{`)."""
+    (`)`, `]`, `>`, an Allman `{`) and is no preprocessor line or label."""
     pattern = _CLOSING.get(indent)
     if pattern is None:
-        pattern = _CLOSING[indent] = re.compile(rf"^[ \t]{{0,{indent}}}(?=[^ \t\r\n)\]>{{])", re.MULTILINE)
+        # Not a preprocessor line (`#if DEBUG`, `#endif`) nor a label (`retry:`), which stand at
+        # column 0 inside any definition.
+        pattern = _CLOSING[indent] = re.compile(
+            rf"^[ \t]{{0,{indent}}}(?=[^ \t\r\n)\]>{{#])(?![A-Za-z_]\w*:[ \t]*\r?$)", re.MULTILINE)
     return pattern
 
 
