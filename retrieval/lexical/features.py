@@ -61,6 +61,12 @@ _SHELL_DEF = lazy_compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w:-]*)[ \t]*\(
 # C-family function or method signatures: a type, a name, an open parenthesis, not a statement
 _SIGNATURE_DEF = lazy_compile(
     r"^[ \t]*(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
+    r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]([A-Za-z_~]\w*)\s*\([^;\n]*$",
+    re.MULTILINE,
+)
+# C++ also defines members out of their class, the name qualified by its owner (`void Router::add(`)
+_QUALIFIED_SIGNATURE_DEF = lazy_compile(
+    r"^[ \t]*(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
     r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]((?:[A-Za-z_]\w*::)*[A-Za-z_~]\w*)\s*\([^;\n]*$",
     re.MULTILINE,
 )
@@ -111,7 +117,8 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
     for m in _BINDING_DEF.finditer(text):
         names.add(m.group(1))
     if not language or language in _SIGNATURE_LANGUAGES:
-        for m in _SIGNATURE_DEF.finditer(text):
+        signature = _QUALIFIED_SIGNATURE_DEF if language in ("cpp", "objc") else _SIGNATURE_DEF
+        for m in signature.finditer(text):
             qualifier, _, name = m.group(1).rpartition("::")
             names.add(name)
             if qualifier:  # C++'s out-of-class definition names its owner: `void Router::add(`
