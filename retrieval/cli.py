@@ -42,9 +42,9 @@ def _expected_errors():
 _LINE_SEPARATORS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
-def _json(obj, **kwargs) -> str:
+def _json(obj) -> str:
     """One JSON document on one line, UTF-8 as it is, except the line separators above."""
-    text = json.dumps(obj, ensure_ascii=False, **kwargs)
+    text = json.dumps(obj, ensure_ascii=False)
     if not text.isascii():
         for raw, escaped in _LINE_SEPARATORS.items():
             text = text.replace(raw, escaped)
@@ -191,10 +191,13 @@ def main():
     """
 
 
+def _skip_counts(skipped: dict) -> str:
+    """`1 binary, 2 ignored`: what a build left out, by reason."""
+    return ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
+
+
 def _describe_skips(skipped: dict) -> str:
-    if not skipped:
-        return ""
-    return " (skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items())) + ")"
+    return f" (skipped: {_skip_counts(skipped)})" if skipped else ""
 
 
 def _bm25(value: str | None):
@@ -587,7 +590,7 @@ def status(root, as_json):
         if row.get("chunking"):
             line += "; chunking: " + ", ".join(f"{lang} {how}" for lang, how in row["chunking"].items())
         if row.get("skipped"):
-            line += "; skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(row["skipped"].items()))
+            line += "; skipped: " + _skip_counts(row["skipped"])
         click.echo(line)
     if server:
         click.echo(f"server: running (pid {server['pid']})")

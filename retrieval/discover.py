@@ -119,11 +119,12 @@ _NONBLOCKING = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
-def _ignore_text(path: str, *, follow: bool = False) -> tuple[str | None, str, os.stat_result | None]:
-    """(text, skip reason, stat) of an ignore file: (None, "", None) when there is none. Opened
-    without blocking and read only when it is a regular file: a FIFO named `.gitignore` hung every
-    walk. Inside the tree a symbolic link is not followed (git refuses those too); the user's own
-    files outside it (a global excludes file kept in a dotfiles repository) may be links."""
+def _read_text(path: str, *, follow: bool = False) -> tuple[str | None, str, os.stat_result | None]:
+    """(text, skip reason, stat) of a small file discovery reads (an ignore file, a `.git` file, a
+    git config): (None, "", None) when there is none. Opened without blocking and read only when
+    it is a regular file: a FIFO named `.gitignore` hung every walk. Inside the tree a symbolic
+    link is not followed (git refuses those too); the user's own files outside it (a global
+    excludes file kept in a dotfiles repository) may be links."""
     try:
         fd = os.open(path, _NONBLOCKING | (0 if follow else _NO_FOLLOW))
     except FileNotFoundError:
@@ -145,7 +146,7 @@ def _read_ignore_rules(directory: str, present, skipped: Counter) -> list[ignore
     for name in IGNORE_FILES:
         if name not in present:
             continue
-        text, reason, _ = _ignore_text(os.path.join(directory, name))
+        text, reason, _ = _read_text(os.path.join(directory, name))
         if reason and reason != "symlink":  # the walk counts a link once, as it skips it
             skipped[reason] += 1
         if text is not None:
@@ -174,20 +175,19 @@ def _git_dir(top: str) -> str | None:
     dot_git = os.path.join(top, ".git")
     if os.path.isdir(dot_git):
         return dot_git
-    text, _reason, _ = _ignore_text(dot_git)  # never blocks on a FIFO named .git
+    text, _reason, _ = _read_text(dot_git)  # never blocks on a FIFO named .git
     line = (text or "").split("\n", 1)[0].strip()
     if not line.startswith("gitdir:"):
         return None
     return os.path.normpath(os.path.join(top, line[len("gitdir:"):].strip()))
 
 
-def _info_exclude(top: str) -> str | None:
-    """The info/exclude file of the repository whose work tree is at `top`. A worktree shares it
-    with its main repository (the `commondir` file names that one)."""
-    git_dir = _git_dir(top)
+def _info_exclude(git_dir: str | None) -> str | None:
+    """The info/exclude file of a repository (_git_dir). A worktree shares it with its main
+    repository (the `commondir` file names that one)."""
     if git_dir is None:
         return None
-    common, _reason, _ = _ignore_text(os.path.join(git_dir, "commondir"), follow=True)
+    common, _reason, _ = _read_text(os.path.join(git_dir, "commondir"), follow=True)
     if common and common.strip():
         git_dir = os.path.normpath(os.path.join(git_dir, common.split("\n", 1)[0].strip()))
     return os.path.join(git_dir, "info", "exclude")
@@ -195,7 +195,7 @@ def _info_exclude(top: str) -> str | None:
 
 def _config_excludes_file(path: str, current: str | None) -> str | None:
     """core.excludesFile as one git config file sets it (the last setting wins), else `current`."""
-    text, _reason, _ = _ignore_text(path, follow=True)
+    text, _reason, _ = _read_text(path, follow=True)
     if text is None:
         return current
     lines = text.splitlines()
@@ -212,14 +212,13 @@ def _config_excludes_file(path: str, current: str | None) -> str | None:
     return current
 
 
-def _global_excludes(top: str) -> str | None:
+def _global_excludes(git_dir: str | None) -> str | None:
     """git's per-user ignore file: core.excludesFile (from the user's and the repository's config),
     else $XDG_CONFIG_HOME/git/ignore."""
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     found = None
     for config in ("/etc/gitconfig", os.path.join(xdg, "git", "config"), os.path.expanduser("~/.gitconfig")):
         found = _config_excludes_file(config, found)
-    git_dir = _git_dir(top)
     if git_dir is not None:
         found = _config_excludes_file(os.path.join(git_dir, "config"), found)
     return found or os.path.join(xdg, "git", "ignore")
@@ -232,7 +231,7 @@ def _push_file(stack, path, base, prefix, root, result, *, absolute=False) -> ig
     if path is None:
         return stack
     key = path if absolute else os.path.relpath(path, root)
-    text, reason, st = _ignore_text(path, follow=True)
+    text, reason, st = _read_text(path, follow=True)
     if reason:
         result.skipped[reason] += 1
     if st is not None:
@@ -255,8 +254,9 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     # Paths below the root, as the rules of the top (or of a directory between) see them.
     below = os.path.relpath(root, top)
     prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
-    stack = _push_file(stack, _global_excludes(top), "", prefix, root, result, absolute=True)
-    stack = _push_file(stack, _info_exclude(top), "", prefix, root, result)
+    git_dir = _git_dir(top)
+    stack = _push_file(stack, _global_excludes(git_dir), "", prefix, root, result, absolute=True)
+    stack = _push_file(stack, _info_exclude(git_dir), "", prefix, root, result)
     if prefix:
         parts = prefix.rstrip("/").split("/")
         for depth in range(len(parts)):
@@ -310,7 +310,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
         if options.use_ignore_files:
             if rel_dir and any(e.name == ".git" for e in entries):
                 # A nested repository or submodule: its own info/exclude covers its tree.
-                stack = _push_file(stack, _info_exclude(abs_dir), rel_dir, "", root, result)
+                stack = _push_file(stack, _info_exclude(_git_dir(abs_dir)), rel_dir, "", root, result)
             present = [e.name for e in entries if e.name in IGNORE_FILES]
             if present:
                 stack = stack.push(rel_dir, _read_ignore_rules(abs_dir, present, result.skipped))

@@ -181,10 +181,10 @@ def qualified_name(query: str) -> tuple[str, ...]:
     if not is_symbol_query(q) or "/" in q or _LINE_SUFFIX.search(q):
         return ()
     parts = tuple(p for p in _QUALIFIER.split(q) if p)
-    if parts and parts[-1][-1:] in ("!", "?"):  # Ruby's and Elixir's `save!`, `valid?`
-        return parts if len(parts) >= 2 and all(_WORD.fullmatch(p) for p in parts[:-1]) and \
-            _WORD.fullmatch(parts[-1][:-1]) else ()
-    return parts if len(parts) >= 2 and all(_WORD.fullmatch(p) for p in parts) else ()
+    if len(parts) < 2:
+        return ()
+    last = parts[-1][:-1] if parts[-1][-1:] in ("!", "?") else parts[-1]  # Ruby's and Elixir's `save!`, `valid?`
+    return parts if all(_WORD.fullmatch(p) for p in (*parts[:-1], last)) else ()
 
 
 def scope_agrees(context: str, parts: tuple[str, ...], exact: bool = False) -> bool:

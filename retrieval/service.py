@@ -162,20 +162,21 @@ def _build(name: str, options: IndexOptions):
     return build_retriever(name, **kwargs)
 
 
-def _built_otherwise(name: str, manifest: dict) -> bool:
-    """The index was written by a version that indexes differently (its terms, its chunker): a
-    refresh rebuilds it, as `index` would. Judged on the manifest's own options."""
+def _retriever_of(name: str, manifest: dict):
+    """The retriever as the manifest's options configure it, and whether the index was written by
+    a version that indexes differently (its terms, its chunker): a refresh rebuilds that one, as
+    `index` would."""
     options = IndexOptions.from_json(manifest["config"]["options"])
     retriever = _build(name, options)
     _use_profile(retriever, name, options.profile)
-    return _config(retriever, options) != manifest["config"]
+    return retriever, _config(retriever, options) != manifest["config"]
 
 
 def _outdated(name: str, manifest: dict) -> bool:
-    """_built_otherwise for status: a retriever that cannot be built here (a missing model) says
-    nothing about the index's format."""
+    """For status: a retriever that cannot be built here (a missing model) says nothing about the
+    index's format."""
     try:
-        return _built_otherwise(name, manifest)
+        return _retriever_of(name, manifest)[1]
     except (RuntimeError, SetupError, OSError, ValueError, KeyError, TypeError):
         return False
 
@@ -270,13 +271,6 @@ def _ctimes(manifest: dict) -> dict[str, int]:
 def _config(retriever, options: IndexOptions) -> dict:
     fp = getattr(retriever, "fingerprint", None)
     return {"options": options.to_json(), "retriever": fp() if fp else {}, "version": 1}
-
-
-def _ctime(path: str) -> int | None:
-    try:
-        return os.stat(path, follow_symlinks=False).st_ctime_ns
-    except OSError:
-        return None
 
 
 def _watch_json(discovery: Discovery) -> dict:
@@ -476,9 +470,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
                 # next refresh looks again. A chmod making it readable changes neither size nor
                 # mtime, only the inode's ctime: watched, so that a query sees it.
                 if content.skip_reason == UNREADABLE:
-                    ctime = _ctime(f.abspath)
-                    if ctime is not None:
-                        watch[f.path] = [f.size, f.mtime_ns, ctime]
+                    watch[f.path] = [f.size, f.mtime_ns, f.ctime_ns]
                 if content.skip_reason not in (VANISHED, UNREADABLE, SYMLINK):
                     new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, content.skip_reason]
                 if had_chunks:
@@ -655,7 +647,13 @@ def open_index(
         if manifest is not None and _model_changed(name, manifest):
             refresh(root, name, progress=progress)  # another model means another index
             continue
-        if manifest is None or not (stale_ok or (is_current(root, manifest) and not _built_otherwise(name, manifest))):
+        built = None  # the manifest's retriever, built once: to judge the index and to open it
+        current = manifest is not None and (stale_ok or is_current(root, manifest))
+        if current and not stale_ok:
+            built = _retriever_of(name, manifest)
+            current = not built[1]
+        if not current:
+            built = None  # the manifest is read again below
             try:
                 refresh(root, name, progress=progress, lock_timeout=0 if manifest is not None else None)
             except LockBusy:
@@ -669,9 +667,7 @@ def open_index(
             manifest = _open_manifest(store, name, _quiet)
             if manifest is None:
                 raise layout.StoreError(f"the {name} index could not be built")
-        opened = IndexOptions.from_json(manifest["config"]["options"])
-        retriever = _build(name, opened)
-        _use_profile(retriever, name, opened.profile)
+        retriever = (built or _retriever_of(name, manifest))[0]
         try:
             engine = retriever.open_store(layout.retriever_dir(store, name), manifest["state"])
             if key is not None:

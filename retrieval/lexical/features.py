@@ -59,17 +59,13 @@ _BINDING_DEF = lazy_compile(
 # Shell functions: `name() {` or `function name`.
 _SHELL_DEF = lazy_compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w:-]*)[ \t]*\(\)", re.MULTILINE)
 # C-family function or method signatures: a type, a name, an open parenthesis, not a statement
-_SIGNATURE_DEF = lazy_compile(
+_SIGNATURE = (
     r"^[ \t]*(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
-    r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]([A-Za-z_~]\w*)\s*\([^;\n]*$",
-    re.MULTILINE,
+    r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]({name})\s*\([^;\n]*$"
 )
+_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*"), re.MULTILINE)
 # C++ also defines members out of their class, the name qualified by its owner (`void Router::add(`)
-_QUALIFIED_SIGNATURE_DEF = lazy_compile(
-    r"^[ \t]*(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
-    r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]((?:[A-Za-z_]\w*::)*[A-Za-z_~]\w*)\s*\([^;\n]*$",
-    re.MULTILINE,
-)
+_QUALIFIED_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"(?:[A-Za-z_]\w*::)*[A-Za-z_~]\w*"), re.MULTILINE)
 # `#define NAME`, Haskell `name ::`, and top-level `NAME = ...` assignments
 _OTHER_DEF = lazy_compile(
     r"^#\s*define\s+([A-Za-z_]\w*)|^([a-z_][\w']*)\s+::|^([A-Za-z_][\w.]*)\s*(?::[^=]+)?=(?!=)",
@@ -174,17 +170,16 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
 
 # Definitions that own members: a method defined below one (indented, or up to its closing brace)
 # is that owner's.
+_OWNER_KEYWORDS = "class|struct|interface|trait|enum|object|record|protocol|extension|module|namespace|defmodule"
 _OWNER_LINE = lazy_compile(
-    rf"^([ \t]*){_MODIFIERS}(?:class|struct|interface|trait|enum|object|record|protocol|extension|"
-    r"module|namespace|defmodule|impl(?:<[^\n{]*?>)?(?:\s+[\w:]+(?:<[^\n{]*?>)?\s+for)?)"
+    rf"^([ \t]*){_MODIFIERS}(?:{_OWNER_KEYWORDS}|impl(?:<[^\n{{]*?>)?(?:\s+[\w:]+(?:<[^\n{{]*?>)?\s+for)?)"
     r"\s+(?:[A-Za-z_][\w]*(?:\.|::))*([A-Za-z_$][\w$]*)",
     re.MULTILINE,
 )
-# MULTILINE: matched at a line's start inside a chunk (`^` alone matches only at the text's start)
-# (the receiver's name is optional: `func (jsonBinding) Bind` is jsonBinding's)
+# MULTILINE: matched at a line's start inside a chunk (`^` alone matches only at the text's
+# start); the receiver's name is optional (`func (jsonBinding) Bind` is jsonBinding's).
 _GO_RECEIVER = lazy_compile(r"^func\s*\(\s*(?:\w+\s+)?\*?\s*([A-Za-z_]\w*)", re.MULTILINE)
-_OWNER_HINT = re.compile(r"\b(?:class|struct|interface|trait|enum|object|record|protocol|extension|module|"
-                         r"namespace|defmodule|impl)\b")
+_OWNER_HINT = re.compile(rf"\b(?:{_OWNER_KEYWORDS}|impl)\b")  # cheap: does a chunk open any owner
 
 
 def member_owners(texts: list[str], language: str = "") -> list[list[tuple[int, str]] | None]:
@@ -198,7 +193,7 @@ def member_owners(texts: list[str], language: str = "") -> list[list[tuple[int, 
     go = language == "go"
     for text in texts:
         end = len(text) + 1
-        opened = [(m.start(), len(m.group(1)), m.group(2), m.end()) for m in _OWNER_LINE.finditer(text)] \
+        opened = [(m.start(), len(m.group(1)), m.group(2)) for m in _OWNER_LINE.finditer(text)] \
             if _OWNER_HINT.search(text) else []
         if not owners and not opened:
             out.append([] if go else None)
@@ -218,7 +213,7 @@ def member_owners(texts: list[str], language: str = "") -> list[list[tuple[int, 
                 changes.append((next_pop, owners[-1][1] if owners else ""))
                 pos = next_pop
                 continue
-            start, indent, name, _ = opened[i]
+            start, indent, name = opened[i]
             i += 1
             while owners and indent <= owners[-1][0]:  # a sibling or an outer definition opens
                 owners.pop()

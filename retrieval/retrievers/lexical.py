@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
+from itertools import groupby
 from typing import Iterable
 
 from .. import prose, stem, text
@@ -233,9 +234,10 @@ def _file_documents(item):
 
 
 def _owners(texts: list[str], language: str, kind: str, definitions: list) -> list:
-    """The owners of each line of a file's chunks (features.member_owners). Line chunks know
-    nothing of their scope: the owners of their definitions come from the file's indentation. A
-    syntax tree's chunks (their definitions given) carry their scope path as context instead."""
+    """Where the owner changes in each of a file's chunks (features.member_owners). Line chunks
+    know nothing of their scope: the owners of their definitions come from the file's
+    indentation. A syntax tree's chunks (their definitions given) carry their scope path as
+    context instead."""
     if kind == CODE and all(d is None for d in definitions):
         return member_owners(texts, language)
     return [None] * len(texts)
@@ -244,14 +246,11 @@ def _owners(texts: list[str], language: str, kind: str, definitions: list) -> li
 def _owner_lists(documents: list) -> list:
     """_owners for in-memory documents, a file's chunks being consecutive documents."""
     out: list = []
-    start = 0
-    for end in range(1, len(documents) + 1):
-        if end == len(documents) or documents[end].source_path != documents[start].source_path:
-            group = documents[start:end]
-            first = group[0]
-            out.extend(_owners([d.text for d in group], first.language, first.kind, [d.definitions for d in group])
-                       if first.source_path else [None] * len(group))
-            start = end
+    for path, docs in groupby(documents, key=lambda d: d.source_path):
+        group = list(docs)
+        first = group[0]
+        out.extend(_owners([d.text for d in group], first.language, first.kind, [d.definitions for d in group])
+                   if path else [None] * len(group))
     return out
 
 
