@@ -81,6 +81,10 @@ class Searcher:
         return self._run(["status", "--root", self.root, "--json"])
 
 
+MAX_TOP_K = 100
+MAX_EXPAND = 200
+
+
 def build(root: str):
     """The MCPServer for root (not yet running)."""
     from typing import Annotated, Literal
@@ -95,17 +99,18 @@ def build(root: str):
     @server.tool()
     def search(
         query: Annotated[str, Field(description="A question in words, a symbol, or a pasted error/bug report.")],
-        top_k: Annotated[int | None, Field(ge=1, description="How many hits (default 10; with max_tokens, "
-                                                             "as many as fit, up to 100).")] = None,
+        # Bounded: an agent's context is the cost; a CLI user can still ask for more.
+        top_k: Annotated[int | None, Field(ge=1, le=MAX_TOP_K, description="How many hits (default 10, at most "
+                                           f"{MAX_TOP_K}; with max_tokens, as many as fit).")] = None,
         retriever: Annotated[str, Field(description="Retriever name (see status); default: RETRIEVAL_RETRIEVER "
                                                     "of the server's environment, else lexical.")] = "",
         path: Annotated[list[str] | None, Field(description="Only paths matching these globs.")] = None,
         lang: Annotated[str, Field(description="Only this language, e.g. python.")] = "",
         kind: Annotated[Literal["", "code", "docs", "config"], Field(description="Only this kind of file.")] = "",
         max_tokens: Annotated[int | None, Field(ge=1, description="As many hits as fit, snippets included.")] = None,
-        expand: Annotated[Annotated[int, Field(ge=0)] | Literal["scope"] | None,
-                          Field(description="Include each hit's lines plus N around it, or 'scope': its enclosing "
-                                            "definition (treesitter hits).")] = None,
+        expand: Annotated[Annotated[int, Field(ge=0, le=MAX_EXPAND)] | Literal["scope"] | None,
+                          Field(description=f"Include each hit's lines plus N (at most {MAX_EXPAND}) around it, or "
+                                            "'scope': its enclosing definition (treesitter hits).")] = None,
         files: Annotated[bool, Field(description="One hit per file (its best span).")] = False,
     ) -> dict:
         """Ranked code and docs spans for a query: {query, retriever, results: [{rank, path, start_line,

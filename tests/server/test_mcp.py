@@ -173,6 +173,21 @@ def test_the_schema_refuses_a_negative_expand_and_diagnostics_reach_the_agent_as
     tools, results = _call(sample_repo, [("search", {"query": "parse config", "top_k": 1})])
     tool = next(t for t in tools.tools if t.name == "search")
     schema = (tool.input_schema if hasattr(tool, "input_schema") else tool.inputSchema)["properties"]["expand"]
-    assert {"type": "integer", "minimum": 0} in schema["anyOf"]
+    assert {"type": "integer", "minimum": 0, "maximum": 200} in schema["anyOf"]
     notes = _payload(results[0]).get("notes", [])
     assert any("rebuilding" in note for note in notes), notes
+
+
+def test_an_agent_cannot_ask_for_an_unbounded_answer(sample_repo):
+    """`top_k: 100000` or `expand: 100000` answered whatever it asked (17 MB on a real repository)
+    into an agent's context; the schema bounds both and says so, and a call past them is refused."""
+    tools, results = _call(sample_repo, [("search", {"query": "parse config", "top_k": 101}),
+                                         ("search", {"query": "parse config", "expand": 201}),
+                                         ("search", {"query": "parse config", "top_k": 100, "expand": 200})])
+    properties = next(t for t in tools.tools if t.name == "search")
+    properties = (properties.input_schema if hasattr(properties, "input_schema")
+                  else properties.inputSchema)["properties"]
+    assert {"type": "integer", "minimum": 0, "maximum": 200} in properties["expand"]["anyOf"]
+    assert "at most 100" in properties["top_k"]["description"]
+    assert _is_error(results[0]) and _is_error(results[1])
+    assert _payload(results[2])["results"]
