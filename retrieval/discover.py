@@ -193,10 +193,11 @@ def _info_exclude(git_dir: str | None) -> str | None:
     return os.path.join(git_dir, "info", "exclude")
 
 
-def _config_excludes_file(path: str, current: str | None) -> str | None:
-    """core.excludesFile as one git config file sets it (the last setting wins), else `current`."""
+def _config_excludes_file(path: str, current: str | None, depth: int = 0) -> str | None:
+    """core.excludesFile as one git config file sets it (the last setting wins, an `[include]`d
+    file's in its place), else `current`."""
     text, _reason, _ = _read_text(path, follow=True)
-    if text is None:
+    if text is None or depth > 10:  # git's own include depth limit: a loop ends here
         return current
     lines = text.splitlines()
     section = ""
@@ -206,9 +207,16 @@ def _config_excludes_file(path: str, current: str | None) -> str | None:
             section = line[1:line.find("]")].strip().lower() if "]" in line else ""
             continue
         key, eq, value = line.partition("=")
-        if section == "core" and eq and key.strip().lower() == "excludesfile":
-            value = re.split(r"\s[#;]", value, maxsplit=1)[0].strip().strip('"')
+        if not eq or section not in ("core", "include"):
+            continue
+        key = key.strip().lower()
+        value = re.split(r"\s[#;]", value, maxsplit=1)[0].strip().strip('"')
+        if section == "core" and key == "excludesfile":
             current = os.path.expanduser(value) if value else None
+        elif section == "include" and key == "path" and value:
+            # Relative to the including file, as git reads it.
+            included = os.path.join(os.path.dirname(path), os.path.expanduser(value))
+            current = _config_excludes_file(included, current, depth + 1)
     return current
 
 

@@ -158,6 +158,18 @@ def test_the_users_global_git_excludes_apply_inside_a_repository(make_tree, monk
     assert paths(repo) == ["scratch_notes.py"]
 
 
+def test_core_excludes_file_set_in_an_included_config_applies(make_tree, monkeypatch, tmp_path):
+    """A dotfiles setup keeps core.excludesFile in a file `[include]`d by ~/.gitconfig or the
+    repository's config; git follows the include (relative to the including file), and so must we."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    repo = make_tree({".git/HEAD": "x\n", "scratch.py": "", "main.py": ""})
+    (tmp_path / "ignores").write_text("scratch.py\n")
+    (repo / ".git" / "shared.inc").write_text(f"[core]\n\texcludesfile = {tmp_path / 'ignores'}\n"
+                                               "[include]\n\tpath = ../.git/config\n")  # a loop: ends
+    (repo / ".git" / "config").write_text("[core]\n\tbare = false\n[include]\n\tpath = shared.inc\n")
+    assert paths(repo) == ["main.py"]
+
+
 def test_a_byte_order_mark_is_not_part_of_the_first_pattern(make_tree):
     root = make_tree({".gitignore": "\ufeffgenerated_api.py\n", "generated_api.py": "", "main.py": ""})
     assert paths(root) == ["main.py"]
