@@ -12,6 +12,9 @@ from .records import SourceFile
 
 BINARY, UNDECODABLE, UNREADABLE, VANISHED = "binary", "invalid-utf8", "unreadable", "vanished"
 SYMLINK = "symlink"
+# Bump when decode() takes text it refused before (2: UTF-16 behind a byte-order mark): an index
+# re-reads the files it skipped as BINARY or UNDECODABLE under another version.
+DECODER_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -26,17 +29,33 @@ def content_digest(data: bytes) -> str:
     return blake2b(data, digest_size=16).hexdigest()
 
 
+_UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
+
+
 def decode(data: bytes) -> tuple[str | None, str]:
-    """(text, "") or (None, reason). NUL bytes mean binary; text must be valid UTF-8."""
+    """(text, "") or (None, reason). Text is UTF-8, or UTF-16 behind its byte-order mark (Windows
+    editors save C# and PowerShell sources so); otherwise NUL bytes mean binary."""
+    if data.startswith(_UTF16_BOMS):
+        try:
+            text = data.decode("utf-16")
+        except UnicodeDecodeError:
+            return None, UNDECODABLE
+        return (None, BINARY) if "\x00" in text else (text.removeprefix("\ufeff"), "")
     if b"\x00" in data:
         return None, BINARY
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None, UNDECODABLE
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text, ""
+    return text.removeprefix("\ufeff"), ""
+
+
+def decode_shown(data: bytes) -> str:
+    """The text of a file as it was indexed (decode), never failing: what changed since shows with
+    replacement characters."""
+    if data.startswith(_UTF16_BOMS):
+        return data.decode("utf-16", "replace").removeprefix("\ufeff")
+    return data.decode("utf-8", "replace").removeprefix("\ufeff")
 
 
 # Never follow a symbolic link (a file swapped for one since discovery could point out of the root)

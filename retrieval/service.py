@@ -20,7 +20,7 @@ from .parallel import WorkerLost
 from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
 from .extras import SetupError
 from .progress import Tick
-from .read import SYMLINK, UNREADABLE, VANISHED, read_source
+from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
 from .records import SearchHit
 from .retrievers.base import REGISTRY, build_retriever, get_spec
 from .store import layout
@@ -286,7 +286,7 @@ def is_current(root: str, manifest: dict) -> bool:
     changes alter eligibility without touching any directory.
     """
     watch = manifest.get("watch")
-    if not isinstance(watch, dict):
+    if not isinstance(watch, dict) or manifest.get("decoder") != DECODER_VERSION:
         return False
     files = manifest["files"]
     checked = manifest.get("checked_ns")
@@ -421,11 +421,13 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     to_read: list[tuple] = []
     old_checked = manifest.get("checked_ns") if manifest else None
     old_ctimes = _ctimes(manifest) if manifest else {}
+    # Files another decoder refused are read again: this one may take them.
+    undecided = () if manifest and manifest.get("decoder") == DECODER_VERSION else (BINARY, UNDECODABLE)
     for f in discovery.files:
         entry = old_files.get(f.path)
         if (entry is not None and entry[SIZE] == f.size and entry[MTIME] == f.mtime_ns
                 and old_ctimes.get(f.path, f.ctime_ns) == f.ctime_ns
-                and not racy(f.mtime_ns, old_checked, checked)):
+                and not racy(f.mtime_ns, old_checked, checked) and entry[SKIP] not in undecided):
             new_files[f.path] = entry
             if entry[SKIP]:
                 skip_counts[entry[SKIP]] += 1
@@ -434,7 +436,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     discovered = {f.path for f in discovery.files}
     gone = [p for p in old_files if p not in discovered]
     watch = _watch_json(discovery)
-    if manifest is not None and not to_read and not gone and manifest.get("watch") == watch:
+    if manifest is not None and not to_read and not gone and manifest.get("watch") == watch and not undecided:
         # Nothing to commit, but a writer killed earlier may have left segments behind.
         retriever.collect_garbage(rdir, manifest["state"])
         report.skipped = dict(sorted(skip_counts.items()))
@@ -458,7 +460,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             content = read_source(f, max_bytes)
             report.reread.append(f.path)
             had_chunks = entry is not None and entry[NCHUNKS] > 0
-            if entry is not None and content.digest and entry[DIGEST] == content.digest:
+            if (entry is not None and content.digest and entry[DIGEST] == content.digest
+                    and entry[SKIP] not in undecided):
                 # Touched but identical: record the new stat, re-process nothing.
                 new_files[f.path] = [f.size, f.mtime_ns] + entry[DIGEST:]
                 if entry[SKIP]:
@@ -510,6 +513,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "config": config,
         "files": _file_columns(new_files, {f.path: f.ctime_ns for f in discovery.files}),
         "skipped": report.skipped,
+        "decoder": DECODER_VERSION,
         "watch": watch,
         "checked_ns": checked,
         "state": state,

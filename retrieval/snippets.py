@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import stat
 
-from .read import content_digest, split_ending, split_lines
+from .read import content_digest, decode_shown, split_ending, split_lines
 from .records import SearchHit, Snippet
 
 # (size, mtime_ns, content digest) of a file as it was indexed
@@ -59,9 +59,7 @@ def read_snippet(
     stale = False
     if indexed is not None and (st.st_size, st.st_mtime_ns) != (indexed[0], indexed[1]):
         stale = content_digest(data) != indexed[2]  # touched but identical is not stale
-    text = data.decode("utf-8", "replace")
-    if text.startswith("\ufeff"):
-        text = text[1:]  # as when it was indexed
+    text = decode_shown(data)  # as when it was indexed
     # Split exactly as the chunker did, so line numbers agree (a lone \r is not a line break).
     lines = split_lines(text)
     start = max(1, hit.start_line - expand)

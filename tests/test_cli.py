@@ -81,6 +81,12 @@ def test_a_snippet_is_the_verbatim_text_of_its_span_even_with_a_lone_carriage_re
     assert row["snippet"] == "".join(lines[row["start_line"] - 1 : row["end_line"]])
 
 
+def test_a_utf16_file_is_found_and_its_snippet_is_its_text(run, make_tree):
+    root = make_tree({"Zebra.cs": "class Zebra { int zeta_stripes; }\n".encode("utf-16")})  # with its BOM
+    (row,) = query_json(run, root, "zeta_stripes", "--snippet-lines", "5")["results"]
+    assert row["snippet"] == "class Zebra { int zeta_stripes; }\n"
+
+
 def test_a_minified_line_in_a_snippet_is_shortened_and_the_hit_says_so(run, make_tree):
     from retrieval.snippets import MAX_LINE_CHARS
 

@@ -29,6 +29,16 @@ def test_a_utf8_byte_order_mark_is_dropped(make_tree):
     assert read_source(source(root, "a.py")).text == "x = 1\n"
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_behind_its_byte_order_mark_is_text(make_tree, encoding):
+    """Windows editors save C# and PowerShell as UTF-16; skipped as binary, they were never found."""
+    raw = "class Zebra\r\n{\r\n    int Stripes() => 3; // é\r\n}\r\n"
+    root = make_tree({"Zebra.cs": "\ufeff".encode(encoding) + raw.encode(encoding)})
+    content = read_source(source(root, "Zebra.cs"))
+    assert (content.text, content.skip_reason) == (raw, "")
+    assert decode("\ufeffa\x00b".encode(encoding)) == (None, BINARY)  # a NUL is still binary
+
+
 def test_nul_bytes_mark_a_file_as_binary(make_tree):
     root = make_tree({"blob.py": b"x = 1\n\x00\x01\x02"})
     content = read_source(source(root, "blob.py"))

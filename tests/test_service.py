@@ -490,3 +490,28 @@ def test_a_qualified_query_for_a_bang_method_finds_it(make_tree):
     for query in ("Rails::Application#initialize!", "initialize!"):
         hit = service.search(str(root), query, top_k=1).hits[0]
         assert hit.source_path == "application.rb" and hit.start_line <= wanted <= hit.end_line, (query, hit)
+
+
+def test_files_an_older_decoder_refused_are_read_again_once(make_tree, monkeypatch):
+    """A UTF-16 source skipped as binary by a version without UTF-16 stayed skipped in every
+    index built by it (unchanged files are never re-read); the first query after the upgrade
+    reads such files again, and only those, and the index is current afterwards."""
+    from retrieval import read
+
+    root = make_tree({"Zebra.cs": "class Zebra { int zeta_stripes; }\n".encode("utf-16"),
+                      "main.py": "x = 1\n", "blob.py": b"\x00\x01"})
+    with monkeypatch.context() as old:  # the version before: NUL bytes, so binary
+        old.setattr(read, "decode", lambda data: (None, read.BINARY) if b"\x00" in data else (data.decode(), ""))
+        service.refresh(str(root))
+    path = layout.manifest_path(layout.store_dir(str(root)), "lexical")
+    manifest = json.loads(open(path).read())
+    assert manifest["skipped"] == {"binary": 2}
+    del manifest["decoder"]  # which that version did not write
+    with open(path, "w") as fh:
+        json.dump(manifest, fh)
+    service._OPEN.clear()
+    assert not service.is_current(str(root), manifest)
+    assert [h.source_path for h in service.search(str(root), "zeta_stripes").hits] == ["Zebra.cs"]
+    assert manifest_of(root)["skipped"] == {"binary": 1}
+    assert service.is_current(str(root), manifest_of(root))
+    assert service.refresh(str(root)).reread == []
