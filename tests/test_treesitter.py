@@ -204,9 +204,11 @@ def test_a_qualified_name_finds_that_class_s_method_before_the_class_or_a_namesa
     for query in ("Router.add_route", "Router::add_route", "Router#add_route"):
         hit = retriever.search_detailed(query, top_k=3)[0]
         assert (hit.source_path, hit.context, hit.kind) == ("app/router.py", "Router.add_route", "method"), query
-    # Without a qualifier the name alone decides: both methods before the class header.
+    # Without a qualifier the name alone decides: both definitions before the class header (the
+    # whole of the small Application is one chunk: the class).
     hits = retriever.search_detailed("add_route", top_k=2)
-    assert {h.kind for h in hits} == {"method"}
+    assert {(h.source_path, h.context, h.kind) for h in hits} == {
+        ("app/router.py", "Router.add_route", "method"), ("app/application.py", "Application", "class")}
 
 
 

@@ -552,7 +552,7 @@ def _line_offsets(lines: list[str]) -> list[int]:
 
 
 def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: int, min_span: int,
-          lead_rows: frozenset = frozenset()) -> list[list]:
+          lead_rows: frozenset = frozenset(), apart=lambda prev, span: False) -> list[list]:
     """Ordered, disjoint, blank-trimmed spans; tiny tails join their predecessor; comment lines at
     the end of a span move down to the definition they document."""
     spans.sort(key=lambda s: (s[0], -s[1]))
@@ -594,7 +594,8 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
             if opens(span[0], span[1]):
                 carry = span
                 continue
-            if joined and not joined[-1][2] and size([joined[-1][0], span[1]]) <= budget:
+            if joined and not joined[-1][2] and size([joined[-1][0], span[1]]) <= budget \
+                    and not apart(joined[-1], span):
                 joined[-1][1] = span[1]
                 continue
         joined.append(span)
@@ -606,7 +607,8 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
     # A small span left behind (its predecessor was full) may still fit with its successor.
     out = []
     for span in joined:
-        if out and not out[-1][2] and not span[2] and size(out[-1]) < min_span and size([out[-1][0], span[1]]) <= budget:
+        if out and not out[-1][2] and not span[2] and size(out[-1]) < min_span and size([out[-1][0], span[1]]) <= budget \
+                and not apart(out[-1], span):
             out[-1][1] = span[1]
             continue
         out.append(span)
@@ -637,6 +639,37 @@ def module_name(path: str) -> str:
     return stem.replace("/", ".")
 
 
+def _label(a: int, b: int, before: Definition | None, starting: list[Definition]) -> Definition | None:
+    """The definition a chunk of rows a..b is about: from the outside in, the one holding most of
+    its lines, followed inwards while the chunk is a piece of it (not all of it) and the inner one
+    holds most of the chunk or starts in it. So a class's header with its first method is that
+    method, the end of a long function with a small one after it is still the long one, a method's
+    body with its class's closing brace is the method, and a whole class is the class."""
+    candidates = [d for d in starting if d.kind != "constant"]
+    while before is not None:  # what starts before the chunk and reaches into it: these ancestors
+        if before.start < a <= before.end and before.kind != "constant":
+            candidates.append(before)
+        before = before.parent
+    if not candidates:
+        return None
+    held = set(map(id, candidates))
+
+    def lines(d: Definition) -> int:
+        return min(d.end, b) - max(d.start, a) + 1
+
+    current = None
+    while True:
+        kids = [d for d in candidates if (d.parent if d.parent is not None and id(d.parent) in held else None) is current]
+        if not kids:
+            return current
+        best = max(kids, key=lambda d: (lines(d), -d.start))  # ties: the first
+        if current is not None and not (2 * lines(best) > b - a + 1 or best.start >= a):
+            return current
+        current = best
+        if a <= current.start and current.end <= b:
+            return current  # all of it is in the chunk: the chunk is that definition
+
+
 def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str, lines, policy,
               leads: list[tuple[int, int, tuple]] = ()) -> list[Chunk]:
     starts = [d.start for d in defs]
@@ -649,18 +682,7 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
     for a, b, cut in spans:
         inside = [defs[i] for _, i in name_rows[bisect.bisect_left(name_keys, a) : bisect.bisect_right(name_keys, b)]]
         names = tuple(dict.fromkeys(d.name for d in inside))
-        # What the chunk is: the outermost definition starting in it, else the innermost around it.
-        # The chunk's own definition: the deepest one starting in it that runs to its end (a method
-        # after its class's header), else the first one starting in it.
         starting = [d for d in inside if d.start >= a]
-        primary = next((d for d in reversed(starting) if d.end >= b and d.kind != "constant"), None) or \
-            (starting[0] if starting else None)
-        if primary is not None:
-            # Among siblings merged into one chunk, the one holding most of it: not the last (gin's
-            # 31-line chunk of BasicAuthForRealm, 21 lines, was labelled by BasicAuth after it).
-            siblings = [d for d in starting if d.parent is primary.parent and d.kind != "constant"]
-            if len(siblings) > 1:
-                primary = max(siblings, key=lambda d: min(d.end, b) - d.start)  # ties: the first
         # The innermost definition around the chunk and larger than it: an ancestor of the last
         # definition starting at or before the chunk (definitions nest by lines).
         j = bisect.bisect_right(starts, a) - 1
@@ -668,19 +690,20 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
         while around is not None and not (around.start <= a and around.end >= b and around.end - around.start > b - a
                                           and around.kind != "constant"):
             around = around.parent
-        if primary is None:  # documentation cut apart from its definition is that definition's
-            j = bisect.bisect_right(lead_starts, a) - 1
-            if j >= 0 and b <= leads[j][1]:
-                led = next((by_key[k] for k in leads[j][2] if k in by_key), None)
+        primary = _label(a, b, defs[j] if j >= 0 else None,
+                         [d for d in defs[bisect.bisect_left(starts, a) : bisect.bisect_right(starts, b)]])
+        if primary is None or primary.start < a and not any(d.kind != "constant" for d in starting):
+            # documentation cut apart from its definition is that definition's
+            k = bisect.bisect_right(lead_starts, a) - 1
+            if k >= 0 and b <= leads[k][1]:
+                led = next((by_key[key] for key in leads[k][2] if key in by_key), None)
                 if led is not None and led.kind != "constant":
                     primary = led
-        if primary is not None and primary.kind != "constant":
+        if primary is not None:
             context, symbol, chunk_kind = primary.path, primary.name, primary.kind
-        elif around is not None:
-            context, symbol, chunk_kind = around.path, around.name, around.kind
         else:
             context, chunk_kind = module, "module"
-            symbol = primary.name if primary is not None else ""
+            symbol = starting[0].name if starting else ""
         scope = (around.start + 1, around.end + 1) if around is not None else None
         if cut:
             text = "".join(lines[a : b + 1])
@@ -737,10 +760,24 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
         return any(d.end > b and d.kind != "constant" for d in defs[bisect.bisect_left(starts, a):
                                                                     bisect.bisect_right(starts, b)])
 
+    def apart(prev: list, span: list) -> bool:
+        """A whole definition does not join the last piece of a definition split before it: that
+        chunk would be two definitions' and neither's (the tail of `start` and all of `stop`)."""
+        i, j = bisect.bisect_left(starts, span[0]), bisect.bisect_right(starts, span[1])
+        if not any(d.end <= span[1] and d.kind != "constant" for d in defs[i:j]):
+            return False
+        k = bisect.bisect_right(starts, prev[1]) - 1
+        d = defs[k] if k >= 0 else None
+        while d is not None:
+            if d.kind != "constant" and d.start < prev[0] and prev[1] <= d.end < span[0]:
+                return True
+            d = d.parent
+        return False
+
     spans = splitter.split(root)
     spans += _uncovered(spans, lines)
     spans = _tidy(spans, lines, off, opens, budget, min(MIN_SPAN, budget // 4),
-                  frozenset(first for first, _last, _keys in splitter.leads))
+                  frozenset(first for first, _last, _keys in splitter.leads), apart)
     chunks = _annotate(spans, defs, path, language, kind, lines, policy, splitter.leads)
     if not knows_definitions(grammar):
         chunks = [replace(c, definitions=None) for c in chunks]
