@@ -69,7 +69,16 @@ _FUNCTION_KINDS: dict[str, str] = {
     "preproc_function_def": "macro", "preproc_def": "constant", "const_item": "constant",
     "static_item": "constant", "function_statement": "function", "class_statement": "class",
     "FnProto": "function", "VarDecl": "constant",
+    # Members with a name of their own (C#, Kotlin, Swift): one line is a value ("constant": named,
+    # never a chunk's label), more is a member with code (see _MEMBERS).
+    "property_declaration": "property", "event_declaration": "property", "indexer_declaration": "method",
+    "operator_declaration": "method", "conversion_operator_declaration": "method",
 }
+_MEMBERS = frozenset({"property_declaration", "event_declaration", "indexer_declaration", "operator_declaration",
+                      "conversion_operator_declaration"})
+# Where a property declares a member (or a module-level value), not a local of a function body.
+_MEMBER_HOLDERS = frozenset({"class_body", "declaration_list", "enum_class_body", "protocol_body", "enum_body",
+                             "source_file", "compilation_unit", "interface_body", "object_body"})
 _KINDS = {**_SCOPE_KINDS, **_FUNCTION_KINDS}
 # Functions bound to a name: closures count as definitions of that name.
 _EXTRA_PATTERNS = (
@@ -129,7 +138,8 @@ def _is_prefix(node) -> bool:
 
 
 class Definition:
-    __slots__ = ("name", "display", "kind", "start", "end", "name_row", "parent", "path", "key", "bytes", "depth")
+    __slots__ = ("name", "display", "kind", "start", "end", "name_row", "parent", "path", "key", "bytes", "depth",
+                 "statement")
 
     def __init__(self, name, display, kind, start, end, name_row, node_bytes=(0, 0)):
         self.name, self.display, self.kind = name, display, kind
@@ -139,6 +149,7 @@ class Definition:
         self.depth = 0  # enclosing definitions
         self.key = (0, 0)  # the definition node's byte range (a binding's stays (0, 0))
         self.bytes = node_bytes  # the byte range of the node that holds it, bindings included
+        self.statement = False  # a one-line declaration that scopes what follows it (`namespace X;`)
 
 
 # -- the extra, loaded lazily --------------------------------------------------------------------
@@ -218,6 +229,8 @@ def _name_node(node):
         if declarator.type in _IDENTIFIERS:
             return declarator
         inner = declarator.child_by_field_name("declarator") or declarator.child_by_field_name("name")
+        if inner is None and declarator.type == "reference_declarator" and declarator.named_child_count:
+            inner = declarator.named_children[-1]  # C++ `T& name()`: no field names what it declares
         if inner is None:
             break
         declarator = inner
@@ -258,8 +271,17 @@ def _definition(node, captures) -> Definition | None:
             first = first.child_by_field_name("left") or first
             if first.type == "call":
                 first = first.child_by_field_name("target") or first
+        if keyword == "defstruct":
+            return None  # a struct is named by its module: `defstruct id: nil` names fields
         display = _text(first)
-        name = _last_word(display) if keyword == "defmodule" else display
+        name = _last_word(display) if keyword in ("defmodule", "defprotocol", "defimpl") else display
+        if keyword == "defimpl":  # `defimpl String.Chars, for: Bank.Account`, as Rust's impls read
+            target = next((_text(pair.named_children[-1]) for pair in args.named_children[1:2]
+                           for pair in pair.named_children if pair.type == "pair" and pair.named_child_count
+                           and _text(pair.named_children[0]).strip().startswith("for")), "")
+            display = f"impl {display} for {target}" if target else f"impl {display}"
+        if not name or "\n" in display or len(display) > 120:
+            return None
         kind = _ELIXIR_KINDS.get(keyword, "function")
         return Definition(name, display, kind, node.start_point[0], _end_row(node), first.start_point[0])
     if node_type == "impl_item":
@@ -291,6 +313,8 @@ def _definition(node, captures) -> Definition | None:
         span_node = node.parent  # Zig: the declaration holds the prototype and the body
         if node_type == "VarDecl" and _ZIG_CONTAINER.match(_text(node)[:300]):
             node_type = "struct_item"
+    if node_type in _MEMBERS:
+        return _member(node)
     named = captures.get("name")  # a pattern that says which node names the function (Lua)
     if named or node_type in _CLOSURE_TYPES:
         name_node = named[0] if named else node.child_by_field_name("name") or \
@@ -322,6 +346,40 @@ def _definition(node, captures) -> Definition | None:
         start = parent.start_point[0]
     return Definition(name, display if display != name else name, kind, start, _end_row(span_node),
                       name_node.start_point[0], (span_node.start_byte, span_node.end_byte))
+
+
+def _member(node) -> Definition | None:
+    """A property, event, indexer or operator: `Name`, `this[]`, `operator +`, `explicit operator int`."""
+    node_type = node.type
+    if node.parent is None or node.parent.type not in _MEMBER_HOLDERS:
+        return None  # a Swift `let` inside a function is a local
+    name_node = node.child_by_field_name("name")
+    if name_node is None and node_type == "property_declaration":  # Kotlin: `val timeout: Int`
+        declaration = next((c for c in node.named_children if c.type == "variable_declaration"), None)
+        name_node = next((c for c in declaration.named_children if c.type in _IDENTIFIERS), None) \
+            if declaration is not None else None
+    if node_type == "indexer_declaration":
+        name, display, row = "this", "this[]", node.start_point[0]
+    elif node_type in ("operator_declaration", "conversion_operator_declaration"):
+        head = _text(node).split("(", 1)[0]
+        words = head.split("operator", 1)
+        target = " ".join(words[1].split()) if len(words) == 2 else ""
+        if not target or len(target) > 60:
+            return None
+        kind_word = next((w for w in ("implicit", "explicit") if w in words[0].split()), "")
+        name, display, row = "operator", f"{kind_word} operator {target}".strip(), node.start_point[0]
+    elif name_node is not None:
+        name = display = _text(name_node).strip()
+        row = name_node.start_point[0]
+        if not name or "\n" in name or len(name) > 120 or not _LAST_WORD.fullmatch(name):
+            return None
+    else:
+        return None
+    kind = _KINDS[node_type]
+    if kind == "property" and _end_row(node) == node.start_point[0]:
+        kind = "constant"  # `public string Name { get; set; }`: a value, not code
+    return Definition(name, display, kind, node.start_point[0], _end_row(node), row,
+                      (node.start_byte, node.end_byte))
 
 
 def _bindings(root) -> list[Definition]:
@@ -357,6 +415,20 @@ def _bindings(root) -> list[Definition]:
     return out
 
 
+def _to_next_namespace(d: Definition, node, root) -> None:
+    """`namespace App.Http;` (C#'s file-scoped namespace, PHP's usual form) is one line in the
+    tree, yet it holds everything after it up to the next one: so it does in the scope paths."""
+    if node.parent != root:
+        return
+    following = node.next_named_sibling
+    while following is not None and following.type != node.type:
+        following = following.next_named_sibling
+    end_byte = following.start_byte if following is not None else root.end_byte
+    d.end = max(d.end, (following.start_point[0] - 1) if following is not None else _end_row(root))
+    d.bytes = (node.start_byte, end_byte)
+    d.statement = True
+
+
 def definitions(tree, grammar: str) -> list[Definition]:
     """Every definition of the tree, outermost first, each linked to its enclosing one."""
     query = _query(grammar)
@@ -376,6 +448,8 @@ def definitions(tree, grammar: str) -> list[Definition]:
                     d.key = (node.start_byte, node.end_byte)
                     if d.bytes == (0, 0):
                         d.bytes = d.key
+                    if d.kind == "namespace" and node.child_by_field_name("body") is None:
+                        _to_next_namespace(d, node, tree.root_node)
                     found.append((node.start_byte, -node.end_byte, d))
     defs = [d for _, _, d in sorted(found, key=lambda e: (e[0], e[1]))]
     bound = {d.name for d in defs}
@@ -666,8 +740,8 @@ def _label(a: int, b: int, before: Definition | None, starting: list[Definition]
         if current is not None and not (2 * lines(best) > b - a + 1 or best.start >= a):
             return current
         current = best
-        if a <= current.start and current.end <= b:
-            return current  # all of it is in the chunk: the chunk is that definition
+        if a <= current.start and current.end <= b and current.kind != "namespace":
+            return current  # all of it is in the chunk: the chunk is that definition (a namespace is only a prefix)
 
 
 def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str, lines, policy,
@@ -750,7 +824,7 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
     sized = {}
     for d in defs:
         if d.kind != "constant":
-            big = off[d.end + 1] - off[d.start] >= ALONE_SHARE * budget
+            big = off[d.end + 1] - off[d.start] >= ALONE_SHARE * budget and not d.statement
             sized[d.key] = big
     splitter = _Splitter(off, budget, policy.max_lines, sized, lines)
     starts = [d.start for d in defs]
