@@ -74,6 +74,8 @@ _FUNCTION_KINDS: dict[str, str] = {
     "property_declaration": "property", "event_declaration": "property", "indexer_declaration": "method",
     "operator_declaration": "method", "conversion_operator_declaration": "method",
 }
+_CLASS_KEYWORDS = {"interface": "interface", "enum": "enum", "struct": "struct", "extension": "impl",
+                   "protocol": "interface"}
 _MEMBERS = frozenset({"property_declaration", "event_declaration", "indexer_declaration", "operator_declaration",
                       "conversion_operator_declaration"})
 # Where a property declares a member (or a module-level value), not a local of a function body.
@@ -84,6 +86,11 @@ _KINDS = {**_SCOPE_KINDS, **_FUNCTION_KINDS}
 _EXTRA_PATTERNS = (
     "(variable_declarator name: (identifier) value: [(arrow_function) (function_expression)]) @def",
     "(let_declaration pattern: (identifier) value: (closure_expression)) @def",
+    # class fields holding a function: `handle = (e) => {...}` (JavaScript), `static create = () => ...` (TypeScript)
+    "(field_definition property: (property_identifier) value: [(arrow_function) (function_expression)]) @def",
+    "(public_field_definition name: (property_identifier) value: [(arrow_function) (function_expression)]) @def",
+    # a function expression with a name of its own: `export default isXhr && function xhrAdapter(config) {...}`
+    "(function_expression name: (identifier)) @def",
     "(assignment left: (identifier) right: (lambda)) @def",
     # JavaScript methods assigned to a property: `res.sendFile = function (...)`, `Foo.prototype.x = ...`
     "(assignment_expression left: (member_expression property: (property_identifier))"
@@ -93,7 +100,8 @@ _EXTRA_PATTERNS = (
     '(call target: (identifier) @kw (#any-of? @kw "def" "defp" "defmacro" "defmacrop" "defguard"'
     ' "defmodule" "defprotocol" "defimpl" "defstruct" "defdelegate")) @def',
 )
-_CLOSURE_TYPES = frozenset({"variable_declarator", "let_declaration", "assignment", "assignment_expression"})
+_CLOSURE_TYPES = frozenset({"variable_declarator", "let_declaration", "assignment", "assignment_expression",
+                            "field_definition", "public_field_definition", "function_expression"})
 _ELIXIR_KINDS = {"defmodule": "module", "defprotocol": "interface", "defimpl": "impl", "defstruct": "struct"}
 # Module-level bindings define a name too (`MAX = 3`, `const x = ...`, `var V = ...`).
 _BINDINGS = frozenset({
@@ -318,13 +326,17 @@ def _definition(node, captures) -> Definition | None:
     named = captures.get("name")  # a pattern that says which node names the function (Lua)
     if named or node_type in _CLOSURE_TYPES:
         name_node = named[0] if named else node.child_by_field_name("name") or \
-            node.child_by_field_name("pattern") or node.child_by_field_name("left")
+            node.child_by_field_name("pattern") or node.child_by_field_name("left") or \
+            node.child_by_field_name("property")
         kind = "function"
     else:
         name_node = _name_node(node)
         kind = _KINDS.get(node_type, "")
     if name_node is None or not kind:
         return None
+    if node_type == "class_declaration":  # Kotlin and Swift say what it is with a keyword
+        keyword = next((c.type for c in node.children[:4] if not c.is_named and c.type in _CLASS_KEYWORDS), "")
+        kind = _CLASS_KEYWORDS.get(keyword, kind)
     if kind == "constant" and _binds_import(span_node):
         return None
     display = _text(name_node).strip()
