@@ -254,6 +254,41 @@ def _name_node(node):
     return None
 
 
+def _handed_on(node) -> list:
+    """The comments a definition ends with that document the definition after it: Scala's grammar
+    puts the next method's doc comment inside a brace-less body (`def x: T =` then an indented
+    block). Only comments indented no deeper than the definition itself, with code before them
+    and a definition right after them; [] when there are none."""
+    following = node.next_named_sibling
+    if following is None or (following.type not in _KINDS and following.type not in _UNWRAP):
+        return []
+    inner = node
+    for _ in range(MAX_DEPTH):
+        kids = inner.children
+        i = len(kids)
+        while i > 0 and _is_prefix(kids[i - 1]):
+            i -= 1
+        if i < len(kids):
+            first = kids[i]
+            if i > 0 and first.start_point[0] > node.start_point[0] and first.start_point[1] <= node.start_point[1]:
+                return list(kids[i:])
+            return []
+        if not kids or kids[-1].type in _TEXT_NODES:
+            return []
+        inner = kids[-1]
+    return []
+
+
+def _row_before(node, stop: int) -> int:
+    """The last row of the node's text before byte `stop` (a row a handed-on comment starts)."""
+    row = node.start_point[0]
+    for child in node.children:
+        if child.start_byte >= stop:
+            break
+        row = max(row, _row_before(child, stop) if child.end_byte > stop else _end_row(child))
+    return row
+
+
 def _binds_import(node) -> bool:
     return _IMPORT_ALIAS.match(_text(node)[:300]) is not None
 
@@ -462,6 +497,10 @@ def definitions(tree, grammar: str) -> list[Definition]:
                         d.bytes = d.key
                     if d.kind == "namespace" and node.child_by_field_name("body") is None:
                         _to_next_namespace(d, node, tree.root_node)
+                    handed = _handed_on(node) if d.end > d.start else []
+                    if handed:  # the next definition's documentation is not this one's
+                        d.end = max(d.start, _row_before(node, handed[0].start_byte))
+                        d.bytes = (d.bytes[0], min(d.bytes[1], handed[0].start_byte))
                     found.append((node.start_byte, -node.end_byte, d))
     defs = [d for _, _, d in sorted(found, key=lambda e: (e[0], e[1]))]
     bound = {d.name for d in defs}
@@ -533,30 +572,36 @@ class _Splitter:
         self._flatten(root.children, 0, items)
         return self._merge(items)
 
-    def _flatten(self, children, depth: int, items: list, pending: list | None = None) -> None:
+    def _flatten(self, children, depth: int, items: list, pending: list | None = None, stop: int | None = None) -> None:
         pending = list(pending or ())
         for child in children:
+            if stop is not None and child.start_byte >= stop:
+                break  # handed on to what follows the definition this is a part of
             if _is_prefix(child):
                 pending.append(child)
                 continue
-            self._place(pending, child, depth, items)
-            pending = []
+            pending = self._place(pending, child, depth, items, stop)
         if pending:
             self._place(pending[:-1], pending[-1], depth, items)
 
-    def _place(self, prefix: list, node, depth: int, items: list) -> None:
+    def _place(self, prefix: list, node, depth: int, items: list, stop: int | None = None) -> list:
+        """Add the node's items; the comments at its end that document what follows it, to be that's."""
         a = (prefix[0] if prefix else node).start_point[0]
-        b = _end_row(node)
         keys = _definition_keys(node)
         alone = next((self.defs[k] for k in keys if k in self.defs), None)
+        handed: list = []
+        if stop is None and alone is not None:
+            handed = _handed_on(node)
+            stop = handed[0].start_byte if handed else None
+        b = _end_row(node) if stop is None or stop >= node.end_byte else max(a, _row_before(node, stop))
         if self.fits(a, b):
             # [start, end, is a definition, stays alone, cut by lines]
             items.append([a, b, alone is not None, bool(alone), False])
-            return
+            return handed
         if b == node.start_point[0] or depth >= MAX_DEPTH or node.child_count == 0 or node.type in _TEXT_NODES \
                 or self._hides_text(node):
             items.append([a, b, alone is not None, True, True])  # a leaf too big: cut by lines later
-            return
+            return handed
         # A decorated or exported definition is fenced once, around its decorators too.
         fenced = (alone is not None or node.type in _UNWRAP) and not (
             node.parent is not None and node.parent.type in _UNWRAP)
@@ -570,9 +615,10 @@ class _Splitter:
             prefix = []
         # Anything else split (a body, a long statement) adds its children to the sequence; comments
         # before it go to its first child.
-        self._flatten(node.children, depth + 1, items, prefix)
+        self._flatten(node.children, depth + 1, items, prefix, stop)
         if fenced:
             items.append(self.FENCE)
+        return handed
 
     def _hides_text(self, node) -> bool:
         """Whether a line of the node lies in none of its children: a block comment's children are

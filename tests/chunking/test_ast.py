@@ -695,3 +695,132 @@ def test_load_ast_chunk_documents(sample_repo):
 def test_chunks_of_a_cpp_header_named_h_are_labelled_cpp():
     chunks = chunks_of("namespace absl {\nclass Cord {\n public:\n  void Append();\n};\n}\n", "cord.h", "c", TINY)
     assert chunks and {c.language for c in chunks} == {"cpp"}
+
+
+# -- labels and members found by auditing real repositories ------------------------------------
+
+
+def test_a_whole_definition_does_not_join_the_end_of_one_split_before_it():
+    """The end of a long method and a small class after it made one chunk labelled by the small
+    class: 20 lines of `Ledger.close_books` filed as `Tiny.hi`."""
+    body = "".join(f"        total = total + {i} * value  # step {i} of the computation\n" for i in range(14))
+    text = "class Ledger:\n" + "".join(f"    def {n}(self, value):\n        total = 0\n{body}        return total\n\n"
+                                       for n in ("open", "post", "close_books"))
+    text += "\nclass Tiny:\n    def hi(self):\n        return 1\n"
+    chunks = chunks_of(text, "ledger.py", "python", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    closing = next(c for c in chunks if "close_books" in c.text)
+    assert (closing.context, closing.symbol) == ("Ledger.close_books", "close_books")
+    assert "class Tiny" not in closing.text
+    assert by_symbol(chunks, "Tiny").text.startswith("class Tiny:")
+
+
+def test_a_methods_body_cut_from_its_documented_signature_is_still_that_method():
+    """The body of a method just over the budget, with its class's closing brace, was labelled as
+    the class (kind class, no definitions)."""
+    doc = "".join(f"  // note {i}: this comment explains the integrity check in some detail, for readers\n"
+                  for i in range(5))
+    body = "".join(f"    const step{i} = this.items.filter(x => x.size > {i}).length\n" for i in range(22))
+    text = f"export class Cache {{\n  private items: any[] = []\n\n{doc}  public async ensureIntegrity(): Promise<void> {{\n{body}  }}\n}}\n"
+    chunks = chunks_of(text, "cache.ts", "typescript", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    assert len(chunks) > 1
+    assert {(c.context, c.chunk_kind) for c in chunks} == {("Cache.ensureIntegrity", "method")}
+
+
+def test_cpp_functions_returning_a_reference_are_named_by_their_declarator():
+    text = ("class Buffer {\n public:\n  const std::string& name() const { return name_; }\n"
+            "  Buffer& append(const char* s) { return *this; }\n};\n"
+            "std::vector<int>& Buffer::items() { return items_; }\n")
+    chunks = chunks_of(text, "buffer.cpp", "cpp", ChunkingPolicy(code=30))
+    assert_verbatim(text, chunks)
+    assert by_symbol(chunks, "name").context == "Buffer.name"
+    assert by_symbol(chunks, "append").context == "Buffer.append"
+    assert by_symbol(chunks, "items").context == "Buffer::items"
+    assert not {"string", "vector"} & defined(chunks)
+
+
+@pytest.mark.parametrize("path, language, text, member, context", [
+    ("Shape.cs", "csharp", "namespace Geo.Shapes;\n\npublic class Shape\n{\n    public double Area() { return 1; }\n}\n",
+     "Area", "Geo.Shapes.Shape.Area"),
+    ("Kernel.php", "php", "<?php\nnamespace App\\Http;\n\nclass Kernel\n{\n    public function handle($r)\n    {\n"
+     "        return $r;\n    }\n}\n", "handle", "App\\Http.Kernel.handle"),
+])
+def test_a_namespace_declared_as_a_statement_scopes_what_follows_it(path, language, text, member, context):
+    chunks = chunks_of(text, path, language, TINY)
+    assert_verbatim(text, chunks)
+    assert by_symbol(chunks, member).context == context
+    whole = chunks_of(text, path, language, ChunkingPolicy())
+    assert len(whole) == 1 and whole[0].chunk_kind == "class"  # the file is its class, in its namespace
+
+
+def test_csharp_properties_indexers_operators_and_events_are_members():
+    text = ("public class Shape\n{\n    public string Name { get; set; }\n"
+            "    public double this[int i] { get { return i; } }\n"
+            "    public static Shape operator +(Shape a, Shape b) { return a; }\n"
+            "    public static explicit operator int(Shape s) { return 1; }\n"
+            "    public event EventHandler Moved { add { } remove { } }\n"
+            "    public string Path\n    {\n        get { return _path; }\n    }\n}\n")
+    chunks = chunks_of(text, "Shape.cs", "csharp", TINY)
+    assert_verbatim(text, chunks)
+    assert {"Name", "this", "operator", "Moved", "Path"} <= defined(chunks)
+    contexts = {c.context for c in chunks}
+    assert {"Shape.this[]", "Shape.operator +", "Shape.explicit operator int", "Shape.Path"} <= contexts
+    assert by_symbol(chunks, "Path").chunk_kind == "property"
+    assert "Shape.Name" not in contexts  # a one-line property is a value: listed, never a label
+
+
+def test_kotlin_and_swift_properties_are_members_and_a_swift_local_is_not():
+    kotlin = "class Conn {\n  val timeout: Int = 3\n  val client: Http by lazy {\n    Http()\n  }\n  fun go() { val inner = 1 }\n}\n"
+    swift = "class Shape {\n  var area: Double {\n    let local = 2\n    return local\n  }\n  let name = \"x\"\n}\n"
+    k = chunks_of(kotlin, "Conn.kt", "kotlin", TINY)
+    s = chunks_of(swift, "Shape.swift", "swift", TINY)
+    assert {"timeout", "client", "go"} <= defined(k) and "inner" not in defined(k)
+    assert by_symbol(k, "client").context == "Conn.client"
+    assert {"area", "name"} <= defined(s) and "local" not in defined(s)
+    assert by_symbol(s, "area").context == "Shape.area"
+
+
+def test_kotlin_and_swift_say_what_kind_of_type_they_declare():
+    kotlin = "interface Port { fun a() }\nenum class Color { RED }\ndata class P(val x: Int)\n"
+    swift = "struct S {}\nenum E { case a }\nextension S { func f() {} }\n"
+    kinds = {(c.symbol, c.chunk_kind) for c in chunks_of(kotlin, "a.kt", "kotlin", ChunkingPolicy(code=20))}
+    assert {("Port", "interface"), ("Color", "enum"), ("P", "class")} <= kinds
+    kinds = {(c.symbol, c.chunk_kind) for c in chunks_of(swift, "a.swift", "swift", ChunkingPolicy(code=20))}
+    assert {("S", "struct"), ("E", "enum"), ("S", "impl")} <= kinds
+
+
+def test_javascript_class_fields_holding_functions_and_named_function_expressions_are_definitions():
+    js = ("class A {\n  handle = (e) => { return e; };\n  plain = 3\n}\n"
+          "export default isXhr && function xhrAdapter(config) { return 1; }\n")
+    ts = "class Api {\n  static create = () => new Impl();\n  private x = 1\n}\n"
+    chunks = chunks_of(js, "a.js", "javascript", ChunkingPolicy(code=20))
+    assert by_symbol(chunks, "handle").context == "A.handle"
+    assert by_symbol(chunks, "xhrAdapter").chunk_kind == "function"
+    assert "plain" not in defined(chunks)
+    assert {"create"} <= defined(chunks_of(ts, "a.ts", "typescript", TINY)) - {"x"}
+
+
+def test_elixir_defimpl_reads_as_an_impl_and_defstruct_names_nothing():
+    text = ("defmodule Bank.Account do\n  defstruct id: nil,\n            balance: 0\n"
+            "  defimpl String.Chars, for: Bank.Account do\n    def to_string(a), do: \"x\"\n  end\nend\n")
+    chunks = chunks_of(text, "account.ex", "elixir", TINY)
+    assert_verbatim(text, chunks)
+    assert by_symbol(chunks, "to_string").context == "Bank.Account.impl String.Chars for Bank.Account.to_string"
+    assert all("\n" not in c.context and "balance" not in (c.symbol or "") for c in chunks)
+    assert not any("id:" in name for name in defined(chunks))
+
+
+def test_a_scala_doc_comment_the_grammar_puts_in_the_previous_body_goes_with_its_own_method():
+    """tree-sitter-scala ends a brace-less `def x: T =` body after the next method's doc comment:
+    chunks ended on `def alpha: Int =` and its body opened the chunk labelled with the next method."""
+    doc = "\n".join(f"    * line {i} of the documentation for this method, describing things at length" for i in range(14))
+    text = "package org.acme\n\nclass Headers(val xs: List[String]) {\n" + "".join(
+        f"  /** Doc for {n}.\n{doc}\n    */\n  def {n}: Int =\n    xs.map(_.length).sum + xs.size\n\n"
+        for n in ("alpha", "beta", "gamma")) + "}\n"
+    chunks = chunks_of(text, "Headers.scala", "scala", ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    for name in ("alpha", "beta", "gamma"):
+        (chunk,) = [c for c in chunks if f"def {name}: Int =" in c.text]
+        assert chunk.context == f"Headers.{name}"
+        assert f"Doc for {name}." in chunk.text and "xs.map" in chunk.text.split(f"def {name}")[1]
