@@ -71,11 +71,13 @@ _FUNCTION_KINDS: dict[str, str] = {
     "FnProto": "function", "VarDecl": "constant",
     # Members with a name of their own (C#, Kotlin, Swift): one line is a value ("constant": named,
     # never a chunk's label), more is a member with code (see _MEMBERS).
+    "bind": "function",  # Haskell `name = ...` without arguments (a one-line one is a value)
     "property_declaration": "property", "event_declaration": "property", "indexer_declaration": "method",
     "operator_declaration": "method", "conversion_operator_declaration": "method",
 }
 _CLASS_KEYWORDS = {"interface": "interface", "enum": "enum", "struct": "struct", "extension": "impl",
                    "protocol": "interface"}
+_HASKELL_TOP = frozenset({"declarations", "class_declarations", "instance_declarations"})
 _MEMBERS = frozenset({"property_declaration", "event_declaration", "indexer_declaration", "operator_declaration",
                       "conversion_operator_declaration"})
 # Where a property declares a member (or a module-level value), not a local of a function body.
@@ -358,6 +360,13 @@ def _definition(node, captures) -> Definition | None:
             node_type = "struct_item"
     if node_type in _MEMBERS:
         return _member(node)
+    if node_type in ("bind", "signature") and (node.parent is None or node.parent.type not in _HASKELL_TOP):
+        return None  # a local binding, or `(x :: Double)` annotating a pattern
+    if node_type == "bind" and _end_row(node) == node.start_point[0]:
+        name_node = _name_node(node)
+        return None if name_node is None else Definition(
+            _text(name_node), _text(name_node), "constant", node.start_point[0], node.start_point[0],
+            name_node.start_point[0], (node.start_byte, node.end_byte))
     named = captures.get("name")  # a pattern that says which node names the function (Lua)
     if named or node_type in _CLOSURE_TYPES:
         name_node = named[0] if named else node.child_by_field_name("name") or \
@@ -381,7 +390,8 @@ def _definition(node, captures) -> Definition | None:
                                                          "constant", "name", "variable") else display
     if not name:
         return None
-    if node_type == "method_declaration":  # Go: `func (s *Server) Serve()` is Server.Serve
+    if node_type in ("method_declaration", "function_declaration"):
+        # Go: `func (s *Server) Serve()` is Server.Serve; Kotlin: `fun Conn.describe()` is Conn.describe
         receiver = node.child_by_field_name("receiver")
         if receiver is not None:
             owner = _last_word(_text(receiver).replace("*", " ").strip("() "))
@@ -521,7 +531,10 @@ def definitions(tree, grammar: str) -> list[Definition]:
                       else ".".join(stack[-1].path.split(".")[1 - MAX_SCOPE:] + [d.display]))
             if d.kind == "function" and stack[-1].kind in ("class", "struct", "interface", "trait", "impl",
                                                            "enum", "module"):
-                d.kind = "method"
+                # A Ruby module's `def` is a method (of what includes it); a Rust `mod`'s or an
+                # Elixir module's functions are functions.
+                if stack[-1].kind != "module" or grammar == "ruby":
+                    d.kind = "method"
         stack.append(d)
     return defs
 

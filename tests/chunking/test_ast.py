@@ -824,3 +824,30 @@ def test_a_scala_doc_comment_the_grammar_puts_in_the_previous_body_goes_with_its
         (chunk,) = [c for c in chunks if f"def {name}: Int =" in c.text]
         assert chunk.context == f"Headers.{name}"
         assert f"Doc for {name}." in chunk.text and "xs.map" in chunk.text.split(f"def {name}")[1]
+
+
+def test_haskell_bindings_without_arguments_are_definitions_and_annotated_patterns_are_not():
+    text = ("module Geo where\n\ndefaultRadius :: Double\ndefaultRadius = 1.0\n\n"
+            "pParser :: Parser Int\npParser = do\n  x <- decimal\n  return x\n\n"
+            "parseD :: String -> Maybe Double\nparseD s = case reads s of\n  [(x :: Double, _)] -> Just x\n  _ -> Nothing\n")
+    chunks = chunks_of(text, "Geo.hs", "haskell", TINY)
+    assert_verbatim(text, chunks)
+    assert {"defaultRadius", "pParser", "parseD"} <= defined(chunks)
+    assert "x" not in defined(chunks)
+    assert all(c.context != "parseD.x" for c in chunks)
+
+
+def test_functions_of_a_rust_or_elixir_module_are_functions_and_of_a_ruby_module_methods():
+    rust = "mod tests {\n    fn checks_it() {\n        assert!(true);\n    }\n}\n"
+    elixir = "defmodule Bank do\n  def deposit(a), do: a\nend\n"
+    ruby = "module Greeting\n  def hello\n    'hi'\n  end\nend\n"
+    assert by_symbol(chunks_of(rust, "lib.rs", "rust", ChunkingPolicy(code=20)), "checks_it").chunk_kind == "function"
+    assert by_symbol(chunks_of(elixir, "bank.ex", "elixir", ChunkingPolicy(code=20)), "deposit").chunk_kind == "function"
+    assert by_symbol(chunks_of(ruby, "greeting.rb", "ruby", ChunkingPolicy(code=20)), "hello").chunk_kind == "method"
+
+
+def test_a_kotlin_extension_function_is_filed_under_its_receiver():
+    text = "fun Conn.describe(): String = \"x\"\nfun <T> List<T>.second(): T = this[1]\n"
+    chunks = chunks_of(text, "ext.kt", "kotlin", ChunkingPolicy(code=20))
+    assert by_symbol(chunks, "describe").context == "Conn.describe"
+    assert by_symbol(chunks, "second").context == "List.second"
