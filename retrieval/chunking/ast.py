@@ -75,6 +75,7 @@ _FUNCTION_KINDS: dict[str, str] = {
     "property_declaration": "property", "event_declaration": "property", "indexer_declaration": "method",
     "operator_declaration": "method", "conversion_operator_declaration": "method",
 }
+_BARE_MACRO_LINE = re.compile(rb"^[ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]+[ \t]*$", re.MULTILINE)
 _CLASS_KEYWORDS = {"interface": "interface", "enum": "enum", "struct": "struct", "extension": "impl",
                    "protocol": "interface"}
 _HASKELL_TOP = frozenset({"declarations", "class_declarations", "instance_declarations"})
@@ -877,6 +878,10 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
         return []
     # Rows are all the chunker takes from the tree, so byte offsets never meet character offsets.
     source = text.encode("utf-8", "surrogatepass")
+    if grammar in ("c", "cpp") and _BARE_MACRO_LINE.search(source):
+        # `ABSL_NAMESPACE_BEGIN` alone on a line, before a `namespace`, made the grammar read the
+        # namespace as a function; the parser sees blanks there (same bytes, same rows).
+        source = _BARE_MACRO_LINE.sub(lambda m: b" " * len(m.group(0)), source)
     try:
         tree = _parser(grammar).parse(source)
     except ImportError:

@@ -851,3 +851,14 @@ def test_a_kotlin_extension_function_is_filed_under_its_receiver():
     chunks = chunks_of(text, "ext.kt", "kotlin", ChunkingPolicy(code=20))
     assert by_symbol(chunks, "describe").context == "Conn.describe"
     assert by_symbol(chunks, "second").context == "List.second"
+
+
+def test_a_bare_macro_line_before_a_cpp_namespace_does_not_hide_the_namespace():
+    """Abseil's and nlohmann's `LIB_NAMESPACE_BEGIN` line made the grammar read `namespace` as a
+    function: scope paths read `namespace.parser.null`."""
+    text = ("LIB_NAMESPACE_BEGIN\nnamespace detail\n{\nclass parser\n{\n  public:\n    bool null() { return true; }\n"
+            "};\n}\nLIB_NAMESPACE_END\n")
+    chunks = chunks_of(text, "parser.hpp", "cpp", ChunkingPolicy(code=30))
+    assert_verbatim(text, chunks)
+    assert by_symbol(chunks, "null").context == "detail.parser.null"
+    assert "namespace" not in defined(chunks)
