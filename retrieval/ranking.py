@@ -168,7 +168,7 @@ def symbol_key(query: str) -> str:
     return re.split(r"\.|::|#|->|/", query.strip())[-1]
 
 
-_QUALIFIER = re.compile(r"\.|::|#|->")
+_QUALIFIER = re.compile(r"\.|::|#|->|\\")
 _ARGUMENTS = re.compile(r"[<\[(].*$")  # `Vec<T>` is `Vec`
 
 

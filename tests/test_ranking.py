@@ -182,6 +182,8 @@ def test_a_scope_path_agrees_when_it_ends_with_the_qualified_name():
     assert scope_agrees("module fastapi.routing.APIRouter.add_api_route", ("APIRouter", "add_api_route"))
     assert scope_agrees("impl Service for Router.call", ("Router", "call"))
     assert scope_agrees("impl<T> Vec<T>.push", ("Vec", "push"))
+    assert scope_agrees("App\\Http.Kernel.handle", ("Kernel", "handle"))  # a PHP namespace
+    assert scope_agrees("App\\Http\\Kernel", ("Http", "Kernel"))
     assert not scope_agrees("FastAPI.add_api_route", ("APIRouter", "add_api_route"))
     assert not scope_agrees("APIRouter", ("APIRouter", "add_api_route"))
     assert not scope_agrees("", ("Router", "call"))
