@@ -506,6 +506,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             "retriever": result.retriever,
             "results": [_hit_json(h, snippets, truncated) for h in result.hits],
         }
+        if result.stale:  # the note says why, on stderr; a pipeline reading stdout sees it too
+            payload["stale"] = True
         click.echo(_json(payload))
     elif as_jsonl:
         for h in result.hits:

@@ -603,6 +603,26 @@ class SearchResult:
     # (size, mtime_ns, digest) of each hit's file as indexed: snippets tell a changed file by it
     indexed: dict[str, tuple] = field(default_factory=dict)
 
+    @property
+    def stale(self) -> bool:
+        """Answered from an index older than the tree (another writer, a full disk)."""
+        return any(PREVIOUS_SNAPSHOT in note for note in self.notes)
+
+
+PREVIOUS_SNAPSHOT = "answering from the previous snapshot"
+# A query that finds another process refreshing the index waits this long for it (then refreshes
+# what that one missed), so an edit saved before a query is in its answer; past it, a long rebuild
+# is under way and the query answers from the previous snapshot, saying so. Seconds;
+# RETRIEVAL_WRITER_WAIT overrides it.
+WRITER_WAIT = 10.0
+
+
+def _writer_wait() -> float:
+    try:
+        return max(0.0, float(os.environ.get("RETRIEVAL_WRITER_WAIT", WRITER_WAIT)))
+    except ValueError:
+        return WRITER_WAIT
+
 
 # Indexes this process has opened, reused while the committed manifest is the very same file (an
 # atomic replace always makes a new inode): a long-lived caller parses the manifest and opens the
@@ -658,15 +678,16 @@ def open_index(
             current = not built[1]
         if not current:
             built = None  # the manifest is read again below
+            wait = _writer_wait()
             try:
-                refresh(root, name, progress=progress, lock_timeout=0 if manifest is not None else None)
+                refresh(root, name, progress=progress, lock_timeout=wait if manifest is not None else None)
             except LockBusy:
-                notes.append("another process is updating the index; answering from the previous snapshot")
+                notes.append(f"another process is still updating the index after {wait:g} s; {PREVIOUS_SNAPSHOT}")
             except layout.StoreError as exc:
                 if manifest is None:
                     raise
                 # A full disk or a read-only store must not stop a query the old snapshot can answer.
-                notes.append(f"{exc}; answering from the previous snapshot")
+                notes.append(f"{exc}; {PREVIOUS_SNAPSHOT}")
             key = _manifest_key(store, name)
             manifest = _open_manifest(store, name, _quiet)
             if manifest is None:
