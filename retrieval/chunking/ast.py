@@ -68,7 +68,7 @@ _FUNCTION_KINDS: dict[str, str] = {
     "signature": "function", "function": "function", "macro_definition": "macro",
     "preproc_function_def": "macro", "preproc_def": "constant", "const_item": "constant",
     "static_item": "constant", "function_statement": "function", "class_statement": "class",
-    "FnProto": "function", "VarDecl": "constant",
+    "FnProto": "function", "VarDecl": "constant", "TestDecl": "test",
     # Members with a name of their own (C#, Kotlin, Swift): one line is a value ("constant": named,
     # never a chunk's label), more is a member with code (see _MEMBERS).
     "bind": "function",  # Haskell `name = ...` without arguments (a one-line one is a value)
@@ -361,6 +361,13 @@ def _definition(node, captures) -> Definition | None:
             node_type = "struct_item"
     if node_type in _MEMBERS:
         return _member(node)
+    if node_type == "TestDecl":  # Zig `test "resolve" {`: a label for its chunk, no identifier it defines
+        title = next((c for c in node.named_children if "STRINGLITERAL" in c.type or c.type == "IDENTIFIER"), None)
+        display = f"test {_text(title)}" if title is not None else "test"
+        if "\n" in display or len(display) > 120:
+            display = "test"
+        return Definition(display, display, "test", node.start_point[0], _end_row(node), node.start_point[0],
+                          (node.start_byte, node.end_byte))
     if node_type in ("bind", "signature") and (node.parent is None or node.parent.type not in _HASKELL_TOP):
         return None  # a local binding, or `(x :: Double)` annotating a pattern
     if node_type == "bind" and _end_row(node) == node.start_point[0]:
@@ -504,6 +511,8 @@ def definitions(tree, grammar: str) -> list[Definition]:
                 d = _definition(node, captures)
                 if d is not None:
                     d.key = (node.start_byte, node.end_byte)
+                    if node.type in ("FnProto", "VarDecl") and node.parent is not None and node.parent.type == "Decl":
+                        d.key = (node.parent.start_byte, node.parent.end_byte)  # Zig: the splitter meets the Decl
                     if d.bytes == (0, 0):
                         d.bytes = d.key
                     if d.kind == "namespace" and node.child_by_field_name("body") is None:
@@ -808,7 +817,8 @@ def _label(a: int, b: int, before: Definition | None, starting: list[Definition]
         kids = [d for d in candidates if (d.parent if d.parent is not None and id(d.parent) in held else None) is current]
         if not kids:
             return current
-        best = max(kids, key=lambda d: (lines(d), -d.start))  # ties: the first
+        # Ties: the first. A test block (Zig's `test "..."`) names a chunk only when nothing else can.
+        best = max(kids, key=lambda d: (d.kind != "test", lines(d), -d.start))
         if current is not None and not (2 * lines(best) > b - a + 1 or best.start >= a):
             return current
         current = best
@@ -827,7 +837,7 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
     chunks: list[Chunk] = []
     for a, b, cut in spans:
         inside = [defs[i] for _, i in name_rows[bisect.bisect_left(name_keys, a) : bisect.bisect_right(name_keys, b)]]
-        names = tuple(dict.fromkeys(d.name for d in inside))
+        names = tuple(dict.fromkeys(d.name for d in inside if d.kind != "test"))
         starting = [d for d in inside if d.start >= a]
         # The innermost definition around the chunk and larger than it: an ancestor of the last
         # definition starting at or before the chunk (definitions nest by lines).

@@ -862,3 +862,23 @@ def test_a_bare_macro_line_before_a_cpp_namespace_does_not_hide_the_namespace():
     assert_verbatim(text, chunks)
     assert by_symbol(chunks, "null").context == "detail.parser.null"
     assert "namespace" not in defined(chunks)
+
+
+def test_zig_test_blocks_label_their_own_chunks_and_define_nothing():
+    """A `test "resolve"` block was glued to the function after it and labelled with it; a Zig
+    function's pieces were not kept apart from what follows (the splitter never saw the Decl)."""
+    body = "".join(f"    const step{i} = try compute(allocator, {i}, \"an argument of some length\");\n" for i in range(30))
+    text = (f"pub fn parseWithOs(allocator: std.mem.Allocator) !Uri {{\n{body}    return .{{ .raw = step0 }};\n}}\n\n"
+            "test \"parse (posix)\" {\n    const uri = try parseWithOs(std.testing.allocator);\n"
+            "    try std.testing.expectEqualStrings(\"file:///foo\", uri.raw);\n}\n\n"
+            "pub fn deinit(uri: Uri, allocator: std.mem.Allocator) void {\n    allocator.free(uri.raw);\n}\n")
+    chunks = chunks_of(text, "Uri.zig", "zig", ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    (test_chunk,) = [c for c in chunks if 'test "parse (posix)"' in c.text]
+    assert "pub fn parseWithOs" not in test_chunk.text and "return .{ .raw" not in test_chunk.text
+    assert {c.context for c in chunks if "step7" in c.text} == {"parseWithOs"}
+    assert "parse (posix)" not in " ".join(defined(chunks))
+    assert {"parseWithOs", "deinit"} <= defined(chunks)
+    assert test_chunk.context == "deinit"  # a test names a chunk only when no definition can
+    alone = chunks_of(text.split("pub fn deinit")[0], "Uri.zig", "zig", ChunkingPolicy())
+    assert (alone[-1].context, alone[-1].chunk_kind) == ('test "parse (posix)"', "test")
