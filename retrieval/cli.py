@@ -470,7 +470,13 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         for h in hits:
             shown = h
             if expand == "scope" and h.scope:
-                shown = replace(h, start_line=h.scope[0], end_line=h.scope[1])  # the snippet's span only
+                first, last = h.scope
+                if snippet_lines and last - first + 1 > snippet_lines:
+                    # A scope longer than the lines asked for: those of it around the hit, not its first.
+                    margin = max(0, (snippet_lines - (h.end_line - h.start_line + 1)) // 2)
+                    first = max(first, min(h.start_line - margin, last - snippet_lines + 1))
+                    last = first + snippet_lines - 1
+                shown = replace(h, start_line=first, end_line=last)  # the snippet's span only
             snippet = read_snippet(root, shown, expand=expand if isinstance(expand, int) else 0,
                                    max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path))
             if snippet is not None:

@@ -193,9 +193,10 @@ def _info_exclude(git_dir: str | None) -> str | None:
     return os.path.join(git_dir, "info", "exclude")
 
 
-def _config_excludes_file(path: str, current: str | None, depth: int = 0) -> str | None:
-    """core.excludesFile as one git config file sets it (the last setting wins, an `[include]`d
-    file's in its place), else `current`."""
+def _config_excludes_file(path: str, current: str | None, git_dir: str | None = None, depth: int = 0) -> str | None:
+    """core.excludesFile as one git config file sets it (the last setting wins, an included file's
+    in its place: `[include]`, and `[includeIf "gitdir:..."]` when the repository matches), else
+    `current`."""
     text, _reason, _ = _read_text(path, follow=True)
     if text is None or depth > 10:  # git's own include depth limit: a loop ends here
         return current
@@ -204,7 +205,11 @@ def _config_excludes_file(path: str, current: str | None, depth: int = 0) -> str
     for line in lines:
         line = line.strip()
         if line.startswith("["):
-            section = line[1:line.find("]")].strip().lower() if "]" in line else ""
+            section = line[1:line.find("]")].strip() if "]" in line else ""
+            name, _, sub = section.partition(" ")
+            section = name.lower()
+            if section == "includeif":  # only when its condition holds for this repository
+                section = "include" if _included_here(sub.strip().strip('"'), path, git_dir) else ""
             continue
         key, eq, value = line.partition("=")
         if not eq or section not in ("core", "include"):
@@ -216,8 +221,32 @@ def _config_excludes_file(path: str, current: str | None, depth: int = 0) -> str
         elif section == "include" and key == "path" and value:
             # Relative to the including file, as git reads it.
             included = os.path.join(os.path.dirname(path), os.path.expanduser(value))
-            current = _config_excludes_file(included, current, depth + 1)
+            current = _config_excludes_file(included, current, git_dir, depth + 1)
     return current
+
+
+def _included_here(condition: str, config: str, git_dir: str | None) -> bool:
+    """Whether `[includeIf "gitdir:PATTERN"]` (or `gitdir/i:`) holds for the repository at git_dir,
+    as git matches it: `~/` and `./` (the config's directory) expanded, a relative pattern
+    anywhere (`**/` before it), a trailing `/` for everything below (`**` after it)."""
+    kind, _, pattern = condition.partition(":")
+    if kind not in ("gitdir", "gitdir/i") or not pattern or git_dir is None:
+        return False  # onbranch:, hasconfig:... say nothing about ignore rules we can check
+    if pattern.startswith("~/"):
+        pattern = os.path.expanduser(pattern)
+    elif pattern.startswith("./"):
+        pattern = os.path.join(os.path.dirname(config), pattern[2:])
+    elif not pattern.startswith("/"):
+        pattern = "**/" + pattern
+    if pattern.endswith("/"):
+        pattern += "**"
+    regex = "".join(".*" if part == "**" else re.escape(part) if part not in ("*", "?") else
+                    ("[^/]*" if part == "*" else "[^/]")
+                    for part in re.split(r"(\*\*|\*|\?)", pattern))
+    regex = regex.replace(".*/", "(?:.*/)?")  # `**/` is zero or more directories
+    flags = re.IGNORECASE if kind == "gitdir/i" else 0
+    paths = {os.path.abspath(git_dir), os.path.realpath(git_dir)}
+    return any(re.fullmatch(regex, p, flags) or re.fullmatch(regex, p + "/", flags) for p in paths)
 
 
 def _global_excludes(git_dir: str | None) -> str | None:
@@ -226,9 +255,9 @@ def _global_excludes(git_dir: str | None) -> str | None:
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     found = None
     for config in ("/etc/gitconfig", os.path.join(xdg, "git", "config"), os.path.expanduser("~/.gitconfig")):
-        found = _config_excludes_file(config, found)
+        found = _config_excludes_file(config, found, git_dir)
     if git_dir is not None:
-        found = _config_excludes_file(os.path.join(git_dir, "config"), found)
+        found = _config_excludes_file(os.path.join(git_dir, "config"), found, git_dir)
     return found or os.path.join(xdg, "git", "ignore")
 
 

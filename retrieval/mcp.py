@@ -72,6 +72,8 @@ class Searcher:
             argv += ["--max-tokens", str(max_tokens)]
         if expand is not None:
             argv += ["--expand", str(expand)]
+            if expand == "scope":  # a namespace can be a whole file: the lines of it around the hit
+                argv += ["--snippet-lines", str(MAX_EXPAND)]
         if files:
             argv.append("--files")
         # On stdin, as `query -` takes it: any text is the query, `-` itself included.
@@ -110,7 +112,8 @@ def build(root: str):
         max_tokens: Annotated[int | None, Field(ge=1, description="As many hits as fit, snippets included.")] = None,
         expand: Annotated[Annotated[int, Field(ge=0, le=MAX_EXPAND)] | Literal["scope"] | None,
                           Field(description=f"Include each hit's lines plus N (at most {MAX_EXPAND}) around it, or "
-                                            "'scope': its enclosing definition (treesitter hits).")] = None,
+                                            f"'scope': its enclosing definition (treesitter hits; at most {MAX_EXPAND} "
+                                            "lines of it, around the hit).")] = None,
         files: Annotated[bool, Field(description="One hit per file (its best span).")] = False,
     ) -> dict:
         """Ranked code and docs spans for a query: {query, retriever, results: [{rank, path, start_line,

@@ -170,6 +170,25 @@ def test_core_excludes_file_set_in_an_included_config_applies(make_tree, monkeyp
     assert paths(repo) == ["main.py"]
 
 
+def test_core_excludes_file_in_an_include_if_applies_only_to_the_repositories_it_names(make_tree, monkeypatch,
+                                                                                        tmp_path):
+    """`[includeIf "gitdir:~/work/"]` is how many keep work and home settings apart."""
+    config = tmp_path / "config"
+    (config / "git").mkdir(parents=True)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(config))
+    work = make_tree({".git/HEAD": "x\n", "scratch.py": "", "main.py": ""}, name="work")
+    home = make_tree({".git/HEAD": "x\n", "scratch.py": "", "main.py": ""}, name="home")
+    (tmp_path / "work.ignore").write_text("scratch.py\n")
+    (config / "git" / "work.inc").write_text(f"[core]\n\texcludesFile = {tmp_path / 'work.ignore'}\n")
+    (config / "git" / "config").write_text(
+        f'[includeIf "gitdir:{work}/"]\n\tpath = work.inc\n'
+        '[includeIf "onbranch:main"]\n\tpath = /nonexistent\n')
+    assert paths(work) == ["main.py"]
+    assert paths(home) == ["main.py", "scratch.py"]
+    (config / "git" / "config").write_text(f'[includeIf "gitdir/i:{str(work).upper()}/.GIT"]\n\tpath = work.inc\n')
+    assert paths(work) == ["main.py"]
+
+
 def test_a_byte_order_mark_is_not_part_of_the_first_pattern(make_tree):
     root = make_tree({".gitignore": "\ufeffgenerated_api.py\n", "generated_api.py": "", "main.py": ""})
     assert paths(root) == ["main.py"]

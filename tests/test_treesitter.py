@@ -131,6 +131,19 @@ def test_expand_scope_gives_the_enclosing_class(run, make_tree):
     assert hit["snippet_start"] == hit["start_line"] - 2
 
 
+def test_expand_scope_with_snippet_lines_shows_the_lines_of_the_scope_around_the_hit(run, make_tree):
+    """The first N lines of a long class never showed a method near its end."""
+    body = "".join(f"        value_{i} = compute_something({i}, 'an argument')\n" for i in range(80))
+    source = f"class Engine:\n    def start(self):\n{body}        return 1\n\n    def stop(self):\n        pass\n"
+    root = make_tree({"engine.py": source})
+    result = run("query", "--root", root, "--retriever", "treesitter", "stop", "--json", "--expand", "scope",
+                 "--snippet-lines", "10", "-k", "1")
+    hit = json.loads(result.output)["results"][0]
+    assert hit["context"] == "Engine.stop"
+    assert hit["snippet_end"] - hit["snippet_start"] == 9
+    assert hit["snippet_start"] <= hit["start_line"] <= hit["end_line"] <= hit["snippet_end"]
+
+
 def test_refresh_is_incremental_and_the_store_keeps_chunk_metadata(repo, rewrite):
     from retrieval import service
 

@@ -75,9 +75,11 @@ _FUNCTION_KINDS: dict[str, str] = {
     "property_declaration": "property", "event_declaration": "property", "indexer_declaration": "method",
     "operator_declaration": "method", "conversion_operator_declaration": "method",
 }
-_BARE_MACRO_LINE = re.compile(rb"^[ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]+[ \t]*$", re.MULTILINE)
+_BARE_MACRO_LINE = re.compile(rb"^[ \t]*[A-Z][A-Z0-9]*_[A-Z0-9_]+[ \t]*(?=\r?$)", re.MULTILINE)
 _CLASS_KEYWORDS = {"interface": "interface", "enum": "enum", "struct": "struct", "extension": "impl",
                    "protocol": "interface"}
+_BINDS_FUNCTION = frozenset({"variable_declarator", "assignment_expression", "field_definition",
+                             "public_field_definition", "pair"})
 _HASKELL_TOP = frozenset({"declarations", "class_declarations", "instance_declarations"})
 _MEMBERS = frozenset({"property_declaration", "event_declaration", "indexer_declaration", "operator_declaration",
                       "conversion_operator_declaration"})
@@ -361,6 +363,8 @@ def _definition(node, captures) -> Definition | None:
             node_type = "struct_item"
     if node_type in _MEMBERS:
         return _member(node)
+    if node_type == "function_expression" and node.parent is not None and node.parent.type in _BINDS_FUNCTION:
+        return None  # `res.download = function download()`: the binding names it (and is captured)
     if node_type == "TestDecl":  # Zig `test "resolve" {`: a label for its chunk, no identifier it defines
         title = next((c for c in node.named_children if "STRINGLITERAL" in c.type or c.type == "IDENTIFIER"), None)
         display = f"test {_text(title)}" if title is not None else "test"
@@ -370,6 +374,9 @@ def _definition(node, captures) -> Definition | None:
                           (node.start_byte, node.end_byte))
     if node_type in ("bind", "signature") and (node.parent is None or node.parent.type not in _HASKELL_TOP):
         return None  # a local binding, or `(x :: Double)` annotating a pattern
+    if node_type == "bind" and (node.child_by_field_name("name") is None
+                                or node.child_by_field_name("name").type != "variable"):
+        return None  # `(a, b) = ...` binds a pattern, not a name
     if node_type == "bind" and _end_row(node) == node.start_point[0]:
         name_node = _name_node(node)
         return None if name_node is None else Definition(
@@ -402,7 +409,7 @@ def _definition(node, captures) -> Definition | None:
         # Go: `func (s *Server) Serve()` is Server.Serve; Kotlin: `fun Conn.describe()` is Conn.describe
         receiver = node.child_by_field_name("receiver")
         if receiver is not None:
-            owner = _last_word(_text(receiver).replace("*", " ").strip("() "))
+            owner = _last_word(_text(receiver).replace("*", " ").strip("() ")).rstrip("?")  # Kotlin `String?`
             if owner:
                 display = f"{owner}.{name}"
     start = span_node.start_point[0]
@@ -888,10 +895,13 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
         return []
     # Rows are all the chunker takes from the tree, so byte offsets never meet character offsets.
     source = text.encode("utf-8", "surrogatepass")
+    parsed_lines = lines  # what the parser sees, row for row
     if grammar in ("c", "cpp") and _BARE_MACRO_LINE.search(source):
         # `ABSL_NAMESPACE_BEGIN` alone on a line, before a `namespace`, made the grammar read the
-        # namespace as a function; the parser sees blanks there (same bytes, same rows).
+        # namespace as a function; the parser sees blanks there (same bytes, same rows), and so
+        # does the splitter (text in no node would have it cut the namespace by lines).
         source = _BARE_MACRO_LINE.sub(lambda m: b" " * len(m.group(0)), source)
+        parsed_lines = split_lines(source.decode("utf-8", "surrogatepass"))
     try:
         tree = _parser(grammar).parse(source)
     except ImportError:
@@ -912,7 +922,7 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
         if d.kind != "constant":
             big = off[d.end + 1] - off[d.start] >= ALONE_SHARE * budget and not d.statement
             sized[d.key] = big
-    splitter = _Splitter(off, budget, policy.max_lines, sized, lines)
+    splitter = _Splitter(off, budget, policy.max_lines, sized, parsed_lines)
     starts = [d.start for d in defs]
 
     def opens(a: int, b: int) -> bool:

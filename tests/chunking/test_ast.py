@@ -798,6 +798,10 @@ def test_javascript_class_fields_holding_functions_and_named_function_expression
     assert by_symbol(chunks, "handle").context == "A.handle"
     assert by_symbol(chunks, "xhrAdapter").chunk_kind == "function"
     assert "plain" not in defined(chunks)
+    bound = "res.download = function download(path) {\n  return 1;\n};\nvar handler = function onRequest() {};\n"
+    chunks = chunks_of(bound, "b.js", "javascript", ChunkingPolicy(code=20))
+    assert {c.context for c in chunks} == {"res.download", "handler"}  # the binding names it, once
+    assert "onRequest" not in defined(chunks)
     assert {"create"} <= defined(chunks_of(ts, "a.ts", "typescript", TINY)) - {"x"}
 
 
@@ -835,6 +839,7 @@ def test_haskell_bindings_without_arguments_are_definitions_and_annotated_patter
     assert {"defaultRadius", "pParser", "parseD"} <= defined(chunks)
     assert "x" not in defined(chunks)
     assert all(c.context != "parseD.x" for c in chunks)
+    assert defined(chunks_of("module A where\n\n(a, b) = (1, 2)\n", "A.hs", "haskell")) == set()  # a pattern
 
 
 def test_functions_of_a_rust_or_elixir_module_are_functions_and_of_a_ruby_module_methods():
@@ -847,8 +852,10 @@ def test_functions_of_a_rust_or_elixir_module_are_functions_and_of_a_ruby_module
 
 
 def test_a_kotlin_extension_function_is_filed_under_its_receiver():
-    text = "fun Conn.describe(): String = \"x\"\nfun <T> List<T>.second(): T = this[1]\n"
+    text = ("fun Conn.describe(): String = \"x\"\nfun <T> List<T>.second(): T = this[1]\n"
+            "fun String?.orBlank(): String = this ?: \"\"\n")
     chunks = chunks_of(text, "ext.kt", "kotlin", ChunkingPolicy(code=20))
+    assert by_symbol(chunks, "orBlank").context == "String.orBlank"  # nullable receiver
     assert by_symbol(chunks, "describe").context == "Conn.describe"
     assert by_symbol(chunks, "second").context == "List.second"
 
@@ -862,6 +869,18 @@ def test_a_bare_macro_line_before_a_cpp_namespace_does_not_hide_the_namespace():
     assert_verbatim(text, chunks)
     assert by_symbol(chunks, "null").context == "detail.parser.null"
     assert "namespace" not in defined(chunks)
+    # The namespace is still split by its definitions, not cut by lines as text no node holds (the
+    # review found every chunk of abseil's files labelled by one function defined far below).
+    body = "".join(f"  int v{i} = x * {i} + helper(x, {i});\n" for i in range(12))
+    fns = "".join(f"int func_{n}(int x) {{\n{body}  return v0;\n}}\n\n" for n in range(8))
+    text = "namespace foo {\nMY_NS_BEGIN\n\n" + fns + "MY_NS_END\n}  // namespace foo\n"
+    for source in (text, text.replace("\n", "\r\n")):
+        chunks = chunks_of(source, "a.cc", "cpp", ChunkingPolicy())
+        assert_verbatim(source, chunks)
+        assert len(chunks) > 2
+        for chunk in chunks:
+            first = chunk.text.split("int func_", 1)[1].split("(", 1)[0]
+            assert chunk.context == f"foo.func_{first}"  # each chunk named by its own first function
 
 
 def test_zig_test_blocks_label_their_own_chunks_and_define_nothing():

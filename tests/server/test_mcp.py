@@ -191,3 +191,16 @@ def test_an_agent_cannot_ask_for_an_unbounded_answer(sample_repo):
     assert "at most 100" in properties["top_k"]["description"]
     assert _is_error(results[0]) and _is_error(results[1])
     assert _payload(results[2])["results"]
+
+
+def test_an_agents_scope_is_bounded_to_the_lines_around_its_hit(monkeypatch):
+    """`expand: "scope"` returned a whole file for a hit in a namespace (2 MB on abseil)."""
+    from retrieval.mcp import MAX_EXPAND, Searcher
+
+    asked = []
+    monkeypatch.setattr(Searcher, "_run", lambda self, argv, stdin=None: asked.append(argv) or {})
+    Searcher("/tmp").search("cord append", expand="scope")
+    Searcher("/tmp").search("cord append", expand=3)
+    scoped, numbered = asked
+    assert scoped[scoped.index("--snippet-lines") + 1] == str(MAX_EXPAND)
+    assert "--snippet-lines" not in numbered
