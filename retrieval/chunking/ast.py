@@ -80,6 +80,7 @@ _CLASS_KEYWORDS = {"interface": "interface", "enum": "enum", "struct": "struct",
                    "protocol": "interface"}
 _BINDS_FUNCTION = frozenset({"variable_declarator", "assignment_expression", "field_definition",
                              "public_field_definition", "pair"})
+_FUNCTION_LIKE = frozenset({"function", "method", "macro"})
 _HASKELL_TOP = frozenset({"declarations", "class_declarations", "instance_declarations"})
 _MEMBERS = frozenset({"property_declaration", "event_declaration", "indexer_declaration", "operator_declaration",
                       "conversion_operator_declaration"})
@@ -804,9 +805,11 @@ def module_name(path: str) -> str:
 def _label(a: int, b: int, before: Definition | None, starting: list[Definition]) -> Definition | None:
     """The definition a chunk of rows a..b is about: from the outside in, the one holding most of
     its lines, followed inwards while the chunk is a piece of it (not all of it) and the inner one
-    holds most of the chunk or starts in it. So a class's header with its first method is that
-    method, the end of a long function with a small one after it is still the long one, a method's
-    body with its class's closing brace is the method, and a whole class is the class."""
+    holds most of the chunk (or starts in it, inside a class-like one). So a class's
+    header with its first method is that method, the end of a long function with a small one after
+    it is still the long one, a method's body with its class's closing brace is the method, a
+    method's signature with a type declared in its body is the method, and a whole class is the
+    class."""
     candidates = [d for d in starting if d.kind != "constant"]
     while before is not None:  # what starts before the chunk and reaches into it: these ancestors
         if before.start < a <= before.end and before.kind != "constant":
@@ -826,7 +829,11 @@ def _label(a: int, b: int, before: Definition | None, starting: list[Definition]
             return current
         # Ties: the first. A test block (Zig's `test "..."`) names a chunk only when nothing else can.
         best = max(kids, key=lambda d: (d.kind != "test", lines(d), -d.start))
-        if current is not None and not (2 * lines(best) > b - a + 1 or best.start >= a):
+        # Inwards while the inner one holds most of the chunk, or starts in it inside a class-like
+        # one (a method after its class's header); what a function declares in its body (a type,
+        # a closure) names the chunk only when it holds most of it.
+        if current is not None and not (2 * lines(best) > b - a + 1
+                                        or (best.start >= a and current.kind not in _FUNCTION_LIKE)):
             return current
         current = best
         if a <= current.start and current.end <= b and current.kind != "namespace":

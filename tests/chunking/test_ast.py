@@ -901,3 +901,15 @@ def test_zig_test_blocks_label_their_own_chunks_and_define_nothing():
     assert test_chunk.context == "deinit"  # a test names a chunk only when no definition can
     alone = chunks_of(text.split("pub fn deinit")[0], "Uri.zig", "zig", ChunkingPolicy())
     assert (alone[-1].context, alone[-1].chunk_kind) == ('test "parse (posix)"', "test")
+
+
+def test_a_type_declared_in_a_methods_body_does_not_name_the_chunk_holding_the_methods_signature():
+    """tRPC's `create()` declares `type $Root` in its body: the chunk with create's signature was
+    labelled `TRPCBuilder.create.$Root` (a probe's `TRPCBuilder.create` then missed it)."""
+    steps = "".join(f"    const step{i} = this.compose(opts, {i}, 'an argument of some length');\n" for i in range(40))
+    text = ("class TRPCBuilder {\n  create(opts?: Options) {\n    type $Root = CreateRootTypes<{ ctx: any; meta: any }>;\n"
+            f"{steps}    return step0 as $Root;\n  }}\n}}\n")
+    chunks = chunks_of(text, "initTRPC.ts", "typescript", ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    assert len(chunks) > 1
+    assert {c.context for c in chunks} == {"TRPCBuilder.create"}
