@@ -104,11 +104,12 @@ _EXTRA_PATTERNS = (
     # Lua: `M.setup = function (opts)`, `local helper = function (x)`
     "(assignment_statement (variable_list . name: (_) @name) (expression_list . value: (function_definition))) @def",
     '(call target: (identifier) @kw (#any-of? @kw "def" "defp" "defmacro" "defmacrop" "defguard"'
-    ' "defmodule" "defprotocol" "defimpl" "defstruct" "defdelegate")) @def',
+    ' "defmodule" "defprotocol" "defimpl" "defdelegate")) @def',
 )
 _CLOSURE_TYPES = frozenset({"variable_declarator", "let_declaration", "assignment", "assignment_expression",
                             "field_definition", "public_field_definition", "function_expression"})
-_ELIXIR_KINDS = {"defmodule": "module", "defprotocol": "interface", "defimpl": "impl", "defstruct": "struct"}
+# `defstruct` is not among them: a struct is named by its module (`defstruct id: nil` names fields).
+_ELIXIR_KINDS = {"defmodule": "module", "defprotocol": "interface", "defimpl": "impl"}
 # Module-level bindings define a name too (`MAX = 3`, `const x = ...`, `var V = ...`).
 _BINDINGS = frozenset({
     "expression_statement", "assignment", "lexical_declaration", "variable_declaration", "const_declaration",
@@ -320,8 +321,6 @@ def _definition(node, captures) -> Definition | None:
             first = first.child_by_field_name("left") or first
             if first.type == "call":
                 first = first.child_by_field_name("target") or first
-        if keyword == "defstruct":
-            return None  # a struct is named by its module: `defstruct id: nil` names fields
         display = _text(first)
         name = _last_word(display) if keyword in ("defmodule", "defprotocol", "defimpl") else display
         if keyword == "defimpl":  # `defimpl String.Chars, for: Bank.Account`, as Rust's impls read
@@ -375,14 +374,13 @@ def _definition(node, captures) -> Definition | None:
                           (node.start_byte, node.end_byte))
     if node_type in ("bind", "signature") and (node.parent is None or node.parent.type not in _HASKELL_TOP):
         return None  # a local binding, or `(x :: Double)` annotating a pattern
-    if node_type == "bind" and (node.child_by_field_name("name") is None
-                                or node.child_by_field_name("name").type != "variable"):
-        return None  # `(a, b) = ...` binds a pattern, not a name
-    if node_type == "bind" and _end_row(node) == node.start_point[0]:
-        name_node = _name_node(node)
-        return None if name_node is None else Definition(
-            _text(name_node), _text(name_node), "constant", node.start_point[0], node.start_point[0],
-            name_node.start_point[0], (node.start_byte, node.end_byte))
+    if node_type == "bind":
+        name_node = node.child_by_field_name("name")
+        if name_node is None or name_node.type != "variable":
+            return None  # `(a, b) = ...` binds a pattern, not a name
+        if _end_row(node) == node.start_point[0]:  # `limit = 3`: a value
+            return Definition(_text(name_node), _text(name_node), "constant", node.start_point[0],
+                              node.start_point[0], name_node.start_point[0], (node.start_byte, node.end_byte))
     named = captures.get("name")  # a pattern that says which node names the function (Lua)
     if named or node_type in _CLOSURE_TYPES:
         name_node = named[0] if named else node.child_by_field_name("name") or \
@@ -862,7 +860,7 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
             around = around.parent
         primary = _label(a, b, defs[j] if j >= 0 else None,
                          [d for d in defs[bisect.bisect_left(starts, a) : bisect.bisect_right(starts, b)]])
-        if primary is None or primary.start < a and not any(d.kind != "constant" for d in starting):
+        if primary is None or (primary.start < a and not any(d.kind != "constant" for d in starting)):
             # documentation cut apart from its definition is that definition's
             k = bisect.bisect_right(lead_starts, a) - 1
             if k >= 0 and b <= leads[k][1]:

@@ -133,6 +133,7 @@ def test_a_query_during_a_refresh_waits_for_it_and_answers_with_the_edit_saved_b
     command, env = hooked(["index", "--root", root], root / ".retrieval", pauses=[
         {"at": "replace:manifest", "paused": flags["paused"], "resume": flags["resume"]}])
     writer = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    query = None
     try:
         wait_for(flags["paused"], writer)
         query = subprocess.Popen([sys.executable, "-m", "retrieval.cli", "query", "--root", str(root), "--json", QUERY],
@@ -146,7 +147,7 @@ def test_a_query_during_a_refresh_waits_for_it_and_answers_with_the_edit_saved_b
         assert stdout == new and "previous snapshot" not in stderr
         assert writer.wait(timeout=60) == 0
     finally:
-        for proc in (writer, locals().get("query")):
+        for proc in (writer, query):
             if proc is not None and proc.poll() is None:
                 proc.kill()
                 proc.wait()
