@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import sys
 from dataclasses import replace
@@ -40,14 +41,18 @@ def _expected_errors():
 # Line separators JSON lets stand raw inside a string, which a reader splitting lines (Python's
 # splitlines, many editors) would cut a record at: written as escapes.
 _LINE_SEPARATORS = {"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _json(obj) -> str:
-    """One JSON document on one line, UTF-8 as it is, except the line separators above."""
+    """One JSON document on one line, UTF-8 as it is, except the line separators above and lone
+    surrogates (a root whose name is not UTF-8): escaped, or the line would not be UTF-8."""
     text = json.dumps(obj, ensure_ascii=False)
     if not text.isascii():
         for raw, escaped in _LINE_SEPARATORS.items():
             text = text.replace(raw, escaped)
+        if _SURROGATE.search(text):
+            text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text
 
 
@@ -69,11 +74,16 @@ def _rooted_globs(globs, root: str) -> tuple[str, ...]:
             inside = os.path.relpath(os.path.realpath(body), os.path.realpath(root))
             body = body if inside.startswith("..") else "./" + inside.replace(os.sep, "/")
         elif body.startswith(("./", "../")) and not here.startswith(".."):
-            inside = os.path.normpath(os.path.join(here, body)).replace(os.sep, "/")
+            # The directory they stand in is a name, not a glob (`app/[slug]`): escaped.
+            inside = os.path.normpath(os.path.join(_glob_escape(here), body)).replace(os.sep, "/")
             body = "./" + inside if not inside.startswith("..") else body
         slash = "/" if glob.endswith("/") and not body.endswith("/") else ""  # normpath drops it
         out.append(("!" if negated else "") + body + slash)
     return tuple(out)
+
+
+def _glob_escape(path: str) -> str:
+    return "".join("\\" + c if c in "*?[\\" else c for c in path)
 
 
 def _progress_sink(always: bool = True):
@@ -575,7 +585,9 @@ def status(root, as_json):
         if hint:
             click.echo(f"note: {hint}", err=True)
         return
-    click.echo(f"root: {root} ({DESCRIPTIONS[found.reason]})")
+    from .output import shown_path
+
+    click.echo(f"root: {shown_path(root)} ({DESCRIPTIONS[found.reason]})")
     for row in rows:
         if row["state"] in ("missing", "unavailable") and not row["files"]:
             # Nothing built: a row of zeros says less than what to do about it.

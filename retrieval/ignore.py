@@ -82,8 +82,9 @@ def _class_body(body: str) -> str:
     return "".join(out)
 
 
-def _translate(glob: str) -> str:
-    """Glob body -> regex body, with `*`, `?` and `[...]` never matching a `/`."""
+def _translate(glob: str, spelled_too: bool = False) -> str:
+    """Glob body -> regex body, with `*`, `?` and `[...]` never matching a `/`. `spelled_too`: a
+    bracket expression or a backslash also matches itself as written (see compile_globs)."""
     out: list[str] = []
     i, n = 0, len(glob)
     while i < n:
@@ -109,20 +110,30 @@ def _translate(glob: str) -> str:
         if c == "?":
             out.append("[^/]")
         elif c == "[":
-            j = _class_end(glob, i)
-            out.append("(?!/)[" + _class_body(glob[i + 1 : j]) + "]")
-            i = j
+            try:
+                j = _class_end(glob, i)
+                expression = "(?!/)[" + _class_body(glob[i + 1 : j]) + "]"
+                re.compile(expression)
+            except (_Malformed, re.error):
+                if not spelled_too:
+                    raise _Malformed(glob) from None
+                out.append(re.escape(c))  # `[unclosed`, `[z-a]`: only what is written
+            else:
+                out.append(f"(?:{expression}|{re.escape(glob[i : j + 1])})" if spelled_too else expression)
+                i = j
         elif c == "\\" and i + 1 < n:
             i += 1
-            out.append(re.escape(glob[i]))
+            escaped = re.escape(glob[i])
+            out.append(f"(?:{escaped}|{re.escape(glob[i - 1 : i + 1])})" if spelled_too else escaped)
         else:
             out.append(re.escape(c))
         i += 1
     return "".join(out)
 
 
-def compile_rule(line: str) -> Rule | None:
-    """One line of an ignore file -> Rule, or None for blanks and comments."""
+def compile_rule(line: str, *, spelled_too: bool = False) -> Rule | None:
+    """One line of an ignore file -> Rule, or None for blanks and comments. `spelled_too`: see
+    compile_globs."""
     line = line.rstrip("\n").rstrip("\r")
     # Trailing spaces are ignored unless escaped.
     stripped = line.rstrip(" ")
@@ -143,7 +154,7 @@ def compile_rule(line: str) -> Rule | None:
     anchored = "/" in line
     line = line.lstrip("/")
     try:
-        body = _translate(line)
+        body = _translate(line, spelled_too)
     except _Malformed:
         return None
     prefix = "" if anchored else "(?:.*/)?"
@@ -156,8 +167,8 @@ def compile_rule(line: str) -> Rule | None:
     return Rule(regex, negated, dir_only, literal)
 
 
-def _compile_lines(lines) -> list[Rule]:
-    return [r for r in (compile_rule(g) for g in lines) if r is not None]
+def _compile_lines(lines, spelled_too: bool = False) -> list[Rule]:
+    return [r for r in (compile_rule(g, spelled_too=spelled_too) for g in lines) if r is not None]
 
 
 def parse_ignore_text(text: str) -> list[Rule]:
@@ -167,8 +178,10 @@ def parse_ignore_text(text: str) -> list[Rule]:
 
 def compile_globs(globs) -> "RuleSet":
     """User globs (--include, --exclude, --path) with gitignore syntax, `!` included. A leading
-    `./` means the root, as a shell user writes it (to git, `./src` names nothing)."""
-    return RuleSet(_compile_lines(_from_root(g) for g in globs))
+    `./` means the root, as a shell user writes it (to git, `./src` names nothing). A bracket
+    expression or a backslash in one also matches itself as written: Next.js routes live in
+    directories named `[slug]`, which a glob would read as one letter of s, l, u, g."""
+    return RuleSet(_compile_lines((_from_root(g) for g in globs), spelled_too=True))
 
 
 def _from_root(glob: str) -> str:

@@ -614,6 +614,34 @@ def test_a_path_filter_from_a_subdirectory_works_through_a_linked_root_and_as_a_
         assert [h["path"] for h in payload["results"]] == ["src/util.py"], glob
 
 
+def test_a_path_filter_names_a_route_directory_whose_name_is_in_brackets(run, make_tree, monkeypatch):
+    root = make_tree({"app/[slug]/page.tsx": "export function renderSlugPage() { return 1 }\n",
+                      "app/s/page.tsx": "export function renderSlugPage() { return 2 }\n",
+                      "app/other/page.tsx": "export function renderSlugPage() { return 3 }\n"})
+    payload = json.loads(run("query", "--root", root, "renderSlugPage", "--path", "app/[slug]/**", "--json").stdout)
+    assert sorted(h["path"] for h in payload["results"]) == ["app/[slug]/page.tsx", "app/s/page.tsx"]
+    monkeypatch.chdir(root / "app" / "[slug]")
+    payload = json.loads(run("query", "--root", root, "renderSlugPage", "--path", "./page.tsx", "--json").stdout)
+    assert [h["path"] for h in payload["results"]] == ["app/[slug]/page.tsx"]
+
+
+def test_status_of_a_root_named_with_a_newline_and_a_byte_that_is_not_utf8_stays_one_line_and_valid_json(tmp_path):
+    root = os.path.join(os.fsencode(tmp_path), b"a\nb\xff")
+    os.mkdir(root)
+    with open(os.path.join(root, b"x.py"), "w") as fh:
+        fh.write("def zqweird():\n    pass\n")
+    env = dict(os.environ, RETRIEVAL_NO_SERVER="1", PYTHONIOENCODING="utf-8")
+    command = [sys.executable, "-m", "retrieval.cli", "status", "--root", root]
+    assert subprocess.run([sys.executable, "-m", "retrieval.cli", "index", "--root", root, "--retriever", "lexical"],
+                          capture_output=True, env=env).returncode == 0
+    text = subprocess.run(command, capture_output=True, env=env)
+    first = text.stdout.decode("utf-8").splitlines()[0]
+    assert first.startswith("root: ") and first.endswith("a\\nb\\udcff (given with --root)"), first
+    listing = subprocess.run([*command, "--json"], capture_output=True, env=env)
+    payload = json.loads(listing.stdout.decode("utf-8"))  # strict UTF-8: no raw byte 0xff in it
+    assert os.fsencode(payload["root"]) == root
+
+
 def test_json_lines_escape_the_line_separators_a_line_reader_would_cut_at(run, make_tree):
     root = make_tree({"a.py": "SEPARATORS = 'one\u2028two\u2029three\u0085four'  # separator_marker\n"})
     out = run("query", "--root", root, "separator_marker", "--jsonl", "--snippet-lines", "1").stdout

@@ -110,6 +110,18 @@ def test_a_user_glob_starting_with_dot_slash_is_anchored_at_the_root():
     assert ignore.matches_any(ignore.compile_globs(["./.github/**"]), ".github/workflows/ci.yml")
 
 
+def test_a_user_glob_also_names_the_path_it_spells_literally():
+    # Next.js routes live in directories named `[slug]`: as a glob that is a one-letter class.
+    rules = ignore.compile_globs(["app/[slug]/page.tsx", "./data/a\\b.txt", "x/[z-a].md", "[unclosed"])
+    assert ignore.matches_any(rules, "app/[slug]/page.tsx")
+    assert ignore.matches_any(rules, "app/s/page.tsx")  # still a glob
+    assert ignore.matches_any(rules, "data/a\\b.txt") and ignore.matches_any(rules, "data/ab.txt")
+    assert ignore.matches_any(rules, "x/[z-a].md") and ignore.matches_any(rules, "[unclosed")
+    assert not ignore.matches_any(rules, "app/[other]/page.tsx")
+    # Ignore files keep git's rules: there a bracket is a class only.
+    assert ignore.parse_ignore_text("app/[slug]/page.tsx\n")[0].regex.match("app/[slug]/page.tsx") is None
+
+
 # -- git as the oracle ---------------------------------------------------------------------------
 
 ORACLE_FILES = [

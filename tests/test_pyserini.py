@@ -227,10 +227,11 @@ def test_an_unfinished_version_is_collected_and_never_replaces_the_live_one(make
     # A writer that died after publishing its version but before committing the manifest.
     (rdir / "lucene-000002").mkdir()
     (rdir / ".tmp-dead").mkdir()
+    (rdir / ".tmp-dead.jsonl").write_text('{"id": "x", "contents": "spooled"}\n')  # its spool, a file
     (root / "src/new.py").write_text("def fresh_feature():\n    pass\n")
     service.refresh(root, "pi-serini")
     assert lucene_versions(root) == ["lucene-000002"]
-    assert not (rdir / ".tmp-dead").exists()
+    assert not (rdir / ".tmp-dead").exists() and not (rdir / ".tmp-dead.jsonl").exists()
     assert service.search(root, "fresh_feature", retriever="pi-serini").hits[0].source_path == "src/new.py"
 
 

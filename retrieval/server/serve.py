@@ -14,6 +14,7 @@ socket file stays behind and the next server (holding the lock) replaces it.
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import selectors
 import signal
@@ -25,7 +26,7 @@ import time
 import traceback
 
 from . import client, serving
-from .client import COMMANDS, environment, receive, send, serve_dir, shared_environment, socket_path, store_dir
+from .client import COMMANDS, environment, send, serve_dir, shared_environment, socket_path, store_dir
 from .runner import run_cli
 
 DEFAULT_IDLE_TIMEOUT = 1800.0  # seconds without a request before the server exits (0: never)
@@ -34,6 +35,7 @@ POLL_INTERVAL = 5.0  # without inotify: how often an idle server checks the stat
 HOUSEKEEPING = 2.0  # how often the server checks that its root, store and socket still exist
 REQUEST_TIMEOUT = 10.0  # a client must send its whole request within this
 MAX_STDIN = 64 << 20
+MAX_INCOMING = 128  # connections whose request is still arriving; beyond it the oldest is dropped
 
 
 class AlreadyRunning(RuntimeError):
@@ -136,6 +138,52 @@ def _bind(path: str) -> socket.socket:
     return sock
 
 
+class _Incoming:
+    """A connection whose request is still arriving. Its bytes are taken as they come (the socket
+    is non-blocking), so one slow or stalled client never delays another's answer."""
+
+    def __init__(self, conn: socket.socket, deadline: float):
+        self.conn, self.deadline = conn, deadline
+        self.data = bytearray()
+
+    def read(self) -> tuple[dict, bytes] | None:
+        """The whole request (header, stdin) once it is here, else None. ValueError: malformed;
+        ConnectionError: closed before the end."""
+        try:
+            chunk = self.conn.recv(1 << 20)
+        except (BlockingIOError, InterruptedError):
+            return None
+        if not chunk:
+            raise ConnectionError("the connection closed early")
+        self.data += chunk
+        return parse_request(self.data)
+
+
+def parse_request(data: bytes) -> tuple[dict, bytes] | None:
+    """(header, stdin) from the bytes of a request when they are all there, None while some are
+    missing; ValueError when they can never make a request (the framing of client.receive)."""
+    if len(data) < 4:
+        return None
+    size = int.from_bytes(data[:4], "big")
+    if size > client.MAX_HEADER:
+        raise ValueError("the header is too long")
+    if len(data) < 4 + size:
+        return None
+    try:
+        header = marshal.loads(bytes(data[4:4 + size]))
+    except (EOFError, TypeError, ValueError) as exc:
+        raise ValueError(f"not a header: {exc}") from None
+    if not isinstance(header, dict):
+        raise ValueError("the header is not a dict")
+    length = header.get("stdin_len", 0)
+    if type(length) is not int or not 0 <= length <= MAX_STDIN:
+        raise ValueError("bad payload lengths")
+    end = 4 + size + length
+    if len(data) < end:
+        return None
+    return header, bytes(data[4 + size:end])
+
+
 class Server:
     def __init__(self, root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, allowed_uid: int | None = None,
                  log=None):
@@ -219,6 +267,7 @@ class Server:
         watch_fd = self.warm.watcher.fileno()
         if watch_fd is not None:
             selector.register(watch_fd, selectors.EVENT_READ, "watch")
+        incoming: dict[socket.socket, _Incoming] = {}
         last_request = last_event = last_check = last_poll = time.monotonic()
         try:
             while not self.stopping:
@@ -226,18 +275,22 @@ class Server:
                 timeout = HOUSEKEEPING
                 if self.warm.dirty:
                     timeout = max(0.0, min(timeout, last_event + QUIET_BEFORE_REFRESH - now))
+                if incoming:
+                    timeout = max(0.0, min(timeout, min(i.deadline for i in incoming.values()) - now))
                 for key, _ in selector.select(timeout):
                     if key.data == "watch":
                         self.warm.note_events()
                         last_event = time.monotonic()
+                    elif key.data == "accept":
+                        self._accept(selector, incoming)
                     else:
-                        try:
-                            conn, _ = self.sock.accept()
-                        except OSError:
-                            continue
-                        self.handle(conn)
-                        last_request = time.monotonic()
+                        if self._receive(selector, incoming, key.data):
+                            last_request = time.monotonic()
+                        if self.stopping:
+                            break
                 now = time.monotonic()
+                for pending in [i for i in incoming.values() if i.deadline <= now]:
+                    self._drop(selector, incoming, pending)  # it sent no whole request in time
                 if (self.warm.dirty and now - last_event >= QUIET_BEFORE_REFRESH) or \
                         (watch_fd is None and now - last_poll >= POLL_INTERVAL):
                     last_poll = now
@@ -252,7 +305,57 @@ class Server:
                     return f"idle for {self.idle_timeout:g}s"
             return "stopped"
         finally:
+            for pending in list(incoming.values()):
+                self._drop(selector, incoming, pending)
             selector.close()
+
+    def _accept(self, selector, incoming: dict) -> None:
+        try:
+            conn, _ = self.sock.accept()
+        except OSError:
+            return
+        uid = peer_uid(conn)
+        if uid is not None and uid != self.allowed_uid:
+            self.say(f"refused a connection from uid {uid}")
+            with conn:
+                try:
+                    conn.settimeout(REQUEST_TIMEOUT)
+                    send(conn, {"ok": False, "error": "refused: another user"})
+                except OSError:
+                    pass
+            return
+        if len(incoming) >= MAX_INCOMING:
+            self._drop(selector, incoming, min(incoming.values(), key=lambda i: i.deadline))
+        conn.setblocking(False)
+        pending = _Incoming(conn, time.monotonic() + REQUEST_TIMEOUT)
+        incoming[conn] = pending
+        selector.register(conn, selectors.EVENT_READ, pending)
+
+    @staticmethod
+    def _drop(selector, incoming: dict, pending: _Incoming) -> None:
+        incoming.pop(pending.conn, None)
+        try:
+            selector.unregister(pending.conn)
+        except (KeyError, ValueError):
+            pass
+        pending.conn.close()
+
+    def _receive(self, selector, incoming: dict, pending: _Incoming) -> bool:
+        """Take what pending's client sent; once its request is whole, answer it. Whether it was."""
+        try:
+            request = pending.read()
+        except (OSError, ConnectionError):
+            self._drop(selector, incoming, pending)  # the client went away
+            return False
+        except ValueError as exc:
+            request = exc
+        if request is None:
+            return False
+        incoming.pop(pending.conn, None)
+        selector.unregister(pending.conn)
+        pending.conn.setblocking(True)
+        self.handle(pending.conn, request)
+        return True
 
     def _freshen(self) -> None:
         try:
@@ -263,21 +366,15 @@ class Server:
 
     # -- one request -------------------------------------------------------------------------
 
-    def handle(self, conn: socket.socket) -> None:
+    def handle(self, conn: socket.socket, request: tuple[dict, bytes] | ValueError) -> None:
+        """Answer one whole request (or say why it is malformed) and close the connection."""
         with conn:
             try:
                 conn.settimeout(REQUEST_TIMEOUT)
-                uid = peer_uid(conn)
-                if uid is not None and uid != self.allowed_uid:
-                    self.say(f"refused a connection from uid {uid}")
-                    send(conn, {"ok": False, "error": "refused: another user"})
+                if isinstance(request, ValueError):
+                    send(conn, {"ok": False, "error": f"malformed request: {request}"})
                     return
-                try:
-                    header, (stdin,) = receive(conn, "stdin_len", limit=MAX_STDIN)
-                except (ValueError, UnicodeError) as exc:
-                    send(conn, {"ok": False, "error": f"malformed request: {exc}"})
-                    return
-                send_reply = self.answer(header, stdin)
+                send_reply = self.answer(*request)
                 conn.settimeout(None)
                 send_reply(conn)
             except (OSError, ConnectionError):

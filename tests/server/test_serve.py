@@ -430,6 +430,45 @@ def test_a_malformed_request_gets_an_error_and_the_server_goes_on(sample_repo, s
     assert client.probe(store)["pid"] == pid
 
 
+def test_a_client_that_connects_and_stalls_holds_up_no_other_client(sample_repo, serve):
+    pid = serve(sample_repo)
+    store = client.store_dir(str(sample_repo))
+    path = client.socket_path(store)
+    with socket.socket(socket.AF_UNIX) as silent, socket.socket(socket.AF_UNIX) as halfway:
+        silent.connect(path)  # connects, sends nothing
+        halfway.connect(path)
+        halfway.sendall((50).to_bytes(4, "big") + b"\x00" * 3)  # a header that never ends
+        header, _ = client.call(store, {"op": "ping"}, reply_timeout=5)  # the server waited 10 s on each
+        assert header["ok"] and header["info"]["pid"] == pid
+        proc = cli("query", "--root", sample_repo, "parse config")
+        assert answered_by_server(proc) and proc.stdout.startswith(b"src/app/config.py")
+
+
+def test_a_request_that_never_arrives_whole_is_dropped_after_the_request_timeout(sample_repo, tmp_path, monkeypatch):
+    from retrieval.server import serve as serve_module
+
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "indexes"))
+    monkeypatch.setattr(serve_module, "REQUEST_TIMEOUT", 0.5)
+    server = serve_module.Server(str(sample_repo), idle_timeout=0)
+    server.start()
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        with socket.socket(socket.AF_UNIX) as stalled:
+            stalled.connect(client.socket_path(client.store_dir(str(sample_repo))))
+            stalled.sendall(b"\x00\x00")
+            stalled.settimeout(10)
+            started = time.monotonic()
+            assert stalled.recv(1) == b""  # closed by the server, with no answer
+            assert time.monotonic() - started < 5
+        header, _ = client.call(client.store_dir(str(sample_repo)), {"op": "ping"}, reply_timeout=5)
+        assert header["ok"]
+    finally:
+        server.stopping = True
+        thread.join(10)
+        server.close()
+
+
 def test_a_server_of_another_code_version_is_not_used(sample_repo, serve, monkeypatch, capsysbinary):
     serve(sample_repo)
     monkeypatch.setattr(client, "code_version", lambda: "0.0.0+elsewhere")
