@@ -10,6 +10,7 @@ best-measured retriever taking part (see LEADS).
 from __future__ import annotations
 
 import os
+import time
 
 from .fusion import append_below, as_spans, consolidate
 from .records import SearchHit, chunk_docid
@@ -92,9 +93,11 @@ def open_all(root: str, *, stale_ok: bool = False, progress=None, notes: list[st
     names, skipped = participants(root)
     notes.extend(skipped)
     engines = {}
+    # One wait for another writer in all: the store has one lock, and each index would wait anew.
+    wait_until = time.monotonic() + service._writer_wait()
     for name in names:
         kwargs = {"progress": progress} if progress else {}
-        engines[name] = service.open_index(root, name, stale_ok=stale_ok, notes=notes, **kwargs)
+        engines[name] = service.open_index(root, name, stale_ok=stale_ok, notes=notes, wait_until=wait_until, **kwargs)
     return AllEngine(engines)
 
 

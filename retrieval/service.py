@@ -649,8 +649,11 @@ def open_index(
     stale_ok: bool = False,
     progress: Progress = _quiet,
     notes: list[str] | None = None,
+    wait_until: float | None = None,
 ):
-    """A retriever attached to root's up-to-date index, building or refreshing it if needed."""
+    """A retriever attached to root's up-to-date index, building or refreshing it if needed.
+    `wait_until` (time.monotonic()): when to stop waiting for another writer, for callers opening
+    several indexes of one store (its one lock) within one wait."""
     root = os.path.abspath(root)
     if not os.path.isdir(root):
         raise DiscoveryError(f"root is not a directory: {root}")
@@ -679,10 +682,13 @@ def open_index(
         if not current:
             built = None  # the manifest is read again below
             wait = _writer_wait()
+            left = wait if wait_until is None else max(0.0, min(wait, wait_until - time.monotonic()))
             try:
-                refresh(root, name, progress=progress, lock_timeout=wait if manifest is not None else None)
+                refresh(root, name, progress=progress, lock_timeout=left if manifest is not None else None)
             except LockBusy:
-                notes.append(f"another process is still updating the index after {wait:g} s; {PREVIOUS_SNAPSHOT}")
+                note = f"another process is still updating the index after {wait:g} s; {PREVIOUS_SNAPSHOT}"
+                if note not in notes:  # said once for all the indexes of one store
+                    notes.append(note)
             except layout.StoreError as exc:
                 if manifest is None:
                     raise

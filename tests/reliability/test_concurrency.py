@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 
+import pytest
 from click.testing import CliRunner
 
 from retrieval.cli import main
@@ -258,3 +259,27 @@ def test_clean_waits_for_a_writer_and_a_writer_that_waited_for_a_clean_writes_no
     writer.join(timeout=60)
     assert errors and "removed while this process waited" in errors[0]
     assert not store.exists()
+
+
+@pytest.mark.extra("treesitter")
+def test_every_index_of_a_consolidated_query_shares_one_wait_for_another_writer(make_tree, monkeypatch):
+    """The store has one writer lock: `--retriever all` waited the whole writer wait for each of
+    its indexes in turn (five retrievers: 50 s) and said so once per index."""
+    from retrieval import multi, service
+
+    root = make_repo(make_tree)
+    for name in ("lexical", "treesitter"):
+        service.refresh(str(root), name)
+    change(root, "retry", 12)  # both indexes now stale
+    monkeypatch.setenv("RETRIEVAL_WRITER_WAIT", "1.5")
+    lock = WriterLock(str(root / ".retrieval" / "lock"))
+    lock.acquire(timeout=0)  # another writer, as far as the query can tell
+    try:
+        started = time.monotonic()
+        result = multi.search_all(str(root), QUERY)
+        waited = time.monotonic() - started
+    finally:
+        lock.release()
+    assert result.hits and result.stale
+    assert sum(service.PREVIOUS_SNAPSHOT in note for note in result.notes) == 1
+    assert 1.4 < waited < 2.9, waited  # one wait of 1.5 s, not one per index
