@@ -247,3 +247,22 @@ def test_a_qualified_name_in_its_exact_case_prefers_that_spelling_over_a_case_tw
     assert retriever.search_detailed("RouterGroup.handle", top_k=1)[0].symbol == "handle"
     # A spelling that matches neither exactly still finds both by their scope.
     assert {h.symbol for h in retriever.search_detailed("routergroup.HANDLE", top_k=2)} == {"handle", "Handle"}
+
+
+def test_a_language_whose_definitions_the_tree_tables_miss_keeps_the_patterns_definitions(run, make_tree):
+    """Julia's grammar shares `function_definition` with the tables but names its structs and
+    short functions otherwise: the tree alone found no definition where the patterns find each,
+    so a definition-name query ranked the caller first."""
+    from retrieval.chunking.ast import chunk_source
+
+    geometry = ("module Geometry\n\nstruct BoundingBox\n    xmin::Float64\n    xmax::Float64\nend\n\n"
+                "function expand(b::BoundingBox, margin)\n    BoundingBox(b.xmin - margin, b.xmax + margin)\nend\n\nend\n")
+    tiles = ("using .Geometry: BoundingBox, expand\n\n# a query box is expanded before the lookup\n"
+             "function visible_tiles(tiles, view)\n    box = expand(view, 0.5)\n"
+             "    [t for t in tiles if t.bbox == box]\nend\n")
+    assert all(c.definitions is None for c in chunk_source(geometry, "geometry.jl", language="julia"))
+    assert chunk_source(ROUTER, "routing.py", language="python")[0].definitions is not None
+    root = make_tree({"src/geometry.jl": geometry, "src/tiles.jl": tiles})
+    for name in ("expand", "BoundingBox"):
+        payload = json.loads(run("query", "--root", root, "--retriever", "treesitter", name, "--json").stdout)
+        assert payload["results"][0]["path"] == "src/geometry.jl", name

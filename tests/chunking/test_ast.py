@@ -616,6 +616,59 @@ def test_broken_syntax_still_gives_verbatim_chunks_with_definitions():
     assert chunks[-1].end_line == len(split_lines(text))
 
 
+def test_a_file_ending_inside_an_unclosed_block_is_chunked_whole():
+    """The parser closes what the file leaves open with an empty node after its last line (a file
+    being edited or cut short; Perl's data section after `__END__`): the splitter read a line that
+    is not there and the whole treesitter index failed on that one file."""
+    body = "".join(f"    total = total + compute_value_{i}(input, {i})\n" for i in range(60))
+    cases = [
+        ("package Greeter;\nsub hello { return 'hi' }\n1;\n__END__\n\n=head1 NAME\n\nGreeter - says hello\n",
+         "Greeter.pm", "perl"),
+        ("package x\n\nfunc f(input int) int {\n\ttotal := 0\n" + body.replace("    ", "\t").replace(" = ", " += ", 1), "x.go", "go"),
+        ("f() {\n  total=0\n" + "".join(f"  total=$((total + {i}))\n" for i in range(80)), "x.sh", "bash"),
+        ('resource "aws_vpc" "main" {\n' + "".join(f'  tag_{i} = "value-{i}-xxxxxxxxxxxxxxxxxxxx"\n' for i in range(40)),
+         "main.tf", "hcl"),
+        ("class A {\n  func f(input: Int) -> Int {\n    var total = 0\n" + body, "x.swift", "swift"),
+    ]
+    for text, path, language in cases:
+        chunks = chunks_of(text, path, language, policy=ChunkingPolicy())
+        assert_verbatim(text, chunks)
+        assert chunks[-1].end_line == len(split_lines(text)), path
+
+
+def test_yaml_nested_past_what_its_parser_survives_is_cut_by_lines_in_the_same_process():
+    """tree-sitter-yaml ends the process (SIGSEGV) past about 255 nested block collections."""
+    import subprocess
+    import sys
+
+    script = (
+        "from retrieval.chunking import ChunkingPolicy\n"
+        "from retrieval.chunking.ast import chunk_source\n"
+        "deep = ''.join('  ' * i + f'k{i}:\\n' for i in range(300)) + '  ' * 300 + 'v\\n'\n"
+        "compact = '- ' * 300 + 'x\\n'\n"
+        "for text in (deep, compact):\n"
+        "    chunks = chunk_source(text, 'deep.yaml', language='yaml', kind='config', policy=ChunkingPolicy())\n"
+        "    assert chunks and all(c.chunk_kind == '' for c in chunks)\n"
+        "usual = 'a:\\n  b:\\n    - c: 1\\n      d: 2\\n'\n"
+        "assert chunk_source(usual, 'ok.yaml', language='yaml', kind='config')[0].chunk_kind != ''\n"
+        "print('survived')\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "survived" in proc.stdout, (proc.returncode, proc.stderr[-2000:])
+
+
+def test_a_tree_the_chunker_mishandles_costs_its_file_the_ast_chunks_not_the_index(monkeypatch):
+    from retrieval.chunking import ast
+
+    def fails(*args, **kwargs):
+        raise IndexError("a chunker fault")
+
+    monkeypatch.setattr(ast, "_annotate", fails)
+    chunks = chunks_of(PYTHON, "pkg/mod.py", "python")
+    assert_verbatim(PYTHON, chunks)
+    assert all(c.chunk_kind == "" for c in chunks)  # by lines
+
+
 def test_deep_nesting_and_minified_files_are_bounded():
     depth = 5000
     nested = "x = " + "[" * depth + "1" + "]" * depth + "\n"
