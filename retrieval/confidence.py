@@ -22,7 +22,7 @@ import re
 from bisect import bisect_left
 
 from .lexical.bm25 import idf
-from .lexical.features import DEF
+from .lexical.features import def_term
 from .ranking import query_words
 from .text import split_identifier
 
@@ -139,5 +139,5 @@ def query_evidence(query: str, symbol_query: bool) -> tuple[list, list[str]]:
     """(word forms, definition terms) of a code-aware query, as `assess` takes them: a symbol query
     also counts whether a hit defines one of its words."""
     words = query_words(query)
-    defined = [DEF + w for w in dict.fromkeys(w.lower() for w in words)] if symbol_query else []
+    defined = list(dict.fromkeys(def_term(w) for w in words)) if symbol_query else []
     return word_forms(words, split_identifier), defined

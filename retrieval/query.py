@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from .lexical.features import DEF
+from .lexical.features import DEF, def_term
 from .ranking import RankingConfig, is_symbol_query, qualified_name, query_words, symbol_key
 from .text import tokenize
 
@@ -81,10 +81,10 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
     for word, weight in definitions.items():
         if not weight:
             continue
-        lowered = word.lower()
-        weights[DEF + lowered] = weights.get(DEF + lowered, 0.0) + weight
-        if word != lowered and config.exact_definition_weight:
+        key = def_term(word)
+        weights[key] = weights.get(key, 0.0) + weight
+        if DEF + word != key and config.exact_definition_weight:
             weights[DEF + word] = weights.get(DEF + word, 0.0) + weight * config.exact_definition_weight
     asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
-    named_defs = tuple(dict.fromkeys(DEF + w.lower() for w in code)) if long else ()
+    named_defs = tuple(dict.fromkeys(def_term(w) for w in code)) if long else ()
     return QueryPlan(weights, asked, symbol, long, named_defs)

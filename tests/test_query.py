@@ -1,7 +1,7 @@
 """How a query is read: bare identifiers, short questions, and long pasted reports."""
 from __future__ import annotations
 
-from retrieval.lexical.features import DEF
+from retrieval.lexical.features import DEF, def_term
 from retrieval.query import code_words, plan_query
 from retrieval.ranking import RankingConfig
 from retrieval.records import Document
@@ -74,8 +74,21 @@ def test_a_long_report_ranks_source_above_an_issue_template_that_shares_its_word
 
 def test_a_word_written_as_code_in_a_question_names_a_definition_as_strongly_as_a_bare_symbol():
     plan = plan_query("why does parse_args() drop flags", CONFIG)
-    assert plan.weights[DEF + "parse_args"] == CONFIG.code_definition_weight
+    assert plan.weights[def_term("parse_args")] == CONFIG.code_definition_weight
     assert plan.weights[DEF + "drop"] == CONFIG.definition_weight
+
+
+def test_a_name_asked_in_the_other_naming_convention_finds_its_definition():
+    assert def_term("client_ip") == def_term("ClientIP") == def_term("clientIp")
+    docs = [doc("context.go", "func (c *Context) ClientIP() string {\n\treturn c.remoteIP()\n}\n"),
+            doc("gin.go", "// the client IP is what ClientIP returns; the client ip of each request\n"
+                          "func handle(c *Context) {\n\tip := c.ClientIP()\n\tlog(ip, c.ClientIP())\n}\n"),
+            doc("StringUtils.java", "    public static boolean isBlank(final CharSequence cs) {\n        return cs == null;\n    }\n"),
+            doc("Other.java", "    public static boolean isNotBlank(final CharSequence cs) {\n        return !isBlank(cs) && !isBlank(cs);\n    }\n")]
+    retriever = LexicalRetriever()
+    retriever.index(docs)
+    assert retriever.search_detailed("client_ip", 1)[0].source_path == "context.go"
+    assert retriever.search_detailed("is_blank", 1)[0].source_path == "StringUtils.java"
 
 
 def test_a_question_naming_a_function_in_code_ranks_its_definition_above_heavier_users():

@@ -47,6 +47,26 @@ def test_definitions_are_recognised_across_languages():
     assert "print" not in defined_names("    return print(x)\n")
 
 
+JAVA_CLASS = ("/**\n * Assists in implementing hashCode for any class, with the rules laid out in\n"
+              " * Effective Java: a long Javadoc and a licence make the class's first chunk heavy.\n */\n"
+              "public class HashCodeBuilder implements Builder<Integer> {\n"
+              + "".join(f"    private static final int PRIME_{i} = {i};\n" for i in range(12)))
+JAVA_CONSTRUCTOR = "    public HashCodeBuilder(final int initial) {\n        total = initial;\n    }\n"
+
+
+def test_a_constructor_is_its_class_s_member_not_a_definition_of_the_class_name():
+    from retrieval.lexical.features import definitions_and_members, member_owners
+
+    owners = member_owners([JAVA_CLASS, JAVA_CONSTRUCTOR], "java")
+    assert definitions_and_members(JAVA_CONSTRUCTOR, "java", owners[1]) == (set(), {"HashCodeBuilder.HashCodeBuilder"})
+    assert "HashCodeBuilder" in definitions_and_members(JAVA_CLASS, "java", owners[0])[0]
+    assert defined_names("Router::Router(int n) {\n", "cpp") == set()  # out of its class, by its qualifier
+    retriever = LexicalRetriever()
+    end = JAVA_CLASS.count("\n")
+    retriever.index([doc("src/HashCodeBuilder.java", JAVA_CLASS), doc("src/HashCodeBuilder.java", JAVA_CONSTRUCTOR, end + 1)])
+    assert retriever.search_detailed("HashCodeBuilder", 2)[0].start_line == 1  # the class, not its constructor
+
+
 def test_test_files_rank_below_source_unless_the_query_asks_for_tests():
     body = "def retry_request(session):\n    return session.retry_request()\n"
     # (names the query does not spell out, so no file-name boost) the test file matches a little better (it says the words once more) and ranks first unpenalised

@@ -127,6 +127,14 @@ _IDENTIFIERS = frozenset({
     "dot_index_expression", "method_index_expression", "IDENTIFIER", "function_name", "simple_name",
 })
 _UNWRAP = frozenset({"export_statement", "decorated_definition", "template_declaration", "export_declaration"})
+# Wrappers of one definition only: Go's `type X struct {...}` (a group `type (...)` holds several).
+_UNWRAP_ONE = frozenset({"type_declaration"})
+
+
+def _wraps(node) -> bool:
+    """Whether node wraps a definition (an export, decorators, Go's `type` keyword) whose leading
+    lines stay with it."""
+    return node.type in _UNWRAP or (node.type in _UNWRAP_ONE and node.named_child_count == 1)
 # Text, not structure: too big, such a node is cut by lines. Split into its children (quotes, content,
 # interpolations) a docstring's opening quotes went with the class header and its text to the next chunk.
 _TEXT_NODES = frozenset({"string", "string_literal", "raw_string_literal", "template_string",
@@ -282,7 +290,7 @@ def _handed_on(node) -> list:
     block). Only comments indented no deeper than the definition itself, with code before them
     and a definition right after them; [] when there are none."""
     following = node.next_named_sibling
-    if following is None or (following.type not in _KINDS and following.type not in _UNWRAP):
+    if following is None or (following.type not in _KINDS and not _wraps(following)):
         return []
     inner = node
     for _ in range(MAX_DEPTH):
@@ -428,7 +436,7 @@ def _definition(node, captures) -> Definition | None:
                 display = f"{owner}.{name}"
     start = span_node.start_point[0]
     parent = span_node.parent
-    if parent is not None and parent.type in _UNWRAP:  # decorators, `export`, `template<...>`
+    if parent is not None and _wraps(parent):  # decorators, `export`, `template<...>`
         start = parent.start_point[0]
     return Definition(name, display if display != name else name, kind, start, _end_row(span_node),
                       name_node.start_point[0], (span_node.start_byte, span_node.end_byte))
@@ -472,7 +480,7 @@ def _bindings(root) -> list[Definition]:
     """Module-level bindings (`MAX = 3`, `export const x = ...`, Go `var`/`const`)."""
     out = []
     for child in root.named_children:
-        while child.type in _UNWRAP or (child.type == "expression_statement" and child.named_child_count == 1):
+        while _wraps(child) or (child.type == "expression_statement" and child.named_child_count == 1):
             inner = child.named_children[-1] if child.named_child_count else None
             if inner is None or inner.type == child.type:
                 break
@@ -577,7 +585,7 @@ def _definition_keys(node) -> tuple:
     """The byte ranges under which `node` may be a definition: its own and, for a wrapper (an
     export, a decorated definition), the wrapped node's."""
     keys = ((node.start_byte, node.end_byte),)
-    if node.type in _UNWRAP and node.named_child_count:
+    if _wraps(node) and node.named_child_count:
         inner = node.named_children[-1]
         keys += ((inner.start_byte, inner.end_byte),)
     return keys
@@ -649,8 +657,7 @@ class _Splitter:
             items.append([a, b, alone is not None, True, True])  # a leaf too big: cut by lines later
             return handed
         # A decorated or exported definition is fenced once, around its decorators too.
-        fenced = (alone is not None or node.type in _UNWRAP) and not (
-            node.parent is not None and node.parent.type in _UNWRAP)
+        fenced = (alone is not None or _wraps(node)) and not (node.parent is not None and _wraps(node.parent))
         if fenced:
             items.append(self.FENCE)
             if prefix:
@@ -866,7 +873,7 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
     chunks: list[Chunk] = []
     for a, b, cut in spans:
         inside = [defs[i] for _, i in name_rows[bisect.bisect_left(name_keys, a) : bisect.bisect_right(name_keys, b)]]
-        names = tuple(dict.fromkeys(d.name for d in inside if d.kind != "test"))
+        names = tuple(dict.fromkeys(d.name for d in inside if d.kind != "test" and not _constructor(d)))
         starting = [d for d in inside if d.start >= a]
         # The innermost definition around the chunk and larger than it: an ancestor of the last
         # definition starting at or before the chunk (definitions nest by lines).
@@ -998,6 +1005,14 @@ def _yaml_nesting(lines: list[str]) -> int:
         compact = _YAML_COMPACT.match(body).group()
         deepest = max(deepest, len(stack) + compact.count("-") + compact.count("?"))
     return deepest
+
+
+def _constructor(d: Definition) -> bool:
+    """A constructor named after its class (Java, C#, C++, Dart): it does not define the class's
+    name, or a query naming the class finds a short constructor before the class itself. Its scope
+    path (`HashCodeBuilder.HashCodeBuilder`) still places it."""
+    parent = d.parent
+    return d.kind in _FUNCTION_LIKE and parent is not None and parent.name == d.name and parent.kind not in _FUNCTION_LIKE
 
 
 def _mostly_error(root, n_bytes: int) -> bool:

@@ -18,9 +18,17 @@ from ..lazyre import LazyPattern as lazy_compile
 from ..text import split_identifier, term_counts
 
 DEF = "\u00a7"
+
+
+def def_term(name: str) -> str:
+    """The term a definition of `name` is indexed and asked under: lower case, without underscores,
+    so a name asked in the other naming convention still finds it (`client_ip` -> `ClientIP`,
+    `isBlank` -> `is_blank`). Its exact spelling is a second term (chunk_terms)."""
+    squashed = name.lower().replace("_", "")
+    return DEF + (squashed or name.lower())
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 7
+VERSION = 9
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -94,7 +102,8 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
     go = language == "go"
     at = [offset for offset, _ in owners] if owners else []
 
-    def member(name: str, offset: int) -> None:
+    def member(name: str, offset: int) -> str:
+        """Record `owner.name` for a definition at offset; its owner's name ("" for none)."""
         i = bisect_right(at, offset) - 1
         owner = owners[i][1] if i >= 0 else ""
         if go:
@@ -103,6 +112,7 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
                 owner = m.group(1)
         if owner:
             members.add(f"{owner}.{name}")
+        return owner
 
     for m in _KEYWORD_DEF.finditer(text):
         names.add(m.group(1))
@@ -116,11 +126,15 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
         signature = _QUALIFIED_SIGNATURE_DEF if language in ("cpp", "objc") else _SIGNATURE_DEF
         for m in signature.finditer(text):
             qualifier, _, name = m.group(1).rpartition("::")
-            names.add(name)
             if qualifier:  # C++'s out-of-class definition names its owner: `void Router::add(`
-                members.add(f"{qualifier.rpartition('::')[2]}.{name}")
-            elif owners is not None:
-                member(name, m.start())
+                owner = qualifier.rpartition("::")[2]
+                members.add(f"{owner}.{name}")
+            else:
+                owner = member(name, m.start()) if owners is not None else ""
+            # A constructor (`public HashCodeBuilder(`, `Router::Router(`) is its class's member, not
+            # a definition of the class's name: that made the short constructor the class's hit.
+            if owner != name:
+                names.add(name)
     if language in _METHOD_LANGUAGES:
         for m in _METHOD_DEF.finditer(text):
             names.add(m.group(1))
@@ -161,9 +175,9 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
     # Each with its exact spelling too: `Vitest` prefers `class Vitest` over `const vitest`, and
     # `Sinatra::Helpers` the module over the method `Sinatra.helpers`.
     for name in (*names, *members):
-        lowered = name.lower()
-        counts[DEF + lowered] += 1
-        if name != lowered:
+        key = def_term(name)
+        counts[key] += 1
+        if DEF + name != key:
             counts[DEF + name] += 1
     return counts
 

@@ -530,12 +530,18 @@ def test_other_languages_find_their_definitions():
         ("a.sh", "bash"): ("deploy() {\n  echo hi\n}\n", {"deploy"}),
         ("a.zig", "zig"): ("const Foo = struct {\n    pub fn bar(self: Foo) void {\n        const local = 1;\n"
                            "        _ = local;\n    }\n};\npub fn main() void {}\n", {"Foo", "bar", "main"}),
-        ("a.ps1", "powershell"): ("function Get-Thing {\n  param($x)\n}\nclass Widget {\n}\n", {"Widget"}),
     }
     for (path, language), (text, expected) in samples.items():
         chunks = chunks_of(text, path, language)
         assert_verbatim(text, chunks)
         assert expected <= defined(chunks), (language, defined(chunks))
+    # A grammar whose definition nodes were not checked: the patterns say what it defines, whole.
+    from retrieval.lexical.features import defined_names
+
+    text = "function Get-Thing {\n  param($x)\n}\nclass Widget {\n}\n"
+    chunks = chunks_of(text, "a.ps1", "powershell")
+    assert all(c.definitions is None for c in chunks)
+    assert "Widget" in set().union(*(defined_names(c.text, "powershell") for c in chunks))
     zig = chunks_of(samples[("a.zig", "zig")][0], "a.zig", "zig")
     assert "local" not in defined(zig)  # a local constant is no definition
 
@@ -614,6 +620,32 @@ def test_broken_syntax_still_gives_verbatim_chunks_with_definitions():
     assert_verbatim(text, chunks)
     assert {"Outer", "make_handler"} <= defined(chunks)
     assert chunks[-1].end_line == len(split_lines(text))
+
+
+def test_a_go_struct_too_big_for_one_chunk_keeps_its_doc_and_header_with_its_first_fields():
+    """`type X struct` is a type_spec inside a type_declaration: unwrapped like an export, or its
+    doc comment and first line joined the small functions before it (gin's Engine)."""
+    helpers = "".join(f"// Helper{i} returns a constant.\nfunc Helper{i}() int {{\n\treturn {i}\n}}\n\n" for i in range(4))
+    fields = "".join(f"\t// Field{i} is documented.\n\tField{i} string\n" for i in range(60))
+    text = f"package server\n\n{helpers}// Server serves requests.\n// It holds every setting.\ntype Server struct {{\n{fields}}}\n"
+    chunks = chunks_of(text, "server.go", "go", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    doc = split_lines(text).index("// Server serves requests.\n") + 1
+    (head,) = [c for c in chunks if c.start_line <= doc <= c.end_line]
+    assert head.start_line == doc and head.symbol == "Server" and "Server" in head.definitions
+    assert all(c.context == "Server" for c in chunks if c.start_line > doc)
+    grouped = "package x\n\ntype (\n\tA int\n\tB string\n)\n"
+    assert {"A", "B"} <= defined(chunks_of(grouped, "x.go", "go"))
+
+
+def test_a_constructor_does_not_define_its_class_s_name():
+    text = ("public class Fraction {\n    private int numerator;\n\n"
+            "    public Fraction(int numerator) {\n        this.numerator = numerator;\n    }\n\n"
+            "    public int value() {\n        return numerator;\n    }\n}\n")
+    chunks = chunks_of(text, "Fraction.java", "java", policy=TINY)
+    constructor = next(c for c in chunks if "public Fraction(" in c.text)
+    assert constructor.context == "Fraction.Fraction" and "Fraction" not in constructor.definitions
+    assert "Fraction" in chunks[0].definitions
 
 
 def test_a_file_ending_inside_an_unclosed_block_is_chunked_whole():
