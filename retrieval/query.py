@@ -83,7 +83,7 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
             continue
         key = def_term(word)
         weights[key] = weights.get(key, 0.0) + weight
-        if DEF + word != key and config.exact_definition_weight:
+        if word != word.lower() and config.exact_definition_weight:
             weights[DEF + word] = weights.get(DEF + word, 0.0) + weight * config.exact_definition_weight
     asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
     named_defs = tuple(dict.fromkeys(def_term(w) for w in code)) if long else ()

@@ -36,8 +36,13 @@ _VENDOR_PATH = re.compile(
     r"(^|/)(vendor|vendored|third[_-]?party|external|extern)(/|$)|[-.]v?\d+\.\d+\.\d+(\.min)?\.[a-z]+$",
     re.IGNORECASE,
 )
-# Generated: minified bundles, protobuf output.
-_GENERATED_PATH = re.compile(r"(\.min\.[a-z]+$|\.pb\.go$|_pb2\.py$|\.generated\.|(^|/)generated(/|$))", re.IGNORECASE)
+# Generated: minified bundles, protobuf and gRPC output, and the suffixes code generators mark their
+# files with (`client.gen.ts`, `zz_generated.deepcopy.go`, `model.g.dart`, `Form1.Designer.cs`).
+_GENERATED_PATH = re.compile(
+    r"\.min\.[a-z]+$|\.pb\.(go|cc|h)$|_pb2(_grpc)?\.pyi?$|\.generated\.|(^|/)generated(/|$)"
+    r"|\.gen\.[a-z]+$|_generated\.[a-z]+$|(^|/)zz_generated\.|\.g\.dart$|\.freezed\.dart$|\.designer\.cs$",
+    re.IGNORECASE,
+)
 # A language tag as a directory name: `en`, `ja`, `zh-hant`, `pt_BR`, `zh-CN`.
 _LOCALE_DIR = re.compile(r"[a-z]{2}(?:[-_][A-Za-z]{2,4})?")
 _DOCS_DIR = re.compile(r"(^|/)(docs?|documentation)/", re.IGNORECASE)  # doc/conf.py, docs/examples/x.py
@@ -229,6 +234,11 @@ def name_prior(path: str, symbol: str | None, query_terms: set[str], config: Ran
     return 1.0
 
 
+def _english(path: str) -> bool:
+    """Whether a page's language-tag directory says English (`docs/en/docs/a.md`)."""
+    return any(part == "en" or part[:3] in ("en-", "en_") for part in path.split("/")[:-1])
+
+
 def translation_keys(path: str) -> tuple[str, ...]:
     """The path with each language-tag directory in turn replaced by `*`: `docs/ja/docs/a.md` ->
     ("docs/*/docs/a.md",). Two pages sharing a key are one page in two languages."""
@@ -260,16 +270,25 @@ def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig,
         rest.extend(entries[1:])
     if page_keys is not None and config.one_page_per_translation:
         firsts.sort(key=lambda e: -e[0])
-        seen: dict[str, str] = {}
-        distinct = []
+        seen: dict[str, int] = {}  # page key -> its place in distinct
+        distinct: list = []
         for entry in firsts:
             keys = page_keys(entry[1])
-            if any(seen.get(k, entry[1]) != entry[1] for k in keys):
-                rest.append(entry)  # a translation of a page already listed
+            slot = next((seen[k] for k in keys if k in seen), None)
+            if slot is None:
+                for k in keys:
+                    seen[k] = len(distinct)
+                distinct.append(entry)
                 continue
-            for k in keys:
-                seen.setdefault(k, entry[1])
-            distinct.append(entry)
+            held = distinct[slot]
+            if _english(entry[1]) and not _english(held[1]):
+                # The page is shown in English, at the place its best-scoring copy earned: a shorter
+                # CJK or a stemmed-alike Spanish copy often scores higher than the original.
+                distinct[slot] = (held[0], entry[1], entry[2])
+                for k in keys:
+                    seen.setdefault(k, slot)
+                entry = (entry[0], held[1], held[2])
+            rest.append(entry)  # a translation of a page already listed
         firsts = distinct
     if config.diversify:
         ordered = sorted(firsts, key=lambda e: -e[0]) + sorted(rest, key=lambda e: -e[0])

@@ -345,6 +345,8 @@ def test_files_with_unknown_extensions_are_not_discovered_by_default(make_tree):
         ("Dockerfile", ("dockerfile", "config")),
         ("Makefile", ("make", "config")),
         ("CMakeLists.txt", ("cmake", "config")),
+        ("BUILD.bazel", ("starlark", "config")),
+        ("rules.bzl", ("starlark", "code")),  # where Bazel's rules are defined
         ("unknown.xyz", ("", "")),
     ],
 )

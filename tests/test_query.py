@@ -44,9 +44,9 @@ def test_a_long_report_mentioning_tests_and_docs_does_not_ask_for_them():
 def test_only_words_written_as_code_name_definitions_in_a_long_report():
     plan = plan_query(report("crash on save", "calling `flush` then store.sync() and write_all fails"), CONFIG)
     for name in ("flush", "sync", "write_all"):
-        assert DEF + name in plan.weights
+        assert def_term(name) in plan.weights
     for word in ("fails", "calling", "save", "crash"):  # prose, in the body or the title
-        assert DEF + word not in plan.weights
+        assert def_term(word) not in plan.weights
 
 
 def test_code_words_are_calls_attributes_compounds_and_quoted_names():

@@ -67,6 +67,17 @@ def test_a_constructor_is_its_class_s_member_not_a_definition_of_the_class_name(
     assert retriever.search_detailed("HashCodeBuilder", 2)[0].start_line == 1  # the class, not its constructor
 
 
+def test_a_code_block_in_a_page_defines_nothing():
+    from retrieval.lexical.features import chunk_terms, def_term
+
+    block = "# Server components\n\n```ts\nexport const createCallerFactory = t.createCallerFactory;\n```\n"
+    assert def_term("createCallerFactory") not in chunk_terms("docs/server.mdx", block, language="markdown")
+    assert def_term("createCallerFactory") in chunk_terms("src/router.ts", block.split("\n")[3], language="typescript")
+    docs = [doc("docs/server.md", block, kind="docs"),
+            doc("src/router.ts", "export function createCallerFactory() {\n  return (router) => router;\n}\n")]
+    assert ranked_paths(docs, "createCallerFactory")[0] == "src/router.ts"
+
+
 def test_test_files_rank_below_source_unless_the_query_asks_for_tests():
     body = "def retry_request(session):\n    return session.retry_request()\n"
     # (names the query does not spell out, so no file-name boost) the test file matches a little better (it says the words once more) and ranks first unpenalised
@@ -157,7 +168,8 @@ def test_locals_calls_imports_and_trait_impls_are_not_definitions():
 
 def test_copied_in_releases_and_generated_files_rank_below_source():
     body = "function tokenize(input) {\n  return input.split(' ')\n}\n"
-    for other in ("static/jquery-3.5.1.js", "dist/app.min.js"):
+    for other in ("static/jquery-3.5.1.js", "dist/app.min.js", "client/core/serverSentEvents.gen.ts",
+                  "api/v1/zz_generated.deepcopy.go", "lib/model.g.dart"):
         docs = FILLER + [doc(other, body + "tokenize(input)\ntokenize(input)\n"), doc("src/lexer.js", body)]
         assert ranked_paths(docs, "tokenize input")[0] == "src/lexer.js", other
         assert ranked_paths(docs, "tokenize input", vendor_penalty=1.0, generated_penalty=1.0)[0] == other

@@ -83,6 +83,18 @@ def test_a_page_and_its_translations_are_one_result():
     assert len([p for p in switched[:3] if p.endswith("tutorial/dependencies.md")]) == 3
 
 
+def test_a_page_whose_translation_scores_higher_is_shown_in_english_at_the_translation_s_place():
+    english = ("Dependencies are resolved before the path operation runs, then cached for the request, so that each "
+               "one runs once and its value is shared by every dependant of the request that asks for it again later.\n")
+    # Shorter, and stemmed alike (resolver -> resolv): the Spanish copy outscores the original.
+    spanish = "Dependencias resueltas: resolved dependencies, path operation.\n"
+    docs = FILLER + [doc("docs/en/docs/tutorial/dependencies.md", english, kind="docs"),
+                     doc("docs/es/docs/tutorial/dependencies.md", spanish, kind="docs")]
+    query = "dependencies resolved path operation"
+    assert ranked_paths(docs, query, one_page_per_translation=False)[0] == "docs/es/docs/tutorial/dependencies.md"
+    assert ranked_paths(docs, query)[:2] == ["docs/en/docs/tutorial/dependencies.md", "docs/es/docs/tutorial/dependencies.md"]
+
+
 def test_two_letter_code_directories_are_not_translations():
     # only prose is collapsed: `io/` and `os/` code files with one name stay two results
     body = "def read_buffer(size):\n    return size\n"

@@ -28,7 +28,7 @@ def def_term(name: str) -> str:
     return DEF + (squashed or name.lower())
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 9
+VERSION = 10
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -87,6 +87,7 @@ _SIGNATURE_LANGUAGES = frozenset(
     "c cpp objc java csharp javascript typescript php dart groovy swift kotlin scala vue svelte solidity".split()
 )
 _SHELL_LANGUAGES = frozenset({"bash", "powershell"})
+_PROSE = frozenset({"markdown", "rst", "text", "asciidoc", "org", "tex"})
 
 
 def defined_names(text: str, language: str = "") -> set[str]:
@@ -168,16 +169,18 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
     if path_weight:
         for term in path_terms(path):
             counts[term] += path_weight
-    if definitions is None:
+    if definitions is None and language in _PROSE:
+        # A code block in a page defines nothing: the page outranked the source it quotes.
+        names, members = (), ()
+    elif definitions is None:
         names, members = definitions_and_members(text, language, owners)
     else:
         names, members = set(definitions), ()  # its scope path (context) places it: see scope_factors
     # Each with its exact spelling too: `Vitest` prefers `class Vitest` over `const vitest`, and
     # `Sinatra::Helpers` the module over the method `Sinatra.helpers`.
     for name in (*names, *members):
-        key = def_term(name)
-        counts[key] += 1
-        if DEF + name != key:
+        counts[def_term(name)] += 1
+        if name != name.lower():
             counts[DEF + name] += 1
     return counts
 
