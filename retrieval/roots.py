@@ -1,9 +1,12 @@
 """Which root a command means when it is not given `--root`: found the way git finds its repository.
 
 From the current directory upwards, the nearest directory that already has an index (its own
-`.retrieval`, or a store for it under RETRIEVAL_INDEX_DIR) wins, so a query from a subdirectory
-searches the index built above it instead of building a second one. Without an index anywhere
-above, the nearest repository root (a `.git` directory or file) is used, else the current directory.
+`.retrieval`, or a store for it under RETRIEVAL_INDEX_DIR, holding a committed index) wins, so a
+query from a subdirectory searches the index built above it instead of building a second one. An
+index above the repository the directory is in counts only when it is a repository's too (a
+superproject's, around its submodules): a plain directory's (a stray query from a parent folder, a
+home-wide index) never answers for the projects below it. Without an index, the nearest repository
+root (a `.git` directory or file) is used, else the current directory.
 """
 from __future__ import annotations
 
@@ -29,10 +32,14 @@ def _ancestors(start: str):
 
 
 def has_index(path: str) -> bool:
+    """Whether path's store holds a committed index of some retriever: a store a first build
+    left before its first commit (killed, interrupted) is not one."""
     store = layout.store_dir(path)
-    return os.path.isfile(os.path.join(store, "STORE.json")) or os.path.isdir(
-        os.path.join(path, layout.STORE_DIRNAME)
-    )
+    try:
+        names = os.listdir(store)
+    except OSError:
+        return False
+    return any(os.path.isfile(layout.manifest_path(store, name)) for name in names)
 
 
 def find_root(given: str | None = None, start: str | None = None) -> Root:
@@ -41,14 +48,14 @@ def find_root(given: str | None = None, start: str | None = None) -> Root:
     if given is not None:
         return Root(os.path.abspath(given), "given")
     start = os.path.abspath(start or os.getcwd())
-    chain = list(_ancestors(start))
-    for path in chain:
-        if has_index(path):
+    repository = None
+    for path in _ancestors(start):
+        is_repository = os.path.exists(os.path.join(path, ".git"))
+        if has_index(path) and (repository is None or is_repository):
             return Root(path, "index")
-    for path in chain:
-        if os.path.exists(os.path.join(path, ".git")):
-            return Root(path, "repository")
-    return Root(start, "cwd")
+        if is_repository and repository is None:
+            repository = path
+    return Root(repository, "repository") if repository is not None else Root(start, "cwd")
 
 
 def _same_directory(a: str, b: str) -> bool:
@@ -59,12 +66,13 @@ def _same_directory(a: str, b: str) -> bool:
 
 
 def too_broad(found: Root) -> str | None:
-    """Why a root that only the current directory chose must not be indexed unasked, else None.
+    """Why a root the current directory chose (itself, or the repository around it) must not be
+    indexed unasked, else None.
 
     Run from the home directory or `/` outside any repository, a first query would index every
     project, download and mail folder below it (hours, gigabytes) when the user most likely
     meant to be in a project. Given with --root, or already indexed, it is what was asked for."""
-    if found.reason != "cwd":
+    if found.reason not in ("cwd", "repository"):  # a home kept in git (dotfiles) is no project either
         return None
     path = found.path
     if os.path.dirname(path) == path:

@@ -9,12 +9,37 @@ def test_a_given_root_is_used_as_it_is(tmp_path):
     assert find_root(str(tmp_path / "x"), start=str(tmp_path)) == (str(tmp_path / "x"), "given")
 
 
-def test_the_nearest_directory_with_an_index_wins_over_a_nearer_repository(tmp_path):
+def indexed(path):
+    (path / ".retrieval" / "lexical").mkdir(parents=True)
+    (path / ".retrieval" / "lexical" / "manifest.json").write_text("{}")
+
+
+def test_a_superproject_s_index_wins_over_a_nearer_submodule(tmp_path):
     deep = tmp_path / "mono" / "pkg" / "src"
     deep.mkdir(parents=True)
-    (tmp_path / "mono" / ".retrieval").mkdir()
-    (tmp_path / "mono" / "pkg" / ".git").mkdir()
+    (tmp_path / "mono" / ".git").mkdir()
+    indexed(tmp_path / "mono")
+    (tmp_path / "mono" / "pkg" / ".git").write_text("gitdir: ../.git/modules/pkg\n")
     assert find_root(start=str(deep)) == (str(tmp_path / "mono"), "index")
+
+
+def test_a_plain_directory_s_index_never_answers_for_a_repository_below_it(tmp_path):
+    """A query once run (or killed) in ~/src, or an index of all of home, answered every project
+    below it with other projects' files, and refreshed all of them on each query."""
+    deep = tmp_path / "src" / "repo" / "lib"
+    deep.mkdir(parents=True)
+    (tmp_path / "src" / "repo" / ".git").mkdir()
+    indexed(tmp_path / "src")
+    assert find_root(start=str(deep)) == (str(tmp_path / "src" / "repo"), "repository")
+    assert find_root(start=str(tmp_path / "src")) == (str(tmp_path / "src"), "index")
+    indexed(tmp_path / "src" / "repo" / "lib")
+    assert find_root(start=str(deep)) == (str(deep), "index")  # an index inside the repository does
+
+
+def test_a_store_no_build_ever_committed_to_is_no_index(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / ".retrieval" / "lexical").mkdir(parents=True)  # a first build killed before its commit
+    assert find_root(start=str(tmp_path / "pkg")) == (str(tmp_path / "pkg"), "cwd")
 
 
 def test_without_an_index_the_repository_root_is_used(tmp_path):
@@ -100,3 +125,25 @@ def test_status_at_home_names_commands_that_work_there(run, tmp_path, monkeypatc
     assert f"lexical: missing (build it with `retrieval index --retriever lexical --root {tmp_path}`)" in result.stdout
     assert result.stderr.strip().endswith("to index everything below it")
     assert "first `retrieval query`" not in result.stderr
+
+
+def test_the_client_of_a_running_server_picks_the_same_root(tmp_path, monkeypatch):
+    from retrieval.server.client import _root_of
+
+    deep = tmp_path / "src" / "repo" / "lib"
+    deep.mkdir(parents=True)
+    (tmp_path / "src" / "repo" / ".git").mkdir()
+    indexed(tmp_path / "src")
+    monkeypatch.chdir(deep)
+    assert _root_of(["query", "x"]) == find_root().path == str(tmp_path / "src" / "repo")
+
+
+def test_a_home_kept_in_git_is_still_not_indexed_unasked_from_a_folder_below_it(run, tmp_path, monkeypatch):
+    (tmp_path / ".git").mkdir()  # dotfiles
+    (tmp_path / "Downloads").mkdir()
+    (tmp_path / "Downloads" / "notes.md").write_text("# where tokens are refreshed\n")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path / "Downloads")
+    result = run("query", "tokens")
+    assert result.exit_code == 1 and "is your home directory, not a project" in result.stderr
+    assert not (tmp_path / ".retrieval").exists()

@@ -35,6 +35,9 @@ MAX_DEPTH = 40  # deeper nesting is cut by lines: bounded time, no recursion err
 MAX_SCOPE = 12  # levels a breadcrumb names (the innermost ones)
 ALONE_SHARE = 0.5  # a definition at least this share of the budget is a chunk of its own
 MIN_SPAN = 300  # a span smaller than this (in characters) joins a neighbour
+# A definition this far over the budget, most of it documentation, stays whole: cut, a Javadoc
+# longer than its three-line method was a chunk of its own and the method joined the next Javadoc.
+WHOLE_SLACK = 1.25
 TINY = 48  # a span this small (in characters) joins its predecessor (a closing brace, `end`)
 
 # Definition node types -> the kind they define. Node type names mean the same thing across the
@@ -619,6 +622,13 @@ class _Splitter:
     def fits(self, a: int, b: int) -> bool:
         return self.size(a, b) <= self.budget and b - a < self.max_lines
 
+    def _mostly_documentation(self, a: int, node, b: int) -> bool:
+        """A definition a little over the budget whose documentation is most of it: kept whole."""
+        doc_end = node.start_point[0] - 1
+        total = self.size(a, b)
+        return (total <= WHOLE_SLACK * self.budget and b - a < self.max_lines and doc_end >= a
+                and 2 * self.size(a, doc_end) >= total)
+
     def split(self, root) -> list[list]:
         items: list = []
         self._flatten(root.children, 0, items)
@@ -648,7 +658,7 @@ class _Splitter:
             handed = _handed_on(node)
             stop = handed[0].start_byte if handed else None
         b = _end_row(node) if stop is None or stop >= node.end_byte else max(a, _row_before(node, stop))
-        if self.fits(a, b):
+        if self.fits(a, b) or (alone is not None and prefix and self._mostly_documentation(a, node, b)):
             # [start, end, is a definition, stays alone, cut by lines]
             items.append([a, b, alone is not None, bool(alone), False])
             return handed

@@ -178,7 +178,8 @@ def probe(store: str) -> dict | None:
 
 
 def _root_of(argv: list[str]) -> str | None:
-    """The --root an argument list names, else the nearest directory upwards holding a store."""
+    """The --root an argument list names, else the directory whose store the command would use
+    (see retrieval.roots), or its repository root."""
     for i, arg in enumerate(argv):
         if arg == "--":
             break
@@ -187,12 +188,18 @@ def _root_of(argv: list[str]) -> str | None:
         if arg.startswith("--root="):
             return arg[len("--root="):]
     here = os.getcwd()
+    repository = None
     while True:
-        if os.path.isdir(store_dir(here)):
+        # As retrieval.roots.find_root: the nearest store, not above the repository we are in
+        # unless it is a repository's too.
+        is_repository = os.path.exists(os.path.join(here, ".git"))
+        if os.path.isdir(store_dir(here)) and (repository is None or is_repository):
             return here
+        if is_repository and repository is None:
+            repository = here
         parent = os.path.dirname(here)
         if parent == here:
-            return None
+            return repository
         here = parent
 
 

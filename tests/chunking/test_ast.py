@@ -648,6 +648,20 @@ def test_a_constructor_does_not_define_its_class_s_name():
     assert "Fraction" in chunks[0].definitions
 
 
+def test_a_method_a_little_over_the_budget_with_its_javadoc_stays_whole():
+    """Cut, the Javadoc was a chunk of its own and the three-line method joined the next one's Javadoc."""
+    javadoc = "    /**\n" + "".join(f"     * Splits the text by character type, rule {i} of the camel case split.\n"
+                                     for i in range(20)) + "     */\n"
+    method = "    public static String[] splitCamel(final String str) {\n        return split(str, true);\n    }\n"
+    other = "\n    public static int other() {\n" + "".join(f"        step{i}();\n" for i in range(40)) + "    }\n"
+    text = "public class Strings {\n" + javadoc + method + other + "}\n"
+    assert 1500 < len(javadoc + method) < 1.25 * 1500
+    chunks = chunks_of(text, "Strings.java", "java", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    (whole,) = [c for c in chunks if "splitCamel(" in c.text]
+    assert javadoc + method in whole.text and "splitCamel" in whole.definitions and "step0" not in whole.text
+
+
 def test_a_file_ending_inside_an_unclosed_block_is_chunked_whole():
     """The parser closes what the file leaves open with an empty node after its last line (a file
     being edited or cut short; Perl's data section after `__END__`): the splitter read a line that
