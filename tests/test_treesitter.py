@@ -89,10 +89,10 @@ def _lines(root, hit):
 
 
 def test_definitions_come_from_the_tree_and_feed_the_definition_signal(repo):
-    from retrieval.lexical.features import DEF, chunk_terms
+    from retrieval.lexical.features import DEF, chunk_terms, def_term
 
     counts = chunk_terms("app/util.py", "slugify = 1\n", definitions=("make_slug",))
-    assert counts[DEF + "make_slug"] == 1 and DEF + "slugify" not in counts
+    assert counts[def_term("make_slug")] == 1 and def_term("slugify") not in counts
     assert DEF + "slugify" in chunk_terms("app/util.py", "slugify = 1\n")  # no tree: the patterns
 
 
