@@ -591,7 +591,8 @@ def status(root, as_json):
     for row in rows:
         if row["state"] in ("missing", "unavailable") and not row["files"]:
             # Nothing built: a row of zeros says less than what to do about it.
-            command = f"retrieval index --retriever {row['retriever']}" + (f" --root {shlex.quote(root)}" if refusal else "")
+            # With its root: run from elsewhere, the bare command would index another tree.
+            command = f"retrieval index --retriever {row['retriever']} --root {shlex.quote(root)}"
             why = row.get("reason") or f"build it with `{command}`"
             click.echo(f"{row['retriever']}: {row['state']} ({why})")
             continue

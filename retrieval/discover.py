@@ -316,7 +316,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     extensions = languages.DEFAULT_EXTENSIONS if options.extensions is None else options.extensions
     basenames = languages.DEFAULT_BASENAMES if options.include_basenames is None else options.include_basenames
     exclude_dirs = DEFAULT_EXCLUDE_DIRS if options.exclude_dirs is None else options.exclude_dirs
-    include_rules = ignore.compile_globs(options.include_globs)
+    include_rules = ignore.compile_selection(options.include_globs)
     exclude_rules = ignore.compile_globs(options.exclude_globs)
     # Compared as strings against walked paths (which start from the absolute root): no per-directory
     # realpath() calls on the hot path.

@@ -184,6 +184,15 @@ def compile_globs(globs) -> "RuleSet":
     return RuleSet(_compile_lines((_from_root(g) for g in globs), spelled_too=True))
 
 
+def compile_selection(globs) -> "RuleSet":
+    """Globs that select files (--path, --include): when every one is a negation (`!tests/**`),
+    they select everything else, as a user means by it (with no positive pattern, nothing at all)."""
+    globs = tuple(globs)
+    if globs and all(g.startswith("!") for g in globs):
+        globs = ("**",) + globs
+    return compile_globs(globs)
+
+
 def _from_root(glob: str) -> str:
     negated, body = (True, glob[1:]) if glob.startswith("!") else (False, glob)
     stripped = body

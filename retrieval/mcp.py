@@ -8,6 +8,7 @@ the command line gives; the indexes stay open and the tree is watched as `retrie
 # No `from __future__ import annotations`: the SDK reads the tool signatures' annotations, which
 # are imported inside build() (the extra is loaded only when the command runs).
 import json
+import logging
 import os
 import threading
 
@@ -39,8 +40,14 @@ class Searcher:
                 raise ToolFailure(f"root is not a directory: {self.root}")
             if self._warm is None:
                 self._warm = Warm(self.root)  # watches from the first call on
-            self._warm.freshen()
-            code, out, err = run_cli(argv, cwd=self.root, stdin=stdin)
+            # The MCP SDK gives the root logger a handler at INFO: libraries' INFO records (loading
+            # the embedding model) reached stderr, so the notes, which the command line never shows.
+            logging.disable(logging.INFO)
+            try:
+                self._warm.freshen()
+                code, out, err = run_cli(argv, cwd=self.root, stdin=stdin)
+            finally:
+                logging.disable(logging.NOTSET)
         lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
         if code != 0:
             message = lines[-1] if lines else f"exit status {code}"  # usage errors end with the reason
@@ -83,6 +90,12 @@ class Searcher:
         return self._run(["status", "--root", self.root, "--json"])
 
 
+def _compact(payload: dict) -> str:
+    """The result as `query --json` prints it: a returned dict was re-serialised with indentation,
+    6-14% over the max_tokens the answer was cut to."""
+    return json.dumps(payload, ensure_ascii=False)
+
+
 MAX_TOP_K = 100
 MAX_EXPAND = 200
 
@@ -115,20 +128,20 @@ def build(root: str):
                                             f"'scope': its enclosing definition (treesitter hits; at most {MAX_EXPAND} "
                                             "lines of it, around the hit).")] = None,
         files: Annotated[bool, Field(description="One hit per file (its best span).")] = False,
-    ) -> dict:
+    ) -> str:
         """Ranked code and docs spans for a query: {query, retriever, results: [{rank, path, start_line,
         end_line, score, docid, context, confidence, language, kind, symbol, snippet?}], notes?: [why
         there are no hits, ...]}."""
         try:
-            return searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files)
+            return _compact(searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files))
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 
     @server.tool()
-    def status() -> dict:
+    def status() -> str:
         """Each retriever's index for this repository: state, files, chunks, languages."""
         try:
-            return searcher.status()
+            return _compact(searcher.status())
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 

@@ -10,6 +10,7 @@ best-measured retriever taking part (see LEADS).
 from __future__ import annotations
 
 import os
+import shlex
 import time
 
 from .fusion import append_below, as_spans, consolidate
@@ -40,7 +41,8 @@ def participants(root: str) -> tuple[list[str], list[str]]:
     from . import service
     from .store import layout
 
-    store = layout.store_dir(os.path.abspath(root))
+    root = os.path.abspath(root)
+    store = layout.store_dir(root)
     names, notes = [], []
     for name, reason in service.available_retrievers():
         if reason:
@@ -48,7 +50,12 @@ def participants(root: str) -> tuple[list[str], list[str]]:
         elif name == "lexical" or os.path.exists(layout.manifest_path(store, name)):
             names.append(name)
         else:
-            notes.append(f"{name}: skipped (not indexed; run `retrieval index --retriever {name}`)")
+            notes.append(f"{name}: skipped (not indexed; run `retrieval index --retriever {name} "
+                         f"--root {shlex.quote(root)}`)")
+    for name in service.retrievers_outside_all():
+        if os.path.exists(layout.manifest_path(store, name)):
+            # Built only on request (its build asks a paid model), so never part of all.
+            notes.append(f"{name}: left out (not part of all; ask it with --retriever {name})")
     return names, notes
 
 

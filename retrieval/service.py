@@ -575,9 +575,9 @@ class QueryFilter:
         return bool(self.paths or self.language or self.kind)
 
     def compile(self) -> Callable[[str, str, str], bool]:
-        from .ignore import compile_globs, selects
+        from .ignore import compile_selection, selects
 
-        rules = compile_globs(self.paths)
+        rules = compile_selection(self.paths)
         language = self.language.lower()
         kind = self.kind
 

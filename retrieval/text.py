@@ -17,7 +17,8 @@ from .stem import porter
 
 # Porter stemming of words and identifier parts: on unless RETRIEVAL_STEM=0 (the stored index
 # records the choice in its fingerprint; set_stemming changes it in a running process).
-STEM = os.environ.get("RETRIEVAL_STEM", "1") == "1"
+# Off only when said so (`0`, `false`, `no`, `off`): `true` turned it off before.
+STEM = os.environ.get("RETRIEVAL_STEM", "1").strip().lower() not in ("0", "false", "no", "off")
 # Bump when a change here changes the terms a text yields (the index fingerprint carries it).
 VERSION = 2
 

@@ -311,6 +311,19 @@ def test_index_all_names_the_retrievers_it_never_builds_and_how_to_build_them(ru
     assert not os.path.exists(os.path.join(root, ".retrieval", "lexical+ctx"))
 
 
+def test_a_consolidated_query_says_which_indexes_it_left_out_and_how_to_build_the_missing_ones(run, make_tree):
+    from retrieval import service
+
+    root = make_tree({"a.py": "def alpha_value():\n    return 1\n"})
+    service.refresh(str(root), "lexical+ctx")  # built on request (offline here): never part of all
+    result = run("query", "--root", root, "--retriever", "all", "alpha_value")
+    assert result.exit_code == 0 and "a.py" in result.stdout
+    assert "note: lexical+ctx: left out (not part of all; ask it with --retriever lexical+ctx)" in result.stderr
+    for line in result.stderr.splitlines():
+        if "not indexed; run `retrieval index" in line:  # the extras installed here but not built
+            assert f"--root {root}`" in line, line
+
+
 def test_index_with_a_per_file_cap_skips_bigger_files(run, make_tree):
     root = make_tree({"small.py": "tiny = 1\n", "big.py": "gigantic = 1\n" + "# pad\n" * 100})
     assert run("index", "--root", root, "--max-file-bytes", "100").exit_code == 0
@@ -412,7 +425,8 @@ def test_status_text_has_one_line_per_retriever(run, sample_repo):
     assert lines[0].startswith("lexical: ready, 6 files")
     # A retriever with nothing built says what to do, not a row of zeros.
     ctx = next(line for line in lines if line.startswith("lexical+ctx:"))
-    assert ctx == "lexical+ctx: missing (build it with `retrieval index --retriever lexical+ctx`)"
+    # With its root: followed from another directory, the bare command indexed another tree.
+    assert ctx == f"lexical+ctx: missing (build it with `retrieval index --retriever lexical+ctx --root {sample_repo}`)"
 
 
 def test_clean_removes_only_the_store(run, sample_repo):
@@ -623,6 +637,16 @@ def test_a_path_filter_names_a_route_directory_whose_name_is_in_brackets(run, ma
     monkeypatch.chdir(root / "app" / "[slug]")
     payload = json.loads(run("query", "--root", root, "renderSlugPage", "--path", "./page.tsx", "--json").stdout)
     assert [h["path"] for h in payload["results"]] == ["app/[slug]/page.tsx"]
+
+
+def test_path_filters_that_only_exclude_keep_everything_else(run, make_tree):
+    root = make_tree({"src/route.py": "def route_table():\n    return 1\n",
+                      "tests/test_route.py": "def test_route_table():\n    assert route_table()\n"})
+    payload = json.loads(run("query", "--root", root, "route table", "--path", "!tests/**", "--json").stdout)
+    assert [h["path"] for h in payload["results"]] == ["src/route.py"]
+    assert run("index", "--root", root, "--include", "!tests/**", "--force").exit_code == 0
+    payload = json.loads(run("query", "--root", root, "route table", "--json").stdout)
+    assert [h["path"] for h in payload["results"]] == ["src/route.py"]
 
 
 def test_status_of_a_root_named_with_a_newline_and_a_byte_that_is_not_utf8_stays_one_line_and_valid_json(tmp_path):

@@ -84,3 +84,14 @@ def test_stemming_keeps_the_whole_identifier_and_the_unsplit_parts():
     terms = tokenize("getHTTPResponse")
     assert terms[0] == "gethttpresponse"
     assert "get" in terms and "http" in terms
+
+
+def test_stemming_is_off_only_when_the_environment_says_so():
+    import os
+    import subprocess
+    import sys
+
+    for value, on in (("true", True), ("1", True), ("yes", True), ("0", False), ("off", False), ("false", False)):
+        out = subprocess.run([sys.executable, "-c", "import retrieval.text as t; print(t.STEM)"], capture_output=True,
+                             text=True, env={**os.environ, "RETRIEVAL_STEM": value}).stdout.strip()
+        assert out == str(on), value

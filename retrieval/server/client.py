@@ -220,7 +220,8 @@ def query_from_stdin(argv: list[str]) -> bool:
 def try_run(argv: list[str]) -> int | None:
     """Run a `query`/`status` command line on root's server: write its output, return its exit
     status. None (nothing written) when no usable server answered."""
-    if not argv or argv[0] not in COMMANDS or os.environ.get("RETRIEVAL_NO_SERVER"):
+    if not argv or argv[0] not in COMMANDS or \
+            os.environ.get("RETRIEVAL_NO_SERVER", "").strip().lower() not in ("", "0", "false", "no", "off"):
         return None
     stdin = None
     reply: dict = {}

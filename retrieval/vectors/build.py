@@ -52,12 +52,17 @@ class TerminalProgress:
         self.announced = False
 
     def begin(self) -> None:
-        """A long embedding is about to start (called before each full batch; says so once)."""
-        if self.enabled or self.announced:
+        """A long embedding is about to start (called before each full batch; says so once). On a
+        terminal too: the first count comes only once a batch is embedded (a minute on 2 cores)."""
+        if self.announced:
             return
         self.announced = True
-        self.stream.write(f"{self.label}: embedding chunks no cache holds yet; this can take minutes, "
-                          f"and what is embedded is kept if the command is interrupted\n")
+        if self.enabled:
+            self.started = time.monotonic()
+            self.stream.write(f"\r{self.label}: embedding the first batch of chunks no cache holds yet...\x1b[K")
+        else:
+            self.stream.write(f"{self.label}: embedding chunks no cache holds yet; this can take minutes, "
+                              f"and what is embedded is kept if the command is interrupted\n")
         self.stream.flush()
 
     def __call__(self, done: int, todo: int, final: bool = False) -> None:
@@ -69,8 +74,10 @@ class TerminalProgress:
         self.last = now
         rate = done / max(now - self.started, 1e-6)
         left = max(todo - done, 0)
-        eta = f", ETA {_duration(left / rate)}" if rate > 0 and left and not final else ""
-        self.stream.write(f"\r{self.label}: embedded {done}/{todo} chunks, {rate:.1f} chunks/s{eta}\x1b[K")
+        # `todo` counts the chunks queued so far (files are chunked as they are read): never
+        # printed as a total, which read `256/256` as if the build were done.
+        eta = f", {left} queued, ETA for those {_duration(left / rate)}" if rate > 0 and left and not final else ""
+        self.stream.write(f"\r{self.label}: embedded {done} chunks, {rate:.1f} chunks/s{eta}\x1b[K")
         if final:
             self.stream.write("\n")
         self.stream.flush()

@@ -588,3 +588,23 @@ def test_the_candidate_pool_does_not_follow_top_k_so_the_first_hits_do_not_eithe
     first = {k: [h.docid for h in engine.search_detailed("drop the least recently used item", k)] for k in (5, 20)}
     assert depths[0] == depths[1]
     assert first[20][:5] == first[5]
+
+
+def test_on_a_terminal_embedding_says_it_started_at_once_and_never_prints_the_queue_as_a_total():
+    import io
+
+    from retrieval.vectors.build import TerminalProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    screen = Terminal()
+    progress = TerminalProgress("hybrid", screen)
+    progress.begin()  # before the first batch: a minute of silence on 2 cores otherwise
+    assert "hybrid: embedding the first batch" in screen.getvalue()
+    progress(256, 256, final=False)
+    progress.last = 0.0
+    progress(256, 300)
+    shown = screen.getvalue()
+    assert "256/256" not in shown and "embedded 256 chunks" in shown and "44 queued" in shown

@@ -59,6 +59,7 @@ def test_search_over_stdio_returns_what_query_json_prints(sample_repo):
     ])
     assert {"search", "status"} <= {t.name for t in tools.tools}
     assert _payload(results[0]) == json.loads(cli.stdout)
+    assert results[0].content[0].text + "\n" == cli.stdout.decode("utf-8")  # the very bytes --max-tokens counts
     assert _payload(results[0])["results"][0]["path"] == "src/app/config.py"
     docs = _payload(results[1])["results"]
     assert docs and all(r["path"].endswith(".md") for r in docs) and len(docs) <= 2
@@ -204,3 +205,16 @@ def test_an_agents_scope_is_bounded_to_the_lines_around_its_hit(monkeypatch):
     scoped, numbered = asked
     assert scoped[scoped.index("--snippet-lines") + 1] == str(MAX_EXPAND)
     assert "--snippet-lines" not in numbered
+
+
+@pytest.mark.extra("local", "turbovec")
+def test_libraries_log_records_never_reach_an_agents_notes(make_tree):
+    """The SDK logs at INFO through the root logger: loading the embedding model for a build
+    (more texts than the numpy encoder takes) put rich-formatted log lines among the notes."""
+    root = make_tree({f"pkg/mod{i}.py": f"def refresh_token_{i}(token):\n    return renew(token, {i})\n"
+                      for i in range(40)})
+    _, (result,) = _call(root, [("search", {"query": "where are tokens refreshed", "retriever": "hybrid"})],
+                         env={**os.environ, "RETRIEVAL_EMBED_CACHE": "off", "RETRIEVAL_NO_SERVER": "1"})
+    payload = _payload(result)
+    assert payload["results"]
+    assert not any("INFO" in note or "SentenceTransformer" in note for note in payload.get("notes", [])), payload

@@ -27,8 +27,9 @@ PROBE = ("import atexit, sys\n"
 
 def cli(*argv, server=True, input=None, cwd=None, timeout=120, env_extra=None):
     """The console command in a fresh process; RETRIEVAL_NO_SERVER=1 forces the in-process path."""
-    env = dict(os.environ, **(env_extra or {}))
+    env = dict(os.environ)
     env.pop("RETRIEVAL_NO_SERVER", None)
+    env.update(env_extra or {})
     if not server:
         env["RETRIEVAL_NO_SERVER"] = "1"
     return subprocess.run([sys.executable, "-c", PROBE, *map(str, argv)], input=input, capture_output=True,
@@ -127,6 +128,13 @@ def test_without_a_server_the_command_runs_in_process(sample_repo):
     assert json.loads(proc.stdout)["results"][0]["path"] == "src/app/config.py"
     status = json.loads(cli("status", "--root", sample_repo, "--json").stdout)
     assert status["server"] is None
+
+
+def test_retrieval_no_server_set_to_a_false_value_still_uses_the_server(sample_repo, serve):
+    serve(sample_repo)
+    for value, served in (("0", True), ("false", True), ("1", False)):
+        proc = cli("query", "--root", sample_repo, "parse config", env_extra={"RETRIEVAL_NO_SERVER": value})
+        assert proc.returncode == 0 and answered_by_server(proc) is served, value
 
 
 def test_the_client_reads_stdin_only_for_a_query_whose_one_word_is_a_dash():
