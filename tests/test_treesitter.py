@@ -266,3 +266,12 @@ def test_a_language_whose_definitions_the_tree_tables_miss_keeps_the_patterns_de
     for name in ("expand", "BoundingBox"):
         payload = json.loads(run("query", "--root", root, "--retriever", "treesitter", name, "--json").stdout)
         assert payload["results"][0]["path"] == "src/geometry.jl", name
+
+
+def test_status_says_per_language_how_many_files_fell_back_without_running_into_the_next_language():
+    from retrieval.chunking.grammars import chunking_by_language
+
+    files = {"path": ["a.vue", "b.vue", "c.clj", "d.md"], "language": ["vue", "vue", "clojure", "markdown"],
+             "chunks": [3, 2, 1, 4]}
+    assert chunking_by_language(files, ["b.vue", "c.clj"]) == {
+        "vue": "ast (1 of 2 files by lines)", "clojure": "lines", "markdown": "headings"}

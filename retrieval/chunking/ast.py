@@ -261,7 +261,7 @@ def _name_node(node):
     """The node naming a definition: its `name` field, a C declarator's identifier, or its first
     identifier child (Kotlin, Swift)."""
     found = node.child_by_field_name("name")
-    if found is not None:
+    if found is not None and found.is_named:  # R's `function` keyword sits in that field
         return found
     declarator = node.child_by_field_name("declarator")
     for _ in range(8):

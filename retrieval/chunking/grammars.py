@@ -47,7 +47,7 @@ def structured(language: str) -> bool:
 
 
 def chunking_by_language(files: dict, fallback: list[str]) -> dict[str, str]:
-    """{language: "ast" | "headings" | "lines" | "ast, N of M files by lines"} for the indexed files
+    """{language: "ast" | "headings" | "lines" | "ast (N of M files by lines)"} for the indexed files
     of a manifest (`files` columns) whose store lists the `fallback` paths that got line chunks."""
     fell = set(fallback)
     totals: dict[str, list[int]] = {}
@@ -62,5 +62,5 @@ def chunking_by_language(files: dict, fallback: list[str]) -> dict[str, str]:
             out[language] = "lines"
         else:
             how = "headings" if language in HEADING_LANGUAGES else "ast"
-            out[language] = f"{how}, {by_lines} of {n} files by lines" if by_lines else how
+            out[language] = f"{how} ({by_lines} of {n} files by lines)" if by_lines else how
     return out

@@ -662,6 +662,13 @@ def test_a_method_a_little_over_the_budget_with_its_javadoc_stays_whole():
     assert javadoc + method in whole.text and "splitCamel" in whole.definitions and "step0" not in whole.text
 
 
+def test_a_keyword_in_a_grammar_s_name_field_names_nothing():
+    text = "area <- function(r) {\n  pi * r^2\n}\n\nperimeter <- function(r) {\n  2 * pi * r\n}\n"
+    chunks = chunks_of(text, "geo.R", "r", policy=TINY)
+    assert_verbatim(text, chunks)
+    assert not any("function" in (c.context, c.symbol) for c in chunks), [(c.context, c.symbol) for c in chunks]
+
+
 def test_a_file_ending_inside_an_unclosed_block_is_chunked_whole():
     """The parser closes what the file leaves open with an empty node after its last line (a file
     being edited or cut short; Perl's data section after `__END__`): the splitter read a line that
