@@ -342,6 +342,11 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
             )
         else:
             click.echo(f"{name}: up to date ({report.chunks} chunks, {report.files} files)" + _describe_skips(report.skipped))
+        if include and not report.files and name == built[0]:
+            # Said here, where the pattern was given: every later query would blame the tree.
+            shown = " ".join(f"--include {shlex.quote(g)}" for g in include)
+            click.echo(f"note: {shown} matched no indexable file; `retrieval index --reset-filters` drops it",
+                       err=True)
     if lexical_failed:
         sys.exit(1)
     if "hybrid" in built and not os.environ.get(ENV_RETRIEVER):

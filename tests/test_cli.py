@@ -324,6 +324,14 @@ def test_a_consolidated_query_says_which_indexes_it_left_out_and_how_to_build_th
             assert f"--root {root}`" in line, line
 
 
+def test_an_include_pattern_that_matches_no_file_is_said_where_it_was_given(run, make_tree):
+    root = make_tree({"src/a.py": "alpha = 1\n"})
+    result = run("index", "--root", root, "--retriever", "lexical", "--include", "scr/**")
+    assert result.exit_code == 0
+    assert "note: --include 'scr/**' matched no indexable file" in result.stderr
+    assert "matched no" not in run("index", "--root", root, "--retriever", "lexical", "--include", "src/**").stderr
+
+
 def test_index_with_a_per_file_cap_skips_bigger_files(run, make_tree):
     root = make_tree({"small.py": "tiny = 1\n", "big.py": "gigantic = 1\n" + "# pad\n" * 100})
     assert run("index", "--root", root, "--max-file-bytes", "100").exit_code == 0
