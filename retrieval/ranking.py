@@ -227,7 +227,8 @@ def name_prior(path: str, symbol: str | None, query_terms: set[str], config: Ran
         if not squashed or squashed != _squash(symbol):
             return 1.0
         name = path.rsplit("/", 1)[-1]
-        exact = name.split(".", 1)[0] == symbol
+        # The whole stem: `JToken.cs` is JToken's own file, `JToken.Async.cs` one part of it.
+        exact = name.rsplit(".", 1)[0] == symbol
         return config.symbol_filename_boost * (config.exact_filename_boost if exact else 1.0)
     if words and words <= query_terms:
         return config.filename_boost

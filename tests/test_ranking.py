@@ -144,6 +144,15 @@ def test_a_symbol_query_prefers_the_file_named_after_it():
     assert ranked_paths(docs, "Axios", symbol_filename_boost=1.0)[0] == "lib/http.js"
 
 
+def test_a_symbol_s_own_file_ranks_before_the_other_parts_of_a_partial_class():
+    part = "public abstract partial class JToken\n{\n    public Task WriteToAsync() { return null; }\n}\n"
+    main = ("/// <summary>Represents an abstract JSON token.</summary>\n"
+            "public abstract partial class JToken : IJEnumerable<JToken>, IJsonLineInfo, ICloneable\n{\n"
+            + "".join(f"    private JToken _field{i};\n" for i in range(2)) + "}\n")
+    docs = FILLER + [doc("Linq/JToken.Async.cs", part), doc("Linq/JToken.cs", main)]
+    assert ranked_paths(docs, "JToken")[0] == "Linq/JToken.cs"
+
+
 def test_the_exact_spelling_of_a_file_name_breaks_a_case_insensitive_tie():
     docs = FILLER + [doc("lib/axios.js", "Axios.create()\n"), doc("lib/core/Axios.js", "Axios.create()\n")]
     assert ranked_paths(docs, "Axios")[0] == "lib/core/Axios.js"
