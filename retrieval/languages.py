@@ -167,13 +167,8 @@ ALIASES: dict[str, str] = {
     "txt": "text",
     "restructuredtext": "rst",
     "latex": "tex",
-    "scss": "css", "sass": "css", "less": "css",
-    "protobuf": "proto",
-    "sol": "solidity",
-    "jl": "julia",
-    "gql": "graphql",
-    "vimscript": "vim", "viml": "vim",
-    "bazel": "starlark", "bzl": "starlark",
+    "scss": "css", "sass": "css", "less": "css", "protobuf": "proto", "sol": "solidity", "jl": "julia",
+    "gql": "graphql", "vimscript": "vim", "viml": "vim", "bazel": "starlark", "bzl": "starlark",
 }
 
 
