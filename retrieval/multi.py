@@ -101,7 +101,7 @@ def open_all(root: str, *, stale_ok: bool = False, progress=None, notes: list[st
     notes.extend(skipped)
     engines = {}
     # One wait for another writer in all: the store has one lock, and each index would wait anew.
-    wait_until = time.monotonic() + service._writer_wait()
+    wait_until = time.monotonic() + service.writer_wait()
     for name in names:
         kwargs = {"progress": progress} if progress else {}
         engines[name] = service.open_index(root, name, stale_ok=stale_ok, notes=notes, wait_until=wait_until, **kwargs)

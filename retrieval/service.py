@@ -617,7 +617,7 @@ PREVIOUS_SNAPSHOT = "answering from the previous snapshot"
 WRITER_WAIT = 10.0
 
 
-def _writer_wait() -> float:
+def writer_wait() -> float:
     try:
         return max(0.0, float(os.environ.get("RETRIEVAL_WRITER_WAIT", WRITER_WAIT)))
     except ValueError:
@@ -681,7 +681,7 @@ def open_index(
             current = not built[1]
         if not current:
             built = None  # the manifest is read again below
-            wait = _writer_wait()
+            wait = writer_wait()
             left = wait if wait_until is None else max(0.0, min(wait, wait_until - time.monotonic()))
             try:
                 refresh(root, name, progress=progress, lock_timeout=left if manifest is not None else None)
