@@ -78,6 +78,14 @@ def test_a_code_block_in_a_page_defines_nothing():
     assert ranked_paths(docs, "createCallerFactory")[0] == "src/router.ts"
 
 
+def test_a_typescript_method_whose_parameters_are_wrapped_is_a_definition_and_a_wrapped_call_is_not():
+    text = ("export class TRPCClientError extends Error {\n"
+            "  public static from<T extends Inferrable>(\n    cause: Error | object,\n"
+            "    opts: { meta?: Record<string, unknown> } = {},\n  ): TRPCClientError<T> {\n"
+            "    expect(\n      cause,\n    );\n    if (\n      opts\n    ) {\n      report();\n    }\n  }\n}\n")
+    assert defined_names(text, "typescript") == {"TRPCClientError", "from"}
+
+
 def test_test_files_rank_below_source_unless_the_query_asks_for_tests():
     body = "def retry_request(session):\n    return session.retry_request()\n"
     # (names the query does not spell out, so no file-name boost) the test file matches a little better (it says the words once more) and ranks first unpenalised

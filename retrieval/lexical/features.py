@@ -28,7 +28,7 @@ def def_term(name: str) -> str:
     return DEF + (squashed or name.lower())
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 10
+VERSION = 11
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -51,6 +51,15 @@ _METHOD_DEF = lazy_compile(
     r"^[ \t]+(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set|declare)\s+)*\*?"
     r"(?!(?:if|for|while|switch|catch|function|return|else|do|try|with|super|this)\b)"
     r"([A-Za-z_$][\w$]*)\s*(?:<[^>\n]*>)?\s*\([^;\n]*\)\s*(?::[^;{}\n=]+)?\{\s*$",
+    re.MULTILINE,
+)
+# The same with its parameters wrapped onto lines of their own (prettier's style past 80 columns):
+# `name(` ends the line, and the line closing the parameters is `)`, a return type, and `{`. A call
+# never ends that way; `if (` and the other statements are excluded as above.
+_WRAPPED_METHOD_DEF = lazy_compile(
+    r"^[ \t]+(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set|declare)\s+)*\*?"
+    r"(?!(?:if|for|while|switch|catch|function|return|else|do|try|with|super|this)\b)"
+    r"([A-Za-z_$][\w$]*)\s*(?:<[^>\n]*>)?\s*\(\n(?:[^;\n]*\n){1,40}?[ \t]*\)\s*(?::[^;{}\n=]+)?\{[ \t]*$",
     re.MULTILINE,
 )
 _METHOD_LANGUAGES = frozenset({"javascript", "typescript", "vue", "svelte"})
@@ -137,10 +146,11 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
             if owner != name:
                 names.add(name)
     if language in _METHOD_LANGUAGES:
-        for m in _METHOD_DEF.finditer(text):
-            names.add(m.group(1))
-            if owners is not None:
-                member(m.group(1), m.start())
+        for pattern in (_METHOD_DEF, _WRAPPED_METHOD_DEF):
+            for m in pattern.finditer(text):
+                names.add(m.group(1))
+                if owners is not None:
+                    member(m.group(1), m.start())
     if not language or language in _SHELL_LANGUAGES:
         for m in _SHELL_DEF.finditer(text):
             names.add(m.group(1))
