@@ -10,6 +10,7 @@ the command line gives; the indexes stay open and the tree is watched as `retrie
 import json
 import logging
 import os
+import re
 import threading
 
 INSTRUCTIONS = (
@@ -48,7 +49,7 @@ class Searcher:
                 code, out, err = run_cli(argv, cwd=self.root, stdin=stdin)
             finally:
                 logging.disable(logging.NOTSET)
-        lines = [line for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
+        lines = [_tool_words(line) for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
         if code != 0:
             message = lines[-1] if lines else f"exit status {code}"  # usage errors end with the reason
             raise ToolFailure(message.removeprefix("error: ").removeprefix("Error: "))
@@ -88,6 +89,14 @@ class Searcher:
 
     def status(self) -> dict:
         return self._run(["status", "--root", self.root, "--json"])
+
+
+# The command's options as the tool's arguments are named: an agent never typed `--lang`.
+_OPTION = re.compile(r"'?--(retriever|lang|kind|path|top-k|max-tokens|expand|files)\b'?")
+
+
+def _tool_words(line: str) -> str:
+    return _OPTION.sub(lambda m: m.group(1).replace("-", "_"), line)
 
 
 def _compact(payload: dict) -> str:

@@ -28,8 +28,18 @@ def test_install_writes_it_where_claude_code_looks_by_default(run, tmp_path, mon
     assert target.read_text(encoding="utf-8") == PACKAGED.read_text(encoding="utf-8")
     assert result.stderr == f"installed {target}\n"
     assert run("skill", "--install").stderr == f"unchanged {target}\n"
+    # An older version it installed itself (its digest recorded beside it) is simply replaced ...
+    import hashlib
+
     target.write_text("old\n")
+    (target.parent / ".retrieval-skill.sha256").write_text(hashlib.sha256(b"old\n").hexdigest() + "\n")
     assert run("skill", "--install").stderr == f"updated {target}\n"
+    assert not (target.parent / "SKILL.md.bak").exists()
+    # ... one the user edited since is kept.
+    target.write_text("mine: always pass --root\n")
+    assert run("skill", "--install").stderr == f"updated (the one there kept as {target}.bak) {target}\n"
+    assert (target.parent / "SKILL.md.bak").read_text() == "mine: always pass --root\n"
+    assert target.read_text(encoding="utf-8") == PACKAGED.read_text(encoding="utf-8")
 
 
 def test_install_into_a_chosen_directory(run, tmp_path):
@@ -43,3 +53,5 @@ def test_install_into_an_unwritable_place_is_a_one_line_error(run, tmp_path):
     result = run("skill", "--install", tmp_path / "file" / "sub")
     assert result.exit_code == 1
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("error: ")
+    assert result.stderr == f"error: cannot install the skill into {tmp_path / 'file' / 'sub'}: Not a directory\n"
+    assert run("skill", "--install=").stderr == "error: no directory given to --install\n"

@@ -15,22 +15,58 @@ def text() -> str:
     return resources.files(__name__).joinpath(FILE).read_text(encoding="utf-8")
 
 
+# Beside an installed SKILL.md: the digest of what was installed, so an update can tell the file
+# it wrote from one the user edited since (kept as SKILL.md.bak, never lost).
+STAMP = ".retrieval-skill.sha256"
+
+
+def _digest(content: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+def _write(path: str, content: str) -> None:
+    tmp = f"{path}.tmp-{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(content)
+    os.replace(tmp, path)
+
+
 def install(directory: str = DEFAULT_DIR) -> tuple[str, str]:
     """Write SKILL.md into `directory` (created if need be). Returns (path, what happened):
-    'installed', 'updated' or 'unchanged'."""
+    'installed', 'updated', 'updated (yours kept as ...)' or 'unchanged'. OSError with a message
+    that names the directory when it cannot be written."""
+    if not directory.strip():
+        raise OSError("no directory given to --install")
     directory = os.path.expanduser(directory)
+    if os.path.exists(directory) and not os.path.isdir(directory):
+        raise OSError(f"cannot install the skill into {directory}: a file, not a directory")
     path = os.path.join(directory, FILE)
     content = text()
     try:
         with open(path, encoding="utf-8") as fh:
             before = fh.read()
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # the directory's own trouble is said below
         before = None
+    except (OSError, UnicodeError) as exc:
+        raise OSError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
     if before == content:
         return path, "unchanged"
-    os.makedirs(directory, exist_ok=True)
-    tmp = f"{path}.tmp-{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(content)
-    os.replace(tmp, path)
-    return path, "installed" if before is None else "updated"
+    try:
+        os.makedirs(directory, exist_ok=True)
+        what = "installed" if before is None else "updated"
+        if before is not None:
+            try:
+                with open(os.path.join(directory, STAMP), encoding="utf-8") as fh:
+                    ours = fh.read().strip() == _digest(before)
+            except OSError:
+                ours = False
+            if not ours:  # written or edited by someone else: kept
+                _write(path + ".bak", before)
+                what = f"updated (the one there kept as {path}.bak)"
+        _write(path, content)
+        _write(os.path.join(directory, STAMP), _digest(content) + "\n")
+    except OSError as exc:
+        raise OSError(f"cannot install the skill into {directory}: {exc.strerror or exc}") from None
+    return path, what

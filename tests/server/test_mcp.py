@@ -69,6 +69,7 @@ def test_search_over_stdio_returns_what_query_json_prints(sample_repo):
     failed = results[3]
     assert _is_error(failed)
     assert "no-such-retriever" in failed.content[0].text
+    assert "--retriever" not in failed.content[0].text  # the tool's argument, as the agent wrote it
     # The server stays up between calls, and a file written between two calls is in the second.
     assert [r["path"] for r in _payload(results[4])["results"]] == ["src/app/late.py"]
     # What the command says on stderr reaches the agent inside the result (and only when said).
