@@ -165,6 +165,9 @@ def _root(root: str | None, builds: bool = False) -> str:
         if root is None and isinstance(exc, FileNotFoundError):
             raise _fail("the current directory no longer exists (cd somewhere, or give --root)")
         raise _fail(exc)
+    if os.path.exists(found.path) and not os.path.isdir(found.path):
+        # Said once, by every command alike (`index` named one retriever, serve/mcp/eval were usage errors).
+        raise _fail(f"root is not a directory: {found.path}")
     refusal = too_broad(found) if builds else None
     if refusal:
         raise UserError(refusal)

@@ -31,7 +31,7 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
 
 @click.command("eval", short_help="Score retrievers on a dataset of queries.")
 @click.argument("dataset", type=click.Path(dir_okay=False))
-@click.option("--root", type=click.Path(file_okay=False), default=None,
+@click.option("--root", type=click.Path(), default=None,
               help="The tree the dataset's paths are relative to. Default: found as for `query`.")
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
               help="A retriever name, a comma list, or 'all' for every installed one (and, with two or "

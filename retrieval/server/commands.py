@@ -9,7 +9,7 @@ import click
 from ..roots import find_root, too_broad
 from .serve import DEFAULT_IDLE_TIMEOUT
 
-_root = click.option("--root", type=click.Path(file_okay=False, dir_okay=True), default=None,
+_root = click.option("--root", type=click.Path(), default=None,
                      help="Repository root to serve (default: found as for `query`).")
 
 
