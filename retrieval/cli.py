@@ -51,8 +51,7 @@ def _json(obj) -> str:
     if not text.isascii():
         for raw, escaped in _LINE_SEPARATORS.items():
             text = text.replace(raw, escaped)
-        if _SURROGATE.search(text):
-            text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
+        text = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
     return text
 
 

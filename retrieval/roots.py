@@ -51,7 +51,7 @@ def find_root(given: str | None = None, start: str | None = None) -> Root:
     repository = None
     for path in _ancestors(start):
         is_repository = os.path.exists(os.path.join(path, ".git"))
-        if has_index(path) and (repository is None or is_repository):
+        if (repository is None or is_repository) and has_index(path):
             return Root(path, "index")
         if is_repository and repository is None:
             repository = path

@@ -138,6 +138,8 @@ def _wraps(node) -> bool:
     """Whether node wraps a definition (an export, decorators, Go's `type` keyword) whose leading
     lines stay with it."""
     return node.type in _UNWRAP or (node.type in _UNWRAP_ONE and node.named_child_count == 1)
+
+
 # Text, not structure: too big, such a node is cut by lines. Split into its children (quotes, content,
 # interpolations) a docstring's opening quotes went with the class header and its text to the next chunk.
 _TEXT_NODES = frozenset({"string", "string_literal", "raw_string_literal", "template_string",

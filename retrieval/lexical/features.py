@@ -23,7 +23,7 @@ DEF = "\u00a7"
 def def_term(name: str) -> str:
     """The term a definition of `name` is indexed and asked under: lower case, without underscores,
     so a name asked in the other naming convention still finds it (`client_ip` -> `ClientIP`,
-    `isBlank` -> `is_blank`). Its exact spelling is a second term (chunk_terms)."""
+    `isBlank` -> `is_blank`). A name with capitals has its exact spelling as a second term."""
     squashed = name.lower().replace("_", "")
     return DEF + (squashed or name.lower())
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
@@ -47,21 +47,17 @@ _KEYWORD_DEF = lazy_compile(
 )
 # JavaScript/TypeScript methods in a class or object: an indented `name(params) {` with no keyword
 # (`async`, `static`, `get`, an access modifier, a return type allowed), the line ending in `{`.
-_METHOD_DEF = lazy_compile(
+_METHOD_HEAD = (
     r"^[ \t]+(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set|declare)\s+)*\*?"
     r"(?!(?:if|for|while|switch|catch|function|return|else|do|try|with|super|this)\b)"
-    r"([A-Za-z_$][\w$]*)\s*(?:<[^>\n]*>)?\s*\([^;\n]*\)\s*(?::[^;{}\n=]+)?\{\s*$",
-    re.MULTILINE,
+    r"([A-Za-z_$][\w$]*)\s*(?:<[^>\n]*>)?\s*\("
 )
+_METHOD_DEF = lazy_compile(_METHOD_HEAD + r"[^;\n]*\)\s*(?::[^;{}\n=]+)?\{\s*$", re.MULTILINE)
 # The same with its parameters wrapped onto lines of their own (prettier's style past 80 columns):
 # `name(` ends the line, and the line closing the parameters is `)`, a return type, and `{`. A call
 # never ends that way; `if (` and the other statements are excluded as above.
 _WRAPPED_METHOD_DEF = lazy_compile(
-    r"^[ \t]+(?:(?:public|private|protected|static|async|readonly|override|abstract|get|set|declare)\s+)*\*?"
-    r"(?!(?:if|for|while|switch|catch|function|return|else|do|try|with|super|this)\b)"
-    r"([A-Za-z_$][\w$]*)\s*(?:<[^>\n]*>)?\s*\(\n(?:[^;\n]*\n){1,40}?[ \t]*\)\s*(?::[^;{}\n=]+)?\{[ \t]*$",
-    re.MULTILINE,
-)
+    _METHOD_HEAD + r"\n(?:[^;\n]*\n){1,40}?[ \t]*\)\s*(?::[^;{}\n=]+)?\{[ \t]*$", re.MULTILINE)
 _METHOD_LANGUAGES = frozenset({"javascript", "typescript", "vue", "svelte"})
 # `impl Trait for Type` defines behaviour for Type, not Trait; a bare `impl Type` is Type's.
 _IMPL_DEF = lazy_compile(

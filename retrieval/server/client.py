@@ -110,20 +110,32 @@ def _read_exact(sock, n: int) -> bytes:
     return b"".join(parts)
 
 
-def receive(sock, *length_fields: str, limit: int = 1 << 30) -> tuple[dict, list[bytes]]:
-    """(header, [payload for each length field]); ValueError on a malformed message."""
-    size = int.from_bytes(_read_exact(sock, 4), "big")
+def header_size(prefix: bytes) -> int:
+    """The header's length from a message's first 4 bytes; ValueError when over MAX_HEADER."""
+    size = int.from_bytes(prefix, "big")
     if size > MAX_HEADER:
         raise ValueError("the header is too long")
+    return size
+
+
+def parse_header(data: bytes, length_fields: tuple[str, ...], limit: int) -> tuple[dict, list[int]]:
+    """(header, the payload length each field gives); ValueError on a malformed header."""
     try:
-        header = marshal.loads(_read_exact(sock, size))
-    except (EOFError, TypeError) as exc:
+        header = marshal.loads(data)
+    except (EOFError, TypeError, ValueError) as exc:
         raise ValueError(f"not a header: {exc}") from None
     if not isinstance(header, dict):
         raise ValueError("the header is not a dict")
     lengths = [header.get(f, 0) for f in length_fields]
     if not all(type(n) is int and 0 <= n <= limit for n in lengths):
         raise ValueError("bad payload lengths")
+    return header, lengths
+
+
+def receive(sock, *length_fields: str, limit: int = 1 << 30) -> tuple[dict, list[bytes]]:
+    """(header, [payload for each length field]); ValueError on a malformed message."""
+    size = header_size(_read_exact(sock, 4))
+    header, lengths = parse_header(_read_exact(sock, size), length_fields, limit)
     return header, [_read_exact(sock, n) for n in lengths]
 
 
@@ -193,7 +205,7 @@ def _root_of(argv: list[str]) -> str | None:
         # As retrieval.roots.find_root: the nearest store, not above the repository we are in
         # unless it is a repository's too.
         is_repository = os.path.exists(os.path.join(here, ".git"))
-        if os.path.isdir(store_dir(here)) and (repository is None or is_repository):
+        if (repository is None or is_repository) and os.path.isdir(store_dir(here)):
             return here
         if is_repository and repository is None:
             repository = here

@@ -14,7 +14,6 @@ socket file stays behind and the next server (holding the lock) replaces it.
 from __future__ import annotations
 
 import json
-import marshal
 import os
 import selectors
 import signal
@@ -164,20 +163,10 @@ def parse_request(data: bytes) -> tuple[dict, bytes] | None:
     missing; ValueError when they can never make a request (the framing of client.receive)."""
     if len(data) < 4:
         return None
-    size = int.from_bytes(data[:4], "big")
-    if size > client.MAX_HEADER:
-        raise ValueError("the header is too long")
+    size = client.header_size(bytes(data[:4]))
     if len(data) < 4 + size:
         return None
-    try:
-        header = marshal.loads(bytes(data[4:4 + size]))
-    except (EOFError, TypeError, ValueError) as exc:
-        raise ValueError(f"not a header: {exc}") from None
-    if not isinstance(header, dict):
-        raise ValueError("the header is not a dict")
-    length = header.get("stdin_len", 0)
-    if type(length) is not int or not 0 <= length <= MAX_STDIN:
-        raise ValueError("bad payload lengths")
+    header, (length,) = client.parse_header(bytes(data[4:4 + size]), ("stdin_len",), MAX_STDIN)
     end = 4 + size + length
     if len(data) < end:
         return None

@@ -35,7 +35,7 @@ def _write(path: str, content: str) -> None:
 
 def install(directory: str = DEFAULT_DIR) -> tuple[str, str]:
     """Write SKILL.md into `directory` (created if need be). Returns (path, what happened):
-    'installed', 'updated', 'updated (yours kept as ...)' or 'unchanged'. OSError with a message
+    'installed', 'updated', 'updated (the one there kept as ....bak)' or 'unchanged'. OSError with a message
     that names the directory when it cannot be written."""
     if not directory.strip():
         raise OSError("no directory given to --install")
