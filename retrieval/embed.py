@@ -21,6 +21,7 @@ import os
 import threading
 
 from .extras import SetupError
+from .settings import env_int
 
 ENV_MODEL = "RETRIEVAL_EMBED_MODEL"
 ENV_THREADS = "RETRIEVAL_EMBED_THREADS"
@@ -52,10 +53,7 @@ def _limit_blas_threads() -> None:
 
 
 def batch_threads() -> int:
-    value = os.environ.get(ENV_THREADS, "")
-    if value.isdigit() and int(value) > 0:
-        return int(value)
-    return max(1, min(4, os.cpu_count() or 1))
+    return env_int(ENV_THREADS, max(1, min(4, os.cpu_count() or 1)), minimum=1)
 
 
 def _cache_dir() -> str:

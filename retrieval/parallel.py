@@ -14,6 +14,8 @@ from collections import deque
 from itertools import chain, islice
 from typing import Callable, Iterable, Iterator, TypeVar
 
+from .settings import env_int
+
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -27,14 +29,11 @@ class WorkerLost(RuntimeError):
 def default_jobs() -> int:
     """Worker processes to use: $RETRIEVAL_JOBS, else the CPUs this process may run on (at most 4:
     this process reads the files and builds the postings, so more workers would mostly wait)."""
-    value = os.environ.get(ENV_JOBS, "").strip()
-    if value.isdigit() and int(value) > 0:
-        return int(value)
     try:
         n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         n = os.cpu_count() or 1
-    return max(1, min(n, 4))
+    return env_int(ENV_JOBS, max(1, min(n, 4)), minimum=1)
 
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h

@@ -22,6 +22,7 @@ from .extras import SetupError
 from .progress import Tick
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
 from .records import SearchHit
+from .settings import env_float, env_int
 from .retrievers.base import REGISTRY, build_retriever, get_spec
 from .store import layout
 from .store.atomic import remove_stale_temps
@@ -72,10 +73,9 @@ class IndexOptions:
         if self.max_bytes is not None:
             opts.max_bytes = self.max_bytes
         total = self.max_total_bytes
-        if total is None and os.environ.get("RETRIEVAL_MAX_TOTAL_BYTES", "").isdigit():
-            total = int(os.environ["RETRIEVAL_MAX_TOTAL_BYTES"])
-        if total is not None:
-            opts.max_total_bytes = total
+        if total is None:
+            total = env_int("RETRIEVAL_MAX_TOTAL_BYTES", opts.max_total_bytes, minimum=1)
+        opts.max_total_bytes = total
         return opts
 
     def to_json(self) -> dict:
@@ -618,10 +618,7 @@ WRITER_WAIT = 10.0
 
 
 def writer_wait() -> float:
-    try:
-        return max(0.0, float(os.environ.get("RETRIEVAL_WRITER_WAIT", WRITER_WAIT)))
-    except ValueError:
-        return WRITER_WAIT
+    return env_float("RETRIEVAL_WRITER_WAIT", WRITER_WAIT)
 
 
 # Indexes this process has opened, reused while the committed manifest is the very same file (an

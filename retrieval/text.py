@@ -7,18 +7,18 @@ identifiers heavily, and the split is the expensive step.
 """
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter
 from itertools import chain
 
 from .memo import Memo, clear_all
+from .settings import env_flag
 from .stem import porter
 
 # Porter stemming of words and identifier parts: on unless RETRIEVAL_STEM=0 (the stored index
 # records the choice in its fingerprint; set_stemming changes it in a running process).
-# Off only when said so (`0`, `false`, `no`, `off`): `true` turned it off before.
-STEM = os.environ.get("RETRIEVAL_STEM", "1").strip().lower() not in ("0", "false", "no", "off")
+# Off only when said so (`0`, `false`, `no`, `off`); any other word is named on stderr.
+STEM = env_flag("RETRIEVAL_STEM", True)
 # Bump when a change here changes the terms a text yields (the index fingerprint carries it).
 VERSION = 2
 

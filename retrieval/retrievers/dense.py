@@ -6,13 +6,13 @@ loaded once per process (retrieval.embed.get_embedder), so a long-lived process 
 """
 from __future__ import annotations
 
-import os
 from typing import Iterable
 
 from ..embed import MAX_TOKENS, get_embedder, model_from_environment
 from ..query import plan_query
 from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, SearchHit, SourceFile, chunk_docid
+from ..settings import env_choice
 from .base import NOT_INDEXED
 
 DEFAULT_BITS = 4
@@ -20,8 +20,7 @@ TEXT_FORMAT = 1  # bump when retrieval.vectors.texts.embed_text or worth_embeddi
 
 
 def _bits() -> int:
-    value = os.environ.get("RETRIEVAL_TURBOVEC_BITS", "")
-    return int(value) if value in ("2", "4") else DEFAULT_BITS
+    return int(env_choice("RETRIEVAL_TURBOVEC_BITS", str(DEFAULT_BITS), ("2", "4")))
 
 
 class DenseRetriever:

@@ -14,6 +14,7 @@ import time
 from typing import Callable, Iterable
 
 from ..records import Chunk, SourceFile
+from ..settings import env_float, env_int
 from . import store as vstore
 from .shared import SharedEmbeddings
 from .texts import embed_text, text_key, worth_embedding
@@ -25,11 +26,6 @@ CHECKPOINT_SECONDS = 30.0
 BLOCK_ROWS = 8192
 
 
-def _env_number(name: str, default: float) -> float:
-    try:
-        return float(os.environ[name])
-    except (KeyError, ValueError):
-        return default
 CALIBRATION_ROWS = 2048
 # Fewer rows than this are not calibrated: a fit needs a representative sample, and a query
 # re-scores the top 100 candidates exactly anyway, which covers all of so small an index.
@@ -154,8 +150,8 @@ def update(
     pending: dict[bytes, str] = {}  # key -> text still to embed
     fresh: dict[bytes, object] = {}
     show = progress or TerminalProgress(label)
-    batch = max(1, int(_env_number("RETRIEVAL_EMBED_BATCH", EMBED_BATCH)))
-    every = _env_number("RETRIEVAL_EMBED_CHECKPOINT_SECONDS", CHECKPOINT_SECONDS)
+    batch = env_int("RETRIEVAL_EMBED_BATCH", EMBED_BATCH, minimum=1)
+    every = env_float("RETRIEVAL_EMBED_CHECKPOINT_SECONDS", CHECKPOINT_SECONDS)
     counts = {"done": 0, "todo": 0, "shared": 0}
     unsaved: list[bytes] = []
     last_checkpoint = [time.monotonic()]

@@ -18,6 +18,7 @@ import os
 import time
 
 from ..store.layout import machine_cache
+from ..settings import env_float
 from . import store as vstore
 
 ENV_DIR = "RETRIEVAL_EMBED_CACHE"
@@ -36,10 +37,7 @@ def cache_dir(model: str) -> str | None:
 
 
 def _limit_bytes() -> int:
-    try:
-        return max(0, int(float(os.environ[ENV_MB]) * 1024 * 1024))
-    except (KeyError, ValueError):
-        return DEFAULT_MB * 1024 * 1024
+    return int(env_float(ENV_MB, DEFAULT_MB) * 1024 * 1024)
 
 
 class SharedEmbeddings:

@@ -1,0 +1,73 @@
+"""Settings from RETRIEVAL_* environment variables: a value that cannot be used is named on
+stderr, once, with the default that replaces it; it never stops the command or passes silently."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+from retrieval import settings
+
+
+@pytest.fixture(autouse=True)
+def _fresh_warnings(monkeypatch):
+    monkeypatch.setattr(settings, "_warned", set())
+
+
+def test_a_usable_value_is_taken_as_given(monkeypatch, capsys):
+    monkeypatch.setenv("RETRIEVAL_X", " 3 ")
+    assert settings.env_int("RETRIEVAL_X", 7, minimum=1) == 3
+    monkeypatch.setenv("RETRIEVAL_X", "2.5")
+    assert settings.env_float("RETRIEVAL_X", 10.0) == 2.5
+    monkeypatch.setenv("RETRIEVAL_X", "2")
+    assert settings.env_choice("RETRIEVAL_X", "4", ("2", "4")) == "2"
+    monkeypatch.setenv("RETRIEVAL_X", "OFF")
+    assert settings.env_flag("RETRIEVAL_X", True) is False
+    assert capsys.readouterr().err == ""
+
+
+def test_unset_or_empty_means_the_default_without_a_word(monkeypatch, capsys):
+    monkeypatch.delenv("RETRIEVAL_X", raising=False)
+    assert settings.env_int("RETRIEVAL_X", 7) == 7
+    monkeypatch.setenv("RETRIEVAL_X", "")
+    assert settings.env_float("RETRIEVAL_X", 1.5) == 1.5
+    assert settings.env_flag("RETRIEVAL_X", True) is True
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("read, raw, default", [
+    (lambda: settings.env_int("RETRIEVAL_X", 2, minimum=1), "four", 2),
+    (lambda: settings.env_int("RETRIEVAL_X", 2, minimum=1), "0", 2),
+    (lambda: settings.env_int("RETRIEVAL_X", 2, minimum=1), "-3", 2),
+    (lambda: settings.env_float("RETRIEVAL_X", 10.0), "ten", 10.0),
+    (lambda: settings.env_float("RETRIEVAL_X", 10.0), "-1", 10.0),
+    (lambda: settings.env_float("RETRIEVAL_X", 10.0), "nan", 10.0),
+    (lambda: settings.env_float("RETRIEVAL_X", 10.0), "inf", 10.0),
+    (lambda: settings.env_choice("RETRIEVAL_X", "4", ("2", "4")), "8", "4"),
+    (lambda: settings.env_flag("RETRIEVAL_X", True), "maybe", True),
+])
+def test_an_unusable_value_is_named_once_and_the_default_used(monkeypatch, capsys, read, raw, default):
+    monkeypatch.setenv("RETRIEVAL_X", raw)
+    assert read() == default
+    assert read() == default
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert err.startswith(f"retrieval: ignoring RETRIEVAL_X={raw!r}: not ")
+    assert "using" in err
+
+
+@pytest.mark.parametrize("name, raw", [
+    ("RETRIEVAL_JOBS", "four"),
+    ("RETRIEVAL_WRITER_WAIT", "soon"),
+    ("RETRIEVAL_MAX_TOTAL_BYTES", "1GB"),
+    ("RETRIEVAL_STEM", "maybe"),
+])
+def test_a_query_names_a_bad_setting_and_still_answers(tmp_path, name, raw):
+    (tmp_path / "app.py").write_text("def refresh_token():\n    return 1\n")
+    env = {**os.environ, name: raw, "RETRIEVAL_NO_SERVER": "1", "RETRIEVAL_INDEX_DIR": str(tmp_path / "idx")}
+    done = subprocess.run([sys.executable, "-m", "retrieval.entry", "query", "refresh token", "--root", str(tmp_path),
+                           "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert '"path": "app.py"' in done.stdout
+    warnings = [line for line in done.stderr.splitlines() if line.startswith(f"retrieval: ignoring {name}=")]
+    assert len(warnings) == 1, done.stderr
