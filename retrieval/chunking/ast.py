@@ -947,6 +947,14 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
         parsed_lines = split_lines(source.decode("utf-8", "surrogatepass"))
     try:
         tree = _parser(grammar).parse(source)
+        if tree.root_node.has_error and b"\r\n" in source:
+            # Some grammars (Dockerfile's) take a Windows line end for an error: the parser sees
+            # Unix ones (same rows; byte offsets are only compared within the tree).
+            unix = source.replace(b"\r\n", b"\n")
+            again = _parser(grammar).parse(unix)
+            if not again.root_node.has_error:
+                tree, source = again, unix
+                parsed_lines = split_lines(source.decode("utf-8", "surrogatepass"))
     except ImportError:
         return None  # the extra is not installed: lines, as for a language without a grammar
     except (ValueError, RuntimeError, LookupError, OSError):

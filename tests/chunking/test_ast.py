@@ -1019,3 +1019,19 @@ def test_a_type_declared_in_a_methods_body_does_not_name_the_chunk_holding_the_m
     assert_verbatim(text, chunks)
     assert len(chunks) > 1
     assert {c.context for c in chunks} == {"TRPCBuilder.create"}
+
+
+def test_a_file_with_windows_line_ends_is_chunked_by_its_tree_where_the_grammar_rejects_them():
+    """Dockerfile's grammar reads `\\r\\n` as an error: such a file fell back to line chunks. The
+    parser sees Unix line ends; the chunks keep the file's own bytes."""
+    from retrieval.chunking.ast import chunk_syntax
+
+    steps = "".join(f"RUN apt-get install -y package{i} && \\\n    echo installed package{i}\n" for i in range(40))
+    text = "FROM python:3.11 AS build\n" + steps + "COPY . /app\nWORKDIR /app\nCMD [\"python\", \"app.py\"]\n"
+    windows = text.replace("\n", "\r\n")
+    unix_chunks = chunk_syntax(text, "Dockerfile", language="dockerfile", kind="config", policy=ChunkingPolicy())
+    chunks = chunk_syntax(windows, "Dockerfile", language="dockerfile", kind="config", policy=ChunkingPolicy())
+    assert chunks is not None, "a CRLF Dockerfile fell back to line chunks"
+    assert_verbatim(windows, chunks)
+    assert [(c.start_line, c.end_line) for c in chunks] == [(c.start_line, c.end_line) for c in unix_chunks]
+    assert all("\r\n" in c.text for c in chunks)
