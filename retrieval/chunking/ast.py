@@ -931,6 +931,86 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
     if grammar is None:
         return None
     policy = policy or ChunkingPolicy()
+    chunks = _chunk_tree(text, path, language, kind, policy, grammar)
+    if chunks and grammar in _SCRIPT_HOSTS:
+        chunks = _with_scripts(chunks, text, path, language, kind, policy, grammar)
+    return chunks
+
+
+# Markup whose `<script>` elements hold code of another language (a Vue or Svelte component's
+# logic): the script is chunked by its own grammar, the rest by the host's.
+_SCRIPT_HOSTS = frozenset({"vue", "svelte", "html"})
+_SCRIPT_LANG = re.compile(r"""\blang\s*=\s*["']?(tsx?|typescript)\b""", re.IGNORECASE)
+_SCRIPT_TYPE = re.compile(r"""\btype\s*=\s*["']?([^"'\s>]+)""", re.IGNORECASE)
+_SCRIPT_TYPES = frozenset({"module", "text/javascript", "application/javascript", "text/ecmascript",
+                           "application/ecmascript", "text/babel", "text/jsx", "text/typescript"})
+
+
+def _scripts(root) -> list[tuple[int, int, str]]:
+    """(first row, last row, language) of the code inside each `<script>` element: the rows
+    between its start and end tags. A `type` that is not JavaScript (a template, JSON) is left out."""
+    found = []
+    stack = [root]
+    while stack:  # HTML nests deeply: no recursion
+        node = stack.pop()
+        if node.type != "script_element":
+            stack.extend(node.children)
+            continue
+        tags = [c for c in node.children if c.type in ("start_tag", "end_tag")]
+        if len(tags) != 2 or tags[0].type != "start_tag" or tags[1].type != "end_tag":
+            continue
+        first, last = tags[0].end_point[0] + 1, tags[1].start_point[0] - 1
+        head = _text(tags[0])
+        kind = _SCRIPT_TYPE.search(head)
+        if last < first or (kind and kind.group(1).lower() not in _SCRIPT_TYPES):
+            continue
+        typed = _SCRIPT_LANG.search(head) or (kind and kind.group(1).lower() == "text/typescript")
+        found.append((first, last, "typescript" if typed else "javascript"))
+    return sorted(found)
+
+
+def _with_scripts(host: list[Chunk], text: str, path: str, language: str, kind: str,
+                  policy: ChunkingPolicy, grammar: str) -> list[Chunk]:
+    """The host's chunks with each script's rows replaced by that script's own AST chunks (their
+    scope paths, kinds and definitions); the file's language stays the host's."""
+    try:
+        tree = _parser(grammar).parse(text.encode("utf-8", "surrogatepass"))
+    except (ImportError, ValueError, RuntimeError, LookupError, OSError):
+        return host
+    lines = split_lines(text)
+    inner: list[Chunk] = []
+    taken: list[tuple[int, int]] = []  # 1-based rows now chunked by a script's grammar
+    for first, last, script_language in _scripts(tree.root_node):
+        code = "".join(lines[first : last + 1])
+        pieces = _chunk_tree(code, path, script_language, kind, policy, grammar_for(path, script_language))
+        if not pieces:
+            continue
+        shift = first
+        for c in pieces:
+            scope = (c.scope[0] + shift, c.scope[1] + shift) if c.scope else None
+            inner.append(replace(c, start_line=c.start_line + shift, end_line=c.end_line + shift,
+                                 language=language, scope=scope))
+        taken.append((first + 1, last + 1))
+    if not taken:
+        return host
+    kept: list[Chunk] = []
+    for c in host:
+        spans = [(c.start_line, c.end_line)]
+        for a, b in taken:
+            spans = [piece for s, e in spans
+                     for piece in ((s, min(e, a - 1)), (max(s, b + 1), e)) if piece[0] <= piece[1]]
+        for s, e in spans:
+            piece = "".join(lines[s - 1 : e])
+            if (s, e) == (c.start_line, c.end_line):
+                kept.append(c)
+            elif piece.strip():
+                kept.append(replace(c, start_line=s, end_line=e, text=piece, scope=None,
+                                    definitions=None if c.definitions is None else ()))
+    return sorted(kept + inner, key=lambda c: (c.start_line, c.end_line))
+
+
+def _chunk_tree(text: str, path: str, language: str, kind: str, policy: ChunkingPolicy,
+                grammar: str) -> list[Chunk] | None:
     lines = split_lines(text)
     if not lines:
         return []

@@ -1035,3 +1035,71 @@ def test_a_file_with_windows_line_ends_is_chunked_by_its_tree_where_the_grammar_
     assert_verbatim(windows, chunks)
     assert [(c.start_line, c.end_line) for c in chunks] == [(c.start_line, c.end_line) for c in unix_chunks]
     assert all("\r\n" in c.text for c in chunks)
+
+
+VUE = """\
+<template>
+  <div class="counter">
+    <button @click="increment">{{ count }}</button>
+  </div>
+</template>
+
+<script setup lang="ts">
+import { ref } from 'vue'
+
+interface Props {
+  start: number
+}
+
+const props = defineProps<Props>()
+const count = ref(props.start)
+
+function increment() {
+  count.value += 1
+  emitChange(count.value)
+}
+
+function emitChange(value: number) {
+  console.log('changed', value)
+}
+</script>
+
+<style scoped>
+.counter { color: red; }
+</style>
+"""
+
+
+def test_the_script_of_a_vue_component_is_chunked_by_its_own_grammar():
+    """The `<script>` of a Vue, Svelte or HTML file was cut by lines (the host grammar sees raw
+    text there) while `status` said `ast`; its functions are now chunks with their names."""
+    chunks = chunks_of(VUE, "Counter.vue", "vue", TINY)
+    assert_verbatim(VUE, chunks)
+    increment = by_symbol(chunks, "increment")
+    assert (increment.start_line, increment.chunk_kind, increment.language) == (17, "function", "vue")
+    assert increment.text.startswith("function increment()")
+    assert by_symbol(chunks, "emitChange").context == "emitChange"
+    assert by_symbol(chunks, "Props").chunk_kind == "interface"
+    assert "emitChange" in defined(chunks)
+    # The template and the style stay the host's chunks (no definitions known from the Vue
+    # grammar), never holding a line of the script.
+    host = [c for c in chunks if c.definitions is None]
+    assert host and host[0].start_line == 1 and host[-1].end_line == VUE.count("\n")
+    for chunk in host:
+        assert not set(range(chunk.start_line, chunk.end_line + 1)) & set(range(8, 25)), chunk
+
+
+def test_scripts_in_svelte_and_html_are_chunked_and_a_template_script_is_left_to_the_host():
+    body = "".join(f"    total += step{i}(value);\n" for i in range(12))
+    code = f"function compute(value) {{\n    let total = 0;\n{body}    return total;\n}}\n\nfunction reset() {{\n    total = 0;\n}}\n"
+    svelte = f"<script>\n{code}</script>\n\n<h1>Hello</h1>\n"
+    chunks = chunks_of(svelte, "App.svelte", "svelte", TINY)
+    assert_verbatim(svelte, chunks)
+    assert by_symbol(chunks, "compute").start_line == 2
+    assert by_symbol(chunks, "reset").chunk_kind == "function"
+    html = (f"<html>\n<head>\n<script type=\"module\">\n{code}</script>\n"
+            f"<script type=\"text/x-template\" id=\"row\">\nfunction notCode() {{ }}\n</script>\n</head>\n</html>\n")
+    chunks = chunks_of(html, "index.html", "html", TINY)
+    assert_verbatim(html, chunks)
+    assert by_symbol(chunks, "compute").start_line == 4
+    assert not [c for c in chunks if c.symbol == "notCode"]
