@@ -26,8 +26,14 @@ def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
     """(row, level, title) of every heading; a setext heading's row is its text line."""
     out = []
     fence = ""
+    comment = False  # inside an HTML comment (`<!--` ... `-->`), where `#` lines are not headings
     for i, raw in enumerate(lines):
         line = raw.rstrip("\r\n")
+        if comment:
+            comment = "-->" not in line
+            continue
+        if not fence and "<!--" in line and "-->" not in line[line.index("<!--") + 4 :]:
+            comment = True  # from the next line on
         m = _FENCE.match(line)
         if m:
             marker = m.group(1)
@@ -108,8 +114,24 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
         body = "".join(lines[start : end + 1])
         if not body.strip():
             continue
-        for piece in chunk_lines(body, path, language=language, kind=kind, policy=policy):
-            s, e = piece.start_line + start, piece.end_line + start
-            out.append(Chunk(path, s, e, piece.text, language, kind, context, title, kind_name,
+        pieces = [(p.start_line, p.end_line, p.text) for p in
+                  chunk_lines(body, path, language=language, kind=kind, policy=policy)]
+        if title and len(pieces) > 1 and _only_heading(pieces[0][2], language):
+            # A heading over one long line (a paragraph never wrapped) was a chunk of its own,
+            # saying nothing: it goes with what it heads.
+            a, b = pieces[0][0], pieces[1][1]
+            pieces[:2] = [(a, b, "".join(lines[start + a - 1 : start + b]))]
+        for s, e, piece_text in pieces:
+            s, e = s + start, e + start
+            out.append(Chunk(path, s, e, piece_text, language, kind, context, title, kind_name,
                              (start + 1, end + 1) if (s, e) != (start + 1, end + 1) else None, ()))
     return out
+
+
+def _only_heading(text: str, language: str) -> bool:
+    """The text is a heading and blank lines, nothing it heads (a setext or reST title counts its
+    underline too)."""
+    filled = [line for line in text.splitlines() if line.strip()]
+    adorned = 3 if language == "rst" else 2
+    return len(filled) <= 1 or (len(filled) <= adorned and all(
+        _SETEXT.match(line) or _RST_ADORNMENT.match(line) for line in filled[1:]))

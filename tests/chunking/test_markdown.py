@@ -114,3 +114,27 @@ def _sections(chunks) -> list[tuple[str, str]]:
         if not out or out[-1] != (c.context, c.chunk_kind):
             out.append((c.context, c.chunk_kind))
     return out
+
+
+def test_a_heading_over_one_long_line_is_not_a_chunk_of_its_own():
+    """A paragraph never wrapped is one line longer than the budget: its heading stood alone as a
+    chunk that says nothing. It heads its line instead."""
+    paragraph = "The installer reads the configuration and " * 60
+    text = f"# Guide\n\nIntro.\n\n## Install\n\n{paragraph}\n\n## Next\n\nMore.\n"
+    chunks = chunk_headings(text, "guide.md", language="markdown", kind="docs")
+    assert_verbatim(text, chunks)
+    install = [c for c in chunks if c.symbol == "Install"]
+    assert len(install) == 1
+    assert install[0].text.startswith("## Install\n\nThe installer")
+    setext = f"Install\n-------\n\n{paragraph}\n"
+    chunks = chunk_headings(setext, "guide.md", language="markdown", kind="docs")
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 4)]
+
+
+def test_a_heading_inside_an_html_comment_is_not_a_heading():
+    text = ("# Guide\n\nIntro.\n\n<!--\n# Draft section\nNot written yet.\n-->\n\n"
+            "<!-- one line -->\n## Usage\n\nRun it.\n")
+    chunks = chunk_headings(text, "guide.md", language="markdown", kind="docs", policy=ChunkingPolicy(prose=20))
+    assert_verbatim(text, chunks)
+    assert {c.symbol for c in chunks} == {"Guide", "Usage"}
+    assert "Draft section" not in " ".join(c.context for c in chunks)
