@@ -110,6 +110,8 @@ _EXTRA_PATTERNS = (
     " right: [(function_expression) (arrow_function)]) @def",
     # Lua: `M.setup = function (opts)`, `local helper = function (x)`
     "(assignment_statement (variable_list . name: (_) @name) (expression_list . value: (function_definition))) @def",
+    # R: `compute_mean <- function(x) {...}` (or `=`): a function is named only by its binding
+    "(binary_operator lhs: (identifier) @name rhs: (function_definition)) @def",
     '(call target: (identifier) @kw (#any-of? @kw "def" "defp" "defmacro" "defmacrop" "defguard"'
     ' "defmodule" "defprotocol" "defimpl" "defdelegate")) @def',
 )

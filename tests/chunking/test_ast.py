@@ -1103,3 +1103,14 @@ def test_scripts_in_svelte_and_html_are_chunked_and_a_template_script_is_left_to
     assert_verbatim(html, chunks)
     assert by_symbol(chunks, "compute").start_line == 4
     assert not [c for c in chunks if c.symbol == "notCode"]
+
+
+def test_an_r_function_is_named_by_the_binding_that_holds_it():
+    """R has no `def`: `compute_mean <- function(x)` was a chunk labelled `module`."""
+    body = "".join(f"  s{i} <- sum(x[{i}], na.rm = na.rm)\n" for i in range(12))
+    text = (f"library(stats)\n\ncompute_mean <- function(x, na.rm = TRUE) {{\n{body}  s0 / length(x)\n}}\n\n"
+            "helper = function(y) {\n  y + 1\n}\n")
+    chunks = chunks_of(text, "stats.R", "r", ChunkingPolicy(code=200))
+    assert_verbatim(text, chunks)
+    assert by_symbol(chunks, "compute_mean").chunk_kind == "function"
+    assert by_symbol(chunks, "helper").context == "helper"
