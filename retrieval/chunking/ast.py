@@ -430,8 +430,11 @@ def _definition(node, captures) -> Definition | None:
     display = _text(name_node).strip()
     if "\n" in display or len(display) > 120:
         return None
+    # A shell or PowerShell function's name is all of it (`_bash-it-component-help`, `git::status`,
+    # `Remove-ExpiredBackup`), as the definition patterns read it.
     name = _last_word(display) if name_node.type not in ("identifier", "type_identifier", "simple_identifier",
-                                                         "constant", "name", "variable") else display
+                                                         "constant", "name", "variable", "word",
+                                                         "function_name") else display
     if not name:
         return None
     if node_type in ("method_declaration", "function_declaration"):

@@ -1114,3 +1114,15 @@ def test_an_r_function_is_named_by_the_binding_that_holds_it():
     assert_verbatim(text, chunks)
     assert by_symbol(chunks, "compute_mean").chunk_kind == "function"
     assert by_symbol(chunks, "helper").context == "helper"
+
+
+def test_a_shell_function_defines_its_whole_name():
+    """`_bash-it-component-help() {` defined `help` (the last word of the name), and PowerShell's
+    `Remove-ExpiredBackup` was labelled `ExpiredBackup`: a query naming the function found others."""
+    text = "_bash-it-component-help() {\n  echo help\n}\n\ngit::status() {\n  git status\n}\n"
+    chunks = chunks_of(text, "lib/helpers.bash", "bash", TINY)
+    assert defined(chunks) == {"_bash-it-component-help", "git::status"}
+    assert by_symbol(chunks, "git::status").context == "git::status"
+    text = "function Remove-ExpiredBackup {\n    param([string]$Path)\n    Get-ChildItem $Path\n}\n"
+    chunks = chunks_of(text, "backup.ps1", "powershell", TINY)
+    assert {c.symbol for c in chunks} == {"Remove-ExpiredBackup"}
