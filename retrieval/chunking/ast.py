@@ -131,6 +131,7 @@ _IDENTIFIERS = frozenset({
     "qualified_identifier", "scoped_identifier", "scoped_type_identifier", "destructor_name", "operator_name",
     "dot_index_expression", "method_index_expression", "IDENTIFIER", "function_name", "simple_name",
 })
+_SIGNATURES = frozenset({"function_signature", "method_signature"})
 _UNWRAP = frozenset({"export_statement", "decorated_definition", "template_declaration", "export_declaration"})
 # Wrappers of one definition only: Go's `type X struct {...}` (a group `type (...)` holds several).
 _UNWRAP_ONE = frozenset({"type_declaration"})
@@ -448,8 +449,12 @@ def _definition(node, captures) -> Definition | None:
     parent = span_node.parent
     if parent is not None and _wraps(parent):  # decorators, `export`, `template<...>`
         start = parent.start_point[0]
-    return Definition(name, display if display != name else name, kind, start, _end_row(span_node),
-                      name_node.start_point[0], (span_node.start_byte, span_node.end_byte))
+    last = span_node
+    if node_type in _SIGNATURES and last.next_named_sibling is not None \
+            and last.next_named_sibling.type == "function_body":
+        last = last.next_named_sibling  # Dart: the body is the signature's sibling, not its child
+    return Definition(name, display if display != name else name, kind, start, _end_row(last),
+                      name_node.start_point[0], (span_node.start_byte, last.end_byte))
 
 
 def _member(node) -> Definition | None:

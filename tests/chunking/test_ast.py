@@ -1126,3 +1126,16 @@ def test_a_shell_function_defines_its_whole_name():
     text = "function Remove-ExpiredBackup {\n    param([string]$Path)\n    Get-ChildItem $Path\n}\n"
     chunks = chunks_of(text, "backup.ps1", "powershell", TINY)
     assert {c.symbol for c in chunks} == {"Remove-ExpiredBackup"}
+
+
+def test_a_dart_function_spans_its_body_as_well_as_its_signature():
+    """Dart's grammar makes the body the signature's sibling: a function ended at its signature
+    line, and the pieces of its body were labelled `module`."""
+    body = "".join(f"  total += a * {i} + b;\n" for i in range(10))
+    text = f"import 'dart:math';\n\nint add(int a, int b) {{\n  var total = 0;\n{body}  return total;\n}}\n"
+    chunks = chunks_of(text, "lib/add.dart", "dart", ChunkingPolicy(code=200))
+    assert_verbatim(text, chunks)
+    assert chunks[0].context == "add"
+    pieces = [c for c in chunks if c.start_line > 3]  # the body's later pieces
+    assert pieces
+    assert all(c.context == "add" and c.scope == (3, text.count("\n")) for c in pieces), pieces
