@@ -112,6 +112,9 @@ _EXTRA_PATTERNS = (
     "(assignment_statement (variable_list . name: (_) @name) (expression_list . value: (function_definition))) @def",
     # R: `compute_mean <- function(x) {...}` (or `=`): a function is named only by its binding
     "(binary_operator lhs: (identifier) @name rhs: (function_definition)) @def",
+    # Elm's `add a b = ...` and Erlang's `add(A, B) -> ...` (named by their first clause)
+    "(value_declaration functionDeclarationLeft: (function_declaration_left . (lower_case_identifier) @name)) @def",
+    "(fun_decl . clause: (function_clause name: (atom) @name)) @def",
     '(call target: (identifier) @kw (#any-of? @kw "def" "defp" "defmacro" "defmacrop" "defguard"'
     ' "defmodule" "defprotocol" "defimpl" "defdelegate")) @def',
 )
@@ -165,6 +168,8 @@ def _is_prefix(node) -> bool:
     if "comment" in kind or kind in ("decorator", "attribute_item", "annotation", "marker_annotation",
                                      "attribute", "haddock", "pragma"):
         return True
+    if kind in ("type_annotation", "spec") and node.parent is not None and node.parent.type in ("file", "source_file"):
+        return True  # a top-level Elm type annotation, an Erlang `-spec`: the signature of what follows
     if kind == "unary_operator" and node.child_count == 2 and node.children[0].type == "@":
         target = node.children[1]
         name = target.children[0] if target.type == "call" and target.child_count else target

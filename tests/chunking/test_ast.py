@@ -1139,3 +1139,22 @@ def test_a_dart_function_spans_its_body_as_well_as_its_signature():
     pieces = [c for c in chunks if c.start_line > 3]  # the body's later pieces
     assert pieces
     assert all(c.context == "add" and c.scope == (3, text.count("\n")) for c in pieces), pieces
+
+
+def test_elm_and_erlang_functions_are_named_and_keep_their_type_signatures():
+    """An Elm type annotation or an Erlang `-spec` ended the chunk before the function it types,
+    and the functions had no names (every chunk was `module`)."""
+    body = "".join(f"    + a * {i}\n" for i in range(8))
+    elm = (f"module Main exposing (..)\n\nsub : Int -> Int -> Int\nsub a b =\n    a - b\n{body}\n"
+           f"add : Int -> Int -> Int\nadd a b =\n    a + b\n{body}")
+    chunks = chunks_of(elm, "src/Main.elm", "elm", ChunkingPolicy(code=150))
+    assert_verbatim(elm, chunks)
+    assert by_symbol(chunks, "add").text.startswith("add : Int -> Int -> Int\nadd a b =")
+    assert by_symbol(chunks, "sub").text.startswith("sub : Int")
+    body = "".join(f"    X{i} = A * {i},\n" for i in range(8))
+    erlang = (f"-module(m).\n\n-spec sub(integer(), integer()) -> integer().\nsub(A, B) ->\n{body}    A - B.\n\n"
+              f"-spec add(integer(), integer()) -> integer().\nadd(A, B) ->\n{body}    A + B;\nadd(_, _) -> 0.\n")
+    chunks = chunks_of(erlang, "src/m.erl", "erlang", ChunkingPolicy(code=150))
+    assert_verbatim(erlang, chunks)
+    assert by_symbol(chunks, "add").text.startswith("-spec add(")
+    assert by_symbol(chunks, "sub").text.startswith("-spec sub(")
