@@ -397,6 +397,8 @@ def _definition(node, captures) -> Definition | None:
         span_node = node.parent  # Zig: the declaration holds the prototype and the body
         if node_type == "VarDecl" and _ZIG_CONTAINER.match(_text(node)[:300]):
             node_type = "struct_item"
+    if node_type == "function_declaration" and node.parent is not None and node.parent.type == "function_definition":
+        span_node = node.parent  # Vim: the declaration line is the head of a definition holding the body
     if node_type in _MEMBERS:
         return _member(node)
     if node_type == "function_expression" and node.parent is not None and node.parent.type in _BINDS_FUNCTION:

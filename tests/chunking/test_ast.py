@@ -1158,3 +1158,14 @@ def test_elm_and_erlang_functions_are_named_and_keep_their_type_signatures():
     assert_verbatim(erlang, chunks)
     assert by_symbol(chunks, "add").text.startswith("-spec add(")
     assert by_symbol(chunks, "sub").text.startswith("-spec sub(")
+
+
+def test_a_vim_function_spans_its_body():
+    """Vim's grammar holds the declaration line and the body side by side: a function ended at its
+    first line, and its body was `module`."""
+    text = ("function! s:Helper(x) abort\n  let y = a:x + 1\n  return y\nendfunction\n\n"
+            "function MyPlugin#setup() abort\n  call s:Helper(1)\nendfunction\n")
+    chunks = chunks_of(text, "plugin/my.vim", "vim", ChunkingPolicy(code=40))
+    assert_verbatim(text, chunks)
+    assert all(c.context in ("s:Helper", "MyPlugin#setup") for c in chunks), chunks
+    assert {c.scope for c in chunks} == {(1, 4), (6, 8)}
