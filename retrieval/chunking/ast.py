@@ -898,7 +898,9 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
     lead_starts = [la for la, _lb, _keys in leads]
     name_rows = sorted((d.name_row, i) for i, d in enumerate(defs))
     name_keys = [r for r, _ in name_rows]
-    module = f"module {module_name(path)}"
+    # What no definition labels: a code file's module-level code, else the file itself (a config
+    # file's chunk is config, not a module).
+    module, module_kind = (f"module {module_name(path)}", "module") if kind == CODE else (path, kind)
     chunks: list[Chunk] = []
     for a, b, cut in spans:
         inside = [defs[i] for _, i in name_rows[bisect.bisect_left(name_keys, a) : bisect.bisect_right(name_keys, b)]]
@@ -923,7 +925,7 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
         if primary is not None:
             context, symbol, chunk_kind = primary.path, primary.name, primary.kind
         else:
-            context, chunk_kind = module, "module"
+            context, chunk_kind = module, module_kind
             symbol = starting[0].name if starting else ""
         scope = (around.start + 1, around.end + 1) if around is not None else None
         if cut:

@@ -1169,3 +1169,13 @@ def test_a_vim_function_spans_its_body():
     assert_verbatim(text, chunks)
     assert all(c.context in ("s:Helper", "MyPlugin#setup") for c in chunks), chunks
     assert {c.scope for c in chunks} == {(1, 4), (6, 8)}
+
+
+def test_a_config_file_s_chunks_are_config_labelled_by_the_file_not_a_module():
+    """A YAML workflow's chunks said `kind: module`, `context: module .github.workflows.ci`."""
+    steps = "".join(f"      - run: make step{i}\n" for i in range(20))
+    text = f"name: CI\non: [push]\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"
+    chunks = chunks_of(text, ".github/workflows/ci.yml", "yaml", ChunkingPolicy(config=200), kind="config")
+    assert_verbatim(text, chunks)
+    assert len(chunks) > 1
+    assert {(c.chunk_kind, c.context) for c in chunks} == {("config", ".github/workflows/ci.yml")}
