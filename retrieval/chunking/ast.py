@@ -118,6 +118,18 @@ _EXTRA_PATTERNS = (
     '(call target: (identifier) @kw (#any-of? @kw "def" "defp" "defmacro" "defmacrop" "defguard"'
     ' "defmodule" "defprotocol" "defimpl" "defdelegate")) @def',
 )
+# Config files: a key holding a block of others is a section, labelled by its key path
+# (`jobs.build`, `tool.pytest.ini_options`); only these grammars ask for them, and only the top
+# two levels (a lock file's thousands of inner objects would double its chunking time).
+_YAML_PAIR = "(block_mapping_pair key: (_) @key value: (block_node)) @def"
+_JSON_PAIR = "(pair key: (string) @key value: [(object) (array)]) @def"
+_SECTION_PATTERNS = {
+    "yaml": (f"(document (block_node (block_mapping {_YAML_PAIR})))",
+             f"(document (block_node (block_mapping (block_mapping_pair value: (block_node (block_mapping {_YAML_PAIR}))))))"),
+    "toml": ("(table . [(bare_key) (dotted_key) (quoted_key)] @key) @def",
+             "(table_array_element . [(bare_key) (dotted_key) (quoted_key)] @key) @def"),
+    "json": (f"(document (object {_JSON_PAIR}))", f"(document (object (pair value: (object {_JSON_PAIR}))))"),
+}
 _CLOSURE_TYPES = frozenset({"variable_declarator", "let_declaration", "assignment", "assignment_expression",
                             "field_definition", "public_field_definition", "function_expression"})
 # `defstruct` is not among them: a struct is named by its module (`defstruct id: nil` names fields).
@@ -219,7 +231,7 @@ def _query(grammar: str):
     patterns = []
     if types:
         patterns.append("[" + " ".join(f"({t})" for t in types) + "] @def")
-    for pattern in _EXTRA_PATTERNS:
+    for pattern in _EXTRA_PATTERNS + _SECTION_PATTERNS.get(grammar, ()):
         try:
             Query(language, pattern)
         except (QueryError, ValueError, SyntaxError, NameError):
@@ -228,7 +240,7 @@ def _query(grammar: str):
     query = None
     # Without a definition node type of its own (Clojure, F#, YAML, ...) the tree says nothing
     # about definitions: those files keep the patterns (`definitions` None).
-    if types or any("@kw" in p for p in patterns[1 if types else 0 :]):
+    if types or any("@kw" in p or "@key" in p for p in patterns[1 if types else 0 :]):
         query = Query(language, "\n".join(patterns))
     _QUERIES[grammar] = query
     return query
@@ -344,6 +356,13 @@ def _last_word(text: str) -> str:
 
 def _definition(node, captures) -> Definition | None:
     node_type = node.type
+    key = captures.get("key")
+    if key:  # a config section
+        display = _text(key[0]).strip().strip("\"'")
+        if not display or "\n" in display or len(display) > 120:
+            return None
+        return Definition(display.rsplit(".", 1)[-1], display, "section", node.start_point[0], _end_row(node),
+                          key[0].start_point[0], (node.start_byte, node.end_byte))
     kw = captures.get("kw")
     if kw:  # an Elixir `def`/`defmodule` call: the name is its first argument
         keyword = _text(kw[0])

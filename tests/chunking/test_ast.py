@@ -1171,11 +1171,20 @@ def test_a_vim_function_spans_its_body():
     assert {c.scope for c in chunks} == {(1, 4), (6, 8)}
 
 
-def test_a_config_file_s_chunks_are_config_labelled_by_the_file_not_a_module():
-    """A YAML workflow's chunks said `kind: module`, `context: module .github.workflows.ci`."""
+def test_a_config_file_s_chunks_are_labelled_by_their_key_path_else_by_the_file():
+    """A YAML workflow's chunks said `kind: module`, `context: module .github.workflows.ci`; a
+    section of a YAML, TOML or JSON file is now named by its keys (two levels deep)."""
     steps = "".join(f"      - run: make step{i}\n" for i in range(20))
-    text = f"name: CI\non: [push]\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"
+    text = (f"name: CI\non: [push]\njobs:\n  build:\n    runs-on: ubuntu-latest\n    steps:\n{steps}"
+            "  lint:\n    runs-on: ubuntu-latest\n    steps:\n      - run: make lint\n")
     chunks = chunks_of(text, ".github/workflows/ci.yml", "yaml", ChunkingPolicy(config=200), kind="config")
     assert_verbatim(text, chunks)
-    assert len(chunks) > 1
-    assert {(c.chunk_kind, c.context) for c in chunks} == {("config", ".github/workflows/ci.yml")}
+    assert (chunks[0].chunk_kind, chunks[0].context) == ("config", ".github/workflows/ci.yml")
+    assert {(c.chunk_kind, c.context) for c in chunks[1:]} == {("section", "jobs.build"), ("section", "jobs.lint")}
+    assert all(c.definitions is None for c in chunks)  # labels only: no definition terms for ranking
+    toml = '[project]\nname = "x"\n\n[tool.pytest.ini_options]\naddopts = "-q"\n'
+    chunks = chunks_of(toml, "pyproject.toml", "toml", ChunkingPolicy(config=50), kind="config")
+    assert [c.context for c in chunks] == ["project", "tool.pytest.ini_options"]
+    package = '{\n  "name": "x",\n  "scripts": {\n    "test": "jest",\n    "build": "tsc"\n  }\n}\n'
+    chunks = chunks_of(package, "package.json", "json", ChunkingPolicy(config=60), kind="config")
+    assert [c.context for c in chunks] == ["package.json", "scripts"]
