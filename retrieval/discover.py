@@ -271,8 +271,15 @@ def _push_file(stack, path, base, prefix, root, result, *, absolute=False) -> ig
     text, reason, st = _read_text(path, follow=True)
     if reason:
         result.skipped[reason] += 1
+    if st is None and reason == "unreadable":
+        try:  # watched all the same: a chmod that makes it readable brings its rules back
+            st = os.stat(path)
+        except OSError:
+            st = None
     if st is not None:
-        result.watch[key] = (st.st_size, st.st_mtime_ns)
+        # The ctime too: a file rewritten in place with its old size and mtime (`cp -p`, a sync
+        # tool) or made unreadable changes only that.
+        result.watch[key] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     elif not reason:
         result.watch[key] = (0, 0)  # absent
     if text is None:
@@ -384,7 +391,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             if name in IGNORE_FILES:
                 try:
                     st = entry.stat(follow_symlinks=False)
-                    result.watch[rel] = (st.st_size, st.st_mtime_ns)
+                    result.watch[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
                 except OSError:
                     pass
                 continue

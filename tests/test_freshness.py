@@ -96,3 +96,16 @@ def test_a_file_replaced_by_one_of_the_same_size_and_mtime_is_read_again(make_tr
     hits = service.search(str(root), "zeta_bravo", top_k=1).hits
     assert [(h.source_path, h.confidence) for h in hits] == [("a.py", "high")]
     assert service.refresh(str(root)).status == "up to date"
+
+
+def test_an_ignore_file_rewritten_with_its_old_size_and_mtime_is_seen_through_the_ctime(make_tree):
+    """`cp -p` or a sync tool rewrites `.gitignore` keeping size and mtime: its new rules were never
+    applied by the incremental index, while a clean build applied them."""
+    root = make_tree({"a.py": "def alpha_handler():\n    return 1\n",
+                      "notes.md": "# Notes\n\nalpha_handler is documented here.\n", ".gitignore": "*.md\n"})
+    stamp = time.time_ns() - 10 * SECOND
+    os.utime(root / ".gitignore", ns=(stamp, stamp))
+    assert [h.source_path for h in service.search(str(root), "alpha_handler").hits] == ["a.py"]
+    _same_size_edit(root / ".gitignore", "*.md\n", "*.py\n", stamp)
+    assert not service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
+    assert [h.source_path for h in service.search(str(root), "alpha_handler").hits] == ["notes.md"]

@@ -64,6 +64,29 @@ def test_unreadable_files_and_directories_are_counted_and_indexed_once_readable(
     assert run_cli(["query", "--root", root, "sealed room"]).stdout.startswith("sealed/inner.py:1-2")
 
 
+def test_an_ignore_file_made_unreadable_and_readable_again_is_seen_by_the_next_query(make_tree, tmp_path):
+    """An unreadable `.gitignore` has no rules for a fresh walk; a chmod changes only its ctime,
+    which was not watched: the incremental index kept the old rules either way."""
+    reason = permissions_enforced(tmp_path)
+    if reason:
+        pytest.skip(reason)
+    root = make_tree({"a.py": "def alpha_handler():\n    return 1\n",
+                      "notes.md": "# Notes\n\nalpha_handler is documented here.\n", ".gitignore": "*.md\n"})
+
+    def found():
+        proc = run_cli(["query", "--root", root, "alpha_handler", "--json"], unprivileged=True)
+        assert proc.returncode == 0, proc.stderr
+        return sorted(hit["path"] for hit in json.loads(proc.stdout)["results"])
+
+    assert found() == ["a.py"]
+    (root / ".gitignore").chmod(0)
+    try:
+        assert found() == ["a.py", "notes.md"]  # as a clean build: the rules cannot be read
+    finally:
+        (root / ".gitignore").chmod(0o644)
+    assert found() == ["a.py"]
+
+
 # -- names and encodings -------------------------------------------------------------------------
 
 
