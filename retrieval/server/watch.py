@@ -82,6 +82,11 @@ class InotifyWatcher:
                     continue
                 self.failed = True  # ENOSPC (the watch limit) or EACCES: fall back to stats
                 continue
+            moved = self._dirs.get(wd)
+            if moved is not None and moved != rel:
+                # The same directory under a new name (`mv pkg pkg2`, its move not drained yet): the
+                # kernel hands back its watch. Its old name is no longer watched.
+                self._watched.discard(moved)
             self._dirs[wd] = rel
             self._watched.add(rel)
             added = True
@@ -102,9 +107,15 @@ class InotifyWatcher:
                 wd, mask, _cookie, length = EVENT.unpack_from(data, offset)
                 name = data[offset + EVENT.size: offset + EVENT.size + length].rstrip(b"\0")
                 offset += EVENT.size + length
-                if mask & IN_IGNORED:  # the directory went away (or was moved): watch it again later
+                if mask & IN_IGNORED:  # the directory went away: watch it again later
                     rel = self._dirs.pop(wd, None)
                     self._watched.discard(rel)
+                    relevant = True
+                elif mask & IN_MOVE_SELF:
+                    # Renamed (maybe out of the tree): its watch would follow it. Dropped, so that the
+                    # old name and the new one are both watched afresh by the refresh that follows.
+                    self._watched.discard(self._dirs.pop(wd, None))
+                    self._libc.inotify_rm_watch(self._fd, wd)
                     relevant = True
                 elif mask & IN_Q_OVERFLOW:
                     relevant = True

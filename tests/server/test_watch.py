@@ -64,3 +64,45 @@ def test_a_removed_directory_is_a_change_and_may_be_watched_again(tmp_path):
 def test_without_notifications_every_look_may_have_changed():
     watcher = PollWatcher()
     assert watcher.changed() is True and watcher.exact is False and watcher.fileno() is None
+
+
+@linux_only
+def test_a_directory_made_where_a_watched_one_was_renamed_from_is_watched(tmp_path):
+    """`mv pkg pkg2` moves pkg's watch with it; a new `pkg` was taken for watched, and edits in it
+    went unseen by the server."""
+    (tmp_path / "pkg").mkdir()
+    watcher = InotifyWatcher(str(tmp_path))
+    try:
+        watcher.watch_dirs({".", "pkg"})
+        (tmp_path / "pkg").rename(tmp_path / "pkg2")
+        assert watcher.changed() is True
+        (tmp_path / "pkg").mkdir()
+        watcher.changed()
+        assert watcher.watch_dirs({".", "pkg2", "pkg"}) is True
+        watcher.changed()
+        (tmp_path / "pkg" / "b.py").write_text("x = 1\n")
+        assert watcher.changed() is True
+        (tmp_path / "pkg2" / "c.py").write_text("x = 1\n")
+        assert watcher.changed() is True
+    finally:
+        watcher.close()
+
+
+@linux_only
+def test_a_renamed_directory_is_watched_under_its_new_name_the_order_of_the_table_aside(tmp_path):
+    (tmp_path / "pkg").mkdir()
+    watcher = InotifyWatcher(str(tmp_path))
+    try:
+        watcher.watch_dirs({".", "pkg"})
+        (tmp_path / "pkg").rename(tmp_path / "pkg2")
+        (tmp_path / "pkg").mkdir()
+        watcher.changed()
+        for order in (["pkg", "pkg2"], ["pkg2", "pkg"]):
+            watcher.watch_dirs(order)
+            watcher.changed()
+            (tmp_path / "pkg" / f"{order[0]}.py").write_text("x = 1\n")
+            assert watcher.changed() is True
+            (tmp_path / "pkg2" / f"{order[0]}.py").write_text("x = 1\n")
+            assert watcher.changed() is True
+    finally:
+        watcher.close()
