@@ -294,7 +294,14 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     stack = ignore.IgnoreStack()
     top = _git_top(root)
     if top is None:
-        return stack
+        # Watched absent: a `git init` here or above makes those rules apply (as a clean build would).
+        d = root
+        while True:
+            result.watch[os.path.join(d, ".git")] = (0, 0)
+            parent = os.path.dirname(d)
+            if parent == d:
+                return stack
+            d = parent
     # Paths below the root, as the rules of the top (or of a directory between) see them.
     below = os.path.relpath(root, top)
     prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
@@ -342,7 +349,9 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
         except OSError:
             result.skipped["unreadable"] += 1
             continue
-        result.watch[key] = (0, st.st_mtime_ns)
+        # The ctime too: a chmod that makes its entries unreachable, or reachable again, changes
+        # only that.
+        result.watch[key] = (0, st.st_mtime_ns, st.st_ctime_ns)
         try:
             with os.scandir(abs_dir) as it:
                 entries = sorted(it, key=lambda e: e.name)

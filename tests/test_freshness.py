@@ -109,3 +109,17 @@ def test_an_ignore_file_rewritten_with_its_old_size_and_mtime_is_seen_through_th
     _same_size_edit(root / ".gitignore", "*.md\n", "*.py\n", stamp)
     assert not service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
     assert [h.source_path for h in service.search(str(root), "alpha_handler").hits] == ["notes.md"]
+
+
+def test_a_repository_made_above_the_root_brings_its_ignore_rules_to_the_next_query(tmp_path):
+    """`git init` in a parent makes its `.gitignore` apply to the root below (a clean build honours
+    it); the index said it was current."""
+    from conftest import write_tree
+
+    project = write_tree(tmp_path / "proj", {".gitignore": "*.md\n", "sub/a.py": "def alpha_handler():\n    return 1\n",
+                                             "sub/notes.md": "# Notes\n\nalpha_handler is documented here.\n"})
+    root = str(project / "sub")
+    assert sorted(h.source_path for h in service.search(root, "alpha_handler").hits) == ["a.py", "notes.md"]
+    (project / ".git").mkdir()
+    (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert [h.source_path for h in service.search(root, "alpha_handler").hits] == ["a.py"]

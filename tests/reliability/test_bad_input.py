@@ -87,6 +87,28 @@ def test_an_ignore_file_made_unreadable_and_readable_again_is_seen_by_the_next_q
     assert found() == ["a.py"]
 
 
+def test_a_directory_made_unsearchable_and_searchable_again_is_seen_by_the_next_query(make_tree, tmp_path):
+    """`chmod 644 pkg` (listable, its files unreachable), then `chmod 755 pkg`: only the
+    directory's ctime changes, which was not watched for a directory that could be listed."""
+    reason = permissions_enforced(tmp_path)
+    if reason:
+        pytest.skip(reason)
+    root = make_tree({"pkg/a.py": "def alpha_handler():\n    return 1\n", "main.py": "def other():\n    return 2\n"})
+
+    def found():
+        proc = run_cli(["query", "--root", root, "alpha_handler", "--json"], unprivileged=True)
+        assert proc.returncode == 0, proc.stderr
+        return [hit["path"] for hit in json.loads(proc.stdout)["results"]]
+
+    assert found() == ["pkg/a.py"]
+    (root / "pkg").chmod(0o644)
+    try:
+        assert found() == []
+    finally:
+        (root / "pkg").chmod(0o755)
+    assert found() == ["pkg/a.py"]
+
+
 # -- names and encodings -------------------------------------------------------------------------
 
 
