@@ -193,11 +193,15 @@ def _info_exclude(git_dir: str | None) -> str | None:
     return os.path.join(git_dir, "info", "exclude")
 
 
-def _config_excludes_file(path: str, current: str | None, git_dir: str | None = None, depth: int = 0) -> str | None:
+def _config_excludes_file(path: str, current: str | None, git_dir: str | None = None, depth: int = 0,
+                          watch: dict | None = None) -> str | None:
     """core.excludesFile as one git config file sets it (the last setting wins, an included file's
     in its place: `[include]`, and `[includeIf "gitdir:..."]` when the repository matches), else
-    `current`."""
-    text, _reason, _ = _read_text(path, follow=True)
+    `current`. Each config file read (or looked for) goes into `watch`: setting the option later
+    changes what is ignored."""
+    text, _reason, st = _read_text(path, follow=True)
+    if watch is not None:
+        watch[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st is not None else (0, 0)
     if text is None or depth > 10:  # git's own include depth limit: a loop ends here
         return current
     lines = text.splitlines()
@@ -221,7 +225,7 @@ def _config_excludes_file(path: str, current: str | None, git_dir: str | None = 
         elif section == "include" and key == "path" and value:
             # Relative to the including file, as git reads it.
             included = os.path.join(os.path.dirname(path), os.path.expanduser(value))
-            current = _config_excludes_file(included, current, git_dir, depth + 1)
+            current = _config_excludes_file(included, current, git_dir, depth + 1, watch)
     return current
 
 
@@ -249,15 +253,15 @@ def _included_here(condition: str, config: str, git_dir: str | None) -> bool:
     return any(re.fullmatch(regex, p, flags) or re.fullmatch(regex, p + "/", flags) for p in paths)
 
 
-def _global_excludes(git_dir: str | None) -> str | None:
+def _global_excludes(git_dir: str | None, watch: dict | None = None) -> str | None:
     """git's per-user ignore file: core.excludesFile (from the user's and the repository's config),
-    else $XDG_CONFIG_HOME/git/ignore."""
+    else $XDG_CONFIG_HOME/git/ignore. The config files go into `watch` (_config_excludes_file)."""
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     found = None
     for config in ("/etc/gitconfig", os.path.join(xdg, "git", "config"), os.path.expanduser("~/.gitconfig")):
-        found = _config_excludes_file(config, found, git_dir)
+        found = _config_excludes_file(config, found, git_dir, watch=watch)
     if git_dir is not None:
-        found = _config_excludes_file(os.path.join(git_dir, "config"), found, git_dir)
+        found = _config_excludes_file(os.path.join(git_dir, "config"), found, git_dir, watch=watch)
     return found or os.path.join(xdg, "git", "ignore")
 
 
@@ -306,7 +310,7 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     below = os.path.relpath(root, top)
     prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
     git_dir = _git_dir(top)
-    stack = _push_file(stack, _global_excludes(git_dir), "", prefix, root, result, absolute=True)
+    stack = _push_file(stack, _global_excludes(git_dir, result.watch), "", prefix, root, result, absolute=True)
     stack = _push_file(stack, _info_exclude(git_dir), "", prefix, root, result)
     if prefix:
         parts = prefix.rstrip("/").split("/")

@@ -123,3 +123,18 @@ def test_a_repository_made_above_the_root_brings_its_ignore_rules_to_the_next_qu
     (project / ".git").mkdir()
     (project / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
     assert [h.source_path for h in service.search(root, "alpha_handler").hits] == ["a.py"]
+
+
+def test_setting_core_excludes_file_in_a_git_config_is_seen_by_the_next_query(make_tree, monkeypatch, tmp_path):
+    """`git config core.excludesFile FILE` changes what is ignored without touching the tree: the
+    config files were read by a walk but not watched."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    root = make_tree({".git/HEAD": "ref: refs/heads/main\n", "a.py": "def alpha_handler():\n    return 1\n",
+                      "notes.md": "# Notes\n\nalpha_handler is documented here.\n"})
+    assert sorted(h.source_path for h in service.search(str(root), "alpha_handler").hits) == ["a.py", "notes.md"]
+    (tmp_path / "my-ignore").write_text("*.md\n")
+    (root / ".git" / "config").write_text(f"[core]\n\texcludesFile = {tmp_path / 'my-ignore'}\n")
+    assert [h.source_path for h in service.search(str(root), "alpha_handler").hits] == ["a.py"]
+    (tmp_path / "xdg" / "git").mkdir(parents=True)  # the user's config, absent until now, wins over none
+    (tmp_path / "xdg" / "git" / "config").write_text("[core]\n\tbare = false\n")
+    assert not service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
