@@ -78,7 +78,11 @@ class InotifyWatcher:
             wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), MASK)
             if wd < 0:
                 err = ctypes.get_errno()
-                if err in (2, 20):  # ENOENT, ENOTDIR: gone already; the refresh that follows sees it
+                if err in (2, 20):  # ENOENT, ENOTDIR: not there (yet)
+                    # Watch the nearest directory that is: making this one there is an event (a
+                    # global excludes file in a `~/.config/git` made later), and the refresh it
+                    # starts asks for this one again.
+                    added = self._watch_above(path) or added
                     continue
                 self.failed = True  # ENOSPC (the watch limit) or EACCES: fall back to stats
                 continue
@@ -91,6 +95,90 @@ class InotifyWatcher:
             self._watched.add(rel)
             added = True
         return added
+
+    def _watch_above(self, path: str) -> bool:
+        """Watch the nearest existing directory above `path` (absolute)."""
+        parent = os.path.dirname(path)
+        while parent != path:
+            if os.path.isdir(parent):
+                rel = os.path.relpath(parent, self.root)
+                if rel == ".." or rel.startswith(".." + os.sep):
+                    rel = parent  # outside the tree: by its absolute path
+                return self.watch_dirs([rel])
+            path, parent = parent, os.path.dirname(parent)
+        return False
+
+    def changed(self) -> bool:
+        return True
+
+    def fileno(self) -> int | None:
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+class InotifyWatcher:
+    """Watches directories; `changed()` drains the queue and says whether a relevant event came."""
+
+    def __init__(self, root: str, ignore_names: tuple[str, ...] = ()):
+        self.root = root
+        self.ignore_names = {n.encode("utf-8", "surrogateescape") for n in ignore_names}
+        self._libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        self._libc.inotify_add_watch.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_uint32]
+        fd = self._libc.inotify_init1(IN_NONBLOCK | IN_CLOEXEC)
+        if fd < 0:
+            raise OSError(ctypes.get_errno(), "inotify_init1 failed")
+        self._fd = fd
+        self._dirs: dict[int, str] = {}  # wd -> relative directory
+        self._watched: set[str] = set()
+        self.failed = False  # a watch could not be added: changes there go unseen
+
+    @property
+    def exact(self) -> bool:
+        """Whether a quiet queue means an unchanged tree (every directory has its watch)."""
+        return not self.failed
+
+    def fileno(self) -> int:
+        return self._fd
+
+    def watch_dirs(self, dirs) -> bool:
+        """Watch every directory in dirs (relative to root) not watched yet; True when any was new."""
+        added = False
+        for rel in dirs:
+            if rel in self._watched:
+                continue
+            path = self.root if rel == "." else os.path.join(self.root, rel)
+            wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), MASK)
+            if wd < 0:
+                err = ctypes.get_errno()
+                if err in (2, 20):  # ENOENT, ENOTDIR: not there (yet)
+                    # Watch the nearest directory that is: making this one there is an event (a
+                    # global excludes file in a `~/.config/git` made later), and the refresh it
+                    # starts asks for this one again.
+                    added = self._watch_above(path) or added
+                    continue
+                self.failed = True  # ENOSPC (the watch limit) or EACCES: fall back to stats
+                continue
+            moved = self._dirs.get(wd)
+            if moved is not None and moved != rel:
+                # The same directory under a new name (`mv pkg pkg2`, its move not drained yet): the
+                # kernel hands back its watch. Its old name is no longer watched.
+                self._watched.discard(moved)
+            self._dirs[wd] = rel
+            self._watched.add(rel)
+            added = True
+        return added
+
+    def _watch_above(self, path: str) -> bool:
+        parent = os.path.dirname(path)
+        while parent and parent != path:
+            if os.path.isdir(parent):
+                rel = os.path.relpath(parent, self.root) if parent.startswith(self.root) else parent
+                rel = "." if rel == "." else rel
+                return self.watch_dirs([rel])
+            path, parent = parent, os.path.dirname(parent)
+        return False
 
     def changed(self) -> bool:
         """Drain the queue; True when an event may change the index (or the queue overflowed)."""

@@ -106,3 +106,25 @@ def test_a_renamed_directory_is_watched_under_its_new_name_the_order_of_the_tabl
             assert watcher.changed() is True
     finally:
         watcher.close()
+
+
+@linux_only
+def test_a_directory_that_does_not_exist_yet_is_watched_from_the_nearest_one_above(tmp_path):
+    """git's global excludes file in a `~/.config/git` made while the server runs: the server could
+    not watch a directory that did not exist, and never looked again."""
+    tree, config = tmp_path / "tree", tmp_path / "home" / ".config"
+    tree.mkdir()
+    config.mkdir(parents=True)
+    watcher = InotifyWatcher(str(tree))
+    try:
+        watcher.watch_dirs({".", str(config / "git")})
+        assert watcher.changed() is False
+        (config / "git").mkdir()
+        assert watcher.changed() is True
+        assert watcher.watch_dirs({".", str(config / "git")}) is True  # asked again: there now
+        watcher.changed()
+        (config / "git" / "ignore").write_text("*.md\n")
+        assert watcher.changed() is True
+        assert watcher.exact
+    finally:
+        watcher.close()
