@@ -33,8 +33,14 @@ class AnthropicContextualizer:
             if not key:
                 raise RuntimeError(f"the Anthropic contextualizer needs an API key: set {ENV_KEY}")
             # The key is passed explicitly so the SDK never goes looking for profiles on disk.
-            client = anthropic.Anthropic(api_key=key, max_retries=max_retries, timeout=timeout,
-                                         http_client=http_client)
+            try:
+                client = anthropic.Anthropic(api_key=key, max_retries=max_retries, timeout=timeout,
+                                             http_client=http_client)
+            except Exception as exc:  # noqa: BLE001 - the SDK checks its endpoint here (httpx2's InvalidURL)
+                base = os.environ.get("ANTHROPIC_BASE_URL", "")
+                where = f" for ANTHROPIC_BASE_URL={base!r}" if base else ""
+                detail = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+                raise RuntimeError(f"cannot set up the Anthropic client{where}: {detail}") from exc
         self.client = client
 
     def params(self, path: str, file_text: str, chunk) -> dict:

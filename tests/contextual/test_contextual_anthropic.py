@@ -194,3 +194,21 @@ def test_an_empty_or_overlong_answer_is_not_stored_as_it_came(make_tree):
     again = Endpoint()
     index(root, contextualizer(again), workers=1)
     assert len(again.requests) == 1  # the refusal is asked again; nothing else is
+
+
+def test_an_unusable_base_url_is_one_line_naming_it_not_a_traceback(make_tree, monkeypatch):
+    from click.testing import CliRunner
+
+    from retrieval.cli import main
+    from retrieval.contextual.anthropic import AnthropicContextualizer
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://localhost:port")
+    with pytest.raises(RuntimeError, match=r"ANTHROPIC_BASE_URL='http://localhost:port': Invalid port"):
+        AnthropicContextualizer()
+    root = make_tree(FILES)
+    result = CliRunner().invoke(main, ["index", "--root", str(root), "--retriever", "lexical+ctx",
+                                       "--contextualizer", "anthropic", "--yes"])
+    assert result.exit_code == 1
+    assert "Traceback" not in result.output
+    assert "cannot set up the Anthropic client" in result.output
