@@ -104,8 +104,20 @@ def open_all(root: str, *, stale_ok: bool = False, progress=None, notes: list[st
     wait_until = time.monotonic() + service.writer_wait()
     for name in names:
         kwargs = {"progress": progress} if progress else {}
-        engines[name] = service.open_index(root, name, stale_ok=stale_ok, notes=notes, wait_until=wait_until, **kwargs)
+        try:
+            engines[name] = service.open_index(root, name, stale_ok=stale_ok, notes=notes, wait_until=wait_until,
+                                               **kwargs)
+        except (RuntimeError, OSError) as exc:
+            if name == "lexical":  # the base of all: its failure is the answer's
+                raise
+            # One participant that cannot answer (its model gone, its Java broken) leaves the others'.
+            notes.append(f"{name}: skipped ({_first_line(exc)})")
     return AllEngine(engines)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else exc.__class__.__name__
 
 
 def search_all(root: str, query: str, *, retriever: str = ALL, top_k: int = 10, filters=None, stale_ok: bool = False,

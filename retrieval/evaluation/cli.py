@@ -73,6 +73,7 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
                           progress=_progress_sink(always=False))
     except (DatasetError,) + _expected_errors() as exc:
         raise _fail(exc)  # the one error line, without notes of retrievers that were not going to run
+    skipped.update(result.skipped)  # and those that failed to run here
     note_skipped()
     result.skipped.update(skipped)
     if as_json:

@@ -366,7 +366,14 @@ def evaluate(
             statuses, built = [], 0.0
             for part in ("lexical", "turbovec", "hybrid"):
                 if not get_spec(part).unavailable_reason():  # a forced build once, if its own row did it
-                    report = service.refresh(root, part, force=force and part not in retrievers, progress=progress)
+                    try:
+                        report = service.refresh(root, part, force=force and part not in retrievers,
+                                                 progress=progress)
+                    except (RuntimeError, OSError) as exc:
+                        if part == "lexical":
+                            raise
+                        skipped.setdefault(part, _first_line(exc))  # all goes on without it
+                        continue
                     statuses.append(report.status)
                     built += report.seconds
             started = time.perf_counter()
@@ -385,9 +392,16 @@ def evaluate(
         options = None
         if profile:
             options = replace(service.remembered_options(root, name) or service.IndexOptions(), profile=profile)
-        report = service.refresh(root, name, options=options, force=force, progress=progress)
-        started = time.perf_counter()
-        engine = service.open_index(root, name, stale_ok=True, progress=progress)
+        try:
+            report = service.refresh(root, name, options=options, force=force, progress=progress)
+            started = time.perf_counter()
+            engine = service.open_index(root, name, stale_ok=True, progress=progress)
+        except (RuntimeError, OSError) as exc:
+            if len(retrievers) == 1:
+                raise
+            # One retriever that cannot run (its model gone) leaves the others' rows, as `index` does.
+            skipped[name] = _first_line(exc)
+            continue
         run = RetrieverRun(name, k, families, report.status, report.seconds, time.perf_counter() - started)
         statistics = getattr(engine, "statistics", None)
         run.index = statistics() if statistics else {}
@@ -403,3 +417,8 @@ def _run_queries(run, engine, queries, tree, k, families, depth, min_files) -> N
         hits, levels = _search(engine, query.query, depth, min_files)
         seconds = time.perf_counter() - started
         run.rows.append(score_query(query, hits, tree, k, families, seconds, levels if any(levels) else ()))
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else exc.__class__.__name__

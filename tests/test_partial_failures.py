@@ -1,0 +1,81 @@
+"""`--retriever all` and `eval` over several retrievers: one retriever that cannot run (its
+embedding model gone, its Java broken) is skipped with its reason; the others still answer."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from retrieval import multi, service
+from retrieval.cli import main
+from retrieval.extras import SetupError
+
+FILES = {"hooks.py": "def dispatch_hook(key, hooks):\n    return hooks.get(key)\n",
+         "api.py": "def request(method, url):\n    return method, url\n"}
+GONE = "embedding model '/models/gone' is neither a local directory nor in the local Hugging Face cache"
+
+
+def _turbovec_fails(monkeypatch):
+    opened = service.open_index
+
+    def open_index(root, name, **kwargs):
+        if name == "turbovec":
+            raise SetupError(GONE)
+        return opened(root, name, **kwargs)
+
+    monkeypatch.setattr(service, "open_index", open_index)
+
+
+def test_query_all_answers_from_the_others_and_names_the_one_that_failed(make_tree, monkeypatch):
+    root = make_tree(FILES)
+    monkeypatch.setattr(multi, "participants", lambda root: (["lexical", "turbovec"], []))
+    _turbovec_fails(monkeypatch)
+    result = CliRunner().invoke(main, ["query", "dispatch hook", "--root", str(root), "--retriever", "all", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["results"][0]["path"] == "hooks.py"
+    assert f"turbovec: skipped ({GONE})" in result.stderr
+
+
+def test_the_base_of_all_failing_is_the_error(make_tree, monkeypatch):
+    root = make_tree(FILES)
+    monkeypatch.setattr(multi, "participants", lambda root: (["lexical"], []))
+    monkeypatch.setattr(service, "open_index", lambda root, name, **kw: (_ for _ in ()).throw(SetupError("broken")))
+    result = CliRunner().invoke(main, ["query", "dispatch hook", "--root", str(root), "--retriever", "all"])
+    assert result.exit_code == 1 and "broken" in result.output
+
+
+def test_eval_of_several_retrievers_skips_one_that_fails_and_says_why(make_tree, monkeypatch):
+    import pytest
+
+    from retrieval.evaluation.datasets import EvalQuery, Target
+    from retrieval.evaluation.runner import evaluate
+    from retrieval.retrievers import base
+
+    root = make_tree(FILES)
+    queries = [EvalQuery("dispatch hook", (Target("hooks.py"),), "semantic", "q1")]
+    spec = base.get_spec
+
+    class Available:  # turbovec counts as installed here, so that it is run and fails
+        def __init__(self, name):
+            self.inner = spec(name) if name != "turbovec" else None
+
+        def unavailable_reason(self):
+            return self.inner.unavailable_reason() if self.inner else ""
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+    monkeypatch.setattr(base, "get_spec", Available)
+    refresh = service.refresh
+
+    def failing(root, name="lexical", **kwargs):
+        if name == "turbovec":
+            raise SetupError(GONE)
+        return refresh(root, name, **kwargs)
+
+    monkeypatch.setattr(service, "refresh", failing)
+    result = evaluate(str(root), queries, ["lexical", "turbovec", "all"])
+    assert [run.retriever for run in result.runs] == ["lexical", "all"]
+    assert result.skipped == {"turbovec": GONE}
+    with pytest.raises(SetupError):  # asked for alone, its failure is the answer
+        evaluate(str(root), queries, ["turbovec"])
