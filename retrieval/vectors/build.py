@@ -190,33 +190,42 @@ def update(
             unsaved.clear()
         last_checkpoint[0] = time.monotonic()
 
-    for f, chunks in added:
-        replaced.add(f.path)
-        if not worth_embedding(f.path, f.kind):
-            continue
-        for c in chunks:
-            key = text_key(embed_text(f.path, c.text, c.context), model)
-            new_rows.append((f.path, f.language, f.kind, c.start_line, c.end_line, key))
-            if key in cached or key in fresh or key in pending:
+    try:
+        for f, chunks in added:
+            replaced.add(f.path)
+            if not worth_embedding(f.path, f.kind):
                 continue
-            if key in checkpointed:
-                fresh[key] = checkpointed[key]
-                continue
-            donor = donors.get(key)
-            if donor is not None:
-                fresh[key] = donor[0].vectors[donor[1]]
-                continue
-            known = shared.get(key)
-            if known is not None:
-                fresh[key] = known
-                counts["shared"] += 1
-                continue
-            pending[key] = embed_text(f.path, c.text, c.context)
-            counts["todo"] += 1
-            if len(pending) >= batch:
-                embed_pending()
-    if pending:
-        embed_pending()
+            for c in chunks:
+                key = text_key(embed_text(f.path, c.text, c.context), model)
+                new_rows.append((f.path, f.language, f.kind, c.start_line, c.end_line, key))
+                if key in cached or key in fresh or key in pending:
+                    continue
+                if key in checkpointed:
+                    fresh[key] = checkpointed[key]
+                    continue
+                donor = donors.get(key)
+                if donor is not None:
+                    fresh[key] = donor[0].vectors[donor[1]]
+                    continue
+                known = shared.get(key)
+                if known is not None:
+                    fresh[key] = known
+                    counts["shared"] += 1
+                    continue
+                pending[key] = embed_text(f.path, c.text, c.context)
+                counts["todo"] += 1
+                if len(pending) >= batch:
+                    embed_pending()
+        if pending:
+            embed_pending()
+    except BaseException:
+        # Ctrl-C or a failure mid-build: what was embedded since the last checkpoint is kept for
+        # the next run, as the progress line promises; then the build stops as it would have.
+        try:
+            checkpoint()
+        except Exception:  # noqa: BLE001 - a full disk: the original error is the one to report
+            pass
+        raise
     checkpoint()
     if counts["todo"]:
         show(counts["done"], counts["todo"], final=True)

@@ -80,3 +80,35 @@ def test_a_kill_during_embedding_leaves_a_working_index_and_the_work_is_resumed(
     for query in ("retry the request", "compress the archive", "evict a cache entry"):
         assert spans(service.search(root, query, retriever="turbovec", top_k=8).hits) == \
             spans(service.search(clean, query, retriever="turbovec", top_k=8).hits)
+
+
+def test_ctrl_c_during_embedding_keeps_what_was_embedded_since_the_last_checkpoint(make_tree, monkeypatch):
+    """The progress line promises that what is embedded is kept if the command is interrupted: a
+    Ctrl-C between two timed checkpoints threw away every batch embedded since the last one."""
+    import json
+
+    from retrieval import service
+    from retrieval.embed import Embedder
+
+    files = 12
+    root = make_tree({f"pkg/m{i}.py": module(i, 0) for i in range(files)}, name="interrupted")
+    monkeypatch.setenv("RETRIEVAL_EMBED_BATCH", "4")
+    monkeypatch.setenv("RETRIEVAL_EMBED_CHECKPOINT_SECONDS", "3600")  # no timed checkpoint in this build
+    embed = Embedder.embed
+    batches = []
+
+    def interrupted(self, texts, **kwargs):
+        batches.append(len(texts))
+        if len(batches) == 3:
+            raise KeyboardInterrupt
+        return embed(self, texts, **kwargs)
+
+    monkeypatch.setattr(Embedder, "embed", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        service.refresh(root, "turbovec")
+    store = root / ".retrieval" / "turbovec"
+    assert [n for n in os.listdir(store) if n.startswith("ckpt-")]
+    monkeypatch.setattr(Embedder, "embed", embed)
+    service.refresh(root, "turbovec")
+    state = json.loads((store / "manifest.json").read_text())["state"]
+    assert state["embedded"] == state["generation"]["n"] - sum(batches[:2])  # the two batches done were kept
