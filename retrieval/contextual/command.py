@@ -72,22 +72,25 @@ def refresh(root: str, *, options: service.IndexOptions | None = None, context: 
 
 
 def _generate(root, store, model, options, context, progress, requester) -> None:
-    """Plan, estimate, guard and ask the model, under the writer lock."""
+    """Plan, estimate, guard and ask the model, under the writer lock (a dry run reads only)."""
     from ..retrievers.contextual import ContextualRetriever
 
     if not os.path.isdir(root):
         raise service.DiscoveryError(f"root is not a directory: {root}")
     retriever = ContextualRetriever(model=model)
     options = options or service.remembered_options(root, NAME) or service.IndexOptions()
-    layout.ensure_store(store)
     rdir = layout.retriever_dir(store, NAME)
     layout.refuse_symlink(rdir)
-    os.makedirs(rdir, exist_ok=True)
+    lock = None
+    if not context.dry_run:  # an estimate writes nothing: no store is made for it, none is locked
+        layout.ensure_store(store)
+        os.makedirs(rdir, exist_ok=True)
+        lock = WriterLock(os.path.join(store, "lock"))
+        lock.acquire()
     cache = ContextCache(rdir)
-    lock = WriterLock(os.path.join(store, "lock"))
-    lock.acquire()
     try:
-        layout.write_markers(store, root)  # a store `clean` recognises, even after a dry run
+        if lock is not None:
+            layout.write_markers(store, root)  # a store `clean` recognises
         work = plan(root, retriever, options, cache, max_file_bytes=context.max_file_bytes)
         withheld = ", ".join(f"{n} {why}" for why, n in sorted(work.withheld.items()))
         progress(f"{NAME}: {work.estimate.describe(model)}; {work.cached} chunks already cached"
@@ -106,4 +109,5 @@ def _generate(root, store, model, options, context, progress, requester) -> None
             done = run(work, requester, cache, workers=context.workers, progress=progress)
             progress(f"{NAME}: {done.generated} contexts generated")
     finally:
-        lock.release()
+        if lock is not None:
+            lock.release()

@@ -128,6 +128,7 @@ def test_a_dry_run_prints_the_estimate_and_sends_and_builds_nothing(make_tree):
     assert any("input tokens" in m and "output tokens" in m for m in messages)
     assert service.status(str(root))[[r["retriever"] for r in service.status(str(root))].index("lexical+ctx")][
         "state"] == "missing"
+    assert not (root / ".retrieval").exists()  # an estimate writes nothing (a read-only tree gets one too)
 
 
 def test_secret_and_oversized_files_are_never_planned_so_never_sent(make_tree):
