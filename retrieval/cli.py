@@ -534,7 +534,10 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         click.echo(_json(payload))
     elif as_jsonl:
         for h in result.hits:
-            click.echo(_json(_hit_json(h, snippets, truncated)))
+            row = _hit_json(h, snippets, truncated)
+            if result.stale:  # no envelope to say it in: each hit says it came from the previous snapshot
+                row["stale"] = True
+            click.echo(_json(row))
     else:
         from .output import text_lines, use_colour
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import errno
+import json
 import os
 import shutil
 import stat
@@ -176,6 +177,11 @@ def test_the_cli_reports_a_full_disk_in_one_line_and_query_still_answers(sample_
     assert proc.stdout == before.stdout.replace("]}\n", '], "stale": true}\n')  # the old answer, said to be old
     assert "Traceback" not in proc.stderr
     assert NO_SPACE in proc.stderr and "previous snapshot" in proc.stderr
+    # A JSONL reader has no envelope to look at: each hit says it.
+    proc = run_hooked(["query", "--root", sample_repo, "--jsonl", "retries config"], store, fail_from=1,
+                      errno=errno.ENOSPC)
+    rows = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert rows and all(row["stale"] is True for row in rows)
 
 
 def test_a_full_disk_during_the_first_build_leaves_nothing_behind(sample_repo):
