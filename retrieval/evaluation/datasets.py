@@ -86,7 +86,7 @@ def parse_query(obj, where: str = "") -> EvalQuery:
         relevant = obj["relevant"]
     elif "qrels" in obj:
         qrels = obj["qrels"]
-        relevant = [d for d, g in qrels.items() if _grade(g) > 0] if isinstance(qrels, dict) else qrels
+        relevant = [d for d, g in qrels.items() if _grade(g, where) > 0] if isinstance(qrels, dict) else qrels
     else:
         raise DatasetError(f"{where}missing 'relevant'")
     secondary = obj.get("secondary") or []
@@ -101,12 +101,16 @@ def parse_query(obj, where: str = "") -> EvalQuery:
     return EvalQuery(_printable(text), targets, _printable(str(category)), _printable(str(qid)), extra)
 
 
-def _grade(value) -> float:
-    """A qrels grade: a number, or a number written as a string (`"1"`); anything else is 0."""
+def _grade(value, where: str = "") -> float:
+    """A qrels grade: a number, or a number written as a string (`"1"`). Anything else (`"relevant"`)
+    is an error: read as 0, every such target was silently dropped."""
     try:
-        return float(value)
+        grade = float(value)
     except (TypeError, ValueError):
-        return 0.0
+        grade = float("nan")
+    if isinstance(value, bool) or grade != grade:
+        raise DatasetError(f"{where}a qrels grade must be a number (0 = not relevant), got {value!r}")
+    return grade
 
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -192,13 +192,16 @@ def test_eval_reports_how_far_the_headline_metric_could_move_on_other_queries(ma
     assert "NDCG@10 95% interval" in text and "lexical  " in text and "0.000-1.000" in text
 
 
-def test_eval_json_stays_strict_json_when_no_query_is_scored(make_tree, tmp_path):
+def test_eval_json_stays_strict_json_when_no_query_is_scored_and_the_run_fails(make_tree, tmp_path):
+    """A run that scored nothing (a dataset for another checkout, a wrong --root) reports what it
+    saw, then exits 1: a CI step comparing retrievers passed on it."""
     root = make_tree(FILES)
     ds = _dataset(tmp_path, [{"query": "nothing here", "relevant": ["pkg/gone.py"]}])
     result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical", "--json"])
-    assert result.exit_code == 0, result.output
+    assert result.exit_code == 1, result.output
     (run,) = json.loads(result.stdout, parse_constant=lambda c: pytest.fail(f"{c} is not JSON"))["runs"]
     assert run["interval"] == {"metric": "ndcg", "low": None, "high": None}
+    assert result.stderr.strip().splitlines()[-1].startswith("error: no query could be scored: none of the 1 queries")
 
 
 def test_map_and_p_at_30_do_not_move_with_k_or_the_other_metric_families(make_tree, tmp_path):

@@ -90,11 +90,21 @@ def test_one_pretty_printed_query_object_is_a_dataset_of_one(tmp_path):
 
 def test_qrels_grades_written_as_strings_count_and_a_lone_surrogate_is_replaced(tmp_path):
     path = tmp_path / "odd.jsonl"
-    path.write_text('{"query": "x \\ud800 y", "id": "\\udfff", "qrels": {"a.py": "1", "b.py": "0", "c.py": "n/a"}}\n')
+    path.write_text('{"query": "x \\ud800 y", "id": "\\udfff", "qrels": {"a.py": "1", "b.py": "0"}}\n')
     (query,) = load_dataset(str(path))
     assert query.targets == (Target("a.py"),)
     assert query.query == "x \ufffd y" and query.id == "\ufffd"
     query.query.encode("utf-8")  # printable
+
+
+@pytest.mark.parametrize("grade", ['"relevant"', '"n/a"', "null", "true"])
+def test_a_qrels_grade_that_is_not_a_number_is_an_error_not_a_dropped_target(tmp_path, grade):
+    """`{"hooks.py": "relevant"}` was read as grade 0: the target vanished and the query was
+    reported as having no target in the tree."""
+    path = tmp_path / "words.jsonl"
+    path.write_text('{"query": "q", "qrels": {"hooks.py": %s}}\n' % grade)
+    with pytest.raises(DatasetError, match=r"a qrels grade must be a number"):
+        load_dataset(str(path))
 
 
 def test_a_span_given_as_strings_says_line_numbers_are_integers(tmp_path):
