@@ -159,7 +159,19 @@ def _build(name: str, options: IndexOptions):
         kwargs["model"] = options.embed_model
     if options.context_model and name == CONTEXTUAL:
         kwargs["model"] = options.context_model
-    return build_retriever(name, **kwargs)
+    try:
+        retriever = build_retriever(name, **kwargs)
+        if options.embed_model and _embeds(name):
+            retriever.fingerprint()  # resolves the model: a missing one fails here, with the hint below
+        return retriever
+    except SetupError as exc:
+        from .embed import model_from_environment
+
+        if options.embed_model and _embeds(name) and not model_from_environment():
+            # Given once at index time and remembered, the model has gone since: say where it comes from.
+            raise SetupError(f"{exc}; the {name} index remembers this model (`retrieval index --retriever {name} "
+                             f"--reset-filters` goes back to the bundled one)") from exc
+        raise
 
 
 def _retriever_of(name: str, manifest: dict):
@@ -172,13 +184,15 @@ def _retriever_of(name: str, manifest: dict):
     return retriever, _config(retriever, options) != manifest["config"]
 
 
-def _outdated(name: str, manifest: dict) -> bool:
-    """For status: a retriever that cannot be built here (a missing model) says nothing about the
-    index's format."""
+def _checked(name: str, manifest: dict) -> tuple[bool, str]:
+    """For status: (written by a version that indexes differently, why the retriever cannot be set
+    up here: a remembered model gone). Other failures say nothing about the index's format."""
     try:
-        return _retriever_of(name, manifest)[1]
-    except (RuntimeError, SetupError, OSError, ValueError, KeyError, TypeError):
-        return False
+        return _retriever_of(name, manifest)[1], ""
+    except SetupError as exc:
+        return False, str(exc)
+    except (RuntimeError, OSError, ValueError, KeyError, TypeError):
+        return False, ""
 
 
 def _model_changed(name: str, manifest: dict) -> bool:
@@ -837,7 +851,10 @@ def status(root: str) -> list[dict]:
                 row["state"] = "ready" if is_current(root, manifest) else "stale"
             except DiscoveryError as exc:
                 row["state"], row["reason"] = "error", str(exc)
-            if row["state"] == "ready" and _outdated(name, manifest):
+            outdated, problem = _checked(name, manifest) if row["state"] != "error" else (False, "")
+            if problem:  # every query would fail: not ready
+                row["state"], row["reason"] = "error", problem
+            elif row["state"] == "ready" and outdated:
                 row["state"] = "stale"
                 row["reason"] = "written by a version that indexes differently; the next query rebuilds it"
         rows.append(row)

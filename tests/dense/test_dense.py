@@ -371,6 +371,28 @@ def test_the_index_remembers_its_embedding_model_until_the_filters_are_reset(sam
     assert _state(sample_repo)["generation"]["model"].startswith("all-MiniLM-L6-v2@")  # the bundled one again
 
 
+def test_a_remembered_model_that_is_gone_makes_status_say_error_and_says_how_to_go_back(
+        sample_repo, run, tmp_path, monkeypatch):
+    """`status` said `ready` for an index every query of which failed, and the query's error did not
+    say that the model was the index's own memory of `--embed-model`."""
+    import shutil
+
+    from retrieval import embed
+
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")
+    model = _model_copy(tmp_path)
+    assert run("index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", str(model)).exit_code == 0
+    shutil.rmtree(model)
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")
+    embed._EMBEDDERS.clear()
+    hint = "the turbovec index remembers this model (`retrieval index --retriever turbovec --reset-filters`"
+    status = json.loads(run("status", "--root", sample_repo, "--json").stdout)
+    row = next(r for r in status["retrievers"] if r["retriever"] == "turbovec")
+    assert row["state"] == "error" and hint in row["reason"]
+    result = run("query", "--root", sample_repo, "--retriever", "turbovec", "retry failed http requests")
+    assert result.exit_code == 1 and hint in result.output
+
+
 def test_a_model_directory_changed_in_place_is_another_model_and_nothing_of_the_old_one_is_reused(
         sample_repo, run, tmp_path, monkeypatch):
     from retrieval import embed
