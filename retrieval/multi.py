@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import shlex
 import time
+from dataclasses import replace
 
 from .fusion import append_below, as_spans, consolidate
 from .records import SearchHit, chunk_docid
@@ -67,8 +68,8 @@ class AllEngine:
 
     def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
         depth = max(top_k * DEPTH_FACTOR, MERGE_DEPTH)
-        rankings = {name: as_spans(engine.search_detailed(query, depth, allow=allow))
-                    for name, engine in self.engines.items()}
+        found = {name: engine.search_detailed(query, depth, allow=allow) for name, engine in self.engines.items()}
+        rankings = {name: as_spans(hits) for name, hits in found.items()}
         first = lead(rankings)
         weights = {first: LEAD_WEIGHT} if first else None
         spans = consolidate({name: found[:MERGE_DEPTH] for name, found in rankings.items()}, weights=weights)
@@ -76,20 +77,24 @@ class AllEngine:
             deeper = consolidate({name: found[MERGE_DEPTH:] for name, found in rankings.items()}, weights=weights,
                                  first_rank=MERGE_DEPTH + 1)
             spans = append_below(spans, deeper)
-        return hits_from_spans(spans[:top_k])
+        return hits_from_spans(spans[:top_k], found.get(first, []), first)
 
     def search(self, query: str, top_k: int = 10) -> list[str]:
         return [h.docid for h in self.search_detailed(query, top_k)]
 
 
-def hits_from_spans(spans) -> list[SearchHit]:
+def hits_from_spans(spans, lead_hits=(), lead_name: str | None = None) -> list[SearchHit]:
+    """SearchHits of consolidated spans. A span the lead retriever found carries that hit's
+    confidence level (the ranking follows the lead); the others have none."""
     out = []
     for rank, span in enumerate(spans, start=1):
+        at = span.ranks.get(lead_name) if lead_name else None
+        confidence = lead_hits[at - 1].confidence if at and at <= len(lead_hits) else ""
         docid = chunk_docid(span.path, span.start_line, span.end_line) if span.start_line else span.path
         extra = {"provenance": list(span.provenance), "agreement": span.agreement, "ranks": dict(span.ranks)}
         out.append(SearchHit(docid, span.path, span.start_line, span.end_line, rank, span.score, span.context,
-                             language=span.language, kind=span.kind, symbol=span.symbol, scope=span.scope,
-                             extra=extra))
+                             confidence, language=span.language, kind=span.kind, symbol=span.symbol,
+                             scope=span.scope, extra=extra))
     return out
 
 
@@ -127,11 +132,16 @@ def search_all(root: str, query: str, *, retriever: str = ALL, top_k: int = 10, 
     from . import service
 
     notes: list[str] = []
-    if min_confidence:
-        notes.append("--min-confidence does not apply to --retriever all (see each hit's agreement)")
     engine = open_all(root, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None
-    hits = engine.search_detailed(query, top_k, allow=allow)
+    if min_confidence:  # the lead's levels (see hits_from_spans): look deeper, then keep those at the level
+        from .confidence import at_least
+
+        depth = max(top_k, service.MIN_CONFIDENCE_DEPTH)
+        kept = [h for h in engine.search_detailed(query, depth, allow=allow) if at_least(h.confidence, min_confidence)]
+        hits = [replace(h, rank=n) for n, h in enumerate(kept[:top_k], start=1)]
+    else:
+        hits = engine.search_detailed(query, top_k, allow=allow)
     indexed = {}
     for name in engine.engines:
         indexed.update(service._indexed_files(root, name, engine.engines[name],

@@ -138,8 +138,8 @@ def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Pa
     parts = [paint("path", span)]
     if hit.confidence:
         parts.append(paint(hit.confidence, hit.confidence))
-    elif hit.extra.get("provenance"):
-        # `--retriever all` hits have no confidence level; which retrievers found them says more.
+    if hit.extra.get("provenance"):
+        # `--retriever all`: which retrievers found it (the level, when shown, is the lead's).
         parts.append(paint("note", "found by " + ", ".join(hit.extra["provenance"])))
     notes = []
     # Lines around the hit (--expand) are named in the header; a snippet cut short shows its numbers.

@@ -106,12 +106,13 @@ def test_snippet_lines_are_numbered_as_the_file_numbers_them():
         "a.c:5-7  high", "     5│ int a;\\x0c", "     6│ int b; /* \\r */", "     7│ int c;"]  # shown as escapes
 
 
-def test_a_consolidated_hit_names_the_retrievers_that_found_it_in_place_of_a_confidence():
+def test_a_consolidated_hit_names_the_retrievers_that_found_it_after_the_lead_s_level():
     from dataclasses import replace
 
     merged = replace(hit("a.py", 1, 9, confidence=""), extra={"provenance": ["hybrid", "lexical"], "agreement": 2})
-    assert list(text_lines([merged, hit("b.py", 3, 4, rank=2)], None)) == [
-        "a.py:1-9  found by hybrid, lexical", "b.py:3-4  high"]
+    graded = replace(hit("c.py", 1, 2, rank=3), extra={"provenance": ["lexical"], "agreement": 1})
+    assert list(text_lines([merged, hit("b.py", 3, 4, rank=2), graded], None)) == [
+        "a.py:1-9  found by hybrid, lexical", "b.py:3-4  high", "c.py:1-2  high  found by lexical"]
 
 
 def test_a_path_with_control_characters_is_escaped_so_each_hit_stays_one_line():

@@ -243,3 +243,27 @@ def test_a_remnant_of_one_or_two_lines_is_not_a_hit():
     assert [(s.start_line, s.end_line) for s in out] == [(761, 799), (801, 850), (700, 760)]
     # A hit that is one line of its own is kept.
     assert [(s.start_line, s.end_line) for s in append_below(first, [Span("f.rb", 7, 7, 0.5)])][-1] == (7, 7)
+
+
+def test_all_hits_carry_the_lead_retriever_s_confidence_for_the_spans_it_found():
+    """`--retriever all` dropped every level: an agent lost the one calibrated signal, and
+    `--min-confidence high` returned low hits."""
+    from dataclasses import replace
+
+    from retrieval.multi import AllEngine
+
+    lexical = _Fixed(("a.py", 1, 10), ("b.py", 1, 10))
+    lexical.hits = [replace(h, confidence=level) for h, level in zip(lexical.hits, ("high", "low"))]
+    engines = {"lexical": lexical, "turbovec": _Fixed(("c.py", 1, 10), ("a.py", 5, 12))}
+    hits = AllEngine(engines).search_detailed("q", 3)
+    assert {h.source_path: h.confidence for h in hits} == {"a.py": "high", "b.py": "low", "c.py": ""}
+
+
+def test_min_confidence_applies_to_all_with_the_lead_s_levels(make_tree):
+    from retrieval.multi import search_all
+
+    root = make_tree({"auth/tokens.py": "def refresh_oauth_token(session):\n    return session.renew()\n",
+                      "misc/notes.py": "# the token is mentioned here once\nvalue = 1\n"})
+    result = search_all(str(root), "refresh_oauth_token", min_confidence="high")
+    assert [(h.source_path, h.confidence, h.rank) for h in result.hits] == [("auth/tokens.py", "high", 1)]
+    assert not any("does not apply" in note for note in result.notes)
