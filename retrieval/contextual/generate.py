@@ -167,6 +167,9 @@ def clear_pending(cache: ContextCache) -> None:
         pass
 
 
+QUIET_NOTE_SECONDS = 30.0  # without an answer this long, a note says the run is waiting (again each period)
+
+
 def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKERS,
         progress: Callable[[str], None] = lambda m: None) -> RunReport:
     """Ask the model for every planned chunk; each answer is cached before the next is asked.
@@ -187,12 +190,15 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
     for job in p.jobs:
         jobs.put(job)
 
+    answered = [time.monotonic()]  # when the last answer came (or the run began)
+
     def do(job: Job) -> None:
         for chunk in job.chunks:
             if stop.is_set():
                 return
             try:
                 text = requester.request(job.path, job.text, chunk)
+                answered[0] = time.monotonic()
             except Exception as exc:
                 reason = requester.fatal(exc)
                 with lock:
@@ -235,10 +241,23 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
                for n in range(max(1, min(workers, len(p.jobs))))]
     for thread in threads:
         thread.start()
+    said = [0.0]  # when the last "no answer" note was given
+
+    def quiet_note() -> None:
+        # An endpoint that accepts connections and never answers costs minutes of retried timeouts:
+        # say so, rather than look hung.
+        now = time.monotonic()
+        quiet = now - answered[0]
+        if quiet >= QUIET_NOTE_SECONDS and now - said[0] >= QUIET_NOTE_SECONDS:
+            said[0] = now
+            progress(f"lexical+ctx: no answer from the model for {int(quiet)} s (a request that times out is "
+                     f"retried; Ctrl-C stops and keeps the {report.generated} contexts generated so far)")
+
     try:
         for thread in threads:
             while thread.is_alive():
                 thread.join(0.2)  # in slices: the main thread stays interruptible
+                quiet_note()
     except BaseException:
         # Ctrl-C (or a bug): start no new request, let those in flight land for a moment.
         stop.set()

@@ -391,3 +391,27 @@ def test_reset_options_plan_and_index_with_one_model(make_tree, monkeypatch):
                     context=ContextOptions(yes=True), requester=model)
     assert len(model.calls) == 3  # the default model had written nothing yet
     assert len(contexts_of(root)) == 3
+
+
+def test_a_model_that_does_not_answer_for_a_while_is_said_to_be_waited_for(make_tree, monkeypatch):
+    """An endpoint that accepts connections and never answers held the run silent for 7.5 minutes
+    (timeouts retried) before its one error line: a user or an agent took it for a hang."""
+    import time
+
+    from retrieval.contextual import generate
+
+    monkeypatch.setattr(generate, "QUIET_NOTE_SECONDS", 0.3)
+
+    class Slow(StandIn):
+        def request(self, path, file_text, chunk):
+            time.sleep(1.0)
+            return super().request(path, file_text, chunk)
+
+    root = make_tree(FILES)
+    messages = []
+    index(root, Slow(), messages, workers=1)
+    waits = [m for m in messages if "no answer from the model for" in m]
+    assert waits and "Ctrl-C stops and keeps the" in waits[0]
+    quick = []
+    index(make_tree(FILES), StandIn(), quick)
+    assert not [m for m in quick if "no answer" in m]
