@@ -297,15 +297,17 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     directories between the work tree's top and the root (a root below the top)."""
     stack = ignore.IgnoreStack()
     top = _git_top(root)
+    # Watched absent below the top (or up to `/` outside a repository): a `git init` there puts the
+    # root in another repository, whose rules apply instead (as a clean build would see).
+    d = root
+    while d != top:
+        result.watch[os.path.join(d, ".git")] = (0, 0)
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
     if top is None:
-        # Watched absent: a `git init` here or above makes those rules apply (as a clean build would).
-        d = root
-        while True:
-            result.watch[os.path.join(d, ".git")] = (0, 0)
-            parent = os.path.dirname(d)
-            if parent == d:
-                return stack
-            d = parent
+        return stack
     # Paths below the root, as the rules of the top (or of a directory between) see them.
     below = os.path.relpath(root, top)
     prefix = "" if below == "." else below.replace(os.sep, "/") + "/"

@@ -138,3 +138,18 @@ def test_setting_core_excludes_file_in_a_git_config_is_seen_by_the_next_query(ma
     (tmp_path / "xdg" / "git").mkdir(parents=True)  # the user's config, absent until now, wins over none
     (tmp_path / "xdg" / "git" / "config").write_text("[core]\n\tbare = false\n")
     assert not service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
+
+
+def test_a_repository_made_between_the_root_and_its_repository_s_top_takes_over_its_rules(tmp_path):
+    """`git init proj/mid` with the root at proj/mid/sub: the nested repository's rules replace the
+    outer ones (git's view, and a clean build's); the index kept the outer `*.md` rule."""
+    from conftest import write_tree
+
+    project = write_tree(tmp_path / "proj", {".git/HEAD": "ref: refs/heads/main\n", ".gitignore": "*.md\n",
+                                             "mid/sub/a.py": "def alpha_handler():\n    return 1\n",
+                                             "mid/sub/notes.md": "# Notes\n\nalpha_handler is documented here.\n"})
+    root = str(project / "mid" / "sub")
+    assert [h.source_path for h in service.search(root, "alpha_handler").hits] == ["a.py"]
+    (project / "mid" / ".git").mkdir()
+    (project / "mid" / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    assert sorted(h.source_path for h in service.search(root, "alpha_handler").hits) == ["a.py", "notes.md"]
