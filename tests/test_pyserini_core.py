@@ -17,9 +17,11 @@ from retrieval.retrievers.base import build_retriever, get_spec
 INSTALL = install_hint("pyserini")
 
 
-def fake_java(path, version: str):
-    (path / "lib").mkdir(parents=True)
+def fake_java(path, version: str, jvm_library: bool = True):
+    (path / "lib" / "server").mkdir(parents=True)
     (path / "release").write_text(f'JAVA_VERSION="{version}"\nMODULES="java.base"\n')
+    if jvm_library:
+        (path / "lib" / "server" / "libjvm.so").write_bytes(b"")
     return path
 
 
@@ -68,6 +70,13 @@ def test_a_java_home_of_21_or_newer_is_used_as_it_is(monkeypatch, tmp_path):
     home = fake_java(tmp_path / "jdk25", "25.0.1")
     monkeypatch.setenv("JAVA_HOME", str(home))
     assert jvm.find_java() == (str(home), "")
+
+
+def test_a_java_home_without_a_jvm_library_is_passed_over_and_said_so(monkeypatch, tmp_path):
+    monkeypatch.setenv("JAVA_HOME", str(fake_java(tmp_path / "partial", "21.0.2", jvm_library=False)))
+    monkeypatch.setattr(jvm, "_bundled_home", lambda: "")
+    home, why = jvm.find_java()
+    assert home == "" and "is Java 21 without a JVM library" in why
 
 
 def test_no_usable_java_is_the_reason_with_the_install_command(no_usable_java, tmp_path):
