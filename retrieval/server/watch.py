@@ -58,6 +58,7 @@ class InotifyWatcher:
         self._fd = fd
         self._dirs: dict[int, str] = {}  # wd -> relative directory
         self._watched: set[str] = set()
+        self._interest: dict[str, frozenset | None] = {}  # directory -> entry names that matter (None: all)
         self.failed = False  # a watch could not be added: changes there go unseen
 
     @property
@@ -69,10 +70,15 @@ class InotifyWatcher:
         return self._fd
 
     def watch_dirs(self, dirs) -> bool:
-        """Watch every directory in dirs (relative to root) not watched yet; True when any was new."""
+        """Watch every directory in dirs (relative to root, or absolute outside it) not watched yet;
+        True when any was new. `dirs` may map each to the entry names whose events matter there
+        (None: all; see `directories`)."""
         added = False
         for rel in dirs:
+            wanted = dirs.get(rel) if isinstance(dirs, dict) else None
             if rel in self._watched:
+                if self._interest.get(rel, None) is not None:  # widen what matters there
+                    self._interest[rel] = None if wanted is None else self._interest[rel] | wanted
                 continue
             path = self.root if rel == "." else os.path.join(self.root, rel)
             wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), MASK)
@@ -90,21 +96,23 @@ class InotifyWatcher:
             if moved is not None and moved != rel:
                 # The same directory under a new name (`mv pkg pkg2`, its move not drained yet): the
                 # kernel hands back its watch. Its old name is no longer watched.
-                self._watched.discard(moved)
+                self._forget(moved)
             self._dirs[wd] = rel
             self._watched.add(rel)
+            self._interest[rel] = wanted
             added = True
         return added
 
     def _watch_above(self, path: str) -> bool:
-        """Watch the nearest existing directory above `path` (absolute)."""
+        """Watch the nearest existing directory above `path` (absolute), for the entry on the way
+        down to it."""
         parent = os.path.dirname(path)
         while parent != path:
             if os.path.isdir(parent):
                 rel = os.path.relpath(parent, self.root)
                 if rel == ".." or rel.startswith(".." + os.sep):
                     rel = parent  # outside the tree: by its absolute path
-                return self.watch_dirs([rel])
+                return self.watch_dirs({rel: frozenset({os.path.basename(path)})})
             path, parent = parent, os.path.dirname(parent)
         return False
 
@@ -124,19 +132,27 @@ class InotifyWatcher:
                 name = data[offset + EVENT.size: offset + EVENT.size + length].rstrip(b"\0")
                 offset += EVENT.size + length
                 if mask & IN_IGNORED:  # the directory went away: watch it again later
-                    rel = self._dirs.pop(wd, None)
-                    self._watched.discard(rel)
+                    self._forget(self._dirs.pop(wd, None))
                     relevant = True
                 elif mask & IN_MOVE_SELF:
                     # Renamed (maybe out of the tree): its watch would follow it. Dropped, so that the
                     # old name and the new one are both watched afresh by the refresh that follows.
-                    self._watched.discard(self._dirs.pop(wd, None))
+                    self._forget(self._dirs.pop(wd, None))
                     self._libc.inotify_rm_watch(self._fd, wd)
                     relevant = True
                 elif mask & IN_Q_OVERFLOW:
                     relevant = True
-                elif not (self._dirs.get(wd) == "." and name in self.ignore_names):
-                    relevant = True
+                else:
+                    rel = self._dirs.get(wd)
+                    wanted = self._interest.get(rel) if rel is not None else None
+                    if rel == "." and name in self.ignore_names:
+                        continue  # the store beside the tree: its own writes are not changes
+                    if wanted is None or name.decode("utf-8", "surrogateescape") in wanted:
+                        relevant = True
+
+    def _forget(self, rel: str | None) -> None:
+        self._watched.discard(rel)
+        self._interest.pop(rel, None)
 
     def close(self) -> None:
         if self._fd >= 0:
@@ -153,15 +169,38 @@ def make_watcher(root: str, ignore_names: tuple[str, ...] = ()):
     return PollWatcher()
 
 
-def directories(root: str, watch: dict) -> set[str]:
-    """The directories to watch for a manifest's `watch` table: its directories themselves, and the
-    directory of each file it lists (ignore files, files over the size cap)."""
-    out = set()
+def directories(root: str, watch: dict) -> dict[str, frozenset | None]:
+    """The directories to watch for a manifest's `watch` table, each with the entry names whose
+    events matter there: None (every entry) for a directory of the tree; for one that holds only
+    watched files (an ignore file, a file over the size cap, the absent `.git` of a directory above
+    the root, a git config file), those files' names, so that a busy home directory or `/` costs
+    no check for what happens in it otherwise."""
+    root = os.path.abspath(root)
+    out: dict[str, frozenset | None] = {}
+
+    def key(path: str) -> str:
+        # One name per directory: an absolute path inside the tree is its relative one (a second
+        # name for the same directory would be watched twice, and look new every time).
+        if os.path.isabs(path):
+            inside = os.path.relpath(path, root)
+            if inside != ".." and not inside.startswith(".." + os.sep):
+                return inside
+        return path
+
+    def everything(directory: str) -> None:
+        out[key(directory) or "."] = None
+
+    def names(directory: str, name: str) -> None:
+        directory = key(directory) or "."
+        if directory in out and out[directory] is None:
+            return
+        out[directory] = (out.get(directory) or frozenset()) | {name}
+
     for rel, value in watch.items():
         if rel.endswith("/") or rel == ".":  # walked directories are recorded as "dir/" (and ".")
-            out.add(rel.rstrip("/") or ".")
+            everything(rel.rstrip("/") or ".")
         elif value and value[0] == 0 and os.path.isdir(os.path.join(root, rel)):
-            out.add(rel)
+            everything(rel)
         else:
-            out.add(os.path.dirname(rel) or ".")
+            names(os.path.dirname(rel) or ".", os.path.basename(rel))
     return out

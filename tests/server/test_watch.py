@@ -1,6 +1,7 @@
 """The tree watcher: a quiet queue means an unchanged tree, any change in a watched directory shows."""
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -12,9 +13,36 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="in
 
 def test_directories_of_a_watch_table(tmp_path):
     (tmp_path / "src" / "app").mkdir(parents=True)
+    above = str(tmp_path.parent)
     watch = {".": [0, 1], "src/": [0, 1], "src/app/": [0, 1], "src/app/.gitignore": [12, 1],
-             ".git/info/exclude": [3, 1], "big.bin": [5_000_000, 1]}
-    assert directories(str(tmp_path), watch) == {".", "src", "src/app", ".git/info"}
+             ".git/info/exclude": [3, 1], "big.bin": [5_000_000, 1],
+             # absent `.git`s of the root and above it: the root under its absolute name is "."
+             str(tmp_path / ".git"): [0, 0], os.path.join(above, ".git"): [0, 0]}
+    assert directories(str(tmp_path), watch) == {
+        ".": None, "src": None, "src/app": None,  # the tree's directories: every entry matters
+        ".git/info": frozenset({"exclude"}), above: frozenset({".git"})}  # elsewhere, only those files
+
+
+@linux_only
+def test_a_directory_outside_the_tree_reports_only_the_entries_watched_there(tmp_path):
+    """The absent `.git` of every directory above the root is watched: the rest of what happens in
+    a busy home directory, or in `/`, is no change of the tree."""
+    tree, home = tmp_path / "home" / "src", tmp_path / "home"
+    tree.mkdir(parents=True)
+    watcher = InotifyWatcher(str(tree))
+    try:
+        watcher.watch_dirs(directories(str(tree), {".": [0, 1], str(tree / ".git"): [0, 0],
+                                                   str(home / ".git"): [0, 0]}))
+        assert watcher.watch_dirs(directories(str(tree), {".": [0, 1], str(tree / ".git"): [0, 0],
+                                                          str(home / ".git"): [0, 0]})) is False  # one name each
+        (home / "notes.txt").write_text("busy\n")
+        assert watcher.changed() is False
+        (home / ".git").mkdir()
+        assert watcher.changed() is True
+        (tree / "a.py").write_text("x = 1\n")
+        assert watcher.changed() is True
+    finally:
+        watcher.close()
 
 
 @linux_only
@@ -128,3 +156,33 @@ def test_a_directory_that_does_not_exist_yet_is_watched_from_the_nearest_one_abo
         assert watcher.exact
     finally:
         watcher.close()
+
+
+@linux_only
+@pytest.mark.parametrize("layout_", ["no repository", "repository top", "below the top"])
+def test_the_warm_path_vouches_for_a_root_wherever_it_sits(tmp_path, layout_):
+    """The absent `.git` of the root, recorded by its absolute path, made the root a second watched
+    name: every check found a "new" directory, nothing was vouched for, and every served query
+    stat'ed every indexed file (a plain folder, or a root below its repository's top)."""
+    import subprocess
+
+    from retrieval import service
+    from retrieval.server.warm import Warm
+    from retrieval.store import layout
+
+    top = tmp_path / "repo"
+    root = top / "sub" if layout_ == "below the top" else top
+    (root / "pkg").mkdir(parents=True)
+    if layout_ != "no repository":
+        subprocess.run(["git", "init", "-q", str(top)], check=True)
+    (root / "pkg" / "a.py").write_text("def alpha_handler():\n    return 1\n")
+    warm = Warm(str(root))
+    try:
+        warm.open(["lexical"])
+        for _ in range(2):
+            warm.freshen()
+            assert (layout.store_dir(str(root)), "lexical") in service.VOUCHED
+            service.search(str(root), "alpha_handler")
+    finally:
+        warm.close()
+        service._OPEN.clear()
