@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
+from dataclasses import replace
 
 from .lexical.bm25 import idf
 from .lexical.features import def_term
@@ -49,6 +50,12 @@ def level(*, first: bool, coverage: float, relative: float, runner_up: float, de
 def at_least(value: str, minimum: str) -> bool:
     """True when level `value` is `minimum` or above (an unknown value never passes)."""
     return value in LEVELS and LEVELS.index(value) >= LEVELS.index(minimum)
+
+
+def keep_at_least(hits: list, minimum: str, top_k: int) -> list:
+    """The first top_k hits at level `minimum` or above, ranks renumbered from 1."""
+    kept = [h for h in hits if at_least(h.confidence, minimum)][:top_k]
+    return [replace(h, rank=n) for n, h in enumerate(kept, start=1)]
 
 
 def _contains(docs, d: int) -> bool:

@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 import shlex
 import time
-from dataclasses import replace
 
 from .fusion import append_below, as_spans, consolidate
+from .notes import first_line
 from .records import SearchHit, chunk_docid
 
 ALL = "all"
@@ -116,30 +116,24 @@ def open_all(root: str, *, stale_ok: bool = False, progress=None, notes: list[st
             if name == "lexical":  # the base of all: its failure is the answer's
                 raise
             # One participant that cannot answer (its model gone, its Java broken) leaves the others'.
-            notes.append(f"{name}: skipped ({_first_line(exc)})")
+            notes.append(f"{name}: skipped ({first_line(exc)})")
     return AllEngine(engines)
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else exc.__class__.__name__
 
 
 def search_all(root: str, query: str, *, retriever: str = ALL, top_k: int = 10, filters=None, stale_ok: bool = False,
                min_confidence: str | None = None, progress=None):
-    """service.search's result for every usable retriever at once (min_confidence is not
-    applicable: consolidated hits carry agreement instead of a confidence level)."""
+    """service.search's result for every usable retriever at once (`min_confidence` is judged on the
+    lead retriever's levels, see hits_from_spans)."""
     from . import service
 
     notes: list[str] = []
     engine = open_all(root, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None
     if min_confidence:  # the lead's levels (see hits_from_spans): look deeper, then keep those at the level
-        from .confidence import at_least
+        from .confidence import keep_at_least
 
-        depth = max(top_k, service.MIN_CONFIDENCE_DEPTH)
-        kept = [h for h in engine.search_detailed(query, depth, allow=allow) if at_least(h.confidence, min_confidence)]
-        hits = [replace(h, rank=n) for n, h in enumerate(kept[:top_k], start=1)]
+        hits = keep_at_least(engine.search_detailed(query, max(top_k, service.MIN_CONFIDENCE_DEPTH), allow=allow),
+                             min_confidence, top_k)
     else:
         hits = engine.search_detailed(query, top_k, allow=allow)
     indexed = {}

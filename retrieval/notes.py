@@ -6,6 +6,12 @@ import re
 import shlex
 
 
+def first_line(exc: BaseException) -> str:
+    """What an exception says, in one line (its class name when it says nothing)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else exc.__class__.__name__
+
+
 def filters_json(options) -> dict:
     """The remembered options that decide which files an index holds (empty: the defaults)."""
     if options is None:

@@ -766,10 +766,9 @@ def search(
         notes.append(f"--min-confidence does not apply to {retriever} (its hits carry no confidence level)")
         hits = hits[:top_k]
     elif min_confidence:
-        from .confidence import at_least
+        from .confidence import keep_at_least
 
-        kept = [h for h in hits if at_least(h.confidence, min_confidence)][:top_k]
-        hits = [replace(h, rank=n) for n, h in enumerate(kept, start=1)]
+        hits = keep_at_least(hits, min_confidence, top_k)
     return SearchResult(query, retriever, hits, notes, _indexed_files(root, retriever, engine, hits))
 
 

@@ -13,6 +13,7 @@ import os
 
 import anthropic
 
+from ..notes import first_line
 from . import ENV_KEY, configured_model
 from .prompt import MAX_OUTPUT_TOKENS, SYSTEM, chunk_block, file_block
 
@@ -39,8 +40,7 @@ class AnthropicContextualizer:
             except Exception as exc:  # noqa: BLE001 - the SDK checks its endpoint here (httpx2's InvalidURL)
                 base = os.environ.get("ANTHROPIC_BASE_URL", "")
                 where = f" for ANTHROPIC_BASE_URL={base!r}" if base else ""
-                detail = str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
-                raise RuntimeError(f"cannot set up the Anthropic client{where}: {detail}") from exc
+                raise RuntimeError(f"cannot set up the Anthropic client{where}: {first_line(exc)}") from exc
         self.client = client
 
     def params(self, path: str, file_text: str, chunk) -> dict:

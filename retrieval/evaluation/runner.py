@@ -13,6 +13,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
+from ..notes import first_line
 from . import metrics as m
 from .datasets import EvalQuery, Target
 from .stats import bootstrap_interval, mean_interval
@@ -372,7 +373,7 @@ def evaluate(
                     except (RuntimeError, OSError) as exc:
                         if part == "lexical":
                             raise
-                        skipped.setdefault(part, _first_line(exc))  # all goes on without it
+                        skipped.setdefault(part, first_line(exc))  # all goes on without it
                         continue
                     statuses.append(report.status)
                     built += report.seconds
@@ -400,7 +401,7 @@ def evaluate(
             if len(retrievers) == 1:
                 raise
             # One retriever that cannot run (its model gone) leaves the others' rows, as `index` does.
-            skipped[name] = _first_line(exc)
+            skipped[name] = first_line(exc)
             continue
         run = RetrieverRun(name, k, families, report.status, report.seconds, time.perf_counter() - started)
         statistics = getattr(engine, "statistics", None)
@@ -417,8 +418,3 @@ def _run_queries(run, engine, queries, tree, k, families, depth, min_files) -> N
         hits, levels = _search(engine, query.query, depth, min_files)
         seconds = time.perf_counter() - started
         run.rows.append(score_query(query, hits, tree, k, families, seconds, levels if any(levels) else ()))
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else exc.__class__.__name__

@@ -19,6 +19,7 @@ import threading
 from contextlib import contextmanager
 
 from ..extras import SetupError, install_hint
+from ..notes import first_line
 
 MIN_JAVA = 21
 INCUBATOR_OPTION = "--add-modules=jdk.incubator.vector"
@@ -151,8 +152,7 @@ def start():
         try:
             import jnius
         except Exception as exc:  # noqa: BLE001 - jnius raises a bare Exception with a page of advice
-            first = next((line.strip() for line in str(exc).splitlines() if line.strip()), exc.__class__.__name__)
-            raise JavaUnavailable(f"the Java at {home} could not be started: {first}") from exc
+            raise JavaUnavailable(f"the Java at {home} could not be started: {first_line(exc)}") from exc
         finally:
             if saved is None:
                 os.environ.pop("JAVA_HOME", None)
