@@ -290,6 +290,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
             raise click.UsageError(f"--bm25 applies to the BM25 retrievers ({bm25_names}), not to {retriever_name}")
         targets = [(retriever_name, spec.unavailable_reason())]
     lexical_failed = False
+    others_failed: list[str] = []
     single = retriever_name != "all"
     built: list[str] = []
     for name, reason in targets:
@@ -331,6 +332,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                 break  # what stopped lexical (the root, the store) stops every other retriever too
             else:
                 click.echo(f"{name}: failed ({str(exc).splitlines()[0]})", err=True)  # a diagnostic: stderr
+                others_failed.append(name)
             continue
         progress.close()
         built.append(name)
@@ -360,6 +362,11 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
         for name in service.retrievers_outside_all():
             # Said once, so a user who wanted every index knows this one is built on request only.
             click.echo(f"{name}: not part of all (build it on its own: retrieval index --retriever {name})")
+    if others_failed:
+        # The others were built (as `make -k` goes on), but a script must be able to tell: a
+        # retriever that failed is not one that was skipped for a missing extra.
+        click.echo(f"error: not built: {', '.join(others_failed)} (see above); the others are up to date", err=True)
+        sys.exit(1)
 
 
 def _read_query(words: tuple[str, ...]) -> str:

@@ -79,3 +79,34 @@ def test_eval_of_several_retrievers_skips_one_that_fails_and_says_why(make_tree,
     assert result.skipped == {"turbovec": GONE}
     with pytest.raises(SetupError):  # asked for alone, its failure is the answer
         evaluate(str(root), queries, ["turbovec"])
+
+
+def test_index_all_builds_the_others_when_one_fails_and_exits_1(make_tree, monkeypatch):
+    """A retriever that failed is not one skipped for a missing extra: the others are built, the
+    failure is named, and the exit status says so (a script cannot read stderr's prose)."""
+    root = make_tree(FILES)
+    monkeypatch.setattr(service, "available_retrievers", lambda: [("lexical", ""), ("turbovec", "")])
+    refresh = service.refresh
+
+    def failing(root, name="lexical", **kwargs):
+        if name == "turbovec":
+            raise SetupError(GONE)
+        return refresh(root, name, **kwargs)
+
+    monkeypatch.setattr(service, "refresh", failing)
+    result = CliRunner().invoke(main, ["index", "--root", str(root), "--retriever", "all"])
+    assert result.exit_code == 1, result.output
+    assert "lexical: indexed" in result.stdout
+    assert f"turbovec: failed ({GONE})" in result.stderr
+    assert result.stderr.splitlines()[-1] == "error: not built: turbovec (see above); the others are up to date"
+    query = CliRunner().invoke(main, ["query", "dispatch hook", "--root", str(root), "--json"])
+    assert query.exit_code == 0 and json.loads(query.stdout)["results"][0]["path"] == "hooks.py"
+
+
+def test_index_all_skipping_a_missing_extra_still_succeeds(make_tree, monkeypatch):
+    root = make_tree(FILES)
+    monkeypatch.setattr(service, "available_retrievers",
+                        lambda: [("lexical", ""), ("turbovec", "pip install 'retrieval[turbovec]'")])
+    result = CliRunner().invoke(main, ["index", "--root", str(root), "--retriever", "all"])
+    assert result.exit_code == 0, result.output
+    assert "turbovec: skipped (pip install 'retrieval[turbovec]')" in result.stdout
