@@ -113,6 +113,7 @@ class Discovery:
     # (an added or removed entry changes its mtime) and files whose eligibility can change without
     # that (ignore files, files over the size cap). Values are (size, mtime_ns); size 0 for dirs.
     watch: dict[str, tuple[int, int]] = field(default_factory=dict)
+    user: dict = field(default_factory=dict)  # user_places() when walked: they decide git's user rules
 
 
 _NONBLOCKING = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
@@ -253,6 +254,12 @@ def _included_here(condition: str, config: str, git_dir: str | None) -> bool:
     return any(re.fullmatch(regex, p, flags) or re.fullmatch(regex, p + "/", flags) for p in paths)
 
 
+def user_places() -> dict:
+    """Where this user's git configuration is looked for: another HOME or XDG_CONFIG_HOME (`sudo`,
+    a CI user, a sandbox) finds other ignore rules, at paths an index built here never watched."""
+    return {"home": os.path.expanduser("~"), "xdg_config_home": os.environ.get("XDG_CONFIG_HOME", "")}
+
+
 def _global_excludes(git_dir: str | None, watch: dict | None = None) -> str | None:
     """git's per-user ignore file: core.excludesFile (from the user's and the repository's config),
     else $XDG_CONFIG_HOME/git/ignore. The config files go into `watch` (_config_excludes_file)."""
@@ -342,7 +349,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     # realpath() calls on the hot path.
     skip_dirs = {os.path.abspath(p) for p in options.skip_paths} | {os.path.realpath(p) for p in options.skip_paths}
 
-    result = Discovery()
+    result = Discovery(user=user_places())
     base_stack = _outer_rules(root, result) if options.use_ignore_files else ignore.IgnoreStack()
 
     pending: list[tuple[str, str, ignore.IgnoreStack]] = [(root, "", base_stack)]

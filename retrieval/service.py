@@ -17,7 +17,7 @@ from .chunking import ChunkingPolicy, chunk_lines, whole_file
 from .freshness import racy, settle
 from .memo import Memo
 from .parallel import WorkerLost
-from .discover import Discovery, DiscoveryError, DiscoveryOptions, walk
+from .discover import Discovery, DiscoveryError, DiscoveryOptions, user_places, walk
 from .extras import SetupError
 from .progress import Tick
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
@@ -302,6 +302,8 @@ def is_current(root: str, manifest: dict) -> bool:
     watch = manifest.get("watch")
     if not isinstance(watch, dict) or manifest.get("decoder") != DECODER_VERSION:
         return False
+    if manifest.get("user", user_places()) != user_places():  # (an index written before it was kept has none)
+        return False
     files = manifest["files"]
     checked = manifest.get("checked_ns")
     now = time.time_ns()
@@ -450,7 +452,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     discovered = {f.path for f in discovery.files}
     gone = [p for p in old_files if p not in discovered]
     watch = _watch_json(discovery)
-    if manifest is not None and not to_read and not gone and manifest.get("watch") == watch and not undecided:
+    if (manifest is not None and not to_read and not gone and manifest.get("watch") == watch and not undecided
+            and manifest.get("user") == discovery.user):
         # Nothing to commit, but a writer killed earlier may have left segments behind.
         retriever.collect_garbage(rdir, manifest["state"])
         report.skipped = dict(sorted(skip_counts.items()))
@@ -529,6 +532,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "skipped": report.skipped,
         "decoder": DECODER_VERSION,
         "watch": watch,
+        "user": discovery.user,
         "checked_ns": checked,
         "state": state,
     }

@@ -140,6 +140,21 @@ def test_setting_core_excludes_file_in_a_git_config_is_seen_by_the_next_query(ma
     assert not service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
 
 
+def test_a_query_by_a_user_with_other_git_ignore_rules_applies_them(make_tree, monkeypatch, tmp_path):
+    """Another HOME or XDG_CONFIG_HOME (`sudo`, a CI user) finds another per-user ignore file; the
+    index, checked against the files the first user's walk watched, said it was current."""
+    root = make_tree({".git/HEAD": "ref: refs/heads/main\n", "a.py": "def alpha_handler():\n    return 1\n",
+                      "notes.md": "# Notes\n\nalpha_handler is documented here.\n"})
+    assert sorted(h.source_path for h in service.search(str(root), "alpha_handler").hits) == ["a.py", "notes.md"]
+    other = tmp_path / "other-user"
+    (other / ".config" / "git").mkdir(parents=True)
+    (other / ".config" / "git" / "ignore").write_text("*.md\n")
+    monkeypatch.setenv("HOME", str(other))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(other / ".config"))
+    assert [h.source_path for h in service.search(str(root), "alpha_handler").hits] == ["a.py"]
+    assert service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
+
+
 def test_a_repository_made_between_the_root_and_its_repository_s_top_takes_over_its_rules(tmp_path):
     """`git init proj/mid` with the root at proj/mid/sub: the nested repository's rules replace the
     outer ones (git's view, and a clean build's); the index kept the outer `*.md` rule."""

@@ -27,6 +27,10 @@ ENV_IGNORED = {"RETRIEVAL_NO_SERVER", "RETRIEVAL_TESTS_NO_NETWORK", "RETRIEVAL_J
 # Environment a command reads for itself alone (a default of its options): the server applies the
 # caller's for that one call instead of refusing a caller whose value differs from its own.
 ENV_PER_CALL = {"RETRIEVAL_RETRIEVER", "NO_COLOR"}
+# Not ours, but they decide what a command does: git's per-user ignore file is found through them
+# (`~/.config/git/ignore`, core.excludesFile in `~/.gitconfig`), and `~` is the home a root is
+# refused at. A caller whose differ runs the command itself.
+ENV_SHARED = ("HOME", "XDG_CONFIG_HOME")
 COMMANDS = ("query", "status")
 # `query`'s options that take no value (a test keeps this equal to the command's): knowing them, the
 # client can tell `query - --json` (the query on stdin) from `query words --path -`.
@@ -83,7 +87,7 @@ def code_version() -> str:
 
 def environment() -> dict:
     return {k: v for k, v in os.environ.items()
-            if (k.startswith(ENV_PREFIX) and k not in ENV_IGNORED) or k in ENV_PER_CALL}
+            if (k.startswith(ENV_PREFIX) and k not in ENV_IGNORED) or k in ENV_PER_CALL or k in ENV_SHARED}
 
 
 def shared_environment(env: dict) -> dict:

@@ -121,6 +121,24 @@ def test_the_server_answers_with_the_callers_default_retriever_for_that_call_onl
     assert not answered_by_server(other) and other.returncode == 0
 
 
+def test_a_caller_with_another_home_runs_the_command_itself(make_tree, serve, tmp_path):
+    """git's per-user ignore file is found through HOME and XDG_CONFIG_HOME: a server started with
+    other values would answer from other files than the caller's own command would."""
+    root = make_tree({"keep.py": "def zqkeep():\n    pass\n", "notes.py": "def zqkeep_notes():\n    pass\n"})
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    home = tmp_path / "home"
+    (home / ".config" / "git").mkdir(parents=True)
+    (home / ".config" / "git" / "ignore").write_text("notes.py\n")
+    serve(root)
+    argv = ["query", "--root", root, "zqkeep", "--json", "--files"]
+    same = cli(*argv)
+    assert answered_by_server(same)
+    assert sorted(h["path"] for h in json.loads(same.stdout)["results"]) == ["keep.py", "notes.py"]
+    other = cli(*argv, env_extra={"HOME": str(home), "XDG_CONFIG_HOME": str(home / ".config")})
+    assert not answered_by_server(other), other.stderr
+    assert [h["path"] for h in json.loads(other.stdout)["results"]] == ["keep.py"]
+
+
 def test_without_a_server_the_command_runs_in_process(sample_repo):
     proc = cli("query", "--root", sample_repo, "parse config", "--json")
     assert proc.returncode == 0
