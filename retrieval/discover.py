@@ -469,14 +469,38 @@ def discover_files(
     include_globs=(),
     max_total_bytes: int = DEFAULT_MAX_TOTAL_BYTES,
 ) -> list[SourceFile]:
-    """The eligible files under root, sorted by relative path."""
+    """The eligible files under root, sorted by relative path. `extensions` as `.py` or `py`."""
     options = DiscoveryOptions(
-        extensions=frozenset(extensions) if extensions is not None else None,
-        include_basenames=frozenset(include_basenames) if include_basenames is not None else None,
-        exclude_dirs=frozenset(exclude_dirs) if exclude_dirs is not None else None,
-        exclude_globs=tuple(exclude_globs),
-        include_globs=tuple(include_globs),
-        max_bytes=max_bytes,
-        max_total_bytes=max_total_bytes,
+        extensions=_names("extensions", extensions, dot=True),
+        include_basenames=_names("include_basenames", include_basenames),
+        exclude_dirs=_names("exclude_dirs", exclude_dirs),
+        exclude_globs=tuple(_names("exclude_globs", exclude_globs, keep=tuple)),
+        include_globs=tuple(_names("include_globs", include_globs, keep=tuple)),
+        max_bytes=_size("max_bytes", max_bytes),
+        max_total_bytes=_size("max_total_bytes", max_total_bytes),
     )
     return walk(root, options).files
+
+
+def _names(what: str, value, *, dot: bool = False, keep=frozenset):
+    """A collection of strings, checked: a lone string would be taken letter by letter (the
+    exclude glob `"*.md"` as `*`, `.`, `m`, `d`: every file excluded, silently)."""
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{what} takes a collection of strings, not one string: use [{value!r}]")
+    items = list(value)
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"{what} takes strings, not {type(item).__name__} ({item!r})")
+    if dot:
+        items = [item if item.startswith(".") else "." + item for item in items]
+    return keep(items)
+
+
+def _size(what: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int (bytes), not {type(value).__name__}")
+    if value < 1:
+        raise ValueError(f"{what} must be 1 or more, not {value}")
+    return value

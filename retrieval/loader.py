@@ -23,7 +23,13 @@ def load_documents(root: str, **discover_kw) -> list[Document]:
     ]
 
 
+def _check_policy(policy) -> None:
+    if policy is not None and not isinstance(policy, ChunkingPolicy):
+        raise TypeError(f"policy must be a ChunkingPolicy, not {type(policy).__name__}")
+
+
 def load_chunks(root: str, *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Chunk]:
+    _check_policy(policy)
     chunks: list[Chunk] = []
     for f, text in _read_all(root, **discover_kw):
         chunks.extend(chunk_lines(text, f.path, language=f.language, kind=f.kind, policy=policy))
@@ -41,6 +47,7 @@ def load_ast_chunk_documents(root: str, *, policy: ChunkingPolicy | None = None,
     `treesitter` extra (RuntimeError naming the install command otherwise)."""
     from .extras import install_hint, missing_modules
 
+    _check_policy(policy)
     missing = missing_modules("treesitter")
     if missing:
         raise RuntimeError(f"AST chunking needs {', '.join(missing)}: {install_hint('treesitter')}")

@@ -16,6 +16,7 @@ import time
 from .fusion import append_below, as_spans, consolidate
 from .notes import first_line
 from .records import SearchHit, chunk_docid
+from .retrievers.base import check_search_args
 
 ALL = "all"
 DEPTH_FACTOR = 2  # each retriever is asked for this many times top_k (merging shortens the list)
@@ -67,6 +68,7 @@ class AllEngine:
         self.engines = engines
 
     def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
+        check_search_args(query, top_k)
         depth = max(top_k * DEPTH_FACTOR, MERGE_DEPTH)
         found = {name: engine.search_detailed(query, depth, allow=allow) for name, engine in self.engines.items()}
         rankings = {name: as_spans(hits) for name, hits in found.items()}

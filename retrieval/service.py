@@ -23,7 +23,7 @@ from .progress import Tick
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
 from .records import SearchHit
 from .settings import env_float, env_int
-from .retrievers.base import REGISTRY, build_retriever, get_spec
+from .retrievers.base import REGISTRY, build_retriever, check_search_args, get_spec
 from .store import layout
 from .store.atomic import remove_stale_temps
 from .store.lock import LockBusy, WriterLock
@@ -743,6 +743,12 @@ def search(
 ) -> SearchResult:
     """The top_k hits for query; with `min_confidence`, the top_k of those at that level or above
     (ranks renumbered from 1), possibly fewer or none."""
+    check_search_args(query, top_k)  # before any reading: a wrong argument is not a damaged index
+    if min_confidence is not None:
+        from .confidence import LEVELS
+
+        if min_confidence not in LEVELS:
+            raise ValueError(f"min_confidence must be one of {', '.join(LEVELS)}, not {min_confidence!r}")
     notes: list[str] = []
     engine = open_index(root, retriever, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None

@@ -323,3 +323,24 @@ def test_a_file_ignored_after_indexing_leaves_no_trace_in_the_lucene_files(make_
     # One document deleted out of 21 is below Lucene's own threshold for rewriting a segment.
     assert secret.encode() not in stored()
     assert service.search(root, "module_7", retriever="pi-serini").hits
+
+
+def test_ctrl_c_and_sigterm_stay_pythons_once_the_jvm_runs():
+    """The JVM's own signal handlers ended the process at once on Ctrl-C or SIGTERM: no
+    KeyboardInterrupt, no `finally`, no atexit (a build's cleanup, a library user's handlers)."""
+    import signal
+    import subprocess
+    import sys
+
+    child = ("import signal, sys, time\n"
+             "signal.signal(signal.SIGTERM, lambda *a: sys.exit(5))\n"
+             "from retrieval import Document, build_retriever\n"
+             "r = build_retriever('pi-serini'); r.index([Document('a', 'alpha beta')]); r.search('alpha')\n"
+             "try:\n    print('ready', flush=True)\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    print('interrupted', flush=True); sys.exit(7)\n"
+             "finally:\n    print('finally', flush=True)\n")
+    for sig, code, said in ((signal.SIGINT, 7, ["interrupted", "finally"]), (signal.SIGTERM, 5, ["finally"])):
+        proc = subprocess.Popen([sys.executable, "-c", child], stdout=subprocess.PIPE, text=True)
+        assert proc.stdout.readline().strip() == "ready"
+        proc.send_signal(sig)
+        out, _ = proc.communicate(timeout=60)
+        assert (proc.returncode, out.split()) == (code, said), sig

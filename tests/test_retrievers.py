@@ -90,3 +90,52 @@ def test_an_empty_corpus_and_queries_without_terms_give_no_hits():
     retriever.index([Document(docid="d", text="some text")])
     assert retriever.search("the of and") == []
     assert retriever.search("!!!") == []
+
+
+@pytest.mark.parametrize("query, top_k, error", [
+    (None, 3, TypeError), (b"config", 3, TypeError), ("config", "3", TypeError), ("config", 2.5, TypeError),
+    ("config", True, TypeError), ("config", -1, ValueError)])
+def test_a_wrong_argument_is_the_callers_error_said_as_such(sample_repo, query, top_k, error):
+    retriever = build_retriever("lexical")
+    retriever.index(load_chunk_documents(str(sample_repo)))
+    with pytest.raises(error, match="^(query|top_k) must be"):
+        retriever.search_detailed(query, top_k)
+
+
+def test_the_same_documents_in_any_order_rank_the_same_way(make_tree):
+    import random
+
+    methods = "".join(f"    def handle_{i}(self, request):\n        return self.session.send(request, {i})\n\n"
+                      for i in range(60))
+    root = make_tree({"service.py": f"class Service:\n    \"\"\"Sends requests.\"\"\"\n\n{methods}",
+                      "client.py": "def send(request):\n    return Service().handle_1(request)\n"})
+    documents = load_chunk_documents(str(root))
+    assert len(documents) > 4  # a file of several chunks, which the shuffle separates
+    shuffled = list(documents)
+    random.Random(7).shuffle(shuffled)
+    ranked = []
+    for order in (documents, shuffled, documents[::-1]):
+        retriever = build_retriever("lexical")
+        retriever.index(order)
+        ranked.append([(h.docid, h.score) for h in retriever.search_detailed("Service handle send request", 10)])
+    assert ranked[0] == ranked[1] == ranked[2]
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"exclude_globs": "*.md"}, "exclude_globs takes a collection of strings, not one string"),
+    ({"exclude_dirs": "docs"}, "exclude_dirs takes a collection of strings, not one string"),
+    ({"extensions": ".py"}, "extensions takes a collection of strings, not one string"),
+    ({"extensions": [3]}, "extensions takes strings, not int"),
+    ({"max_bytes": "1000"}, "max_bytes must be an int"),
+    ({"policy": "lines"}, "policy must be a ChunkingPolicy")])
+def test_a_loader_argument_of_the_wrong_type_is_a_type_error_not_a_silently_wrong_file_set(sample_repo, kwargs,
+                                                                                            message):
+    with pytest.raises(TypeError, match=message):
+        load_chunk_documents(str(sample_repo), **kwargs)
+
+
+def test_extensions_are_taken_with_or_without_their_dot(sample_repo):
+    from retrieval import discover_files
+
+    with_dot = [f.path for f in discover_files(str(sample_repo), extensions=[".py"])]
+    assert with_dot and with_dot == [f.path for f in discover_files(str(sample_repo), extensions=["py"])]

@@ -515,3 +515,17 @@ def test_files_an_older_decoder_refused_are_read_again_once(make_tree, monkeypat
     assert manifest_of(root)["skipped"] == {"binary": 1}
     assert service.is_current(str(root), manifest_of(root))
     assert service.refresh(str(root)).reread == []
+
+
+@pytest.mark.parametrize("kwargs, error", [({"query": None}, TypeError), ({"top_k": "3"}, TypeError),
+                                           ({"top_k": -2}, ValueError), ({"min_confidence": "hihg"}, ValueError)])
+def test_a_wrong_argument_is_an_error_about_the_argument_and_the_index_is_left_alone(sample_repo, kwargs, error):
+    """Such calls were taken for a damaged index: rebuilt from the sources, then a StoreError."""
+    service.refresh(str(sample_repo), "lexical")
+    manifest = layout.read_manifest(layout.store_dir(str(sample_repo)), "lexical")
+    call = {"query": "parse config", **kwargs}
+    messages = []
+    with pytest.raises(error, match=f"^{next(iter(kwargs))} must be"):
+        service.search(str(sample_repo), call.pop("query"), progress=messages.append, **call)
+    assert not messages
+    assert layout.read_manifest(layout.store_dir(str(sample_repo)), "lexical") == manifest

@@ -23,6 +23,7 @@ from ..notes import first_line
 
 MIN_JAVA = 21
 INCUBATOR_OPTION = "--add-modules=jdk.incubator.vector"
+NO_SIGNALS_OPTION = "-Xrs"  # the JVM installs no handler for SIGINT, SIGTERM, SIGHUP, SIGQUIT
 
 _lock = threading.Lock()
 _jnius = None
@@ -141,7 +142,10 @@ def start():
         if not jnius_config.vm_running:
             classpath = [p for p in (jnius_config.classpath or []) if p != jar]
             jnius_config.set_classpath(jar, *classpath)
-            options = [o for o in jnius_config.get_options() if o != INCUBATOR_OPTION]
+            options = [o for o in jnius_config.get_options() if o not in (INCUBATOR_OPTION, NO_SIGNALS_OPTION)]
+            # Ctrl-C and SIGTERM stay Python's: with the JVM's own handlers they ended the process
+            # at once, skipping every `finally` (a build's cleanup, a library user's handlers).
+            options.append(NO_SIGNALS_OPTION)
             if "jdk.incubator.vector" in _release(home).get("MODULES", "").split():
                 options.append(INCUBATOR_OPTION)  # Lucene's vectorised code paths, where available
             jnius_config.set_options(*options)

@@ -11,6 +11,17 @@ from ..records import Document, SearchHit
 NOT_INDEXED = "call index() before search()"
 
 
+def check_search_args(query, top_k) -> None:
+    """A wrong argument is the caller's error, said as such: deeper down it would surface as an
+    internal TypeError (which the service would even take for a damaged index)."""
+    if not isinstance(query, str):
+        raise TypeError(f"query must be a str, not {type(query).__name__}")
+    if isinstance(top_k, bool) or not isinstance(top_k, int):
+        raise TypeError(f"top_k must be an int, not {type(top_k).__name__}")
+    if top_k < 0:
+        raise ValueError(f"top_k must be 0 or more, not {top_k}")
+
+
 @runtime_checkable
 class Retriever(Protocol):
     name: str

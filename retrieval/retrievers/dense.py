@@ -13,7 +13,7 @@ from ..query import plan_query
 from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, SearchHit, SourceFile, chunk_docid
 from ..settings import env_choice
-from .base import NOT_INDEXED
+from .base import NOT_INDEXED, check_search_args
 
 DEFAULT_BITS = 4
 TEXT_FORMAT = 1  # bump when retrieval.vectors.texts.embed_text or worth_embedding change
@@ -107,6 +107,7 @@ class DenseRetriever:
         return [h.docid for h in self.search_detailed(query, top_k)]
 
     def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
+        check_search_args(query, top_k)
         config = self.ranking
         plan = plan_query(query, config)
         # A depth that does not follow top_k for the usual k: the files the first hits come from

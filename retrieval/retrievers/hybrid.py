@@ -18,10 +18,9 @@ from typing import Iterable
 
 from ..confidence import assess, query_evidence
 from ..fusion import TrustConfig, lexical_trust, score_fusion
-from ..parallel import ENV_JOBS
 from ..ranking import RankingConfig, rank_candidates, spells_file_name
 from ..records import Chunk, SearchHit, SourceFile, chunk_docid
-from .base import NOT_INDEXED
+from .base import NOT_INDEXED, check_search_args
 from .dense import DenseRetriever
 from .lexical import LexicalRetriever, _definers, scope_factors
 
@@ -110,8 +109,9 @@ class HybridRetriever:
                 handoff.put(item)
                 yield item
 
-        saved_jobs = os.environ.get(ENV_JOBS)
-        os.environ[ENV_JOBS] = "1"  # the lexical arm extracts terms in-process (see the docstring)
+        # The lexical arm extracts terms in-process (see the docstring). Said to the arm itself, not
+        # through RETRIEVAL_JOBS: two refreshes in two threads restored each other's value.
+        self.lexical.jobs = 1
         worker = threading.Thread(target=lexical_side, name="hybrid-lexical", daemon=True)
         worker.start()
         try:
@@ -120,10 +120,6 @@ class HybridRetriever:
         finally:
             handoff.put(done)
             worker.join()
-            if saved_jobs is None:
-                os.environ.pop(ENV_JOBS, None)
-            else:
-                os.environ[ENV_JOBS] = saved_jobs
         if "error" in result:
             raise result["error"]
         return {LEXICAL: result[LEXICAL], DENSE: dense_state}
@@ -151,6 +147,7 @@ class HybridRetriever:
         return [h.docid for h in self.search_detailed(query, top_k)]
 
     def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
+        check_search_args(query, top_k)
         if self._lex_views is None:
             raise RuntimeError(NOT_INDEXED)
         config = self.ranking

@@ -18,7 +18,7 @@ from ..query import QueryPlan, plan_query
 from ..ranking import RankingConfig, qualified_name, rank_candidates, scope_agrees
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
-from .base import NOT_INDEXED
+from .base import NOT_INDEXED, check_search_args
 
 CODE, PROSE = "code", "prose"
 PROFILES = (CODE, PROSE)
@@ -26,6 +26,8 @@ PROFILES = (CODE, PROSE)
 
 class LexicalRetriever:
     name = "lexical"
+
+    jobs: int | None = None  # worker processes extracting terms in a build; None: parallel.default_jobs()
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, ranking: RankingConfig | None = None,
                  profile: str = CODE):
@@ -71,7 +73,9 @@ class LexicalRetriever:
 
     def index(self, documents: Iterable[Document]) -> None:
         builder = SegmentBuilder()
-        documents = list(documents)
+        # In file and line order whatever order they come in: a file's chunks are read together
+        # (_owner_lists), and the same set of documents must rank the same way.
+        documents = sorted(documents, key=lambda d: (d.source_path, d.start_line or 0, d.end_line or 0, d.docid))
         owners = _owner_lists(documents)
         for doc, owned in zip(documents, owners):
             counts = self._terms(doc.source_path or doc.docid, doc.text, doc.context, doc.language, doc.definitions,
@@ -91,6 +95,7 @@ class LexicalRetriever:
 
     def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
         """Ranked hits. `allow(path, language, kind) -> bool` filters before ranking."""
+        check_search_args(query, top_k)
         if self._views is None:
             raise RuntimeError(NOT_INDEXED)
         if self.profile == PROSE:
@@ -193,7 +198,7 @@ class LexicalRetriever:
             for f, chunks in added
         )
         # Term extraction is most of the work of a build: spread it over worker processes.
-        return index.apply(removed_paths, ordered_map(_file_documents, files), purge=purge)
+        return index.apply(removed_paths, ordered_map(_file_documents, files, jobs=self.jobs), purge=purge)
 
     def check_store(self, directory: str, state: dict) -> None:
         """Raise when a segment the state names is missing or torn (sizes are checked on open)."""

@@ -28,7 +28,7 @@ from ..parallel import ordered_map
 from ..query import plan_query
 from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile
-from .base import NOT_INDEXED
+from .base import NOT_INDEXED, check_search_args
 
 CODE, PROSE = "code", "prose"
 PROFILES = (CODE, PROSE)
@@ -130,6 +130,7 @@ class PyseriniRetriever:
 
     def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
         """Ranked hits. `allow(path, language, kind) -> bool` filters before ranking."""
+        check_search_args(query, top_k)
         if not self._opened:
             raise RuntimeError(NOT_INDEXED)
         if self._searcher is None or top_k <= 0:

@@ -630,3 +630,35 @@ def test_on_a_terminal_embedding_says_it_started_at_once_and_never_prints_the_qu
     progress(256, 300)
     shown = screen.getvalue()
     assert "256/256" not in shown and "embedded 256 chunks" in shown and "44 queued" in shown
+
+
+def test_hybrid_builds_its_lexical_arm_in_process_and_leaves_the_environment_alone(make_tree, monkeypatch):
+    """Forking beside a running model is unsafe, so the lexical arm extracts terms in this process
+    even for a tree big enough for workers (64 files). That used to be said through RETRIEVAL_JOBS,
+    and two refreshes in two threads left it set to 1 for the rest of the process."""
+    import threading
+
+    from retrieval import parallel, service
+
+    monkeypatch.delenv(parallel.ENV_JOBS, raising=False)
+    roots = [make_tree({f"pkg/m{i:02d}.py": f"def handler_{i}(event):\n    return event + {i}\n" for i in range(70)},
+                       name=f"tree{n}") for n in range(2)]
+    from retrieval.retrievers import lexical
+
+    asked = []
+    ordered_map = lexical.ordered_map
+
+    def recording(fn, items, *, jobs=None, **kw):
+        asked.append(jobs)
+        return ordered_map(fn, items, jobs=jobs, **kw)
+
+    monkeypatch.setattr(lexical, "ordered_map", recording)
+    threads = [threading.Thread(target=service.refresh, args=(str(root), "hybrid")) for root in roots]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert parallel.ENV_JOBS not in os.environ
+    assert asked and set(asked) == {1}  # no worker processes, whatever RETRIEVAL_JOBS says
+    for root in roots:
+        assert service.search(str(root), "handler_7", retriever="hybrid").hits[0].source_path == "pkg/m07.py"
