@@ -564,7 +564,7 @@ def clean(root):
     if not os.path.isdir(root):
         raise UserError(f"root is not a directory: {root}")
     try:
-        removed = service.clean(root)
+        removed = service.clean(root, progress=_progress_sink())
     except _expected_errors() as exc:
         raise _fail(exc)
     click.echo(f"removed the index of {root}" if removed else f"no index to remove at {root}", err=True)

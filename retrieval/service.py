@@ -375,7 +375,7 @@ def refresh(
     try:
         os.makedirs(rdir, exist_ok=True)
         lock = WriterLock(os.path.join(store, "lock"))
-        lock.acquire(timeout=lock_timeout, on_wait=stderr_progress)
+        lock.acquire(timeout=lock_timeout, on_wait=progress)
     except OSError as exc:
         raise layout.unwritable("write", store, exc) from exc
     try:
@@ -555,7 +555,7 @@ def _settle_racy(root, manifest, files, discovery, max_bytes) -> None:
             racy_entries, checked, lambda p: read_source(by_path[p], max_bytes).digest if p in by_path else None)
 
 
-def clean(root: str) -> bool:
+def clean(root: str, *, progress: Progress = _quiet) -> bool:
     """Remove the store of root (and nothing else). True when there was one."""
     store = layout.store_dir(root)
     if not os.path.isdir(store):
@@ -568,7 +568,7 @@ def clean(root: str) -> bool:
     # of the store and said it succeeded), and one waiting for the lock sees the store gone.
     lock = WriterLock(os.path.join(store, "lock"))
     try:
-        lock.acquire(on_wait=stderr_progress)
+        lock.acquire(on_wait=progress)
     except OSError as exc:
         raise layout.unwritable("remove", store, exc) from exc
     try:

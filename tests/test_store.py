@@ -301,4 +301,32 @@ def test_a_writer_waiting_on_the_lock_says_so_once_naming_the_holder(tmp_path):
         holder.release()
     assert len(said) == 1 and "waiting for" in said[0]
     if os.path.exists("/proc/locks"):
-        assert f"process {os.getpid()}" in said[0]
+        # flock is per open file: the holder here is this very process (another thread of it)
+        assert said[0].startswith("waiting for another thread of this process, which is writing the index")
+        child = subprocess.Popen([sys.executable, "-c", "import fcntl, sys, time; f = open(sys.argv[1], 'a'); "
+                                  "fcntl.flock(f, fcntl.LOCK_EX); print('held', flush=True); time.sleep(30)",
+                                  str(tmp_path / "lock")], stdout=subprocess.PIPE, text=True)
+        try:
+            assert child.stdout.readline().strip() == "held"
+            said.clear()
+            with pytest.raises(LockBusy):
+                WriterLock(str(tmp_path / "lock")).acquire(timeout=1.2, on_wait=said.append)
+        finally:
+            child.kill()
+            child.wait()
+        assert said[0].startswith(f"waiting for process {child.pid}, which is writing the index")
+
+
+def test_a_refresh_waiting_on_the_lock_tells_its_own_progress_not_stderr(sample_repo, capsys):
+    """A library caller's progress callback gets the note; nothing is printed behind its back."""
+    service.refresh(str(sample_repo))
+    holder = WriterLock(os.path.join(layout.store_dir(str(sample_repo)), "lock"))
+    holder.acquire(timeout=0)
+    said = []
+    try:
+        with pytest.raises(LockBusy):
+            service.refresh(str(sample_repo), force=True, progress=said.append, lock_timeout=1.2)
+    finally:
+        holder.release()
+    assert [m for m in said if m.startswith("waiting for")]
+    assert capsys.readouterr().err == ""

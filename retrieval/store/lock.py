@@ -79,8 +79,10 @@ class WriterLock:
                     raise LockBusy(f"another process is writing the index ({self.path})")
                 if on_wait is not None and time.monotonic() - started >= WAIT_NOTE_AFTER:
                     holder = lock_holder(fd)
-                    on_wait(f"waiting for {'process ' + str(holder) if holder else 'another process'}, "
-                            f"which is writing the index ({self.path})")
+                    # flock is per open file: another thread of this process can hold it too.
+                    who = ("another thread of this process" if holder == os.getpid()
+                           else f"process {holder}" if holder else "another process")
+                    on_wait(f"waiting for {who}, which is writing the index ({self.path})")
                     on_wait = None
                 time.sleep(0.05)
                 continue
