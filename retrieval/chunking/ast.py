@@ -785,9 +785,10 @@ def _line_offsets(lines: list[str]) -> list[int]:
 
 
 def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: int, min_span: int,
-          lead_rows: frozenset = frozenset(), apart=lambda prev, span: False) -> list[list]:
+          lead_rows: frozenset = frozenset(), apart=lambda prev, span: False, max_lines: int = 1 << 30) -> list[list]:
     """Ordered, disjoint, blank-trimmed spans; tiny tails join their predecessor; comment lines at
-    the end of a span move down to the definition they document."""
+    the end of a span move down to the definition they document. Joins keep to the budget and to
+    `max_lines` (rows of a few characters each fit any budget)."""
     spans.sort(key=lambda s: (s[0], -s[1]))
     out: list[list] = []
     for a, b, cut in spans:
@@ -810,11 +811,14 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
     def size(span):
         return off[span[1] + 1] - off[span[0]]
 
+    def fits(a, b, limit=budget):
+        return off[b + 1] - off[a] <= limit and b - a < max_lines
+
     joined: list[list] = []
     carry = None  # a header waiting for its body
     for span in out:
         if carry is not None:
-            if not span[2] and size([carry[0], span[1]]) <= budget + min_span:
+            if not span[2] and fits(carry[0], span[1], budget + min_span):
                 span = [carry[0], span[1], False]
             elif span[2] and carry[1] + 1 == span[0] and span[0] not in lead_rows:
                 # Text cut by lines (a long docstring) takes the header into its first piece; not the
@@ -827,20 +831,19 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
             if opens(span[0], span[1]):
                 carry = span
                 continue
-            if joined and not joined[-1][2] and size([joined[-1][0], span[1]]) <= budget \
-                    and not apart(joined[-1], span):
+            if joined and not joined[-1][2] and fits(joined[-1][0], span[1]) and not apart(joined[-1], span):
                 joined[-1][1] = span[1]
                 continue
         joined.append(span)
     if carry is not None:
-        if joined and not joined[-1][2] and size([joined[-1][0], carry[1]]) <= budget:
+        if joined and not joined[-1][2] and fits(joined[-1][0], carry[1]):
             joined[-1][1] = carry[1]
         else:
             joined.append(carry)
     # A small span left behind (its predecessor was full) may still fit with its successor.
     out = []
     for span in joined:
-        if out and not out[-1][2] and not span[2] and size(out[-1]) < min_span and size([out[-1][0], span[1]]) <= budget \
+        if out and not out[-1][2] and not span[2] and size(out[-1]) < min_span and fits(out[-1][0], span[1]) \
                 and not apart(out[-1], span):
             out[-1][1] = span[1]
             continue
@@ -951,8 +954,14 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
             text = "".join(lines[a : b + 1])
             for piece in chunk_lines(text, path, language=language, kind=kind, policy=policy):
                 s, e = piece.start_line + a, piece.end_line + a
-                chunks.append(Chunk(path, s, e, piece.text, language, kind, context, symbol, chunk_kind,
-                                    scope or (a + 1, b + 1), names if s == a + 1 else ()))
+                # What a piece defines is what has its name line there: a one-line declaration
+                # under a long comment is defined by the piece holding it, not by the comment.
+                held = [d for d in inside if s - 1 <= d.name_row <= e - 1]
+                defined = tuple(dict.fromkeys(d.name for d in held if d.kind != "test" and not _constructor(d)))
+                own_symbol = symbol if primary is not None else next(
+                    (d.name for d in held if d.start >= a), "")
+                chunks.append(Chunk(path, s, e, piece.text, language, kind, context, own_symbol, chunk_kind,
+                                    scope or (a + 1, b + 1), defined))
             continue
         chunks.append(Chunk(path, a + 1, b + 1, "".join(lines[a : b + 1]), language, kind, context, symbol,
                             chunk_kind, scope, names))
@@ -966,13 +975,23 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
     # A caller that read the file itself may not have looked at what its text says (a C++ `.h`).
     language = from_content(path, language, text)
     grammar = grammar_for(path, language)
-    if grammar is None:
+    if grammar is None or _minified(text):
         return None
     policy = policy or ChunkingPolicy()
     chunks = _chunk_tree(text, path, language, kind, policy, grammar)
     if chunks and grammar in _SCRIPT_HOSTS:
         chunks = _with_scripts(chunks, text, path, language, kind, policy, grammar)
     return chunks
+
+
+MINIFIED_BYTES = 100_000
+MINIFIED_LINE = 1_000  # mean characters per line
+
+
+def _minified(text: str) -> bool:
+    """A large file of very long lines (a minified bundle): its syntax tree cannot cut inside a line,
+    and walking it for definitions took seconds (a 1 MB one-line bundle: 30,000 "definitions")."""
+    return len(text) > MINIFIED_BYTES and (text.count("\n") + 1) * MINIFIED_LINE < len(text)
 
 
 # Markup whose `<script>` elements hold code of another language (a Vue or Svelte component's
@@ -1117,7 +1136,7 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         spans = splitter.split(root)
         spans += _uncovered(spans, lines)
         spans = _tidy(spans, lines, off, opens, budget, min(MIN_SPAN, budget // 4),
-                      frozenset(first for first, _last, _keys in splitter.leads), apart)
+                      frozenset(first for first, _last, _keys in splitter.leads), apart, policy.max_lines)
         chunks = _annotate(spans, defs, path, language, kind, lines, policy, splitter.leads)
     except Exception:  # noqa: BLE001 - a tree this chunker mishandles costs its file the AST chunks, not the index
         return None

@@ -20,6 +20,29 @@ _ATTRS = re.compile(r"\s*\{[^{}]*\}\s*$")  # `{ #anchor }` attribute lists (MkDo
 _FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 _RST_ADORNMENT = re.compile(r"([=\-`:'\"~^_*+#<>.])\1{2,}[ \t]*$")
+# A title ends at the first line break of any kind (a file of lone CRs is one "line" here) and
+# holds no control character; a runaway one is cut, as definition names are.
+_TITLE_END = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+_CONTROL = re.compile("[\x00-\x08\x0e-\x1f\x7f]")
+MAX_TITLE = 120
+FRONT_MATTER_ROWS = 200  # a leading `---` block longer than this is not front matter
+
+
+def _title(raw: str) -> str:
+    title = _CONTROL.sub("", _TITLE_END.split(raw, 1)[0]).strip()
+    return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1].rstrip() + "\u2026"
+
+
+def _front_matter_end(lines: list[str]) -> int:
+    """Rows of a leading YAML (`---`) or TOML (`+++`) front matter block (Jekyll, Hugo, Docusaurus,
+    MDX): metadata, not a paragraph whose closing `---` underlines a setext heading. 0 if none."""
+    if not lines or lines[0].rstrip() not in ("---", "+++"):
+        return 0
+    marker = lines[0].rstrip()
+    for i in range(1, min(len(lines), FRONT_MATTER_ROWS)):
+        if lines[i].rstrip() == marker or (marker == "---" and lines[i].rstrip() == "..."):
+            return i + 1
+    return 0
 
 
 def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
@@ -27,7 +50,10 @@ def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
     out = []
     fence = ""
     comment = False  # inside an HTML comment (`<!--` ... `-->`), where `#` lines are not headings
+    front = _front_matter_end(lines)
     for i, raw in enumerate(lines):
+        if i < front:
+            continue
         line = raw.rstrip("\r\n")
         if comment:
             comment = "-->" not in line
@@ -47,12 +73,12 @@ def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
         m = _ATX.match(line)
         if m:
             level = len(m.group(1) or m.group(4))
-            out.append((i, level, _ATTRS.sub("", m.group(2) or "").strip()))
+            out.append((i, level, _title(_ATTRS.sub("", m.group(2) or ""))))
             continue
-        if i > 0 and _SETEXT.match(line) and lines[i - 1].strip():
+        if i > front and _SETEXT.match(line) and lines[i - 1].strip():
             prev = lines[i - 1].strip()
             if not _ATX.match(prev) and not prev.startswith(("- ", "* ", "> ", "|")) and (not out or out[-1][0] != i - 1):
-                out.append((i - 1, 1 if line.strip()[0] == "=" else 2, prev))
+                out.append((i - 1, 1 if line.strip()[0] == "=" else 2, _title(prev)))
     return out
 
 
@@ -70,7 +96,7 @@ def _rst_headings(lines: list[str]) -> list[tuple[int, int, str]]:
             style = (line.strip()[0], over)
             if style not in styles:
                 styles.append(style)
-            out.append((i - 2 if over else i - 1, styles.index(style) + 1, title))
+            out.append((i - 2 if over else i - 1, styles.index(style) + 1, _title(title)))
             i += 2
             continue
         i += 1

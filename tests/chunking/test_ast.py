@@ -1188,3 +1188,39 @@ def test_a_config_file_s_chunks_are_labelled_by_their_key_path_else_by_the_file(
     package = '{\n  "name": "x",\n  "scripts": {\n    "test": "jest",\n    "build": "tsc"\n  }\n}\n'
     chunks = chunks_of(package, "package.json", "json", ChunkingPolicy(config=60), kind="config")
     assert [c.context for c in chunks] == ["package.json", "scripts"]
+
+
+def test_a_one_line_definition_under_a_long_comment_is_defined_by_the_piece_that_holds_it():
+    """The unit (comment + declaration) is over the budget and cut by lines: the definition term
+    and the symbol went to the first piece, documentation only, which then ranked as the definition."""
+    doc = "".join(f"     * Normalises the input, step {i}: trims, folds case, collapses spaces.\n" for i in range(30))
+    java = f"public interface Processor {{\n    /**\n{doc}     */\n    String normalizeInput(String input);\n}}\n"
+    comment = "".join(f"# Licensed under the terms described in clause {i} of the agreement text.\n" for i in range(40))
+    python = comment + "MAX_RETRIES = 3\n"
+    for text, path, language, name in ((java, "Processor.java", "java", "normalizeInput"),
+                                       (python, "config.py", "python", "MAX_RETRIES")):
+        chunks = chunks_of(text, path, language, policy=ChunkingPolicy())
+        assert_verbatim(text, chunks)
+        line = next(i for i, row in enumerate(text.splitlines(), start=1) if name in row)
+        holding = [c for c in chunks if name in c.definitions]
+        assert [(c.start_line <= line <= c.end_line) for c in holding] == [True], path
+        if language == "python":  # module-level: no label on the comment's pieces
+            assert [c.symbol for c in chunks if name not in c.text] == [""] * (len(chunks) - 1)
+
+
+def test_joined_spans_keep_to_the_line_cap_however_short_their_lines():
+    text = "class A\n" + "{\n" * 400 + "}\n" * 400  # rows of two characters fit any character budget
+    chunks = chunks_of(text, "deep.cs", "csharp", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    assert max(c.end_line - c.start_line + 1 for c in chunks) <= ChunkingPolicy().max_lines
+
+
+def test_a_minified_bundle_is_left_to_the_line_chunker():
+    """One line holds the whole file: the tree cannot cut it, and walking 30,000 definitions in it
+    took seconds per file."""
+    from retrieval.chunking.ast import chunk_syntax
+
+    bundle = "".join(f"function f{i}(a){{return a+{i}}};" for i in range(8000)) + "\n"
+    assert chunk_syntax(bundle, "dist/app.min.js", language="javascript") is None
+    source = "".join(f"function f{i}(a) {{\n  return a + {i};\n}}\n\n" for i in range(4000))  # as large, not minified
+    assert chunk_syntax(source, "src/app.js", language="javascript")

@@ -138,3 +138,28 @@ def test_a_heading_inside_an_html_comment_is_not_a_heading():
     assert_verbatim(text, chunks)
     assert {c.symbol for c in chunks} == {"Guide", "Usage"}
     assert "Draft section" not in " ".join(c.context for c in chunks)
+
+
+def test_front_matter_is_not_a_setext_heading():
+    """Its closing `---` underlined the last key: every section's heading path began with
+    `slug: /docs/start` (Docusaurus, Jekyll, Hugo, MDX pages)."""
+    text = ("---\nid: start\ntitle: Getting started\nslug: /docs/start\n---\n\nSome text.\n\n"
+            "## Configuration\n\nSet it up.\n\n### Options\n\nMore.\n")
+    chunks = chunk_headings(text, "start.mdx", language="markdown", kind="docs", policy=ChunkingPolicy(prose=20))
+    assert_verbatim(text, chunks)
+    assert {c.context for c in chunks} == {"", "Configuration", "Configuration > Options"}
+    toml = "+++\ntitle = 'Start'\n+++\n\nIntro\n-----\n\nText.\n"
+    assert [c.context for c in chunk_headings(toml, "start.md", language="markdown", kind="docs",
+                                               policy=ChunkingPolicy(prose=20))][-1] == "Intro"
+
+
+def test_a_title_stops_at_any_line_break_holds_no_control_character_and_is_bounded():
+    """A file of lone CRs is one line: its first heading's title was the whole file, indexed again
+    with every chunk. A runaway heading line is cut as definition names are."""
+    lone_cr = "# Release notes\r\rThis release fixes the parser.\r\r## Changes\r\r- faster startup\r"
+    assert [c.context for c in chunk_headings(lone_cr, "NOTES.md", language="markdown", kind="docs")] \
+        == ["Release notes"]
+    assert chunk_headings("# Colour \x1b[31mred\x1b[0m\n\nText.\n", "a.md", language="markdown",
+                          kind="docs")[0].symbol == "Colour [31mred[0m"
+    long = chunk_headings("## " + "word " * 1000 + "\n\nText.\n", "a.md", language="markdown", kind="docs")
+    assert len(long[0].context) <= 120 and long[0].context.startswith("word word")
