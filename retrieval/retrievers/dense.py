@@ -11,7 +11,7 @@ from typing import Iterable
 from ..embed import MAX_TOKENS, get_embedder, model_from_environment
 from ..query import plan_query
 from ..ranking import RankingConfig, rank_candidates
-from ..records import Chunk, SearchHit, SourceFile, chunk_docid
+from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from ..settings import env_choice
 from .base import NOT_INDEXED, check_search_args
 
@@ -37,6 +37,7 @@ class DenseRetriever:
         # file first and the path priors.
         self.ranking = ranking or RankingConfig(file_evidence=0.0)
         self._index = None
+        self._docids: dict[tuple, str] = {}
         self._embedder = None
         self._chunker = None
 
@@ -66,6 +67,28 @@ class DenseRetriever:
         return {"model": self.embedder.identity, "max_tokens": self.max_tokens, "bits": self.bits,
                 "text": TEXT_FORMAT, "chunks": self._chunk_source().name}
 
+    # -- the in-memory API -----------------------------------------------------------------
+
+    def index(self, documents: Iterable[Document]) -> None:
+        """Embed the documents (as the store embeds chunks: path, context, text) and keep them in
+        memory, searched exactly. Chunks the store leaves to the lexical index (vendored, generated,
+        translated files) are left out here too."""
+        import numpy as np
+
+        from ..vectors.search import MemoryIndex
+        from ..vectors.texts import embed_text, worth_embedding
+
+        kept = [d for d in documents if worth_embedding(d.source_path or d.docid, d.kind)]
+        texts = [embed_text(d.source_path or d.docid, d.text, d.context) for d in kept]
+        vectors = self.embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
+        rows = [(d.source_path or d.docid, d.language, d.kind, d.start_line or 0, d.end_line or 0) for d in kept]
+        self._docids = {(p, s, e): d.docid for (p, _l, _k, s, e), d in zip(rows, kept)}
+        self._index = MemoryIndex(vectors, rows)
+
+    def docid(self, path: str, start: int, end: int) -> str:
+        """The docid of a hit: the in-memory document's own, else the store's `path:start-end`."""
+        return self._docids.get((path, start or 0, end or 0)) or chunk_docid(path, start, end)
+
     # -- the persistent index ------------------------------------------------------------
 
     def update_store(self, directory: str, state: dict | None, removed_paths,
@@ -91,6 +114,7 @@ class DenseRetriever:
         from ..vectors.search import DenseIndex
 
         self._index = DenseIndex(directory, state)
+        self._docids = {}
         return self
 
     # -- searching -------------------------------------------------------------------------
@@ -115,8 +139,8 @@ class DenseRetriever:
         found = self.candidates(query, max(top_k * 3, config.candidates), allow)
         hits = []
         for rank, (value, c) in enumerate(rank_candidates([(c.score, c.path, c.kind, c) for c in found], plan, config)[:top_k], start=1):
-            hits.append(SearchHit(chunk_docid(c.path, c.start_line, c.end_line), c.path, c.start_line,
-                                  c.end_line, rank, value, language=c.language, kind=c.kind))
+            hits.append(SearchHit(self.docid(c.path, c.start_line, c.end_line), c.path, c.start_line or None,
+                                  c.end_line or None, rank, value, language=c.language, kind=c.kind))
         return hits
 
 

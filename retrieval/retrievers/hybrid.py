@@ -19,7 +19,7 @@ from typing import Iterable
 from ..confidence import assess, query_evidence
 from ..fusion import TrustConfig, lexical_trust, score_fusion
 from ..ranking import RankingConfig, rank_candidates, spells_file_name
-from ..records import Chunk, SearchHit, SourceFile, chunk_docid
+from ..records import Chunk, Document, SearchHit, SourceFile
 from .base import NOT_INDEXED, check_search_args
 from .dense import DenseRetriever
 from .lexical import LexicalRetriever, _definers, scope_factors
@@ -61,6 +61,15 @@ class HybridRetriever:
 
     def fingerprint(self) -> dict:
         return {LEXICAL: dict(self.lexical.fingerprint(), arm=self.lexical.name), DENSE: self.dense.fingerprint()}
+
+    # -- the in-memory API -----------------------------------------------------------------
+
+    def index(self, documents: Iterable[Document]) -> None:
+        """Both arms over the same documents, in memory (the dense arm searched exactly)."""
+        documents = list(documents)
+        self.lexical.index(documents)
+        self.dense.index(documents)
+        self._lex_views = self.lexical._views
 
     # -- the persistent index -------------------------------------------------------------
 
@@ -190,7 +199,7 @@ class HybridRetriever:
             path, start, end = key
             start, end = start or None, end or None
             kind, lexical_doc, language = docs[key]
-            hits.append(SearchHit(chunk_docid(path, start, end), path, start, end, rank, value,
+            hits.append(SearchHit(self.dense.docid(path, start, end), path, start, end, rank, value,
                                   confidence=level_of.get(lexical_doc, "low") if lexical_doc else "low",
                                   language=language, kind=kind))
         return hits

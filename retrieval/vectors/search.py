@@ -23,6 +23,31 @@ class DenseCandidate:
     end_line: int
 
 
+class MemoryIndex:
+    """The in-memory API's vectors (`DenseRetriever.index`): exact cosines over every row, no
+    quantized index (a corpus held in memory is small enough to scan)."""
+
+    def __init__(self, vectors, rows: list[tuple[str, str, str, int, int]]):
+        self.vectors = vectors  # unit rows, float32
+        self.rows = rows  # (path, language, kind, start line, end line) per vector
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def candidates(self, query_vector, depth: int, allow=None) -> list[DenseCandidate]:
+        import numpy as np
+
+        if not self.rows or depth <= 0:
+            return []
+        scores = np.asarray(self.vectors @ np.asarray(query_vector, dtype=np.float32).reshape(-1), dtype=np.float32)
+        if allow is not None:
+            verdicts: dict[tuple, bool] = {}
+            keep = np.array([verdicts.setdefault(r[:3], bool(allow(*r[:3]))) for r in self.rows], dtype=bool)
+            scores = np.where(keep, scores, -np.inf)
+        order = np.argsort(-scores, kind="stable")[:depth]
+        return [DenseCandidate(float(scores[i]), int(i), *self.rows[i]) for i in order if np.isfinite(scores[i])]
+
+
 class DenseIndex:
     def __init__(self, directory: str, state: dict):
         self.generation = Generation(directory, state["generation"])

@@ -662,3 +662,23 @@ def test_hybrid_builds_its_lexical_arm_in_process_and_leaves_the_environment_alo
     assert asked and set(asked) == {1}  # no worker processes, whatever RETRIEVAL_JOBS says
     for root in roots:
         assert service.search(str(root), "handler_7", retriever="hybrid").hits[0].source_path == "pkg/m07.py"
+
+
+@pytest.mark.parametrize("name", ["turbovec", "hybrid"])
+def test_the_in_memory_api_indexes_and_ranks_as_the_store_does(sample_repo, name):
+    """README's Python API for every retriever: `index(documents)` then search (turbovec and
+    hybrid had no `index`, and their error said to call it)."""
+    from retrieval import Document, Retriever, build_retriever, load_chunk_documents, service
+
+    retriever = build_retriever(name)
+    assert isinstance(retriever, Retriever)
+    with pytest.raises(RuntimeError, match=r"^call index\(\) before search\(\)$"):
+        retriever.search("anything")
+    retriever.index(load_chunk_documents(str(sample_repo)))
+    query = "remove an entry from the cache"
+    in_memory = [(h.docid, h.source_path, h.start_line, h.end_line) for h in retriever.search_detailed(query, 5)]
+    stored = [(h.docid, h.source_path, h.start_line, h.end_line) for h in service.search(
+        str(sample_repo), query, retriever=name, top_k=5).hits]
+    assert in_memory == stored
+    retriever.index([Document("zebra-1", "zebras graze on the savanna"), Document("lion-2", "lions hunt at night")])
+    assert retriever.search("where do zebras eat", 2) == ["zebra-1", "lion-2"]  # documents' own ids
