@@ -344,3 +344,19 @@ def test_ctrl_c_and_sigterm_stay_pythons_once_the_jvm_runs():
         proc.send_signal(sig)
         out, _ = proc.communicate(timeout=60)
         assert (proc.returncode, out.split()) == (code, said), sig
+
+
+def test_a_chunk_without_a_term_is_no_document_and_fails_no_build(make_tree, rewrite):
+    """Anserini refuses a document of no term (stop words or punctuation only); the build failed
+    whole ("Lucene indexed 1 of 3 documents")."""
+    root = make_tree({"a.txt": "the and of\n", "c.md": "...\n", "b.txt": "zebras graze\n"})
+    report = service.refresh(str(root), "pi-serini")
+    assert report.files == 3
+    assert [h.source_path for h in service.search(str(root), "zebras", retriever="pi-serini").hits] == ["b.txt"]
+    rewrite(root / "a.txt", "zebras sleep\n")
+    service.refresh(str(root), "pi-serini")
+    assert sorted(h.source_path for h in service.search(str(root), "zebras", retriever="pi-serini").hits) == \
+        ["a.txt", "b.txt"]
+    retriever = build_retriever("pi-serini")
+    retriever.index([Document("1", "zebras graze"), Document("2", "")])
+    assert retriever.search("zebras") == ["1"]

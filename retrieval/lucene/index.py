@@ -143,7 +143,10 @@ def _update(directory, state, analyzer, removed_paths, added) -> dict:
                 if docs:
                     table.files[path] = [language, kind, [[docid, start, end] for docid, start, end, _ in docs]]
                     for docid, _, _, contents in docs:
-                        out.write(json.dumps({"id": docid, "contents": contents}) + "\n")
+                        # A chunk without a term (stop words, punctuation) is one Anserini refuses,
+                        # failing the whole build; it could match no query anyway.
+                        if contents.strip():
+                            out.write(json.dumps({"id": docid, "contents": contents}) + "\n")
         # The JVM starts after the spooling, whose worker processes are then forked without it.
         j = jvm.start()
         with jvm.java_stderr_held():
