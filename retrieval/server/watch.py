@@ -95,8 +95,9 @@ class InotifyWatcher:
             moved = self._dirs.get(wd)
             if moved is not None and moved != rel:
                 # The same directory under a new name (`mv pkg pkg2`, its move not drained yet): the
-                # kernel hands back its watch. Its old name is no longer watched.
+                # kernel hands back its watch. Its old name is no longer watched, nor those below it.
                 self._forget(moved)
+                self._drop_below(moved)
             self._dirs[wd] = rel
             self._watched.add(rel)
             self._interest[rel] = wanted
@@ -137,8 +138,13 @@ class InotifyWatcher:
                 elif mask & IN_MOVE_SELF:
                     # Renamed (maybe out of the tree): its watch would follow it. Dropped, so that the
                     # old name and the new one are both watched afresh by the refresh that follows.
-                    self._forget(self._dirs.pop(wd, None))
+                    moved = self._dirs.pop(wd, None)
+                    self._forget(moved)
                     self._libc.inotify_rm_watch(self._fd, wd)
+                    # The directories below it moved too, their watches with them, still filed under
+                    # the old names: a new tree put in its place (`mv src src.old; cp -r src.old src`)
+                    # was taken for watched, and its edits went unseen.
+                    self._drop_below(moved)
                     relevant = True
                 elif mask & IN_Q_OVERFLOW:
                     relevant = True
@@ -153,6 +159,17 @@ class InotifyWatcher:
     def _forget(self, rel: str | None) -> None:
         self._watched.discard(rel)
         self._interest.pop(rel, None)
+
+    def _drop_below(self, rel: str | None) -> None:
+        """Forget, and stop, the watches of the directories under `rel` (names inside the tree)."""
+        if rel is None or rel == "." or os.path.isabs(rel):
+            return
+        prefix = rel + os.sep
+        for wd, name in list(self._dirs.items()):
+            if name.startswith(prefix):
+                del self._dirs[wd]
+                self._forget(name)
+                self._libc.inotify_rm_watch(self._fd, wd)
 
     def close(self) -> None:
         if self._fd >= 0:

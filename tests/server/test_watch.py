@@ -186,3 +186,22 @@ def test_the_warm_path_vouches_for_a_root_wherever_it_sits(tmp_path, layout_):
     finally:
         warm.close()
         service._OPEN.clear()
+
+
+@linux_only
+def test_a_tree_put_where_a_watched_one_was_moved_from_is_watched_all_the_way_down(tmp_path):
+    """`mv src src.old; cp -r src.old src`: the subdirectories' watches moved with them under their
+    old names, the new `src/pkg` was taken for watched, and edits in it went unseen."""
+    (tmp_path / "src" / "pkg").mkdir(parents=True)
+    watcher = InotifyWatcher(str(tmp_path))
+    try:
+        watcher.watch_dirs({".", "src", os.path.join("src", "pkg")})
+        (tmp_path / "src").rename(tmp_path / "src.old")
+        (tmp_path / "src" / "pkg").mkdir(parents=True)
+        assert watcher.changed() is True
+        assert watcher.watch_dirs({".", "src", os.path.join("src", "pkg")}) is True
+        watcher.changed()
+        (tmp_path / "src" / "pkg" / "a.py").write_text("x = 1\n")
+        assert watcher.changed() is True
+    finally:
+        watcher.close()
