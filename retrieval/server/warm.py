@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 from .client import store_dir
 from .watch import directories, make_watcher
@@ -64,9 +65,17 @@ class Warm:
         from .. import service
 
         for _attempt in range(3):
+            notes: list[str] = []
             try:
-                service.open_index(self.root, name)  # not vouched for: stats every file, refreshes
+                # Not vouched for: stats every file, refreshes. Without waiting for another writer:
+                # the command itself waits (once) and says so.
+                service.open_index(self.root, name, notes=notes, wait_until=time.monotonic())
             except Exception:  # noqa: BLE001 - the command itself meets and reports the same error
+                return
+            if notes:
+                # It answered from the previous snapshot (another writer holds the store, the disk is
+                # full): no voucher for that, or the command would answer stale without a note, and
+                # go on doing so after the writer is done.
                 return
             cached = service._OPEN.get((self.store, name))
             if cached is None:

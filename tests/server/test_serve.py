@@ -139,6 +139,31 @@ def test_a_caller_with_another_home_runs_the_command_itself(make_tree, serve, tm
     assert [h["path"] for h in json.loads(other.stdout)["results"]] == ["keep.py"]
 
 
+def test_while_another_writer_holds_the_store_a_served_answer_is_stale_with_the_note_and_current_after(
+        sample_repo, serve, monkeypatch):
+    """The server vouched for the previous snapshot it fell back to: its answer had no note and no
+    `"stale"`, and it kept answering from that snapshot after the writer was done."""
+    import fcntl
+
+    monkeypatch.setenv("RETRIEVAL_WRITER_WAIT", "0.5")
+    serve(sample_repo)
+    argv = ["query", "--root", sample_repo, "zqlockheld", "--json"]
+    assert answered_by_server(cli(*argv))
+    fd = os.open(os.path.join(layout.store_dir(str(sample_repo)), "lock"), os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # another writer (a long `index`)
+        with open(sample_repo / "src" / "app" / "cache.py", "a") as fh:
+            fh.write("\n\ndef zqlockheld():\n    pass\n")
+        held = cli(*argv)
+        assert answered_by_server(held)
+        assert json.loads(held.stdout).get("stale") is True and b"previous snapshot" in held.stderr
+    finally:
+        os.close(fd)
+    after = cli(*argv)
+    assert answered_by_server(after)
+    assert [h["path"] for h in json.loads(after.stdout)["results"]] == ["src/app/cache.py"]
+
+
 def test_without_a_server_the_command_runs_in_process(sample_repo):
     proc = cli("query", "--root", sample_repo, "parse config", "--json")
     assert proc.returncode == 0
