@@ -364,7 +364,10 @@ class Server:
                     send(conn, {"ok": False, "error": f"malformed request: {request}"})
                     return
                 send_reply = self.answer(*request)
-                conn.settimeout(None)
+                # The answer too within a deadline: a client that stops reading (stopped with
+                # Ctrl-Z, hung) held up every other one while a large answer filled the socket.
+                # The whole of it, not each send (Python's sendall): a dropped client runs cold.
+                conn.settimeout(REQUEST_TIMEOUT)
                 send_reply(conn)
             except (OSError, ConnectionError):
                 pass  # the client went away; nothing to tell it

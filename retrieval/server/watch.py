@@ -177,8 +177,36 @@ class InotifyWatcher:
             self._fd = -1
 
 
+# File systems whose files can change without this kernel's VFS seeing it (another machine, the
+# host of a VM or WSL): inotify stays silent there, so the server stats the files as a cold query does.
+REMOTE_FILESYSTEMS = frozenset({"nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "virtiofs", "drvfs", "afs",
+                                "ceph", "lustre", "gpfs", "fuse.sshfs", "fuse.rclone", "fuse.glusterfs"})
+
+
+def filesystem_type(path: str, mountinfo: str | None = None) -> str:
+    """The type of the file system holding `path` (Linux's /proc/self/mountinfo; '' if unknown)."""
+    if mountinfo is None:
+        try:
+            with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as fh:
+                mountinfo = fh.read()
+        except OSError:
+            return ""
+    path = os.path.realpath(path)
+    best, kind = -1, ""
+    for line in mountinfo.splitlines():
+        left, sep, right = line.partition(" - ")
+        fields = left.split()
+        if not sep or len(fields) < 5 or not right:
+            continue
+        point = fields[4].replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
+        inside = path == point or path.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= best:  # the deepest mount holding it (a later one over the same point wins)
+            best, kind = len(point), right.split()[0]
+    return kind
+
+
 def make_watcher(root: str, ignore_names: tuple[str, ...] = ()):
-    if sys.platform.startswith("linux"):
+    if sys.platform.startswith("linux") and filesystem_type(root) not in REMOTE_FILESYSTEMS:
         try:
             return InotifyWatcher(root, ignore_names)
         except (OSError, AttributeError):

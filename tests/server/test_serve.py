@@ -520,6 +520,36 @@ def test_a_request_that_never_arrives_whole_is_dropped_after_the_request_timeout
         server.close()
 
 
+def test_a_client_that_stops_reading_its_answer_is_dropped_and_holds_up_no_other(sample_repo, tmp_path, monkeypatch):
+    """A `retrieval query` stopped with Ctrl-Z while a large answer arrived: the answer was sent
+    with no deadline, and every other client waited (up to 600 s) behind it."""
+    from retrieval.server import serve as serve_module
+
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "indexes"))
+    monkeypatch.setattr(serve_module, "REQUEST_TIMEOUT", 0.5)
+    server = serve_module.Server(str(sample_repo), idle_timeout=0)
+    server.start()
+    answer = server.answer
+    server.answer = lambda header, payload: (  # an answer far larger than the socket's buffers
+        (lambda conn: conn.sendall(b"x" * 16_000_000)) if header.get("op") == "run" else answer(header, payload))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    store = client.store_dir(str(sample_repo))
+    try:
+        with socket.socket(socket.AF_UNIX) as stalled:
+            stalled.connect(client.socket_path(store))
+            client.send(stalled, {"op": "run", "argv": ["query", "x"], "cwd": "/", "version": client.code_version(),
+                                  "env": client.environment(), "encodings": {}, "stdin_len": 0})
+            time.sleep(0.2)  # the server is sending; this client reads nothing
+            started = time.monotonic()
+            header, _ = client.call(store, {"op": "ping"}, reply_timeout=20)
+            assert header["ok"] and time.monotonic() - started < 10
+    finally:
+        server.stopping = True
+        thread.join(10)
+        server.close()
+
+
 def test_a_server_of_another_code_version_is_not_used(sample_repo, serve, monkeypatch, capsysbinary):
     serve(sample_repo)
     monkeypatch.setattr(client, "code_version", lambda: "0.0.0+elsewhere")

@@ -205,3 +205,35 @@ def test_a_tree_put_where_a_watched_one_was_moved_from_is_watched_all_the_way_do
         assert watcher.changed() is True
     finally:
         watcher.close()
+
+
+MOUNTINFO = """\
+27 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw
+40 27 0:50 / /home/me/share rw,relatime - nfs4 server:/export rw
+41 40 0:51 / /home/me/share/local\\040disk rw,relatime - ext4 /dev/sdb1 rw
+"""
+
+
+def test_the_file_system_of_a_path_is_that_of_the_deepest_mount_holding_it():
+    from retrieval.server.watch import filesystem_type
+
+    assert filesystem_type("/home/me/project", MOUNTINFO) == "ext4"
+    assert filesystem_type("/home/me/share/project", MOUNTINFO) == "nfs4"
+    assert filesystem_type("/home/me/share/local disk/project", MOUNTINFO) == "ext4"
+    assert filesystem_type("/home/me/shared", MOUNTINFO) == "ext4"  # a name that only starts like it
+
+
+def test_a_tree_on_a_network_file_system_is_checked_by_its_files_not_by_notifications(tmp_path, monkeypatch):
+    """inotify is silent about changes made on another machine (NFS, SMB) or by a VM's host (9p,
+    virtiofs, WSL's drvfs): a served answer there would have missed them."""
+    from retrieval.server import watch
+
+    monkeypatch.setattr(watch, "filesystem_type", lambda path: "nfs4")
+    watcher = make_watcher(str(tmp_path))
+    assert isinstance(watcher, PollWatcher) and not watcher.exact
+    monkeypatch.setattr(watch, "filesystem_type", lambda path: "ext4")
+    watcher = make_watcher(str(tmp_path))
+    try:
+        assert isinstance(watcher, InotifyWatcher) == sys.platform.startswith("linux")
+    finally:
+        watcher.close()
