@@ -85,9 +85,18 @@ def code_version() -> str:
     return f"{__version__}+{folded:016x}-py{sys.hexversion:x}"
 
 
+# Paths that mean a place wherever the process stands: compared (and handed to a detached server,
+# which runs in the root) made absolute from the caller's working directory.
+ENV_PATHS = ("RETRIEVAL_INDEX_DIR",)
+
+
 def environment() -> dict:
-    return {k: v for k, v in os.environ.items()
-            if (k.startswith(ENV_PREFIX) and k not in ENV_IGNORED) or k in ENV_PER_CALL or k in ENV_SHARED}
+    env = {k: v for k, v in os.environ.items()
+           if (k.startswith(ENV_PREFIX) and k not in ENV_IGNORED) or k in ENV_PER_CALL or k in ENV_SHARED}
+    for key in ENV_PATHS:
+        if env.get(key):
+            env[key] = os.path.abspath(env[key])
+    return env
 
 
 def shared_environment(env: dict) -> dict:

@@ -471,12 +471,18 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
         return dict(running, already=True)
     directory = prepare_serve_dir(store)
     log_path = os.path.join(directory, "log")
+    # The server runs in the root: a relative index directory would be another one there (a second
+    # store inside the project, and this command waiting for a server that never appears here).
+    env = dict(os.environ)
+    for key in client.ENV_PATHS:
+        if env.get(key):
+            env[key] = os.path.abspath(env[key])
     with open(log_path, "ab") as log:
         os.chmod(log_path, 0o600)
         ours = log.tell()  # the log is appended to: earlier servers' lines are not this one's
         proc = subprocess.Popen(
             [sys.executable, "-c", _LAUNCH, _package_parent(), "--root", root, "--idle-timeout", str(idle_timeout)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=root,
+            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=root, env=env,
         )
     while True:
         info = client.probe(store)

@@ -164,6 +164,21 @@ def test_while_another_writer_holds_the_store_a_served_answer_is_stale_with_the_
     assert [h["path"] for h in json.loads(after.stdout)["results"]] == ["src/app/cache.py"]
 
 
+def test_a_relative_index_directory_means_the_same_place_to_a_detached_server(sample_repo, tmp_path):
+    """The server runs in the root: `RETRIEVAL_INDEX_DIR=idx serve --detach` made a second store
+    inside the project and waited forever for a server where the command looked for one."""
+    relative = {"RETRIEVAL_INDEX_DIR": "idx"}
+    try:
+        started = cli("serve", "--detach", "--root", sample_repo, "--idle-timeout", 60, server=False, cwd=tmp_path,
+                      env_extra=relative, timeout=60)
+        assert started.returncode == 0, started.stderr
+        assert not (sample_repo / "idx").exists() and (tmp_path / "idx").is_dir()
+        served = cli("query", "--root", sample_repo, "parse config", "--json", cwd=tmp_path, env_extra=relative)
+        assert answered_by_server(served), served.stderr
+    finally:
+        cli("serve", "--stop", "--root", sample_repo, server=False, cwd=tmp_path, env_extra=relative)
+
+
 def test_without_a_server_the_command_runs_in_process(sample_repo):
     proc = cli("query", "--root", sample_repo, "parse config", "--json")
     assert proc.returncode == 0
