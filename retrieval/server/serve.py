@@ -401,7 +401,9 @@ class Server:
             self.stopping = True
             return _error("the root or store went away")
         encodings = header.get("encodings") if isinstance(header.get("encodings"), dict) else None
-        self.warm.freshen()
+        words = argv[: argv.index("--")] if "--" in argv else argv
+        if "--stale-ok" not in words:  # the option exists to skip the check (and any refresh) first
+            self.warm.freshen()
         code, out, err = run_cli(argv, cwd, stdin, encodings, caller_env=env)
         return lambda conn: send(conn, {"ok": True, "code": code, "stdout_len": len(out), "stderr_len": len(err)},
                                  out, err)
