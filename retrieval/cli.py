@@ -308,7 +308,9 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
         if remembered is not None:
             kept = replace(remembered, include=() if include else remembered.include,
                            exclude=() if exclude else remembered.exclude,
-                           max_bytes=None if max_file_bytes else remembered.max_bytes)
+                           max_bytes=None if max_file_bytes else remembered.max_bytes,
+                           profile="code" if profile else remembered.profile,
+                           bm25=None if bm25 else remembered.bm25)
             note = remembered_note(kept, "index")
             if note:
                 click.echo(f"note: {note}", err=True)

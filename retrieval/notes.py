@@ -54,10 +54,11 @@ def filters_text(filters: dict) -> str:
 def remembered_note(options, command: str) -> str | None:
     """The note for a query or refresh running under filters given to an earlier `index`."""
     filters = filters_json(options)
-    filters.pop("profile", None)  # how text is ranked, not which files are in
+    # The profile and BM25's parameters are said too: they change every ranking, and one `eval
+    # --profile prose` left every later query ranked as prose without a word. The models are the
+    # index's identity (`status` shows them), not a choice made once and forgotten.
     filters.pop("embed_model", None)
     filters.pop("context_model", None)
-    filters.pop("bm25", None)
     if not filters:
         return None
     verb = "searching an index" if command == "query" else "indexing"

@@ -142,9 +142,13 @@ def test_every_status_row_has_filters_even_without_an_index(run, sample_repo):
     assert lexical_status(run, sample_repo)["state"] == "missing" and lexical_status(run, sample_repo)["filters"] == {}
 
 
-def test_the_profile_is_shown_with_the_filters_but_is_not_announced_as_one(run, sample_repo):
+def test_a_remembered_profile_is_shown_and_announced_like_a_filter(run, sample_repo):
+    """It changes every ranking (whole files, Lucene's analyzer): an `eval --profile prose` left
+    every later query ranked as prose, and nothing said so."""
     run("index", "--root", sample_repo, "--profile", "prose")
     assert lexical_status(run, sample_repo)["filters"] == {"profile": "prose"}
+    assert "remembered filters --profile prose" in run("query", "--root", sample_repo, "config").stderr
+    run("index", "--root", sample_repo, "--profile", "code")
     assert "remembered" not in run("query", "--root", sample_repo, "config").stderr
 
 
@@ -157,7 +161,7 @@ def test_an_option_given_again_replaces_only_itself_and_the_others_stay_remember
     assert "--bm25 0.9,0.4" in run("status", "--root", sample_repo).stdout
 
     narrowed = run("index", "--root", sample_repo, "--exclude", "*cache*", "--include", "src/app/**")
-    assert narrowed.exit_code == 0 and "remembered" not in narrowed.stderr  # the remembered ones left are not filters
+    assert narrowed.exit_code == 0 and "remembered filters --profile prose --bm25 0.9,0.4" in narrowed.stderr
     assert lexical_status(run, sample_repo)["filters"] == {
         "include": ["src/app/**"], "exclude": ["*cache*"], "profile": "prose", "bm25": [0.9, 0.4]}
 
