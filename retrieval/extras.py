@@ -64,7 +64,10 @@ def install_hint(*extras: str) -> str:
     target = shlex.quote(f"{_source()}[{','.join(extras)}]")
     steps = [f"{pip} {BEFORE[e]}" for e in extras if e in BEFORE] + [f"{pip} install {target}"]
     steps += [f"{pip} {AFTERWARDS[e].removeprefix('pip ')}" for e in extras if e in AFTERWARDS]
-    return " && ".join(steps)
+    hint = " && ".join(steps)
+    if not os.path.isdir(os.path.dirname(os.path.abspath(__file__))):  # run from a zipapp
+        hint += " (the single-file retrieval.pyz holds the core only: install the package from its source)"
+    return hint
 
 
 @functools.lru_cache(maxsize=1)

@@ -27,12 +27,16 @@ SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", "*.pyo", "*.so", "*.tmp-*"
 
 # Guarded: a worker process started by spawn or forkserver (the default from Python 3.14) runs the
 # main module again under another name, and must not run the command a second time.
+# The console command's entry (a running server answers `query` and `status`), behind a version
+# check an old interpreter can still parse: click's own code fails there with a page of traceback.
 MAIN = """import sys
 
 if __name__ == "__main__":
-    from retrieval.cli import main
+    if sys.version_info < (3, 10):
+        sys.exit("error: retrieval.pyz needs Python 3.10 or newer (this is %d.%d)" % sys.version_info[:2])
+    from retrieval.entry import main
 
-    sys.exit(main())
+    main()
 """
 
 

@@ -61,3 +61,25 @@ def test_the_zipapp_runs_version_query_and_skill_without_anything_installed(pyz,
     assert payload["results"][0]["path"] == "routes.py"  # the current directory was the root
     skill = bare(pyz, "skill", cwd=tmp_path)
     assert skill.returncode == 0 and skill.stdout.startswith("---\nname: retrieval\n")
+
+
+def test_the_zipapp_s_query_is_answered_by_a_running_server(pyz, make_tree, tmp_path):
+    """`python retrieval.pyz serve --detach` started a server its own `query` never asked: the
+    zipapp's entry was the click CLI, not the console command's (which tries the server first)."""
+    root = make_tree({"app/routes.py": "def register_routes(app):\n    app.add_route('/')\n"})
+    started = bare(pyz, "serve", "--detach", "--root", root, "--idle-timeout", "60", cwd=tmp_path)
+    assert started.returncode == 0, started.stderr
+    try:
+        served = bare("-X", "importtime", pyz, "query", "--root", root, "register routes", cwd=tmp_path)
+        assert served.returncode == 0 and served.stdout.startswith("app/routes.py:1-2"), served.stderr
+        imported = [line.rsplit("|", 1)[-1].strip() for line in served.stderr.splitlines() if "import time:" in line]
+        assert "click" not in imported  # the answer came from the server: the CLI was never loaded
+    finally:
+        bare(pyz, "serve", "--stop", "--root", root, cwd=tmp_path)
+
+
+def test_a_missing_extra_through_the_zipapp_says_the_zipapp_holds_the_core_only(pyz, make_tree, tmp_path):
+    root = make_tree({"a.py": "def alpha():\n    pass\n"})
+    result = bare_pyz(pyz, "query", "--root", root, "alpha", "--retriever", "treesitter", cwd=tmp_path)
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "retrieval.pyz holds the core only" in result.stderr
