@@ -37,6 +37,9 @@ _NOT_DAMAGE = (DiscoveryError, layout.StoreError, SetupError, WorkerLost)
 # from its parsing) or numbers pointing outside their arrays (IndexError).
 _DAMAGE = (RuntimeError, ValueError, KeyError, TypeError, IndexError)
 
+# A first build of this many files or more says so once, on a terminal or not.
+FIRST_BUILD_NOTE = 1000
+
 # Index profiles: how text becomes terms and how hits are ranked. `prose` is for a collection of
 # English documents, one per file (Lucene's English analyzer and BM25 defaults).
 PROFILES = ("code", "prose")
@@ -469,6 +472,10 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
 
     # A first build indexes files; a refresh re-reads the changed ones.
     verb, noun = ("indexed", "files") if manifest is None else ("re-read", "changed files")
+    if manifest is None and total >= FIRST_BUILD_NOTE:
+        # Said once, whatever stderr is: off a terminal (an agent's shell) a first query on a large
+        # repository was half a minute of silence.
+        progress(f"{name}: building the index of {total} files (once: later runs re-read only what changed)")
 
     def changes():
         nonlocal changed

@@ -464,3 +464,16 @@ def test_an_expanded_hit_cut_to_fit_shows_its_own_lines_not_only_the_context(run
     assert row["snippet_start"] == row["start_line"]
     lines = (root / "a.py").read_text().splitlines(keepends=True)
     assert row["snippet"] == "".join(lines[row["start_line"] - 1 : row["snippet_end"]])
+
+
+def test_a_large_first_build_says_so_once_even_off_a_terminal(run, sample_repo, monkeypatch):
+    """Progress shows only on a terminal: an agent's first query on a large repository was half a
+    minute of silence on stderr."""
+    from retrieval import service
+
+    monkeypatch.setattr(service, "FIRST_BUILD_NOTE", 3)  # the sample stands for a large repository
+    first = run("query", "--root", sample_repo, "config")
+    assert first.exit_code == 0
+    assert [line for line in first.stderr.splitlines() if "building the index of" in line] == [
+        "lexical: building the index of 7 files (once: later runs re-read only what changed)"]
+    assert "building" not in run("query", "--root", sample_repo, "config").stderr

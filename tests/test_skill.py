@@ -40,6 +40,11 @@ def test_install_writes_it_where_claude_code_looks_by_default(run, tmp_path, mon
     assert run("skill", "--install").stderr == f"updated (the one there kept as {target}.bak) {target}\n"
     assert (target.parent / "SKILL.md.bak").read_text() == "mine: always pass --root\n"
     assert target.read_text(encoding="utf-8") == PACKAGED.read_text(encoding="utf-8")
+    # ... and a second edit is kept beside the first backup, not over it (a hand-written skill was lost).
+    target.write_text("mine again\n")
+    assert run("skill", "--install").stderr == f"updated (the one there kept as {target}.bak.1) {target}\n"
+    assert (target.parent / "SKILL.md.bak").read_text() == "mine: always pass --root\n"
+    assert (target.parent / "SKILL.md.bak.1").read_text() == "mine again\n"
 
 
 def test_install_into_a_chosen_directory(run, tmp_path):

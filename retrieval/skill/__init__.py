@@ -33,6 +33,16 @@ def _write(path: str, content: str) -> None:
     os.replace(tmp, path)
 
 
+def _free_backup(path: str) -> str:
+    """SKILL.md.bak, else SKILL.md.bak.1, .2, ...: an earlier backup (a hand-written skill) is
+    never overwritten by a later one."""
+    candidate, n = path + ".bak", 0
+    while os.path.lexists(candidate):
+        n += 1
+        candidate = f"{path}.bak.{n}"
+    return candidate
+
+
 def install(directory: str = DEFAULT_DIR) -> tuple[str, str]:
     """Write SKILL.md into `directory` (created if need be). Returns (path, what happened):
     'installed', 'updated', 'updated (the one there kept as ....bak)' or 'unchanged'. OSError with a message
@@ -62,9 +72,10 @@ def install(directory: str = DEFAULT_DIR) -> tuple[str, str]:
                     ours = fh.read().strip() == _digest(before)
             except OSError:
                 ours = False
-            if not ours:  # written or edited by someone else: kept
-                _write(path + ".bak", before)
-                what = f"updated (the one there kept as {path}.bak)"
+            if not ours:  # written or edited by someone else: kept, beside any kept before
+                backup = _free_backup(path)
+                _write(backup, before)
+                what = f"updated (the one there kept as {backup})"
         _write(path, content)
         _write(os.path.join(directory, STAMP), _digest(content) + "\n")
     except OSError as exc:
