@@ -65,9 +65,17 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
             click.echo(f"skipped {name}: {reason}", err=True)
 
     if not names:
+        if len(skipped) == 1:  # the one asked for: its reason is the error, as `query` gives it
+            raise UserError(next(iter(skipped.values())))
         note_skipped()
-        raise UserError("no retriever to evaluate is installed")
+        raise UserError("none of the retrievers asked for can run here")
     families = () if metrics == "auto" else tuple(f.strip() for f in metrics.split(",") if f.strip())
+    try:
+        from .runner import choose_metrics
+
+        choose_metrics(queries, families)
+    except ValueError as exc:  # a bad option value, as click says it (exit 2)
+        raise click.BadParameter(str(exc), param_hint="'--metrics'")
     try:
         result = evaluate(root, queries, names, k, metrics=families, force=force, profile=profile,
                           progress=_progress_sink(always=False))
