@@ -377,6 +377,7 @@ def _read_query(words: tuple[str, ...]) -> str:
     if query == "-":
         # Bytes, not text: a pasted log may hold bytes that are not UTF-8; they match nothing anyway.
         query = sys.stdin.buffer.read().decode("utf-8", "replace") if sys.stdin is not None else ""  # None: closed
+        query = query.rstrip("\r\n")  # the newline `echo` or a file ends with is not part of the query
     else:
         # An argument that is not UTF-8 arrives with lone surrogates, which cannot be printed back.
         query = query.encode("utf-8", "surrogateescape").decode("utf-8", "replace")

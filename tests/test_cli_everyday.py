@@ -477,3 +477,17 @@ def test_a_large_first_build_says_so_once_even_off_a_terminal(run, sample_repo, 
     assert [line for line in first.stderr.splitlines() if "building the index of" in line] == [
         "lexical: building the index of 7 files (once: later runs re-read only what changed)"]
     assert "building" not in run("query", "--root", sample_repo, "config").stderr
+
+
+def test_an_index_directory_setting_that_names_a_file_is_said_as_such(run, sample_repo, tmp_path, monkeypatch):
+    (tmp_path / "not-a-dir").write_text("")
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "not-a-dir"))
+    for command in (["query", "--root", sample_repo, "config"], ["index", "--root", sample_repo]):
+        result = run(*command)
+        assert result.exit_code == 1
+        assert f"RETRIEVAL_INDEX_DIR={tmp_path / 'not-a-dir'} is not a directory" in result.stderr
+
+
+def test_a_query_read_from_stdin_is_echoed_without_its_final_newline(run, sample_repo):
+    result = run("query", "--root", sample_repo, "-", "--json", input="parse config\n")
+    assert json.loads(result.stdout)["query"] == "parse config"

@@ -47,7 +47,10 @@ def unwritable(action: str, store: str, exc: OSError) -> StoreError:
     """The error for a store that cannot be written; for a read-only or foreign directory it says
     how to keep the index elsewhere."""
     message = f"cannot {action} the index at {store}: {exc.strerror or exc}"
-    if getattr(exc, "errno", None) in _NOT_WRITABLE:
+    moved = os.environ.get(ENV_INDEX_DIR)
+    if moved and os.path.exists(moved) and not os.path.isdir(moved):
+        message = f"{ENV_INDEX_DIR}={moved} is not a directory: point it at one (or unset it)"
+    elif getattr(exc, "errno", None) in _NOT_WRITABLE:
         message += f" (set {ENV_INDEX_DIR}=/a/writable/directory to keep indexes elsewhere)"
     return StoreError(message)
 
@@ -101,7 +104,7 @@ def read_manifest(store: str, name: str) -> dict | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise StoreError(f"cannot read the index at {path}: {exc.strerror or exc}") from exc
+        raise unwritable("read", path, exc) from exc
     try:
         manifest = json.loads(data)
     except ValueError:
