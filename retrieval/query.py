@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from .lexical.features import DEF, def_term
 from .ranking import RankingConfig, is_symbol_query, qualified_name, query_words, symbol_key
-from .text import tokenize
+from .text import STOPWORDS, tokenize
 
 
 # Words a report writes as code: called, dotted, snake_case or camelCase, or quoted in backticks.
@@ -60,6 +60,11 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
                 if term in weights:
                     weights[term] += config.long_query_code_weight
         named = code
+    elif symbol is None and all(w.lower() in STOPWORDS for w in words):
+        # Nothing to search for (`for the`): not even definitions named so. Among other words a
+        # stop word may name one (Java's `BooleanUtils.and`, Laravel's `to()`: measured, dropping
+        # them cost three semble-dev queries).
+        named = []
     else:
         named = words
     definitions: dict[str, float] = {}

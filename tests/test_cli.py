@@ -176,6 +176,16 @@ def test_a_query_with_no_hits_exits_zero_with_empty_results_and_says_why_on_stde
         "", "note: no hits: every word of the query is too common to be searched for (for, the, if)\n")
 
 
+def test_a_query_of_only_common_words_finds_nothing_even_where_prose_reads_as_a_definition(run, make_tree):
+    """A docstring line opening "function the ..." reads as defining `the`: the query `for the`
+    found that file (README: such a query has no hits at all)."""
+    root = make_tree({"a.py": '"""Loads fast, for a\nfunction the standard library builds in anyway."""\nX = 1\n',
+                      "b.py": 'def helper():\n    """Return the value for the caller."""\n    return 2\n'})
+    result = run("query", "--root", root, "for the")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert "every word of the query is too common" in result.stderr
+
+
 def test_a_query_over_a_tree_with_nothing_indexable_says_so_instead_of_printing_nothing(run, make_tree):
     root = make_tree({"logo.png": b"\x89PNG\r\n\x1a\n\x00\x00", ".env": "TOKEN=abc\n"})
     result = run("query", "--root", root, "anything")
