@@ -26,7 +26,7 @@ from .settings import env_float, env_int
 from .retrievers.base import REGISTRY, build_retriever, check_search_args, get_spec
 from .store import layout
 from .store.atomic import remove_stale_temps
-from .store.lock import LockBusy, WriterLock
+from .store.lock import LockBusy, LockDamaged, WriterLock
 
 Progress = Callable[[str], None]
 
@@ -34,8 +34,9 @@ Progress = Callable[[str], None]
 # setup), not that an index is damaged: re-raised as they are, never answered by a rebuild.
 _NOT_DAMAGE = (DiscoveryError, layout.StoreError, SetupError, WorkerLost)
 # What reading a damaged store file raises: a short or garbled file (ValueError, KeyError, TypeError
-# from its parsing) or numbers pointing outside their arrays (IndexError).
-_DAMAGE = (RuntimeError, ValueError, KeyError, TypeError, IndexError)
+# from its parsing; AttributeError from valid JSON of another shape, `[]` where an object was
+# written) or numbers pointing outside their arrays (IndexError).
+_DAMAGE = (RuntimeError, ValueError, KeyError, TypeError, IndexError, AttributeError)
 
 # A first build of this many files or more says so once, on a terminal or not.
 FIRST_BUILD_NOTE = 1000
@@ -576,6 +577,8 @@ def clean(root: str, *, progress: Progress = _quiet) -> bool:
     lock = WriterLock(os.path.join(store, "lock"))
     try:
         lock.acquire(on_wait=progress)
+    except LockDamaged:
+        lock = None  # no writer can hold a lock that is not a file: nothing to wait for
     except OSError as exc:
         raise layout.unwritable("remove", store, exc) from exc
     try:
@@ -583,7 +586,8 @@ def clean(root: str, *, progress: Progress = _quiet) -> bool:
     except OSError as exc:
         raise layout.unwritable("remove", store, exc) from exc
     finally:
-        lock.release()
+        if lock is not None:
+            lock.release()
     return True
 
 
@@ -837,44 +841,54 @@ def status(root: str) -> list[dict]:
         if manifest is None:
             rows.append(row)
             continue
-        langs: Counter = Counter()
-        tokens = 0
-        files = manifest["files"]
-        for size, language, chunks in zip(files["size"], files["language"], files["chunks"]):
-            if chunks > 0:
-                langs[language] += 1
-                tokens += (size + 3) // 4
-        row.update(
-            profile=manifest["config"]["options"].get("profile", "code"),
-            files=sum(langs.values()),
-            chunks=sum(files["chunks"]),
-            tokens=tokens,
-            primary_language=langs.most_common(1)[0][0] if langs else None,
-            languages=dict(sorted(langs.items(), key=lambda kv: (-kv[1], kv[0]))),
-            created=manifest.get("created"),
-            updated=manifest.get("updated"),
-            store_bytes=layout.directory_size(layout.retriever_dir(store, name)),
-            # What the last refresh left out and why: a first build done by `query` says it nowhere else.
-            skipped=dict(manifest.get("skipped") or {}),
-        )
-        state = manifest.get("state")
-        if isinstance(state, dict) and "line_fallback" in state:  # a structure-aware chunker's store
-            from .chunking.grammars import chunking_by_language
-
-            row["chunking"] = chunking_by_language(files, state["line_fallback"])
-        if not reason:
-            try:
-                row["state"] = "ready" if is_current(root, manifest) else "stale"
-            except DiscoveryError as exc:
-                row["state"], row["reason"] = "error", str(exc)
-            outdated, problem = _checked(name, manifest) if row["state"] != "error" else (False, "")
-            if problem:  # every query would fail: not ready
-                row["state"], row["reason"] = "error", problem
-            elif row["state"] == "ready" and outdated:
-                row["state"] = "stale"
-                row["reason"] = "written by a version that indexes differently; the next query rebuilds it"
+        try:
+            _status_row(root, store, name, manifest, reason, row)
+        except _DAMAGE as exc:  # a manifest of the right shape holding values of the wrong type
+            row["state"] = "error"
+            row["reason"] = (f"the index is damaged ({type(exc).__name__}); the next query or "
+                             f"`retrieval index --retriever {name}` rebuilds it")
         rows.append(row)
     return rows
+
+
+def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, row: dict) -> None:
+    """Fill `row` from a committed manifest (values of the wrong type raise as parsing them would)."""
+    langs: Counter = Counter()
+    tokens = 0
+    files = manifest["files"]
+    for size, language, chunks in zip(files["size"], files["language"], files["chunks"]):
+        if chunks > 0:
+            langs[language] += 1
+            tokens += (size + 3) // 4
+    row.update(
+        profile=manifest["config"]["options"].get("profile", "code"),
+        files=sum(langs.values()),
+        chunks=sum(files["chunks"]),
+        tokens=tokens,
+        primary_language=langs.most_common(1)[0][0] if langs else None,
+        languages=dict(sorted(langs.items(), key=lambda kv: (-kv[1], kv[0]))),
+        created=manifest.get("created"),
+        updated=manifest.get("updated"),
+        store_bytes=layout.directory_size(layout.retriever_dir(store, name)),
+        # What the last refresh left out and why: a first build done by `query` says it nowhere else.
+        skipped=dict(manifest.get("skipped") or {}),
+    )
+    state = manifest.get("state")
+    if isinstance(state, dict) and "line_fallback" in state:  # a structure-aware chunker's store
+        from .chunking.grammars import chunking_by_language
+
+        row["chunking"] = chunking_by_language(files, state["line_fallback"])
+    if not reason:
+        try:
+            row["state"] = "ready" if is_current(root, manifest) else "stale"
+        except DiscoveryError as exc:
+            row["state"], row["reason"] = "error", str(exc)
+        outdated, problem = _checked(name, manifest) if row["state"] != "error" else (False, "")
+        if problem:  # every query would fail: not ready
+            row["state"], row["reason"] = "error", problem
+        elif row["state"] == "ready" and outdated:
+            row["state"] = "stale"
+            row["reason"] = "written by a version that indexes differently; the next query rebuilds it"
 
 
 def available_retrievers() -> list[tuple[str, str]]:

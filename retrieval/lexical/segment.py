@@ -219,7 +219,7 @@ class DiskSegment:
                 meta = json.load(fh)
         except (OSError, ValueError) as exc:
             raise CorruptSegment(f"unreadable segment {os.path.basename(directory)}: {exc}") from exc
-        if meta.get("format") != SEGMENT_FORMAT:
+        if not isinstance(meta, dict) or meta.get("format") != SEGMENT_FORMAT:
             raise CorruptSegment(f"segment {os.path.basename(directory)} has an unknown format")
         for name, size in meta["sizes"].items():
             try:

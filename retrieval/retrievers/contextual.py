@@ -98,7 +98,13 @@ class ContextualRetriever(LexicalRetriever):
         data = dumps(table)
         # Named by content: a rebuild never overwrites a file the committed manifest names.
         name = f"{CONTEXTS_PREFIX}{hashlib.blake2b(data, digest_size=10).hexdigest()}.json"
-        write_bytes(os.path.join(directory, name), data, durable=True)
+        path = os.path.join(directory, name)
+        if os.path.isdir(path) and not os.path.islink(path):
+            # Damage in the way of the name (the rebuild that found it writes that very name).
+            import shutil
+
+            shutil.rmtree(path, ignore_errors=True)
+        write_bytes(path, data, durable=True)
         return {**new_state, "contexts": name}
 
     def _load_contexts(self, directory: str, state: dict) -> dict:

@@ -33,7 +33,10 @@ class Warm:
                      if not reason and (n == "lexical" or os.path.exists(layout.manifest_path(self.store, n)))]
         for name in names:
             try:
-                service.open_index(self.root, name)
+                # What it finds and repairs (a damaged index rebuilt) goes to the log, as a cold
+                # query says it on stderr.
+                service.open_index(self.root, name, progress=lambda message: print(
+                    f"serve: {message}", file=sys.stderr, flush=True))
             except Exception as exc:  # noqa: BLE001 - one broken retriever must not stop the others
                 if name == "lexical":
                     raise

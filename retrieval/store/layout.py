@@ -103,6 +103,8 @@ def read_manifest(store: str, name: str) -> dict | None:
             data = fh.read()
     except FileNotFoundError:
         return None
+    except IsADirectoryError:  # put there by hand or by a tool: not a manifest, so no index
+        raise ManifestProblem(f"{path} is a directory") from None
     except OSError as exc:
         raise unwritable("read", path, exc) from exc
     try:
@@ -138,7 +140,12 @@ def _columns_ok(files: dict) -> bool:
 
 
 def commit_manifest(store: str, name: str, manifest: dict) -> None:
-    write_json(manifest_path(store, name), manifest, durable=True)
+    path = manifest_path(store, name)
+    if os.path.isdir(path) and not os.path.islink(path):  # (see read_manifest) in the way of the rename
+        import shutil
+
+        shutil.rmtree(path, ignore_errors=True)
+    write_json(path, manifest, durable=True)
 
 
 def directory_size(path: str) -> int:

@@ -23,6 +23,10 @@ class LockBusy(RuntimeError):
     pass
 
 
+class LockDamaged(OSError):
+    """The lock's path holds something else (a directory, a symbolic link): no writer can take it."""
+
+
 def lock_holder(fd: int) -> int | None:
     """The pid holding a flock on fd's file, from /proc/locks (Linux); None when unknown."""
     try:
@@ -64,7 +68,14 @@ class WriterLock:
         `on_wait` is told once, after a short while, that we are waiting and for which process: a
         writer blocked behind another must not look like a hang."""
         # O_NOFOLLOW: a planted symbolic link must not make us create a file outside the store.
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        try:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+        except OSError as exc:
+            if exc.errno in (errno.ELOOP, errno.EISDIR) or os.path.islink(self.path):
+                what = "a symbolic link" if os.path.islink(self.path) else "a directory"
+                raise LockDamaged(exc.errno, f"its lock file {self.path} is {what}, not a lock: remove it "
+                                             "(`retrieval clean` removes the whole index)") from None
+            raise
         if fcntl is None:  # pragma: no cover
             self._fd = fd
             return

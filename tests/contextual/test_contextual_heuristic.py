@@ -133,3 +133,22 @@ def test_doc_is_the_enclosing_definitions_docstring_or_doc_comment():
     assert HeuristicContextualizer(("doc",)).contexts(go, "srv.go", [body], "go") == ["doc: Serve accepts connections."]
     top = Chunk("srv.go", 1, 8, go)
     assert HeuristicContextualizer(("doc",)).contexts(go, "srv.go", [top], "go") == [""]  # nothing encloses it
+
+
+def test_a_contexts_file_replaced_by_a_directory_is_rebuilt(sample_repo):
+    """The damage was found ("the contexts file is missing") but the rebuild wrote the very same
+    content-addressed name, failed on the directory, and every query and `index` failed for good."""
+    import json
+    import os
+
+    from retrieval import service
+    from retrieval.store import layout
+
+    service.refresh(str(sample_repo), "lexical+ctx")
+    store = layout.store_dir(str(sample_repo))
+    name = json.loads(open(layout.manifest_path(store, "lexical+ctx")).read())["state"]["contexts"]
+    path = os.path.join(layout.retriever_dir(store, "lexical+ctx"), name)
+    os.unlink(path)
+    os.mkdir(path)
+    hits = service.search(str(sample_repo), "parse config", retriever="lexical+ctx").hits
+    assert hits and os.path.isfile(path)

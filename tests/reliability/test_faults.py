@@ -270,3 +270,52 @@ def test_a_segment_file_garbled_without_changing_its_size_is_rebuilt_by_the_next
     path.write_bytes(b"#" * path.stat().st_size)  # bit rot, or zeros after a crash on a lax file system
     assert answers(sample_repo) == expected
     assert answers(sample_repo) == expected  # and the store stays repaired
+
+
+@pytest.mark.parametrize("content", [b"[]", b"null", b"42", b'{"format": 1, "sizes": []}'])
+def test_a_segment_description_of_another_shape_is_damage_the_next_query_repairs(sample_repo, copy_tree, content):
+    """Valid JSON that is not the object written (`[]`): every query and `index` died with a
+    Python traceback (AttributeError), for good."""
+    service.refresh(str(sample_repo))
+    expected = answers(copy_tree(sample_repo))
+    (seg,) = [p for p in (sample_repo / ".retrieval" / "lexical").iterdir() if p.name.startswith("seg-")]
+    (seg / "seg.json").write_bytes(content)
+    assert answers(sample_repo) == expected
+
+
+def test_status_shows_a_manifest_holding_values_of_the_wrong_type_as_an_error_row(sample_repo):
+    """One damaged manifest made `status` a traceback for every retriever."""
+    service.refresh(str(sample_repo))
+    path = layout.manifest_path(layout.store_dir(str(sample_repo)), "lexical")
+    manifest = json.loads(open(path).read())
+    manifest["files"]["chunks"] = ["x"] * len(manifest["files"]["chunks"])
+    open(path, "w").write(json.dumps(manifest))
+    row = next(r for r in service.status(str(sample_repo)) if r["retriever"] == "lexical")
+    assert row["state"] == "error" and "retrieval index --retriever lexical" in row["reason"]
+    assert service.search(str(sample_repo), "parse config").hits  # and a query repairs it
+
+
+def test_a_manifest_replaced_by_a_directory_is_rebuilt(sample_repo, copy_tree):
+    """Every query failed, and neither `index` nor `index --force` repaired it."""
+    service.refresh(str(sample_repo))
+    expected = answers(copy_tree(sample_repo))
+    path = layout.manifest_path(layout.store_dir(str(sample_repo)), "lexical")
+    os.unlink(path)
+    os.mkdir(path)
+    assert answers(sample_repo) == expected
+    assert os.path.isfile(path)
+
+
+@pytest.mark.parametrize("damage", ["directory", "link"])
+def test_a_lock_that_is_not_a_file_is_named_in_one_line_and_clean_still_works(sample_repo, rewrite, damage):
+    service.refresh(str(sample_repo))
+    lock = os.path.join(layout.store_dir(str(sample_repo)), "lock")
+    os.unlink(lock)
+    os.mkdir(lock) if damage == "directory" else os.symlink("/etc/passwd", lock)
+    rewrite(sample_repo / "docs/guide.md", "# Guide\n\nQuokkas.\n")
+    result = run_cli(["index", "--root", sample_repo, "--retriever", "lexical"])
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert f"its lock file {lock} is a" in result.stderr and "remove it" in result.stderr
+    cleaned = run_cli(["clean", "--root", sample_repo])
+    assert cleaned.returncode == 0 and not (sample_repo / ".retrieval").exists()
+    assert os.path.exists("/etc/passwd")
