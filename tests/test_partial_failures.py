@@ -26,6 +26,17 @@ def _turbovec_fails(monkeypatch):
     monkeypatch.setattr(service, "open_index", open_index)
 
 
+def _turbovec_refresh_fails(monkeypatch):
+    refresh = service.refresh
+
+    def failing(root, name="lexical", **kwargs):
+        if name == "turbovec":
+            raise SetupError(GONE)
+        return refresh(root, name, **kwargs)
+
+    monkeypatch.setattr(service, "refresh", failing)
+
+
 def test_query_all_answers_from_the_others_and_names_the_one_that_failed(make_tree, monkeypatch):
     root = make_tree(FILES)
     monkeypatch.setattr(multi, "participants", lambda root: (["lexical", "turbovec"], []))
@@ -66,14 +77,7 @@ def test_eval_of_several_retrievers_skips_one_that_fails_and_says_why(make_tree,
             return getattr(self.inner, name)
 
     monkeypatch.setattr(base, "get_spec", Available)
-    refresh = service.refresh
-
-    def failing(root, name="lexical", **kwargs):
-        if name == "turbovec":
-            raise SetupError(GONE)
-        return refresh(root, name, **kwargs)
-
-    monkeypatch.setattr(service, "refresh", failing)
+    _turbovec_refresh_fails(monkeypatch)
     result = evaluate(str(root), queries, ["lexical", "turbovec", "all"])
     assert [run.retriever for run in result.runs] == ["lexical", "all"]
     assert result.skipped == {"turbovec": GONE}
@@ -86,14 +90,7 @@ def test_index_all_builds_the_others_when_one_fails_and_exits_1(make_tree, monke
     failure is named, and the exit status says so (a script cannot read stderr's prose)."""
     root = make_tree(FILES)
     monkeypatch.setattr(service, "available_retrievers", lambda: [("lexical", ""), ("turbovec", "")])
-    refresh = service.refresh
-
-    def failing(root, name="lexical", **kwargs):
-        if name == "turbovec":
-            raise SetupError(GONE)
-        return refresh(root, name, **kwargs)
-
-    monkeypatch.setattr(service, "refresh", failing)
+    _turbovec_refresh_fails(monkeypatch)
     result = CliRunner().invoke(main, ["index", "--root", str(root), "--retriever", "all"])
     assert result.exit_code == 1, result.output
     assert "lexical: indexed" in result.stdout
