@@ -360,3 +360,20 @@ def test_a_chunk_without_a_term_is_no_document_and_fails_no_build(make_tree, rew
     retriever = build_retriever("pi-serini")
     retriever.index([Document("1", "zebras graze"), Document("2", "")])
     assert retriever.search("zebras") == ["1"]
+
+
+def test_a_lucene_file_damaged_where_its_size_does_not_show_is_rebuilt_by_the_query_that_meets_it(make_tree):
+    """Bytes changed in the stored fields (`_0.fdt`) fail only when a search reads them: every
+    query was a Java traceback, for good, while `status` said ready."""
+    files = {f"pkg/mod{i}.py": f"def handler_{i}(request):\n    '''Handle request kind {i}.'''\n    return {i}\n"
+             for i in range(30)}
+    root = make_tree(files)
+    before = [(h.docid, round(h.score, 4)) for h in service.search(str(root), "handle request", retriever="pi-serini",
+                                                                     top_k=5).hits]
+    (fdt,) = Path(root, ".retrieval", "pi-serini").glob("lucene-*/_0.fdt")
+    data = bytearray(fdt.read_bytes())
+    for i in range(len(data) // 4, 3 * len(data) // 4):
+        data[i] ^= 0x13
+    fdt.write_bytes(bytes(data))
+    after = service.search(str(root), "handle request", retriever="pi-serini", top_k=5).hits
+    assert [(h.docid, round(h.score, 4)) for h in after] == before

@@ -114,7 +114,11 @@ class ContextualRetriever(LexicalRetriever):
         path = os.path.join(directory, name)
         if self._stored is None or self._stored_path != path:
             with open(path, "rb") as fh:
-                data = json.loads(fh.read())
+                raw = fh.read()
+            # Named by its content's digest: a file that no longer matches it was changed on disk.
+            if name != f"{CONTEXTS_PREFIX}{hashlib.blake2b(raw, digest_size=10).hexdigest()}.json":
+                raise ValueError(f"{name} does not match its digest")
+            data = json.loads(raw)
             if not isinstance(data, dict):
                 raise ValueError(f"{name} is not a table of contexts")
             self._stored, self._stored_path = data, path

@@ -135,6 +135,12 @@ class PyseriniRetriever:
             raise RuntimeError(NOT_INDEXED)
         if self._searcher is None or top_k <= 0:
             return []
+        # A Lucene file damaged where its size does not show fails only when a search reads it:
+        # the RuntimeError the service takes for damage (and rebuilds), not a Java traceback.
+        with jvm.java_errors("Lucene could not search the index"):
+            return self._search(query, top_k, allow)
+
+    def _search(self, query: str, top_k: int, allow) -> list[SearchHit]:
         if self.profile == PROSE:
             # One more than asked: the runner-up's score is a confidence signal.
             ranked = self._first_stage(query, top_k + 1, allow)

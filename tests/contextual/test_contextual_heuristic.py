@@ -152,3 +152,28 @@ def test_a_contexts_file_replaced_by_a_directory_is_rebuilt(sample_repo):
     os.mkdir(path)
     hits = service.search(str(sample_repo), "parse config", retriever="lexical+ctx").hits
     assert hits and os.path.isfile(path)
+
+
+def test_a_contexts_file_changed_on_disk_no_longer_matches_its_name_and_is_rebuilt(sample_repo):
+    """Named by its content's digest but read without checking it: an edited context was reported
+    on hits as if the index had written it."""
+    import json
+    import os
+
+    from retrieval import service
+    from retrieval.store import layout
+
+    service.refresh(str(sample_repo), "lexical+ctx")
+    expected = [(h.docid, h.context) for h in service.search(str(sample_repo), "parse config guide",
+                                                             retriever="lexical+ctx").hits]
+    store = layout.store_dir(str(sample_repo))
+    name = json.loads(open(layout.manifest_path(store, "lexical+ctx")).read())["state"]["contexts"]
+    path = os.path.join(layout.retriever_dir(store, "lexical+ctx"), name)
+    data = open(path, "rb").read()
+    assert b"about: Guide" in data
+    with open(path, "wb") as fh:
+        fh.write(data.replace(b"about: Guide", b"about: GUIDE"))  # the same size
+    service._OPEN.clear()  # a new process
+    got = [(h.docid, h.context) for h in service.search(str(sample_repo), "parse config guide",
+                                                        retriever="lexical+ctx").hits]
+    assert got == expected and any("about: Guide" in context for _docid, context in got)
