@@ -10,7 +10,7 @@ import os
 from array import array
 
 from .bm25 import SegmentView
-from .segment import DiskSegment, SegmentBuilder
+from .segment import CorruptSegment, DiskSegment, SegmentBuilder
 
 MAX_SEGMENTS = 8
 MAX_DELETED_FRACTION = 0.3
@@ -91,10 +91,31 @@ class LexicalIndex:
         return out
 
     def views(self) -> list[SegmentView]:
-        return [
+        """The segments, opened and checked against the manifest's counts (see `_verify`)."""
+        views = [
             SegmentView(self.segment(s["name"]), frozenset(s["deleted"]))
             for s in self.state["segments"]
         ]
+        self._verify(views)
+        return views
+
+    def _verify(self, views: list[SegmentView]) -> None:
+        """The manifest's numbers against the segments' own (their seg.json, read on open anyway): a
+        number changed in either, or a segment of another build put in its place, ranked silently
+        (BM25's collection statistics) or emptied every answer. Damage the counts cannot show
+        needs checksums; this costs no read beyond what opening does."""
+        live = upper = 0
+        exact = True
+        for s, view in zip(self.state["segments"], views):
+            seg = view.segment
+            if seg.n_docs != s["n_docs"] or any(not 0 <= d < seg.n_docs for d in view.deleted):
+                raise CorruptSegment(f"segment {s['name']} does not match the manifest")
+            live += seg.n_docs - len(view.deleted)
+            upper += seg.total_len
+            exact = exact and not view.deleted
+        total = self.state["total_len"]
+        if self.state["n_docs"] != live or not 0 <= total <= upper or (exact and total != upper):
+            raise CorruptSegment("the manifest's document counts do not match its segments")
 
     @property
     def n_docs(self) -> int:

@@ -319,3 +319,18 @@ def test_a_lock_that_is_not_a_file_is_named_in_one_line_and_clean_still_works(sa
     cleaned = run_cli(["clean", "--root", sample_repo])
     assert cleaned.returncode == 0 and not (sample_repo / ".retrieval").exists()
     assert os.path.exists("/etc/passwd")
+
+
+@pytest.mark.parametrize("field, value", [("n_docs", 0), ("n_docs", -7), ("total_len", 7)])
+def test_manifest_counts_that_disagree_with_the_segments_are_damage_not_a_silent_ranking(
+        sample_repo, copy_tree, field, value):
+    """BM25's collection statistics came from the manifest unchecked: a changed digit reordered the
+    hits, `n_docs: 0` emptied every answer, and `status` said ready."""
+    service.refresh(str(sample_repo))
+    expected = answers(copy_tree(sample_repo))
+    path = layout.manifest_path(layout.store_dir(str(sample_repo)), "lexical")
+    manifest = json.loads(open(path).read())
+    manifest["state"][field] = value
+    open(path, "w").write(json.dumps(manifest))
+    service._OPEN.clear()  # a new process
+    assert answers(sample_repo) == expected
