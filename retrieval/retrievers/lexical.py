@@ -1,6 +1,7 @@
 """`lexical`: BM25 over code-aware terms. Standard library only."""
 from __future__ import annotations
 
+import os
 from array import array
 from collections import Counter
 from itertools import groupby
@@ -10,7 +11,7 @@ from .. import prose, stem, text
 from ..confidence import assess, query_evidence
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
-from ..lexical.segment import MemorySegment, SegmentBuilder
+from ..lexical.segment import CorruptSegment, MemorySegment, SegmentBuilder
 from ..lexical import features
 from ..lexical.features import chunk_terms, member_owners
 from ..languages import CODE
@@ -140,6 +141,9 @@ class LexicalRetriever:
             seg = views[i].segment
             path, language, kind = seg.files[seg.doc_file[d]]
             start, end = seg.starts[d] or None, seg.ends[d] or None
+            if start and end and start > end and not isinstance(seg, MemorySegment):
+                # A span no chunker writes: the segment's bytes changed where its size does not show.
+                raise CorruptSegment(f"segment {os.path.basename(seg.directory)} holds a span {start}-{end}")
             docid = seg.docids[d] if seg.docids is not None else chunk_docid(path, start, end)
             context, chunk_kind, symbol, scope_start, scope_end = seg.meta(d) or _NO_META
             hits.append(SearchHit(docid, path, start, end, rank, value, context, confidence, language=language,

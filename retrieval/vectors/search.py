@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .store import Generation
+from .store import Generation, VectorStoreError
 
 # Candidates taken from the quantized index per result wanted (and at least MIN_CANDIDATES):
 # recall@10 of 4-bit codes against exact search is about 0.9, so the exact top 10 is almost always
@@ -85,12 +85,18 @@ class DenseIndex:
         ids = np.asarray(ids[0], dtype=np.int64)
         ids = ids[ids >= 0]
         exact = np.asarray(gen.vectors[np.sort(ids)] @ q[0], dtype=np.float32)
+        if not np.all(np.abs(exact) <= 1.001):  # NaN fails too
+            # Unit vectors cannot give that: the float file's bytes changed where its size does not
+            # show (the service rebuilds). Damage that keeps vectors unit-long needs checksums.
+            raise VectorStoreError(f"vectors {gen.name} are damaged (a cosine of {float(np.max(np.abs(exact))):g})")
         rows = np.sort(ids)
         order = np.argsort(-exact, kind="stable")[:depth]
         out = []
         for i in order:
             row = int(rows[i])
             path, language, kind = gen.files[int(gen.file_ids[row])]
-            out.append(DenseCandidate(float(exact[i]), row, path, language, kind,
-                                      int(gen.starts[row]), int(gen.ends[row])))
+            start, end = int(gen.starts[row]), int(gen.ends[row])
+            if not 1 <= start <= end:
+                raise VectorStoreError(f"vector rows {gen.name} hold a span {start}-{end}")
+            out.append(DenseCandidate(float(exact[i]), row, path, language, kind, start, end))
         return out

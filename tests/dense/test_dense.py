@@ -682,3 +682,26 @@ def test_the_in_memory_api_indexes_and_ranks_as_the_store_does(sample_repo, name
     assert in_memory == stored
     retriever.index([Document("zebra-1", "zebras graze on the savanna"), Document("lion-2", "lions hunt at night")])
     assert retriever.search("where do zebras eat", 2) == ["zebra-1", "lion-2"]  # documents' own ids
+
+
+def test_vectors_damaged_where_the_size_does_not_show_are_rebuilt_when_a_cosine_cannot_be(sample_repo):
+    """A changed exponent byte in the float vectors gave hits with cosines of 1e36, in silence."""
+    import numpy as np
+
+    from retrieval import service
+
+    query = "remove an entry from the cache"
+    service.refresh(sample_repo, "turbovec")
+    expected = [(h.docid, round(h.score, 4)) for h in service.search(sample_repo, query, retriever="turbovec").hits]
+    state = _state(sample_repo)
+    path = sample_repo / ".retrieval" / "turbovec" / (state["generation"]["name"] + ".f32")
+    data = bytearray(path.read_bytes())
+    header = len(data) - 4 * 384 * state["embedded"]  # the float32 rows (MiniLM: 384 each) end the file
+    assert state["embedded"] and header >= 0
+    vectors = np.frombuffer(bytes(data[header:]), dtype=np.float32).copy()
+    vectors[::7] = 3e18  # far from any unit vector's component
+    data[header:] = vectors.tobytes()
+    path.write_bytes(bytes(data))
+    service._OPEN.clear()  # a new process
+    got = [(h.docid, round(h.score, 4)) for h in service.search(sample_repo, query, retriever="turbovec").hits]
+    assert got == expected

@@ -334,3 +334,20 @@ def test_manifest_counts_that_disagree_with_the_segments_are_damage_not_a_silent
     open(path, "w").write(json.dumps(manifest))
     service._OPEN.clear()  # a new process
     assert answers(sample_repo) == expected
+
+
+def test_a_segment_holding_spans_no_chunker_writes_is_damage_the_query_repairs(sample_repo, copy_tree):
+    """docs.bin changed where its size does not show: hits came back starting after they end."""
+    from array import array
+
+    service.refresh(str(sample_repo))
+    expected = answers(copy_tree(sample_repo))
+    (seg,) = [p for p in (sample_repo / ".retrieval" / "lexical").iterdir() if p.name.startswith("seg-")]
+    values = array("I")
+    values.frombytes((seg / "docs.bin").read_bytes())
+    n = len(values) // 4
+    for d in range(n):  # the start-line column (see segment._doc_arrays)
+        values[n + d] += 400
+    (seg / "docs.bin").write_bytes(values.tobytes())
+    service._OPEN.clear()  # a new process
+    assert answers(sample_repo) == expected
