@@ -306,7 +306,8 @@ def is_current(root: str, manifest: dict) -> bool:
     watch = manifest.get("watch")
     if not isinstance(watch, dict) or manifest.get("decoder") != DECODER_VERSION:
         return False
-    if manifest.get("user", user_places()) != user_places():  # (an index written before it was kept has none)
+    here = user_places()
+    if manifest.get("user", here) != here:  # (an index written before it was kept has none)
         return False
     files = manifest["files"]
     checked = manifest.get("checked_ns")

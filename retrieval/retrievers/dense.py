@@ -78,11 +78,12 @@ class DenseRetriever:
         from ..vectors.search import MemoryIndex
         from ..vectors.texts import embed_text, worth_embedding
 
-        kept = [d for d in documents if worth_embedding(d.source_path or d.docid, d.kind)]
-        texts = [embed_text(d.source_path or d.docid, d.text, d.context) for d in kept]
+        kept = [(d.source_path or d.docid, d) for d in documents]
+        kept = [(path, d) for path, d in kept if worth_embedding(path, d.kind)]
+        texts = [embed_text(path, d.text, d.context) for path, d in kept]
         vectors = self.embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
-        rows = [(d.source_path or d.docid, d.language, d.kind, d.start_line or 0, d.end_line or 0) for d in kept]
-        self._docids = {(p, s, e): d.docid for (p, _l, _k, s, e), d in zip(rows, kept)}
+        rows = [(path, d.language, d.kind, d.start_line or 0, d.end_line or 0) for path, d in kept]
+        self._docids = {(p, s, e): d.docid for (p, _l, _k, s, e), (_path, d) in zip(rows, kept)}
         self._index = MemoryIndex(vectors, rows)
 
     def docid(self, path: str, start: int, end: int) -> str:

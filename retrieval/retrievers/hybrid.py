@@ -47,6 +47,9 @@ class HybridRetriever:
         self.ranking = self.lexical.ranking
         self.trust = trust or TrustConfig()
         self.dense = DenseRetriever(**dense_options)
+        # The lexical arm extracts terms in-process (see update_store). Said to the arm itself, not
+        # through RETRIEVAL_JOBS: two refreshes in two threads restored each other's value.
+        self.lexical.jobs = 1
         self._lex_views = None
 
     def use_profile(self, profile: str) -> None:
@@ -118,9 +121,6 @@ class HybridRetriever:
                 handoff.put(item)
                 yield item
 
-        # The lexical arm extracts terms in-process (see the docstring). Said to the arm itself, not
-        # through RETRIEVAL_JOBS: two refreshes in two threads restored each other's value.
-        self.lexical.jobs = 1
         worker = threading.Thread(target=lexical_side, name="hybrid-lexical", daemon=True)
         worker.start()
         try:

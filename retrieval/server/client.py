@@ -97,13 +97,15 @@ def code_version() -> str:
 ENV_PATHS = ("RETRIEVAL_INDEX_DIR",)
 
 
+def with_absolute_paths(env: dict) -> dict:
+    """`env` with its ENV_PATHS made absolute from here (a copy)."""
+    return {k: os.path.abspath(v) if k in ENV_PATHS and v else v for k, v in env.items()}
+
+
 def environment() -> dict:
-    env = {k: v for k, v in os.environ.items()
-           if (k.startswith(ENV_PREFIX) and k not in ENV_IGNORED) or k in ENV_PER_CALL or k in ENV_SHARED}
-    for key in ENV_PATHS:
-        if env.get(key):
-            env[key] = os.path.abspath(env[key])
-    return env
+    return with_absolute_paths({k: v for k, v in os.environ.items()
+                                if (k.startswith(ENV_PREFIX) and k not in ENV_IGNORED) or k in ENV_PER_CALL
+                                or k in ENV_SHARED})
 
 
 def shared_environment(env: dict) -> dict:

@@ -475,10 +475,7 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
     log_path = os.path.join(directory, "log")
     # The server runs in the root: a relative index directory would be another one there (a second
     # store inside the project, and this command waiting for a server that never appears here).
-    env = dict(os.environ)
-    for key in client.ENV_PATHS:
-        if env.get(key):
-            env[key] = os.path.abspath(env[key])
+    env = client.with_absolute_paths(dict(os.environ))
     with open(log_path, "ab") as log:
         os.chmod(log_path, 0o600)
         ours = log.tell()  # the log is appended to: earlier servers' lines are not this one's
