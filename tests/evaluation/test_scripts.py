@@ -142,6 +142,57 @@ def test_the_swebench_script_scores_an_instance_end_to_end(tmp_path, monkeypatch
     assert result["overall"]["acc@5_interval"] == [1.0, 1.0]
 
 
+def test_the_swebench_chain_mode_answers_as_fresh_builds_do_commit_after_commit(tmp_path, monkeypatch):
+    """--chain refreshes one tree from commit to commit instead of building each: the rows must be
+    those of a build per commit, including a file that the later commit adds, edits or deletes."""
+    import subprocess
+
+    swebench = _load("eval_swebench")
+    repo = tmp_path / "upstream"
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.org"]
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    commits = []
+    states = [{"net/retry.py": "def retry_upload(request, attempts):\n    return request.send()\n",
+               "net/auth.py": "def refresh_token(session):\n    return session.renew()\n",
+               "net/old.py": "def legacy_checksum(blob):\n    return sum(blob)\n"},
+              {"net/retry.py": "def retry_upload(request, attempts):\n    return request.send()\n",
+               "net/auth.py": "def rotate_signing_key(session):\n    return session.rotate()\n",
+               "net/cache.py": "def evict_stale_entries(cache):\n    cache.clear()\n"}]
+    for n, state in enumerate(states):
+        for old in repo.glob("net/*.py"):
+            old.unlink()
+        for path, text in state.items():
+            (repo / path).parent.mkdir(parents=True, exist_ok=True)
+            (repo / path).write_text(text)
+        subprocess.run(git + ["add", "-A"], check=True)
+        subprocess.run(git + ["commit", "-qm", f"state {n}", "--date", f"{1700000000 + n} +0000"], check=True)
+        commits.append(subprocess.run(git + ["rev-parse", "HEAD"], check=True, capture_output=True,
+                                      text=True).stdout.strip())
+    asked = [(1, "rotate_signing_key for the session", "net/auth.py", [1, 2]),
+             (0, "refresh_token renews the session", "net/auth.py", [1, 2]),
+             (1, "evict_stale_entries clears the cache", "net/cache.py", [1, 2]),
+             (0, "legacy_checksum of a blob", "net/old.py", [1, 2])]
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    (bench / "instances.jsonl").write_text("".join(json.dumps({
+        "instance_id": f"demo-{i}", "repo": "demo/net", "base_commit": commits[state], "query": query,
+        "gold_files": [gold], "gold_hunks": {gold: [hunk]}}) + "\n" for i, (state, query, gold, hunk) in enumerate(asked)))
+    (tmp_path / "gitdirs.json").write_text(json.dumps({"demo/net": str(repo / ".git")}))
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "index"))
+    results = {}
+    for mode in ("build", "chain"):
+        out = tmp_path / f"{mode}.json"
+        flags = ["--chain"] if mode == "chain" else []
+        assert swebench.main(flags + ["--bench", str(bench), "--gitdirs", str(tmp_path / "gitdirs.json"), "--workdir",
+                                      str(tmp_path / mode), "--workers", "1", "--json", str(out)]) == 0
+        results[mode] = json.loads(out.read_text())["instances"]
+    def answers(rows):
+        return [(r["instance_id"], r["base_commit"], r["scores"], r["top_files"]) for r in rows]
+    assert answers(results["chain"]) == answers(results["build"])
+    assert [r["scores"]["acc@1"] for r in results["chain"]] == [1.0] * 4
+    assert "net/old.py" not in results["chain"][0]["top_files"]  # deleted by the later commit
+
+
 def test_the_cosqa_script_scores_questions_end_to_end(tmp_path, monkeypatch):
     cosqa = _load("eval_cosqa")
     bench = tmp_path / "bench"
