@@ -76,6 +76,9 @@ class RankingConfig:
     long_query_noncode: float = 0.5  # long queries: docs, config, tests and examples
     long_query_min_idf: float = 1.0  # long queries skip words this common (idf below it)
     long_query_definer_boost: float = 0.5  # long queries: per named symbol a file defines
+    # Long queries: a file's n-th further chunk competes at its score times this to the n (0: after
+    # every file's best). A pasted report is about the code to change, most often in its best file.
+    long_query_repeat_discount: float = 0.5
     filename_boost: float = 2.0  # every word of the file's name is in the query (NL queries)
     scope_boost: float = 3.0  # `Router.add_route`: a chunk whose scope path ends with that name
     one_page_per_translation: bool = True  # docs differing only in a language directory are one result
@@ -249,13 +252,16 @@ def translation_keys(path: str) -> tuple[str, ...]:
 
 
 def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig,
-               page_keys: Callable[[str], tuple] | None = None) -> list[tuple[float, object]]:
+               page_keys: Callable[[str], tuple] | None = None,
+               repeat_discount: float = 0.0) -> list[tuple[float, object]]:
     """(score, path, item) chunks -> (final score, item), best chunk of each file first.
 
     A file's score is its best chunk plus `file_evidence` times its next `evidence_chunks` chunks;
     its best chunk carries that score. Remaining chunks follow (when diversifying) in their own score order.
     `page_keys(path)`: files sharing a key are copies of one page (translations): only the best of
-    them counts as a distinct file, the others follow with the second chunks.
+    them counts as a distinct file, the others follow with the second chunks. With a
+    `repeat_discount` d > 0, a file's n-th further chunk competes with the best chunks at its score
+    times d**n (and carries that score) instead of following them all.
     """
     by_file: dict[str, list] = {}
     for entry in scored:
@@ -291,7 +297,14 @@ def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig,
                 entry = (entry[0], held[1], held[2])
             rest.append(entry)  # a translation of a page already listed
         firsts = distinct
-    if config.diversify:
+    if config.diversify and repeat_discount > 0:
+        repeats: dict[str, int] = {}
+        discounted = []
+        for entry in sorted(rest, key=lambda e: -e[0]):
+            n = repeats[entry[1]] = repeats.get(entry[1], 0) + 1
+            discounted.append((entry[0] * repeat_discount ** n, entry[1], entry[2]))
+        ordered = sorted(firsts + discounted, key=lambda e: -e[0])
+    elif config.diversify:
         ordered = sorted(firsts, key=lambda e: -e[0]) + sorted(rest, key=lambda e: -e[0])
     else:
         ordered = sorted(firsts + rest, key=lambda e: -e[0])
@@ -316,4 +329,5 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
         if definers:
             factor *= 1.0 + config.long_query_definer_boost * definers.get(path, 0)
         scored.append((value * factor, path, item))
-    return rank_files(scored, config, lambda p: translation_keys(p) if p in docs_paths else ())
+    return rank_files(scored, config, lambda p: translation_keys(p) if p in docs_paths else (),
+                      config.long_query_repeat_discount if plan.long else 0.0)

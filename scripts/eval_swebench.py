@@ -85,8 +85,6 @@ def materialise(gitdir: str, commit: str, dest: str) -> list[str]:
 
 def run_group(job: dict) -> list[dict]:
     """All instances of one (repository, base commit): one tree, one index (in a worker process)."""
-    from retrieval import service
-
     root = os.path.join(job["workdir"], "trees", job["repo"].replace("/", "+") + "@" + job["commit"][:12])
     try:
         started = time.perf_counter()
@@ -97,18 +95,23 @@ def run_group(job: dict) -> list[dict]:
                 for i in job["instances"]]
     finally:
         if not job["keep"]:
-            try:
-                service.clean(root)
-            except Exception:
-                pass
-            shutil.rmtree(root, ignore_errors=True)
+            discard(root)
+
+
+def discard(root: str) -> None:
+    """A tree and its index, after use."""
+    from retrieval import service
+
+    try:
+        service.clean(root)
+    except Exception:
+        pass
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def run_chain(job: dict) -> list[dict]:
     """Every commit of one repository in commit order, in one tree whose index is refreshed from
     commit to commit (in a worker process)."""
-    from retrieval import service
-
     root = os.path.join(job["workdir"], "trees", job["repo"].replace("/", "+") + "@chain")
     out = []
     try:
@@ -127,11 +130,7 @@ def run_chain(job: dict) -> list[dict]:
                            for i in step["instances"])
     finally:
         if not job["keep"]:
-            try:
-                service.clean(root)
-            except Exception:
-                pass
-            shutil.rmtree(root, ignore_errors=True)
+            discard(root)
     return out
 
 
