@@ -1,12 +1,16 @@
 """Immutable postings segments: built in memory, written once, read lazily.
 
 On disk a segment is a directory:
-  seg.json       counts, shard count and the byte size of every other file (a torn write shows)
+  seg.json       counts, shard count, the byte size of every other file (a torn write shows) and
+                 its CRC-32 (a file changed where its size does not show: checked whenever the
+                 file is read whole)
   files.json     {"path": [...], "language": [...], "kind": [...], "first": [...]}: per file, by
                  file index; "first" is its first doc id (a file's docs are consecutive)
   docs.bin       four little-endian uint32 arrays of n_docs: file index, start line, end line, length
   post.bin       per term, its doc ids then its term frequencies (uint32 each)
-  lex-NNNN.json  one shard of the lexicon: {term: [byte offset in post.bin, document frequency]}
+  lex-NNNN.json  one shard of the lexicon: {term: [byte offset in post.bin, document frequency,
+                 CRC-32 of the term's postings]} (a query reads a few terms' postings, not post.bin
+                 whole, so each is checked as it is read)
   meta.bin       only when a chunker said more than lines: n_docs + 1 uint32 offsets, then per doc
                  a JSON array [context, kind, symbol, scope start, scope end] (a hit reads its own)
 A query opens only the shards of its terms and reads only their postings.
@@ -125,31 +129,38 @@ class SegmentBuilder:
         offset = 0
         # Streamed out term by term (the whole directory is renamed into place at the end), so
         # writing does not hold a second copy of every posting; synced before it is published.
+        post_crc = 0
         with open(os.path.join(tmp, "post.bin"), "xb") as fh:
             for term in terms:
                 docs, tfs = self.postings[term]
                 blob = _to_bytes(docs) + _to_bytes(tfs)
                 fh.write(blob)
-                shards[shard_of(term, n_shards)][term] = [offset, len(docs)]
+                crc = zlib.crc32(blob)
+                shards[shard_of(term, n_shards)][term] = [offset, len(docs), crc]
+                post_crc = zlib.crc32(blob, post_crc)
                 offset += len(blob)
             fh.flush()
             os.fsync(fh.fileno())
         sizes = {"post.bin": offset}
-        docs_blob = b"".join(_to_bytes(a) for a in (self.doc_file, self.starts, self.ends, self.lens))
-        sizes["docs.bin"] = write_new(os.path.join(tmp, "docs.bin"), docs_blob)
+        crcs = {"post.bin": post_crc}
+
+        def put(name: str, data: bytes) -> None:
+            sizes[name] = write_new(os.path.join(tmp, name), data)
+            crcs[name] = zlib.crc32(data)
+
+        put("docs.bin", b"".join(_to_bytes(a) for a in (self.doc_file, self.starts, self.ends, self.lens)))
         # Columns, not one list per file: they parse several times faster, and a cold query reads them.
         columns = {"path": [f[0] for f in self.files], "language": [f[1] for f in self.files],
                    "kind": [f[2] for f in self.files], "first": list(self.firsts)}
-        sizes["files.json"] = write_new(os.path.join(tmp, "files.json"), dumps(columns))
+        put("files.json", dumps(columns))
         if any(self.meta):
             blobs = [dumps(list(m)) if m else b"" for m in self.meta]
             offsets = array("I", [0])
             for blob in blobs:
                 offsets.append(offsets[-1] + len(blob))
-            sizes["meta.bin"] = write_new(os.path.join(tmp, "meta.bin"), _to_bytes(offsets) + b"".join(blobs))
+            put("meta.bin", _to_bytes(offsets) + b"".join(blobs))
         for i, shard in enumerate(shards):
-            name = f"lex-{i:04d}.json"
-            sizes[name] = write_new(os.path.join(tmp, name), dumps(shard))
+            put(f"lex-{i:04d}.json", dumps(shard))
         meta = {
             "format": SEGMENT_FORMAT,
             "n_docs": self.n_docs,
@@ -157,6 +168,7 @@ class SegmentBuilder:
             "n_shards": n_shards,
             "total_len": sum(self.lens),
             "sizes": sizes,
+            "crc32": crcs,
         }
         write_new(os.path.join(tmp, "seg.json"), dumps(meta))
         return meta
@@ -228,6 +240,8 @@ class DiskSegment:
                 actual = -1
             if actual != size:
                 raise CorruptSegment(f"segment {os.path.basename(directory)}: {name} is damaged")
+        # Absent in segments written before checksums: those are read unchecked, as they were.
+        self._crcs: dict = meta.get("crc32") or {}
         self.n_docs = meta["n_docs"]
         self.n_shards = meta["n_shards"]
         self.total_len = meta["total_len"]
@@ -264,12 +278,20 @@ class DiskSegment:
             raise CorruptSegment(f"segment {os.path.basename(self.directory)}: meta.bin is damaged") from exc
         return tuple(row)
 
+    def _read(self, name: str) -> bytes:
+        """A file of the segment, whole, checked against its recorded CRC-32."""
+        with open(os.path.join(self.directory, name), "rb") as fh:
+            data = fh.read()
+        expected = self._crcs.get(name)
+        if expected is not None and zlib.crc32(data) != expected:
+            raise CorruptSegment(f"segment {os.path.basename(self.directory)}: {name} is damaged")
+        return data
+
     def meta_rows(self) -> list:
         """Every document's metadata (None where there is none), read at once: for merging."""
         if not self._has_meta:
             return [None] * self.n_docs
-        with open(os.path.join(self.directory, "meta.bin"), "rb") as fh:
-            data = fh.read()
+        data = self._read("meta.bin")
         header = 4 * (self.n_docs + 1)
         offsets = _from_bytes(data[:header])
         if len(offsets) != self.n_docs + 1 or header + offsets[-1] != len(data):
@@ -279,8 +301,7 @@ class DiskSegment:
 
     def _doc_arrays(self):
         if self._docs is None:
-            with open(os.path.join(self.directory, "docs.bin"), "rb") as fh:
-                all_values = _from_bytes(fh.read())
+            all_values = _from_bytes(self._read("docs.bin"))
             n = self.n_docs
             if len(all_values) != 4 * n:
                 raise CorruptSegment(f"segment {os.path.basename(self.directory)}: docs.bin is damaged")
@@ -331,8 +352,7 @@ class DiskSegment:
 
     def _json(self, name: str):
         try:
-            with open(os.path.join(self.directory, name), encoding="utf-8") as fh:
-                return json.load(fh)
+            return json.loads(self._read(name))
         except ValueError as exc:
             raise CorruptSegment(f"segment {os.path.basename(self.directory)}: {name} is damaged") from exc
 
@@ -346,11 +366,11 @@ class DiskSegment:
         entry = self._shard(shard_of(term, self.n_shards)).get(term)
         if entry is None:
             return None
-        offset, df = entry
+        offset, df, *crc = entry
         with open(os.path.join(self.directory, "post.bin"), "rb") as fh:
             fh.seek(offset)
             data = fh.read(8 * df)
-        if len(data) != 8 * df:
+        if len(data) != 8 * df or (crc and zlib.crc32(data) != crc[0]):
             raise CorruptSegment(f"segment {os.path.basename(self.directory)}: post.bin is damaged")
         values = _from_bytes(data)
         return values[:df], values[df:]

@@ -184,9 +184,9 @@ def update(
                 sections = vstore.map_checkpoint(os.path.join(directory, name), model, dim)
             except (OSError, vstore.VectorStoreError, ValueError):
                 sections = None
-            if sections is not None:
+            if sections is not None:  # the bytes just written: read back unchecked
                 for i, k in enumerate(unsaved):
-                    fresh[k] = sections[1][i]
+                    fresh[k] = sections.vectors[i]
             unsaved.clear()
         last_checkpoint[0] = time.monotonic()
 
@@ -205,7 +205,7 @@ def update(
                     continue
                 donor = donors.get(key)
                 if donor is not None:
-                    fresh[key] = donor[0].vectors[donor[1]]
+                    fresh[key] = donor[0].row(donor[1])
                     continue
                 known = shared.get(key)
                 if known is not None:
@@ -261,11 +261,11 @@ def update(
 
     def vector(key: bytes):
         hit = fresh.get(key)
-        return hit if hit is not None else old.vectors[cached[key]]
+        return hit if hit is not None else old.row(cached[key])
 
     def vector_blocks():
         for lo in range(0, len(old_rows), BLOCK_ROWS):
-            yield old.vectors[old_rows[lo:lo + BLOCK_ROWS]]
+            yield old.rows(old_rows[lo:lo + BLOCK_ROWS])
         for lo in range(0, len(new_rows), BLOCK_ROWS):
             yield np.stack([vector(row[-1]) for row in new_rows[lo:lo + BLOCK_ROWS]])
 

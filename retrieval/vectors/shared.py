@@ -55,7 +55,8 @@ class SharedEmbeddings:
         if self._index is None:
             self._load()
         found = self._index.get(key)
-        return None if found is None else self._shards[found[0]][found[1]]
+        # A vector failing its checksum is embedded again: the cache only saves work.
+        return None if found is None else self._shards[found[0]].vector(found[1])
 
     def _load(self) -> None:
         """Map every readable shard of this model: its vectors are paged in only when a key is
@@ -65,7 +66,6 @@ class SharedEmbeddings:
             names = sorted((n for n in os.listdir(self.directory) if n.startswith(SHARD_PREFIX)), reverse=True)
         except OSError:
             return
-        width = vstore.KEY_BYTES
         for name in names:
             try:
                 sections = vstore.map_checkpoint(os.path.join(self.directory, name), self.model, self.dim)
@@ -73,11 +73,10 @@ class SharedEmbeddings:
                 continue
             if sections is None:
                 continue
-            keys, vectors = sections
             number = len(self._shards)
-            self._shards.append(vectors)
-            for i in range(len(vectors)):
-                self._index.setdefault(keys[i * width:(i + 1) * width], (number, i))
+            self._shards.append(sections)
+            for i in range(len(sections)):
+                self._index.setdefault(sections.key(i), (number, i))
 
     def add(self, keys: list[bytes], blocks) -> None:
         """Keep what this build embedded for the next one (`blocks`: the vectors, row blocks in

@@ -4,12 +4,16 @@ A generation `vec-NNNNNN` is three files, all written through store/atomic.py be
 names them (so a reader sees the old generation or the new one, never a torn one):
 
   .f32   the float32 vectors, row-major, n x dim, no header (memory-mapped for exact re-scoring)
-  .rows  what each row is: a small JSON header (dim, model, files) then, per row, file number,
-         start line, end line (uint32) and the 16-byte key of the text that was embedded
+  .rows  what each row is: a small JSON header (dim, model, files, the CRC-32 of what follows it)
+         then, per row, file number, start line, end line, the CRC-32 of its float32 vector
+         (uint32 each) and the 16-byte key of the text that was embedded. A row's vector is checked
+         whenever it is read (a query re-scores ~100, a refresh carries the others forward), so
+         bytes changed where the file's size does not show are found, not copied on.
   .tv    the turbovec TurboQuantIndex of the same rows, in turbovec's own format
 
-`ckpt-*.emb` files hold vectors embedded by a refresh that has not committed yet (key + vector,
-same binary layout): a refresh killed after ten minutes of embedding resumes from them.
+`ckpt-*.emb` files hold vectors embedded by a refresh that has not committed yet (keys, vectors,
+then each vector's CRC-32): a refresh killed after ten minutes of embedding resumes from them; a
+vector that fails its check is embedded again, never copied on.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import itertools
 import json
 import os
 import struct
+import zlib
 
 from ..store.atomic import write_bytes, write_chunks
 
@@ -78,13 +83,14 @@ def write_generation(directory: str, name: str, *, model: str, dim: int, files: 
     if len(keys) != n * KEY_BYTES:
         raise ValueError("rows and keys disagree")
     f32 = os.path.join(directory, name + ".f32")
-    write_chunks(f32, _row_bytes(vector_blocks, dim, n), durable=True)
+    crcs: list[int] = []
+    write_chunks(f32, _row_bytes(vector_blocks, dim, n, crcs), durable=True)
     vectors = np.memmap(f32, dtype="<f4", mode="r", shape=(n, dim)) if n else np.zeros((0, dim), dtype="<f4")
     tv_bytes = build_index(vectors)
     del vectors
-    header = {"n": n, "dim": dim, "model": model, "files": files}
-    columns = [np.asarray(c, dtype="<u4").tobytes() for c in (file_ids, starts, ends)]
-    write_bytes(os.path.join(directory, name + ".rows"), _pack(ROWS_MAGIC, header, *columns, keys), durable=True)
+    sections = b"".join([np.asarray(c, dtype="<u4").tobytes() for c in (file_ids, starts, ends, crcs)] + [keys])
+    header = {"n": n, "dim": dim, "model": model, "files": files, "row_crcs": True, "crc32": zlib.crc32(sections)}
+    write_bytes(os.path.join(directory, name + ".rows"), _pack(ROWS_MAGIC, header, sections), durable=True)
     write_bytes(os.path.join(directory, name + ".tv"), tv_bytes, durable=True)
     return {"name": name, "n": n, "dim": dim, "model": model}
 
@@ -106,14 +112,19 @@ class Generation:
         n, dim = header["n"], header["dim"]
         if n != entry["n"] or dim != entry["dim"] or header["model"] != entry["model"]:
             raise VectorStoreError(f"vector rows {self.name} do not match the manifest")
-        if len(data) != at + n * (12 + KEY_BYTES):
+        # Generations written before checksums have neither: read unchecked, as they were.
+        columns = 4 if header.get("row_crcs") else 3
+        if len(data) != at + n * (4 * columns + KEY_BYTES):
             raise VectorStoreError(f"vector rows {self.name} are torn")
+        if "crc32" in header and zlib.crc32(memoryview(data)[at:]) != header["crc32"]:
+            raise VectorStoreError(f"vector rows {self.name} are damaged")
         self.n, self.dim, self.model = n, dim, header["model"]
         self.files: list[list[str]] = header["files"]  # [path, language, kind]
         self.file_ids = np.frombuffer(data, "<u4", n, at)
         self.starts = np.frombuffer(data, "<u4", n, at + 4 * n)
         self.ends = np.frombuffer(data, "<u4", n, at + 8 * n)
-        self.keys = data[at + 12 * n:]
+        self.crcs = np.frombuffer(data, "<u4", n, at + 12 * n) if columns == 4 else None
+        self.keys = data[at + 4 * columns * n:]
         expected = n * dim * 4
         if os.path.getsize(base + ".f32") != expected:
             raise VectorStoreError(f"vectors {self.name} are torn")
@@ -130,6 +141,23 @@ class Generation:
             if len(self.index) != n:
                 raise VectorStoreError(f"turbovec index {self.name} does not match its rows")
 
+    def rows(self, rows):
+        """The float32 vectors of `rows` (row numbers, in the order wanted), each checked against
+        its CRC-32."""
+        import numpy as np
+
+        block = np.ascontiguousarray(self.vectors[rows], dtype="<f4")
+        if self.crcs is not None:
+            width = 4 * self.dim
+            data = memoryview(block.tobytes())
+            for i, row in enumerate(rows):
+                if zlib.crc32(data[i * width:(i + 1) * width]) != self.crcs[row]:
+                    raise VectorStoreError(f"vectors {self.name} are damaged (row {int(row)})")
+        return block
+
+    def row(self, row: int):
+        return self.rows([row])[0]
+
     def key(self, row: int) -> bytes:
         return self.keys[row * KEY_BYTES:(row + 1) * KEY_BYTES]
 
@@ -137,39 +165,76 @@ class Generation:
         return self.files[int(self.file_ids[row])][0]
 
 
-def _row_bytes(blocks, dim: int, n: int):
-    """float32 rows as bytes, a block at a time. Raises ValueError, before the writer publishes
-    anything, when a block is of another width or the blocks do not hold exactly n rows."""
+def _row_bytes(blocks, dim: int, n: int, crcs: list | None = None):
+    """float32 rows as bytes, a block at a time (each row's CRC-32 appended to `crcs`). Raises
+    ValueError, before the writer publishes anything, when a block is of another width or the
+    blocks do not hold exactly n rows."""
     import numpy as np
 
     rows = 0
+    width = 4 * dim
     for block in blocks:
         block = np.ascontiguousarray(block, dtype="<f4")
         if block.shape[-1:] != (dim,):
             raise ValueError("vectors of the wrong dimension")
         rows += block.size // dim
-        yield block.tobytes()
+        data = block.tobytes()
+        if crcs is not None:
+            view = memoryview(data)
+            crcs.extend(zlib.crc32(view[i:i + width]) for i in range(0, len(data), width))
+        yield data
     if rows != n:
         raise ValueError("rows and vectors disagree")
 
 
 def write_checkpoint(directory: str, name: str, model: str, keys: list[bytes], blocks, dim: int) -> None:
-    """keys and their vectors, given as row blocks in key order (an array is its rows)."""
-    head = _pack(CKPT_MAGIC, {"n": len(keys), "dim": dim, "model": model}, b"".join(keys))
-    write_chunks(os.path.join(directory, name), itertools.chain((head,), _row_bytes(blocks, dim, len(keys))),
-                 durable=True)
+    """keys and their vectors, given as row blocks in key order (an array is its rows), then the
+    vectors' CRC-32s (known once the rows are written: they end the file)."""
+    head = _pack(CKPT_MAGIC, {"n": len(keys), "dim": dim, "model": model, "row_crcs": True}, b"".join(keys))
+    crcs: list[int] = []
+
+    def trailer():
+        yield struct.pack(f"<{len(crcs)}I", *crcs)
+
+    write_chunks(os.path.join(directory, name),
+                 itertools.chain((head,), _row_bytes(blocks, dim, len(keys), crcs), trailer()), durable=True)
 
 
-def checkpoint_sections(data, name: str, model: str, dim: int):
-    """(keys bytes, (n, dim) vectors) of a checkpoint's bytes (or a map of them); None when it is of
-    another model or size. Raises VectorStoreError (or KeyError, TypeError) when it is damaged."""
+class CheckpointRows:
+    """A checkpoint's keys and vectors (memory-mapped when read through map_checkpoint)."""
+
+    def __init__(self, keys, vectors, crcs):
+        self.keys, self.vectors, self.crcs = keys, vectors, crcs
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+    def key(self, i: int) -> bytes:
+        return self.keys[i * KEY_BYTES:(i + 1) * KEY_BYTES]
+
+    def vector(self, i: int):
+        """Row i's vector, or None when it fails its CRC-32 (checkpoints written before the
+        checksums are taken as they are)."""
+        row = self.vectors[i]
+        if self.crcs is not None and zlib.crc32(row.tobytes()) != self.crcs[i]:
+            return None
+        return row
+
+
+def checkpoint_sections(data, name: str, model: str, dim: int) -> CheckpointRows | None:
+    """The rows of a checkpoint's bytes (or a map of them); None when it is of another model or
+    size. Raises VectorStoreError (or KeyError, TypeError) when it is damaged."""
     import numpy as np
 
     header, at = unpack_header(data, CKPT_MAGIC, name)
     n = header["n"]
-    if header["model"] != model or header["dim"] != dim or len(data) != at + n * (KEY_BYTES + 4 * dim):
+    size = at + n * (KEY_BYTES + 4 * dim)
+    checked = bool(header.get("row_crcs"))
+    if header["model"] != model or header["dim"] != dim or len(data) != size + (4 * n if checked else 0):
         return None
-    return data[at:at + n * KEY_BYTES], np.frombuffer(data, "<f4", n * dim, at + n * KEY_BYTES).reshape(n, dim)
+    vectors = np.frombuffer(data, "<f4", n * dim, at + n * KEY_BYTES).reshape(n, dim)
+    crcs = np.frombuffer(data, "<u4", n, size) if checked else None
+    return CheckpointRows(data[at:at + n * KEY_BYTES], vectors, crcs)
 
 
 def map_checkpoint(path: str, model: str, dim: int):
@@ -195,10 +260,10 @@ def read_checkpoints(directory: str, model: str, dim: int) -> dict[bytes, object
             sections = map_checkpoint(os.path.join(directory, name), model, dim)
         except (OSError, VectorStoreError, KeyError, TypeError, ValueError):
             continue
-        if sections is not None:
-            keys, vectors = sections
-            for i in range(len(vectors)):
-                out[keys[i * KEY_BYTES:(i + 1) * KEY_BYTES]] = vectors[i]
+        for i in range(len(sections or ())):
+            vector = sections.vector(i)
+            if vector is not None:
+                out[sections.key(i)] = vector
     return out
 
 

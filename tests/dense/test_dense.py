@@ -77,6 +77,25 @@ def test_the_store_round_trips_rows_vectors_and_the_turbovec_index(tmp_path):
         Generation(str(tmp_path), entry)
 
 
+def test_a_generation_written_before_checksums_is_read_unchecked_as_it_was(tmp_path):
+    import numpy as np
+
+    from retrieval.vectors.store import ROWS_MAGIC, Generation, _pack, unpack_header, write_generation
+
+    vectors = np.eye(3, 384, dtype=np.float32)
+    entry = write_generation(str(tmp_path), "vec-000001", model="m", dim=384, files=[["a.py", "python", "code"]],
+                             file_ids=[0, 0, 0], starts=[1, 5, 9], ends=[4, 8, 12], keys=bytes(48),
+                             vector_blocks=iter([vectors]), build_index=lambda rows: b"")
+    rows = tmp_path / "vec-000001.rows"
+    header, at = unpack_header(rows.read_bytes(), ROWS_MAGIC, "rows")
+    data = rows.read_bytes()[at:]
+    old = {k: v for k, v in header.items() if k not in ("row_crcs", "crc32")}
+    rows.write_bytes(_pack(ROWS_MAGIC, old, data[:36], data[48:]))  # three columns, then the keys
+    gen = Generation(str(tmp_path), entry, load_index=False)
+    assert gen.crcs is None and list(gen.ends) == [4, 8, 12] and gen.key(2) == bytes(16)
+    assert np.array_equal(gen.rows([2, 0]), vectors[[2, 0]])
+
+
 def test_a_generation_whose_vectors_disagree_with_its_rows_is_not_written(tmp_path):
     import numpy as np
 
@@ -102,6 +121,26 @@ def test_the_quantized_index_is_the_same_however_its_rows_are_streamed(monkeypat
     whole = build.build_turbovec(vectors, 4)
     monkeypatch.setattr(build, "BLOCK_ROWS", 70)
     assert build.build_turbovec(vectors, 4) == whole
+
+
+def test_a_checkpointed_vector_that_fails_its_checksum_is_left_out_to_be_embedded_again(tmp_path):
+    """A resumed build took every vector of a checkpoint whose size was right."""
+    import numpy as np
+
+    from retrieval.vectors.store import read_checkpoints, write_checkpoint
+
+    vectors = np.eye(3, 8, dtype=np.float32)
+    keys = [bytes([i]) * 16 for i in range(3)]
+    write_checkpoint(str(tmp_path), "ckpt-1-00001.emb", "m", keys, iter([vectors]), 8)
+    assert sorted(read_checkpoints(str(tmp_path), "m", 8)) == keys
+    path = tmp_path / "ckpt-1-00001.emb"
+    data = bytearray(path.read_bytes())
+    row_1 = len(data) - 4 * 3 - 2 * 4 * 8  # rows of 8 float32s, then 3 CRC-32s
+    data[row_1:row_1 + 4] = np.float32(-1).tobytes()  # its first component, 0 before
+    path.write_bytes(bytes(data))
+    read = read_checkpoints(str(tmp_path), "m", 8)
+    assert sorted(read) == [keys[0], keys[2]]
+    assert np.array_equal(read[keys[2]], vectors[2])
 
 
 def test_vectors_read_back_from_checkpoints_are_the_vectors_embedded(make_tree, monkeypatch):
@@ -703,5 +742,75 @@ def test_vectors_damaged_where_the_size_does_not_show_are_rebuilt_when_a_cosine_
     data[header:] = vectors.tobytes()
     path.write_bytes(bytes(data))
     service._OPEN.clear()  # a new process
+    got = [(h.docid, round(h.score, 4)) for h in service.search(sample_repo, query, retriever="turbovec").hits]
+    assert got == expected
+
+
+def _negate_vectors(root, name="turbovec") -> None:
+    """Every stored vector v made -v in place: still unit-long, so no cosine looks wrong."""
+    import numpy as np
+
+    state = _state(root, name)
+    gen = state["generation"] if name == "turbovec" else state["dense"]["generation"]
+    directory = root / ".retrieval" / name / ("" if name == "turbovec" else "dense")
+    path = directory / (gen["name"] + ".f32")
+    path.write_bytes((-np.frombuffer(path.read_bytes(), dtype="<f4")).astype("<f4").tobytes())
+
+
+@pytest.mark.parametrize("name", ["turbovec", "hybrid"])
+def test_vectors_changed_but_still_unit_long_are_found_by_their_checksums_and_rebuilt(sample_repo, copy_tree, name):
+    """Negated vectors kept every cosine in range: the query answered the opposite of the question."""
+    from retrieval import service
+
+    query = "remove an entry from the cache"
+    expected = [(h.docid, round(h.score, 4)) for h in service.search(copy_tree(sample_repo), query, retriever=name).hits]
+    service.refresh(sample_repo, name)
+    _negate_vectors(sample_repo, name)
+    service._OPEN.clear()  # a new process
+    said = []
+    got = [(h.docid, round(h.score, 4)) for h in service.search(sample_repo, query, retriever=name,
+                                                                 progress=said.append).hits]
+    assert got == expected
+    assert any("damaged" in line for line in said)
+
+
+def test_a_refresh_does_not_carry_damaged_vectors_into_the_next_generation(sample_repo, copy_tree, rewrite):
+    """A refresh copies the vectors of unchanged files forward: damaged ones were copied in silence
+    (and given a new checksum) instead of being embedded again."""
+    from retrieval import service
+
+    query = "remove an entry from the cache"
+    service.refresh(sample_repo, "turbovec")
+    _negate_vectors(sample_repo)
+    rewrite(sample_repo / "src/app/http_client.py", "def fetch(url):\n    return url\n")
+    said = []
+    service.refresh(sample_repo, "turbovec", progress=said.append)
+    assert any("damaged" in line for line in said)
+    expected = [(h.docid, round(h.score, 4)) for h in service.search(copy_tree(sample_repo), query, retriever="turbovec").hits]
+    service._OPEN.clear()
+    assert [(h.docid, round(h.score, 4)) for h in service.search(sample_repo, query, retriever="turbovec").hits] == expected
+
+
+def test_vector_rows_changed_where_the_size_does_not_show_are_damage_not_other_spans(sample_repo, copy_tree):
+    """Every row's start line one later (still before its end) gave hits at lines nobody indexed."""
+    import numpy as np
+
+    from retrieval import service
+    from retrieval.vectors.store import ROWS_MAGIC, unpack_header
+
+    query = "remove an entry from the cache"
+    expected = [(h.docid, round(h.score, 4)) for h in service.search(copy_tree(sample_repo), query, retriever="turbovec").hits]
+    service.refresh(sample_repo, "turbovec")
+    gen = _state(sample_repo)["generation"]
+    path = sample_repo / ".retrieval" / "turbovec" / (gen["name"] + ".rows")
+    data = bytearray(path.read_bytes())
+    _header, at = unpack_header(bytes(data), ROWS_MAGIC, "rows")
+    n = gen["n"]
+    starts = np.frombuffer(bytes(data[at + 4 * n: at + 8 * n]), dtype="<u4")
+    ends = np.frombuffer(bytes(data[at + 8 * n: at + 12 * n]), dtype="<u4")
+    data[at + 4 * n: at + 8 * n] = np.minimum(starts + 1, ends).astype("<u4").tobytes()
+    assert bytes(data) != path.read_bytes()
+    path.write_bytes(bytes(data))
+    service._OPEN.clear()
     got = [(h.docid, round(h.score, 4)) for h in service.search(sample_repo, query, retriever="turbovec").hits]
     assert got == expected

@@ -74,6 +74,31 @@ def test_a_torn_or_foreign_shard_is_skipped_and_the_build_embeds_instead(make_tr
     assert report.status == "indexed" and _state(second)["embedded"] == 3
 
 
+def test_a_cached_vector_changed_in_place_is_embedded_again_not_copied_into_the_next_index(make_tree, shared):
+    """Bytes of a shard changed where its size does not show: the vector went into every later
+    index of the same text, with a fresh checksum of its own."""
+    import numpy as np
+
+    from retrieval import service
+    from retrieval.vectors.store import Generation
+
+    first = make_tree(FILES)
+    service.refresh(first, "turbovec")
+    (model_dir,) = list(shared.iterdir())
+    (shard,) = [p for p in model_dir.iterdir() if p.name.startswith("shard-")]
+    data = bytearray(shard.read_bytes())
+    vectors_end = len(data) - 4 * 3  # the three vectors' CRC-32s end the shard
+    row = np.frombuffer(bytes(data[vectors_end - 4 * 384:vectors_end]), dtype="<f4")
+    data[vectors_end - 4 * 384:vectors_end] = (-row).astype("<f4").tobytes()  # still unit-long
+    shard.write_bytes(bytes(data))
+    second = make_tree(FILES)
+    service.refresh(second, "turbovec")
+    assert (_state(second)["embedded"], _state(second)["shared"]) == (1, 2)
+    a = Generation(str(first / ".retrieval" / "turbovec"), _state(first)["generation"])
+    b = Generation(str(second / ".retrieval" / "turbovec"), _state(second)["generation"])
+    assert {a.key(i): a.vectors[i].tobytes() for i in range(a.n)} == {b.key(i): b.vectors[i].tobytes() for i in range(b.n)}
+
+
 def test_the_cache_keeps_the_newest_shards_within_its_size_limit(tmp_path, monkeypatch):
     import numpy as np
 

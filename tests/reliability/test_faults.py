@@ -272,6 +272,81 @@ def test_a_segment_file_garbled_without_changing_its_size_is_rebuilt_by_the_next
     assert answers(sample_repo) == expected  # and the store stays repaired
 
 
+def _shift_columns(seg, column: int) -> None:
+    """docs.bin's `column` (0 file, 1 start, 2 end, 3 length) plus one for every document."""
+    from array import array
+
+    values = array("I")
+    values.frombytes((seg / "docs.bin").read_bytes())
+    n = len(values) // 4
+    for d in range(n):
+        values[column * n + d] += 1
+    (seg / "docs.bin").write_bytes(values.tobytes())
+
+
+def _bump_term_frequencies(seg) -> None:
+    """Every posting's term frequency plus one, in place."""
+    from array import array
+
+    data = bytearray((seg / "post.bin").read_bytes())
+    for shard in seg.glob("lex-*.json"):
+        for offset, df, *_ in json.loads(shard.read_text()).values():
+            tfs = array("I")
+            tfs.frombytes(bytes(data[offset + 4 * df : offset + 8 * df]))
+            data[offset + 4 * df : offset + 8 * df] = array("I", (tf + 1 for tf in tfs)).tobytes()
+    (seg / "post.bin").write_bytes(bytes(data))
+
+
+def _rename_paths(seg) -> None:
+    """Every indexed path's `src/` read as `srd/`: the same length, still valid JSON."""
+    path = seg / "files.json"
+    path.write_text(path.read_text().replace('"src/', '"srd/'))
+
+
+def _lower_frequencies(seg) -> None:
+    """Each term's document frequency in the lexicon one lower where that keeps its digit count."""
+    for shard in seg.glob("lex-*.json"):
+        lexicon = json.loads(shard.read_text())
+        text = json.dumps({t: [e[0], e[1] - 1 if e[1] % 10 else e[1], *e[2:]] for t, e in lexicon.items()},
+                          separators=(",", ":"), ensure_ascii=False).encode()
+        shard.write_bytes(text.ljust(shard.stat().st_size))
+
+
+@pytest.mark.parametrize("damage", [lambda seg: _shift_columns(seg, 3), _bump_term_frequencies, _rename_paths,
+                                    _lower_frequencies],
+                         ids=["docs.bin lengths", "post.bin frequencies", "files.json paths", "lexicon frequencies"])
+def test_a_segment_file_changed_where_neither_its_size_nor_its_syntax_shows_is_damage_the_query_repairs(
+        sample_repo, copy_tree, damage):
+    """Bit rot that keeps a file's size and shape answered in silence: wrong scores, a path that is
+    not in the tree. Each file's CRC-32 (and each term's, for the postings a query reads) tells."""
+    service.refresh(str(sample_repo))
+    expected = answers(copy_tree(sample_repo))
+    (seg,) = [p for p in (sample_repo / ".retrieval" / "lexical").iterdir() if p.name.startswith("seg-")]
+    sizes = {p.name: p.stat().st_size for p in seg.iterdir()}
+    damage(seg)
+    assert {p.name: p.stat().st_size for p in seg.iterdir()} == sizes
+    service._OPEN.clear()  # a new process
+    assert answers(sample_repo) == expected
+    assert not seg.exists()  # rebuilt, not patched over
+
+
+def test_a_segment_written_before_checksums_is_read_as_it_was_not_rebuilt(sample_repo):
+    """Checksums came later: a store from before them keeps answering without being rebuilt."""
+    service.refresh(str(sample_repo))
+    expected = answers(sample_repo)
+    (seg,) = [p for p in (sample_repo / ".retrieval" / "lexical").iterdir() if p.name.startswith("seg-")]
+    description = json.loads((seg / "seg.json").read_text())
+    del description["crc32"]
+    for shard in seg.glob("lex-*.json"):  # [offset, document frequency], as they were
+        shard.write_bytes(json.dumps({t: e[:2] for t, e in json.loads(shard.read_text()).items()},
+                                     ensure_ascii=False).encode())
+        description["sizes"][shard.name] = shard.stat().st_size
+    (seg / "seg.json").write_text(json.dumps(description))
+    service._OPEN.clear()
+    assert answers(sample_repo) == expected
+    assert seg.exists()
+
+
 @pytest.mark.parametrize("content", [b"[]", b"null", b"42", b'{"format": 1, "sizes": []}'])
 def test_a_segment_description_of_another_shape_is_damage_the_next_query_repairs(sample_repo, copy_tree, content):
     """Valid JSON that is not the object written (`[]`): every query and `index` died with a

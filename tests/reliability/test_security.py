@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import urllib.request
+import zlib
 
 import pytest
 
@@ -163,6 +164,7 @@ def test_a_tampered_index_naming_paths_outside_the_root_shows_nothing_from_them(
     (segment / "files.json").write_text(json.dumps(files))
     meta = json.loads((segment / "seg.json").read_text())
     meta["sizes"]["files.json"] = (segment / "files.json").stat().st_size
+    meta["crc32"]["files.json"] = zlib.crc32((segment / "files.json").read_bytes())  # a tamperer can
     (segment / "seg.json").write_text(json.dumps(meta))
     result = run("query", "--root", root, "--json", "--stale-ok", "--snippet-lines", "5", "tampered target")
     (hit,) = json.loads(result.stdout)["results"]
