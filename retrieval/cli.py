@@ -386,6 +386,9 @@ def _read_query(words: tuple[str, ...]) -> str:
     return query
 
 
+FILES_MAX_DEPTH = 2000  # hits `--files` reads at most to find its distinct files
+
+
 def _distinct_files(hits):
     """First (best) hit of each file, ranks renumbered."""
     seen: set[str] = set()
@@ -448,8 +451,8 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
               help="Only hits in files of this kind.")
 @click.option("--files", "files_only", is_flag=True, help="Ranked distinct files, each with its best span.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Return as many hits as fit this many tokens, snippets included (implies snippets); the "
-                   "first hit always comes back, its snippet cut to fit if need be.")
+              help="Return the hits that fit this many tokens, snippets included (implies snippets): whole "
+                   "hits while they fit, then the next one's snippet cut to the room left.")
 @click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), default=None,
               help="Only hits at this confidence or above (possibly none).")
 def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
@@ -471,10 +474,18 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         search = service.search
         if retriever_name == "all":  # every usable retriever, consolidated (retrieval.multi)
             from .multi import search_all as search
-        result = search(
-            root, text, retriever=retriever_name, top_k=top_k, filters=filters or None,
-            stale_ok=stale_ok, min_confidence=min_confidence, progress=progress,
-        )
+        asked = top_k
+        while True:
+            result = search(
+                root, text, retriever=retriever_name, top_k=asked, filters=filters or None,
+                stale_ok=stale_ok, min_confidence=min_confidence, progress=progress,
+            )
+            # --files wants top_k distinct files: a pasted report's answer holds several chunks of
+            # its best files, so top_k hits can name fewer; ask deeper until they do or run out.
+            if (not files_only or len(result.hits) < asked or asked >= FILES_MAX_DEPTH
+                    or len({h.source_path for h in result.hits}) >= top_k):
+                break
+            asked = min(asked * 4, FILES_MAX_DEPTH)
     except _expected_errors() as exc:
         progress.close()
         raise _fail(exc)
@@ -488,7 +499,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             click.echo(f"note: {note}", err=True)
     hits = result.hits
     if files_only:
-        hits = _distinct_files(hits)
+        hits = _distinct_files(hits)[:top_k]
     snippets = None
     if snippet_lines or expand is not None or max_tokens:
         from .snippets import read_snippet

@@ -76,21 +76,24 @@ def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost) -> Snippet:
 
 def within_budget(hits: list[SearchHit], snippets: dict, budget: int,
                   cost: Cost | None = None) -> tuple[list[SearchHit], set[str]]:
-    """The longest prefix of hits that fit `budget` tokens, and the docids whose snippet was cut.
+    """The hits that fit `budget` tokens, in rank order, and the docids whose snippet was cut.
     `cost` prices a hit as it will be printed (`query` passes its JSON's or its text's); the default
-    is four characters a token of snippet plus HIT_OVERHEAD. The first hit is always kept: when it
-    alone does not fit, its snippet is cut to fit (in `snippets`, in place), so a small budget
-    still gets the best answer."""
+    is four characters a token of snippet plus HIT_OVERHEAD. Whole hits while they fit; the first
+    that does not is cut to the room left (its snippet, in `snippets`, in place: from the hit's own
+    first line) and ends the answer, so the budget is spent on the best hits, not left half empty
+    by one long one. A later hit of which not one line fits is left out; the first hit always comes
+    back, so a small budget still gets the best answer."""
     cost = cost or _estimate
     out, used = [], 0
     for hit in hits:
         snippet = snippets.get(hit.docid)
         price = cost(hit, snippet, False)
         if used + price > budget:
-            if not out:
-                if snippet is not None:
-                    snippets[hit.docid] = _cut(hit, snippet, budget, cost)
-                return [hit], {hit.docid}
+            cut = _cut(hit, snippet, budget - used, cost) if snippet is not None else None
+            if not out or (cut is not None and cut.text):
+                if cut is not None:
+                    snippets[hit.docid] = cut
+                return out + [hit], {hit.docid}
             break
         used += price
         out.append(hit)

@@ -77,8 +77,10 @@ class RankingConfig:
     long_query_min_idf: float = 1.0  # long queries skip words this common (idf below it)
     long_query_definer_boost: float = 0.5  # long queries: per named symbol a file defines
     # Long queries: a file's n-th further chunk competes at its score times this to the n (0: after
-    # every file's best). A pasted report is about the code to change, most often in its best file.
-    long_query_repeat_discount: float = 0.5
+    # every file's best; 1: at its own score). A pasted report is about the code to change, most
+    # often in its best file beside the chunk that matched best: swebench-dev's span figure rose
+    # with every step from 0 to 1 for both lexical chunkers (scripts/README.md).
+    long_query_repeat_discount: float = 1.0
     filename_boost: float = 2.0  # every word of the file's name is in the query (NL queries)
     scope_boost: float = 3.0  # `Router.add_route`: a chunk whose scope path ends with that name
     one_page_per_translation: bool = True  # docs differing only in a language directory are one result

@@ -173,10 +173,13 @@ def span_hit(root: str, retriever: str, query: str, hunks: dict, budget: int) ->
         snippet = read_snippet(root, h)
         if snippet is not None:
             snippets[h.docid] = snippet
-    kept, _cut = within_budget(result.hits, snippets, budget)
+    kept, cut = within_budget(result.hits, snippets, budget)
     for h in kept[:10]:
+        first, last = h.start_line, h.end_line
+        if h.docid in cut and h.docid in snippets:  # cut to fit the budget: only its snippet's lines show
+            first, last = snippets[h.docid].start_line, snippets[h.docid].end_line
         for start, end in hunks.get(h.source_path, ()):
-            if h.start_line is not None and h.start_line <= end and start <= h.end_line:
+            if first is not None and first <= end and start <= last:
                 return 1.0
     return 0.0
 

@@ -496,6 +496,21 @@ def test_files_mode_lists_each_file_once_with_its_best_span(run, make_tree):
     assert files[0]["start_line"] == chunks[0]["start_line"]
 
 
+def test_files_mode_gives_top_k_distinct_files_for_a_pasted_report_too(run, make_tree):
+    """A pasted report's answer holds several chunks of its best file: the first k hits named fewer
+    than k files, and `--files -k 3` returned one."""
+    body = "".join(f"def widget_{i}():\n    return 'widget gadget sprocket {i}'\n\n\n" for i in range(60))
+    others = {f"m{i}.py": f"def helper_{i}():\n    return 'gadget'\n" for i in range(4)}
+    filler = {f"z{i}.py": f"def unrelated_{i}():\n    return {i}\n" for i in range(20)}  # for the words' rarity
+    root = make_tree({"a.py": body, **others, **filler})
+    report = "widget gadget sprocket fails " + " ".join(f"word{i}" for i in range(40))  # 44 words
+    chunks = query_json(run, root, report, "-k", "3")["results"]
+    assert {r["path"] for r in chunks} == {"a.py"}
+    files = query_json(run, root, report, "-k", "3", "--files")["results"]
+    assert [r["path"] for r in files][0] == "a.py" and len({r["path"] for r in files}) == 3
+    assert [r["rank"] for r in files] == [1, 2, 3]
+
+
 def printed_tokens(row: dict) -> int:
     """What a JSON result costs as --max-tokens prices it: four characters a token, and its separator."""
     return -(-len(json.dumps(row, ensure_ascii=False)) // 4) + 1

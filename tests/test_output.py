@@ -75,6 +75,17 @@ def test_the_first_hit_over_budget_is_cut_line_by_line_to_fit():
     assert snippets[h.docid] == Snippet(10, 11, "line 010\nline 011\n")
 
 
+def test_the_first_hit_that_does_not_fit_whole_is_cut_to_the_room_left_and_ends_the_answer():
+    """One long hit at rank 2 ended the answer with most of the budget unspent."""
+    first, long, small = hit("a.py", 1, 1), hit("b.py", 10, 19, rank=2), hit("c.py", 1, 1, rank=3)
+    snippets = {first.docid: Snippet(1, 1, "x = 1\n"),  # 24 + 1 tokens
+                long.docid: Snippet(10, 19, "".join(f"line {n:03d}\n" for n in range(10, 20))),
+                small.docid: Snippet(1, 1, "y = 2\n")}
+    kept, cut = within_budget([first, long, small], snippets, 25 + 24 + 5)  # then room for 20 characters
+    assert kept == [first, long] and cut == {long.docid}
+    assert snippets[long.docid] == Snippet(10, 11, "line 010\nline 011\n")
+
+
 def test_an_expanded_snippet_cut_to_fit_starts_at_the_hit_not_at_its_context():
     """--expand puts context lines before the hit; a cut that kept the first lines showed only them."""
     h = hit("a.py", 46, 50)

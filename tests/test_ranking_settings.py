@@ -24,16 +24,17 @@ def test_diversify_puts_each_file_once_before_any_second_chunk():
     assert ranked_paths(docs, "parse token", diversify=False)[:5] == ["hub.py"] * 5
 
 
-def test_a_pasted_report_sees_its_best_files_second_chunk_before_weaker_files():
-    """A report is about the code to change, most often in its best file: that file's next chunk
-    competes at a discount instead of waiting behind every other file's best. A short question
+def test_a_pasted_report_sees_its_best_files_further_chunks_before_weaker_files():
+    """A report is about the code to change, most often in its best file: that file's further chunks
+    compete at their own score instead of waiting behind every other file's best. A short question
     keeps one chunk per file first."""
     hub = [doc("src/session.py", "def merge_settings(session):\n    merge settings session\n", start=1),
-           doc("src/session.py", "merge settings session\n" + "x = 1\n" * 6, start=11)]
-    weak = [doc(f"src/m{i}.py", "drops\n" + "y = 2\n" * 6) for i in range(3)]
+           doc("src/session.py", "merge settings session\n" + "x = 1\n" * 6, start=11),
+           doc("src/session.py", "merge settings\n" + "x = 1\n" * 6, start=21)]
+    weak = [doc(f"src/m{i}.py", "drops headers\n" + "y = 2\n" * 6) for i in range(3)]
     docs = FILLER + hub + weak
     text = report("merge settings drops the session headers", "session merge settings")
-    assert ranked_paths(docs, text)[:3] == ["src/session.py", "src/session.py", "src/m0.py"]
+    assert ranked_paths(docs, text)[:4] == ["src/session.py"] * 3 + ["src/m0.py"]
     assert ranked_paths(docs, text, long_query_repeat_discount=0.0)[:3] == ["src/session.py", "src/m0.py", "src/m1.py"]
     assert ranked_paths(docs, "merge settings drops session")[:3] == ["src/session.py", "src/m0.py", "src/m1.py"]
 
