@@ -2,8 +2,7 @@
 
 On disk a segment is a directory:
   seg.json       counts, shard count, the byte size of every other file (a torn write shows) and
-                 its CRC-32 (a file changed where its size does not show: checked whenever the
-                 file is read whole)
+                 the CRC-32 of each file read whole (a file changed where its size does not show)
   files.json     {"path": [...], "language": [...], "kind": [...], "first": [...]}: per file, by
                  file index; "first" is its first doc id (a file's docs are consecutive)
   docs.bin       four little-endian uint32 arrays of n_docs: file index, start line, end line, length
@@ -129,20 +128,17 @@ class SegmentBuilder:
         offset = 0
         # Streamed out term by term (the whole directory is renamed into place at the end), so
         # writing does not hold a second copy of every posting; synced before it is published.
-        post_crc = 0
         with open(os.path.join(tmp, "post.bin"), "xb") as fh:
             for term in terms:
                 docs, tfs = self.postings[term]
                 blob = _to_bytes(docs) + _to_bytes(tfs)
                 fh.write(blob)
-                crc = zlib.crc32(blob)
-                shards[shard_of(term, n_shards)][term] = [offset, len(docs), crc]
-                post_crc = zlib.crc32(blob, post_crc)
+                shards[shard_of(term, n_shards)][term] = [offset, len(docs), zlib.crc32(blob)]
                 offset += len(blob)
             fh.flush()
             os.fsync(fh.fileno())
         sizes = {"post.bin": offset}
-        crcs = {"post.bin": post_crc}
+        crcs: dict[str, int] = {}  # post.bin is never read whole: its terms carry theirs
 
         def put(name: str, data: bytes) -> None:
             sizes[name] = write_new(os.path.join(tmp, name), data)

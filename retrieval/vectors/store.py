@@ -22,6 +22,7 @@ import json
 import os
 import struct
 import zlib
+from array import array
 
 from ..store.atomic import write_bytes, write_chunks
 
@@ -83,7 +84,7 @@ def write_generation(directory: str, name: str, *, model: str, dim: int, files: 
     if len(keys) != n * KEY_BYTES:
         raise ValueError("rows and keys disagree")
     f32 = os.path.join(directory, name + ".f32")
-    crcs: list[int] = []
+    crcs = array("I")
     write_chunks(f32, _row_bytes(vector_blocks, dim, n, crcs), durable=True)
     vectors = np.memmap(f32, dtype="<f4", mode="r", shape=(n, dim)) if n else np.zeros((0, dim), dtype="<f4")
     tv_bytes = build_index(vectors)
@@ -165,7 +166,7 @@ class Generation:
         return self.files[int(self.file_ids[row])][0]
 
 
-def _row_bytes(blocks, dim: int, n: int, crcs: list | None = None):
+def _row_bytes(blocks, dim: int, n: int, crcs: array | None = None):
     """float32 rows as bytes, a block at a time (each row's CRC-32 appended to `crcs`). Raises
     ValueError, before the writer publishes anything, when a block is of another width or the
     blocks do not hold exactly n rows."""
@@ -191,7 +192,7 @@ def write_checkpoint(directory: str, name: str, model: str, keys: list[bytes], b
     """keys and their vectors, given as row blocks in key order (an array is its rows), then the
     vectors' CRC-32s (known once the rows are written: they end the file)."""
     head = _pack(CKPT_MAGIC, {"n": len(keys), "dim": dim, "model": model, "row_crcs": True}, b"".join(keys))
-    crcs: list[int] = []
+    crcs = array("I")
 
     def trailer():
         yield struct.pack(f"<{len(crcs)}I", *crcs)
