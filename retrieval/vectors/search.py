@@ -84,12 +84,12 @@ class DenseIndex:
             _approx, ids = gen.index.search(q, wanted, mask=mask)
         ids = np.asarray(ids[0], dtype=np.int64)
         ids = ids[ids >= 0]
-        exact = np.asarray(gen.rows(np.sort(ids)) @ q[0], dtype=np.float32)  # checked rows
+        rows = np.sort(ids)
+        exact = np.asarray(gen.rows(rows) @ q[0], dtype=np.float32)  # checked rows
         if not np.all(np.abs(exact) <= 1.001):  # NaN fails too
             # Unit vectors cannot give that: the float file's bytes changed where its size does not
             # show (the service rebuilds); for generations older than the rows' checksums.
             raise VectorStoreError(f"vectors {gen.name} are damaged (a cosine of {float(np.max(np.abs(exact))):g})")
-        rows = np.sort(ids)
         order = np.argsort(-exact, kind="stable")[:depth]
         out = []
         for i in order:

@@ -149,10 +149,8 @@ class Generation:
 
         block = np.ascontiguousarray(self.vectors[rows], dtype="<f4")
         if self.crcs is not None:
-            width = 4 * self.dim
-            data = memoryview(block.tobytes())
-            for i, row in enumerate(rows):
-                if zlib.crc32(data[i * width:(i + 1) * width]) != self.crcs[row]:
+            for row, crc in zip(rows, _row_crcs(block)):
+                if crc != self.crcs[row]:
                     raise VectorStoreError(f"vectors {self.name} are damaged (row {int(row)})")
         return block
 
@@ -166,6 +164,13 @@ class Generation:
         return self.files[int(self.file_ids[row])][0]
 
 
+def _row_crcs(block):
+    """The CRC-32 of each float32 row of a C-contiguous (n, dim) block, as written to disk."""
+    data = memoryview(block).cast("B")
+    width = block.shape[-1] * 4 if block.size else 1
+    return (zlib.crc32(data[i:i + width]) for i in range(0, len(data), width))
+
+
 def _row_bytes(blocks, dim: int, n: int, crcs: array | None = None):
     """float32 rows as bytes, a block at a time (each row's CRC-32 appended to `crcs`). Raises
     ValueError, before the writer publishes anything, when a block is of another width or the
@@ -173,17 +178,14 @@ def _row_bytes(blocks, dim: int, n: int, crcs: array | None = None):
     import numpy as np
 
     rows = 0
-    width = 4 * dim
     for block in blocks:
         block = np.ascontiguousarray(block, dtype="<f4")
         if block.shape[-1:] != (dim,):
             raise ValueError("vectors of the wrong dimension")
         rows += block.size // dim
-        data = block.tobytes()
         if crcs is not None:
-            view = memoryview(data)
-            crcs.extend(zlib.crc32(view[i:i + width]) for i in range(0, len(data), width))
-        yield data
+            crcs.extend(_row_crcs(block))
+        yield block.tobytes()
     if rows != n:
         raise ValueError("rows and vectors disagree")
 
@@ -217,7 +219,7 @@ class CheckpointRows:
         """Row i's vector, or None when it fails its CRC-32 (checkpoints written before the
         checksums are taken as they are)."""
         row = self.vectors[i]
-        if self.crcs is not None and zlib.crc32(row.tobytes()) != self.crcs[i]:
+        if self.crcs is not None and next(_row_crcs(row.reshape(1, -1))) != self.crcs[i]:
             return None
         return row
 
