@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .lexical.features import DEF, def_term
-from .ranking import RankingConfig, is_symbol_query, qualified_name, query_words, symbol_key
+from .ranking import RankingConfig, is_symbol_query, path_mentions, qualified_name, query_words, symbol_key
 from .text import STOPWORDS, tokenize
 
 
@@ -35,6 +35,7 @@ class QueryPlan:
     symbol: str | None  # the identifier of a bare-identifier query
     long: bool
     named: tuple = ()  # definition terms of the code words a long query names
+    mentions: tuple = ()  # file paths the query writes out (`ranking.path_mentions`)
 
 
 def plan_query(query: str, config: RankingConfig) -> QueryPlan:
@@ -92,4 +93,5 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
             weights[DEF + word] = weights.get(DEF + word, 0.0) + weight * config.exact_definition_weight
     asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
     named_defs = tuple(dict.fromkeys(def_term(w) for w in code)) if long else ()
-    return QueryPlan(weights, asked, symbol, long, named_defs)
+    mentions = path_mentions(query) if symbol is None and config.path_mention_boost else ()
+    return QueryPlan(weights, asked, symbol, long, named_defs, mentions)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields
-from typing import Callable
+from typing import Callable, Iterable
 
 from . import languages
 from .memo import Memo
@@ -83,6 +83,7 @@ class RankingConfig:
     long_query_repeat_discount: float = 1.0
     filename_boost: float = 2.0  # every word of the file's name is in the query (NL queries)
     scope_boost: float = 3.0  # `Router.add_route`: a chunk whose scope path ends with that name
+    path_mention_boost: float = 0.5  # a file the query names by its path, as a definer (a traceback; 0: off)
     one_page_per_translation: bool = True  # docs differing only in a language directory are one result
 
     def replace(self, **changes) -> "RankingConfig":
@@ -225,6 +226,66 @@ def spells_file_name(query: str, path: str) -> bool:
     return any(_squash(word) == squashed for word in _QUERY_WORD.findall(query))
 
 
+# A file path as a report or question writes it: `sympy/printing/str.py`, a traceback's
+# `File "/usr/lib/python3/site-packages/astropy/io/fits/card.py", line 3`, `src\\app\\main.ts`,
+# `routing.py:120`, a link to a file. Words are cut out first and each tested on its own: one
+# pattern over the whole text backtracks quadratically on a long run of letters or slashes.
+_PATH_WORD = re.compile(r"[\w.~/\\-]+")
+_FILE_NAME = re.compile(r"[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,9}")  # the extension tells it from a word
+_LEADING_DIRS = re.compile(r"^(?:\.{1,2}/|/)+")  # `./x.py`, `../x.py`, `/abs/x.py`: not a path's part
+MAX_MENTIONS = 200
+
+
+def path_mentions(query: str) -> tuple[str, ...]:
+    """The file paths a query writes out, `/`-separated, in order of first mention."""
+    found = []
+    for word in _PATH_WORD.findall(query):
+        path = _LEADING_DIRS.sub("", word.replace("\\", "/").rstrip("."))
+        if _FILE_NAME.fullmatch(path.rsplit("/", 1)[-1]):
+            found.append(path)
+    # A pasted log may write thousands: the first ones (a report's own traceback) are enough.
+    return tuple(dict.fromkeys(found))[:MAX_MENTIONS]
+
+
+def paths_by_name(paths: Iterable[str]) -> dict[str, list[str]]:
+    """{file name: the paths so named, sorted}: what `mention_evidence` looks mentions up in."""
+    names: dict[str, list[str]] = {}
+    for path in sorted(set(paths)):
+        names.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+    return names
+
+
+def mention_evidence(mentions, paths_named: Callable[[str], Iterable[str]]) -> dict[str, float]:
+    """{path: evidence that the query names the file}, at most 1 per file.
+
+    `paths_named(name)` lists the indexed files with that file name. A mention names the files
+    whose trailing path components agree with it most: all of its own (`printing/str.py`), or all
+    of the file's, or at least a directory and the name (`site-packages/_pytest/python.py` is
+    `src/_pytest/python.py`, not `testing/python.py`). Each mention adds 1 / (the files it may
+    name), so `sympy/printing/str.py` says more than `conf.py`, which a hundred files are called.
+    """
+    evidence: dict[str, float] = {}
+    for mention in mentions:
+        parts = mention.split("/")
+        best, named = 0, []
+        for path in paths_named(parts[-1]):
+            own = path.split("/")
+            shared = 0
+            for a, b in zip(reversed(parts), reversed(own)):
+                if a != b:
+                    break
+                shared += 1
+            if shared < 2 and shared not in (len(parts), len(own)):
+                continue
+            if shared > best:
+                best, named = shared, [path]
+            elif shared == best:
+                named.append(path)
+        for path in named:
+            evidence[path] = min(1.0, evidence.get(path, 0.0) + 1.0 / len(named))
+    return evidence
+
+
 def name_prior(path: str, symbol: str | None, query_terms: set[str], config: RankingConfig) -> float:
     """Multiplier from the file's own name agreeing with the query."""
     squashed, words = file_name_words(path)
@@ -313,12 +374,13 @@ def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig,
     return [(e[0], e[2]) for e in ordered]
 
 
-def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str, float] | None = None
-                    ) -> list[tuple[float, object]]:
+def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str, float] | None = None,
+                    mentioned: dict[str, float] | None = None) -> list[tuple[float, object]]:
     """The ranking every retriever applies once to its first-stage candidates.
 
     (score, path, kind, item) -> (final score, item): the query plan's path and file-name priors, for
-    a pasted report the evidence that a file defines the symbols it names (`definers`), then the best
+    a pasted report the evidence that a file defines the symbols it names (`definers`), the evidence
+    that the query names the file by its path (`mentioned`, from `mention_evidence`), then the best
     chunk of each file first, translated copies of a docs page counting as one page.
     """
     terms = set(plan.weights)
@@ -330,6 +392,8 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
         factor = path_prior(path, kind, plan.asked, config, plan.long) * name_prior(path, plan.symbol, terms, config)
         if definers:
             factor *= 1.0 + config.long_query_definer_boost * definers.get(path, 0)
+        if mentioned:
+            factor *= 1.0 + config.path_mention_boost * mentioned.get(path, 0)
         scored.append((value * factor, path, item))
     return rank_files(scored, config, lambda p: translation_keys(p) if p in docs_paths else (),
                       config.long_query_repeat_discount if plan.long else 0.0)

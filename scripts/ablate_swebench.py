@@ -39,6 +39,7 @@ VARIANTS = [
     ("no common-word cut", {"long_query_min_idf": 0.0}),
     ("no definer evidence", {"long_query_definer_boost": 0.0}),
     ("no file-name agreement", {"filename_boost": 1.0}),
+    ("no path mentions", {"path_mention_boost": 0.0}),
 ]
 
 

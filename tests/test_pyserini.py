@@ -377,3 +377,18 @@ def test_a_lucene_file_damaged_where_its_size_does_not_show_is_rebuilt_by_the_qu
     fdt.write_bytes(bytes(data))
     after = service.search(str(root), "handle request", retriever="pi-serini", top_k=5).hits
     assert [(h.docid, round(h.score, 4)) for h in after] == before
+
+
+def test_a_file_a_report_names_by_its_path_ranks_above_its_namesake_as_in_lexical():
+    from retrieval.ranking import RankingConfig
+
+    files = {"src/pkg/session.py": "def merge(self, other):\n    return self.settings\n",
+             "src/vendor_like/session.py": "def merge(settings):\n    merge settings merge settings\n",
+             **{f"other/unrelated{i}.py": "def unrelated():\n    return 1\n" for i in range(6)}}
+    text = ("merge settings fails\n"
+            'File "/usr/lib/python3/site-packages/pkg/session.py", line 2, in merge\n'
+            + " ".join(f"word{i}" for i in range(40)))
+    for boost, first in ((1.0, "src/pkg/session.py"), (0.0, "src/vendor_like/session.py")):
+        retriever = build_retriever("pi-serini", ranking=RankingConfig(path_mention_boost=boost))
+        retriever.index(documents(files))
+        assert retriever.search_detailed(text, 3)[0].source_path == first, boost

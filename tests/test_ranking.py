@@ -293,3 +293,46 @@ def test_a_path_names_its_file_and_a_qualified_name_its_member():
     # name prior a file named after the stem).
     assert symbol_key("Response.json") == "Response" and qualified_name("Response.json") == ("Response", "json")
     assert symbol_key("os.path.join") == "join" and qualified_name("Group.invoke") == ("Group", "invoke")
+
+
+def test_a_query_writes_out_paths_as_tracebacks_links_and_questions_do():
+    from retrieval.ranking import MAX_MENTIONS, path_mentions
+
+    text = ('Traceback (most recent call last):\n'
+            '  File "/usr/lib/python3/site-packages/astropy/io/fits/card.py", line 3, in _parse\n'
+            'see sympy/printing/str.py:120, src\\app\\main.ts and ./setup.py; '
+            '.github/workflows/ci.yml; https://github.com/o/r/blob/main/src/x.py#L3')
+    assert path_mentions(text) == (
+        "usr/lib/python3/site-packages/astropy/io/fits/card.py", "sympy/printing/str.py", "src/app/main.ts",
+        "setup.py", ".github/workflows/ci.yml", "github.com/o/r/blob/main/src/x.py")
+    assert path_mentions("how are tokens refreshed") == ()
+    log = " ".join(f"pkg/m{i}.py" for i in range(MAX_MENTIONS + 50))
+    assert path_mentions(log) == tuple(f"pkg/m{i}.py" for i in range(MAX_MENTIONS))  # a log's first ones
+
+
+def test_a_mention_names_the_files_whose_trailing_path_agrees_with_it_most():
+    from retrieval.ranking import mention_evidence, paths_by_name
+
+    names = paths_by_name(["src/_pytest/python.py", "testing/python.py", "python.py",
+                           "doc/conf.py", "tests/roots/a/conf.py", "lib/json/decoder.py"])
+    named = lambda mentions: mention_evidence(mentions, lambda n: names.get(n, ()))
+    # An installed copy's path is the source tree's file with the same package directory.
+    assert named(["usr/lib/site-packages/_pytest/python.py"]) == {"src/_pytest/python.py": 1.0}
+    # A bare name may be any file so called: each gets its share.
+    assert named(["conf.py"]) == {"doc/conf.py": 0.5, "tests/roots/a/conf.py": 0.5}
+    # Only the name agreeing is another file (a user's own script, the standard library's).
+    assert named(["home/me/decoder.py"]) == {}
+    assert named(["python.py", "src/_pytest/python.py"])["src/_pytest/python.py"] == 1.0  # at most 1
+
+
+def test_a_report_naming_a_file_by_its_path_ranks_that_file_above_a_namesake():
+    """A traceback's frame names one `session.py`: the one in its package, not another package's
+    file of the same name that matches the report's words more often."""
+    ours = doc("src/pkg/session.py", "def merge(self, other):\n    return self.settings\n")
+    namesake = doc("src/vendor_like/session.py", "def merge(settings):\n    merge settings merge settings\n")
+    text = ("merge settings fails\n"
+            'File "/usr/lib/python3/site-packages/pkg/session.py", line 2, in merge\n'
+            + " ".join(f"word{i}" for i in range(40)))
+    docs = FILLER + [ours, namesake]
+    assert ranked_paths(docs, text)[0] == "src/pkg/session.py"
+    assert ranked_paths(docs, text, path_mention_boost=0.0)[0] == "src/vendor_like/session.py"

@@ -529,3 +529,17 @@ def test_a_wrong_argument_is_an_error_about_the_argument_and_the_index_is_left_a
         service.search(str(sample_repo), call.pop("query"), progress=messages.append, **call)
     assert not messages
     assert layout.read_manifest(layout.store_dir(str(sample_repo)), "lexical") == manifest
+
+
+def test_a_mentioned_file_name_is_shared_only_among_the_files_still_indexed(make_tree):
+    from retrieval.query import plan_query
+
+    files = {f"src/m{i}.py": f"def run{i}():\n    pass\n" for i in range(30)}  # a removal too small to merge
+    root = make_tree({"doc/conf.py": "project = 'a'\n", "site/conf.py": "project = 'b'\n", **files})
+    plan = lambda engine: plan_query("the build reads conf.py twice", engine.ranking)
+    engine = service.open_index(str(root), "lexical")
+    assert engine.mentioned(plan(engine)) == {"doc/conf.py": 0.5, "site/conf.py": 0.5}
+    (root / "site" / "conf.py").unlink()
+    service.refresh(str(root), "lexical")
+    engine = service.open_index(str(root), "lexical")
+    assert engine.mentioned(plan(engine)) == {"doc/conf.py": 1.0}

@@ -184,7 +184,8 @@ class HybridRetriever:
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)
         ranked = rank_candidates([(value * scoped.get(docs[key][1], 1.0), key[0], docs[key][0], key)
-                                  for key, value in fused.items()], plan, config, definers)
+                                  for key, value in fused.items()], plan, config, definers,
+                                 self.lexical.mentioned(plan))
         return self._hits(query, plan, ranked, docs, top_k)
 
     def _hits(self, query, plan, ranked, docs, top_k) -> list[SearchHit]:

@@ -16,7 +16,7 @@ from ..lexical import features
 from ..lexical.features import chunk_terms, member_owners
 from ..languages import CODE
 from ..query import QueryPlan, plan_query
-from ..ranking import RankingConfig, qualified_name, rank_candidates, scope_agrees
+from ..ranking import RankingConfig, mention_evidence, paths_by_name, qualified_name, rank_candidates, scope_agrees
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from .base import NOT_INDEXED, check_search_args
@@ -36,6 +36,7 @@ class LexicalRetriever:
         self.ranking = ranking or RankingConfig()
         self.profile = CODE
         self._views: list[SegmentView] | None = None
+        self._names = None  # (views, {file name: paths}) for the paths queries write out
         self._n_docs = 0
         self._total_len = 0
         self._avgdl = 0.0
@@ -111,10 +112,21 @@ class LexicalRetriever:
             seg = views[i].segment
             path, _language, kind = seg.files[seg.doc_file[d]]
             candidates.append((value * scoped.get((i, d), 1.0), path, kind, (i, d)))
-        ranked = rank_candidates(candidates, plan, config, definers)
+        ranked = rank_candidates(candidates, plan, config, definers, self.mentioned(plan))
         forms, defined = query_evidence(query, plan.symbol is not None)
         levels = assess(views, self._n_docs, forms, defined, ranked, top_k)
         return self._hits(views, ranked, levels)
+
+    def mentioned(self, plan) -> dict[str, float]:
+        """{path: evidence that the query names the file} for the paths it writes out."""
+        if not plan.mentions:
+            return {}
+        views = self._views
+        if self._names is None or self._names[0] is not views:
+            # Built once per opened index: a query naming files looks them up by file name.
+            self._names = (views, paths_by_name(_live_paths(views)))
+        names = self._names[1]
+        return mention_evidence(plan.mentions, lambda name: names.get(name, ()))
 
     def first_stage(self, query: str, depth: int, allow=None):
         """(query plan, [(BM25 score, view index, doc)] best first): the candidates before any
@@ -227,6 +239,17 @@ def _definers(views, def_terms) -> dict[str, float]:
         for path in files:
             evidence[path] = evidence.get(path, 0.0) + 1.0 / len(files)
     return evidence
+
+
+def _live_paths(views):
+    """The paths of the files with live documents."""
+    for view in views:
+        seg = view.segment
+        spans = getattr(seg, "file_spans", None)
+        if spans is None:  # built in memory: nothing is deleted
+            yield from (f[0] for f in seg.files)
+        else:
+            yield from (path for path, first, _ in spans() if first not in view.deleted)
 
 
 def _file_documents(item):

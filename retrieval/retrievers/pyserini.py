@@ -26,7 +26,7 @@ from ..lucene import index as lucene_index
 from ..lucene import jvm
 from ..parallel import ordered_map
 from ..query import plan_query
-from ..ranking import RankingConfig, rank_candidates
+from ..ranking import RankingConfig, mention_evidence, paths_by_name, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile
 from .base import NOT_INDEXED, check_search_args
 
@@ -60,6 +60,7 @@ class PyseriniRetriever:
         self._reader = None
         self._records: dict[str, tuple] = {}
         self._contexts: dict[str, str] = {}
+        self._names = None  # (records, {file name: paths}) for the paths queries write out
         self._n_docs = 0
         self._opened = False
         self._scratch = None  # the directory of the in-memory API's index
@@ -163,7 +164,7 @@ class PyseriniRetriever:
         for value, docid in first:
             path, _language, kind, _start, _end = self._records[docid]
             candidates.append((value, path, kind, docid))
-        ranked = rank_candidates(candidates, plan, config, definers)
+        ranked = rank_candidates(candidates, plan, config, definers, self._mentioned(plan))
         if self.analyzer == "code":
             forms, defined = query_evidence(query, plan.symbol is not None)
         else:
@@ -218,6 +219,15 @@ class PyseriniRetriever:
             j.autoclass("org.apache.lucene.index.Term")("contents", term)), occur.FILTER)
         query.add(id_filter, occur.FILTER)
         return {hit.docid for hit in self._searcher.search(query.build(), n)}
+
+    def _mentioned(self, plan) -> dict[str, float]:
+        """{path: evidence that the query names the file} (as `lexical`)."""
+        if not plan.mentions:
+            return {}
+        if self._names is None or self._names[0] is not self._records:
+            self._names = (self._records, paths_by_name(r[0] for r in self._records.values()))
+        names = self._names[1]
+        return mention_evidence(plan.mentions, lambda name: names.get(name, ()))
 
     def _definers(self, def_terms) -> dict[str, float]:
         """{path: evidence that the file defines the symbols a report names} (as `lexical`)."""

@@ -9,7 +9,8 @@ names them (so a reader sees the old generation or the new one, never a torn one
          (uint32 each) and the 16-byte key of the text that was embedded. A row's vector is checked
          whenever it is read (a query re-scores ~100, a refresh carries the others forward), so
          bytes changed where the file's size does not show are found, not copied on.
-  .tv    the turbovec TurboQuantIndex of the same rows, in turbovec's own format
+  .tv    the turbovec TurboQuantIndex of the same rows, in turbovec's own format (its CRC-32 is
+         in the .rows header, checked when a query opens the generation)
 
 `ckpt-*.emb` files hold vectors embedded by a refresh that has not committed yet (keys, vectors,
 then each vector's CRC-32): a refresh killed after ten minutes of embedding resumes from them; a
@@ -90,7 +91,8 @@ def write_generation(directory: str, name: str, *, model: str, dim: int, files: 
     tv_bytes = build_index(vectors)
     del vectors
     sections = b"".join([np.asarray(c, dtype="<u4").tobytes() for c in (file_ids, starts, ends, crcs)] + [keys])
-    header = {"n": n, "dim": dim, "model": model, "files": files, "row_crcs": True, "crc32": zlib.crc32(sections)}
+    header = {"n": n, "dim": dim, "model": model, "files": files, "row_crcs": True, "crc32": zlib.crc32(sections),
+              "tv_crc32": zlib.crc32(tv_bytes)}
     write_bytes(os.path.join(directory, name + ".rows"), _pack(ROWS_MAGIC, header, sections), durable=True)
     write_bytes(os.path.join(directory, name + ".tv"), tv_bytes, durable=True)
     return {"name": name, "n": n, "dim": dim, "model": model}
@@ -136,6 +138,9 @@ class Generation:
             import turbovec
 
             try:
+                if "tv_crc32" in header and _file_crc32(base + ".tv") != header["tv_crc32"]:
+                    # A damaged index loads and answers: it would lose candidates in silence.
+                    raise VectorStoreError(f"turbovec index {self.name} is damaged")
                 self.index = turbovec.TurboQuantIndex.load(base + ".tv")
             except (ValueError, OSError) as exc:
                 raise VectorStoreError(f"turbovec index {self.name} is unreadable: {exc}") from None
@@ -162,6 +167,14 @@ class Generation:
 
     def path(self, row: int) -> str:
         return self.files[int(self.file_ids[row])][0]
+
+
+def _file_crc32(path: str) -> int:
+    crc = 0
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            crc = zlib.crc32(block, crc)
+    return crc
 
 
 def _row_crcs(block):

@@ -774,6 +774,29 @@ def test_vectors_changed_but_still_unit_long_are_found_by_their_checksums_and_re
     assert any("damaged" in line for line in said)
 
 
+@pytest.mark.parametrize("name", ["turbovec", "hybrid"])
+def test_a_turbovec_index_changed_where_its_size_does_not_show_is_found_and_rebuilt(sample_repo, copy_tree, name):
+    """A damaged quantized index loads and answers: it loses candidates, which exact re-scoring
+    cannot bring back, in silence."""
+    from retrieval import service
+
+    query = "remove an entry from the cache"
+    expected = [(h.docid, round(h.score, 4)) for h in service.search(copy_tree(sample_repo), query, retriever=name).hits]
+    service.refresh(sample_repo, name)
+    state = _state(sample_repo, name)
+    gen = state["generation"] if name == "turbovec" else state["dense"]["generation"]
+    tv = sample_repo / ".retrieval" / name / ("" if name == "turbovec" else "dense") / (gen["name"] + ".tv")
+    data = bytearray(tv.read_bytes())
+    data[-8:] = bytes(b ^ 0xFF for b in data[-8:])  # the last codes, not turbovec's header
+    tv.write_bytes(bytes(data))
+    service._OPEN.clear()  # a new process
+    said = []
+    got = [(h.docid, round(h.score, 4)) for h in service.search(sample_repo, query, retriever=name,
+                                                                 progress=said.append).hits]
+    assert got == expected
+    assert any("damaged" in line for line in said)
+
+
 def test_a_refresh_does_not_carry_damaged_vectors_into_the_next_generation(sample_repo, copy_tree, rewrite):
     """A refresh copies the vectors of unchanged files forward: damaged ones were copied in silence
     (and given a new checksum) instead of being embedded again."""
@@ -814,3 +837,24 @@ def test_vector_rows_changed_where_the_size_does_not_show_are_damage_not_other_s
     service._OPEN.clear()
     got = [(h.docid, round(h.score, 4)) for h in service.search(sample_repo, query, retriever="turbovec").hits]
     assert got == expected
+
+
+def test_hybrid_ranks_a_file_a_report_names_by_its_path_above_its_namesake():
+    """The lexical signals apply once after fusion: the path a traceback names among them."""
+    from retrieval import build_retriever
+    from retrieval.ranking import RankingConfig
+    from retrieval.records import Document
+
+    def doc(path, text):
+        return Document(f"{path}:1-2", text, source_path=path, start_line=1, end_line=2)
+
+    docs = [doc("src/pkg/session.py", "def merge(self, other):\n    return self.settings\n"),
+            doc("src/vendor_like/session.py", "def merge(settings):\n    merge settings merge settings\n")]
+    docs += [doc(f"other/unrelated{i}.py", "def unrelated():\n    return 1\n") for i in range(6)]
+    text = ("merge settings fails\n"
+            'File "/usr/lib/python3/site-packages/pkg/session.py", line 2, in merge\n'
+            + " ".join(f"word{i}" for i in range(40)))
+    for boost, first in ((1.0, "src/pkg/session.py"), (0.0, "src/vendor_like/session.py")):
+        retriever = build_retriever("hybrid", ranking=RankingConfig(path_mention_boost=boost))
+        retriever.index(docs)
+        assert retriever.search_detailed(text, 3)[0].source_path == first, boost
