@@ -248,39 +248,46 @@ def path_mentions(query: str) -> tuple[str, ...]:
 
 
 def paths_by_name(paths: Iterable[str]) -> dict[str, list[str]]:
-    """{file name: the paths so named, sorted}: what `mention_evidence` looks mentions up in."""
+    """The lookup `mention_evidence` takes, sorted paths under three keys: the file name (`str.py`),
+    the last two components (`printing/str.py`) and, for a file at the top, `/` and its name."""
     names: dict[str, list[str]] = {}
     for path in sorted(set(paths)):
-        names.setdefault(path.rsplit("/", 1)[-1], []).append(path)
+        parts = path.rsplit("/", 2)
+        names.setdefault(parts[-1], []).append(path)
+        names.setdefault("/".join(parts[-2:]) if len(parts) > 1 else "/" + path, []).append(path)
     return names
 
 
 def mention_evidence(mentions, paths_named: Callable[[str], Iterable[str]]) -> dict[str, float]:
     """{path: evidence that the query names the file}, at most 1 per file.
 
-    `paths_named(name)` lists the indexed files with that file name. A mention names the files
-    whose trailing path components agree with it most: all of its own (`printing/str.py`), or all
-    of the file's, or at least a directory and the name (`site-packages/_pytest/python.py` is
-    `src/_pytest/python.py`, not `testing/python.py`). Each mention adds 1 / (the files it may
-    name), so `sympy/printing/str.py` says more than `conf.py`, which a hundred files are called.
+    `paths_named(key)` looks up `paths_by_name`. A mention names the files whose trailing path
+    components agree with it most: all of its own (`printing/str.py`), or all of the file's, or at
+    least a directory and the name (`site-packages/_pytest/python.py` is `src/_pytest/python.py`,
+    not `testing/python.py`). Each mention adds 1 / (the files it may name), so
+    `sympy/printing/str.py` says more than `conf.py`, which a hundred files are called. Looked up
+    by the last two components, not by name: a traceback through a monorepo names `__init__.py`
+    in many frames, and thousands of files are so called.
     """
     evidence: dict[str, float] = {}
     for mention in mentions:
         parts = mention.split("/")
-        best, named = 0, []
-        for path in paths_named(parts[-1]):
-            own = path.split("/")
-            shared = 0
-            for a, b in zip(reversed(parts), reversed(own)):
-                if a != b:
-                    break
-                shared += 1
-            if shared < 2 and shared not in (len(parts), len(own)):
-                continue
-            if shared > best:
-                best, named = shared, [path]
-            elif shared == best:
-                named.append(path)
+        if len(parts) == 1:
+            named = list(paths_named(mention))
+        else:
+            best, named = 0, []
+            for path in paths_named("/".join(parts[-2:])):
+                shared = 2
+                for a, b in zip(reversed(parts[:-2]), reversed(path.split("/")[:-2])):
+                    if a != b:
+                        break
+                    shared += 1
+                if shared > best:
+                    best, named = shared, [path]
+                elif shared == best:
+                    named.append(path)
+            if not named:  # only the name agrees: a file at the top, which the mention ends with
+                named = list(paths_named("/" + parts[-1]))
         for path in named:
             evidence[path] = min(1.0, evidence.get(path, 0.0) + 1.0 / len(named))
     return evidence

@@ -314,7 +314,7 @@ def test_a_mention_names_the_files_whose_trailing_path_agrees_with_it_most():
     from retrieval.ranking import mention_evidence, paths_by_name
 
     names = paths_by_name(["src/_pytest/python.py", "testing/python.py", "python.py",
-                           "doc/conf.py", "tests/roots/a/conf.py", "lib/json/decoder.py"])
+                           "doc/conf.py", "tests/roots/a/conf.py", "lib/json/decoder.py", "setup.py"])
     named = lambda mentions: mention_evidence(mentions, lambda n: names.get(n, ()))
     # An installed copy's path is the source tree's file with the same package directory.
     assert named(["usr/lib/site-packages/_pytest/python.py"]) == {"src/_pytest/python.py": 1.0}
@@ -322,6 +322,7 @@ def test_a_mention_names_the_files_whose_trailing_path_agrees_with_it_most():
     assert named(["conf.py"]) == {"doc/conf.py": 0.5, "tests/roots/a/conf.py": 0.5}
     # Only the name agreeing is another file (a user's own script, the standard library's).
     assert named(["home/me/decoder.py"]) == {}
+    assert named(["home/me/checkout/setup.py"]) == {"setup.py": 1.0}  # a file at the top: its whole path agrees
     assert named(["python.py", "src/_pytest/python.py"])["src/_pytest/python.py"] == 1.0  # at most 1
 
 
