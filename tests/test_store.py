@@ -330,3 +330,44 @@ def test_a_refresh_waiting_on_the_lock_tells_its_own_progress_not_stderr(sample_
         holder.release()
     assert [m for m in said if m.startswith("waiting for")]
     assert capsys.readouterr().err == ""
+
+
+# -- chunk metadata rows ------------------------------------------------------------------------
+
+def _segment_with_metadata(directory):
+    from retrieval.lexical.segment import SegmentBuilder
+
+    builder = SegmentBuilder()
+    builder.add("src/router.py", "python", "code", 1, 9, {"route": 2}, meta=("Router.add_route", "method", "add_route", 1, 20))
+    builder.add("src/router.py", "python", "code", 10, 20, {"match": 1}, meta=None)
+    builder.add("src/app.py", "python", "code", 1, 5, {"app": 1}, meta=("module app", "module", "", 1, 5))
+    builder.write(str(directory))
+    return directory
+
+
+def test_a_metadata_row_changed_where_neither_size_nor_syntax_shows_is_damage(tmp_path):
+    """A hit reads its own row, never meta.bin whole: a renamed scope was shown in silence."""
+    from retrieval.lexical.segment import CorruptSegment
+
+    seg = _segment_with_metadata(tmp_path / "seg")
+    assert DiskSegment(str(seg)).meta(0) == ("Router.add_route", "method", "add_route", 1, 20)
+    path = seg / "meta.bin"
+    path.write_bytes(path.read_bytes().replace(b"Router.add_route", b"Router.add_rouse"))
+    damaged = DiskSegment(str(seg))
+    assert damaged.meta(1) is None  # a document without metadata has no row to check
+    assert damaged.meta(2) == ("module app", "module", "", 1, 5)  # other rows still read
+    with pytest.raises(CorruptSegment, match="meta.bin is damaged"):
+        damaged.meta(0)
+
+
+def test_metadata_written_before_row_checksums_is_read_as_it_was(tmp_path):
+    seg = _segment_with_metadata(tmp_path / "seg")
+    description = json.loads((seg / "seg.json").read_text())
+    data = (seg / "meta.bin").read_bytes()[: -4 * description["n_docs"]]  # no checksums at the end
+    (seg / "meta.bin").write_bytes(data)
+    del description["meta_row_crcs"], description["crc32"]["meta.bin"]
+    description["sizes"]["meta.bin"] = len(data)
+    (seg / "seg.json").write_text(json.dumps(description))
+    old = DiskSegment(str(seg))
+    assert old.meta(0) == ("Router.add_route", "method", "add_route", 1, 20)
+    assert old.meta_rows() == [("Router.add_route", "method", "add_route", 1, 20), None, ("module app", "module", "", 1, 5)]

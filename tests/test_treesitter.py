@@ -156,6 +156,24 @@ def test_refresh_is_incremental_and_the_store_keeps_chunk_metadata(repo, rewrite
     assert hits[0].source_path == "app/util.py" and hits[0].symbol == "make_slug" and hits[0].kind == "function"
 
 
+def test_a_scope_changed_in_the_store_is_damage_the_query_repairs_not_a_breadcrumb_it_shows(repo, copy_tree):
+    """A hit reads its own metadata row: a renamed scope there was shown in silence."""
+    from retrieval import service
+
+    expected = [(h.docid, h.context, h.symbol) for h in service.search(
+        copy_tree(repo), "add_route", retriever="treesitter", top_k=3).hits]
+    service.refresh(str(repo), "treesitter")
+    store = repo / ".retrieval" / "treesitter"
+    (meta,) = store.glob("seg-*/meta.bin")
+    assert b"Router" in meta.read_bytes()
+    meta.write_bytes(meta.read_bytes().replace(b"Router", b"Rooter"))
+    service._OPEN.clear()  # a new process
+    said = []
+    got = service.search(str(repo), "add_route", retriever="treesitter", top_k=3, progress=said.append).hits
+    assert [(h.docid, h.context, h.symbol) for h in got] == expected
+    assert any("damaged" in line for line in said)
+
+
 def test_a_file_that_fails_to_parse_is_listed_as_line_chunked(repo, monkeypatch):
     from retrieval import service
     from retrieval.chunking import ast

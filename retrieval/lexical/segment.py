@@ -11,7 +11,8 @@ On disk a segment is a directory:
                  CRC-32 of the term's postings]} (a query reads a few terms' postings, not post.bin
                  whole, so each is checked as it is read)
   meta.bin       only when a chunker said more than lines: n_docs + 1 uint32 offsets, then per doc
-                 a JSON array [context, kind, symbol, scope start, scope end] (a hit reads its own)
+                 a JSON array [context, kind, symbol, scope start, scope end] (a hit reads its own),
+                 then each row's CRC-32 (uint32; checked as the row is read)
 A query opens only the shards of its terms and reads only their postings.
 """
 from __future__ import annotations
@@ -154,7 +155,9 @@ class SegmentBuilder:
             offsets = array("I", [0])
             for blob in blobs:
                 offsets.append(offsets[-1] + len(blob))
-            put("meta.bin", _to_bytes(offsets) + b"".join(blobs))
+            # Each row's CRC-32 ends the file: a hit reads its own row, never the file whole.
+            row_crcs = array("I", map(zlib.crc32, blobs))
+            put("meta.bin", _to_bytes(offsets) + b"".join(blobs) + _to_bytes(row_crcs))
         for i, shard in enumerate(shards):
             put(f"lex-{i:04d}.json", dumps(shard))
         meta = {
@@ -166,6 +169,8 @@ class SegmentBuilder:
             "sizes": sizes,
             "crc32": crcs,
         }
+        if "meta.bin" in sizes:
+            meta["meta_row_crcs"] = True
         write_new(os.path.join(tmp, "seg.json"), dumps(meta))
         return meta
 
@@ -247,7 +252,9 @@ class DiskSegment:
         self._columns: dict | None = None
         self.docids = None
         self._has_meta = "meta.bin" in meta["sizes"]
+        self._meta_row_crcs = bool(meta.get("meta_row_crcs"))  # absent before checksums: unchecked
         self._meta_offsets: array | None = None
+        self._meta_crcs: array | None = None
 
     def meta(self, d: int) -> tuple | None:
         """(context, kind, symbol, scope start, scope end) of doc d; None when it has none. Reads
@@ -262,12 +269,21 @@ class DiskSegment:
                     offsets = _from_bytes(fh.read(header))
                     if len(offsets) != self.n_docs + 1:
                         raise ValueError("short offsets")
+                    if self._meta_row_crcs:
+                        fh.seek(header + offsets[-1])
+                        crcs = _from_bytes(fh.read(4 * self.n_docs))
+                        if len(crcs) != self.n_docs:
+                            raise ValueError("short checksums")
+                        self._meta_crcs = crcs
                     self._meta_offsets = offsets
                 start, end = self._meta_offsets[d], self._meta_offsets[d + 1]
                 if start == end:
                     return None
                 fh.seek(header + start)
-                row = json.loads(fh.read(end - start))
+                blob = fh.read(end - start)
+                if self._meta_crcs is not None and zlib.crc32(blob) != self._meta_crcs[d]:
+                    raise ValueError("a row fails its checksum")
+                row = json.loads(blob)
             if not isinstance(row, list) or len(row) != len(META_COLUMNS):
                 raise ValueError("not a metadata row")
         except ValueError as exc:
@@ -290,7 +306,8 @@ class DiskSegment:
         data = self._read("meta.bin")
         header = 4 * (self.n_docs + 1)
         offsets = _from_bytes(data[:header])
-        if len(offsets) != self.n_docs + 1 or header + offsets[-1] != len(data):
+        trailer = 4 * self.n_docs if self._meta_row_crcs else 0
+        if len(offsets) != self.n_docs + 1 or header + offsets[-1] + trailer != len(data):
             raise CorruptSegment(f"segment {os.path.basename(self.directory)}: meta.bin is damaged")
         return [tuple(json.loads(data[header + a : header + b])) if b > a else None
                 for a, b in zip(offsets, offsets[1:])]
