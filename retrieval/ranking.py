@@ -258,10 +258,9 @@ def paths_by_name(paths: Iterable[str]) -> dict[str, list[str]]:
     return names
 
 
-def mention_evidence(mentions, paths_named: Callable[[str], Iterable[str]]) -> dict[str, float]:
-    """{path: evidence that the query names the file}, at most 1 per file.
-
-    `paths_named(key)` looks up `paths_by_name`. A mention names the files whose trailing path
+def mention_evidence(mentions, names: dict[str, list[str]]) -> dict[str, float]:
+    """{path: evidence that the query names the file}, at most 1 per file; `names` is
+    `paths_by_name` of the indexed files. A mention names the files whose trailing path
     components agree with it most: all of its own (`printing/str.py`), or all of the file's, or at
     least a directory and the name (`site-packages/_pytest/python.py` is `src/_pytest/python.py`,
     not `testing/python.py`). Each mention adds 1 / (the files it may name), so
@@ -273,10 +272,10 @@ def mention_evidence(mentions, paths_named: Callable[[str], Iterable[str]]) -> d
     for mention in mentions:
         parts = mention.split("/")
         if len(parts) == 1:
-            named = list(paths_named(mention))
+            named = names.get(mention, [])
         else:
             best, named = 0, []
-            for path in paths_named("/".join(parts[-2:])):
+            for path in names.get("/".join(parts[-2:]), ()):
                 shared = 2
                 for a, b in zip(reversed(parts[:-2]), reversed(path.split("/")[:-2])):
                     if a != b:
@@ -287,7 +286,7 @@ def mention_evidence(mentions, paths_named: Callable[[str], Iterable[str]]) -> d
                 elif shared == best:
                     named.append(path)
             if not named:  # only the name agrees: a file at the top, which the mention ends with
-                named = list(paths_named("/" + parts[-1]))
+                named = names.get("/" + parts[-1], [])
         for path in named:
             evidence[path] = min(1.0, evidence.get(path, 0.0) + 1.0 / len(named))
     return evidence

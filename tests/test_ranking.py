@@ -315,7 +315,7 @@ def test_a_mention_names_the_files_whose_trailing_path_agrees_with_it_most():
 
     names = paths_by_name(["src/_pytest/python.py", "testing/python.py", "python.py",
                            "doc/conf.py", "tests/roots/a/conf.py", "lib/json/decoder.py", "setup.py"])
-    named = lambda mentions: mention_evidence(mentions, lambda n: names.get(n, ()))
+    named = lambda mentions: mention_evidence(mentions, names)
     # An installed copy's path is the source tree's file with the same package directory.
     assert named(["usr/lib/site-packages/_pytest/python.py"]) == {"src/_pytest/python.py": 1.0}
     # A bare name may be any file so called: each gets its share.

@@ -36,7 +36,7 @@ class LexicalRetriever:
         self.ranking = ranking or RankingConfig()
         self.profile = CODE
         self._views: list[SegmentView] | None = None
-        self._names = None  # (views, {file name: paths}) for the paths queries write out
+        self._names = None  # (views, paths_by_name of their files), for the paths queries write out
         self._n_docs = 0
         self._total_len = 0
         self._avgdl = 0.0
@@ -122,11 +122,9 @@ class LexicalRetriever:
         if not plan.mentions:
             return {}
         views = self._views
-        if self._names is None or self._names[0] is not views:
-            # Built once per opened index: a query naming files looks them up by file name.
+        if self._names is None or self._names[0] is not views:  # built once per opened index
             self._names = (views, paths_by_name(_live_paths(views)))
-        names = self._names[1]
-        return mention_evidence(plan.mentions, lambda name: names.get(name, ()))
+        return mention_evidence(plan.mentions, self._names[1])
 
     def first_stage(self, query: str, depth: int, allow=None):
         """(query plan, [(BM25 score, view index, doc)] best first): the candidates before any

@@ -60,7 +60,7 @@ class PyseriniRetriever:
         self._reader = None
         self._records: dict[str, tuple] = {}
         self._contexts: dict[str, str] = {}
-        self._names = None  # (records, {file name: paths}) for the paths queries write out
+        self._names = None  # (records, paths_by_name of their files), for the paths queries write out
         self._n_docs = 0
         self._opened = False
         self._scratch = None  # the directory of the in-memory API's index
@@ -226,8 +226,7 @@ class PyseriniRetriever:
             return {}
         if self._names is None or self._names[0] is not self._records:
             self._names = (self._records, paths_by_name(r[0] for r in self._records.values()))
-        names = self._names[1]
-        return mention_evidence(plan.mentions, lambda name: names.get(name, ()))
+        return mention_evidence(plan.mentions, self._names[1])
 
     def _definers(self, def_terms) -> dict[str, float]:
         """{path: evidence that the file defines the symbols a report names} (as `lexical`)."""

@@ -138,10 +138,12 @@ class Generation:
             import turbovec
 
             try:
-                if "tv_crc32" in header and _file_crc32(base + ".tv") != header["tv_crc32"]:
+                with open(base + ".tv", "rb") as fh:
+                    tv_bytes = fh.read()  # read once: checked, then parsed from memory
+                if "tv_crc32" in header and zlib.crc32(tv_bytes) != header["tv_crc32"]:
                     # A damaged index loads and answers: it would lose candidates in silence.
                     raise VectorStoreError(f"turbovec index {self.name} is damaged")
-                self.index = turbovec.TurboQuantIndex.load(base + ".tv")
+                self.index = turbovec.TurboQuantIndex.from_bytes(tv_bytes)
             except (ValueError, OSError) as exc:
                 raise VectorStoreError(f"turbovec index {self.name} is unreadable: {exc}") from None
             if len(self.index) != n:
@@ -167,14 +169,6 @@ class Generation:
 
     def path(self, row: int) -> str:
         return self.files[int(self.file_ids[row])][0]
-
-
-def _file_crc32(path: str) -> int:
-    crc = 0
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            crc = zlib.crc32(block, crc)
-    return crc
 
 
 def _row_crcs(block):
