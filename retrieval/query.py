@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from .lexical.features import DEF, def_term
+from .lexical.features import DEF, def_term, question_pairs
 from .ranking import RankingConfig, is_symbol_query, path_mentions, qualified_name, query_words, symbol_key
 from .text import STOPWORDS, tokenize
 
@@ -91,6 +91,11 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
         weights[key] = weights.get(key, 0.0) + weight
         if word != word.lower() and config.exact_definition_weight:
             weights[DEF + word] = weights.get(DEF + word, 0.0) + weight * config.exact_definition_weight
+    if config.identifier_pair_weight and symbol is None and not long:
+        # A question's words that one identifier joins (`connection pool` -> ConnectionPool,
+        # `conn_pool_size`): the code naming that thing, not code using each word apart.
+        for term in question_pairs(words):
+            weights[term] = weights.get(term, 0.0) + config.identifier_pair_weight
     asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
     named_defs = tuple(dict.fromkeys(def_term(w) for w in code)) if long else ()
     mentions = path_mentions(query) if symbol is None and config.path_mention_boost else ()

@@ -83,6 +83,7 @@ class RankingConfig:
     long_query_repeat_discount: float = 1.0
     filename_boost: float = 2.0  # every word of the file's name is in the query (NL queries)
     scope_boost: float = 3.0  # `Router.add_route`: a chunk whose scope path ends with that name
+    identifier_pair_weight: float = 0.5  # a question's word pairs one identifier joins (0: off)
     path_mention_boost: float = 0.5  # a file the query names by its path, as a definer (a traceback; 0: off)
     one_page_per_translation: bool = True  # docs differing only in a language directory are one result
 

@@ -71,6 +71,22 @@ def split_identifier(word: str) -> tuple[str, ...]:
     return _MEMO.put(word, tuple(terms))
 
 
+def identifier_parts(word: str) -> tuple[str, ...]:
+    """The part terms of a compound identifier (`ConnectionPool` -> connect, pool), () for a word
+    of fewer than two parts: split_identifier gives the whole word, then its parts."""
+    terms = split_identifier(word)
+    if len(terms) < 3:  # one part, perhaps with its stem
+        return ()
+    return terms[1:] if terms[0] == word.lower() else terms
+
+
+def word_unit(word: str) -> str:
+    """The term a one-part word is compared by with identifiers' parts: its stem, as split_identifier
+    stems a part ('' for a stop word or a single letter)."""
+    terms = split_identifier(word)
+    return terms[-1] if terms else ""
+
+
 def term_counts(text: str) -> Counter:
     """Term frequencies of a text, for indexing."""
     words = _WORD.findall(text)

@@ -38,6 +38,7 @@ VARIANTS = [
     ("no exact-spelling definitions", {"exact_definition_weight": 0.0}, {}),
     ("no path terms", {"path_weight": 0}, {}),
     ("no file evidence", {"file_evidence": 0.0}, {}),
+    ("no identifier pairs", {"identifier_pair_weight": 0.0}, {}),
     ("no diversity", {"diversify": False}, {}),
     ("no test/example/vendor priors", {"test_penalty": 1.0, "example_penalty": 1.0, "vendor_penalty": 1.0,
                                        "generated_penalty": 1.0}, {}),
@@ -46,6 +47,7 @@ VARIANTS = [
     ("plain BM25 (all off)", {"filename_boost": 1.0, "symbol_filename_boost": 1.0, "exact_filename_boost": 1.0,
                               "definition_weight": 0.0, "symbol_definition_weight": 0.0,
                               "code_definition_weight": 0.0, "path_weight": 0, "file_evidence": 0.0,
+                              "identifier_pair_weight": 0.0,
                               "diversify": False, "test_penalty": 1.0, "example_penalty": 1.0,
                               "vendor_penalty": 1.0, "generated_penalty": 1.0, "docs_penalty": 1.0}, {"stem": False}),
 ]

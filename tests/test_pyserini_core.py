@@ -117,3 +117,13 @@ def test_asking_for_it_alone_is_an_error_with_the_reason(no_usable_java, sample_
     result = run("query", "--root", sample_repo, "--retriever", "pi-serini", "config")
     assert result.exit_code == 1
     assert "no usable Java" in result.output
+
+
+def test_lucene_s_code_documents_hold_words_and_feature_terms_but_no_identifier_pairs():
+    """pi-serini's BM25 is Lucene's over our words: the pair terms stay the lexical index's."""
+    from retrieval.lexical.features import PAIR
+    from retrieval.retrievers.pyserini import document_contents
+
+    contents = document_contents(("code", "code", 1), "app/pool.py", "pool = ConnectionPool()\n", "", "python")
+    assert "connectionpool" in contents.split()
+    assert PAIR not in contents

@@ -128,6 +128,55 @@ def test_bare_identifiers_are_symbol_queries_and_sentences_are_not():
 FILLER = [doc(f"other/unrelated{i}.py", "def unrelated():\n    return 1\n") for i in range(6)]
 
 
+def test_an_identifier_s_parts_are_paired_in_one_term_each_and_a_plain_word_adds_none():
+    from retrieval.lexical.features import PAIR, chunk_terms, pair_terms, question_pairs
+
+    assert pair_terms("self.conn_pool_size = 2\nconn_pool_size += 1\nreturn value") == {
+        PAIR + "conn&pool": 2, PAIR + "conn&size": 2, PAIR + "pool&size": 2}
+    assert PAIR + "connect&pool" in chunk_terms("a.py", "pool = ConnectionPool()")
+    assert not any(t.startswith(PAIR) for t in chunk_terms("a.py", "pool = ConnectionPool()", pairs=False))
+    # A question pairs its words as an identifier's parts are paired, stop words left out.
+    assert question_pairs("how is the connection pool sized".split()) == [
+        PAIR + "connect&pool", PAIR + "connect&size", PAIR + "pool&size"]
+
+
+def test_a_question_whose_words_one_identifier_joins_ranks_the_code_naming_that_thing_first():
+    """`connection pool` asks for the pool of connections (`connection_pool`), not for code that
+    holds a connection and, apart from it, some pool."""
+    joined = doc("src/joined.py", "def refill(self, connection):\n    self.connection_pool.fill(connection)\n")
+    apart = doc("src/apart.py", "def refill(self, connection):\n    self.pool.fill(connection)\n    connection.open()\n")
+    docs = FILLER + [apart, joined]
+    question = "how is the connection pool refilled"
+    assert ranked_paths(docs, question)[0] == "src/joined.py"
+    assert ranked_paths(docs, question, identifier_pair_weight=0.0)[0] == "src/apart.py"
+
+
+def test_only_a_question_asks_for_pair_terms_not_an_identifier_or_a_pasted_report():
+    from retrieval.lexical.features import PAIR
+    from retrieval.query import plan_query
+
+    def pairs(query):
+        return {t for t in plan_query(query, RankingConfig()).weights if t.startswith(PAIR)}
+
+    assert pairs("connection pool size") == {PAIR + "connect&pool", PAIR + "connect&size", PAIR + "pool&size"}
+    assert pairs("ConnectionPool") == set()  # its definition and whole-word terms already say it
+    assert pairs("connection pool " + " ".join(f"word{i}" for i in range(40))) == set()
+    assert not {t for t in plan_query("connection pool", RankingConfig().replace(identifier_pair_weight=0)).weights
+                if t.startswith(PAIR)}
+
+
+def test_with_the_pair_weight_0_nothing_asks_for_pairs_and_the_index_holds_none():
+    from retrieval.lexical.features import PAIR
+
+    def pair_terms_indexed(**config):
+        retriever = LexicalRetriever(ranking=RankingConfig().replace(**config))
+        retriever.index([doc("a.py", "pool = ConnectionPool()\n")])
+        return {t for v in retriever._views for t in v.segment.terms() if t.startswith(PAIR)}
+
+    assert pair_terms_indexed() == {PAIR + "connect&pool"}
+    assert pair_terms_indexed(identifier_pair_weight=0.0) == set()
+
+
 def test_a_file_whose_name_the_query_spells_out_ranks_first():
     body = "def start(self):\n    self.poll_changes()\n"
     docs = FILLER + [doc("src/loop.py", body + "# watcher watcher\n"), doc("src/watcher.py", body)]

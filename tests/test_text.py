@@ -86,6 +86,15 @@ def test_stemming_keeps_the_whole_identifier_and_the_unsplit_parts():
     assert "get" in terms and "http" in terms
 
 
+def test_a_compound_identifier_s_parts_are_its_units_and_a_plain_word_is_its_own_stem():
+    assert text.identifier_parts("ConnectionPool") == ("connect", "pool")
+    assert text.identifier_parts("conn_pool_size") == ("conn", "pool", "size")
+    assert text.identifier_parts("connection") == ()  # one part, whatever its stem
+    assert text.identifier_parts("v2_api") == ()  # one part left of two characters or more
+    assert text.word_unit("connections") == "connect"  # compared with the parts above
+    assert text.word_unit("the") == ""
+
+
 def test_stemming_is_off_only_when_the_environment_says_so():
     import os
     import subprocess

@@ -4,6 +4,9 @@
   `websocket` finds `websockets.py` even where the body says little.
 - Definition terms: `\u00a7name` for every symbol the chunk defines (class, def, func, fn, ...), so a
   query naming a symbol can prefer the chunk that defines it over the many that use it.
+- Pair terms: `\u00b6a&b` for every two parts of one compound identifier (`conn_upkeep` ->
+  conn&upkeep), so a question whose words one name joins (`connection pool`) prefers the code that
+  joins them over code that only uses each somewhere.
 - Member terms: `\u00a7owner.name` for a definition inside a class-like one (`Group.invoke`, a Go
   method's receiver type), so a qualified query finds the method, not the class's first lines.
 The prefix character cannot come out of the tokenizer, so feature terms never collide with words.
@@ -13,11 +16,15 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
+from itertools import combinations
 
 from ..lazyre import LazyPattern as lazy_compile
-from ..text import split_identifier, term_counts
+from ..text import _WORD, identifier_parts, split_identifier, term_counts, word_unit
 
 DEF = "\u00a7"
+PAIR = "\u00b6"
+PAIR_PARTS = 6  # an identifier's first parts paired (15 pairs at most); longer names are rare
+QUESTION_UNITS = 12  # a question's first distinct words paired (66 pair terms at most)
 
 
 def def_term(name: str) -> str:
@@ -28,7 +35,7 @@ def def_term(name: str) -> str:
     return DEF + (squashed or name.lower())
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 11
+VERSION = 12
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -166,12 +173,16 @@ def path_terms(path: str) -> list[str]:
 
 
 def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, language: str = "",
-                definitions=None, owners=None) -> Counter:
-    """Every term a chunk is indexed under: words, path words, definitions and members.
+                definitions=None, owners=None, pairs: bool = True) -> Counter:
+    """Every term a chunk is indexed under: words, path words, definitions and members, and with
+    `pairs` the pair terms of its identifiers (the scope path's too).
     `definitions` are the names a syntax tree says the chunk defines (its scope path is its
     context); None finds them with the patterns above, and with `owners` (member_owners) the
     `owner.name` pairs of those inside a class-like definition."""
-    counts = term_counts(f"{context}\n{text}" if context else text)
+    body = f"{context}\n{text}" if context else text
+    counts = term_counts(body)
+    if pairs:
+        counts.update(pair_terms(body))
     if path_weight:
         for term in path_terms(path):
             counts[term] += path_weight
@@ -189,6 +200,32 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
         if name != name.lower():
             counts[DEF + name] += 1
     return counts
+
+
+def pair_term(a: str, b: str) -> str:
+    return f"{PAIR}{a}&{b}" if a < b else f"{PAIR}{b}&{a}"
+
+
+def pair_terms(text: str) -> Counter:
+    """The pair terms of a text: every two parts of each compound identifier, once per occurrence."""
+    counts: Counter = Counter()
+    for word, n in Counter(_WORD.findall(text)).items():
+        parts = identifier_parts(word)[:PAIR_PARTS]
+        for a, b in combinations(parts, 2):
+            counts[pair_term(a, b)] += n
+    return counts
+
+
+def question_pairs(words) -> list[str]:
+    """The pair terms a question asks under: every two of its distinct words (a compound word's
+    parts each count as one), as an identifier's parts are paired."""
+    units: list[str] = []
+    for word in words:
+        for unit in identifier_parts(word) or (word_unit(word),):
+            if unit and unit not in units:
+                units.append(unit)
+    units = units[:QUESTION_UNITS]
+    return [pair_term(a, b) for a, b in combinations(units, 2)]
 
 
 # Definitions that own members: a method defined below one (indented, or up to its closing brace)

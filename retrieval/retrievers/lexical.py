@@ -57,6 +57,7 @@ class LexicalRetriever:
         if self.profile == PROSE:
             return {"profile": PROSE, "terms": {"prose": prose.VERSION, "stem": stem.VERSION}}
         return {"k1": self.params.k1, "b": self.params.b, "path_weight": self.ranking.path_weight,
+                "pairs": self._pairs(),
                 "terms": {"features": features.VERSION, "text": text.VERSION, "stem": stem.VERSION,
                           "stemming": text.STEM}}
 
@@ -64,7 +65,13 @@ class LexicalRetriever:
                owners=None) -> Counter:
         if self.profile == PROSE:
             return prose.term_counts(text)
-        return chunk_terms(path, text, context, self.ranking.path_weight, language, definitions, owners)
+        return chunk_terms(path, text, context, self.ranking.path_weight, language, definitions, owners,
+                           self._pairs())
+
+    def _pairs(self) -> bool:
+        """Whether chunks are indexed with their identifiers' pair terms: only when questions ask
+        for them (with the weight 0 the index is exactly as it was without them)."""
+        return bool(self.ranking.identifier_pair_weight)
 
     def _search_views(self, views: list[SegmentView]) -> list[SegmentView]:
         if self.profile == PROSE:
@@ -205,10 +212,11 @@ class LexicalRetriever:
         chunks: they just go). `added` is consumed lazily, one file at a time."""
         index = LexicalIndex(directory, state or empty_state(directory))
         weight = self.ranking.path_weight
+        pairs = self._pairs()
         files = (
             (f.path, f.language, f.kind,
              [(c.start_line, c.end_line, c.text, c.context, c.definitions, _meta(c)) for c in chunks],
-             weight, self.profile)
+             weight, pairs, self.profile)
             for f, chunks in added
         )
         # Term extraction is most of the work of a build: spread it over worker processes.
@@ -251,14 +259,15 @@ def _live_paths(views):
 
 
 def _file_documents(item):
-    """(path, language, kind, chunk spans and texts, path weight, profile) -> what LexicalIndex.apply takes."""
-    path, language, kind, chunks, path_weight, profile = item
+    """(path, language, kind, chunk spans and texts, path weight, pairs, profile) -> what
+    LexicalIndex.apply takes."""
+    path, language, kind, chunks, path_weight, pairs, profile = item
     if profile == PROSE:
         return path, language, kind, [(start, end, prose.term_counts(text), meta)
                                       for start, end, text, _, _, meta in chunks]
     owners = _owners([c[2] for c in chunks], language, kind, [c[4] for c in chunks])
     return path, language, kind, [
-        (start, end, chunk_terms(path, text, context, path_weight, language, definitions, owned), meta)
+        (start, end, chunk_terms(path, text, context, path_weight, language, definitions, owned, pairs), meta)
         for (start, end, text, context, definitions, meta), owned in zip(chunks, owners)
     ]
 

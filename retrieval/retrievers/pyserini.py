@@ -21,7 +21,7 @@ from typing import Iterable
 from .. import prose
 from ..confidence import assess, query_evidence
 from ..lexical.bm25 import idf
-from ..lexical.features import DEF, chunk_terms, path_terms
+from ..lexical.features import DEF, PAIR, chunk_terms, path_terms
 from ..lucene import index as lucene_index
 from ..lucene import jvm
 from ..parallel import ordered_map
@@ -149,7 +149,8 @@ class PyseriniRetriever:
             return self._hits(ranked, words, (), top_k)
         config = self.ranking
         plan = plan_query(query, config)
-        weights = plan.weights
+        # Lucene's documents hold no pair terms: its BM25 is the reference's, over words.
+        weights = {t: w for t, w in plan.weights.items() if not t.startswith(PAIR)}
         if self.analyzer == "code":
             if plan.long and config.long_query_min_idf:
                 n = max(self._n_docs, 1)
@@ -320,7 +321,7 @@ def document_contents(layout: tuple[str, str, int], path: str, text: str, contex
     if analyzer == "english":
         body = f"{context}\n{text}" if context else text
         return body + "\n" + " ".join(path_terms(path))
-    counts = chunk_terms(path, text, context, path_weight, language)
+    counts = chunk_terms(path, text, context, path_weight, language, pairs=False)
     return " ".join(" ".join([term] * n) for term, n in counts.items())
 
 
