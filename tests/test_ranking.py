@@ -177,6 +177,20 @@ def test_with_the_pair_weight_0_nothing_asks_for_pairs_and_the_index_holds_none(
     assert pair_terms_indexed(identifier_pair_weight=0.0) == set()
 
 
+def test_pair_terms_lengthen_no_chunk_so_identifiers_and_reports_rank_exactly_as_without_them():
+    docs = FILLER + [doc("src/pool.py", "class ConnectionPool:\n    max_size = 10\n    def get_conn(self): ...\n"),
+                     doc("src/conn.py", "def connect(pool_size):\n    return open_connection(pool_size)\n")]
+    report = "ConnectionPool max_size ignored when pool_size set " + " ".join(f"word{i}" for i in range(40))
+
+    def answers(query, **config):
+        retriever = LexicalRetriever(ranking=RankingConfig().replace(**config))
+        retriever.index(docs)
+        return [(h.docid, h.score) for h in retriever.search_detailed(query, 10)], list(retriever._views[0].segment.lens)
+
+    for query in ("ConnectionPool", "get_conn", report):
+        assert answers(query) == answers(query, identifier_pair_weight=0.0)
+
+
 def test_a_file_whose_name_the_query_spells_out_ranks_first():
     body = "def start(self):\n    self.poll_changes()\n"
     docs = FILLER + [doc("src/loop.py", body + "# watcher watcher\n"), doc("src/watcher.py", body)]

@@ -35,7 +35,7 @@ def def_term(name: str) -> str:
     return DEF + (squashed or name.lower())
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 12
+VERSION = 13
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -200,6 +200,13 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
         if name != name.lower():
             counts[DEF + name] += 1
     return counts
+
+
+def document_length(counts: dict) -> int:
+    """The length BM25 normalises a chunk by: its terms, less its pair terms (they restate words
+    already counted, and a pasted report or a bare identifier, which ask for none, rank as they did
+    without them)."""
+    return sum(counts.values()) - sum(n for term, n in counts.items() if term[:1] == PAIR)
 
 
 def pair_term(a: str, b: str) -> str:

@@ -24,6 +24,7 @@ import zlib
 from array import array
 
 from ..store.atomic import dumps, publish_dir, write_new
+from .features import document_length
 
 SEGMENT_FORMAT = 2
 _LITTLE = sys.byteorder == "little"
@@ -87,7 +88,7 @@ class SegmentBuilder:
         self.doc_file.append(fid)
         self.starts.append(max(start, 0))
         self.ends.append(max(end, 0))
-        self.lens.append(sum(counts.values()))
+        self.lens.append(document_length(counts))
         self.docids.append(docid)
         self.meta.append(meta)
         self.n_postings += len(counts)
