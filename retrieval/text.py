@@ -87,9 +87,15 @@ def word_unit(word: str) -> str:
     return terms[-1] if terms else ""
 
 
-def term_counts(text: str) -> Counter:
-    """Term frequencies of a text, for indexing."""
-    words = _WORD.findall(text)
+def words_of(text: str) -> list[str]:
+    """The words of a text, in order, as term_counts reads them."""
+    return _WORD.findall(text)
+
+
+def term_counts(text: str, words: list[str] | None = None) -> Counter:
+    """Term frequencies of a text, for indexing (`words`: its words_of, when the caller has them)."""
+    if words is None:
+        words = _WORD.findall(text)
     memo = _MEMO
     # A membership test per distinct word (set.difference would walk the whole memo: a dict subclass
     # gets no fast path there).

@@ -19,7 +19,7 @@ from collections import Counter
 from itertools import combinations
 
 from ..lazyre import LazyPattern as lazy_compile
-from ..text import _WORD, identifier_parts, split_identifier, term_counts, word_unit
+from ..text import identifier_parts, split_identifier, term_counts, word_unit, words_of
 
 DEF = "\u00a7"
 PAIR = "\u00b6"
@@ -180,9 +180,10 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
     context); None finds them with the patterns above, and with `owners` (member_owners) the
     `owner.name` pairs of those inside a class-like definition."""
     body = f"{context}\n{text}" if context else text
-    counts = term_counts(body)
+    words = words_of(body)
+    counts = term_counts(body, words)
     if pairs:
-        counts.update(pair_terms(body))
+        counts.update(pair_terms(body, words))
     if path_weight:
         for term in path_terms(path):
             counts[term] += path_weight
@@ -213,10 +214,13 @@ def pair_term(a: str, b: str) -> str:
     return f"{PAIR}{a}&{b}" if a < b else f"{PAIR}{b}&{a}"
 
 
-def pair_terms(text: str) -> Counter:
-    """The pair terms of a text: every two parts of each compound identifier, once per occurrence."""
+def pair_terms(text: str, words: list[str] | None = None) -> Counter:
+    """The pair terms of a text: every two parts of each compound identifier, once per occurrence
+    (`words`: the text's words_of, when the caller has them)."""
     counts: Counter = Counter()
-    for word, n in Counter(_WORD.findall(text)).items():
+    for word, n in Counter(words_of(text) if words is None else words).items():
+        if word.isalpha() and word.isascii() and (word.isupper() or word[1:].islower()):
+            continue  # `self`, `Config`, `HTTP`: one part (most words; the split is not needed)
         parts = identifier_parts(word)[:PAIR_PARTS]
         for a, b in combinations(parts, 2):
             counts[pair_term(a, b)] += n
