@@ -564,6 +564,14 @@ def _to_next_namespace(d: Definition, node, root) -> None:
     d.statement = True
 
 
+# Reserved words no C or C++ function can be named: an `else if (...) {` the preprocessor cut
+# from its function (`#ifdef` around one branch) parses as a function definition named `if` (curl's
+# multi.c), a `switch` in a template as one named `switch` (nlohmann-json). Elsewhere some are
+# names (PHP's `BladeCompiler::if`, Kotlin's `Flow.catch`).
+_C_STATEMENTS = frozenset({"if", "else", "for", "while", "do", "switch", "case", "return", "sizeof", "goto"})
+_STATEMENT_WORDS = {"c": _C_STATEMENTS, "cpp": _C_STATEMENTS}
+
+
 def definitions(tree, grammar: str) -> list[Definition]:
     """Every definition of the tree, outermost first, each linked to its enclosing one."""
     query = _query(grammar)
@@ -579,6 +587,8 @@ def definitions(tree, grammar: str) -> list[Definition]:
                     continue
                 seen.add(key)
                 d = _definition(node, captures)
+                if d is not None and d.name in _STATEMENT_WORDS.get(grammar, ()):
+                    d = None  # see _STATEMENT_WORDS
                 if d is not None:
                     d.key = (node.start_byte, node.end_byte)
                     if node.type in ("FnProto", "VarDecl") and node.parent is not None and node.parent.type == "Decl":

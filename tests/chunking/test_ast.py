@@ -462,6 +462,31 @@ def test_c_functions_structs_macros():
     assert {"BUFFER_SIZE", "buffer", "write_all"} <= defined(chunks)
 
 
+# One branch of an `else if` chain inside `#ifdef`: tree-sitter parses it as a function `if`.
+C_BRANCH_IN_IFDEF = '''\
+static int state_performing(struct Curl_easy *data)
+{
+  if(done) {
+    result = 1;
+  }
+#ifndef CURL_DISABLE_HTTP
+  else if((result == CURLE_HTTP2_STREAM) &&
+          Curl_h2_http_1_1_error(data)) {
+    CURLcode ret = Curl_retry_request(data, &newurl);
+  }
+#endif
+  return result;
+}
+'''
+
+
+def test_a_branch_the_preprocessor_cuts_from_its_function_is_not_a_function_named_if():
+    chunks = chunks_of(C_BRANCH_IN_IFDEF, "lib/multi.c", "c", policy=ChunkingPolicy())
+    assert_verbatim(C_BRANCH_IN_IFDEF, chunks)
+    assert defined(chunks) == {"state_performing"}
+    assert all(c.context == "state_performing" for c in chunks)
+
+
 CPP = '''\
 namespace gfx {
 
