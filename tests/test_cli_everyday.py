@@ -32,6 +32,16 @@ def cli(*args, cwd=None, **kwargs):
                           capture_output=True, text=True, timeout=120, **kwargs)
 
 
+def test_python_dash_m_retrieval_is_the_retrieval_command(sample_repo):
+    """Where a virtual environment's scripts are not on PATH, `python -m retrieval` still works."""
+    done = subprocess.run([sys.executable, "-m", "retrieval", "query", "config", "--root", str(sample_repo), "--json"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "RETRIEVAL_NO_SERVER": "1"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"]
+    version = subprocess.run([sys.executable, "-m", "retrieval", "--version"], capture_output=True, text=True, timeout=60)
+    assert version.returncode == 0 and version.stdout.startswith("retrieval")
+
+
 # -- mistakes that used to return nothing ----------------------------------------------------------
 
 
