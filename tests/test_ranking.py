@@ -134,6 +134,7 @@ def test_an_identifier_s_parts_are_paired_in_one_term_each_and_a_plain_word_adds
     assert pair_terms("self.conn_pool_size = 2\nconn_pool_size += 1\nreturn value") == {
         PAIR + "conn&pool": 2, PAIR + "conn&size": 2, PAIR + "pool&size": 2}
     assert PAIR + "connect&pool" in chunk_terms("a.py", "pool = ConnectionPool()")
+    assert PAIR + "connect&pool" in chunk_terms("net/connection_pool.py", "pool = 1")  # a file's name
     assert not any(t.startswith(PAIR) for t in chunk_terms("a.py", "pool = ConnectionPool()", pairs=False))
     # A question pairs its words as an identifier's parts are paired, stop words left out.
     assert question_pairs("how is the connection pool sized".split()) == [

@@ -5,8 +5,8 @@
 - Definition terms: `\u00a7name` for every symbol the chunk defines (class, def, func, fn, ...), so a
   query naming a symbol can prefer the chunk that defines it over the many that use it.
 - Pair terms: `\u00b6a&b` for every two parts of one compound identifier (`conn_upkeep` ->
-  conn&upkeep), so a question whose words one name joins (`connection pool`) prefers the code that
-  joins them over code that only uses each somewhere.
+  conn&upkeep; the file's name and directories too), so a question whose words one name joins
+  (`connection pool`) prefers the code that joins them over code that only uses each somewhere.
 - Member terms: `\u00a7owner.name` for a definition inside a class-like one (`Group.invoke`, a Go
   method's receiver type), so a qualified query finds the method, not the class's first lines.
 The prefix character cannot come out of the tokenizer, so feature terms never collide with words.
@@ -35,7 +35,7 @@ def def_term(name: str) -> str:
     return DEF + (squashed or name.lower())
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 13
+VERSION = 14
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -164,10 +164,15 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
     return names, members
 
 
-def path_terms(path: str) -> list[str]:
+def path_words(path: str) -> list[str]:
+    """The words of a path, its file's extension left out."""
     stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
+    return re.findall(r"[^\W_](?:\w*[^\W_])?", stem)
+
+
+def path_terms(path: str) -> list[str]:
     out: list[str] = []
-    for word in re.findall(r"[^\W_](?:\w*[^\W_])?", stem):
+    for word in path_words(path):
         out.extend(split_identifier(word))
     return out
 
@@ -187,6 +192,8 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
     if path_weight:
         for term in path_terms(path):
             counts[term] += path_weight
+        if pairs:  # a file named `connection_pool.py` joins those words too
+            counts.update(pair_terms("", path_words(path)))
     if definitions is None and language in _PROSE:
         # A code block in a page defines nothing: the page outranked the source it quotes.
         names, members = (), ()
