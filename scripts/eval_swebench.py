@@ -3,7 +3,8 @@
 changes as the gold. Reports Acc@1/3/5 (every gold file among the top-k distinct files) and the MRR
 of the first gold file, overall and per repository, plus the median query latency, and the span
 figure at a token budget: the share of instances where one of the first 10 hits of an answer
-capped at --max-tokens (as `retrieval query --max-tokens`) overlaps a gold hunk.
+capped at --max-tokens (as `retrieval query --max-tokens`) overlaps a gold hunk (and at each of
+--span-budgets, from the same answers).
 
 For each base commit a tree is materialised (`git ls-tree` + `git cat-file --batch`) under --workdir (reused if
 already there, deleted after use unless --keep), indexed (index under --workdir too), and queried
@@ -151,29 +152,37 @@ def evaluate_tree(root: str, job: dict, extract_seconds: float) -> list[dict]:
                     "top_files": _top_files(row.hits)})
     if job.get("max_tokens"):
         by_id = {i["instance_id"]: i for i in job["instances"]}
+        budgets = [job["max_tokens"]] + [b for b in job.get("span_budgets", ()) if b != job["max_tokens"]]
         for entry in out:
             inst = by_id[entry["instance_id"]]
-            entry["scores"]["span@budget"] = span_hit(root, job["retriever"], inst["query"],
-                                                      inst.get("gold_hunks") or {}, job["max_tokens"])
+            spans = span_hits(root, job["retriever"], inst["query"], inst.get("gold_hunks") or {}, budgets)
+            entry["scores"]["span@budget"] = spans[job["max_tokens"]]
+            for budget in budgets[1:]:
+                entry["scores"][f"span@{budget}"] = spans[budget]
     return out
 
 
-def span_hit(root: str, retriever: str, query: str, hunks: dict, budget: int) -> float:
-    """1.0 when one of the first 10 hits of the answer that fits `budget` tokens overlaps a gold
-    hunk, else 0.0. Snippets are priced by within_budget's default (four characters a token plus 24
-    a hit, close to what `query --max-tokens` prints as text; its JSON costs more a hit), so the
-    figure is comparable across runs and retrievers."""
+def span_hits(root: str, retriever: str, query: str, hunks: dict, budgets: list[int]) -> dict[int, float]:
+    """{budget: 1.0 when one of the first 10 hits of the answer that fits that many tokens overlaps a
+    gold hunk, else 0.0}, from one search. Snippets are priced by within_budget's default (four
+    characters a token plus 24 a hit, close to what `query --max-tokens` prints as text; its JSON
+    costs more a hit), so the figure is comparable across runs and retrievers."""
     from retrieval import service
-    from retrieval.output import within_budget
     from retrieval.snippets import read_snippet
 
     result = service.search(root, query, retriever=retriever, top_k=100, stale_ok=True)
-    snippets = {}
+    read = {}
     for h in result.hits:
         snippet = read_snippet(root, h)
         if snippet is not None:
-            snippets[h.docid] = snippet
-    kept, cut = within_budget(result.hits, snippets, budget)
+            read[h.docid] = snippet
+    return {budget: _span_hit(result.hits, dict(read), hunks, budget) for budget in budgets}
+
+
+def _span_hit(hits: list, snippets: dict, hunks: dict, budget: int) -> float:
+    from retrieval.output import within_budget
+
+    kept, cut = within_budget(hits, snippets, budget)  # cuts the last hit's snippet in `snippets`
     for h in kept[:10]:
         first, last = h.start_line, h.end_line
         if h.docid in cut and h.docid in snippets:  # cut to fit the budget: only its snippet's lines show
@@ -207,6 +216,9 @@ def mean(values):
 def summarise(rows: list[dict]) -> dict:
     ok = [r for r in rows if "error" not in r and r["gold_in_tree"]]
     out = {m: mean(r["scores"].get(m) for r in ok) for m in METRICS}
+    for extra in sorted({k for r in ok for k in r["scores"] if k.startswith("span@") and k not in METRICS},
+                        key=lambda k: int(k[5:])):  # --span-budgets
+        out[extra] = mean(r["scores"].get(extra) for r in ok)
     out["instances"] = len(ok)
     # what drawing other instances moves Acc@5 by (the acceptance part has other issues)
     out["acc@5_interval"] = mean_interval([r["scores"]["acc@5"] for r in ok if r["scores"].get("acc@5") is not None])
@@ -230,9 +242,17 @@ def main(argv=None) -> int:
     parser.add_argument("--depth", type=int, default=50, help="chunks retrieved per query (widened to cover 5 files)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--max-tokens", type=int, default=2000, help="budget of the span figure (0: skip it)")
+    parser.add_argument("--span-budgets", default="",
+                        help="comma-separated further budgets whose span figures are reported too (e.g. 500,1000,4000)")
     parser.add_argument("--json", dest="json_out", help="write all numbers, per instance too, to this file")
     args = parser.parse_args(argv)
 
+    try:
+        budgets = sorted({int(b) for b in args.span_budgets.split(",") if b.strip()})
+    except ValueError:
+        parser.error(f"--span-budgets takes whole numbers separated by commas, not {args.span_budgets!r}")
+    if any(b <= 0 for b in budgets) or (budgets and not args.max_tokens):
+        parser.error("--span-budgets takes positive budgets, beside a --max-tokens budget")
     started = time.perf_counter()
     with open(os.path.join(args.bench, "instances.jsonl"), encoding="utf-8") as fh:
         instances = [json.loads(line) for line in fh if line.strip()]
@@ -256,7 +276,7 @@ def main(argv=None) -> int:
             continue
         groups.setdefault((inst["repo"], inst["base_commit"]), []).append(inst)
     common = {"workdir": workdir, "retriever": args.retriever, "depth": args.depth, "keep": args.keep,
-              "max_tokens": args.max_tokens}
+              "max_tokens": args.max_tokens, "span_budgets": budgets}
     if args.chain:
         chains: dict[str, list] = {}
         for (repo, commit), insts in groups.items():
@@ -294,6 +314,9 @@ def main(argv=None) -> int:
         print(f"note: {len(partial)} instance(s) name gold files absent before the patch (new files); "
               "Acc@k asks only for the gold files that exist: " + ", ".join(r["instance_id"] for r in partial))
     elapsed = time.perf_counter() - started
+    others = [f"{k[5:]} tokens {fmt(v)}" for k, v in overall.items() if k.startswith("span@") and k != "span@budget"]
+    if others:
+        print(f"span at other budgets (span@{args.max_tokens} above): " + ", ".join(others))
     if overall["acc@5_interval"]:
         low, high = overall["acc@5_interval"]
         print(f"overall Acc@5 95% interval {fmt(low)}-{fmt(high)} (bootstrap over instances)")

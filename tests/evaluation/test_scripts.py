@@ -134,11 +134,14 @@ def test_the_swebench_script_scores_an_instance_end_to_end(tmp_path, monkeypatch
     out = tmp_path / "result.json"
     monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "index"))  # the script sets it; restored after
     code = swebench.main(["--bench", str(bench), "--gitdirs", str(tmp_path / "gitdirs.json"), "--workdir",
-                          str(tmp_path / "work"), "--workers", "1", "--max-tokens", "2000", "--json", str(out)])
+                          str(tmp_path / "work"), "--workers", "1", "--max-tokens", "2000",
+                          "--span-budgets", "1,2000", "--json", str(out)])
     result = json.loads(out.read_text())
     assert code == 0, result["instances"]
     assert result["overall"]["instances"] == 1
     assert result["overall"]["acc@1"] == 1.0 and result["overall"]["span@budget"] == 1.0
+    # One token shows no line of the hunk: each further budget is its own figure, not the first's.
+    assert result["overall"]["span@1"] == 0.0 and "span@2000" not in result["overall"]
     assert result["overall"]["acc@5_interval"] == [1.0, 1.0]
 
 
