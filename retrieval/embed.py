@@ -31,11 +31,11 @@ DEFAULT_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9
 MAX_TOKENS = 256  # measured: with this model 256 tokens scored better than 512
 BATCH_SIZE = 32
 # Measured and not taken: torch's dynamic int8 quantization of the linear layers (per channel)
-# embeds 2.9x faster on 2 cores (CoSQA's functions; a semble-dev build about 1.9x) at semble-dev
+# embeds code chunks 2.2x faster on 2 cores (26 -> 58 chunks/s at 256 tokens) at semble-dev
 # hybrid 0.8907 against 0.8914 and CoSQA dense MRR 0.3-1.3 lower, but a text's vector then
 # depends on its batch companions (one activation range per batch) unless each text is its own
-# batch, and the numpy path would have to do the same int8 arithmetic for a small refresh to give
-# the vectors a build gives.
+# batch (as fast here: no padding), and the numpy path would have to do the same int8 arithmetic
+# for a small refresh to give the vectors a build gives.
 # Up to this many texts numpy embeds them (one at a time, ~0.1 s for a 256-token chunk on one
 # core) rather than importing torch (5-10 s) to do it in batches (~0.05 s a chunk on two threads).
 NUMPY_MAX_TEXTS = 32
