@@ -100,6 +100,42 @@ def test_the_blocker_really_blocks_what_the_cli_needs():
     assert "blocked non-stdlib import: click" in proc.stderr
 
 
+# The only modules that may import a third-party package when imported: the command line (click,
+# the one required dependency) and the Anthropic client of the `remote` extra. Every other module,
+# each extra's retriever included, imports its package only when that retriever is used.
+NEEDS_AT_IMPORT = {
+    "retrieval.__main__": "click",
+    "retrieval.cli": "click",
+    "retrieval.evaluation.cli": "click",
+    "retrieval.server.commands": "click",
+    "retrieval.shell": "click",
+    "retrieval.contextual.anthropic": "anthropic",
+}
+
+EVERY_MODULE = textwrap.dedent(
+    """
+    import importlib
+    import pkgutil
+
+    import retrieval
+
+    for info in pkgutil.walk_packages(retrieval.__path__, "retrieval."):
+        try:
+            importlib.import_module(info.name)
+        except ImportError as exc:
+            print(info.name, str(exc).rpartition(": ")[2])
+    """
+)
+
+
+def test_every_module_but_the_command_line_and_the_anthropic_client_imports_on_the_standard_library():
+    # Meaningful with every extra installed too: the blocker hides what is installed.
+    proc = run_python([], f"import sys; sys.path.insert(0, {PACKAGE_PARENT!r})\n" + BLOCKER + EVERY_MODULE)
+    assert proc.returncode == 0, proc.stderr
+    failed = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
+    assert failed == NEEDS_AT_IMPORT
+
+
 @pytest.mark.parametrize("name", ["Chunk", "Document", "SearchHit", "SourceFile", "ChunkingPolicy", "chunk_lines",
                                   "discover_files", "load_documents", "load_chunks", "load_chunk_documents",
                                   "REGISTRY", "Retriever", "build_retriever"])

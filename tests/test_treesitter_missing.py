@@ -50,14 +50,6 @@ def test_status_says_it_is_unavailable(without_extra, run, sample_repo):
     assert "unavailable" in line and HINT in line
 
 
-def test_the_chunking_modules_import_without_the_extra():
-    import importlib
-
-    for name in ("retrieval.chunking.ast", "retrieval.chunking.markdown", "retrieval.chunking.grammars",
-                 "retrieval.retrievers.treesitter"):
-        importlib.import_module(name)
-
-
 def test_chunk_source_works_without_the_extra(monkeypatch):
     """Other retrievers may reuse the chunker whether or not the extra is installed."""
     import builtins
