@@ -20,6 +20,7 @@ QUERIES = (
     ["UploadQueue", "--json"],
     ["upload queue worker", "--jsonl", "--files"],
     ["timeout", "--json", "--max-tokens", "600"],
+    ["upload examples in the docs and the tests", "--json"],
 )
 
 
@@ -93,3 +94,18 @@ def test_another_hash_seed_and_another_number_of_workers_give_the_same_index_and
     one, two = store_bytes(tmp_path / "one"), store_bytes(tmp_path / "two")
     assert sorted(one) == sorted(two)
     assert [name for name in one if one[name] != two[name]] == []
+
+
+@pytest.mark.parametrize("retriever", [
+    "lexical",
+    pytest.param("treesitter", marks=pytest.mark.extra("treesitter")),
+    pytest.param("hybrid", marks=pytest.mark.extra("local", "turbovec")),
+])
+def test_a_repository_answers_the_same_wherever_it_lives(make_tree, tmp_path, retriever):
+    # Under directories whose names the ranking reads in a repository's own paths (tests, vendor,
+    # examples, docs): only the path inside the repository may count.
+    files = corpus()
+    here = make_tree(files, name="repo")
+    there = make_tree(files, name="tests/vendor/examples/docs/repo")
+    assert build_and_ask(here, tmp_path / "one", retriever, seed="1", jobs="2") == \
+        build_and_ask(there, tmp_path / "two", retriever, seed="1", jobs="2")
