@@ -1,6 +1,7 @@
 """Same input, same ranking, same bytes: across processes whose string hashing differs
 (PYTHONHASHSEED: set and dict-of-set order) and across build parallelism (worker processes start
-from 64 files), an index is the same bytes and every answer is the same bytes."""
+from 64 files), an index is the same bytes and every answer is the same bytes; wherever the
+repository lives, every answer is the same bytes."""
 from __future__ import annotations
 
 import json
