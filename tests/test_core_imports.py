@@ -81,8 +81,13 @@ def run_python(args, code, extra_env=None):
     return subprocess.run([sys.executable, *args, "-c", code], capture_output=True, text=True, env=env, timeout=120)
 
 
+def run_blocked(code):
+    """`code` in a fresh interpreter that finds this package but no third-party one."""
+    return run_python([], f"import sys; sys.path.insert(0, {PACKAGE_PARENT!r})\n" + BLOCKER + code)
+
+
 def test_the_core_imports_indexes_and_searches_with_every_third_party_import_blocked():
-    proc = run_python([], f"import sys; sys.path.insert(0, {PACKAGE_PARENT!r})\n" + BLOCKER + CORE)
+    proc = run_blocked(CORE)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "core ok"
 
@@ -95,7 +100,7 @@ def test_the_core_runs_without_site_packages_at_all():
 
 def test_the_blocker_really_blocks_what_the_cli_needs():
     # The other two tests are only meaningful if click is unavailable to them.
-    proc = run_python([], f"import sys; sys.path.insert(0, {PACKAGE_PARENT!r})\n" + BLOCKER + "import retrieval.cli\n")
+    proc = run_blocked("import retrieval.cli\n")
     assert proc.returncode != 0
     assert "blocked non-stdlib import: click" in proc.stderr
 
@@ -131,7 +136,7 @@ EVERY_MODULE = textwrap.dedent(
 
 def test_every_module_but_the_command_line_and_the_anthropic_client_imports_on_the_standard_library():
     # Meaningful with every extra installed too: the blocker hides what is installed.
-    proc = run_python([], f"import sys; sys.path.insert(0, {PACKAGE_PARENT!r})\n" + BLOCKER + EVERY_MODULE)
+    proc = run_blocked(EVERY_MODULE)
     assert proc.returncode == 0, proc.stderr
     failed = dict(line.split(" ", 1) for line in proc.stdout.splitlines())
     assert failed == NEEDS_AT_IMPORT

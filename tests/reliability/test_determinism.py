@@ -12,6 +12,12 @@ from pathlib import Path
 
 import pytest
 
+RETRIEVERS = [
+    "lexical",
+    pytest.param("treesitter", marks=pytest.mark.extra("treesitter")),
+    pytest.param("hybrid", marks=pytest.mark.extra("local", "turbovec")),
+]
+
 # Fields of a manifest that say when, not what.
 WHEN = ("created", "updated", "checked_ns")
 
@@ -78,11 +84,7 @@ def store_bytes(index_dir: Path) -> dict:
     return out
 
 
-@pytest.mark.parametrize("retriever", [
-    "lexical",
-    pytest.param("treesitter", marks=pytest.mark.extra("treesitter")),
-    pytest.param("hybrid", marks=pytest.mark.extra("local", "turbovec")),
-])
+@pytest.mark.parametrize("retriever", RETRIEVERS)
 def test_another_hash_seed_and_another_number_of_workers_give_the_same_index_and_answers(make_tree, tmp_path,
                                                                                       retriever):
     root = make_tree(corpus())
@@ -97,11 +99,7 @@ def test_another_hash_seed_and_another_number_of_workers_give_the_same_index_and
     assert [name for name in one if one[name] != two[name]] == []
 
 
-@pytest.mark.parametrize("retriever", [
-    "lexical",
-    pytest.param("treesitter", marks=pytest.mark.extra("treesitter")),
-    pytest.param("hybrid", marks=pytest.mark.extra("local", "turbovec")),
-])
+@pytest.mark.parametrize("retriever", RETRIEVERS)
 def test_a_repository_answers_the_same_wherever_it_lives(make_tree, tmp_path, retriever):
     # Under directories whose names the ranking reads in a repository's own paths (tests, vendor,
     # examples, docs): only the path inside the repository may count.
