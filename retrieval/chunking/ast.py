@@ -88,6 +88,8 @@ _CLASS_KEYWORDS = {"interface": "interface", "enum": "enum", "struct": "struct",
 _BINDS_FUNCTION = frozenset({"variable_declarator", "assignment_expression", "field_definition",
                              "public_field_definition", "pair"})
 _FUNCTION_LIKE = frozenset({"function", "method", "macro"})
+# Constructors not named after their class (Python, JavaScript/TypeScript, Swift, PHP, Ruby).
+_CONSTRUCTOR_NAMES = frozenset({"__init__", "__new__", "constructor", "init", "__construct", "initialize"})
 _HASKELL_TOP = frozenset({"declarations", "class_declarations", "instance_declarations"})
 _MEMBERS = frozenset({"property_declaration", "event_declaration", "indexer_declaration", "operator_declaration",
                       "conversion_operator_declaration"})
@@ -663,6 +665,8 @@ class _Splitter:
         # (first row, last row, byte ranges of the definition), in row order: documentation cut
         # apart from the definition it leads, so its pieces can still say whose documentation they are.
         self.leads: list[tuple[int, int, tuple]] = []
+        # definition key -> the first row of the comments, decorators or attributes leading it
+        self.lead_rows: dict[tuple, int] = {}
 
     def size(self, a: int, b: int) -> int:
         return self.off[b + 1] - self.off[a]
@@ -700,6 +704,8 @@ class _Splitter:
         """Add the node's items; the comments at its end that document what follows it, to be that's."""
         a = (prefix[0] if prefix else node).start_point[0]
         keys = _definition_keys(node)
+        if prefix:
+            self.lead_rows.update(dict.fromkeys(keys, a))
         alone = next((self.defs[k] for k in keys if k in self.defs), None)
         handed: list = []
         if stop is None and alone is not None:
@@ -885,13 +891,17 @@ def module_name(path: str) -> str:
     return stem.replace("/", ".")
 
 
-def _label(a: int, b: int, before: Definition | None, starting: list[Definition]) -> Definition | None:
+def _label(a: int, b: int, before: Definition | None, starting: list[Definition],
+           lead_rows: dict[tuple, int] | None = None) -> Definition | None:
     """The definition a chunk of rows a..b is about: from the outside in, the one holding most of
     its lines, followed inwards while the chunk is a piece of it (not all of it) and the inner one
-    holds most of the chunk (or starts in it, inside a class-like one). So a class's
-    header with its first method is that method, the end of a long function with a small one after
-    it is still the long one, a method's body with its class's closing brace is the method, a
-    method's signature with a type declared in its body is the method, and a whole class is the
+    holds most of the chunk, or starts in it inside a class-like one and holds no fewer of its
+    lines than that one's own (those in none of its members). So a class's header with its first
+    method is that method, but a header with a long docstring or its fields and a one-line member
+    is the class, and so is a header with its constructor (`__init__`, `constructor`: what makes
+    the class, where a query naming the class looks); the end of a long function with a small one
+    after it is still the long one, a method's body with its class's closing brace is the method,
+    a method's signature with a type declared in its body is the method, and a whole class is the
     class."""
     candidates = [d for d in starting if d.kind != "constant"]
     while before is not None:  # what starts before the chunk and reaches into it: these ancestors
@@ -905,6 +915,19 @@ def _label(a: int, b: int, before: Definition | None, starting: list[Definition]
     def lines(d: Definition) -> int:
         return min(d.end, b) - max(d.start, a) + 1
 
+    def members(d: Definition) -> dict[int, int]:
+        """{id of a member starting in the chunk: its lines there}, the comments, decorators or
+        attributes leading a member (`lead_rows`: their first rows by definition key) counted as its."""
+        rows = lead_rows or {}
+        return {id(k): min(k.end, b) - max(rows.get(k.key, k.start), a) + 1
+                for k in candidates if k.parent is d}
+
+    def outweighs(k: Definition, d: Definition) -> bool:
+        """Whether member k holds no fewer of the chunk's lines than d's own (those in none of its
+        members)."""
+        held = members(d)
+        return held.get(id(k), lines(k)) >= lines(d) - sum(held.values())
+
     current = None
     while True:
         kids = [d for d in candidates if (d.parent if d.parent is not None and id(d.parent) in held else None) is current]
@@ -913,18 +936,25 @@ def _label(a: int, b: int, before: Definition | None, starting: list[Definition]
         # Ties: the first. A test block (Zig's `test "..."`) names a chunk only when nothing else can.
         best = max(kids, key=lambda d: (d.kind != "test", lines(d), -d.start))
         # Inwards while the inner one holds most of the chunk, or starts in it inside a class-like
-        # one (a method after its class's header); what a function declares in its body (a type,
-        # a closure) names the chunk only when it holds most of it.
-        if current is not None and not (2 * lines(best) > b - a + 1
-                                        or (best.start >= a and current.kind not in _FUNCTION_LIKE)):
+        # one and outweighs that one's own lines (a method after its class's header; a namespace is
+        # only a prefix); what a function declares in its body (a type, a closure) names the chunk
+        # only when it holds most of it.
+        if current is not None and not (
+                2 * lines(best) > b - a + 1
+                or (best.start >= a and current.kind not in _FUNCTION_LIKE
+                    and (current.kind == "namespace" or not a <= current.name_row <= b
+                         or outweighs(best, current)))):
             return current
+        if current is not None and a <= current.name_row <= b and current.kind not in _FUNCTION_LIKE \
+                and current.kind != "namespace" and (best.name in _CONSTRUCTOR_NAMES or _constructor(best)):
+            return current  # the class's header with its constructor: the class
         current = best
         if a <= current.start and current.end <= b and current.kind != "namespace":
             return current  # all of it is in the chunk: the chunk is that definition (a namespace is only a prefix)
 
 
 def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str, lines, policy,
-              leads: list[tuple[int, int, tuple]] = ()) -> list[Chunk]:
+              leads: list[tuple[int, int, tuple]] = (), lead_rows: dict[tuple, int] | None = None) -> list[Chunk]:
     starts = [d.start for d in defs]
     by_key = {d.key: d for d in defs}
     lead_starts = [la for la, _lb, _keys in leads]
@@ -946,7 +976,7 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
                                           and around.kind != "constant"):
             around = around.parent
         primary = _label(a, b, defs[j] if j >= 0 else None,
-                         [d for d in defs[bisect.bisect_left(starts, a) : bisect.bisect_right(starts, b)]])
+                         [d for d in defs[bisect.bisect_left(starts, a) : bisect.bisect_right(starts, b)]], lead_rows)
         if primary is None or (primary.start < a and not any(d.kind != "constant" for d in starting)):
             # documentation cut apart from its definition is that definition's
             k = bisect.bisect_right(lead_starts, a) - 1
@@ -1147,7 +1177,7 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         spans += _uncovered(spans, lines)
         spans = _tidy(spans, lines, off, opens, budget, min(MIN_SPAN, budget // 4),
                       frozenset(first for first, _last, _keys in splitter.leads), apart, policy.max_lines)
-        chunks = _annotate(spans, defs, path, language, kind, lines, policy, splitter.leads)
+        chunks = _annotate(spans, defs, path, language, kind, lines, policy, splitter.leads, splitter.lead_rows)
     except Exception:  # noqa: BLE001 - a tree this chunker mishandles costs its file the AST chunks, not the index
         return None
     if not knows_definitions(grammar):

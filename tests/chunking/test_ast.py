@@ -141,6 +141,51 @@ def test_a_chunk_of_equal_siblings_is_labelled_by_the_first_of_them():
     assert first.symbol == "quuxfn0"  # not the last of them, which the chunk only ends with
 
 
+def test_a_class_header_with_its_fields_and_a_one_line_member_is_the_class_not_the_member():
+    """As aiohttp's ClientResponse: the chunk opening the class was labelled by a one-line
+    attribute holding a lambda, so a query naming the class showed `ClientResponse._resolve_charset`."""
+    fields = "".join(f"    field_{i}: int | None = None  # set by start(), read by the caller\n" for i in range(14))
+    body = "".join(f"        self.field_{i} = await self._read({i})\n" for i in range(40))
+    text = ("class ClientResponse:\n    # Some attributes are None until start() runs.\n" + fields
+            + "    _resolve_charset: Callable[[bytes], str] = lambda *_: 'utf-8'\n\n"
+            + "    async def start(self, connection):\n" + body)
+    chunks = chunks_of(text, "client.py", "python", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    first = chunks[0]
+    assert "class ClientResponse:" in first.text and "_resolve_charset" in first.text
+    assert (first.context, first.symbol, first.chunk_kind) == ("ClientResponse", "ClientResponse", "class")
+    assert "_resolve_charset" in first.definitions  # still defined there
+    assert chunks[-1].context == "ClientResponse.start"
+
+
+@pytest.mark.parametrize("path, language, text", [
+    ("dispatch.py", "python",
+     "class UrlDispatcher(AbstractRouter):\n    NAME_SPLIT_RE = re.compile(r'[.:-]')\n\n"
+     "    def __init__(self) -> None:\n        super().__init__()\n        self._resources = []\n"
+     "        self._named_resources = {}\n        self._index = {}\n\n"
+     + "".join(f"    def resolve_{i}(self, request):\n" + "".join(f"        step({i}, {j}, request)\n" for j in range(6))
+               for i in range(4))),
+    ("Axios.js", "javascript",
+     "class Axios {\n  constructor(instanceConfig) {\n    this.defaults = instanceConfig || {};\n"
+     "    this.interceptors = {\n      request: new InterceptorManager(),\n      response: new InterceptorManager()\n"
+     "    };\n  }\n\n"
+     + "".join(f"  request_{i}(config) {{\n" + "".join(f"    step({i}, {j}, config);\n" for j in range(6)) + "  }\n"
+               for i in range(4)) + "}\n"),
+])
+def test_a_class_header_with_its_constructor_is_the_class(path, language, text):
+    """What makes the class is where a query naming the class looks: its header and constructor
+    are labelled the class (they were `UrlDispatcher.__init__`, `Axios.constructor`), the methods
+    after them stay methods."""
+    chunks = chunks_of(text, path, language, policy=ChunkingPolicy(code=300))
+    assert_verbatim(text, chunks)
+    first = chunks[0]
+    name = first.text.split()[1].split("(")[0]
+    assert ("__init__" in first.text or "constructor(" in first.text) and "request_0" not in first.text \
+        and "resolve_0" not in first.text
+    assert (first.context, first.symbol, first.chunk_kind) == (name, name, "class")
+    assert {c.chunk_kind for c in chunks[1:]} == {"method"}
+
+
 def test_a_long_docstring_is_cut_by_lines_and_its_first_piece_keeps_the_class_header():
     doc = "".join(f"    Line {i} of a long description of the form, kept verbatim for the reader.\n" for i in range(60))
     methods = "".join(f"    def m{i}(self):\n        return {i} * self.value_of_something_long\n\n" for i in range(30))
