@@ -8,6 +8,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import shutil
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -59,6 +60,18 @@ def _no_network_attempts():
     attempts = list(network_guard.ATTEMPTS)
     network_guard.ATTEMPTS.clear()
     assert not attempts, f"network access attempted: {attempts}"
+
+
+@pytest.fixture(autouse=True)
+def _no_mishandled_trees():
+    """Fail the test during which the AST chunker mishandled a tree: the file falls back to line
+    chunks, which would hide a chunker bug from every test not looking at labels."""
+    yield
+    ast = sys.modules.get("retrieval.chunking.ast")  # not imported here: the core runs without it
+    if ast is not None and ast.MISHANDLED:
+        mishandled = list(ast.MISHANDLED)
+        ast.MISHANDLED.clear()
+        raise AssertionError(f"the AST chunker mishandled: {mishandled}")
 
 
 @pytest.fixture(autouse=True)

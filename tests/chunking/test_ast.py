@@ -790,6 +790,8 @@ def test_a_tree_the_chunker_mishandles_costs_its_file_the_ast_chunks_not_the_ind
     chunks = chunks_of(PYTHON, "pkg/mod.py", "python")
     assert_verbatim(PYTHON, chunks)
     assert all(c.chunk_kind == "" for c in chunks)  # by lines
+    assert ast.MISHANDLED == ["pkg/mod.py: IndexError: a chunker fault"]
+    ast.MISHANDLED.clear()  # caused on purpose (the suite fails on any other: tests/conftest.py)
 
 
 def test_deep_nesting_and_minified_files_are_bounded():
