@@ -2,7 +2,7 @@
 
 Text form, one block per hit:
 
-    fastapi/routing.py:1005-1040  high  (lines 995-1050 shown)
+    fastapi/routing.py:1005-1040  high  APIRouter  (lines 995-1050 shown)
        995│ ...
       1005│ class APIRouter(routing.Router):
 
@@ -111,7 +111,7 @@ def use_colour(stream) -> bool:
     return bool(isatty and isatty())
 
 
-_STYLES = {"path": "35;1", "lines": "32", "high": "32", "medium": "33", "low": "2", "note": "2"}
+_STYLES = {"path": "35;1", "lines": "32", "high": "32", "medium": "33", "low": "2", "note": "2", "context": "36"}
 
 
 class _Paint:
@@ -141,6 +141,10 @@ def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Pa
     parts = [paint("path", span)]
     if hit.confidence:
         parts.append(paint(hit.confidence, hit.confidence))
+    if hit.context and hit.context != hit.source_path:
+        # What the hit is (`APIRouter.add_api_route`, `Tutorial > Security`), as JSON's `context`
+        # says it: without it a person must open the file to see what was found.
+        parts.append(paint("context", _visible(hit.context).replace("\t", " ")))
     if hit.extra.get("provenance"):
         # `--retriever all`: which retrievers found it (the level, when shown, is the lead's).
         parts.append(paint("note", "found by " + ", ".join(hit.extra["provenance"])))

@@ -53,6 +53,19 @@ def test_a_cut_or_stale_snippet_says_so_in_its_header():
     assert header == "a.py:1-9  high  (cut to fit --max-tokens; file changed since indexing)"
 
 
+def test_a_hit_that_knows_its_scope_names_it_after_the_confidence_and_on_one_line():
+    from dataclasses import replace
+
+    method = replace(hit("fastapi/routing.py", 1005, 1040), context="APIRouter.add_api_route")
+    section = replace(hit("docs/tutorial.md", 1, 9, confidence="low"), context="Tutorial > Security\n\x1b[2J\tOAuth2")
+    config = replace(hit("setup.cfg", 1, 5, confidence=""), context="setup.cfg")  # a config file without keys
+    assert list(text_lines([method, section, config], None)) == [
+        "fastapi/routing.py:1005-1040  high  APIRouter.add_api_route",
+        "docs/tutorial.md:1-9  low  Tutorial > Security\\n\\x1b[2J OAuth2",  # escaped, never obeyed
+        "setup.cfg:1-5",  # the path again says nothing
+    ]
+
+
 def test_without_snippets_hits_are_one_line_each_with_no_blank_lines():
     hits = [hit("a.py", 1, 2), hit("b.py", 3, 4, rank=2, confidence="low")]
     assert list(text_lines(hits, None)) == ["a.py:1-2  high", "b.py:3-4  low"]
