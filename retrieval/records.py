@@ -43,6 +43,9 @@ class Chunk:
     chunk_kind: str = ""
     scope: tuple[int, int] | None = None
     definitions: tuple[str, ...] | None = None
+    # The other definitions named in the chunk, (name, scope path, kind) each: a chunk of merged
+    # siblings is labelled by one, and a query naming another is told that one's label instead.
+    members: tuple[tuple[str, str, str], ...] = ()
 
     @property
     def docid(self) -> str:
@@ -66,6 +69,7 @@ class Document:
     chunk_kind: str = ""
     scope: tuple[int, int] | None = None
     definitions: tuple[str, ...] | None = None
+    members: tuple[tuple[str, str, str], ...] = ()
 
     @classmethod
     def from_chunk(cls, chunk: Chunk) -> "Document":
@@ -82,6 +86,7 @@ class Document:
             chunk_kind=chunk.chunk_kind,
             scope=chunk.scope,
             definitions=chunk.definitions,
+            members=chunk.members,
         )
 
 

@@ -401,3 +401,20 @@ def test_a_report_naming_a_file_by_its_path_ranks_that_file_above_a_namesake():
     docs = FILLER + [ours, namesake]
     assert ranked_paths(docs, text)[0] == "src/pkg/session.py"
     assert ranked_paths(docs, text, path_mention_boost=0.0)[0] == "src/vendor_like/session.py"
+
+
+def test_a_symbol_query_is_told_the_member_it_names_only_when_the_label_names_another():
+    from retrieval.ranking import member_named
+
+    members = [["JSON", "Context.JSON", "method"], ["serialize", "Codec.serialize", "method"]]
+    label = ("Context.JSONP", "JSONP")
+    assert member_named("Context.JSON", *label, members) == ("JSON", "Context.JSON", "method")
+    assert member_named("JSON", *label, members) == ("JSON", "Context.JSON", "method")
+    assert member_named("context.json", *label, members) == ("JSON", "Context.JSON", "method")  # no case said
+    assert member_named("JSONP", *label, members) is None  # the label names it
+    assert member_named("Context.JSONP", *label, members) is None
+    assert member_named("Serialize", *label, members) is None  # a case is said: the trait, not the method
+    assert member_named("Other.JSON", *label, members) is None  # another scope's
+    assert member_named("json.go", *label, members) is None  # a file
+    assert member_named("render JSON", *label, members) is None  # words, not a symbol
+    assert member_named("JSON", *label, []) is None

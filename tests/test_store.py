@@ -338,8 +338,10 @@ def _segment_with_metadata(directory):
     from retrieval.lexical.segment import SegmentBuilder
 
     builder = SegmentBuilder()
-    builder.add("src/router.py", "python", "code", 1, 9, {"route": 2}, meta=("Router.add_route", "method", "add_route", 1, 20))
+    builder.add("src/router.py", "python", "code", 1, 9, {"route": 2},
+                meta=("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match", "method"]]))
     builder.add("src/router.py", "python", "code", 10, 20, {"match": 1}, meta=None)
+    # a row as written before chunks named their other definitions (members)
     builder.add("src/app.py", "python", "code", 1, 5, {"app": 1}, meta=("module app", "module", "", 1, 5))
     builder.write(str(directory))
     return directory
@@ -350,12 +352,13 @@ def test_a_metadata_row_changed_where_neither_size_nor_syntax_shows_is_damage(tm
     from retrieval.lexical.segment import CorruptSegment
 
     seg = _segment_with_metadata(tmp_path / "seg")
-    assert DiskSegment(str(seg)).meta(0) == ("Router.add_route", "method", "add_route", 1, 20)
+    assert DiskSegment(str(seg)).meta(0) == ("Router.add_route", "method", "add_route", 1, 20,
+                                             [["match", "Router.match", "method"]])
     path = seg / "meta.bin"
     path.write_bytes(path.read_bytes().replace(b"Router.add_route", b"Router.add_rouse"))
     damaged = DiskSegment(str(seg))
     assert damaged.meta(1) is None  # a document without metadata has no row to check
-    assert damaged.meta(2) == ("module app", "module", "", 1, 5)  # other rows still read
+    assert damaged.meta(2) == ("module app", "module", "", 1, 5, [])  # other rows still read, old ones with no members
     with pytest.raises(CorruptSegment, match="meta.bin is damaged"):
         damaged.meta(0)
 
@@ -369,5 +372,6 @@ def test_metadata_written_before_row_checksums_is_read_as_it_was(tmp_path):
     description["sizes"]["meta.bin"] = len(data)
     (seg / "seg.json").write_text(json.dumps(description))
     old = DiskSegment(str(seg))
-    assert old.meta(0) == ("Router.add_route", "method", "add_route", 1, 20)
-    assert old.meta_rows() == [("Router.add_route", "method", "add_route", 1, 20), None, ("module app", "module", "", 1, 5)]
+    assert old.meta(0) == ("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match", "method"]])
+    assert old.meta_rows() == [("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match", "method"]]),
+                               None, ("module app", "module", "", 1, 5, [])]

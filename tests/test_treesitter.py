@@ -235,11 +235,13 @@ def test_a_qualified_name_finds_that_class_s_method_before_the_class_or_a_namesa
     for query in ("Router.add_route", "Router::add_route", "Router#add_route"):
         hit = retriever.search_detailed(query, top_k=3)[0]
         assert (hit.source_path, hit.context, hit.kind) == ("app/router.py", "Router.add_route", "method"), query
-    # Without a qualifier the name alone decides: both definitions before the class header (the
-    # whole of the small Application is one chunk: the class).
+    # Without a qualifier the name alone decides: both definitions before the class header. The
+    # whole of the small Application is one chunk, labelled the class; the hit names the method the
+    # query asked for.
     hits = retriever.search_detailed("add_route", top_k=2)
     assert {(h.source_path, h.context, h.kind) for h in hits} == {
-        ("app/router.py", "Router.add_route", "method"), ("app/application.py", "Application", "class")}
+        ("app/router.py", "Router.add_route", "method"), ("app/application.py", "Application.add_route", "method")}
+    assert retriever.search_detailed("Application", top_k=1)[0].context == "Application"
 
 
 
@@ -265,6 +267,41 @@ def test_a_qualified_name_in_its_exact_case_prefers_that_spelling_over_a_case_tw
     assert retriever.search_detailed("RouterGroup.handle", top_k=1)[0].symbol == "handle"
     # A spelling that matches neither exactly still finds both by their scope.
     assert {h.symbol for h in retriever.search_detailed("routergroup.HANDLE", top_k=2)} == {"handle", "Handle"}
+
+
+def test_a_symbol_query_naming_one_of_a_merged_chunk_s_definitions_is_told_that_one(run, make_tree):
+    """gin's small Context methods are merged into one chunk, labelled by the longest (JSONP):
+    `Context.JSON` found that chunk first but said `Context.JSONP`. The hit keeps the chunk's span
+    and names the definition asked for, from the store as from memory; other queries see the label."""
+    def method(name, lines):
+        return f"func (c *Context) {name}(code int, obj any) {{\n" + "".join(
+            f"\tc.Render(code, render.{name}{{Data: obj, Step: {i}}})\n" for i in range(lines)) + "}\n\n"
+
+    files = {
+        "context.go": "package gin\n\n" + method("JSONP", 6) + method("JSON", 2) + method("AsciiJSON", 2),
+        # a namesake elsewhere: `Context.JSON` is not this one, `JSON` may be either
+        "errors.go": "package gin\n\nfunc (a errorMsgs) JSON() any {\n\treturn a.Last()\n}\n",
+    }
+    for n in range(6):
+        files[f"other{n}.go"] = f"package gin\n\nfunc helper{n}(v int) int {{\n\treturn v + {n}\n}}\n"
+    root = make_tree(files)
+    assert run("index", "--root", root, "--retriever", "treesitter").exit_code == 0
+
+    def first(query):
+        out = run("query", "--root", root, "--retriever", "treesitter", "--json", "-k", "1", query)
+        assert out.exit_code == 0, out.output
+        (hit,) = json.loads(out.output)["results"]
+        return hit["path"], hit["start_line"], hit["context"], hit["symbol"], hit["kind"]
+
+    merged = first("Context.JSONP")
+    assert merged[0] == "context.go" and merged[2:] == ("Context.JSONP", "JSONP", "method")
+    assert first("Context.JSON") == (*merged[:2], "Context.JSON", "JSON", "method")
+    assert first("context.asciijson") == (*merged[:2], "Context.AsciiJSON", "AsciiJSON", "method")
+    assert first("AsciiJSON") == (*merged[:2], "Context.AsciiJSON", "AsciiJSON", "method")
+    # Letter case decides when the query has some (serde's trait `Serialize` is no `serialize`).
+    assert first("ASCIIJSON") == (*merged[:2], "Context.JSONP", "JSONP", "method")
+    assert first("render the obj with code")[2:] == ("Context.JSONP", "JSONP", "method")  # words: the label
+    assert first("errorMsgs.JSON")[:1] == ("errors.go",)
 
 
 def test_a_language_whose_definitions_the_tree_tables_miss_keeps_the_patterns_definitions(run, make_tree):

@@ -957,6 +957,18 @@ def _label(a: int, b: int, before: Definition | None, starting: list[Definition]
             return current  # all of it is in the chunk: the chunk is that definition (a namespace is only a prefix)
 
 
+MAX_MEMBERS = 32  # a chunk of a long enum or constant table names more: its first ones are kept
+
+
+def _members(named: list[Definition], primary: Definition | None) -> tuple[tuple[str, str, str], ...]:
+    """(name, scope path, kind) of the definitions named in a chunk other than the one labelling it."""
+    out = {}
+    for d in named:
+        if d is not primary and d.kind != "test" and not _constructor(d) and d.path not in out:
+            out[d.path] = (d.name, d.path, d.kind)
+    return tuple(out.values())[:MAX_MEMBERS]
+
+
 def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str, lines, policy,
               leads: list[tuple[int, int, tuple]] = (), lead_rows: dict[tuple, int] | None = None) -> list[Chunk]:
     starts = [d.start for d in defs]
@@ -1005,10 +1017,10 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
                 own_symbol = symbol if primary is not None else next(
                     (d.name for d in held if d.start >= a), "")
                 chunks.append(Chunk(path, s, e, piece.text, language, kind, context, own_symbol, chunk_kind,
-                                    scope or (a + 1, b + 1), defined))
+                                    scope or (a + 1, b + 1), defined, _members(held, primary)))
             continue
         chunks.append(Chunk(path, a + 1, b + 1, "".join(lines[a : b + 1]), language, kind, context, symbol,
-                            chunk_kind, scope, names))
+                            chunk_kind, scope, names, _members(inside, primary)))
     return chunks
 
 

@@ -11,7 +11,8 @@ On disk a segment is a directory:
                  CRC-32 of the term's postings]} (a query reads a few terms' postings, not post.bin
                  whole, so each is checked as it is read)
   meta.bin       only when a chunker said more than lines: n_docs + 1 uint32 offsets, then per doc
-                 a JSON array [context, kind, symbol, scope start, scope end] (a hit reads its own),
+                 a JSON array [context, kind, symbol, scope start, scope end, members] (a hit reads
+                 its own; members are [name, scope path, kind] of the chunk's other definitions),
                  then each row's CRC-32 (uint32; checked as the row is read)
 A query opens only the shards of its terms and reads only their postings.
 """
@@ -50,11 +51,18 @@ def shard_of(term: str, n_shards: int) -> int:
 
 
 # Per-document chunk metadata a syntax-aware chunker provides (see records.Chunk)
-META_COLUMNS = ("context", "kind", "symbol", "scope_start", "scope_end")
+META_COLUMNS = ("context", "kind", "symbol", "scope_start", "scope_end", "members")
 
 
 class CorruptSegment(RuntimeError):
     pass
+
+
+def _meta_row(row) -> tuple:
+    """A stored metadata row as META_COLUMNS values; a row written before `members` has none."""
+    if not isinstance(row, list) or len(row) not in (len(META_COLUMNS) - 1, len(META_COLUMNS)):
+        raise ValueError("not a metadata row")
+    return tuple(row) if len(row) == len(META_COLUMNS) else (*row, [])
 
 
 class SegmentBuilder:
@@ -258,7 +266,7 @@ class DiskSegment:
         self._meta_crcs: array | None = None
 
     def meta(self, d: int) -> tuple | None:
-        """(context, kind, symbol, scope start, scope end) of doc d; None when it has none. Reads
+        """(context, kind, symbol, scope start, scope end, members) of doc d; None when it has none. Reads
         only the offsets and that document's row: a query looks at a handful of hits."""
         if not self._has_meta:
             return None
@@ -284,12 +292,10 @@ class DiskSegment:
                 blob = fh.read(end - start)
                 if self._meta_crcs is not None and zlib.crc32(blob) != self._meta_crcs[d]:
                     raise ValueError("a row fails its checksum")
-                row = json.loads(blob)
-            if not isinstance(row, list) or len(row) != len(META_COLUMNS):
-                raise ValueError("not a metadata row")
+                row = _meta_row(json.loads(blob))
         except ValueError as exc:
             raise CorruptSegment(f"segment {os.path.basename(self.directory)}: meta.bin is damaged") from exc
-        return tuple(row)
+        return row
 
     def _read(self, name: str) -> bytes:
         """A file of the segment, whole, checked against its recorded CRC-32."""
@@ -310,8 +316,11 @@ class DiskSegment:
         trailer = 4 * self.n_docs if self._meta_row_crcs else 0
         if len(offsets) != self.n_docs + 1 or header + offsets[-1] + trailer != len(data):
             raise CorruptSegment(f"segment {os.path.basename(self.directory)}: meta.bin is damaged")
-        return [tuple(json.loads(data[header + a : header + b])) if b > a else None
-                for a, b in zip(offsets, offsets[1:])]
+        try:
+            return [_meta_row(json.loads(data[header + a : header + b])) if b > a else None
+                    for a, b in zip(offsets, offsets[1:])]
+        except ValueError as exc:
+            raise CorruptSegment(f"segment {os.path.basename(self.directory)}: meta.bin is damaged") from exc
 
     def _doc_arrays(self):
         if self._docs is None:

@@ -149,8 +149,8 @@ class ContextualRetriever(LexicalRetriever):
         self._open = (directory, state)
         return self
 
-    def _hits(self, views, ranked, levels):
-        hits = super()._hits(views, ranked, levels)
+    def _hits(self, views, ranked, levels, symbol_query: str = ""):
+        hits = super()._hits(views, ranked, levels, symbol_query)
         opened = self._open
         if opened is None or not hits:
             return hits  # the in-memory index keeps its contexts itself

@@ -16,7 +16,8 @@ from ..lexical import features
 from ..lexical.features import chunk_terms, member_owners
 from ..languages import CODE
 from ..query import QueryPlan, plan_query
-from ..ranking import RankingConfig, mention_evidence, paths_by_name, qualified_name, rank_candidates, scope_agrees
+from ..ranking import (RankingConfig, member_named, mention_evidence, paths_by_name, qualified_name, rank_candidates,
+                       scope_agrees)
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from .base import NOT_INDEXED, check_search_args
@@ -122,7 +123,7 @@ class LexicalRetriever:
         ranked = rank_candidates(candidates, plan, config, definers, self.mentioned(plan))
         forms, defined = query_evidence(query, plan.symbol is not None)
         levels = assess(views, self._n_docs, forms, defined, ranked, top_k)
-        return self._hits(views, ranked, levels)
+        return self._hits(views, ranked, levels, query if plan.symbol is not None else "")
 
     def mentioned(self, plan) -> dict[str, float]:
         """{path: evidence that the query names the file} for the paths it writes out."""
@@ -151,8 +152,9 @@ class LexicalRetriever:
             allowed = [_AllowedDocs(v.segment, allow) for v in views]
         return plan, best_hits(views, scores, depth, allowed)
 
-    def _hits(self, views, ranked, levels) -> list[SearchHit]:
-        """SearchHits for ranked [(score, (view index, doc))], as many as there are levels."""
+    def _hits(self, views, ranked, levels, symbol_query: str = "") -> list[SearchHit]:
+        """SearchHits for ranked [(score, (view index, doc))], as many as there are levels. A hit
+        a symbol query finds among a chunk's other definitions is labelled by that definition."""
         hits = []
         for rank, ((value, (i, d)), confidence) in enumerate(zip(ranked, levels), start=1):
             seg = views[i].segment
@@ -162,7 +164,10 @@ class LexicalRetriever:
                 # A span no chunker writes: the segment's bytes changed where its size does not show.
                 raise CorruptSegment(f"segment {os.path.basename(seg.directory)} holds a span {start}-{end}")
             docid = seg.docids[d] if seg.docids is not None else chunk_docid(path, start, end)
-            context, chunk_kind, symbol, scope_start, scope_end = seg.meta(d) or _NO_META
+            context, chunk_kind, symbol, scope_start, scope_end, members = seg.meta(d) or _NO_META
+            named = member_named(symbol_query, context, symbol, members) if symbol_query else None
+            if named is not None:
+                symbol, context, chunk_kind = named
             hits.append(SearchHit(docid, path, start, end, rank, value, context, confidence, language=language,
                                   kind=chunk_kind or kind, symbol=symbol,
                                   scope=(scope_start, scope_end) if scope_start else None))
@@ -293,15 +298,16 @@ def _owner_lists(documents: list) -> list:
     return out
 
 
-_NO_META = ("", "", "", 0, 0)
+_NO_META = ("", "", "", 0, 0, [])
 
 
 def _meta(chunk) -> tuple | None:
     """What the store keeps of a chunk (Chunk or Document) beyond its span: None when there is nothing."""
-    if not (chunk.context or chunk.symbol or chunk.chunk_kind or chunk.scope):
+    members = getattr(chunk, "members", ())
+    if not (chunk.context or chunk.symbol or chunk.chunk_kind or chunk.scope or members):
         return None
     scope = chunk.scope or (0, 0)
-    return (chunk.context, chunk.chunk_kind, chunk.symbol, scope[0], scope[1])
+    return (chunk.context, chunk.chunk_kind, chunk.symbol, scope[0], scope[1], [list(m) for m in members])
 
 
 class _AllowedDocs:
@@ -350,17 +356,20 @@ class _LuceneLengths:
 
 
 def scope_factors(views, query: str, first, config: RankingConfig) -> dict[tuple[int, int], float]:
-    """{(view, doc): config.scope_boost} for the first-stage candidates whose scope path is the
-    qualified name the query asks for (`Router.add_route`); empty for any other query, and for
-    chunks without a scope path (line chunks). Spelled with the query's letter case, only those
-    agree (`RouterGroup.Handle` is not `RouterGroup.handle`); else any case does."""
+    """{(view, doc): config.scope_boost} for the first-stage candidates whose scope path, or one of
+    the other definitions named in them (a chunk of merged siblings), is the qualified name the
+    query asks for (`Router.add_route`); empty for any other query, and for chunks without a scope
+    path (line chunks). Spelled with the query's letter case, only those agree
+    (`RouterGroup.Handle` is not `RouterGroup.handle`); else any case does."""
     parts = qualified_name(query) if config.scope_boost != 1.0 else ()
     if not parts:
         return {}
     agreeing = {}
     for _value, i, d in first:
         meta = views[i].segment.meta(d)
-        if meta and scope_agrees(meta[0], parts):
-            agreeing[(i, d)] = meta[0]
-    exact = [key for key, context in agreeing.items() if scope_agrees(context, parts, exact=True)]
+        if meta:
+            paths = [p for p in (meta[0], *(m[1] for m in meta[5])) if scope_agrees(p, parts)]
+            if paths:
+                agreeing[(i, d)] = paths
+    exact = [key for key, paths in agreeing.items() if any(scope_agrees(p, parts, exact=True) for p in paths)]
     return dict.fromkeys(exact or agreeing, config.scope_boost)
