@@ -961,10 +961,12 @@ MAX_MEMBERS = 32  # a chunk of a long enum or constant table names more: its fir
 
 
 def _members(named: list[Definition], primary: Definition | None) -> tuple[tuple[str, str, str], ...]:
-    """(name, scope path, kind) of the definitions named in a chunk other than the one labelling it."""
+    """(name, scope path, kind) of the definitions named in a chunk other than the one labelling it
+    (or its overloads, which share its scope path)."""
     out = {}
+    label = primary.path if primary is not None else None
     for d in named:
-        if d is not primary and d.kind != "test" and not _constructor(d) and d.path not in out:
+        if d.path != label and d.kind != "test" and not _constructor(d) and d.path not in out:
             out[d.path] = (d.name, d.path, d.kind)
     return tuple(out.values())[:MAX_MEMBERS]
 

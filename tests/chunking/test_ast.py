@@ -186,6 +186,17 @@ def test_a_class_header_with_its_constructor_is_the_class(path, language, text):
     assert {c.chunk_kind for c in chunks[1:]} == {"method"}
 
 
+def test_a_chunk_names_its_other_definitions_as_members_but_not_its_labels_overloads():
+    text = ("import typing as t\n\n\nclass Group:\n    @t.overload\n    def group(self, name: str) -> 'Group': ...\n\n"
+            "    @t.overload\n    def group(self) -> 'Group': ...\n\n    def group(self, name=None):\n        return name\n\n"
+            "    def add(self, cmd):\n        return cmd\n")
+    chunks = chunks_of(text, "core.py", "python", policy=ChunkingPolicy(code=140))
+    assert_verbatim(text, chunks)
+    labelled = [c for c in chunks if c.context == "Group.group"]
+    assert labelled and all(m[1] != "Group.group" for c in labelled for m in c.members)
+    assert ("add", "Group.add", "method") in {m for c in labelled for m in c.members}
+
+
 def test_a_long_docstring_is_cut_by_lines_and_its_first_piece_keeps_the_class_header():
     doc = "".join(f"    Line {i} of a long description of the form, kept verbatim for the reader.\n" for i in range(60))
     methods = "".join(f"    def m{i}(self):\n        return {i} * self.value_of_something_long\n\n" for i in range(30))
