@@ -363,6 +363,17 @@ def test_a_metadata_row_changed_where_neither_size_nor_syntax_shows_is_damage(tm
         damaged.meta(0)
 
 
+def test_a_metadata_row_whose_members_are_not_names_is_damage_not_a_crash_of_the_query(tmp_path):
+    from retrieval.lexical.segment import CorruptSegment, SegmentBuilder
+
+    builder = SegmentBuilder()
+    builder.add("src/router.py", "python", "code", 1, 9, {"route": 2},
+                meta=("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match"]]))
+    builder.write(str(tmp_path / "seg"))
+    with pytest.raises(CorruptSegment, match="meta.bin is damaged"):
+        DiskSegment(str(tmp_path / "seg")).meta(0)
+
+
 def test_metadata_written_before_row_checksums_is_read_as_it_was(tmp_path):
     seg = _segment_with_metadata(tmp_path / "seg")
     description = json.loads((seg / "seg.json").read_text())

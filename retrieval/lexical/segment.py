@@ -62,7 +62,13 @@ def _meta_row(row) -> tuple:
     """A stored metadata row as META_COLUMNS values; a row written before `members` has none."""
     if not isinstance(row, list) or len(row) not in (len(META_COLUMNS) - 1, len(META_COLUMNS)):
         raise ValueError("not a metadata row")
-    return tuple(row) if len(row) == len(META_COLUMNS) else (*row, [])
+    if len(row) < len(META_COLUMNS):
+        return (*row, [])
+    members = row[-1]
+    if not isinstance(members, list) or not all(
+            isinstance(m, list) and len(m) == 3 and all(isinstance(x, str) for x in m) for m in members):
+        raise ValueError("not a metadata row's members")
+    return tuple(row)
 
 
 class SegmentBuilder:
