@@ -14,6 +14,7 @@ import os
 from dataclasses import replace
 from typing import Callable, Iterator, Optional
 
+from .languages import KINDS
 from .read import line_texts, split_lines
 from .records import SearchHit, Snippet
 
@@ -141,9 +142,10 @@ def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Pa
     parts = [paint("path", span)]
     if hit.confidence:
         parts.append(paint(hit.confidence, hit.confidence))
-    if hit.context and hit.context != hit.source_path:
+    if hit.context and hit.kind not in KINDS and hit.context != hit.source_path:
         # What the hit is (`APIRouter.add_api_route`, `Tutorial > Security`), as JSON's `context`
-        # says it: without it a person must open the file to see what was found.
+        # says it: without it a person must open the file to see what was found. Only a chunker's
+        # scope path (its hits have a chunk kind, not the file's): lexical+ctx's contexts are prose.
         parts.append(paint("context", _visible(hit.context).replace("\t", " ")))
     if hit.extra.get("provenance"):
         # `--retriever all`: which retrievers found it (the level, when shown, is the lead's).

@@ -56,13 +56,17 @@ def test_a_cut_or_stale_snippet_says_so_in_its_header():
 def test_a_hit_that_knows_its_scope_names_it_after_the_confidence_and_on_one_line():
     from dataclasses import replace
 
-    method = replace(hit("fastapi/routing.py", 1005, 1040), context="APIRouter.add_api_route")
-    section = replace(hit("docs/tutorial.md", 1, 9, confidence="low"), context="Tutorial > Security\n\x1b[2J\tOAuth2")
-    config = replace(hit("setup.cfg", 1, 5, confidence=""), context="setup.cfg")  # a config file without keys
-    assert list(text_lines([method, section, config], None)) == [
+    method = replace(hit("fastapi/routing.py", 1005, 1040), context="APIRouter.add_api_route", kind="method")
+    section = replace(hit("docs/tutorial.md", 1, 9, confidence="low"), context="Tutorial > Security\n\x1b[2J\tOAuth2",
+                      kind="section")
+    config = replace(hit("setup.cfg", 1, 5, confidence=""), context="setup.cfg", kind="config")  # no keys
+    # lexical+ctx's contexts are prose about a line chunk (kind: the file's), not a scope path
+    prose = replace(hit("src/auth.py", 1, 40), context="uses requests.Session, oauthlib; refreshes tokens", kind="code")
+    assert list(text_lines([method, section, config, prose], None)) == [
         "fastapi/routing.py:1005-1040  high  APIRouter.add_api_route",
         "docs/tutorial.md:1-9  low  Tutorial > Security\\n\\x1b[2J OAuth2",  # escaped, never obeyed
         "setup.cfg:1-5",  # the path again says nothing
+        "src/auth.py:1-40  high",
     ]
 
 
