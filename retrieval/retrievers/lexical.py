@@ -303,11 +303,10 @@ _NO_META = ("", "", "", 0, 0, [])
 
 def _meta(chunk) -> tuple | None:
     """What the store keeps of a chunk (Chunk or Document) beyond its span: None when there is nothing."""
-    members = getattr(chunk, "members", ())
-    if not (chunk.context or chunk.symbol or chunk.chunk_kind or chunk.scope or members):
+    if not (chunk.context or chunk.symbol or chunk.chunk_kind or chunk.scope or chunk.members):
         return None
     scope = chunk.scope or (0, 0)
-    return (chunk.context, chunk.chunk_kind, chunk.symbol, scope[0], scope[1], [list(m) for m in members])
+    return (chunk.context, chunk.chunk_kind, chunk.symbol, scope[0], scope[1], [list(m) for m in chunk.members])
 
 
 class _AllowedDocs:
