@@ -112,28 +112,38 @@ def peer_uid(conn: socket.socket) -> int | None:
 
 
 def _bind(path: str) -> socket.socket:
+    """A listening socket at path. Bound and listening under a temporary name first, then renamed
+    into place: a client that sees the path can connect (bound but not yet listening, it was
+    refused, and ran its command itself without the warm indexes), and a killed server's socket
+    is replaced in one step, not removed first."""
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    temporary = os.path.join(os.path.dirname(path), f".{os.path.basename(path)}.{os.getpid()}")
     old = os.umask(0o177)  # created 0600: no moment where another user could connect
     here = os.open(".", os.O_RDONLY)
     try:
         try:
-            os.unlink(path)  # a killed server's socket (we hold the lock: nobody else's)
+            os.unlink(temporary)  # a name left by a killed process whose pid we now have
         except FileNotFoundError:
             pass
-        if len(path.encode("utf-8", "surrogateescape")) < 100:
-            sock.bind(path)
+        if len(temporary.encode("utf-8", "surrogateescape")) < 100:
+            sock.bind(temporary)
         else:  # a deep store: bind by the name relative to its directory (sun_path is short)
-            os.chdir(os.path.dirname(path))
-            sock.bind(os.path.basename(path))
+            os.chdir(os.path.dirname(temporary))
+            sock.bind(os.path.basename(temporary))
+        os.chmod(temporary, 0o600)
+        sock.listen(64)
+        os.rename(temporary, path)  # we hold the lock: the socket replaced is nobody else's
     except BaseException:
         sock.close()
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
         raise
     finally:
         os.fchdir(here)
         os.close(here)
         os.umask(old)
-    os.chmod(path, 0o600)
-    sock.listen(64)
     return sock
 
 

@@ -494,6 +494,33 @@ def test_a_detached_server_that_dies_silently_is_reported_as_such_not_by_an_old_
     assert b"error: the server exited with status 3" in proc.stderr, proc.stderr
 
 
+def test_the_socket_appears_only_when_the_server_listens_and_replaces_a_stale_one(tmp_path, monkeypatch):
+    """A client seeing the path connects at once: bound but not yet listening, it was refused and
+    ran its command itself (a test that waited for the path saw that under load)."""
+    from retrieval.server import serve as serve_module
+
+    path = str(tmp_path / "serve.sock")
+    with open(path, "w"):  # a killed server's leftover
+        pass
+    seen = []
+    real_listen = socket.socket.listen
+
+    def listen(sock, *args):
+        seen.append(os.path.exists(path) and not os.path.isfile(path))  # a socket already at path?
+        return real_listen(sock, *args)
+
+    monkeypatch.setattr(socket.socket, "listen", listen)
+    sock = serve_module._bind(path)
+    try:
+        assert seen == [False]
+        assert stat.S_ISSOCK(os.stat(path).st_mode) and stat.S_IMODE(os.stat(path).st_mode) == 0o600
+        assert os.listdir(tmp_path) == ["serve.sock"]  # no temporary name left
+        with socket.socket(socket.AF_UNIX) as peer:
+            peer.connect(path)
+    finally:
+        sock.close()
+
+
 def test_a_malformed_request_gets_an_error_and_the_server_goes_on(sample_repo, serve):
     pid = serve(sample_repo)
     path = client.socket_path(client.store_dir(str(sample_repo)))
