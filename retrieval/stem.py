@@ -17,29 +17,45 @@ def _is_consonant(word: str, i: int) -> bool:
     c = word[i]
     if c in _VOWELS:
         return False
-    if c == "y":
-        return i == 0 or not _is_consonant(word, i - 1)
-    return True
+    if c != "y":
+        return True
+    # A y is a consonant first or after a vowel, a vowel after a consonant: along a run of y's the
+    # two alternate from the run's first. Counted, not recursed: a token of a thousand y's (a line
+    # of filler in a source file) went past the recursion limit and failed the whole index.
+    start = i
+    while start > 0 and word[start - 1] == "y":
+        start -= 1
+    first = start == 0 or word[start - 1] in _VOWELS
+    return first if (i - start) % 2 == 0 else not first
+
+
+def _consonants(word: str) -> list[bool]:
+    """_is_consonant at every position, in one pass (per position it walks back over y's)."""
+    flags: list[bool] = []
+    for c in word:
+        flags.append(c not in _VOWELS and (c != "y" or not flags or not flags[-1]))
+    return flags
 
 
 def _measure(stem: str) -> int:
     """m in [C](VC)^m[V]."""
+    flags = _consonants(stem)
     m, i, n = 0, 0, len(stem)
-    while i < n and _is_consonant(stem, i):
+    while i < n and flags[i]:
         i += 1
     while i < n:
-        while i < n and not _is_consonant(stem, i):
+        while i < n and not flags[i]:
             i += 1
         if i >= n:
             break
         m += 1
-        while i < n and _is_consonant(stem, i):
+        while i < n and flags[i]:
             i += 1
     return m
 
 
 def _has_vowel(stem: str) -> bool:
-    return any(not _is_consonant(stem, i) for i in range(len(stem)))
+    return not all(_consonants(stem))
 
 
 def _ends_double_consonant(word: str) -> bool:
