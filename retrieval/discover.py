@@ -331,6 +331,12 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     return stack
 
 
+def _known_extension(ext: str, extensions: frozenset[str]) -> bool:
+    """`.py` or, as languages.detect reads it, `.PY`: a name written in capitals on another system
+    was left out with no count while its language was known."""
+    return ext in extensions or ext.lower() in extensions
+
+
 def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     """Eligible files under root, sorted by relative path; skips are counted by reason."""
     options = options or DiscoveryOptions()
@@ -421,7 +427,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             if include_rules:
                 if not ignore.selects(include_rules, rel):
                     continue
-            elif name not in basenames and os.path.splitext(name)[1] not in extensions:
+            elif name not in basenames and not _known_extension(os.path.splitext(name)[1], extensions):
                 continue
             if is_secret_name(name):
                 result.skipped["secret-name"] += 1

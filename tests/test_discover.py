@@ -329,6 +329,14 @@ def test_files_with_unknown_extensions_are_not_discovered_by_default(make_tree):
     assert paths(root) == ["main.py"]
 
 
+def test_an_extension_written_in_capitals_is_discovered_as_its_language_is_detected(make_tree):
+    """`App.TSX` was detected as TypeScript, yet `Script.PY` was never discovered, and not counted."""
+    root = make_tree({"Script.PY": "x = 1\n", "App.TSX": "x\n", "analysis.R": "x <- 1\n", "main.py": "x\n",
+                      "PHOTO.PNG": "x"})
+    found = {f.path: f.language for f in discover_files(str(root))}
+    assert found == {"App.TSX": "typescript", "Script.PY": "python", "analysis.R": "r", "main.py": "python"}
+
+
 # -- language and kind --------------------------------------------------------------------------
 
 
