@@ -386,7 +386,7 @@ def refresh(
     try:
         # Under the lock: a live writer's temp file is never taken for a dead one's.
         remove_stale_temps(store)
-        remove_stale_temps(rdir)
+        remove_stale_temps(rdir, levels=2)
         layout.write_markers(store, root)
         try:
             report = _refresh_locked(root, store, rdir, name, retriever, options, force, progress)

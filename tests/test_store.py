@@ -56,6 +56,20 @@ def test_stale_temp_files_are_removed_and_nothing_else(tmp_path):
     assert os.listdir(tmp_path) == ["manifest.json"]
 
 
+def test_stale_temp_files_are_removed_as_deep_as_asked_and_never_through_a_link(tmp_path):
+    for sub in ("dense", "dense/deeper"):
+        (tmp_path / sub).mkdir()
+        (tmp_path / sub / ".tmp-torn").write_text("torn")
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / ".tmp-theirs").write_text("not ours")
+    (tmp_path / "linked").symlink_to(elsewhere)
+    atomic.remove_stale_temps(str(tmp_path), levels=2)
+    assert not (tmp_path / "dense" / ".tmp-torn").exists()
+    assert (tmp_path / "dense" / "deeper" / ".tmp-torn").exists()
+    assert (elsewhere / ".tmp-theirs").exists()
+
+
 def test_the_store_lives_beside_the_root_by_default(tmp_path):
     assert layout.store_dir(str(tmp_path)) == str(tmp_path / ".retrieval")
 

@@ -103,14 +103,24 @@ def write_json(path: str, obj, *, durable: bool = False) -> int:
     return write_bytes(path, dumps(obj), durable=durable)
 
 
-def remove_stale_temps(directory: str) -> None:
+def remove_stale_temps(directory: str, levels: int = 1) -> None:
+    """Remove the temporary files a killed writer left in directory and, for levels > 1, in its
+    subdirectories that far down (a retriever with arms writes in one each: hybrid's dense/ and
+    lexical/). Symbolic links are not followed. The caller holds the writer lock."""
     try:
-        names = os.listdir(directory)
+        entries = list(os.scandir(directory))
     except OSError:
         return
-    for name in names:
-        if name.startswith(TMP_PREFIX):
+    for entry in entries:
+        if entry.name.startswith(TMP_PREFIX):
             try:
-                os.unlink(os.path.join(directory, name))
+                os.unlink(entry.path)
             except OSError:
                 pass
+        elif levels > 1:
+            try:
+                below = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                continue
+            if below:
+                remove_stale_temps(entry.path, levels - 1)

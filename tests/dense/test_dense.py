@@ -212,6 +212,20 @@ def test_dense_hits_say_their_language_and_kind_as_lexical_hits_do(sample_repo):
         assert all(h.language and h.kind for h in hits), name
 
 
+def test_temporary_files_a_killed_hybrid_build_left_in_its_arms_directories_are_removed(sample_repo, rewrite):
+    """hybrid writes in dense/ and lexical/ below its directory; only the store's and the retriever's
+    own directory were cleaned, so a killed build's half-written vectors stayed there for good."""
+    from retrieval import service
+
+    service.refresh(sample_repo, "hybrid")
+    arms = sample_repo / ".retrieval" / "hybrid"
+    for arm in ("dense", "lexical"):
+        (arms / arm / ".tmp-0123456789abcdef").write_bytes(b"\0" * 4096)
+    rewrite(sample_repo / "src/app/cache.py", "def drop_cache_entry(cache, key):\n    cache.pop(key, None)\n")
+    service.refresh(sample_repo, "hybrid")
+    assert not [p for p in arms.rglob(".tmp-*")]
+
+
 def test_hybrid_reuses_the_turbovec_embeddings_of_the_same_store(sample_repo):
     from retrieval import service
 
