@@ -689,6 +689,10 @@ def open_index(
     if reason:
         raise RuntimeError(reason)
     store = layout.store_dir(root)
+    # Refused for reading as for writing: through a link (a `.retrieval` committed to a cloned
+    # repository) a query answered from whatever index it pointed at, marked only "stale".
+    layout.refuse_symlink(store)
+    layout.refuse_symlink(layout.retriever_dir(store, name))
     notes = notes if notes is not None else []
     for attempt in range(3):
         key = _manifest_key(store, name)

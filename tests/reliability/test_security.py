@@ -189,6 +189,24 @@ def test_a_planted_link_for_the_store_is_refused_and_nothing_is_written_through_
     assert sorted(p.name for p in target.iterdir()) == ["keep.txt"]
 
 
+@pytest.mark.parametrize("planted", [".retrieval", ".retrieval/lexical"])
+def test_a_planted_link_to_another_index_is_not_read_either(make_tree, tmp_path, run, planted):
+    """A cloned repository's `.retrieval` link to a built index was refused for writing, and its
+    query answered from the index behind it, marked only stale."""
+    other = make_tree({"secret_plan.py": "def secret_plan():\n    return 1\n"}, name="other")
+    assert run("index", "--root", other).exit_code == 0
+    root = make_tree({"app.py": "def app():\n    return 1\n"}, name="cloned")
+    if planted == ".retrieval/lexical":
+        (root / ".retrieval").mkdir()
+    os.symlink(other / planted, root / planted)
+    for argv in (["query", "--root", root, "secret_plan", "--json"],
+                 ["query", "--root", root, "secret_plan", "--json", "--stale-ok"]):
+        result = run(*argv)
+        assert result.exit_code == 1 and result.stdout == ""
+        (line,) = result.stderr.splitlines()
+        assert line.startswith("error: ") and "symbolic link" in line
+
+
 @pytest.mark.parametrize("planted", ["lock", ".gitignore"])
 def test_a_planted_link_inside_the_store_never_creates_a_file_outside(make_tree, tmp_path, run, planted):
     root = make_tree({"app.py": "def app():\n    return 1\n"})
