@@ -78,8 +78,12 @@ class HybridRetriever:
 
     def _dirs(self, directory: str) -> tuple[str, str]:
         lex, den = os.path.join(directory, LEXICAL), os.path.join(directory, DENSE)
-        os.makedirs(lex, exist_ok=True)
-        os.makedirs(den, exist_ok=True)
+        for arm in (lex, den):
+            if os.path.islink(arm) or (os.path.lexists(arm) and not os.path.isdir(arm)):
+                # Something put in an arm's place inside our store (a file, a link): every refresh,
+                # rebuilds included, failed on it with "File exists". Removed, never followed.
+                os.unlink(arm)
+            os.makedirs(arm, exist_ok=True)
         return lex, den
 
     def update_store(self, directory: str, state: dict | None, removed_paths,

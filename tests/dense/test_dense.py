@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 
 import pytest
 
@@ -224,6 +225,23 @@ def test_temporary_files_a_killed_hybrid_build_left_in_its_arms_directories_are_
     rewrite(sample_repo / "src/app/cache.py", "def drop_cache_entry(cache, key):\n    cache.pop(key, None)\n")
     service.refresh(sample_repo, "hybrid")
     assert not [p for p in arms.rglob(".tmp-*")]
+
+
+@pytest.mark.parametrize("arm", ["dense", "lexical"])
+def test_an_arms_directory_replaced_by_a_file_is_rebuilt_not_an_error_on_every_query(sample_repo, arm):
+    from retrieval import service
+
+    service.refresh(sample_repo, "hybrid")
+    expected = service.search(sample_repo, "remove an entry from the cache", retriever="hybrid").hits
+    place = sample_repo / ".retrieval" / "hybrid" / arm
+    shutil.rmtree(place)
+    place.write_text("x\n")
+    service._OPEN.clear()  # a new process
+    said = []
+    hits = service.search(sample_repo, "remove an entry from the cache", retriever="hybrid", progress=said.append).hits
+    assert [(h.source_path, h.start_line, h.end_line) for h in hits] == \
+        [(h.source_path, h.start_line, h.end_line) for h in expected]
+    assert place.is_dir() and any("damaged" in line for line in said)
 
 
 def test_hybrid_reuses_the_turbovec_embeddings_of_the_same_store(sample_repo):
