@@ -224,8 +224,19 @@ class Embedder:
 
                 if not texts:
                     return np.zeros((0, encoder.dim), dtype=np.float32)
-                return np.stack([encoder.encode(t) for t in texts])
-        return self.embed_with_model(texts, batch_size=batch_size, threads=threads)
+                return self._finite(np.stack([encoder.encode(t) for t in texts]))
+        return self._finite(self.embed_with_model(texts, batch_size=batch_size, threads=threads))
+
+    def _finite(self, vectors):
+        """vectors, when every number is finite. A model computing NaN (damaged weights) failed in
+        the quantizer, which read as a damaged index: rebuilt, embedded again, failed again."""
+        import numpy as np
+
+        if not np.isfinite(vectors).all():
+            raise EmbedderError(f"the embedding model at {self.directory} computes vectors that are not finite "
+                                f"numbers (NaN or infinity): its weights are damaged or it is not a "
+                                f"sentence-embedding model")
+        return vectors
 
     def embed_with_model(self, texts: list[str], *, batch_size: int = BATCH_SIZE, threads: int | None = None):
         """`embed` through sentence-transformers, whatever the count."""
@@ -246,8 +257,8 @@ class Embedder:
         sentence-transformers on one thread (measured fastest for a single short text)."""
         encoder = self._numpy_encoder()
         if encoder is not None:
-            return encoder.encode(text)
-        return self.embed_with_model([text], batch_size=1, threads=1)[0]
+            return self._finite(encoder.encode(text))
+        return self._finite(self.embed_with_model([text], batch_size=1, threads=1)[0])
 
     def _numpy_encoder(self):
         if self._numpy is _UNLOADED:

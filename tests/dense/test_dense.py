@@ -343,6 +343,31 @@ def test_a_model_whose_files_cannot_be_read_is_a_one_line_error(sample_repo, run
         assert result.stdout == ""
 
 
+def _nan_weights(original: bytes) -> bytes:
+    from safetensors.numpy import load, save
+
+    tensors = load(original)
+    name = next(n for n in tensors if n.endswith("embeddings.LayerNorm.weight"))
+    tensors[name] = tensors[name] * float("nan")
+    return save(tensors)
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls"])
+def test_a_model_computing_nan_is_one_error_naming_it_not_a_damaged_index(sample_repo, run, tmp_path, monkeypatch,
+                                                                          pooling):
+    # Damaged weights that still load: the quantizer refused the NaN vectors, which read as a
+    # damaged index, so everything was embedded twice and the error named neither the model nor NaN.
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")  # the option sets it; undone after the test
+    replace = {"model.safetensors": _nan_weights}
+    if pooling == "cls":
+        replace["1_Pooling/config.json"] = _cls_pooling  # through sentence-transformers, not numpy
+    model = _model_copy(tmp_path, "nan-model", replace)
+    result = run("query", "--root", sample_repo, "--retriever", "hybrid", "--embed-model", model, "retry")
+    assert result.exit_code == 1 and result.stdout == ""
+    (line,) = result.stderr.splitlines()
+    assert str(model) in line and "not finite" in line and "index" not in line and "rebuilding" not in line
+
+
 def test_an_unknown_embedding_model_on_a_built_index_is_a_clear_error_not_damage(sample_repo, run, tmp_path,
                                                                                 monkeypatch):
     # A wrong --embed-model is the asker's mistake: the index is sound, nothing is rebuilt or touched.
