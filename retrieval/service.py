@@ -724,7 +724,9 @@ def open_index(
                 if manifest is None:
                     raise
                 # A full disk or a read-only store must not stop a query the old snapshot can answer.
-                notes.append(f"{exc}; {PREVIOUS_SNAPSHOT}")
+                note = f"{exc}; {PREVIOUS_SNAPSHOT}"
+                if note not in notes:  # the store's, said once for all its indexes (`--retriever all`)
+                    notes.append(note)
             key = _manifest_key(store, name)
             manifest = _open_manifest(store, name, _quiet)
             if manifest is None:

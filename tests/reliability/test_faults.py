@@ -243,6 +243,25 @@ def test_a_read_only_store_gives_a_clear_error_to_index_and_an_old_answer_to_que
     assert "quokka" in run_cli(["query", "--root", sample_repo, "quokka habitat"]).stdout
 
 
+@pytest.mark.extra("treesitter")
+def test_a_read_only_store_is_said_once_when_all_answers_from_every_previous_snapshot(enforced, sample_repo,
+                                                                                      rewrite):
+    store = sample_repo / ".retrieval"
+    for name in ("lexical", "treesitter"):
+        assert run_cli(["index", "--root", sample_repo, "--retriever", name]).returncode == 0
+    change_tree(sample_repo, rewrite)
+    set_writable(store, False)
+    try:
+        proc = run_cli(["query", "--root", sample_repo, "--retriever", "all", "--json", "retries config"],
+                       unprivileged=True)
+    finally:
+        set_writable(store, True)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["stale"] is True
+    said = [line for line in proc.stderr.splitlines() if "previous snapshot" in line]
+    assert len(said) == 1, proc.stderr
+
+
 def test_a_read_only_repository_without_an_index_is_a_one_line_error(enforced, sample_repo):
     set_writable(sample_repo, False)
     try:
