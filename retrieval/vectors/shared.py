@@ -89,8 +89,24 @@ class SharedEmbeddings:
             name = f"{SHARD_PREFIX}{time.time_ns():020d}-{os.getpid()}.emb"
             vstore.write_checkpoint(self.directory, name, self.model, keys, blocks, self.dim)
             trim(self.directory, _limit_bytes())
-        except OSError:
-            pass
+        except OSError as exc:
+            _said_unwritable(exc)
+
+
+_SAID: set = set()
+
+
+def _said_unwritable(exc: OSError) -> None:
+    """Silent for the default place (a read-only home is no fault), said once for a directory the
+    user named: a RETRIEVAL_EMBED_CACHE that is a file was ignored without a word."""
+    chosen = os.environ.get(ENV_DIR, "").strip()
+    if not chosen or chosen in _SAID:
+        return
+    _SAID.add(chosen)
+    import sys
+
+    print(f"retrieval: the embedding cache {ENV_DIR}={chosen!r} cannot be written "
+          f"({exc.strerror or exc}); embeddings are not shared between indexes", file=sys.stderr)
 
 
 STALE_TEMP_SECONDS = 3600  # a temp file this old was left by a killed writer (no lock guards this directory)

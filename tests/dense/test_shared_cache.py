@@ -61,6 +61,21 @@ def test_off_means_every_checkout_embeds_for_itself(make_tree, monkeypatch):
     assert (_state(second)["embedded"], _state(second)["shared"]) == (3, 0)
 
 
+def test_a_cache_named_where_a_file_stands_is_said_once_and_the_builds_go_on(make_tree, tmp_path, monkeypatch,
+                                                                            capfd):
+    from retrieval import service
+
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("x\n")
+    monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", str(blocked))
+    for root in (make_tree(FILES), make_tree(FILES)):
+        service.refresh(root, "turbovec")
+        assert _state(root)["embedded"] == 3
+    said = [line for line in capfd.readouterr().err.splitlines() if "RETRIEVAL_EMBED_CACHE" in line]
+    assert len(said) == 1 and str(blocked) in said[0] and "cannot be written" in said[0]
+    assert blocked.read_text() == "x\n"
+
+
 def test_a_torn_or_foreign_shard_is_skipped_and_the_build_embeds_instead(make_tree, shared):
     from retrieval import service
 
