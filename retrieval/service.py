@@ -895,7 +895,8 @@ def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, r
             row["state"], row["reason"] = "error", problem
         elif row["state"] == "ready" and outdated:
             row["state"] = "stale"
-            row["reason"] = "written by a version that indexes differently; the next query rebuilds it"
+            # Another version, or a setting of the environment that shapes the index (RETRIEVAL_TURBOVEC_BITS).
+            row["reason"] = "built by another version or with other index settings; the next query rebuilds it"
 
 
 def available_retrievers() -> list[tuple[str, str]]:
