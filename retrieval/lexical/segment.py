@@ -258,6 +258,11 @@ class DiskSegment:
                 raise CorruptSegment(f"segment {os.path.basename(directory)}: {name} is damaged")
         # Absent in segments written before checksums: those are read unchecked, as they were.
         self._crcs: dict = meta.get("crc32") or {}
+        named = set(meta["sizes"])
+        if self._crcs and not named - {"post.bin", "meta.bin"} <= set(self._crcs) <= named:
+            # A changed byte in a name of the table would leave that file unchecked. (post.bin's
+            # terms carry their own; meta.bin's rows did before the file had one.)
+            raise CorruptSegment(f"segment {os.path.basename(directory)}: seg.json is damaged")
         self.n_docs = meta["n_docs"]
         self.n_shards = meta["n_shards"]
         self.total_len = meta["total_len"]

@@ -331,9 +331,20 @@ def _lower_frequencies(seg) -> None:
         shard.write_bytes(text.ljust(shard.stat().st_size))
 
 
+def _unchecked_then_renamed(seg) -> None:
+    """One byte of a name in seg.json's checksum table changed (`files.json` -> `files.jron`), which
+    turned that file's check off, then files.json's paths changed as above."""
+    path = seg / "seg.json"
+    description = json.loads(path.read_text())
+    description["crc32"]["files.jron"] = description["crc32"].pop("files.json")
+    path.write_bytes(atomic.dumps(description))
+    _rename_paths(seg)
+
+
 @pytest.mark.parametrize("damage", [lambda seg: _shift_columns(seg, 3), _bump_term_frequencies, _rename_paths,
-                                    _lower_frequencies],
-                         ids=["docs.bin lengths", "post.bin frequencies", "files.json paths", "lexicon frequencies"])
+                                    _lower_frequencies, _unchecked_then_renamed],
+                         ids=["docs.bin lengths", "post.bin frequencies", "files.json paths", "lexicon frequencies",
+                              "checksum table"])
 def test_a_segment_file_changed_where_neither_its_size_nor_its_syntax_shows_is_damage_the_query_repairs(
         sample_repo, copy_tree, damage):
     """Bit rot that keeps a file's size and shape answered in silence: wrong scores, a path that is
