@@ -97,6 +97,27 @@ def test_a_generation_written_before_checksums_is_read_unchecked_as_it_was(tmp_p
     assert np.array_equal(gen.rows([2, 0]), vectors[[2, 0]])
 
 
+def test_rows_whose_checksum_lost_its_name_are_damage_not_read_unchecked(tmp_path):
+    """A changed byte in the header's `crc32` key turned the rows' check off: a span changed with it
+    was answered."""
+    import numpy as np
+
+    from retrieval.vectors.store import ROWS_MAGIC, Generation, VectorStoreError, _pack, unpack_header, \
+        write_generation
+
+    entry = write_generation(str(tmp_path), "vec-000001", model="m", dim=384, files=[["a.py", "python", "code"]],
+                             file_ids=[0, 0, 0], starts=[1, 5, 9], ends=[4, 8, 12], keys=bytes(48),
+                             vector_blocks=iter([np.eye(3, 384, dtype=np.float32)]), build_index=lambda rows: b"")
+    rows = tmp_path / "vec-000001.rows"
+    header, at = unpack_header(rows.read_bytes(), ROWS_MAGIC, "rows")
+    data = bytearray(rows.read_bytes()[at:])
+    data[4 * 3 + 4] ^= 1  # the second row's start (after three file ids): 5 -> 4
+    header["crc33"] = header.pop("crc32")
+    rows.write_bytes(_pack(ROWS_MAGIC, header, bytes(data)))
+    with pytest.raises(VectorStoreError, match="damaged"):
+        Generation(str(tmp_path), entry, load_index=False)
+
+
 def test_a_generation_whose_vectors_disagree_with_its_rows_is_not_written(tmp_path):
     import numpy as np
 
