@@ -13,28 +13,18 @@ VERSION = 1
 _VOWELS = frozenset("aeiou")
 
 
-def _is_consonant(word: str, i: int) -> bool:
-    c = word[i]
-    if c in _VOWELS:
-        return False
-    if c != "y":
-        return True
-    # A y is a consonant first or after a vowel, a vowel after a consonant: along a run of y's the
-    # two alternate from the run's first. Counted, not recursed: a token of a thousand y's (a line
-    # of filler in a source file) went past the recursion limit and failed the whole index.
-    start = i
-    while start > 0 and word[start - 1] == "y":
-        start -= 1
-    first = start == 0 or word[start - 1] in _VOWELS
-    return first if (i - start) % 2 == 0 else not first
-
-
 def _consonants(word: str) -> list[bool]:
-    """_is_consonant at every position, in one pass (per position it walks back over y's)."""
+    """Whether each letter is a consonant: not a vowel, and a y only first or after a vowel (after
+    a consonant it is a vowel). One pass: recursing back over the y's before it went past the
+    recursion limit on a token of a thousand y's (a line of filler) and failed the whole index."""
     flags: list[bool] = []
     for c in word:
         flags.append(c not in _VOWELS and (c != "y" or not flags or not flags[-1]))
     return flags
+
+
+def _is_consonant(word: str, i: int) -> bool:
+    return _consonants(word[: i + 1])[-1]
 
 
 def _measure(stem: str) -> int:

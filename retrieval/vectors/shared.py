@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 import time
 
 from ..store.layout import machine_cache
@@ -103,8 +104,6 @@ def _said_unwritable(exc: OSError) -> None:
     if not chosen or chosen in _SAID:
         return
     _SAID.add(chosen)
-    import sys
-
     print(f"retrieval: the embedding cache {ENV_DIR}={chosen!r} cannot be written "
           f"({exc.strerror or exc}); embeddings are not shared between indexes", file=sys.stderr)
 
