@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import bisect
 import re
+import time
 from dataclasses import replace
 
 from ..languages import CODE, from_content
@@ -34,6 +35,11 @@ from .lines import ChunkingPolicy, chunk_lines
 MAX_DEPTH = 40  # deeper nesting is cut by lines: bounded time, no recursion errors
 MAX_DEFINITION_DEPTH = 160  # syntax nodes above a definition the query still matches (see definitions)
 MAX_SCOPE = 12  # levels a breadcrumb names (the innermost ones)
+# A file the parser is still reading after this long is chunked by lines. Real files parse in well
+# under a second (the largest C file of the benchmark checkouts, 580 KB: 0.2 s), but a grammar can
+# be slow on text made to hurt it: tree-sitter-bash reads many heredocs on one command in quadratic
+# time (136 KB: 19 s; the 1 MB size cap: minutes).
+PARSE_SECONDS = 10.0
 ALONE_SHARE = 0.5  # a definition at least this share of the budget is a chunk of its own
 MIN_SPAN = 300  # a span smaller than this (in characters) joins a neighbour
 # A definition this far over the budget, most of it documentation, stays whole: cut, a Javadoc
@@ -224,6 +230,32 @@ def _parser(grammar: str):
 
         parser = _PARSERS[grammar] = get_parser(grammar)
     return parser
+
+
+READ_SLICE = 1 << 16
+
+
+def _parse(grammar: str, source: bytes):
+    """The tree of `source`, or None when the parser gave up or ran past PARSE_SECONDS.
+
+    Parsing from a read callback is what lets tree-sitter report progress (it ignores the callback
+    for a byte string); it calls it every few hundred bytes, so the clock is read cheaply."""
+    parser = _parser(grammar)
+    deadline = time.monotonic() + PARSE_SECONDS
+
+    def read(offset: int, _point) -> bytes:
+        return source[offset : offset + READ_SLICE]
+
+    def too_long(*_state) -> bool:
+        return time.monotonic() > deadline
+
+    try:
+        tree = parser.parse(read, progress_callback=too_long)
+    except ValueError:  # what a stopped parse raises (tree-sitter 0.26; older ones returned None)
+        tree = None
+    if tree is None:
+        parser.reset()  # else its next parse (another file) resumes this one
+    return tree
 
 
 def _query(grammar: str):
@@ -1095,8 +1127,10 @@ def _with_scripts(host: list[Chunk], text: str, path: str, language: str, kind: 
     """The host's chunks with each script's rows replaced by that script's own AST chunks (their
     scope paths, kinds and definitions); the file's language stays the host's."""
     try:
-        tree = _parser(grammar).parse(text.encode("utf-8", "surrogatepass"))
+        tree = _parse(grammar, text.encode("utf-8", "surrogatepass"))
     except (ImportError, ValueError, RuntimeError, LookupError, OSError):
+        return host
+    if tree is None:
         return host
     lines = split_lines(text)
     inner: list[Chunk] = []
@@ -1154,13 +1188,15 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         source = _BARE_MACRO_LINE.sub(lambda m: b" " * len(m.group(0)), source)
         parsed_lines = split_lines(source.decode("utf-8", "surrogatepass"))
     try:
-        tree = _parser(grammar).parse(source)
+        tree = _parse(grammar, source)
+        if tree is None:
+            return None
         if tree.root_node.has_error and b"\r\n" in source:
             # Some grammars (Dockerfile's) take a Windows line end for an error: the parser sees
             # Unix ones (same rows; byte offsets are only compared within the tree).
             unix = source.replace(b"\r\n", b"\n")
-            again = _parser(grammar).parse(unix)
-            if not again.root_node.has_error:
+            again = _parse(grammar, unix)
+            if again is not None and not again.root_node.has_error:
                 tree, source = again, unix
                 parsed_lines = split_lines(source.decode("utf-8", "surrogatepass"))
     except ImportError:

@@ -1307,3 +1307,22 @@ def test_a_minified_bundle_is_left_to_the_line_chunker():
     assert chunk_syntax(bundle, "dist/app.min.js", language="javascript") is None
     source = "".join(f"function f{i}(a) {{\n  return a + {i};\n}}\n\n" for i in range(4000))  # as large, not minified
     assert chunk_syntax(source, "src/app.js", language="javascript")
+
+
+def test_a_file_the_parser_is_slow_over_is_chunked_by_lines_and_the_next_file_parses(monkeypatch):
+    """tree-sitter-bash reads many heredocs on one command in quadratic time (136 KB: 19 s), so a
+    parse has a deadline; past it the file gets line chunks, and the parser, stopped mid-file, must
+    not carry that file into the next one."""
+    from retrieval.chunking import ast
+
+    slow = "cat " + " ".join(f"<<EOF{i}" for i in range(200)) + "\n" + "".join(
+        f"line {i}\nEOF{i}\n" for i in range(200))
+    monkeypatch.setattr(ast, "PARSE_SECONDS", 0.0)  # every parse is past its deadline
+    assert ast.chunk_syntax(slow, "many.sh", language="bash") is None
+    from retrieval.chunking.lines import chunk_lines
+
+    assert chunks_of(slow, "many.sh", "bash") == chunk_lines(slow, "many.sh", language="bash", kind="code", policy=SMALL)
+
+    monkeypatch.setattr(ast, "PARSE_SECONDS", 10.0)
+    script = "deploy() {\n  echo deploying\n}\n\nrollback() {\n  echo rolling back\n}\n"
+    assert {c.symbol for c in chunks_of(script, "ops.sh", "bash", policy=TINY)} >= {"deploy", "rollback"}
