@@ -293,6 +293,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     others_failed: list[str] = []
     single = retriever_name != "all"
     built: list[str] = []
+    checked_include = False
     for name, reason in targets:
         if reason:
             if single:
@@ -314,6 +315,13 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
             note = remembered_note(kept, "index")
             if note:
                 click.echo(f"note: {note}", err=True)
+        if include and not checked_include:
+            checked_include = True
+            if not service.admits_a_file(root, options):
+                # Refused before anything is written: a build would replace a good index with an
+                # empty one and remember the pattern, and every later query would blame the tree.
+                shown = " ".join(f"--include {shlex.quote(g)}" for g in include)
+                raise UserError(f"{shown} matches no indexable file under {root}; nothing was changed")
         try:
             if name == "lexical+ctx" and single:  # the only way a model is asked (cost guard first)
                 from .contextual.command import ContextOptions, refresh as refresh_ctx
@@ -349,7 +357,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
         else:
             click.echo(f"{name}: up to date ({report.chunks} chunks, {report.files} files)" + _describe_skips(report.skipped))
         if include and not report.files and name == built[0]:
-            # Said here, where the pattern was given: every later query would blame the tree.
+            # The walk found files, but none held text (binaries by content, empty files).
             shown = " ".join(f"--include {shlex.quote(g)}" for g in include)
             click.echo(f"note: {shown} matched no indexable file; `retrieval index --reset-filters` drops it",
                        err=True)

@@ -209,6 +209,15 @@ def _model_changed(name: str, manifest: dict) -> bool:
     return wanted_model(name, remembered) != remembered.embed_model
 
 
+def admits_a_file(root: str, options: IndexOptions) -> bool:
+    """Whether the tree holds a file these options would index (a walk, nothing read or written)."""
+    root = os.path.abspath(root)
+    try:
+        return bool(walk(root, options.discovery(layout.store_dir(root))).files)
+    except (DiscoveryError, OSError):
+        return True  # the build itself says what is wrong
+
+
 def remembered_options(root: str, name: str = "lexical") -> IndexOptions | None:
     """The options root's index was last built with (None without a readable index)."""
     store = layout.store_dir(os.path.abspath(root))

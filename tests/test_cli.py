@@ -339,12 +339,20 @@ def test_a_consolidated_query_says_which_indexes_it_left_out_and_how_to_build_th
             assert f"--root {root}`" in line, line
 
 
-def test_an_include_pattern_that_matches_no_file_is_said_where_it_was_given(run, make_tree):
+def test_an_include_pattern_that_matches_no_file_is_refused_and_the_index_is_kept(run, make_tree):
+    from retrieval import service
+
     root = make_tree({"src/a.py": "alpha = 1\n"})
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    before = service.status(str(root))
     result = run("index", "--root", root, "--retriever", "lexical", "--include", "scr/**")
-    assert result.exit_code == 0
-    assert "note: --include 'scr/**' matched no indexable file" in result.stderr
-    assert "matched no" not in run("index", "--root", root, "--retriever", "lexical", "--include", "src/**").stderr
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: --include 'scr/**' matches no indexable file under {root}; nothing was changed")
+    assert service.status(str(root)) == before  # the index, its files and its (absent) filters
+    assert service.remembered_options(str(root)).include == ()
+    assert query_json(run, root, "alpha")["results"]
+    assert "matches no" not in run("index", "--root", root, "--retriever", "lexical", "--include", "src/**").stderr
 
 
 def test_index_with_a_per_file_cap_skips_bigger_files(run, make_tree):
