@@ -147,7 +147,8 @@ class _Expand(click.ParamType):
 
 
 root_option = click.option(
-    "--root", type=click.Path(file_okay=True, dir_okay=True), default=None,
+    # Not click's readable check: an unreadable root was a usage error (exit 2), a missing one exit 1.
+    "--root", type=click.Path(file_okay=True, dir_okay=True, readable=False), default=None,
     help="Repository root. Default: the nearest directory at or above the current one that has an "
          "index, else the repository (.git) root, else the current directory.",
 )
@@ -164,7 +165,7 @@ def _root(root: str | None, builds: bool = False) -> str:
         if root is None and isinstance(exc, FileNotFoundError):
             raise _fail("the current directory no longer exists (cd somewhere, or give --root)")
         raise _fail(exc)
-    if os.path.exists(found.path) and not os.path.isdir(found.path):
+    if not os.path.isdir(found.path):
         # Said once, by every command alike (`index` named one retriever, serve/mcp/eval were usage errors).
         raise _fail(f"root is not a directory: {found.path}")
     refusal = too_broad(found) if builds else None

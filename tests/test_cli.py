@@ -249,8 +249,8 @@ def test_a_bad_root_exits_one_with_a_single_error_line(run, tmp_path, command, k
     assert len(lines) == 1
     assert lines[0].startswith("error: ")
     assert str(root) in lines[0]
-    if kind == "file":  # every command alike: not one retriever's trouble, not a usage error
-        assert lines[0] == f"error: root is not a directory: {root}"
+    # Every command alike: not one retriever's trouble (`error: lexical: ...`), not a usage error.
+    assert lines[0] == f"error: root is not a directory: {root}"
 
 
 def test_a_bad_root_in_a_real_process_prints_no_traceback(tmp_path):
