@@ -299,7 +299,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
         if reason:
             if single:
                 raise UserError(reason)
-            click.echo(f"{name}: skipped ({reason})")
+            click.echo(f"{name}: skipped ({reason})", err=True)  # a diagnostic: stdout says what was built
             continue
         # Each option given now replaces its remembered value; the others stay remembered (and are said).
         remembered = None if reset_filters else service.remembered_options(root, name)
@@ -372,7 +372,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     if not single:
         for name in service.retrievers_outside_all():
             # Said once, so a user who wanted every index knows this one is built on request only.
-            click.echo(f"{name}: not part of all (build it on its own: retrieval index --retriever {name})")
+            click.echo(f"{name}: not part of all (build it on its own: retrieval index --retriever {name})", err=True)
     if others_failed:
         # The others were built (as `make -k` goes on), but a script must be able to tell: a
         # retriever that failed is not one that was skipped for a missing extra.

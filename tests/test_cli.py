@@ -280,8 +280,11 @@ def test_index_prints_one_line_per_retriever(run, sample_repo):
     result = run("index", "--root", sample_repo)
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
-    # Built or skipped with the reason; a retriever `all` never builds gets its line too.
-    assert sorted(line.split(":")[0] for line in lines) == sorted(REGISTRY)
+    said = [line for line in result.stderr.splitlines() if line.endswith(")") and not line.startswith("note:")]
+    # Built on stdout; skipped with the reason on stderr (a diagnostic), as is a retriever `all`
+    # never builds: each gets its line.
+    assert sorted(line.split(":")[0] for line in lines + said) == sorted(REGISTRY)
+    assert all(": indexed " in line or ": up to date " in line for line in lines)
     (lexical,) = [line for line in lines if line.startswith("lexical:")]
     assert "indexed" in lexical and "6 files" in lexical
     again = run("index", "--root", sample_repo)
@@ -322,7 +325,7 @@ def test_index_all_names_the_retrievers_it_never_builds_and_how_to_build_them(ru
     result = run("index", "--root", root, "--retriever", "all")
     assert result.exit_code == 0
     assert ("lexical+ctx: not part of all (build it on its own: retrieval index --retriever lexical+ctx)"
-            in result.stdout)
+            in result.stderr)
     assert not os.path.exists(os.path.join(root, ".retrieval", "lexical+ctx"))
 
 

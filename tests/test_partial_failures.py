@@ -106,4 +106,5 @@ def test_index_all_skipping_a_missing_extra_still_succeeds(make_tree, monkeypatc
                         lambda: [("lexical", ""), ("turbovec", "pip install 'retrieval[turbovec]'")])
     result = CliRunner().invoke(main, ["index", "--root", str(root), "--retriever", "all"])
     assert result.exit_code == 0, result.output
-    assert "turbovec: skipped (pip install 'retrieval[turbovec]')" in result.stdout
+    assert "turbovec: skipped (pip install 'retrieval[turbovec]')" in result.stderr
+    assert result.stdout.startswith("lexical: indexed") and "turbovec" not in result.stdout  # what was built
