@@ -449,7 +449,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
               help="How many hits to return.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with all results.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON object per hit, one per line.")
-@click.option("--snippet-lines", type=click.IntRange(min=0), default=0, metavar="N", help="Include up to N lines of each hit.")
+@click.option("--snippet-lines", type=click.IntRange(min=0), default=0, metavar="N", help="Include up to N lines of each hit: those holding the most of the query's words.")
 @click.option("--expand", type=_Expand(), default=None, metavar="N|scope",
               help="Snippets of each hit with N lines before and after it, or its whole enclosing scope "
                    "(`scope`: the class around a method; treesitter hits) (implies snippets).")
@@ -512,7 +512,10 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     snippets = None
     if snippet_lines or expand is not None or max_tokens:
         from .snippets import read_snippet
+        from .text import tokenize
 
+        # The lines of a long hit that --snippet-lines shows: those holding the query's words.
+        focus = frozenset(tokenize(text)) if snippet_lines else frozenset()
         snippets = {}
         for h in hits:
             shown = h
@@ -525,7 +528,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                     last = first + snippet_lines - 1
                 shown = replace(h, start_line=first, end_line=last)  # the snippet's span only
             snippet = read_snippet(root, shown, expand=expand if isinstance(expand, int) else 0,
-                                   max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path))
+                                   max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path),
+                                   focus=focus)
             if snippet is not None:
                 snippets[h.docid] = snippet
         stale = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale})

@@ -36,9 +36,11 @@ def read_snippet(
     expand: int = 0,
     max_lines: int | None = None,
     indexed: Indexed | None = None,
+    focus: frozenset[str] = frozenset(),
 ) -> Snippet | None:
     """Lines max(1, start - expand) .. min(last, end + expand) of the hit's file, at most
-    `max_lines` of them from the first. None for a hit without a span."""
+    `max_lines` of them: from the first, or, given the query's terms (`focus`), the window of them
+    holding the most of those terms. None for a hit without a span."""
     if hit.start_line is None or hit.end_line is None:
         return None
     path = inside(root, hit.source_path)
@@ -64,8 +66,10 @@ def read_snippet(
     lines = split_lines(text)
     start = max(1, hit.start_line - expand)
     end = min(len(lines), hit.end_line + expand)
-    if max_lines is not None:
-        end = min(end, start + max_lines - 1)
+    if max_lines is not None and end - start + 1 > max_lines:
+        if focus:
+            start += best_window(lines[start - 1 : end], max_lines, focus)
+        end = start + max_lines - 1
     if start > end:
         return Snippet(None, None, "", stale=stale)
     shown = lines[start - 1 : end]
@@ -76,3 +80,30 @@ def read_snippet(
             cut += 1
             shown[i] = f"{body[:MAX_LINE_CHARS]} … ({len(body) - MAX_LINE_CHARS} more characters){ending}"
     return Snippet(start, end, "".join(shown), stale=stale, cut_lines=cut)
+
+
+def best_window(lines: list[str], size: int, terms: frozenset[str]) -> int:
+    """Where in `lines` the `size` lines holding the most of `terms` start (their offset): most
+    distinct terms, then most lines with one; the earliest such window, so a span whose terms are
+    spread evenly still shows its beginning. A chunk of lines often opens with the end of the
+    definition before the one that matched."""
+    from .text import term_counts
+
+    found = [terms.intersection(term_counts(line)) for line in lines]
+    held: dict[str, int] = {}  # term -> lines of the window holding it
+    lines_with = 0
+    best, best_score = 0, (-1, -1)
+    for last, line_terms in enumerate(found):
+        for term in line_terms:
+            held[term] = held.get(term, 0) + 1
+        lines_with += bool(line_terms)
+        first = last - size + 1
+        if first < 0:
+            continue
+        score = (sum(1 for n in held.values() if n), lines_with)
+        if score > best_score:
+            best, best_score = first, score
+        for term in found[first]:  # the window moves on past its first line
+            held[term] -= 1
+        lines_with -= bool(found[first])
+    return best

@@ -64,14 +64,32 @@ def test_query_json_results_match_the_service(run, sample_repo):
 SNIPPET_KEYS = {"snippet", "snippet_start", "snippet_end"}
 
 
-def test_snippet_lines_adds_the_first_lines_of_each_hit(run, sample_repo):
+def test_snippet_lines_adds_at_most_n_verbatim_lines_of_each_hit(run, sample_repo):
     payload = query_json(run, sample_repo, "parse config file", "--snippet-lines", "2")
     for row in payload["results"]:
         assert set(row) == HIT_KEYS | SNIPPET_KEYS
         lines = file_lines(sample_repo / row["path"])
-        last = min(row["end_line"], row["start_line"] + 1)
-        assert (row["snippet_start"], row["snippet_end"]) == (row["start_line"], last)
-        assert row["snippet"] == "".join(lines[row["start_line"] - 1 : last])
+        first, last = row["snippet_start"], row["snippet_end"]
+        assert row["start_line"] <= first <= last <= row["end_line"]
+        assert last - first + 1 == min(2, row["end_line"] - row["start_line"] + 1)
+        assert row["snippet"] == "".join(lines[first - 1 : last])
+
+
+def test_a_long_hit_shows_the_lines_holding_the_query_words_not_its_first(run, make_tree):
+    """A chunk of lines often opens with the end of the definition before the one that matched:
+    its first lines answered `--snippet-lines` with someone else's docstring."""
+    before = "".join(f"    value_{i} = compute(value_{i - 1})  # step {i}\n" for i in range(1, 13))
+    source = ("def prepare():\n" + before + "    return value_12\n"
+              "def refresh_oauth_token(session):\n    token = session.refresh_token()\n"
+              "    return token\n")
+    root = make_tree({"auth.py": source})
+    (row,) = query_json(run, root, "refresh oauth token", "--snippet-lines", "3")["results"]
+    assert (row["start_line"], row["end_line"]) == (1, 17)  # one chunk: the hit's span is unchanged
+    assert (row["snippet_start"], row["snippet_end"]) == (15, 17)
+    assert row["snippet"].startswith("def refresh_oauth_token(session):")
+    # A word on every line but the first: of the windows holding it as often, the earliest.
+    (row,) = query_json(run, root, "compute", "--snippet-lines", "3")["results"]
+    assert (row["snippet_start"], row["snippet_end"]) == (2, 4)
 
 
 def test_a_snippet_is_the_verbatim_text_of_its_span_even_with_a_lone_carriage_return(run, make_tree):
@@ -573,11 +591,13 @@ def test_expand_adds_n_lines_around_each_hit_and_keeps_its_own_span(run, long_re
     assert by_path["last.py"]["snippet_end"] == len(file_lines(long_repo / "last.py"))
 
 
-def test_expand_with_snippet_lines_keeps_the_first_n_lines_of_the_expanded_span(run, long_repo):
+def test_expand_with_snippet_lines_shows_the_n_lines_of_the_expanded_span_holding_the_query(run, long_repo):
     (row,) = query_json(run, long_repo, "marsupial", "--expand", "3", "--snippet-lines", "2")["results"]
     lines = file_lines(long_repo / row["path"])
-    assert (row["snippet_start"], row["snippet_end"]) == (row["start_line"] - 3, row["start_line"] - 2)
-    assert row["snippet"] == "".join(lines[row["start_line"] - 4 : row["start_line"] - 2])
+    first, last = row["snippet_start"], row["snippet_end"]
+    assert row["start_line"] - 3 <= first and last == first + 1 and last <= row["end_line"] + 3
+    assert "marsupial" in lines[first - 1] + lines[last - 1]
+    assert row["snippet"] == "".join(lines[first - 1 : last])
 
 
 def test_text_mode_with_expand_numbers_the_expanded_lines_and_says_which_are_shown(run, long_repo):
