@@ -99,10 +99,14 @@ def _tool_words(line: str) -> str:
     return _OPTION.sub(lambda m: m.group(1).replace("-", "_"), line)
 
 
-def _compact(payload: dict) -> str:
-    """The result as `query --json` prints it: a returned dict was re-serialised with indentation,
-    6-14% over the max_tokens the answer was cut to."""
-    return json.dumps(payload, ensure_ascii=False)
+def _result(payload: dict):
+    """The tool's result: its text as `query --json` prints it (a returned dict was re-serialised
+    with indentation, 6-14% over the max_tokens the answer was cut to) and the same object as
+    structured content (a returned string was published as {"result": "<the JSON as a string>"})."""
+    from mcp.types import CallToolResult, TextContent
+
+    return CallToolResult(content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
+                          structured_content=payload)
 
 
 MAX_TOP_K = 100
@@ -137,20 +141,20 @@ def build(root: str):
                                             f"'scope': its enclosing definition (treesitter hits; at most {MAX_EXPAND} "
                                             "lines of it, around the hit).")] = None,
         files: Annotated[bool, Field(description="One hit per file (its best span).")] = False,
-    ) -> str:
+    ) -> dict:
         """Ranked code and docs spans for a query: {query, retriever, results: [{rank, path, start_line,
         end_line, score, docid, context, confidence, language, kind, symbol, snippet?}], notes?: [why
         there are no hits, ...]}."""
         try:
-            return _compact(searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files))
+            return _result(searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files))
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 
     @server.tool()
-    def status() -> str:
+    def status() -> dict:
         """Each retriever's index for this repository: state, files, chunks, languages."""
         try:
-            return _compact(searcher.status())
+            return _result(searcher.status())
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 

@@ -60,6 +60,12 @@ def test_search_over_stdio_returns_what_query_json_prints(sample_repo):
     assert {"search", "status"} <= {t.name for t in tools.tools}
     assert _payload(results[0]) == json.loads(cli.stdout)
     assert results[0].content[0].text + "\n" == cli.stdout.decode("utf-8")  # the very bytes --max-tokens counts
+    # The same object as structured content, not {"result": "<the JSON as a string>"}.
+    structured = [r.structured_content if hasattr(r, "structured_content") else r.structuredContent
+                  for r in results[:3]]
+    assert structured == [_payload(r) for r in results[:3]]
+    schemas = {t.name: (t.output_schema if hasattr(t, "output_schema") else t.outputSchema) for t in tools.tools}
+    assert "result" not in (schemas["search"] or {}).get("properties", {})
     assert _payload(results[0])["results"][0]["path"] == "src/app/config.py"
     docs = _payload(results[1])["results"]
     assert docs and all(r["path"].endswith(".md") for r in docs) and len(docs) <= 2
