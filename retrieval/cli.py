@@ -133,6 +133,25 @@ class LanguageName(click.ParamType):
             self.fail(str(exc), param, ctx)
 
 
+class RetrieverName(click.Choice):
+    """A retriever's name, or `all`; a near miss is told the name it was probably meant to be."""
+
+    def __init__(self):
+        super().__init__(_retriever_names() + ["all"])
+
+    def convert(self, value, param, ctx):
+        try:
+            return super().convert(value, param, ctx)
+        except click.BadParameter:
+            from difflib import get_close_matches
+
+            close = get_close_matches(str(value).lower(), self.choices, n=1, cutoff=0.5)
+            if not close:
+                raise
+            names = ", ".join(self.choices)
+            self.fail(f"{value!r} is not a retriever; did you mean {close[0]!r}? (one of: {names})", param, ctx)
+
+
 class _Expand(click.ParamType):
     """`--expand`: a number of lines (>= 0) or `scope`."""
 
@@ -232,7 +251,7 @@ def _bm25(value: str | None):
 @main.command(short_help="Build or refresh the index.")
 @root_option
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
-              type=click.Choice(_retriever_names() + ["all"]),
+              type=RetrieverName(),
               help="The retriever to index for, or 'all' for every installed one.")
 @click.option("--force", is_flag=True, help="Rebuild from scratch (remembered filters are kept).")
 @click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)
@@ -441,7 +460,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
 @click.argument("words", nargs=-1, required=True, metavar="QUERY...")
 @root_option
 @click.option("--retriever", "retriever_name", cls=EnvOption, default="lexical", show_default=True,
-              envvar=ENV_RETRIEVER, show_envvar=True, type=click.Choice(_retriever_names() + ["all"]),
+              envvar=ENV_RETRIEVER, show_envvar=True, type=RetrieverName(),
               help="The retriever to search with, or 'all': every indexed one's hits merged, with provenance. "
                    f"{ENV_RETRIEVER} sets another default (e.g. `hybrid`, once its index is built).")
 @click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)

@@ -180,7 +180,11 @@ def resolve_language(name: str) -> str:
         return key
     if key in ALIASES:
         return ALIASES[key]
+    from difflib import get_close_matches
+
+    close = get_close_matches(key, [*known, *ALIASES], n=1)
+    guess = f"did you mean {close[0]}? " if close else ""
     raise ValueError(
-        f"unknown language {name!r}; choose one of: {', '.join(known)} "
+        f"unknown language {name!r}; {guess}choose one of: {', '.join(known)} "
         f"(or an alias: {', '.join(sorted(ALIASES))})"
     )

@@ -67,6 +67,15 @@ def test_an_unknown_language_is_a_usage_error_that_lists_the_valid_names(run, sa
     assert result.exit_code == 2
     assert f"unknown language '{name}'" in result.stderr
     assert "python" in result.stderr and "typescript" in result.stderr and "py" in result.stderr
+    assert ("did you mean python?" in result.stderr) == (name == "pyhton")  # a near miss is told the name
+
+
+@pytest.mark.parametrize("command", [["query", "config"], ["index"]])
+def test_a_misspelled_retriever_is_told_the_name_it_was_probably_meant_to_be(run, sample_repo, command):
+    result = run(*command, "--root", sample_repo, "--retriever", "tree-sitter")
+    assert result.exit_code == 2
+    assert "'tree-sitter' is not a retriever; did you mean 'treesitter'?" in result.stderr
+    assert "did you mean" not in run(*command, "--root", sample_repo, "--retriever", "zzz").stderr
 
 
 def test_a_budget_smaller_than_the_first_hit_returns_that_hit_cut_to_fit(run, make_tree):
