@@ -79,10 +79,31 @@ def too_broad(found: Root) -> str | None:
         what = "the filesystem root"
     elif _same_directory(path, os.path.expanduser("~")):
         what = "your home directory"
+    elif found.reason == "cwd" and len(projects := repositories_below(path)) >= 2:
+        # A folder of checkouts (~/src): the query was most likely meant for one of them.
+        shown = ", ".join(projects[:3]) + (", ..." if len(projects) > 3 else "")
+        what = f"a directory of {len(projects)} repositories ({shown})"
     else:
         return None
     return (f"{path} is {what}, not a project: cd into a repository, or give --root {path} "
             "to index everything below it")
+
+
+def repositories_below(path: str) -> list[str]:
+    """The names of path's subdirectories that are repository roots (a `.git` directory or file)."""
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError:
+        return []
+    return [e.name for e in entries if not e.name.startswith(".") and _is_dir(e)
+            and os.path.exists(os.path.join(e.path, ".git"))]
+
+
+def _is_dir(entry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
 
 
 DESCRIPTIONS = {

@@ -100,6 +100,31 @@ def test_the_filesystem_root_chosen_only_as_the_cwd_is_refused(run, monkeypatch)
     assert result.stderr.startswith("error: / is the filesystem root, not a project")
 
 
+def test_a_folder_of_repositories_chosen_as_the_cwd_is_refused_but_one_given_or_indexed_is_not(run, tmp_path,
+                                                                                                monkeypatch):
+    """A query typed in ~/src (no repository around it) indexed every checkout below it."""
+    for name in ("api", "web", "tools"):
+        (tmp_path / name / ".git").mkdir(parents=True)
+        (tmp_path / name / "a.py").write_text("def refresh_token():\n    return 1\n")
+    monkeypatch.chdir(tmp_path)
+    result = run("query", "refresh_token")
+    assert result.exit_code == 1
+    assert result.stderr == (f"error: {tmp_path} is a directory of 3 repositories (api, tools, web), not a "
+                             f"project: cd into a repository, or give --root {tmp_path} to index everything below it\n")
+    assert not (tmp_path / ".retrieval").exists()
+    assert run("query", "--root", tmp_path, "refresh_token").exit_code == 0  # asked for: indexed
+    assert run("query", "refresh_token").exit_code == 0  # and from then on found by its index
+    monkeypatch.chdir(tmp_path / "web")
+    assert run("query", "refresh_token").stdout.startswith("a.py:1-2")  # inside one: that repository
+
+
+def test_a_directory_holding_one_repository_is_not_refused(run, tmp_path, monkeypatch):
+    (tmp_path / "api" / ".git").mkdir(parents=True)
+    (tmp_path / "notes.md").write_text("# refresh tokens\n")
+    monkeypatch.chdir(tmp_path)
+    assert run("query", "refresh").exit_code == 0
+
+
 def test_serve_and_mcp_refuse_it_too_but_a_stop_is_always_allowed(tmp_path, monkeypatch):
     from click.testing import CliRunner
 
