@@ -228,6 +228,10 @@ def _skip_counts(skipped: dict) -> str:
     return ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
 
 
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _describe_skips(skipped: dict) -> str:
     return f" (skipped: {_skip_counts(skipped)})" if skipped else ""
 
@@ -367,15 +371,17 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
         progress.close()
         built.append(name)
         if report.status == "indexed":
-            click.echo(
-                # Files with nothing but blank lines are counted apart: the index holds no chunk of theirs.
-                f"{name}: indexed {report.new_chunks} chunks from {len(report.reprocessed) - report.empty} files ("
-                + (f"and {report.empty} empty; " if report.empty else "")
-                + f"{report.chunks} chunks, {report.files} files in the index) in {report.seconds:.1f}s"
-                + _describe_skips(report.skipped)
-            )
+            # Files with nothing but blank lines are counted apart: the index holds no chunk of theirs.
+            files = len(report.reprocessed) - report.empty
+            aside = [f"and {report.empty} empty"] if report.empty else []
+            if (report.new_chunks, files) != (report.chunks, report.files):  # a refresh: the whole index too
+                aside.append(f"{_counted(report.chunks, 'chunk')}, {_counted(report.files, 'file')} in the index")
+            click.echo(f"{name}: indexed {_counted(report.new_chunks, 'chunk')} from {_counted(files, 'file')}"
+                       + (f" ({'; '.join(aside)})" if aside else "") + f" in {report.seconds:.1f}s"
+                       + _describe_skips(report.skipped))
         else:
-            click.echo(f"{name}: up to date ({report.chunks} chunks, {report.files} files)" + _describe_skips(report.skipped))
+            click.echo(f"{name}: up to date ({_counted(report.chunks, 'chunk')}, {_counted(report.files, 'file')})"
+                       + _describe_skips(report.skipped))
         if include and not report.files and name == built[0]:
             # The walk found files, but none held text (binaries by content, empty files).
             shown = " ".join(f"--include {shlex.quote(g)}" for g in include)
