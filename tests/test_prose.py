@@ -122,7 +122,7 @@ def test_index_profile_prose_is_remembered_and_makes_each_file_one_document(make
     runner = CliRunner()
     result = runner.invoke(main, ["index", "--root", str(root), "--retriever", "lexical", "--profile", "prose"])
     assert result.exit_code == 0, result.output
-    assert "3 chunks, 3 files" in result.stdout
+    assert "indexed 3 chunks from 3 files in " in result.stdout  # one chunk per file
     status = json.loads(runner.invoke(main, ["status", "--root", str(root), "--json"]).stdout)["retrievers"]
     assert [r["profile"] for r in status if r["retriever"] == "lexical"] == ["prose"]
     payload = json.loads(runner.invoke(main, ["query", "--root", str(root), "--json", "storage allocation"]).stdout)
