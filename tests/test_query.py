@@ -54,6 +54,15 @@ def test_code_words_are_calls_attributes_compounds_and_quoted_names():
         "attr", "run", "snake_case", "camelCase", "plain"]
 
 
+def test_a_call_is_read_from_the_start_of_its_word_only():
+    """Tried from every letter of a word, the call pattern rescanned the rest of the word each
+    time: a 40 KB run of hex digits in a pasted report took 20 s to read. From a word's start only,
+    it reads the same names from real reports (982 swebench-dev and semble-dev queries, identical)."""
+    assert code_words("call load(x) and 9load(y)") == ["load"]
+    long_run = "0123456789abcdef" * 5000
+    assert code_words(f"dump {long_run} then fetch_all()") == ["fetch_all"]
+
+
 def doc(path, text, kind="code"):
     return Document(docid=path, text=text, source_path=path, start_line=1, end_line=text.count("\n") + 1, kind=kind)
 
