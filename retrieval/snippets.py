@@ -39,8 +39,8 @@ def read_snippet(
     focus: frozenset[str] = frozenset(),
 ) -> Snippet | None:
     """Lines max(1, start - expand) .. min(last, end + expand) of the hit's file, at most
-    `max_lines` of them: from the first, or, given the query's terms (`focus`), the window of them
-    holding the most of those terms. None for a hit without a span."""
+    `max_lines` of them: of the windows that hold a line of the hit, the first, or, given the
+    query's terms (`focus`), the one holding the most of those terms. None for a hit without a span."""
     if hit.start_line is None or hit.end_line is None:
         return None
     path = inside(root, hit.source_path)
@@ -67,9 +67,15 @@ def read_snippet(
     start = max(1, hit.start_line - expand)
     end = min(len(lines), hit.end_line + expand)
     if max_lines is not None and end - start + 1 > max_lines:
+        # Only windows holding a line of the hit: the words may be likelier in the lines --expand
+        # added around it (a docstring 25 lines above), which would show none of the hit.
+        lo = max(start, hit.start_line - max_lines + 1)
+        hi = min(hit.end_line, end - max_lines + 1)
+        if hi < lo:  # the file shrank below the span (a stale hit): its last lines
+            lo = hi = max(start, end - max_lines + 1)
         if focus:
-            start += best_window(lines[start - 1 : end], max_lines, focus)
-        end = start + max_lines - 1
+            lo += best_window(lines[lo - 1 : hi + max_lines - 1], max_lines, focus)
+        start, end = lo, lo + max_lines - 1
     if start > end:
         return Snippet(None, None, "", stale=stale)
     shown = lines[start - 1 : end]

@@ -600,6 +600,25 @@ def test_expand_with_snippet_lines_shows_the_n_lines_of_the_expanded_span_holdin
     assert row["snippet"] == "".join(lines[first - 1 : last])
 
 
+def test_a_snippet_window_always_holds_a_line_of_its_hit_however_far_it_is_expanded(run, make_tree):
+    """The query's words may be likelier in the lines --expand adds around a hit than in the hit:
+    the window went there and showed none of the hit (and --max-tokens then cut to a line outside it)."""
+    def filler(a, b):
+        return "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(a, b))
+
+    dense = 'def notes():\n    """quokka marsupial quokka marsupial quokka"""\n    return 0\n\n\n'
+    # The dense lines end one chunk; 33 lines below them, the next chunk's one mention.
+    root = make_tree({"zoo.py": filler(0, 25) + dense + filler(25, 32) + "def g():\n    return 'quokka'\n\n\n"
+                      + filler(32, 90)})
+    for extra in ([], ["--max-tokens", "60"]):
+        rows = query_json(run, root, "quokka marsupial", "-k", "5", "--expand", "40", "--snippet-lines", "2",
+                          *extra)["results"]
+        assert len(rows) >= 2 or extra
+        for row in rows:
+            if row["snippet_start"] is not None:
+                assert row["snippet_start"] <= row["end_line"] and row["snippet_end"] >= row["start_line"], row
+
+
 def test_text_mode_with_expand_numbers_the_expanded_lines_and_says_which_are_shown(run, long_repo):
     result = run("query", "--root", long_repo, "marsupial", "--expand", "1")
     assert result.exit_code == 0
