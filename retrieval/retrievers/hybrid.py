@@ -195,7 +195,9 @@ class HybridRetriever:
     def _hits(self, query, plan, ranked, docs, top_k) -> list[SearchHit]:
         # Confidence comes from the lexical evidence of each hit (a dense-only hit has none to show).
         forms, defined = query_evidence(query, plan.symbol is not None)
-        lexical_ranked = [(value, docs[key][1]) for value, key in ranked[:top_k] if docs[key][1] is not None]
+        # Every candidate, not only the top_k: the runner-up a level weighs must not depend on how
+        # many hits were asked for (with -k 1 there was none, and the first hit read as clearly ahead).
+        lexical_ranked = [(value, docs[key][1]) for value, key in ranked if docs[key][1] is not None]
         levels = assess(self._lex_views, self.lexical._n_docs, forms, defined,
                         lexical_ranked, top_k)
         level_of = {docs_key: level for (_v, docs_key), level in zip(lexical_ranked, levels)}

@@ -927,3 +927,21 @@ def test_hybrid_ranks_a_file_a_report_names_by_its_path_above_its_namesake():
         retriever = build_retriever("hybrid", ranking=RankingConfig(path_mention_boost=boost))
         retriever.index(docs)
         assert retriever.search_detailed(text, 3)[0].source_path == first, boost
+
+
+def test_a_hybrid_hits_confidence_does_not_depend_on_how_many_hits_were_asked_for(make_tree):
+    """Levels were judged among the top_k alone: at -k 1 the first hit had no runner-up, read as
+    clearly ahead (high), and the same hit at -k 2 was medium (and --min-confidence high dropped it)."""
+    from retrieval import service
+
+    root = make_tree({
+        "session.py": 'def open_session_context(user):\n    """The context object of a session."""\n    return user\n',
+        "request.py": 'def open_request_context(req):\n    """The context object of a request."""\n    return req\n',
+        "units.py": "def to_metres(feet):\n    return feet * 0.3048\n",
+    })
+    engine = service.open_index(root, "hybrid")
+    assert [h.confidence for h in engine.search_detailed("context object", 2)] == ["medium", "medium"]  # a near tie
+    for query in ("context object", "open session context", "metres"):
+        deep = [(h.docid, h.confidence) for h in engine.search_detailed(query, 10)]
+        for k in (1, 2, 3):
+            assert [(h.docid, h.confidence) for h in engine.search_detailed(query, k)] == deep[:k], (query, k)
