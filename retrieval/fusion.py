@@ -247,8 +247,10 @@ def _fits(a: Span, b: Span) -> bool:
 def _clip(piece: Span, others: Sequence[Span]) -> Span | None:
     """`piece` cut to its longest run of lines that none of `others` covers (None: nothing left),
     so the hits of one file never overlap."""
-    if not others or piece.start_line is None:
+    if not others:
         return piece
+    if piece.start_line is None or any(other.start_line is None for other in others):
+        return None  # a whole-file hit covers every line; a file with hits takes none below them
     free = [(piece.start_line, piece.end_line or piece.start_line)]
     for other in others:
         lo, hi = other.start_line, other.end_line or other.start_line

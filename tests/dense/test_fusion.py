@@ -209,6 +209,18 @@ def test_deeper_candidates_are_appended_without_overlapping_the_hits_above():
         ("a.py", 10, 20), ("b.py", 1, 5), ("a.py", 21, 30), ("c.py", 1, 9)]  # a.py:12-18 is covered: gone
 
 
+def test_a_whole_file_hit_takes_no_deeper_span_of_its_file_and_a_file_with_hits_takes_no_whole_file_one():
+    """A whole-file hit (no lines) above met a deeper span of its file: TypeError in the clipping,
+    or, for a deeper whole-file span, a second hit of one file."""
+    from retrieval.fusion import append_below
+
+    whole = [Span("a.md", None, None, 1.0)]
+    assert append_below(whole, [Span("a.md", 5, 9, 0.5), Span("a.md", None, None, 0.4)]) == whole
+    lines = [Span("b.md", 1, 9, 1.0)]
+    assert append_below(lines, [Span("b.md", None, None, 0.5), Span("c.md", None, None, 0.4)]) == [
+        *lines, Span("c.md", None, None, 0.4)]
+
+
 def test_a_span_inside_a_merged_hit_is_credited_to_that_hit_not_to_a_neighbour_it_touches():
     rankings = {
         "lexical": [Span("a.js", 812, 879, 1.0), Span("a.js", 742, 810, 0.8)],  # one hit, 742-879
