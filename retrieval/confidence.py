@@ -3,7 +3,8 @@
 Signals (all deterministic, computed for the returned hits only):
 - coverage: the share of the query's words, weighted by idf, that the hit's chunk contains. A
   word is found when any of its forms is (the word, its stem; an identifier's parts earn part of
-  the credit, by idf; of an identifier that occurs nowhere, at most ABSENT_PART_CREDIT of it). A
+  the credit, by idf; of an identifier that occurs nowhere, ABSENT_PART_CREDIT of it times the
+  idf-weighted share of its parts the chunk has). A
   word that occurs nowhere in the index weighs the most an idf can, so a query about something the
   repository does not have covers little anywhere.
 - relative: the hit's score over the best hit's score; runner-up: the second score over the best.
@@ -90,7 +91,7 @@ def assess(views, n_docs: int, words, defined, ranked, count: int) -> list[str]:
         if df:
             idfs[term] = idf(n, df)
     absent = idf(n, 0)  # the largest idf: a term no document has
-    weights, part_credit = [], []
+    weights, part_credit, part_totals = [], [], []
     for forms, compound in words:
         present = [idfs[t] for t in forms if t in idfs]
         if compound:
@@ -99,7 +100,11 @@ def assess(views, n_docs: int, words, defined, ranked, count: int) -> list[str]:
             weights.append(max(present) if present else absent)
         # An identifier that occurs nowhere is not in the repository, whatever its parts match
         # (`load_config_file`: `config` and `file` are everywhere): its parts earn at most this share.
-        part_credit.append(ABSENT_PART_CREDIT if compound and forms[0] not in idfs else 1.0)
+        absent_name = compound and forms[0] not in idfs
+        part_credit.append(ABSENT_PART_CREDIT if absent_name else 1.0)
+        # What all its parts weigh (one the index lacks weighs the most an idf can): 0 for a word
+        # that is there, whose best form alone counts.
+        part_totals.append(sum(idfs.get(t, absent) for t in forms[1:]) if absent_name else 0.0)
     for term in defined:
         for i in hit_views:
             plist = views[i].segment.postings(term)
@@ -112,9 +117,13 @@ def assess(views, n_docs: int, words, defined, ranked, count: int) -> list[str]:
     empty = ()
     for n_hit, (value, (i, d)) in enumerate(top):
         matched = 0.0
-        for (forms, _), weight, credit in zip(words, weights, part_credit):
+        for (forms, _), weight, credit, parts in zip(words, weights, part_credit, part_totals):
             found = [idfs[t] for t in forms if t in idfs and _contains(docs_of.get((t, i), empty), d)]
-            if found:
+            if found and parts:
+                # An identifier that is not there: credit for the share of its parts the hit has,
+                # by idf (one part of `totally_bogus_identifier` is no half-answer).
+                matched += weight * credit * sum(found) / parts
+            elif found:
                 matched += min(weight * credit, max(found))
         out.append(level(
             first=n_hit == 0,

@@ -86,9 +86,10 @@ def test_a_word_found_by_its_stem_or_inside_an_identifier_counts_as_found():
     # Neither `frobnicate` nor `widgets` occurs as a word, but both are in the identifier.
     (hit,) = retriever.search_detailed("frobnicate widgets", top_k=5)
     assert (hit.docid, hit.confidence) == ("a", HIGH)
-    # A compound identifier the index lacks is not found through its common parts.
+    # A compound identifier the index lacks is not found through its parts: half of its name, the
+    # half that is there (the absent part weighs the most an idf can), is little of what was asked.
     (hit,) = retriever.search_detailed("WidgetsFactory", top_k=5)
-    assert (hit.docid, hit.confidence) == ("a", MEDIUM)
+    assert (hit.docid, hit.confidence) == ("a", LOW)
 
 
 def test_near_ties_at_the_top_are_medium():
@@ -198,3 +199,6 @@ def test_an_identifier_that_occurs_nowhere_is_never_high_however_rare_its_parts(
     assert (hit.docid, hit.confidence) == ("a", HIGH)  # it exists: found and defined
     (hit,) = retriever.search_detailed("frobnicate_widget_tokens", top_k=1)  # renamed away
     assert (hit.docid, hit.confidence) == ("a", MEDIUM)
+    # One part of three found is no half-answer: `brand_new_symbol_xyz` was medium on `brands`.
+    (hit,) = retriever.search_detailed("zebra_quantum_tokens", top_k=1)
+    assert (hit.docid, hit.confidence) == ("a", LOW)
