@@ -211,16 +211,26 @@ def probe(store: str) -> dict | None:
     return header.get("info") if header.get("ok") else None
 
 
-def _root_of(argv: list[str]) -> str | None:
-    """The --root an argument list names, else the directory whose store the command would use
-    (see retrieval.roots), or its repository root."""
+def root_argument(argv: list[str]) -> str | None:
+    """The --root an argument list names: the last one, as click takes it (the first sent a query
+    for another root to this root's server, which then indexed that root in its own process)."""
+    given = None
     for i, arg in enumerate(argv):
         if arg == "--":
             break
         if arg == "--root" and i + 1 < len(argv):
-            return argv[i + 1]
-        if arg.startswith("--root="):
-            return arg[len("--root="):]
+            given = argv[i + 1]
+        elif arg.startswith("--root="):
+            given = arg[len("--root="):]
+    return given
+
+
+def _root_of(argv: list[str]) -> str | None:
+    """The --root an argument list names, else the directory whose store the command would use
+    (see retrieval.roots), or its repository root."""
+    given = root_argument(argv)
+    if given is not None:
+        return given
     here = os.getcwd()
     repository = None
     while True:

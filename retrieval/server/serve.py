@@ -259,6 +259,18 @@ class Server:
         except OSError:
             return False
 
+    def _serves(self, argv: list[str], cwd: str) -> bool:
+        """Whether the command's root, found from the caller's directory as the command would find
+        it, is this server's."""
+        from ..roots import find_root
+
+        given = client.root_argument(argv)
+        try:
+            found = find_root(os.path.join(cwd, given) if given is not None else None, start=cwd)
+        except OSError:
+            return False
+        return _same_directory(found.path, self.root)
+
     def serve_forever(self) -> str:
         """Answer requests until stopped, idle or orphaned; the reason it ended."""
         selector = selectors.DefaultSelector()
@@ -407,6 +419,10 @@ class Server:
             return _error("argv must be a query or status command line")
         if not isinstance(cwd, str) or not os.path.isdir(cwd):
             return _error("no such working directory")
+        if not self._serves(argv, cwd):
+            # The client then runs the command itself: a server never opens (or builds) another
+            # root's indexes, which it would neither watch nor keep fresh.
+            return _error("a command for another root")
         if not self._intact():
             self.stopping = True
             return _error("the root or store went away")
@@ -417,6 +433,13 @@ class Server:
         code, out, err = run_cli(argv, cwd, stdin, encodings, caller_env=env)
         return lambda conn: send(conn, {"ok": True, "code": code, "stdout_len": len(out), "stderr_len": len(err)},
                                  out, err)
+
+
+def _same_directory(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _error(message: str):

@@ -756,3 +756,23 @@ def test_a_stop_signal_during_a_request_ends_the_server_and_leaves_the_client_to
     assert ran and answers == [None]  # no answer: the client runs the query itself
     assert time.monotonic() - started < 9  # ended at the signal, not when the command finished
     assert not os.path.exists(client.socket_path(client.store_dir(root)))
+
+
+def test_a_command_for_another_root_is_not_run_by_this_roots_server(sample_repo, tmp_path, serve):
+    """`query --root A x --root B`: the client asked A's server (the first --root) and the server ran
+    it (click takes the last), opening and indexing B inside A's process, unwatched."""
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "b.py").write_text("def zqotherroot():\n    return 2\n")
+    serve(sample_repo)
+    mixed = cli("query", "--root", sample_repo, "zqotherroot", "--root", other, "--json")
+    assert mixed.returncode == 0, mixed.stderr
+    assert not answered_by_server(mixed)  # run by the client itself
+    assert [r["path"] for r in json.loads(mixed.stdout)["results"]] == ["b.py"]
+    # From the other root's directory, without --root, the command is that root's too.
+    (other / ".git").mkdir()
+    here = cli("query", "zqotherroot", "--json", cwd=other)
+    assert [r["path"] for r in json.loads(here.stdout)["results"]] == ["b.py"]
+    # The server's own root is still answered by it.
+    own = cli("query", "--root", sample_repo, "parse config", "--json")
+    assert answered_by_server(own), own.stderr
