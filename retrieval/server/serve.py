@@ -312,6 +312,10 @@ class Server:
                     last_check = now
                     if not self._intact():
                         return "its root, store or socket went away"
+                    if client.code_version() != self.version:
+                        # Every client now runs other code and answers itself: kept up, this server
+                        # only looked alive (`status`, `serve --detach`) and held off its idle exit.
+                        return "its code changed on disk"
                 if self.idle_timeout and now - last_request >= self.idle_timeout:
                     return f"idle for {self.idle_timeout:g}s"
             return "stopped"

@@ -776,3 +776,35 @@ def test_a_command_for_another_root_is_not_run_by_this_roots_server(sample_repo,
     # The server's own root is still answered by it.
     own = cli("query", "--root", sample_repo, "parse config", "--json")
     assert answered_by_server(own), own.stderr
+
+
+def test_a_server_whose_code_changed_on_disk_exits_instead_of_looking_alive(sample_repo, tmp_path):
+    """After an edit or upgrade every client runs the command itself (other code), yet the old
+    server stayed up: `status` said running, `serve --detach` said already serving, and the
+    rejected requests held off its idle exit."""
+    import shutil
+
+    import retrieval
+
+    copy = tmp_path / "site"
+    shutil.copytree(os.path.dirname(retrieval.__file__), copy / "retrieval",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = {"PYTHONPATH": str(copy)}
+    started = cli("serve", "--detach", "--root", sample_repo, "--idle-timeout", 120, server=False, env_extra=env,
+                  cwd=tmp_path)  # not the project directory, whose package would come first
+    assert started.returncode == 0, started.stderr
+    pid = client.probe(client.store_dir(str(sample_repo)))["pid"]
+    try:
+        with open(copy / "retrieval" / "records.py", "a", encoding="utf-8") as fh:
+            fh.write("\n# upgraded\n")
+        deadline = time.monotonic() + 30
+        while client.probe(client.store_dir(str(sample_repo))) is not None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert client.probe(client.store_dir(str(sample_repo))) is None
+        log = (layout.store_dir(str(sample_repo)) + "/serve/log")
+        assert "exiting: its code changed on disk" in open(log, encoding="utf-8").read()
+    finally:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
