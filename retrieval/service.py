@@ -664,7 +664,33 @@ def writer_wait() -> float:
 # atomic replace always makes a new inode): a long-lived caller parses the manifest and opens the
 # segments once, not on every query.
 # Bounded, least recently used first out: a process that queries many roots does not grow.
-_OPEN: Memo = Memo(8)
+class _OpenIndexes(Memo):
+    """A Memo of (manifest key, manifest, engine) whose engines are released when replaced by a newer
+    snapshot or dropped for room: an engine holding resources outside Python (pi-serini's Lucene
+    readers) frees them then, not never."""
+
+    __slots__ = ()
+
+    def __setitem__(self, key, value):
+        old = self.get(key)
+        super().__setitem__(key, value)
+        if old is not None and old[2] is not value[2]:
+            _release(old[2])
+
+    def __delitem__(self, key):
+        old = self.get(key)
+        super().__delitem__(key)
+        if old is not None:
+            _release(old[2])
+
+
+def _release(engine) -> None:
+    release = getattr(engine, "release", None)
+    if release is not None:
+        release()
+
+
+_OPEN: Memo = _OpenIndexes(8)
 # A long-lived caller that watches the tree (retrieval/server/warm.py) vouches here that the index
 # with this manifest key is current: open_index then skips the stat of every file.
 VOUCHED: dict[tuple[str, str], tuple] = {}

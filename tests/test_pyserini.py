@@ -392,3 +392,22 @@ def test_a_file_a_report_names_by_its_path_ranks_above_its_namesake_as_in_lexica
         retriever = build_retriever("pi-serini", ranking=RankingConfig(path_mention_boost=boost))
         retriever.index(documents(files))
         assert retriever.search_detailed(text, 3)[0].source_path == first, boost
+
+
+def test_a_refreshed_index_releases_the_lucene_snapshot_it_replaced(make_tree):
+    """Lucene's memory maps and files live until its readers are closed, not until Python drops
+    them: a server refreshing after each edit gained 28 maps of deleted segment files per refresh
+    (the kernel allows 65,530)."""
+    root = make_tree({"a.py": "def zqalpha():\n    return 1\n"})
+
+    def deleted_maps() -> int:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as fh:
+            return sum(1 for line in fh if str(root) in line and line.rstrip().endswith("(deleted)"))
+
+    first = service.open_index(str(root), "pi-serini")
+    for i in range(4):
+        (root / "a.py").write_text(f"def zqalpha():\n    return {i + 2}\n")
+        engine = service.open_index(str(root), "pi-serini")
+        assert [h.source_path for h in engine.search_detailed("zqalpha", 1)] == ["a.py"]
+    assert engine is not first and first._searcher is None  # released when replaced
+    assert deleted_maps() == 0
