@@ -525,11 +525,28 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
         if info is not None and info.get("pid") == proc.pid:
             return info
         if proc.poll() is not None:
+            won = _winner(store, directory)
+            if won is not None:  # started at once by another caller too: theirs runs, which was asked
+                return dict(won, already=True)
             with open(log_path, encoding="utf-8", errors="replace") as fh:
                 fh.seek(ours)
                 lines = [line for line in fh.read().splitlines() if line.strip()]
             last = lines[-1].removeprefix("error: ") if lines else f"the server exited with status {proc.returncode}"
             raise RuntimeError(last)
+        time.sleep(0.05)
+
+
+def _winner(store: str, directory: str) -> dict | None:
+    """The ping info of the server another `serve --detach` started at the same moment, once it
+    answers; None when no other process holds the server lock (ours failed for its own reason)."""
+    while True:
+        info = client.probe(store)
+        if info is not None:
+            return info
+        fd = _lock(directory)
+        if fd is not None:  # nobody holds it: no server is starting
+            os.close(fd)
+            return client.probe(store)
         time.sleep(0.05)
 
 

@@ -808,3 +808,20 @@ def test_a_server_whose_code_changed_on_disk_exits_instead_of_looking_alive(samp
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+
+
+def test_serve_detach_run_at_once_by_several_callers_makes_one_server_and_every_caller_succeeds(sample_repo):
+    """Two agent sessions starting in one repository: the callers whose servers lost the race for the
+    lock exited 1 ("a server is already running") though a server runs, which is what they asked."""
+    env = dict(os.environ, RETRIEVAL_NO_SERVER="1")
+    argv = [sys.executable, "-m", "retrieval.entry", "serve", "--detach", "--root", str(sample_repo),
+            "--idle-timeout", "60"]
+    procs = [subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(4)]
+    try:
+        results = [(p.wait(timeout=120), p.stderr.read().decode()) for p in procs]
+        info = client.probe(client.store_dir(str(sample_repo)))
+        assert info is not None
+        assert all(code == 0 for code, _ in results), results
+        assert {err.strip().rsplit("(pid ", 1)[1] for _, err in results} == {f"{info['pid']})"}  # one server
+    finally:
+        cli("serve", "--stop", "--root", sample_repo, server=False)
