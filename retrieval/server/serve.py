@@ -51,6 +51,8 @@ def prepare_serve_dir(store: str) -> str:
         os.mkdir(path, 0o700)
     except FileExistsError:
         pass
+    except OSError as exc:  # a read-only checkout: the error says how to keep the index elsewhere
+        raise layout.unwritable("serve", store, exc) from exc
     st = os.lstat(path)
     if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
         raise layout.StoreError(f"refusing to use {path}: not a directory of this user")

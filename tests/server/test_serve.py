@@ -825,3 +825,25 @@ def test_serve_detach_run_at_once_by_several_callers_makes_one_server_and_every_
         assert {err.strip().rsplit("(pid ", 1)[1] for _, err in results} == {f"{info['pid']})"}  # one server
     finally:
         cli("serve", "--stop", "--root", sample_repo, server=False)
+
+
+def test_serving_a_read_only_store_is_one_line_saying_how_to_keep_the_index_elsewhere(sample_repo, monkeypatch):
+    import errno
+
+    from click.testing import CliRunner
+
+    from retrieval.server import serve as serve_module
+    from retrieval.server.commands import serve_command
+
+    real_mkdir = os.mkdir
+
+    def read_only(path, *args, **kwargs):
+        if str(path).endswith(os.sep + "serve"):
+            raise OSError(errno.EROFS, "Read-only file system", str(path))
+        return real_mkdir(path, *args, **kwargs)
+
+    monkeypatch.setattr(serve_module.os, "mkdir", read_only)
+    result = CliRunner().invoke(serve_command, ["--detach", "--root", str(sample_repo)])
+    assert result.exit_code == 1
+    assert result.stderr == (f"error: cannot serve the index at {sample_repo / '.retrieval'}: Read-only file "
+                             "system (set RETRIEVAL_INDEX_DIR=/a/writable/directory to keep indexes elsewhere)\n")
