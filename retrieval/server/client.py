@@ -37,6 +37,9 @@ COMMANDS = ("query", "status")
 QUERY_FLAGS = frozenset({"--json", "--jsonl", "--stale-ok", "--files", "--help", "-h"})
 MAX_HEADER = 1 << 20
 REPLY_TIMEOUT = 600.0
+# How long a client waits for the server to start on its command: requests run one at a time, and
+# one behind a slow one (a first embedding build) waited up to REPLY_TIMEOUT; it now runs itself.
+STARTED_TIMEOUT = 3.0
 
 
 def store_dir(root: str) -> str:
@@ -185,11 +188,18 @@ def connect(path: str, timeout: float = 2.0):
     return sock
 
 
-def call(store: str, header: dict, *payloads: bytes, timeout: float = 2.0, reply_timeout: float = REPLY_TIMEOUT):
-    """Send one request to store's server; its (header, [stdout, stderr]). OSError/ValueError on trouble."""
+def call(store: str, header: dict, *payloads: bytes, timeout: float = 2.0, reply_timeout: float = REPLY_TIMEOUT,
+         started_timeout: float | None = None):
+    """Send one request to store's server; its (header, [stdout, stderr]). OSError/ValueError on trouble.
+    With `started_timeout`, the server must say it started on a command within that many seconds."""
     sock = connect(socket_path(store), timeout)
     try:
         send(sock, header, *payloads)
+        if started_timeout is not None:
+            sock.settimeout(started_timeout)
+            first = receive(sock, "stdout_len", "stderr_len")
+            if not first[0].get("started"):
+                return first  # refused (another version, another root): said at once
         sock.settimeout(reply_timeout)
         return receive(sock, "stdout_len", "stderr_len")
     finally:
@@ -277,7 +287,7 @@ def try_run(argv: list[str]) -> int | None:
                 stdin = sys.stdin.buffer.read() if sys.stdin is not None else b""  # None: closed
             header = {"op": "run", "argv": argv, "cwd": os.getcwd(), "version": code_version(),
                       "env": environment(), "encodings": _encodings(), "stdin_len": len(stdin or b"")}
-            reply, (out, err) = call(store, header, stdin or b"")
+            reply, (out, err) = call(store, header, stdin or b"", started_timeout=STARTED_TIMEOUT)
     except (OSError, ValueError, UnicodeError):
         reply = {}
     if not reply.get("ok") or not isinstance(reply.get("code"), int):

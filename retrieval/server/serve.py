@@ -391,7 +391,9 @@ class Server:
                 if isinstance(request, ValueError):
                     send(conn, {"ok": False, "error": f"malformed request: {request}"})
                     return
-                send_reply = self.answer(*request)
+                if _gone(conn):  # it gave up waiting for us to start (busy with another): not run
+                    return
+                send_reply = self.answer(*request, started=lambda: send(conn, {"ok": True, "started": True}))
                 # The answer too within a deadline: a client that stops reading (stopped with
                 # Ctrl-Z, hung) held up every other one while a large answer filled the socket.
                 # The whole of it, not each send (Python's sendall): a dropped client runs cold.
@@ -406,7 +408,7 @@ class Server:
                 except OSError:
                     pass
 
-    def answer(self, header: dict, stdin: bytes):
+    def answer(self, header: dict, stdin: bytes, started=lambda: None):
         op = header.get("op")
         if op == "ping":
             return lambda conn: send(conn, {"ok": True, "info": serving.INFO})
@@ -433,12 +435,27 @@ class Server:
             self.stopping = True
             return _error("the root or store went away")
         encodings = header.get("encodings") if isinstance(header.get("encodings"), dict) else None
+        started()  # the client waits for the answer from here on, however long the command takes
         words = argv[: argv.index("--")] if "--" in argv else argv
         if "--stale-ok" not in words:  # the option exists to skip the check (and any refresh) first
             self.warm.freshen()
         code, out, err = run_cli(argv, cwd, stdin, encodings, caller_env=env)
         return lambda conn: send(conn, {"ok": True, "code": code, "stdout_len": len(out), "stderr_len": len(err)},
                                  out, err)
+
+
+def _gone(conn: socket.socket) -> bool:
+    """Whether the client closed its end (a request read whole, then nothing more is ever sent)."""
+    timeout = conn.gettimeout()
+    conn.setblocking(False)  # with a timeout set, recv waits for data first, whatever its flags
+    try:
+        return conn.recv(1, socket.MSG_PEEK) == b""
+    except (BlockingIOError, InterruptedError):
+        return False
+    except OSError:
+        return True
+    finally:
+        conn.settimeout(timeout)
 
 
 def _same_directory(a: str, b: str) -> bool:

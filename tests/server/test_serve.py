@@ -594,8 +594,8 @@ def test_a_client_that_stops_reading_its_answer_is_dropped_and_holds_up_no_other
     server = serve_module.Server(str(sample_repo), idle_timeout=0)
     server.start()
     answer = server.answer
-    server.answer = lambda header, payload: (  # an answer far larger than the socket's buffers
-        (lambda conn: conn.sendall(b"x" * 16_000_000)) if header.get("op") == "run" else answer(header, payload))
+    server.answer = lambda header, payload, **kw: (  # an answer far larger than the socket's buffers
+        (lambda conn: conn.sendall(b"x" * 16_000_000)) if header.get("op") == "run" else answer(header, payload, **kw))
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     store = client.store_dir(str(sample_repo))
@@ -847,3 +847,48 @@ def test_serving_a_read_only_store_is_one_line_saying_how_to_keep_the_index_else
     assert result.exit_code == 1
     assert result.stderr == (f"error: cannot serve the index at {sample_repo / '.retrieval'}: Read-only file "
                              "system (set RETRIEVAL_INDEX_DIR=/a/writable/directory to keep indexes elsewhere)\n")
+
+
+def test_a_request_behind_a_slow_one_is_given_up_at_once_and_never_run(sample_repo, tmp_path, monkeypatch):
+    """Requests run one at a time: a query behind a first embedding build waited up to 600 s for
+    its answer. The server now says when it starts a command; a client not told within
+    STARTED_TIMEOUT runs the command itself, and the server does not run the abandoned request."""
+    from retrieval.server import serve as serve_module
+
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "indexes"))
+    server = serve_module.Server(str(sample_repo), idle_timeout=0)
+    server.start()
+    answer, ran = server.answer, []
+
+    def slow(header, payload, started=lambda: None):
+        if header.get("op") != "run":
+            return answer(header, payload, started=started)
+        ran.append(header["argv"])
+        started()
+        time.sleep(4)
+        return lambda conn: client.send(conn, {"ok": True, "code": 0, "stdout_len": 0, "stderr_len": 0})
+
+    server.answer = slow
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    store = client.store_dir(str(sample_repo))
+    request = {"op": "run", "cwd": str(sample_repo), "version": client.code_version(), "env": client.environment(),
+               "encodings": {}, "stdin_len": 0}
+    try:
+        first = threading.Thread(target=client.call, args=(store, dict(request, argv=["query", "slow"])),
+                                 kwargs={"started_timeout": 3.0})
+        first.start()
+        time.sleep(0.5)  # the slow one has started
+        began = time.monotonic()
+        with pytest.raises(OSError):
+            client.call(store, dict(request, argv=["query", "behind"]), started_timeout=1.0)
+        assert time.monotonic() - began < 3
+        first.join(20)
+        time.sleep(1)  # the server reads the abandoned request now
+        assert ran == [["query", "slow"]]
+        header, _ = client.call(store, {"op": "ping"}, reply_timeout=5)
+        assert header["ok"]  # and goes on
+    finally:
+        server.stopping = True
+        thread.join(10)
+        server.close()
