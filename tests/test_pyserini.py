@@ -411,3 +411,28 @@ def test_a_refreshed_index_releases_the_lucene_snapshot_it_replaced(make_tree):
         assert [h.source_path for h in engine.search_detailed("zqalpha", 1)] == ["a.py"]
     assert engine is not first and first._searcher is None  # released when replaced
     assert deleted_maps() == 0
+
+
+def test_a_forked_worker_drops_an_inherited_snapshot_without_calling_into_java(make_tree):
+    """An evaluation's process pool forks with pi-serini open: the worker inherits the readers but
+    not the JVM's threads, and closing them there (room made in its open-index cache) never returned."""
+    import time
+
+    root = make_tree({"a.py": "def zqalpha():\n    return 1\n"})
+    engine = service.open_index(str(root), "pi-serini")
+    pid = os.fork()
+    if pid == 0:  # the worker
+        try:
+            engine.release()
+        finally:
+            os._exit(0)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and os.waitpid(pid, os.WNOHANG) == (0, 0):
+        time.sleep(0.1)
+    try:
+        assert time.monotonic() < deadline, "the forked worker hung releasing the snapshot"
+    finally:
+        if time.monotonic() >= deadline:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+    assert [h.source_path for h in engine.search_detailed("zqalpha", 1)] == ["a.py"]  # ours still open

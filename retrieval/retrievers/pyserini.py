@@ -59,6 +59,7 @@ class PyseriniRetriever:
         self._searcher = None
         self._reader = None
         self._fs = None
+        self._opener = None  # the pid that opened them: only it can close them (see release)
         self._records: dict[str, tuple] = {}
         self._contexts: dict[str, str] = {}
         self._names = None  # (records, paths_by_name of their files), for the paths queries write out
@@ -294,13 +295,17 @@ class PyseriniRetriever:
         self._searcher.set_bm25(float(self.k1), float(self.b))
         self._fs = j.autoclass("org.apache.lucene.store.FSDirectory").open(j.autoclass("java.nio.file.Paths").get(path))
         self._reader = j.autoclass("org.apache.lucene.index.DirectoryReader").open(self._fs)
+        self._opener = os.getpid()
 
     def release(self) -> None:
         """Close what Lucene holds for this snapshot: its memory maps and files live until closed, not
         until Python drops the objects (a server refreshing after each edit gained 28 maps of deleted
         segment files per refresh, towards the kernel's limit of 65,530)."""
+        # Only in the process that opened them: a forked worker (an evaluation's pool) inherits
+        # the objects but not the JVM's threads, and a call into Java there never returns.
+        mine = self._opener == os.getpid()
         for held in (self._searcher, self._reader, self._fs):
-            if held is not None:
+            if held is not None and mine:
                 try:
                     held.close()
                 except Exception:  # noqa: BLE001 - already closed, or the JVM going down: nothing to free
