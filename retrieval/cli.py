@@ -318,6 +318,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     single = retriever_name != "all"
     built: list[str] = []
     checked_include = False
+    shown_include = " ".join(f"--include {shlex.quote(g)}" for g in include)
     for name, reason in targets:
         if reason:
             if single:
@@ -344,8 +345,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
             if not service.admits_a_file(root, options):
                 # Refused before anything is written: a build would replace a good index with an
                 # empty one and remember the pattern, and every later query would blame the tree.
-                shown = " ".join(f"--include {shlex.quote(g)}" for g in include)
-                raise UserError(f"{shown} matches no indexable file under {root}; nothing was changed")
+                raise UserError(f"{shown_include} matches no indexable file under {root}; nothing was changed")
         try:
             if name == "lexical+ctx" and single:  # the only way a model is asked (cost guard first)
                 from .contextual.command import ContextOptions, refresh as refresh_ctx
@@ -384,8 +384,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                        + _describe_skips(report.skipped))
         if include and not report.files and name == built[0]:
             # The walk found files, but none held text (binaries by content, empty files).
-            shown = " ".join(f"--include {shlex.quote(g)}" for g in include)
-            click.echo(f"note: {shown} matched no indexable file; `retrieval index --reset-filters` drops it",
+            click.echo(f"note: {shown_include} matched no indexable file; `retrieval index --reset-filters` drops it",
                        err=True)
     if lexical_failed:
         sys.exit(1)

@@ -58,7 +58,7 @@ def find_root(given: str | None = None, start: str | None = None) -> Root:
     return Root(repository, "repository") if repository is not None else Root(start, "cwd")
 
 
-def _same_directory(a: str, b: str) -> bool:
+def same_directory(a: str, b: str) -> bool:
     try:
         return os.path.samefile(a, b)
     except OSError:  # no such home (HOME unset or gone)
@@ -77,7 +77,7 @@ def too_broad(found: Root) -> str | None:
     path = found.path
     if os.path.dirname(path) == path:
         what = "the filesystem root"
-    elif _same_directory(path, os.path.expanduser("~")):
+    elif same_directory(path, os.path.expanduser("~")):
         what = "your home directory"
     elif found.reason == "cwd" and len(projects := repositories_below(path)) >= 2:
         # A folder of checkouts (~/src): the query was most likely meant for one of them.

@@ -684,6 +684,12 @@ class _OpenIndexes(Memo):
             _release(old[2])
 
 
+def _note_once(notes: list[str], note: str) -> None:
+    """A note about the store, said once for all its indexes (`--retriever all` opens each)."""
+    if note not in notes:
+        notes.append(note)
+
+
 def _release(engine) -> None:
     release = getattr(engine, "release", None)
     if release is not None:
@@ -752,16 +758,12 @@ def open_index(
             try:
                 refresh(root, name, progress=progress, lock_timeout=left if manifest is not None else None)
             except LockBusy:
-                note = f"another process is still updating the index after {wait:g} s; {PREVIOUS_SNAPSHOT}"
-                if note not in notes:  # said once for all the indexes of one store
-                    notes.append(note)
+                _note_once(notes, f"another process is still updating the index after {wait:g} s; {PREVIOUS_SNAPSHOT}")
             except layout.StoreError as exc:
                 if manifest is None:
                     raise
                 # A full disk or a read-only store must not stop a query the old snapshot can answer.
-                note = f"{exc}; {PREVIOUS_SNAPSHOT}"
-                if note not in notes:  # the store's, said once for all its indexes (`--retriever all`)
-                    notes.append(note)
+                _note_once(notes, f"{exc}; {PREVIOUS_SNAPSHOT}")
             key = _manifest_key(store, name)
             manifest = _open_manifest(store, name, _quiet)
             if manifest is None:

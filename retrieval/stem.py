@@ -23,10 +23,6 @@ def _consonants(word: str) -> list[bool]:
     return flags
 
 
-def _is_consonant(word: str, i: int) -> bool:
-    return _consonants(word[: i + 1])[-1]
-
-
 def _measure(stem: str) -> int:
     """m in [C](VC)^m[V]."""
     flags = _consonants(stem)
@@ -49,20 +45,15 @@ def _has_vowel(stem: str) -> bool:
 
 
 def _ends_double_consonant(word: str) -> bool:
-    return len(word) >= 2 and word[-1] == word[-2] and _is_consonant(word, len(word) - 1)
+    return len(word) >= 2 and word[-1] == word[-2] and _consonants(word)[-1]
 
 
 def _cvc(word: str) -> bool:
     """consonant-vowel-consonant ending, the last not w, x or y."""
     if len(word) < 3:
         return False
-    n = len(word)
-    return (
-        _is_consonant(word, n - 3)
-        and not _is_consonant(word, n - 2)
-        and _is_consonant(word, n - 1)
-        and word[-1] not in "wxy"
-    )
+    flags = _consonants(word)  # a letter's flag depends on the letters before it only
+    return flags[-3] and not flags[-2] and flags[-1] and word[-1] not in "wxy"
 
 
 def _replace(word: str, suffix: str, repl: str, min_m: int) -> str | None:

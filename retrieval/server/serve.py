@@ -264,14 +264,14 @@ class Server:
     def _serves(self, argv: list[str], cwd: str) -> bool:
         """Whether the command's root, found from the caller's directory as the command would find
         it, is this server's."""
-        from ..roots import find_root
+        from ..roots import find_root, same_directory
 
         given = client.root_argument(argv)
         try:
             found = find_root(os.path.join(cwd, given) if given is not None else None, start=cwd)
         except OSError:
             return False
-        return _same_directory(found.path, self.root)
+        return same_directory(found.path, self.root)
 
     def serve_forever(self) -> str:
         """Answer requests until stopped, idle or orphaned; the reason it ended."""
@@ -456,13 +456,6 @@ def _gone(conn: socket.socket) -> bool:
         return True
     finally:
         conn.settimeout(timeout)
-
-
-def _same_directory(a: str, b: str) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def _error(message: str):
