@@ -1,4 +1,5 @@
-"""Walk a tree and decide which files are eligible. Reads ignore files, never file contents."""
+"""Walk a tree and decide which files are eligible. Reads ignore files and the first line of an
+extension-less file (a script says its language there), never other contents."""
 from __future__ import annotations
 
 import errno
@@ -331,6 +332,35 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     return stack
 
 
+# Bump when walk() admits files it did not before, so that an index walks again instead of trusting
+# its stats (2: extension-less scripts by their `#!` line).
+RULES_VERSION = 2
+_SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
+
+
+def _may_be_script(name: str) -> bool:
+    """An extension-less name that is not a dotfile (`bin/deploy`, `pre-commit`): its first line decides."""
+    return not name.startswith(".") and "." not in name
+
+
+def _script_head(path: str) -> str:
+    """The first line of a file when it is a `#!` line, else "" (opened without blocking or
+    following a link: the caller has seen a regular file, which a swap could undo)."""
+    try:
+        fd = os.open(path, _NONBLOCKING | _NO_FOLLOW)
+    except OSError:
+        return ""
+    try:
+        head = os.read(fd, _SCRIPT_HEAD)
+    except OSError:
+        return ""
+    finally:
+        os.close(fd)
+    if not head.startswith(b"#!"):
+        return ""
+    return head.split(b"\n", 1)[0].decode("utf-8", "replace")
+
+
 def _known_extension(ext: str, extensions: frozenset[str]) -> bool:
     """`.py` or, as languages.detect reads it, `.PY`: a name written in capitals on another system
     was left out with no count while its language was known."""
@@ -348,6 +378,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
 
     extensions = languages.DEFAULT_EXTENSIONS if options.extensions is None else options.extensions
     basenames = languages.DEFAULT_BASENAMES if options.include_basenames is None else options.include_basenames
+    scripts = options.extensions is None  # a caller naming the extensions it wants gets only those
     exclude_dirs = DEFAULT_EXCLUDE_DIRS if options.exclude_dirs is None else options.exclude_dirs
     include_rules = ignore.compile_selection(options.include_globs)
     exclude_rules = ignore.compile_globs(options.exclude_globs)
@@ -423,31 +454,48 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 except OSError:
                     pass
                 continue
-            # Eligibility first, so the skip counts below only count files that would be indexed.
+            # Eligibility first, so the skip counts below only count files that would be indexed
+            # (a possible script is not counted: whether it would be is in the text not yet read).
+            script = False
             if include_rules:
                 if not ignore.selects(include_rules, rel):
                     continue
             elif name not in basenames and not _known_extension(os.path.splitext(name)[1], extensions):
-                continue
+                if not (scripts and _may_be_script(name)):
+                    continue
+                script = True
             if is_secret_name(name):
-                result.skipped["secret-name"] += 1
+                if not script:
+                    result.skipped["secret-name"] += 1
                 continue
             if stack.ignored(rel, False) or ignore.matches_any(exclude_rules, rel):
-                result.skipped["ignored"] += 1
+                if not script:
+                    result.skipped["ignored"] += 1
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
-                result.skipped["unreadable"] += 1
+                if not script:
+                    result.skipped["unreadable"] += 1
                 continue
             if not stat_mod.S_ISREG(st.st_mode):
-                result.skipped["special-file"] += 1  # a FIFO, socket or device: never opened
+                if not script:
+                    result.skipped["special-file"] += 1  # a FIFO, socket or device: never opened
                 continue
-            if st.st_size > options.max_bytes:
+            if script:
+                language, kind = ("", "")
+                if st.st_size <= options.max_bytes:
+                    language, kind = languages.script_language(_script_head(entry.path))
+                if not language:
+                    # Watched: writing a `#!` line into it (`touch bin/x`, then edit) changes no directory.
+                    result.watch[rel] = (st.st_size, st.st_mtime_ns)
+                    continue
+            elif st.st_size > options.max_bytes:
                 result.skipped["too-large"] += 1
                 result.watch[rel] = (st.st_size, st.st_mtime_ns)
                 continue
-            language, kind = languages.detect(name)
+            else:
+                language, kind = languages.detect(name)
             result.files.append(
                 SourceFile(rel, entry.path, st.st_size, st.st_mtime_ns, language or "text", kind or languages.DOCS,
                            st.st_ctime_ns)

@@ -101,6 +101,37 @@ _BY_NAME: dict[str, tuple[str, str]] = {
 }
 
 DEFAULT_EXTENSIONS: frozenset[str] = frozenset(_BY_EXTENSION)
+
+# The program a script's `#!` line runs -> language: an extension-less script (`bin/deploy`, a git
+# hook, `script/bootstrap`) is code like any other, and its first line is the only place that says so.
+_BY_INTERPRETER: dict[str, str] = {
+    "python": "python", "pypy": "python",
+    "sh": "bash", "bash": "bash", "zsh": "bash", "ksh": "bash", "dash": "bash", "ash": "bash", "fish": "bash",
+    "node": "javascript", "nodejs": "javascript", "bun": "javascript",
+    "deno": "typescript", "ts-node": "typescript", "tsx": "typescript",
+    "ruby": "ruby", "perl": "perl", "php": "php", "lua": "lua", "luajit": "lua",
+    "rscript": "r", "julia": "julia", "elixir": "elixir", "escript": "erlang",
+    "runhaskell": "haskell", "runghc": "haskell", "groovy": "groovy", "scala": "scala",
+    "swift": "swift", "pwsh": "powershell", "dart": "dart",
+}
+_VERSIONED = LazyPattern(r"([a-z][a-z_+-]*?)[\d.]*")  # python3.11 -> python, lua5.4 -> lua
+
+
+def script_language(first_line: str) -> tuple[str, str]:
+    """(language, kind) of a script from its `#!` line (`#!/usr/bin/env -S python3 -u`), or ("", "")
+    when the line names no program known here."""
+    if not first_line.startswith("#!"):
+        return ("", "")
+    words = first_line[2:].split()
+    if words and os.path.basename(words[0]) == "env":
+        # env's options and VAR=value assignments come before the program
+        words = [w for w in words[1:] if not w.startswith("-") and "=" not in w]
+    if not words:
+        return ("", "")
+    found = _VERSIONED.fullmatch(os.path.basename(words[0]).lower())
+    language = _BY_INTERPRETER.get(found.group(1)) if found else None
+    return (language, CODE) if language else ("", "")
+
 DEFAULT_BASENAMES: frozenset[str] = frozenset(_BY_NAME)
 
 

@@ -17,7 +17,7 @@ from .chunking import ChunkingPolicy, chunk_lines, whole_file
 from .freshness import racy, settle
 from .memo import Memo
 from .parallel import WorkerLost
-from .discover import Discovery, DiscoveryError, DiscoveryOptions, user_places, walk
+from .discover import RULES_VERSION, Discovery, DiscoveryError, DiscoveryOptions, user_places, walk
 from .extras import SetupError
 from .progress import Tick
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
@@ -313,7 +313,8 @@ def is_current(root: str, manifest: dict) -> bool:
     changes alter eligibility without touching any directory.
     """
     watch = manifest.get("watch")
-    if not isinstance(watch, dict) or manifest.get("decoder") != DECODER_VERSION:
+    if (not isinstance(watch, dict) or manifest.get("decoder") != DECODER_VERSION
+            or manifest.get("walker", 1) != RULES_VERSION):  # a walk may now admit more files
         return False
     here = user_places()
     if manifest.get("user", here) != here:  # (an index written before it was kept has none)
@@ -467,7 +468,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     gone = [p for p in old_files if p not in discovered]
     watch = _watch_json(discovery)
     if (manifest is not None and not to_read and not gone and manifest.get("watch") == watch and not undecided
-            and manifest.get("user") == discovery.user):
+            and manifest.get("user") == discovery.user and manifest.get("walker", 1) == RULES_VERSION):
         # Nothing to commit, but a writer killed earlier may have left segments behind.
         retriever.collect_garbage(rdir, manifest["state"])
         report.skipped = dict(sorted(skip_counts.items()))
@@ -549,6 +550,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "files": _file_columns(new_files, {f.path: f.ctime_ns for f in discovery.files}),
         "skipped": report.skipped,
         "decoder": DECODER_VERSION,
+        "walker": RULES_VERSION,
         "watch": watch,
         "user": discovery.user,
         "checked_ns": checked,

@@ -329,6 +329,71 @@ def test_files_with_unknown_extensions_are_not_discovered_by_default(make_tree):
     assert paths(root) == ["main.py"]
 
 
+def test_an_extensionless_script_is_discovered_as_the_language_its_first_line_runs(make_tree):
+    """`bin/deploy` and git-hook-style scripts were never indexed: their name says nothing, their
+    `#!` line says everything. Other extension-less files (data, a dotfile) stay out, uncounted."""
+    root = make_tree({
+        "bin/deploy": "#!/usr/bin/env python3\nimport sys\n",
+        "bin/setup": "#!/bin/bash -e\nmake all\n",
+        "script/serve": "#!/usr/bin/env -S deno run --allow-net\nserve()\n",
+        "hooks/pre-commit": "#!/usr/bin/perl5.36\nprint 1;\n",
+        "fixtures/payload": "not a script\n",
+        "tools/awkward": "#!/usr/bin/awk -f\n{ print }\n",  # a program no language here runs
+        ".profile": "#!/bin/sh\nexport X=1\n",
+        "secrets": "#!/bin/sh\nexport TOKEN=x\n",
+        "main.py": "x = 1\n",
+    })
+    os.mkfifo(root / "bin" / "pipe")  # opened for its first line, it would block every walk
+    result = walk(str(root))
+    found = {f.path: (f.language, f.kind) for f in result.files}
+    assert found == {"bin/deploy": ("python", "code"), "bin/setup": ("bash", "code"),
+                     "script/serve": ("typescript", "code"), "hooks/pre-commit": ("perl", "code"),
+                     "main.py": ("python", "code")}
+    assert not +result.skipped  # nothing counted: none of the others would have been indexed
+    # A caller that names the extensions it wants gets only those.
+    assert paths(root, extensions=[".py"]) == ["main.py"]
+
+
+@pytest.mark.parametrize("line, language", [
+    ("#!/usr/bin/env python3", "python"), ("#!/usr/bin/python3.11 -u", "python"), ("#! /bin/sh", "bash"),
+    ("#!/usr/bin/env FOO=1 ruby -w", "ruby"), ("#!/usr/bin/env node", "javascript"),
+    ("#!/usr/bin/env Rscript", "r"), ("#!/usr/bin/awk -f", ""), ("#!/usr/bin/env", ""), ("#!", ""),
+    ("import os", ""),
+])
+def test_a_scripts_language_is_read_from_the_program_its_first_line_names(line, language):
+    assert languages.script_language(line)[0] == language
+
+
+def test_a_first_line_written_into_an_extensionless_file_is_seen_by_the_next_query(make_tree):
+    """Created empty, then given its `#!` line: no directory changes, so the file itself is watched."""
+    root = make_tree({"main.py": "x = 1\n", "bin/tool": ""})
+    service.refresh(str(root))
+    assert "bin/tool" not in [f.path for f in walk(str(root)).files]
+    assert service.is_current(str(root), _manifest(root))
+    (root / "bin" / "tool").write_text("#!/bin/sh\nfrobnicate_widgets() { echo; }\n")
+    assert not service.is_current(str(root), _manifest(root))
+    assert [h.source_path for h in service.search(str(root), "frobnicate_widgets").hits] == ["bin/tool"]
+
+
+def test_an_index_from_before_scripts_were_discovered_walks_again_and_finds_them(make_tree, monkeypatch):
+    """Its stats alone said it was current: the script was never looked at. The first query after
+    the upgrade walks, indexes the script, and the index is current again afterwards."""
+    from retrieval import discover
+
+    root = make_tree({"main.py": "x = 1\n", "bin/rotate-keys": "#!/usr/bin/env ruby\ndef rotate_signing_keys; end\n"})
+    with monkeypatch.context() as old:  # the version before: no extension, no file
+        old.setattr(discover, "_may_be_script", lambda name: False)
+        service.refresh(str(root))
+    path = root / ".retrieval" / "lexical" / "manifest.json"
+    manifest = _manifest(root)
+    del manifest["walker"]  # which that version did not write
+    path.write_text(json.dumps(manifest))
+    service._OPEN.clear()
+    assert not service.is_current(str(root), manifest)
+    assert [h.source_path for h in service.search(str(root), "rotate_signing_keys").hits] == ["bin/rotate-keys"]
+    assert service.is_current(str(root), _manifest(root))
+
+
 def test_an_extension_written_in_capitals_is_discovered_as_its_language_is_detected(make_tree):
     """`App.TSX` was detected as TypeScript, yet `Script.PY` was never discovered, and not counted."""
     root = make_tree({"Script.PY": "x = 1\n", "App.TSX": "x\n", "analysis.R": "x <- 1\n", "main.py": "x\n",

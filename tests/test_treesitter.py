@@ -118,6 +118,16 @@ def test_cli_index_query_json_expand_scope_and_status(run, repo, rewrite):
     assert "chunking: " in text and "python ast" in text
 
 
+def test_an_extensionless_script_is_parsed_as_the_language_its_first_line_names(run, make_tree):
+    body = "".join(f"    step_{i} = prepare({i})\n" for i in range(60))
+    source = f"#!/usr/bin/env python3\nimport sys\n\n\ndef rotate_signing_keys(vault):\n{body}    return vault\n"
+    root = make_tree({"bin/rotate": source, "lib/other.py": "def unrelated():\n    pass\n"})
+    result = run("query", "--root", root, "--retriever", "treesitter", "rotate_signing_keys", "--json", "-k", "1")
+    hit = json.loads(result.output)["results"][0]
+    assert (hit["path"], hit["language"], hit["symbol"], hit["start_line"]) == ("bin/rotate", "python",
+                                                                               "rotate_signing_keys", 5)
+
+
 def test_expand_scope_gives_the_enclosing_class(run, make_tree):
     body = "".join(f"        value_{i} = compute_something({i}, 'an argument')\n" for i in range(80))
     source = f"class Engine:\n    def start(self):\n{body}        return 1\n\n    def stop(self):\n        pass\n"
