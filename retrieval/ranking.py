@@ -37,10 +37,12 @@ _VENDOR_PATH = re.compile(
     re.IGNORECASE,
 )
 # Generated: minified bundles, protobuf and gRPC output, and the suffixes code generators mark their
-# files with (`client.gen.ts`, `zz_generated.deepcopy.go`, `model.g.dart`, `Form1.Designer.cs`).
+# files with (`client.gen.ts`, `zz_generated.deepcopy.go`, `model.g.dart`, `Form1.Designer.cs`), and
+# the build tools' wrapper scripts their `wrapper` tasks write (`gradlew`, `mvnw`).
 _GENERATED_PATH = re.compile(
     r"\.min\.[a-z]+$|\.pb\.(go|cc|h)$|_pb2(_grpc)?\.pyi?$|\.generated\.|(^|/)generated(/|$)"
-    r"|\.gen\.[a-z]+$|_generated\.[a-z]+$|(^|/)zz_generated\.|\.g\.dart$|\.freezed\.dart$|\.designer\.cs$",
+    r"|\.gen\.[a-z]+$|_generated\.[a-z]+$|(^|/)zz_generated\.|\.g\.dart$|\.freezed\.dart$|\.designer\.cs$"
+    r"|(^|/)(gradlew|mvnw)$",
     re.IGNORECASE,
 )
 # A language tag as a directory name: `en`, `ja`, `zh-hant`, `pt_BR`, `zh-CN`.
