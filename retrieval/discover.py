@@ -496,6 +496,8 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 continue
             else:
                 language, kind = languages.detect(name)
+                if not language and scripts and _may_be_script(name):  # taken by --include: still a script
+                    language, kind = languages.script_language(_script_head(entry.path))
             result.files.append(
                 SourceFile(rel, entry.path, st.st_size, st.st_mtime_ns, language or "text", kind or languages.DOCS,
                            st.st_ctime_ns)

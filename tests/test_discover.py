@@ -352,6 +352,10 @@ def test_an_extensionless_script_is_discovered_as_the_language_its_first_line_ru
     assert not +result.skipped  # nothing counted: none of the others would have been indexed
     # A caller that names the extensions it wants gets only those.
     assert paths(root, extensions=[".py"]) == ["main.py"]
+    # Files an include pattern takes are all indexed; a script among them is still its language.
+    chosen = walk(str(root), DiscoveryOptions(include_globs=("bin/**", "fixtures/**"))).files
+    assert {f.path: f.language for f in chosen} == {"bin/deploy": "python", "bin/setup": "bash",
+                                                    "fixtures/payload": "text"}
 
 
 @pytest.mark.parametrize("line, language", [
