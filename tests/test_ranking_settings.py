@@ -26,8 +26,8 @@ def test_diversify_puts_each_file_once_before_any_second_chunk():
 
 def test_a_pasted_report_sees_its_best_files_further_chunks_before_weaker_files():
     """A report is about the code to change, most often in its best file: that file's further chunks
-    compete at their own score instead of waiting behind every other file's best. A short question
-    keeps one chunk per file first."""
+    compete at their own score instead of waiting behind every other file's best. A short question's
+    at half their score (below)."""
     hub = [doc("src/session.py", "def merge_settings(session):\n    merge settings session\n", start=1),
            doc("src/session.py", "merge settings session\n" + "x = 1\n" * 6, start=11),
            doc("src/session.py", "merge settings\n" + "x = 1\n" * 6, start=21)]
@@ -36,7 +36,23 @@ def test_a_pasted_report_sees_its_best_files_further_chunks_before_weaker_files(
     text = report("merge settings drops the session headers", "session merge settings")
     assert ranked_paths(docs, text)[:4] == ["src/session.py"] * 3 + ["src/m0.py"]
     assert ranked_paths(docs, text, long_query_repeat_discount=0.0)[:3] == ["src/session.py", "src/m0.py", "src/m1.py"]
-    assert ranked_paths(docs, "merge settings drops session")[:3] == ["src/session.py", "src/m0.py", "src/m1.py"]
+    assert ranked_paths(docs, "merge settings drops session", repeat_discount=0.0)[:3] == [
+        "src/session.py", "src/m0.py", "src/m1.py"]
+
+
+def test_a_questions_best_file_shows_a_much_stronger_further_chunk_before_files_that_barely_match():
+    """A big file's second chunk scoring several times what the other files' best chunks do waited
+    behind all of them: in a small repository of long files the answer fell out of the first ten.
+    It now competes at half its score; a second chunk only as strong as the others still follows."""
+    big = [doc("src/core.py", "def invoke(ctx):\n    invoke command context\n", start=1),
+           doc("src/core.py", "invoke command context callback\n" + "x = 1\n" * 4, start=21),
+           doc("src/core.py", "callback\n" + "x = 1\n" * 4, start=41)]
+    weak = [doc(f"src/m{i}.py", "callback\n" + "y = 2\n" * 30) for i in range(3)]
+    docs = FILLER + big + weak
+    query = "invoke the command context callback"
+    assert ranked_paths(docs, query)[:2] == ["src/core.py", "src/core.py"]
+    assert ranked_paths(docs, query, repeat_discount=0.0)[:4] == ["src/core.py", "src/m0.py", "src/m1.py", "src/m2.py"]
+    assert ranked_paths(docs, query)[2:5] == ["src/m0.py", "src/m1.py", "src/m2.py"]  # the weak third chunk waits
 
 
 def test_example_files_rank_below_source_unless_switched_off():
