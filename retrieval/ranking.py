@@ -275,6 +275,18 @@ _LEADING_DIRS = re.compile(r"^(?:\.{1,2}/|/)+")  # `./x.py`, `../x.py`, `/abs/x.
 MAX_MENTIONS = 200
 
 
+def file_names_only(query: str) -> str:
+    """The query with each file path it writes out cut to the file's name: the directories of a
+    pasted traceback's frames (`/usr/lib/python3.11/site-packages/...`) say where the reporter's
+    copy lived, words no index of the repository holds."""
+    def cut(match: re.Match) -> str:
+        word = match.group(0)
+        name = word.replace("\\", "/").rstrip(".").rsplit("/", 1)[-1]
+        return name if name != word and _FILE_NAME.fullmatch(name) else word
+
+    return _PATH_WORD.sub(cut, query)
+
+
 def path_mentions(query: str) -> tuple[str, ...]:
     """The file paths a query writes out, `/`-separated, in order of first mention."""
     found = []

@@ -202,3 +202,14 @@ def test_an_identifier_that_occurs_nowhere_is_never_high_however_rare_its_parts(
     # One part of three found is no half-answer: `brand_new_symbol_xyz` was medium on `brands`.
     (hit,) = retriever.search_detailed("zebra_quantum_tokens", top_k=1)
     assert (hit.docid, hit.confidence) == ("a", LOW)
+
+
+def test_a_pasted_frames_directories_do_not_count_as_words_the_index_lacks(sample_repo):
+    """`/usr/lib/python3.11/site-packages/app/config.py` says where the reporter's copy lived: its
+    directories are words no index of the repository holds, and a right first hit was graded low."""
+    retriever = indexed(sample_repo)
+    frame = 'File "{}config.py", line 12, in parse_config\n    raise ValueError(msg)'
+    short = retriever.search_detailed(frame.format(""), top_k=1)[0]
+    pasted = retriever.search_detailed(frame.format("/usr/lib/python3.11/site-packages/app/"), top_k=1)[0]
+    assert short.source_path == pasted.source_path == "src/app/config.py"
+    assert pasted.confidence == short.confidence != LOW
