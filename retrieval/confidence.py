@@ -59,7 +59,7 @@ def keep_at_least(hits: list, minimum: str, top_k: int) -> list:
     return [replace(h, rank=n) for n, h in enumerate(kept, start=1)]
 
 
-def _contains(docs, d: int) -> bool:
+def in_postings(docs, d: int) -> bool:
     i = bisect_left(docs, d)  # postings are sorted by document
     return i < len(docs) and docs[i] == d
 
@@ -118,7 +118,7 @@ def assess(views, n_docs: int, words, defined, ranked, count: int) -> list[str]:
     for n_hit, (value, (i, d)) in enumerate(top):
         matched = 0.0
         for (forms, _), weight, credit, parts in zip(words, weights, part_credit, part_totals):
-            found = [idfs[t] for t in forms if t in idfs and _contains(docs_of.get((t, i), empty), d)]
+            found = [idfs[t] for t in forms if t in idfs and in_postings(docs_of.get((t, i), empty), d)]
             if found and parts:
                 # An identifier that is not there: credit for the share of its parts the hit has,
                 # by idf (one part of `totally_bogus_identifier` is no half-answer).
@@ -130,7 +130,7 @@ def assess(views, n_docs: int, words, defined, ranked, count: int) -> list[str]:
             coverage=matched / total if total > 0 else 0.0,
             relative=value / best if best > 0 else 0.0,
             runner_up=runner_up,
-            defines=any(_contains(docs_of.get((term, i), empty), d) for term in defined),
+            defines=any(in_postings(docs_of.get((term, i), empty), d) for term in defined),
         ))
     return out
 

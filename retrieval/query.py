@@ -14,7 +14,8 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .lexical.features import DEF, def_term, question_pairs
-from .ranking import RankingConfig, is_symbol_query, path_mentions, qualified_name, query_words, symbol_key
+from .ranking import (RankingConfig, frame_mentions, is_symbol_query, path_mentions, qualified_name, query_words,
+                      symbol_key)
 from .text import STOPWORDS, tokenize
 
 
@@ -38,6 +39,7 @@ class QueryPlan:
     long: bool
     named: tuple = ()  # definition terms of the code words a long query names
     mentions: tuple = ()  # file paths the query writes out (`ranking.path_mentions`)
+    frames: tuple = ()  # (path, line, function) of the stack frames it pastes (`ranking.frame_mentions`)
 
 
 def plan_query(query: str, config: RankingConfig) -> QueryPlan:
@@ -101,4 +103,5 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
     asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
     named_defs = tuple(dict.fromkeys(def_term(w) for w in code)) if long else ()
     mentions = path_mentions(query) if symbol is None and config.path_mention_boost else ()
-    return QueryPlan(weights, asked, symbol, long, named_defs, mentions)
+    frames = frame_mentions(query) if symbol is None and config.frame_boost else ()
+    return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames)

@@ -94,6 +94,9 @@ class RankingConfig:
     scope_boost: float = 3.0  # `Router.add_route`: a chunk whose scope path ends with that name
     identifier_pair_weight: float = 0.5  # a question's word pairs one identifier joins (0: off)
     path_mention_boost: float = 0.5  # a file the query names by its path, as a definer (a traceback; 0: off)
+    # A chunk holding the line a pasted stack frame names in that file, or defining the frame's
+    # function (the line may have moved since): where the error went through (0: off).
+    frame_boost: float = 1.0
     one_page_per_translation: bool = True  # docs differing only in a language directory are one result
 
     def replace(self, **changes) -> "RankingConfig":
@@ -296,6 +299,39 @@ def path_mentions(query: str) -> tuple[str, ...]:
             found.append(path)
     # A pasted log may write thousands: the first ones (a report's own traceback) are enough.
     return tuple(dict.fromkeys(found))[:MAX_MENTIONS]
+
+
+# A stack frame: Python's `File "x/core.py", line 12, in invoke`; the `path:line` that Go, Rust,
+# JavaScript, Java, compilers and pytest print (`src/x.rs:10:5`, `(Foo.java:123)`, `x.py:12: in f`).
+# The second pattern starts only where a path can (the lookbehind): tried at every letter of a long
+# word, it backtracked quadratically.
+_PYTHON_FRAME = re.compile(r'File "([^"\n]{1,1000})", line (\d{1,9})(?:, in (\w+))?')
+_LINE_MENTION = re.compile(r"(?<![\w.~/\\-])([\w.~/\\-]+):(\d{1,9})\b")
+
+
+def frame_mentions(query: str) -> tuple[tuple[str, int, str], ...]:
+    """(path, line, function or "") of the stack frames a query pastes, in order of first mention."""
+    found = []
+    for path, line, function in [*_PYTHON_FRAME.findall(query), *((p, n, "") for p, n in _LINE_MENTION.findall(query))]:
+        path = _LEADING_DIRS.sub("", path.replace("\\", "/"))
+        if _FILE_NAME.fullmatch(path.rsplit("/", 1)[-1]):
+            found.append((path, int(line), function))
+    return tuple(dict.fromkeys(found))[:MAX_MENTIONS]
+
+
+def frame_spots(frames, names: dict[str, list[str]]) -> dict[str, list[tuple[int, str]]]:
+    """{indexed path: [(line, function)]} for the frames whose file the index holds (`names`:
+    `paths_by_name`; a frame names the files `mention_evidence` says its path names)."""
+    spots: dict[str, list[tuple[int, str]]] = {}
+    for path, line, function in frames:
+        for named in mention_evidence((path,), names):
+            spots.setdefault(named, []).append((line, function))
+    return spots
+
+
+def in_frame(spots, start: int, end: int, defines: Callable[[str], bool]) -> bool:
+    """Whether a chunk (its lines, whether it defines a name) is where one of a file's frames is."""
+    return any(start <= line <= end or (function and defines(function)) for line, function in spots)
 
 
 def paths_by_name(paths: Iterable[str]) -> dict[str, list[str]]:

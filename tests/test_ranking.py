@@ -400,7 +400,7 @@ def test_a_report_naming_a_file_by_its_path_ranks_that_file_above_a_namesake():
             + " ".join(f"word{i}" for i in range(40)))
     docs = FILLER + [ours, namesake]
     assert ranked_paths(docs, text)[0] == "src/pkg/session.py"
-    assert ranked_paths(docs, text, path_mention_boost=0.0)[0] == "src/vendor_like/session.py"
+    assert ranked_paths(docs, text, path_mention_boost=0.0, frame_boost=0.0)[0] == "src/vendor_like/session.py"
 
 
 def test_a_symbol_query_is_told_the_member_it_names_only_when_the_label_names_another():

@@ -155,3 +155,48 @@ def test_scope_boost_puts_the_chunk_whose_scope_path_is_the_qualified_name_first
 
     assert first() == "Router.add_route"
     assert first(scope_boost=1.0) != "Router.add_route"
+
+
+def ranked_spans(docs, query, **config):
+    from retrieval.retrievers.lexical import LexicalRetriever
+
+    retriever = LexicalRetriever(ranking=RankingConfig().replace(**config))
+    retriever.index(docs)
+    return [(h.source_path, h.start_line) for h in retriever.search_detailed(query, 10)]
+
+
+def _two_invokes():
+    """Two methods of one file that raise alike: only a frame's line or function tells them apart."""
+    group = doc("app/core.py", "class Group:\n    def dispatch(self, ctx):\n        return ctx.invoke(callback)\n"
+                + "        raise UsageError(message)\n" * 3, start=1)
+    command = doc("app/core.py", "class Command:\n    def invoke(self, ctx):\n        return ctx.invoke(callback)\n"
+                  "        raise UsageError(message)\n" + "        pass\n" * 3, start=101)
+    return FILLER + [group, command]
+
+
+def test_a_pasted_frames_line_picks_the_chunk_it_went_through():
+    docs = _two_invokes()
+    frame = 'File "/usr/lib/python3.11/site-packages/app/core.py", line 104, in helper\n    raise UsageError(message)'
+    assert ranked_spans(docs, frame)[0] == ("app/core.py", 101)
+    assert ranked_spans(docs, frame, frame_boost=0.0)[0] == ("app/core.py", 1)
+    # Other languages' `path:line` does the same; a line of a file the index does not hold, nothing.
+    assert ranked_spans(docs, "UsageError: raise message\n    at run (app/core.py:103:9)")[0] == ("app/core.py", 101)
+    assert ranked_spans(docs, 'File "lib/other.py", line 104\n    raise UsageError(message)')[0] == ("app/core.py", 1)
+
+
+def test_a_pasted_frames_function_picks_its_definition_when_the_line_has_moved():
+    docs = _two_invokes()
+    frame = 'File "/srv/app/core.py", line 9000, in invoke\n    raise UsageError(message)'  # an older copy's line
+    assert ranked_spans(docs, frame)[0] == ("app/core.py", 101)
+    assert ranked_spans(docs, frame, frame_boost=0.0)[0] == ("app/core.py", 1)
+
+
+def test_stack_frames_are_read_from_the_ways_tracebacks_print_them():
+    from retrieval.ranking import frame_mentions
+
+    text = ('Traceback (most recent call last):\n  File "/usr/lib/python3/site-packages/click/core.py", line 1414, '
+            'in invoke\n  File "<stdin>", line 1, in <module>\n'
+            "    at Object.run (C:\\app\\src\\main.js:12:5)\n  src/lib.rs:10:5\n  (Foo.java:123)\nsee ratio 16:9 and v1.2:3")
+    assert frame_mentions(text) == (("usr/lib/python3/site-packages/click/core.py", 1414, "invoke"),
+                                    ("app/src/main.js", 12, ""), ("src/lib.rs", 10, ""), ("Foo.java", 123, ""))
+    assert frame_mentions("x" * 50_000 + ":1") == ()  # one long word: no quadratic search

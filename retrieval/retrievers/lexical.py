@@ -8,7 +8,7 @@ from itertools import groupby
 from typing import Iterable
 
 from .. import prose, stem, text
-from ..confidence import assess, query_evidence
+from ..confidence import assess, in_postings, query_evidence
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import CorruptSegment, MemorySegment, SegmentBuilder
@@ -16,8 +16,8 @@ from ..lexical import features
 from ..lexical.features import chunk_terms, member_owners
 from ..languages import CODE
 from ..query import QueryPlan, plan_query
-from ..ranking import (RankingConfig, member_named, mention_evidence, paths_by_name, qualified_name, rank_candidates,
-                       scope_agrees)
+from ..ranking import (RankingConfig, frame_spots, in_frame, member_named, mention_evidence, paths_by_name,
+                       qualified_name, rank_candidates, scope_agrees)
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from .base import NOT_INDEXED, check_search_args
@@ -115,24 +115,57 @@ class LexicalRetriever:
         plan, first = self.first_stage(query, max(config.candidates, top_k), allow)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)
+        framed = self.frame_factors(plan, [((i, d), _path(views, i, d), views[i].segment.starts[d],
+                                             views[i].segment.ends[d], (i, d)) for _, i, d in first]) if plan.frames else {}
         candidates = []
         for value, i, d in first:
             seg = views[i].segment
             path, _language, kind = seg.files[seg.doc_file[d]]
-            candidates.append((value * scoped.get((i, d), 1.0), path, kind, (i, d)))
+            candidates.append((value * scoped.get((i, d), 1.0) * framed.get((i, d), 1.0), path, kind, (i, d)))
         ranked = rank_candidates(candidates, plan, config, definers, self.mentioned(plan))
         forms, defined = query_evidence(query, plan.symbol is not None)
         levels = assess(views, self._n_docs, forms, defined, ranked, top_k)
         return self._hits(views, ranked, levels, query if plan.symbol is not None else "")
 
-    def mentioned(self, plan) -> dict[str, float]:
-        """{path: evidence that the query names the file} for the paths it writes out."""
-        if not plan.mentions:
-            return {}
+    def _paths_by_name(self) -> dict[str, list[str]]:
         views = self._views
         if self._names is None or self._names[0] is not views:  # built once per opened index
             self._names = (views, paths_by_name(_live_paths(views)))
-        return mention_evidence(plan.mentions, self._names[1])
+        return self._names[1]
+
+    def mentioned(self, plan) -> dict[str, float]:
+        """{path: evidence that the query names the file} for the paths it writes out."""
+        return mention_evidence(plan.mentions, self._paths_by_name()) if plan.mentions else {}
+
+    def frame_spots(self, plan) -> dict[str, list[tuple[int, str]]]:
+        """{indexed path: [(line, function)]} of the stack frames the query pastes."""
+        return frame_spots(plan.frames, self._paths_by_name()) if plan.frames else {}
+
+    def frame_factors(self, plan, chunks) -> dict:
+        """{key: 1 + frame_boost} for the chunks [(key, path, start, end, (view, doc) or None)] where
+        a pasted stack frame is: the chunk holding its line, or defining its function, in its file."""
+        spots = self.frame_spots(plan)
+        if not spots:
+            return {}
+        views = self._views
+        definers: dict[tuple[int, str], object] = {}  # (view, function) -> the docs defining it
+
+        def defines(ids, function: str) -> bool:
+            if ids is None:
+                return False
+            i, d = ids
+            if (i, function) not in definers:
+                plist = views[i].segment.postings(features.def_term(function))
+                definers[(i, function)] = plist[0] if plist is not None else ()
+            return in_postings(definers[(i, function)], d)
+
+        boost = 1.0 + self.ranking.frame_boost
+        factors = {}
+        for key, path, start, end, ids in chunks:
+            here = spots.get(path)
+            if here and in_frame(here, start or 0, end or 0, lambda function: defines(ids, function)):
+                factors[key] = boost
+        return factors
 
     def first_stage(self, query: str, depth: int, allow=None):
         """(query plan, [(BM25 score, view index, doc)] best first): the candidates before any
@@ -250,6 +283,11 @@ def _definers(views, def_terms) -> dict[str, float]:
         for path in files:
             evidence[path] = evidence.get(path, 0.0) + 1.0 / len(files)
     return evidence
+
+
+def _path(views, i: int, d: int) -> str:
+    seg = views[i].segment
+    return seg.files[seg.doc_file[d]][0]
 
 
 def _live_paths(views):

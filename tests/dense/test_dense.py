@@ -924,7 +924,7 @@ def test_hybrid_ranks_a_file_a_report_names_by_its_path_above_its_namesake():
             'File "/usr/lib/python3/site-packages/pkg/session.py", line 2, in merge\n'
             + " ".join(f"word{i}" for i in range(40)))
     for boost, first in ((1.0, "src/pkg/session.py"), (0.0, "src/vendor_like/session.py")):
-        retriever = build_retriever("hybrid", ranking=RankingConfig(path_mention_boost=boost))
+        retriever = build_retriever("hybrid", ranking=RankingConfig(path_mention_boost=boost, frame_boost=boost))
         retriever.index(docs)
         assert retriever.search_detailed(text, 3)[0].source_path == first, boost
 
