@@ -21,10 +21,13 @@ MAX_LINE_CHARS = 1000
 
 
 def inside(root: str, relpath: str) -> str | None:
-    """root/relpath when it resolves inside root, else None."""
+    """root/relpath when its directories are inside root and none is a link, else None. The last
+    component is not resolved: the caller opens it without following a link (indexing follows none,
+    so a link on the path is one swapped in since, perhaps to a file never indexed, like `.env`)."""
     real_root = os.path.realpath(root)
-    path = os.path.realpath(os.path.join(real_root, relpath))
-    if os.path.commonpath([real_root, path]) != real_root:
+    path = os.path.normpath(os.path.join(real_root, relpath))
+    directory = os.path.dirname(path)
+    if os.path.commonpath([real_root, path]) != real_root or os.path.realpath(directory) != directory:
         return None
     return path
 

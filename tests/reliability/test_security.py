@@ -138,6 +138,26 @@ def test_a_file_swapped_for_a_link_out_of_the_root_is_never_shown(make_tree, tmp
     assert marker("private").encode() not in store_bytes(root)
 
 
+@pytest.mark.parametrize("swap", ["file", "directory"])
+def test_a_hit_swapped_for_a_link_to_a_file_inside_the_root_is_never_shown(make_tree, run, swap):
+    """The link's target never indexed (`.env`): the snippet read the link's target, since the path
+    was resolved before the open that refuses links."""
+    root = make_tree({"src/app.py": "def visible_name():\n    return 'public'\n",
+                      ".env": f"API_KEY={marker('env')}\n", "keys/app.py": f"KEY = '{marker('env')}'\n",
+                      ".gitignore": "keys/\n"})
+    assert run("index", "--root", root).exit_code == 0
+    if swap == "file":
+        os.unlink(root / "src" / "app.py")
+        os.symlink("../.env", root / "src" / "app.py")
+    else:  # a directory on the hit's path
+        os.rename(root / "src", root / "src.old")
+        os.symlink("keys", root / "src")
+    result = run("query", "--root", root, "--json", "--stale-ok", "--snippet-lines", "5", "visible name")
+    (hit,) = json.loads(result.stdout)["results"]
+    assert hit["path"] == "src/app.py" and hit["snippet"] == ""
+    assert marker("env") not in result.output
+
+
 def test_a_file_swapped_for_a_link_or_a_fifo_after_discovery_is_not_read(make_tree, tmp_path):
     outside = tmp_path / "private.txt"
     outside.write_text(marker("swapped"))
