@@ -36,7 +36,8 @@ DEFAULT_EXCLUDE_DIRS = frozenset(
 # `excluded-dir`, and an ignore file can take one back with a negation (`!vendor/`).
 _UNCOUNTED_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".retrieval"})
 
-IGNORE_FILES = (".gitignore", ".ignore", ".retrievalignore")
+GIT_IGNORE = ".gitignore"
+IGNORE_FILES = (GIT_IGNORE, ".ignore", ".retrievalignore")
 
 # Names that usually hold credentials. Matched case-insensitively against the base name.
 _SECRET_GLOBS = (
@@ -143,8 +144,9 @@ def _read_text(path: str, *, follow: bool = False) -> tuple[str | None, str, os.
         return None, "unreadable", None
 
 
-def _read_ignore_rules(directory: str, present, skipped: Counter) -> list[ignore.Rule]:
-    rules: list[ignore.Rule] = []
+def _push_ignore_files(stack: ignore.IgnoreStack, directory: str, base: str, present,
+                       skipped: Counter) -> ignore.IgnoreStack:
+    """The stack with a directory's ignore files pushed, in IGNORE_FILES order (a later one wins)."""
     for name in IGNORE_FILES:
         if name not in present:
             continue
@@ -152,8 +154,8 @@ def _read_ignore_rules(directory: str, present, skipped: Counter) -> list[ignore
         if reason and reason != "symlink":  # the walk counts a link once, as it skips it
             skipped[reason] += 1
         if text is not None:
-            rules.extend(ignore.parse_ignore_text(text))
-    return rules
+            stack = stack.push(base, ignore.parse_ignore_text(text), repository=name == GIT_IGNORE)
+    return stack
 
 
 # -- ignore rules from outside the walked tree --------------------------------------------------
@@ -273,7 +275,7 @@ def _global_excludes(git_dir: str | None, watch: dict | None = None) -> str | No
     return found or os.path.join(xdg, "git", "ignore")
 
 
-def _push_file(stack, path, base, prefix, root, result, *, absolute=False) -> ignore.IgnoreStack:
+def _push_file(stack, path, base, prefix, root, result, *, absolute=False, repository=False) -> ignore.IgnoreStack:
     """Push one ignore file's rules (a missing file is no rules) and watch it, existing or not: a
     later one changes what is eligible, like an edit does. Watched by its path from the root (the
     tree may move with its index), or `absolute` for the user's own file."""
@@ -296,7 +298,7 @@ def _push_file(stack, path, base, prefix, root, result, *, absolute=False) -> ig
         result.watch[key] = (0, 0)  # absent
     if text is None:
         return stack
-    return stack.push(base, ignore.parse_ignore_text(text), prefix=prefix)
+    return stack.push(base, ignore.parse_ignore_text(text), prefix=prefix, repository=repository)
 
 
 def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
@@ -321,20 +323,21 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
     git_dir = _git_dir(top)
     stack = _push_file(stack, _global_excludes(git_dir, result.watch), "", prefix, root, result, absolute=True)
-    stack = _push_file(stack, _info_exclude(git_dir), "", prefix, root, result)
+    stack = _push_file(stack, _info_exclude(git_dir), "", prefix, root, result, repository=True)
     if prefix:
         parts = prefix.rstrip("/").split("/")
         for depth in range(len(parts)):
             directory = os.path.join(top, *parts[:depth])
             inner = "/".join(parts[depth:]) + "/"
             for name in IGNORE_FILES:
-                stack = _push_file(stack, os.path.join(directory, name), "", inner, root, result)
+                stack = _push_file(stack, os.path.join(directory, name), "", inner, root, result,
+                                   repository=name == GIT_IGNORE)
     return stack
 
 
 # Bump when walk() admits files it did not before, so that an index walks again instead of trusting
-# its stats (2: extension-less scripts by their `#!` line).
-RULES_VERSION = 2
+# its stats (2: extension-less scripts by their `#!` line; 3: a nested repository by its own rules only).
+RULES_VERSION = 3
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 
@@ -412,11 +415,12 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             continue
         if options.use_ignore_files:
             if rel_dir and any(e.name == ".git" for e in entries):
-                # A nested repository or submodule: its own info/exclude covers its tree.
-                stack = _push_file(stack, _info_exclude(_git_dir(abs_dir)), rel_dir, "", root, result)
+                # A nested repository or submodule: its own rules, not the outer repository's.
+                stack = _push_file(stack.entering_repository(), _info_exclude(_git_dir(abs_dir)), rel_dir, "", root,
+                                   result, repository=True)
             present = [e.name for e in entries if e.name in IGNORE_FILES]
             if present:
-                stack = stack.push(rel_dir, _read_ignore_rules(abs_dir, present, result.skipped))
+                stack = _push_ignore_files(stack, abs_dir, rel_dir, present, result.skipped)
         subdirs = []
         for entry in entries:
             name = entry.name

@@ -249,22 +249,28 @@ def _first_group(m) -> int:
 class IgnoreStack:
     """Ignore rules collected while walking down a tree, each set scoped to its directory."""
 
-    def __init__(self, layers: tuple[tuple[str, str, RuleSet], ...] = ()):
+    def __init__(self, layers: tuple[tuple[str, str, RuleSet, bool], ...] = ()):
         # (directory relative to the root with a trailing '/', or '';
         #  what to put before a path below that directory to make it relative to the rules' own
         #  directory: '' for ignore files inside the tree, 'sub/' when the rules are above it;
-        #  rules)
+        #  rules;
+        #  whether they are one git repository's own: its .gitignore files and info/exclude)
         self._layers = layers
 
-    def push(self, base: str, rules: list[Rule], prefix: str = "") -> "IgnoreStack":
+    def push(self, base: str, rules: list[Rule], prefix: str = "", *, repository: bool = False) -> "IgnoreStack":
         if not rules:
             return self
-        return IgnoreStack(self._layers + ((base, prefix, RuleSet(rules)),))
+        return IgnoreStack(self._layers + ((base, prefix, RuleSet(rules), repository),))
+
+    def entering_repository(self) -> "IgnoreStack":
+        """The rules inside a nested repository or submodule: git applies none of the outer
+        repository's own there (the user's global excludes, `.ignore` and `.retrievalignore` still)."""
+        return IgnoreStack(tuple(layer for layer in self._layers if not layer[3]))
 
     def verdict(self, relpath: str, is_dir: bool) -> bool | None:
         """True ignored, False re-included by a negation, None when no rule matches."""
         # Deeper ignore files take precedence: the first layer (from the deepest) with a match decides.
-        for base, prefix, ruleset in reversed(self._layers):
+        for base, prefix, ruleset, _ in reversed(self._layers):
             if base and not relpath.startswith(base):
                 continue
             verdict = ruleset.verdict(prefix + relpath[len(base):], is_dir)
@@ -279,7 +285,7 @@ class IgnoreStack:
         """Whether a negation spells this path out (`!vendor/`, `!src/build/`): a wildcard that
         happens to match it (`!*/`) does not take back what is pruned by default."""
         name = relpath.rsplit("/", 1)[-1]
-        for base, prefix, ruleset in self._layers:
+        for base, prefix, ruleset, _ in self._layers:
             if base and not relpath.startswith(base):
                 continue
             local = prefix + relpath[len(base):]

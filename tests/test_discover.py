@@ -143,6 +143,26 @@ def test_a_worktree_and_a_nested_repository_use_their_own_info_exclude(make_tree
     assert paths(root / "wt") == ["a.py", "nested/b.py"]
 
 
+def test_a_submodule_is_walked_by_its_own_git_rules_not_the_outer_repositorys(make_tree, monkeypatch, tmp_path):
+    """git applies neither the superproject's .gitignore nor its info/exclude inside a submodule:
+    files the submodule tracks were dropped (and indexed when its directory was the root). The
+    user's global excludes and the tool's own `.ignore` files still apply there."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    (tmp_path / "config" / "git").mkdir(parents=True)
+    (tmp_path / "config" / "git" / "ignore").write_text("*.swp.py\n")
+    root = make_tree({
+        ".git/info/exclude": "local.py\n", ".gitignore": "*.gen.py\n", ".ignore": "scratch/\n",
+        "lib/.git": "gitdir: ../.git/modules/lib\n", ".git/modules/lib/info/exclude": "mine.py\n",
+        "lib/parser.gen.py": "", "lib/local.py": "", "lib/mine.py": "", "lib/x.swp.py": "", "lib/scratch/a.py": "",
+        "lib/.gitignore": "built.py\n", "lib/built.py": "",
+        "app.gen.py": "", "local.py": "", "main.py": "",
+    })
+    assert paths(root) == ["lib/local.py", "lib/parser.gen.py", "main.py"]
+    # From the submodule's own directory, git's rules are the same (its own).
+    inner = paths(root / "lib")
+    assert {"local.py", "parser.gen.py"} <= set(inner) and not {"mine.py", "built.py", "x.swp.py"} & set(inner)
+
+
 def test_the_users_global_git_excludes_apply_inside_a_repository(make_tree, monkeypatch, tmp_path):
     config = tmp_path / "config"
     (config / "git").mkdir(parents=True)
