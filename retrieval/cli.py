@@ -558,7 +558,9 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 snippets[h.docid] = snippet
         stale = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale})
         if stale:
-            click.echo(f"note: {len(stale)} file(s) changed since indexing ({', '.join(stale[:3])}"
+            from .output import shown_path
+
+            click.echo(f"note: {len(stale)} file(s) changed since indexing ({', '.join(map(shown_path, stale[:3]))}"
                        f"{', ...' if len(stale) > 3 else ''}); their snippets show the current lines of "
                        "each span, which may have moved", err=True)
     truncated: set = set()

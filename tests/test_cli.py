@@ -641,6 +641,17 @@ def test_max_tokens_counts_the_expanded_snippets(run, make_tree):
     assert sum(printed_tokens(r) for r in expanded) <= 600
 
 
+def test_the_note_naming_changed_files_escapes_what_a_terminal_would_obey(run, make_tree, rewrite):
+    """A name holding an escape sequence cleared the screen; one holding a newline split the note."""
+    name = "a\x1b[2Jb\nc.py"
+    root = make_tree({name: "def marsupial():\n    pass\n"})
+    assert run("index", "--root", root).exit_code == 0
+    rewrite(root / name, "# moved\ndef marsupial():\n    pass\n")
+    result = run("query", "--root", root, "marsupial", "--stale-ok", "--expand", "0")
+    note = [line for line in result.stderr.splitlines() if "changed since indexing" in line]
+    assert len(note) == 1 and "(a\\x1b[2Jb\\nc.py)" in note[0] and "\x1b" not in result.stderr
+
+
 def test_a_file_changed_since_indexing_gives_a_stale_snippet_of_its_current_lines(run, long_repo, rewrite, touch):
     (before,) = query_json(run, long_repo, "marsupial", "--expand", "1")["results"]
     touch(long_repo / "mid.py")  # a new mtime, the same bytes: not stale
