@@ -84,6 +84,18 @@ def test_the_index_directory_variable_moves_the_store_one_subdirectory_per_root(
     assert layout.store_dir(str(tmp_path / "x" / "repo")) == a
 
 
+def test_a_root_with_a_name_as_long_as_a_file_name_can_be_has_a_moved_store(tmp_path, monkeypatch, run):
+    """Its name plus the tag was longer than a directory's name may be: neither index nor query worked."""
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "shared"))
+    root = tmp_path / ("é" * 120 + "x" * 14)  # 254 bytes
+    root.mkdir()
+    (root / "a.py").write_text("def long_named_root():\n    pass\n")
+    assert run("index", "--root", root).exit_code == 0
+    result = run("query", "--root", root, "long_named_root")
+    assert result.exit_code == 0 and result.stdout.startswith("a.py:1-2")
+    assert layout.store_dir(str(root)) != layout.store_dir(str(root) + "y")
+
+
 def test_a_moved_store_is_used_for_indexing_and_cleaning(sample_repo, tmp_path, monkeypatch):
     monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "shared"))
     service.refresh(str(sample_repo))

@@ -28,6 +28,9 @@ class ManifestProblem(Exception):
     """A manifest that exists but cannot be used as-is; the store is rebuilt."""
 
 
+STORE_NAME_BYTES = 64  # of a root's name in its store's name under RETRIEVAL_INDEX_DIR
+
+
 def store_dir(root: str) -> str:
     root = os.path.abspath(root)
     moved = os.environ.get(ENV_INDEX_DIR)
@@ -35,6 +38,8 @@ def store_dir(root: str) -> str:
         # One subdirectory per root, so several repositories can share one index directory.
         tag = blake2b(root.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
         name = os.path.basename(root.rstrip(os.sep)) or "root"
+        # A readable hint, cut short: a name of 243+ bytes made the directory's name too long to exist.
+        name = name.encode("utf-8", "surrogateescape")[:STORE_NAME_BYTES].decode("utf-8", "ignore") or "root"
         return os.path.join(os.path.abspath(moved), f"{name}-{tag}")
     return os.path.join(root, STORE_DIRNAME)
 
