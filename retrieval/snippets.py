@@ -18,6 +18,9 @@ Indexed = tuple
 # A snippet line longer than this is shortened: one line of a minified file can be a megabyte, all
 # of it landing in an agent's context. Code lines stay far below it.
 MAX_LINE_CHARS = 1000
+# A file grown past this since indexing (far over any size cap an index takes) is not read for a
+# snippet: a 400 MB log written over an indexed file cost 1.25 GB to show two lines.
+MAX_READ_BYTES = 64 * 1024 * 1024
 
 
 def inside(root: str, relpath: str) -> str | None:
@@ -55,7 +58,7 @@ def read_snippet(
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
             with os.fdopen(fd, "rb") as fh:
                 st = os.fstat(fh.fileno())
-                if stat.S_ISREG(st.st_mode):
+                if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_READ_BYTES:
                     data = fh.read()
         except OSError:
             pass

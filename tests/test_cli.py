@@ -641,6 +641,19 @@ def test_max_tokens_counts_the_expanded_snippets(run, make_tree):
     assert sum(printed_tokens(r) for r in expanded) <= 600
 
 
+def test_a_file_grown_huge_since_indexing_is_not_read_for_its_snippet(run, make_tree, rewrite, monkeypatch):
+    """A 400 MB log written over an indexed file cost 1.25 GB of memory to show two lines of it."""
+    from retrieval import snippets
+
+    root = make_tree({"app.py": "def marsupial():\n    pass\n"})
+    assert run("index", "--root", root).exit_code == 0
+    monkeypatch.setattr(snippets, "MAX_READ_BYTES", 1000)
+    rewrite(root / "app.py", "def marsupial():\n    pass\n" + "# log line\n" * 200)
+    result = run("query", "--root", root, "--json", "marsupial", "--stale-ok", "--expand", "0")
+    (hit,) = json.loads(result.stdout)["results"]
+    assert (hit["path"], hit["snippet"], hit["stale"]) == ("app.py", "", True)
+
+
 def test_the_note_naming_changed_files_escapes_what_a_terminal_would_obey(run, make_tree, rewrite):
     """A name holding an escape sequence cleared the screen; one holding a newline split the note."""
     name = "a\x1b[2Jb\nc.py"
