@@ -102,6 +102,11 @@ _BY_NAME: dict[str, tuple[str, str]] = {
 
 DEFAULT_EXTENSIONS: frozenset[str] = frozenset(_BY_EXTENSION)
 
+
+def by_extension() -> dict[str, tuple[str, str]]:
+    """{extension: (language, kind)} of every extension known here."""
+    return dict(_BY_EXTENSION)
+
 # The program a script's `#!` line runs -> language: an extension-less script (`bin/deploy`, a git
 # hook, `script/bootstrap`) is code like any other, and its first line is the only place that says so.
 _BY_INTERPRETER: dict[str, str] = {

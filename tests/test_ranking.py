@@ -152,6 +152,34 @@ def test_a_question_whose_words_one_identifier_joins_ranks_the_code_naming_that_
     assert ranked_paths(docs, question, identifier_pair_weight=0.0)[0] == "src/apart.py"
 
 
+def test_the_words_a_string_literal_writes_next_to_each_other_are_paired_not_its_placeholders():
+    from retrieval.lexical.features import PAIR, chunk_terms, literal_pairs
+
+    code = 'raise ValueError(f"{value!r} is not in the range {lo}..{hi}.")\nlog("%(user)s logged in twice")\n'
+    assert literal_pairs(code) == {PAIR + "not&rang": 1, PAIR + "log&twice": 1}
+    assert PAIR + "not&rang" in chunk_terms("a.py", code, language="python")
+    # A data file's strings are its contents, and prose quotes words: neither says what code raises.
+    for path, language in (("a.json", "json"), ("a.md", "markdown")):
+        assert PAIR + "not&rang" not in chunk_terms(path, code, language=language)
+
+
+def test_a_pasted_error_message_ranks_the_line_that_raises_it_first():
+    """The message's words are everywhere in a codebase about them; written next to each other,
+    in a string, only where it is raised."""
+    def code(path, text):
+        return Document(docid=path, text=text, source_path=path, start_line=1, end_line=text.count("\n"),
+                        language="python")
+
+    raises = code("src/keywords.py", "def check(keys):\n    for key in keys:\n"
+                  "        yield ValidationError(f\"{key!r} is a required property\")\n")
+    talks = code("src/schema.py", "def describe(schema):\n    # required\n    if schema.get('property') is None:\n"
+                 "        raise ValidationError(schema)\n")
+    docs = [code(f"other/m{i}.py", f"def unrelated_{i}():\n    return {i}\n") for i in range(40)] + [talks, raises]
+    message = "ValidationError: 'name' is a required property"
+    assert ranked_paths(docs, message)[0] == "src/keywords.py"
+    assert ranked_paths(docs, message, identifier_pair_weight=0.0)[0] == "src/schema.py"
+
+
 def test_only_a_question_asks_for_pair_terms_not_an_identifier_or_a_pasted_report():
     from retrieval.lexical.features import PAIR
     from retrieval.query import plan_query

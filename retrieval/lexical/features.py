@@ -7,6 +7,9 @@
 - Pair terms: `\u00b6a&b` for every two parts of one compound identifier (`conn_upkeep` ->
   conn&upkeep; the file's name and directories too), so a question whose words one name joins
   (`connection pool`) prefers the code that joins them over code that only uses each somewhere.
+- The same pair terms for two words a string literal in code writes next to each other (stop
+  words and `{placeholders}` skipped): a pasted error message (`'name' is a required property`)
+  asks for the line that raises it as a question asks for the identifier that joins its words.
 - Member terms: `\u00a7owner.name` for a definition inside a class-like one (`Group.invoke`, a Go
   method's receiver type), so a qualified query finds the method, not the class's first lines.
 The prefix character cannot come out of the tokenizer, so feature terms never collide with words.
@@ -18,6 +21,7 @@ from bisect import bisect_right
 from collections import Counter
 from itertools import combinations
 
+from .. import languages
 from ..lazyre import LazyPattern as lazy_compile
 from ..text import identifier_parts, split_identifier, term_counts, word_unit, words_of
 
@@ -35,7 +39,7 @@ def def_term(name: str) -> str:
     return DEF + (squashed or name.lower())
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 14
+VERSION = 15  # 15: pair terms of string literals
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -189,6 +193,8 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
     counts = term_counts(body, words)
     if pairs:
         counts.update(pair_terms(body, words))
+        if language in _LITERAL_LANGUAGES:
+            counts.update(literal_pairs(text))
     if path_weight:
         for term in path_terms(path):
             counts[term] += path_weight
@@ -231,6 +237,30 @@ def pair_terms(text: str, words: list[str] | None = None) -> Counter:
         parts = identifier_parts(word)[:PAIR_PARTS]
         for a, b in combinations(parts, 2):
             counts[pair_term(a, b)] += n
+    return counts
+
+
+# A string in code, on one line, of 6 characters or more (shorter ones are keys and characters,
+# not messages). Its end is found by scanning, never by backtracking.
+_LITERAL = lazy_compile(r'"(?:[^"\\\n]|\\.){6,400}"|\'(?:[^\'\\\n]|\\.){6,400}\'')
+# What a program fills in before a message is shown: `{value!r}`, `%s`, `%(name)d`, `${name}`.
+_PLACEHOLDER = lazy_compile(r"\$?\{[^{}]*\}|%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]")
+_LETTERS = lazy_compile(r"[A-Za-z]+")
+LITERAL_PAIRS = 16  # of one string: a message's words, not a long text's
+# Only code's strings are messages; a data file's strings are its contents (and in prose quotes are
+# punctuation).
+_LITERAL_LANGUAGES = frozenset(lang for lang, kind in languages.by_extension().values() if kind == languages.CODE)
+
+
+def literal_pairs(text: str) -> Counter:
+    """Pair terms of every two words a string literal writes next to each other."""
+    counts: Counter = Counter()
+    for m in _LITERAL.finditer(text):
+        body = _PLACEHOLDER.sub(" ", m.group(0)[1:-1])
+        units = [u for u in map(word_unit, _LETTERS.findall(body)) if u]
+        for a, b in list(zip(units, units[1:]))[:LITERAL_PAIRS]:
+            if a != b:
+                counts[pair_term(a, b)] += 1
     return counts
 
 
