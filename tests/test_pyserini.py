@@ -436,3 +436,19 @@ def test_a_forked_worker_drops_an_inherited_snapshot_without_calling_into_java(m
             os.kill(pid, 9)
             os.waitpid(pid, 0)
     assert [h.source_path for h in engine.search_detailed("zqalpha", 1)] == ["a.py"]  # ours still open
+
+
+def test_a_root_whose_path_is_not_utf8_gets_one_clear_error_not_a_rebuild_loop(tmp_path, run, monkeypatch):
+    """Java takes paths as text: the index under `caf\\xe9/` was called damaged, rebuilt, and failed
+    again with a codec's message. Kept elsewhere (RETRIEVAL_INDEX_DIR) it works."""
+    root = os.path.join(os.fsencode(tmp_path), b"caf\xe9")
+    os.mkdir(root)
+    with open(os.path.join(root, b"a.py"), "w") as fh:
+        fh.write("def cafe_order():\n    return 1\n")
+    result = run("index", "--root", os.fsdecode(root), "--retriever", "pi-serini")
+    assert result.exit_code == 1 and "damaged" not in result.stderr
+    assert "not UTF-8" in result.stderr and "RETRIEVAL_INDEX_DIR" in result.stderr
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "indexes"))
+    assert run("index", "--root", os.fsdecode(root), "--retriever", "pi-serini").exit_code == 0
+    result = run("query", "--root", os.fsdecode(root), "--retriever", "pi-serini", "cafe_order")
+    assert result.stdout.startswith("a.py:1-2")

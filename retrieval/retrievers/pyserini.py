@@ -28,6 +28,7 @@ from ..parallel import ordered_map
 from ..query import plan_query
 from ..ranking import RankingConfig, mention_evidence, paths_by_name, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile
+from ..store.layout import ENV_INDEX_DIR, StoreError
 from .base import NOT_INDEXED, check_search_args
 
 CODE, PROSE = "code", "prose"
@@ -277,6 +278,7 @@ class PyseriniRetriever:
     # -- the persistent index (used by the service) -----------------------------------------
 
     def open_store(self, directory: str, state: dict) -> "PyseriniRetriever":
+        _text_path(directory)
         self.release()
         self._records, self._contexts, self._n_docs = {}, {}, 0
         name = state.get("index")
@@ -314,6 +316,7 @@ class PyseriniRetriever:
 
     def update_store(self, directory: str, state: dict | None, removed_paths,
                      added: Iterable[tuple[SourceFile, list[Chunk]]], *, purge: bool = False) -> dict:
+        _text_path(directory)
         layout = self._layout()
         files = (
             (layout, f.path, f.language, f.kind, [(c.docid, c.start_line, c.end_line, c.text, c.context) for c in chunks])
@@ -329,6 +332,16 @@ class PyseriniRetriever:
 
     def collect_garbage(self, directory: str, state: dict) -> None:
         lucene_index.collect_garbage(directory, state)
+
+
+def _text_path(directory: str) -> None:
+    """Java takes paths as text: a directory whose name is not UTF-8 (`caf\\xe9/`) cannot be handed
+    to Lucene. Said as what it is, not taken for a damaged index to rebuild (and fail again)."""
+    try:
+        directory.encode("utf-8")
+    except UnicodeEncodeError:
+        raise StoreError(f"Lucene cannot keep an index under a path that is not UTF-8 ({directory!r}); "
+                         f"set {ENV_INDEX_DIR}=/a/directory to keep indexes elsewhere") from None
 
 
 def document_contents(layout: tuple[str, str, int], path: str, text: str, context: str, language: str) -> str:
