@@ -390,12 +390,15 @@ def test_a_scripts_language_is_read_from_the_program_its_first_line_names(line, 
 
 def test_a_first_line_written_into_an_extensionless_file_is_seen_by_the_next_query(make_tree):
     """Created empty, then given its `#!` line: no directory changes, so the file itself is watched."""
-    root = make_tree({"main.py": "x = 1\n", "bin/tool": ""})
+    root = make_tree({"main.py": "x = 1\n", "bin/tool": "", "tests/data/case1": "GET / HTTP/1.1\n"})
     service.refresh(str(root))
     assert "bin/tool" not in [f.path for f in walk(str(root)).files]
     assert service.is_current(str(root), _manifest(root))
+    # Extension-less files with contents (test data) are not watched: each would cost every query a stat.
+    assert "bin/tool" in _manifest(root)["watch"] and "tests/data/case1" not in _manifest(root)["watch"]
     (root / "bin" / "tool").write_text("#!/bin/sh\nfrobnicate_widgets() { echo; }\n")
     assert not service.is_current(str(root), _manifest(root))
+
     assert [h.source_path for h in service.search(str(root), "frobnicate_widgets").hits] == ["bin/tool"]
 
 
