@@ -154,6 +154,5 @@ def word_forms(words, split) -> list[tuple[tuple[str, ...], bool]]:
 def query_evidence(query: str, symbol_query: bool) -> tuple[list, list[str]]:
     """(word forms, definition terms) of a code-aware query, as `assess` takes them: a symbol query
     also counts whether a hit defines one of its words. A path counts by its file name."""
-    words = query_words(query)
-    defined = list(dict.fromkeys(def_term(w) for w in words)) if symbol_query else []
+    defined = list(dict.fromkeys(def_term(w) for w in query_words(query))) if symbol_query else []
     return word_forms(query_words(file_names_only(query)), split_identifier), defined

@@ -468,43 +468,36 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 if not (scripts and _may_be_script(name)):
                     continue
                 script = True
+            skipped = Counter() if script else result.skipped  # a possible script's skips go uncounted
             if is_secret_name(name):
-                if not script:
-                    result.skipped["secret-name"] += 1
+                skipped["secret-name"] += 1
                 continue
             if stack.ignored(rel, False) or ignore.matches_any(exclude_rules, rel):
-                if not script:
-                    result.skipped["ignored"] += 1
+                skipped["ignored"] += 1
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
-                if not script:
-                    result.skipped["unreadable"] += 1
+                skipped["unreadable"] += 1
                 continue
             if not stat_mod.S_ISREG(st.st_mode):
+                skipped["special-file"] += 1  # a FIFO, socket or device: never opened
+                continue
+            if st.st_size > options.max_bytes:
                 if not script:
-                    result.skipped["special-file"] += 1  # a FIFO, socket or device: never opened
+                    skipped["too-large"] += 1
+                    result.watch[rel] = (st.st_size, st.st_mtime_ns)
                 continue
-            if script:
-                language, kind = ("", "")
-                if st.st_size <= options.max_bytes:
-                    language, kind = languages.script_language(_script_head(entry.path))
-                if not language:
-                    # An empty one is watched: a script begun with `touch bin/x` gets its `#!` line by an
-                    # edit that changes no directory. Not the others: a tree of data files without a
-                    # name extension (curl's 1,980 test cases) would cost every query a stat each.
-                    if st.st_size == 0:
-                        result.watch[rel] = (0, st.st_mtime_ns)
-                    continue
-            elif st.st_size > options.max_bytes:
-                result.skipped["too-large"] += 1
-                result.watch[rel] = (st.st_size, st.st_mtime_ns)
+            language, kind = ("", "") if script else languages.detect(name)
+            if not language and scripts and _may_be_script(name):  # also one an --include pattern took
+                language, kind = languages.script_language(_script_head(entry.path))
+            if script and not language:
+                # An empty one is watched: a script begun with `touch bin/x` gets its `#!` line by an
+                # edit that changes no directory. Not the others: a tree of data files without a name
+                # extension (curl's 1,980 test cases) would cost every query a stat each.
+                if st.st_size == 0:
+                    result.watch[rel] = (0, st.st_mtime_ns)
                 continue
-            else:
-                language, kind = languages.detect(name)
-                if not language and scripts and _may_be_script(name):  # taken by --include: still a script
-                    language, kind = languages.script_language(_script_head(entry.path))
             result.files.append(
                 SourceFile(rel, entry.path, st.st_size, st.st_mtime_ns, language or "text", kind or languages.DOCS,
                            st.st_ctime_ns)

@@ -101,11 +101,13 @@ _BY_NAME: dict[str, tuple[str, str]] = {
 }
 
 DEFAULT_EXTENSIONS: frozenset[str] = frozenset(_BY_EXTENSION)
+DEFAULT_BASENAMES: frozenset[str] = frozenset(_BY_NAME)
 
 
-def by_extension() -> dict[str, tuple[str, str]]:
-    """{extension: (language, kind)} of every extension known here."""
-    return dict(_BY_EXTENSION)
+def languages_of(kind: str) -> frozenset[str]:
+    """The languages whose files are of this kind (code, docs, config)."""
+    return frozenset(lang for lang, k in (*_BY_EXTENSION.values(), *_BY_NAME.values()) if k == kind)
+
 
 # The program a script's `#!` line runs -> language: an extension-less script (`bin/deploy`, a git
 # hook, `script/bootstrap`) is code like any other, and its first line is the only place that says so.
@@ -136,8 +138,6 @@ def script_language(first_line: str) -> tuple[str, str]:
     found = _VERSIONED.fullmatch(os.path.basename(words[0]).lower())
     language = _BY_INTERPRETER.get(found.group(1)) if found else None
     return (language, CODE) if language else ("", "")
-
-DEFAULT_BASENAMES: frozenset[str] = frozenset(_BY_NAME)
 
 
 def detect(path: str) -> tuple[str, str]:

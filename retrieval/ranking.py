@@ -278,25 +278,27 @@ _LEADING_DIRS = re.compile(r"^(?:\.{1,2}/|/)+")  # `./x.py`, `../x.py`, `/abs/x.
 MAX_MENTIONS = 200
 
 
+def _file_path(word: str) -> str | None:
+    """A written-out path as a `/`-separated one from the tree's top (`./x.py`, `src\\app\\main.ts`,
+    `/abs/x.py.`), or None when its last part is no file name."""
+    path = _LEADING_DIRS.sub("", word.replace("\\", "/").rstrip("."))
+    return path if _FILE_NAME.fullmatch(path.rsplit("/", 1)[-1]) else None
+
+
 def file_names_only(query: str) -> str:
     """The query with each file path it writes out cut to the file's name: the directories of a
     pasted traceback's frames (`/usr/lib/python3.11/site-packages/...`) say where the reporter's
     copy lived, words no index of the repository holds."""
     def cut(match: re.Match) -> str:
-        word = match.group(0)
-        name = word.replace("\\", "/").rstrip(".").rsplit("/", 1)[-1]
-        return name if name != word and _FILE_NAME.fullmatch(name) else word
+        path = _file_path(match.group(0))
+        return path.rsplit("/", 1)[-1] if path else match.group(0)
 
     return _PATH_WORD.sub(cut, query)
 
 
 def path_mentions(query: str) -> tuple[str, ...]:
     """The file paths a query writes out, `/`-separated, in order of first mention."""
-    found = []
-    for word in _PATH_WORD.findall(query):
-        path = _LEADING_DIRS.sub("", word.replace("\\", "/").rstrip("."))
-        if _FILE_NAME.fullmatch(path.rsplit("/", 1)[-1]):
-            found.append(path)
+    found = [path for path in map(_file_path, _PATH_WORD.findall(query)) if path]
     # A pasted log may write thousands: the first ones (a report's own traceback) are enough.
     return tuple(dict.fromkeys(found))[:MAX_MENTIONS]
 
@@ -311,11 +313,9 @@ _LINE_MENTION = re.compile(r"(?<![\w.~/\\-])([\w.~/\\-]+):(\d{1,9})\b")
 
 def frame_mentions(query: str) -> tuple[tuple[str, int, str], ...]:
     """(path, line, function or "") of the stack frames a query pastes, in order of first mention."""
-    found = []
-    for path, line, function in [*_PYTHON_FRAME.findall(query), *((p, n, "") for p, n in _LINE_MENTION.findall(query))]:
-        path = _LEADING_DIRS.sub("", path.replace("\\", "/"))
-        if _FILE_NAME.fullmatch(path.rsplit("/", 1)[-1]):
-            found.append((path, int(line), function))
+    written = [*_PYTHON_FRAME.findall(query), *((p, n, "") for p, n in _LINE_MENTION.findall(query))]
+    found = [(path, int(line), function) for path, line, function in
+             ((_file_path(p), n, f) for p, n, f in written) if path]
     return tuple(dict.fromkeys(found))[:MAX_MENTIONS]
 
 

@@ -249,7 +249,7 @@ _LETTERS = lazy_compile(r"[A-Za-z]+")
 LITERAL_PAIRS = 16  # of one string: a message's words, not a long text's
 # Only code's strings are messages; a data file's strings are its contents (and in prose quotes are
 # punctuation).
-_LITERAL_LANGUAGES = frozenset(lang for lang, kind in languages.by_extension().values() if kind == languages.CODE)
+_LITERAL_LANGUAGES = languages.languages_of(languages.CODE)
 
 
 def literal_pairs(text: str) -> Counter:
@@ -258,7 +258,7 @@ def literal_pairs(text: str) -> Counter:
     for m in _LITERAL.finditer(text):
         body = _PLACEHOLDER.sub(" ", m.group(0)[1:-1])
         units = [u for u in map(word_unit, _LETTERS.findall(body)) if u]
-        for a, b in list(zip(units, units[1:]))[:LITERAL_PAIRS]:
+        for a, b in zip(units, units[1:LITERAL_PAIRS + 1]):
             if a != b:
                 counts[pair_term(a, b)] += 1
     return counts

@@ -187,7 +187,7 @@ class HybridRetriever:
         fused = score_fusion(lex_scores, dense_scores, share)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)
-        framed = self.lexical.frame_factors(plan, [(key, *key, docs[key][1]) for key in fused]) if plan.frames else {}
+        framed = self.lexical.frame_factors(plan, ((key, *key, docs[key][1]) for key in fused))
         ranked = rank_candidates([(value * scoped.get(docs[key][1], 1.0) * framed.get(key, 1.0), key[0], docs[key][0],
                                    key) for key, value in fused.items()], plan, config, definers,
                                  self.lexical.mentioned(plan))

@@ -115,8 +115,8 @@ class LexicalRetriever:
         plan, first = self.first_stage(query, max(config.candidates, top_k), allow)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)
-        framed = self.frame_factors(plan, [((i, d), _path(views, i, d), views[i].segment.starts[d],
-                                             views[i].segment.ends[d], (i, d)) for _, i, d in first]) if plan.frames else {}
+        framed = self.frame_factors(plan, (((i, d), _path(views, i, d), views[i].segment.starts[d],
+                                             views[i].segment.ends[d], (i, d)) for _, i, d in first))
         candidates = []
         for value, i, d in first:
             seg = views[i].segment
@@ -142,8 +142,9 @@ class LexicalRetriever:
         return frame_spots(plan.frames, self._paths_by_name()) if plan.frames else {}
 
     def frame_factors(self, plan, chunks) -> dict:
-        """{key: 1 + frame_boost} for the chunks [(key, path, start, end, (view, doc) or None)] where
-        a pasted stack frame is: the chunk holding its line, or defining its function, in its file."""
+        """{key: 1 + frame_boost} for the chunks (an iterable of (key, path, start, end, (view, doc) or
+        None), read only when the query pastes a frame) where a pasted stack frame is: the chunk
+        holding its line, or defining its function, in its file."""
         spots = self.frame_spots(plan)
         if not spots:
             return {}

@@ -37,9 +37,9 @@ def store_dir(root: str) -> str:
     if moved:
         # One subdirectory per root, so several repositories can share one index directory.
         tag = blake2b(root.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
-        name = os.path.basename(root.rstrip(os.sep)) or "root"
         # A readable hint, cut short: a name of 243+ bytes made the directory's name too long to exist.
-        name = name.encode("utf-8", "surrogateescape")[:STORE_NAME_BYTES].decode("utf-8", "ignore") or "root"
+        name = os.path.basename(root.rstrip(os.sep)).encode("utf-8", "surrogateescape")[:STORE_NAME_BYTES]
+        name = name.decode("utf-8", "ignore") or "root"
         return os.path.join(os.path.abspath(moved), f"{name}-{tag}")
     return os.path.join(root, STORE_DIRNAME)
 
