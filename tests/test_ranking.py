@@ -446,3 +446,15 @@ def test_a_symbol_query_is_told_the_member_it_names_only_when_the_label_names_an
     assert member_named("json.go", *label, members) is None  # a file
     assert member_named("render JSON", *label, members) is None  # words, not a symbol
     assert member_named("JSON", *label, []) is None
+
+
+def test_a_python_overload_declaration_is_no_definition_of_its_name():
+    from retrieval.lexical.features import definitions_and_members
+
+    declarations = "@overload\ndef hub(x: int) -> int: ...\n@typing.overload\n@cache  # why\ndef hub(x: str) -> str: ...\n"
+    assert definitions_and_members(declarations, "python") == (set(), set())
+    assert definitions_and_members(declarations + "def hub(x):\n    return x\n", "python")[0] == {"hub"}
+    # in a class too, as a member; and `overload` alone in another language's text changes nothing
+    method = "class A:\n    @overload\n    def m(self): ...\n"
+    assert definitions_and_members(method, "python", [(0, ""), (8, "A")])[0] == {"A"}
+    assert "m" in definitions_and_members("@overload\ndef m(self)\n", "ruby")[0]

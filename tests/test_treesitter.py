@@ -340,3 +340,23 @@ def test_status_says_per_language_how_many_files_fell_back_without_running_into_
              "chunks": [3, 2, 1, 4]}
     assert chunking_by_language(files, ["b.vue", "c.clj"]) == {
         "vue": "ast (1 of 2 files by lines)", "clojure": "lines", "markdown": "headings"}
+
+
+@pytest.mark.parametrize("retriever", ["lexical", "treesitter"])
+def test_a_name_with_overloads_is_answered_by_its_implementation(run, make_tree, retriever):
+    """huggingface_hub's `hf_hub_download`: its `@overload` declarations defined the name as the
+    implementation does, and the last of them was its first hit."""
+    params = "".join(f"    option_{i}: Optional[str] = None,\n" for i in range(20))
+    overload = f"@overload\ndef download(\n    repo_id: str,\n    dry_run: Literal[True],\n{params}) -> DryRun: ...\n\n\n"
+    body = "".join(f"    value_{i} = resolve(option_{i}, repo_id)\n" for i in range(14))
+    implementation = (f"def download(\n    repo_id: str,\n    dry_run: bool = False,\n{params}):\n"
+                      f'    """Fetch a file of a repository into the cache."""\n{body}    return value_0\n')
+    files = {"hub/file_download.py": "from typing import Literal, Optional, overload\n\n\n"
+             + overload * 3 + implementation}
+    files.update({f"hub/m{n}.py": f"def helper_{n}(repo_id):\n    return download(repo_id)\n" for n in range(4)})
+    root = make_tree(files)
+    out = run("query", "--root", root, "--retriever", retriever, "--json", "-k", "1", "download")
+    assert out.exit_code == 0, out.output
+    (hit,) = json.loads(out.output)["results"]
+    start = files["hub/file_download.py"].count("\n", 0, files["hub/file_download.py"].index(implementation)) + 1
+    assert hit["path"] == "hub/file_download.py" and hit["start_line"] <= start <= hit["end_line"], hit

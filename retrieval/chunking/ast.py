@@ -200,7 +200,7 @@ def _is_prefix(node) -> bool:
 
 class Definition:
     __slots__ = ("name", "display", "kind", "start", "end", "name_row", "parent", "path", "key", "bytes", "depth",
-                 "statement")
+                 "statement", "declaration")
 
     def __init__(self, name, display, kind, start, end, name_row, node_bytes=(0, 0)):
         self.name, self.display, self.kind = name, display, kind
@@ -211,6 +211,7 @@ class Definition:
         self.key = (0, 0)  # the definition node's byte range (a binding's stays (0, 0))
         self.bytes = node_bytes  # the byte range of the node that holds it, bindings included
         self.statement = False  # a one-line declaration that scopes what follows it (`namespace X;`)
+        self.declaration = False  # an overload's declaration: its name's implementation follows it
 
 
 # -- the extra, loaded lazily --------------------------------------------------------------------
@@ -518,8 +519,36 @@ def _definition(node, captures) -> Definition | None:
     if node_type in _SIGNATURES and last.next_named_sibling is not None \
             and last.next_named_sibling.type == "function_body":
         last = last.next_named_sibling  # Dart: the body is the signature's sibling, not its child
-    return Definition(name, display if display != name else name, kind, start, _end_row(last),
-                      name_node.start_point[0], (span_node.start_byte, last.end_byte))
+    found = Definition(name, display if display != name else name, kind, start, _end_row(last),
+                       name_node.start_point[0], (span_node.start_byte, last.end_byte))
+    found.declaration = _overload(span_node, parent, name)
+    return found
+
+
+_OVERLOAD_DECORATOR = re.compile(r"@\s*(?:[\w.]+\.)?overload\s*$")
+_IMPLEMENTATIONS = frozenset({"function_declaration", "method_definition", "function_definition"})
+
+
+def _overload(node, wrapper, name: str) -> bool:
+    """Whether a definition only declares one of its name's overloads, whose implementation comes
+    after it: a Python function under `@overload`, a TypeScript signature followed by the function
+    or method with that name. Such a declaration took the name's definition term and outranked the
+    implementation (an interface's or a `.d.ts` file's signatures, with nothing after, still define)."""
+    if wrapper is not None and wrapper.type == "decorated_definition":
+        return any(c.type == "decorator" and _OVERLOAD_DECORATOR.search(_text(c)) for c in wrapper.children)
+    if node.type not in _SIGNATURES:
+        return False
+    outer = wrapper if wrapper is not None and _wraps(wrapper) else node
+    following = outer.next_named_sibling
+    while following is not None:
+        inner = following.named_children[-1] if _wraps(following) and following.named_child_count else following
+        if inner.type in _IMPLEMENTATIONS:
+            named = inner.child_by_field_name("name")
+            return named is not None and _text(named) == name
+        if inner.type not in _SIGNATURES and following.type != "comment":
+            return False
+        following = following.next_named_sibling
+    return False
 
 
 def _member(node) -> Definition | None:
@@ -1009,6 +1038,11 @@ def _members(named: list[Definition], primary: Definition | None) -> tuple[tuple
     return tuple(out.values())[:MAX_MEMBERS]
 
 
+def _defines(d: Definition) -> bool:
+    """Whether a chunk holding d's name line is indexed as defining that name."""
+    return d.kind != "test" and not d.declaration and not _constructor(d)
+
+
 def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str, lines, policy,
               leads: list[tuple[int, int, tuple]] = (), lead_rows: dict[tuple, int] | None = None) -> list[Chunk]:
     starts = [d.start for d in defs]
@@ -1022,7 +1056,7 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
     chunks: list[Chunk] = []
     for a, b, cut in spans:
         inside = [defs[i] for _, i in name_rows[bisect.bisect_left(name_keys, a) : bisect.bisect_right(name_keys, b)]]
-        names = tuple(dict.fromkeys(d.name for d in inside if d.kind != "test" and not _constructor(d)))
+        names = tuple(dict.fromkeys(d.name for d in inside if _defines(d)))
         starting = [d for d in inside if d.start >= a]
         # The innermost definition around the chunk and larger than it: an ancestor of the last
         # definition starting at or before the chunk (definitions nest by lines).
@@ -1053,7 +1087,7 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
                 # What a piece defines is what has its name line there: a one-line declaration
                 # under a long comment is defined by the piece holding it, not by the comment.
                 held = [d for d in inside if s - 1 <= d.name_row <= e - 1]
-                defined = tuple(dict.fromkeys(d.name for d in held if d.kind != "test" and not _constructor(d)))
+                defined = tuple(dict.fromkeys(d.name for d in held if _defines(d)))
                 own_symbol = symbol if primary is not None else next(
                     (d.name for d in held if d.start >= a), "")
                 chunks.append(Chunk(path, s, e, piece.text, language, kind, context, own_symbol, chunk_kind,

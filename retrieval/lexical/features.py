@@ -39,7 +39,7 @@ def def_term(name: str) -> str:
     return DEF + (squashed or name.lower())
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 15  # 15: pair terms of string literals
+VERSION = 16  # 16: a Python @overload declaration defines nothing
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -54,6 +54,12 @@ _KEYWORDS = (
 # keyword-introduced definitions (most languages), with a Go receiver or a Lua table prefix
 _KEYWORD_DEF = lazy_compile(
     rf"^[ \t]*{_MODIFIERS}{_KEYWORDS}\s+(?:\([^)]*\)\s*)?(?:[A-Za-z_][\w]*[.:])?([A-Za-z_$][\w$]*[?!]?)(?![\w$]|\s*[,}}])",
+    re.MULTILINE,
+)
+# A Python function under `@overload` (typing's, or any module's `overload`) is a declaration: the
+# name's definition is the implementation after it, which the declarations outranked for the name.
+_OVERLOADED = lazy_compile(
+    r"^[ \t]*@[ \t]*(?:[\w.]+\.)?overload[ \t]*(?:#[^\n]*)?\n(?:[ \t]*[@#][^\n]*\n)*[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)",
     re.MULTILINE,
 )
 # JavaScript/TypeScript methods in a class or object: an indented `name(params) {` with no keyword
@@ -131,7 +137,10 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
             members.add(f"{owner}.{name}")
         return owner
 
+    declared = {m.start(1) for m in _OVERLOADED.finditer(text)} if language == "python" and "overload" in text else ()
     for m in _KEYWORD_DEF.finditer(text):
+        if m.start(1) in declared:
+            continue
         names.add(m.group(1))
         if owners is not None:
             member(m.group(1), m.start())

@@ -1326,3 +1326,26 @@ def test_a_file_the_parser_is_slow_over_is_chunked_by_lines_and_the_next_file_pa
     monkeypatch.setattr(ast, "PARSE_SECONDS", 10.0)
     script = "deploy() {\n  echo deploying\n}\n\nrollback() {\n  echo rolling back\n}\n"
     assert {c.symbol for c in chunks_of(script, "ops.sh", "bash", policy=TINY)} >= {"deploy", "rollback"}
+
+
+def test_an_overload_s_declarations_define_nothing_and_its_implementation_defines_the_name():
+    """huggingface_hub's `hf_hub_download`: three `@overload` declarations took the definition term
+    and the last of them was the name's first hit, above the implementation after them."""
+    python = ("from typing import overload\n\n@overload\ndef hub(x: int) -> int: ...\n@typing.overload\n"
+              "def hub(x: str) -> str: ...\ndef hub(x):\n    return x\n\n\nclass A:\n    @t.overload\n"
+              "    def m(self) -> None: ...\n    def m(self, x=1):\n        return x\n")
+    chunks = chunks_of(python, "hub.py", "python", policy=TINY)
+    assert_verbatim(python, chunks)
+    defining = {(c.start_line, name) for c in chunks for name in c.definitions or ()}
+    assert {name for _, name in defining} == {"hub", "m", "A"}
+    assert {line for line, name in defining if name in ("hub", "m")} == {7, 14}  # the implementations' lines
+    typescript = ("export function parse(x: string): number;\nexport function parse(x: number): number;\n"
+                  "export function parse(x: any): number {\n  return Number(x);\n}\n"
+                  "class Box {\n  get(k: string): string;\n  get(k: any): string {\n    return String(k);\n  }\n}\n"
+                  "interface Shape {\n  area(): number;\n}\ndeclare function lonely(): void;\n")
+    chunks = chunks_of(typescript, "parse.ts", "typescript", policy=TINY)
+    assert_verbatim(typescript, chunks)
+    defining = {(c.start_line, name) for c in chunks for name in c.definitions or ()}
+    assert {line for line, name in defining if name in ("parse", "get")} == {3, 8}
+    # a signature with no implementation after it (an interface's, a declaration file's) still defines
+    assert {"area", "lonely", "Shape", "Box"} <= {name for _, name in defining}
