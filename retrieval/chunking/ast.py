@@ -530,10 +530,11 @@ _IMPLEMENTATIONS = frozenset({"function_declaration", "method_definition", "func
 
 
 def _overload(node, wrapper, name: str) -> bool:
-    """Whether a definition only declares one of its name's overloads, whose implementation comes
-    after it: a Python function under `@overload`, a TypeScript signature followed by the function
-    or method with that name. Such a declaration took the name's definition term and outranked the
-    implementation (an interface's or a `.d.ts` file's signatures, with nothing after, still define)."""
+    """Whether a definition only declares one of its name's overloads: a Python function under
+    `@overload` (its implementation follows, or is the module a stub describes), a TypeScript
+    signature followed by the function or method of that name. Such a declaration took the name's
+    definition term and outranked the implementation (an interface's or a `.d.ts` file's
+    signatures, with no implementation after them, still define)."""
     if wrapper is not None and wrapper.type == "decorated_definition":
         return any(c.type == "decorator" and _OVERLOAD_DECORATOR.search(_text(c)) for c in wrapper.children)
     if node.type not in _SIGNATURES:
