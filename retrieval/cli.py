@@ -581,7 +581,9 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         envelope = 0  # what --json prints around the results
         if as_json:
             envelope = printed_tokens(_json({"query": text, "retriever": result.retriever, "results": []})) + 1
-        hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost)
+        # A hit cut to fit shows its lines holding the query's words, as --snippet-lines does.
+        hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost,
+                                        frozenset(tokenize(text)))
     result.hits = hits
     if as_json:
         payload = {

@@ -41,56 +41,84 @@ def printed_tokens(text: str) -> int:
     return -(-len(text) // 4)
 
 
-def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost) -> Snippet:
-    """The snippet's lines from the hit's own first line (an expanded snippet's context before it
-    goes first) that fit `budget` tokens as printed (the first line itself cut if need be)."""
+def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost, focus: frozenset[str] = frozenset()) -> Snippet:
+    """The snippet's lines that fit `budget` tokens as printed, from the hit's own first line (an
+    expanded snippet's context before it goes first), or given the query's terms (`focus`) the
+    hit's lines holding the most of them: a long function opens with its signature and docstring,
+    and the lines that matched may come further down (the first line itself cut if need be)."""
     lines = split_lines(snippet.text)  # as the file's lines are numbered (a form feed is no break)
     if hit.start_line is not None and snippet.start_line is not None:
         skip = min(max(0, hit.start_line - snippet.start_line), max(0, len(lines) - 1))
         lines = lines[skip:]
         snippet = replace(snippet, start_line=snippet.start_line + skip)
-    start = snippet.start_line
 
-    def trial(kept: list[str]) -> Snippet:
-        end = start + len(kept) - 1 if start is not None else None
-        return replace(snippet, end_line=end, text="".join(kept))
+    def trial(kept: list[str], at: int = 0) -> Snippet:
+        """The snippet of `kept`, lines[at:] onwards."""
+        if snippet.start_line is None:
+            return replace(snippet, end_line=None, text="".join(kept))
+        first = snippet.start_line + at
+        return replace(snippet, start_line=first, end_line=first + len(kept) - 1, text="".join(kept))
+
+    def fits(kept: list[str], at: int = 0) -> bool:
+        return cost(hit, trial(kept, at), True) <= budget
 
     # The most lines that fit, by bisection: pricing renders the whole hit, so line by line would
     # cost the square of a long snippet's length (seconds for a file of 10,000 lines).
     low, high = 0, len(lines)
     while low < high:
         mid = (low + high + 1) // 2
-        if cost(hit, trial(lines[:mid]), True) <= budget:
+        if fits(lines[:mid]):
             low = mid
         else:
             high = mid - 1
-    kept = lines[:low]
+    at, kept = 0, lines[:low]
+    if focus and 0 < low < len(lines):
+        # The window's lines may be longer than the first ones: fewer of them, placed again.
+        for size in range(low, max(0, low - 8), -1):
+            at = _focus(hit, lines, size, focus)
+            if at == 0 or fits(lines[at : at + size], at):
+                kept = lines[at : at + size] if at else kept
+                break
+        else:
+            at = 0
     if not kept and lines:
         room = max(0, (budget - cost(hit, trial([]), True)) * 4)  # characters left for the first line
-        while room and cost(hit, trial([lines[0][:room]]), True) > budget:
+        while room and not fits([lines[0][:room]]):
             room = room * 3 // 4  # escaping (JSON) makes some characters cost more than one
         kept = [lines[0][:room]] if room else []
     if not kept:  # no room for a single character: nothing shown, and no lines claimed
         return replace(snippet, start_line=None, end_line=None, text="")
-    return trial(kept)
+    return trial(kept, at)
+
+
+def _focus(hit: SearchHit, lines: list[str], size: int, focus: frozenset[str]) -> int:
+    """Where the `size` of the hit's own lines (later ones are an expanded snippet's context)
+    holding the most of the focus terms start; 0 when the first ones hold as many."""
+    from .snippets import best_window
+
+    own = len(lines)
+    if hit.start_line is not None and hit.end_line is not None:
+        own = max(1, min(own, hit.end_line - hit.start_line + 1))
+    return best_window(lines[:own], size, focus) if size < own else 0
 
 
 def within_budget(hits: list[SearchHit], snippets: dict, budget: int,
-                  cost: Cost | None = None) -> tuple[list[SearchHit], set[str]]:
+                  cost: Cost | None = None, focus: frozenset[str] = frozenset()) -> tuple[list[SearchHit], set[str]]:
     """The hits that fit `budget` tokens, in rank order, and the docids whose snippet was cut.
     `cost` prices a hit as it will be printed (`query` passes its JSON's or its text's); the default
     is four characters a token of snippet plus HIT_OVERHEAD. Whole hits while they fit; the first
     that does not is cut to the room left (its snippet, in `snippets`, in place: from the hit's own
-    first line) and ends the answer, so the budget is spent on the best hits, not left half empty
-    by one long one. A later hit of which not one line fits is left out; the first hit always comes
-    back, so a small budget still gets the best answer."""
+    first line, or given `focus`, the query's terms, its lines holding the most of them) and ends
+    the answer, so the budget is spent on the best hits, not left half empty by one long one. A
+    later hit of which not one line fits is left out; the first hit always comes back, so a small
+    budget still gets the best answer."""
     cost = cost or _estimate
     out, used = [], 0
     for hit in hits:
         snippet = snippets.get(hit.docid)
         price = cost(hit, snippet, False)
         if used + price > budget:
-            cut = _cut(hit, snippet, budget - used, cost) if snippet is not None else None
+            cut = _cut(hit, snippet, budget - used, cost, focus) if snippet is not None else None
             if not out or (cut is not None and cut.text):
                 if cut is not None:
                     snippets[hit.docid] = cut

@@ -169,6 +169,7 @@ def span_hits(root: str, retriever: str, query: str, hunks: dict, budgets: list[
     costs more a hit), so the figure is comparable across runs and retrievers."""
     from retrieval import service
     from retrieval.snippets import read_snippet
+    from retrieval.text import tokenize
 
     result = service.search(root, query, retriever=retriever, top_k=100, stale_ok=True)
     read = {}
@@ -176,13 +177,14 @@ def span_hits(root: str, retriever: str, query: str, hunks: dict, budgets: list[
         snippet = read_snippet(root, h)
         if snippet is not None:
             read[h.docid] = snippet
-    return {budget: _span_hit(result.hits, dict(read), hunks, budget) for budget in budgets}
+    focus = frozenset(tokenize(query))  # as `query --max-tokens` cuts a hit: its lines with the query's words
+    return {budget: _span_hit(result.hits, dict(read), hunks, budget, focus) for budget in budgets}
 
 
-def _span_hit(hits: list, snippets: dict, hunks: dict, budget: int) -> float:
+def _span_hit(hits: list, snippets: dict, hunks: dict, budget: int, focus: frozenset = frozenset()) -> float:
     from retrieval.output import within_budget
 
-    kept, cut = within_budget(hits, snippets, budget)  # cuts the last hit's snippet in `snippets`
+    kept, cut = within_budget(hits, snippets, budget, focus=focus)  # cuts the last hit's snippet in `snippets`
     for h in kept[:10]:
         first, last = h.start_line, h.end_line
         if h.docid in cut and h.docid in snippets:  # cut to fit the budget: only its snippet's lines show

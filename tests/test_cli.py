@@ -558,6 +558,19 @@ def test_max_tokens_returns_whole_hits_that_fit_the_budget(run, make_tree):
     assert first["truncated"] is True  # the best hit always comes back, cut to fit
 
 
+def test_max_tokens_cuts_a_long_hit_to_its_lines_holding_the_query_s_words(run, make_tree):
+    """The cut showed a long function's signature and docstring and none of the lines that matched."""
+    body = "".join(f"    step_{i} = prepare({i})\n" for i in range(30))
+    root = make_tree({"jobs.py": 'def run_jobs():\n    """Run every job."""\n' + body
+                      + "    quokka = marsupial(step_1)\n    return quokka\n"})
+    (whole,) = query_json(run, root, "quokka marsupial", "--snippet-lines", "1000")["results"]
+    (row,) = query_json(run, root, "quokka marsupial", "--max-tokens", "150")["results"]
+    assert row["truncated"] is True and whole["start_line"] < row["snippet_start"] <= row["snippet_end"] <= whole["end_line"]
+    lines = file_lines(root / "jobs.py")
+    assert row["snippet"] == "".join(lines[row["snippet_start"] - 1 : row["snippet_end"]])
+    assert "quokka = marsupial" in row["snippet"]
+
+
 # -- --expand --------------------------------------------------------------------------------------
 
 @pytest.fixture

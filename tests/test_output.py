@@ -161,3 +161,30 @@ def test_control_characters_in_a_snippet_are_shown_as_escapes_the_same_on_a_pipe
     shown = list(text_lines([hit("a.py", 1, 3)], {"a.py:1-3": snippet}))
     assert shown[1:] == ['     1│ s = "\\x1b[2J\\x1b[31mRED"', "     2│ x = 1\\rcarriage",
                          "     3│ \tindented\\u202eevil"]
+
+
+def test_a_hit_cut_to_fit_shows_its_lines_holding_the_query_s_words():
+    """A long function opens with its signature and docstring; the lines that matched came later and
+    the cut showed only the opening."""
+    h = hit("a.py", 10, 29)
+    text = "".join("quokka!!\n" if n in (25, 26) else f"line {n:03d}\n" for n in range(10, 30))  # 9 characters a line
+    snippets = {h.docid: Snippet(10, 29, text)}
+    kept, cut = within_budget([h], snippets, 24 + 5, focus=frozenset({"quokka"}))  # room for 20 characters: two lines
+    assert kept == [h] and cut == {h.docid}
+    assert snippets[h.docid] == Snippet(25, 26, "quokka!!\n" * 2)
+    unfocused = {h.docid: Snippet(10, 29, text)}
+    within_budget([h], unfocused, 24 + 5)
+    assert unfocused[h.docid] == Snippet(10, 11, "line 010\nline 011\n")
+    # words no line holds, or held by the first lines already: from the hit's first line
+    for words in ({"platypus"}, {"line"}):
+        shown = {h.docid: Snippet(10, 29, text)}
+        within_budget([h], shown, 24 + 5, focus=frozenset(words))
+        assert shown[h.docid] == Snippet(10, 11, "line 010\nline 011\n")
+
+
+def test_a_focused_cut_of_longer_lines_shows_fewer_of_them():
+    h = hit("a.py", 10, 29)
+    text = "".join("quokka found here\n" if n in (25, 26) else f"line {n:03d}\n" for n in range(10, 30))
+    snippets = {h.docid: Snippet(10, 29, text)}
+    within_budget([h], snippets, 24 + 5, focus=frozenset({"quokka"}))  # 20 characters: one such line
+    assert snippets[h.docid] == Snippet(25, 25, "quokka found here\n")
