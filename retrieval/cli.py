@@ -485,7 +485,8 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
 @click.option("--files", "files_only", is_flag=True, help="Ranked distinct files, each with its best span.")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, metavar="N",
               help="Return the hits that fit this many tokens, snippets included (implies snippets): whole "
-                   "hits while they fit, then the next one's snippet cut to the room left.")
+                   "hits while they fit, then the next one's snippet cut to the room left (its lines holding the query's "
+                   "words).")
 @click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), default=None,
               help="Only hits at this confidence or above (possibly none).")
 def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
