@@ -38,11 +38,15 @@ _VENDOR_PATH = re.compile(
 )
 # Generated: minified bundles, protobuf and gRPC output, and the suffixes code generators mark their
 # files with (`client.gen.ts`, `zz_generated.deepcopy.go`, `model.g.dart`, `Form1.Designer.cs`), and
-# the build tools' wrapper scripts their `wrapper` tasks write (`gradlew`, `mvnw`).
+# the build tools' wrapper scripts their `wrapper` tasks write (`gradlew`, `mvnw`), and package
+# managers' lockfiles: they name every package and matched a question about one above its code.
 _GENERATED_PATH = re.compile(
     r"\.min\.[a-z]+$|\.pb\.(go|cc|h)$|_pb2(_grpc)?\.pyi?$|\.generated\.|(^|/)generated(/|$)"
     r"|\.gen\.[a-z]+$|_generated\.[a-z]+$|(^|/)zz_generated\.|\.g\.dart$|\.freezed\.dart$|\.designer\.cs$"
-    r"|(^|/)(gradlew|mvnw)$",
+    r"|(^|/)(gradlew|mvnw)$"
+    r"|(^|/)(package-lock\.json|npm-shrinkwrap\.json|pnpm-lock\.yaml|yarn\.lock|bun\.lockb?|deno\.lock"
+    r"|Cargo\.lock|composer\.lock|Gemfile\.lock|Podfile\.lock|Package\.resolved|poetry\.lock|uv\.lock|Pipfile\.lock"
+    r"|pdm\.lock|go\.sum|mix\.lock|pubspec\.lock|flake\.lock|gradle\.lockfile|packages\.lock\.json|conan\.lock)$",
     re.IGNORECASE,
 )
 # A language tag as a directory name: `en`, `ja`, `zh-hant`, `pt_BR`, `zh-CN`.
