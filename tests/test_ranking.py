@@ -163,6 +163,18 @@ def test_the_words_a_string_literal_writes_next_to_each_other_are_paired_not_its
         assert PAIR + "not&rang" not in chunk_terms(path, code, language=language)
 
 
+def test_a_template_literal_or_a_go_raw_string_is_a_string_whose_words_are_paired():
+    """trpc's `No "${type}"-procedure on path "${path}"` was read as two quoted placeholders."""
+    from retrieval.lexical.features import PAIR, literal_pairs
+
+    template = 'throw new TRPCError({ message: `No "${type}"-procedure on path "${path}"` });\n'
+    assert literal_pairs(template, "typescript") == {PAIR + "no&procedur": 1, PAIR + "path&procedur": 1}
+    assert literal_pairs('return fmt.Errorf(`required flag "%s" not set`, name)\n', "go") == {
+        PAIR + "flag&requir": 1, PAIR + "flag&not": 1, PAIR + "not&set": 1}
+    # elsewhere a backtick quotes code in a comment, or runs a shell command (Ruby)
+    assert literal_pairs("# see `retry the request` here\n", "python") == {}
+
+
 def test_a_pasted_error_message_ranks_the_line_that_raises_it_first():
     """The message's words are everywhere in a codebase about them; written next to each other,
     in a string, only where it is raised."""

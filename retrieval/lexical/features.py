@@ -39,7 +39,7 @@ def def_term(name: str) -> str:
     return DEF + (squashed or name.lower())
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 16  # 16: a Python @overload declaration defines nothing
+VERSION = 17  # 17: JavaScript and Go backticked strings have literal pairs
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -203,7 +203,7 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
     if pairs:
         counts.update(pair_terms(body, words))
         if language in _LITERAL_LANGUAGES:
-            counts.update(literal_pairs(text))
+            counts.update(literal_pairs(text, language))
     if path_weight:
         for term in path_terms(path):
             counts[term] += path_weight
@@ -251,7 +251,12 @@ def pair_terms(text: str, words: list[str] | None = None) -> Counter:
 
 # A string in code, on one line, of 6 characters or more (shorter ones are keys and characters,
 # not messages). Its end is found by scanning, never by backtracking.
-_LITERAL = lazy_compile(r'"(?:[^"\\\n]|\\.){6,400}"|\'(?:[^\'\\\n]|\\.){6,400}\'')
+_QUOTED = r'"(?:[^"\\\n]|\\.){6,400}"|\'(?:[^\'\\\n]|\\.){6,400}\''
+_LITERAL = lazy_compile(_QUOTED)
+# JavaScript's template literals and Go's raw strings too (`No "${type}"-procedure on path "${path}"`):
+# found first, the quotes inside one are its text.
+_LITERAL_OR_BACKTICKED = lazy_compile(_QUOTED + r'|`(?:[^`\\\n]|\\.){6,400}`')
+_BACKTICK_LANGUAGES = frozenset({"javascript", "typescript", "vue", "svelte", "go"})
 # What a program fills in before a message is shown: `{value!r}`, `%s`, `%(name)d`, `${name}`.
 _PLACEHOLDER = lazy_compile(r"\$?\{[^{}]*\}|%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z]")
 _LETTERS = lazy_compile(r"[A-Za-z]+")
@@ -261,10 +266,10 @@ LITERAL_PAIRS = 16  # of one string: a message's words, not a long text's
 _LITERAL_LANGUAGES = languages.languages_of(languages.CODE)
 
 
-def literal_pairs(text: str) -> Counter:
+def literal_pairs(text: str, language: str = "") -> Counter:
     """Pair terms of every two words a string literal writes next to each other."""
     counts: Counter = Counter()
-    for m in _LITERAL.finditer(text):
+    for m in (_LITERAL_OR_BACKTICKED if language in _BACKTICK_LANGUAGES else _LITERAL).finditer(text):
         body = _PLACEHOLDER.sub(" ", m.group(0)[1:-1])
         units = [u for u in map(word_unit, _LETTERS.findall(body)) if u]
         for a, b in zip(units, units[1:LITERAL_PAIRS + 1]):
