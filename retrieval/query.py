@@ -40,6 +40,8 @@ class QueryPlan:
     named: tuple = ()  # definition terms of the code words a long query names
     mentions: tuple = ()  # file paths the query writes out (`ranking.path_mentions`)
     frames: tuple = ()  # (path, line, function) of the stack frames it pastes (`ranking.frame_mentions`)
+    # The words a file's name may agree with (`ranking.name_prior`); None: every term
+    file_words: frozenset | None = None
 
 
 def plan_query(query: str, config: RankingConfig) -> QueryPlan:
@@ -104,4 +106,19 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
     named_defs = tuple(dict.fromkeys(def_term(w) for w in code)) if long else ()
     mentions = path_mentions(query) if symbol is None and config.path_mention_boost else ()
     frames = frame_mentions(query) if symbol is None and config.frame_boost else ()
-    return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames)
+    return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query))
+
+
+# What a pasted error's first words are: the runtime's class of it (`TypeError:`,
+# `com.fasterxml.jackson.databind.exc.InvalidDefinitionException:`, `TRPCError:`) or its label
+# (`error[E0277]:`, `panic:`, `Error:`), not a name of the file to look in.
+_ERROR_LABEL = re.compile(
+    r"(?<![\w.$])(?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*(?:Error|Exception)(?=:\s)"
+    r"|^[ \t]*(?i:error|panic|fatal|warning|exception)(?:\[[\w-]{1,20}\])?:", re.MULTILINE)
+
+
+def naming_words(query: str) -> frozenset:
+    """The words of a query that may name a file by its name: not a pasted error's class or label
+    (`TypeError:` named every `types.ts`, `Error:` every `errors.go`, `HFValidationError:` the
+    module defining the class, not the code raising it)."""
+    return frozenset(tokenize(_ERROR_LABEL.sub(" ", query)))

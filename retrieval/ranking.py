@@ -482,7 +482,7 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
     that the query names the file by its path (`mentioned`, from `mention_evidence`), then the best
     chunk of each file first, translated copies of a docs page counting as one page.
     """
-    terms = set(plan.weights)
+    terms = set(plan.weights) if plan.file_words is None else plan.file_words
     docs_paths = set()
     scored = []
     for value, path, kind, item in candidates:

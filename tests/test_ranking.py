@@ -472,3 +472,21 @@ def test_a_python_overload_declaration_is_no_definition_of_its_name():
     method = "class A:\n    @overload\n    def m(self): ...\n"
     assert definitions_and_members(method, "python", [(0, ""), (8, "A")])[0] == {"A"}
     assert "m" in definitions_and_members("@overload\ndef m(self)\n", "ruby")[0]
+
+
+def test_a_pasted_error_s_class_or_label_names_no_file_by_its_name():
+    """vitest's `TypeError: ... is not a spy` lifted every `types.ts` (Type + Error), Go's `Error:`
+    every `errors.go`, above the file that says the message. A question's own words still name files."""
+    thrower = doc("src/spy.ts", "export function assertIsMock(x) {\n  throw new TypeError('not a spy or a call to a spy')\n}\n")
+    docs = FILLER + [thrower,
+                     doc("src/types.ts", "export type Spy = { calls: Call[] }\nexport type Call = { spy: Spy, user: User }\n"),
+                     doc("src/errors.go", "// a spy call failed for a user\nvar ErrSpy = errors.New(\"spy call\")\n")]
+    for message in ("TypeError: fetchUser is not a spy or a call to a spy",
+                    "Error: fetchUser is not a spy or a call to a spy",
+                    "panic: fetchUser is not a spy or a call to a spy"):
+        assert ranked_paths(docs, message)[0] == "src/spy.ts", message
+    assert ranked_paths(docs, "where are the spy types")[0] == "src/types.ts"  # a question names the file
+    from retrieval.query import naming_words
+
+    assert naming_words("com.x.exc.InvalidDefinitionException: Cannot construct User") == {"cannot", "construct", "user"}
+    assert naming_words("error[E0277]: trait bound\nwhy are type errors reported late") >= {"type", "errors", "trait"}
