@@ -490,3 +490,15 @@ def test_a_pasted_error_s_class_or_label_names_no_file_by_its_name():
 
     assert naming_words("com.x.exc.InvalidDefinitionException: Cannot construct User") == {"cannot", "construct", "user"}
     assert naming_words("error[E0277]: trait bound\nwhy are type errors reported late") >= {"type", "errors", "trait"}
+
+
+def test_a_wrapped_typescript_method_whose_parameters_hold_an_object_type_is_a_definition():
+    """trpc's `TRPCClientError.from(cause, opts: { meta?: ...; cause?: Error } = {})`: the `;` between
+    the object type's members read as a statement's end, and the method defined nothing."""
+    text = ("export class ClientError extends Error {\n  public static from<T extends object>(\n"
+            "    cause: Error | object,\n    opts: { meta?: Record<string, unknown>; cause?: Error } = {},\n"
+            "  ): ClientError {\n    return new ClientError(String(cause));\n  }\n}\n")
+    assert "from" in defined_names(text, "typescript")
+    # a statement's `;` still ends a call's arguments: a call wrapped over lines defines nothing
+    call = "  register(\n    handler,\n  );\n  if (ok) {\n    run();\n  }\n"
+    assert "register" not in defined_names(call, "typescript")

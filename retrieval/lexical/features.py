@@ -39,7 +39,7 @@ def def_term(name: str) -> str:
     return DEF + (squashed or name.lower())
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 17  # 17: JavaScript and Go backticked strings have literal pairs
+VERSION = 18  # 18: a wrapped TypeScript method whose parameters hold an object type
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -75,6 +75,9 @@ _METHOD_DEF = lazy_compile(_METHOD_HEAD + r"[^;\n]*\)\s*(?::[^;{}\n=]+)?\{\s*$",
 # never ends that way; `if (` and the other statements are excluded as above.
 _WRAPPED_METHOD_DEF = lazy_compile(
     _METHOD_HEAD + r"\n(?:[^;\n]*\n){1,40}?[ \t]*\)\s*(?::[^;{}\n=]+)?\{[ \t]*$", re.MULTILINE)
+# An object type written on one line (`opts: { a?: X; b?: Y } = {},`): its `;` separate members, they
+# end no statement; read as `,` so its wrapped parameter list still defines the method.
+_ONE_LINE_BRACES = lazy_compile(r"\{[^{}\n;]*;[^{}\n]*\}")
 _METHOD_LANGUAGES = frozenset({"javascript", "typescript", "vue", "svelte"})
 # `impl Trait for Type` defines behaviour for Type, not Trait; a bare `impl Type` is Type's.
 _IMPL_DEF = lazy_compile(
@@ -162,8 +165,10 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
             if owner != name:
                 names.add(name)
     if language in _METHOD_LANGUAGES:
-        for pattern in (_METHOD_DEF, _WRAPPED_METHOD_DEF):
-            for m in pattern.finditer(text):
+        # (the same length, so offsets into it are offsets into text)
+        typed = _ONE_LINE_BRACES.sub(lambda b: b.group(0).replace(";", ","), text) if ";" in text else text
+        for pattern, source in ((_METHOD_DEF, text), (_WRAPPED_METHOD_DEF, typed)):
+            for m in pattern.finditer(source):
                 names.add(m.group(1))
                 if owners is not None:
                     member(m.group(1), m.start())
