@@ -641,8 +641,52 @@ _C_STATEMENTS = frozenset({"if", "else", "for", "while", "do", "switch", "case",
 _STATEMENT_WORDS = {"c": _C_STATEMENTS, "cpp": _C_STATEMENTS}
 
 
-def definitions(tree, grammar: str) -> list[Definition]:
-    """Every definition of the tree, outermost first, each linked to its enclosing one."""
+# A Rust macro invoked where items go (`cfg_rt! {`, `declare_error_trait!(`): the grammar reads its
+# body as opaque tokens, so the functions a crate gates behind `cfg_*!` macros (tokio: 313 such
+# blocks) were defined nowhere. A body holding an item's first line is parsed again as items.
+_ITEM_MACRO = re.compile(rb"^[ \t]*([A-Za-z_][\w:]*)![ \t]*[{(\[]", re.MULTILINE)
+_RUST_ITEM = re.compile(
+    rb"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:(?:async|const|unsafe|extern)[ \t]+)*(?:fn|struct|enum|impl|trait|mod|type)\b",
+    re.MULTILINE)
+
+
+MACRO_DEPTH = 3  # macros in macros' bodies read as items
+
+
+def macro_items(tree, source: bytes) -> bytes | None:
+    """Rust: the source with all but the bodies of item macros blanked (line ends and byte offsets
+    kept, the macros' own heads and delimiters blanked too, so nested ones read as items), to be
+    parsed again for the definitions inside; None when no macro body holds an item."""
+    root = tree.root_node
+    bodies = []
+    for m in _ITEM_MACRO.finditer(source):
+        if m.group(1) == b"macro_rules":
+            continue  # its rules are patterns with `$` holes, not items
+        node = root.descendant_for_byte_range(m.start(1), m.end(1))
+        while node is not None and node.type != "macro_invocation" and node.start_byte >= m.start(1) - 1:
+            node = node.parent
+        if node is None or node.type != "macro_invocation" or node.start_byte < m.start(1) - 1:
+            continue
+        body = node.named_children[-1] if node.named_child_count else None
+        if body is None or body.type != "token_tree" or body.end_point[0] == body.start_point[0]:
+            continue
+        if _RUST_ITEM.search(source, body.start_byte + 1, body.end_byte - 1):
+            bodies.append((node.start_byte, body.start_byte + 1, body.end_byte - 1, body.end_byte))
+    if not bodies:
+        return None
+    out = bytearray(re.sub(rb"[^\n]", b" ", source))
+    for _head, first, last, _end in bodies:
+        out[first:last] = source[first:last]
+    for head, first, last, end in bodies:  # a nested macro's head and delimiters were copied with its parent's body
+        out[head:first] = re.sub(rb"[^\n]", b" ", source[head:first])
+        out[last:end] = re.sub(rb"[^\n]", b" ", source[last:end])
+    return bytes(out)
+
+
+def definitions(tree, grammar: str, inner=()) -> list[Definition]:
+    """Every definition of the tree, outermost first, each linked to its enclosing one; `inner`,
+    trees of the same rows and bytes holding what the first one could not read (macro_items), add
+    theirs."""
     query = _query(grammar)
     found: list[tuple] = []
     seen = set()
@@ -654,10 +698,11 @@ def definitions(tree, grammar: str) -> list[Definition]:
         # sibling from above): 16,000 nested functions took 50 s. Real code defines no deeper than
         # this (of 27,627 files of the semble checkouts none did); deeper ones are cut by lines anyway.
         cursor.set_max_start_depth(MAX_DEFINITION_DEPTH)
-        for _pattern, captures in cursor.matches(tree.root_node):
+        roots = [tree.root_node] + [t.root_node for t in inner]
+        for _pattern, captures in (match for root in roots for match in cursor.matches(root)):
             for node in captures.get("def", ()):
                 key = (node.start_byte, node.end_byte, node.type)
-                if key in seen or node == tree.root_node:
+                if key in seen or node in roots:
                     continue
                 seen.add(key)
                 d = _definition(node, captures)
@@ -1242,8 +1287,17 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
     if root.has_error and _mostly_error(root, len(source)):
         return None
     budget = policy.budget(kind)
+    inner = []
+    if grammar == "rust":
+        items, outer = source, tree
+        for _ in range(MACRO_DEPTH):  # a macro inside a macro's body is found in that body's tree
+            items = macro_items(outer, items)
+            outer = _parse(grammar, items) if items is not None else None
+            if outer is None:
+                break
+            inner.append(outer)
     try:
-        defs = definitions(tree, grammar)
+        defs = definitions(tree, grammar, inner)
     except RecursionError:  # pragma: no cover - the query runs in C; kept as a guard
         defs = []
     off = _line_offsets(lines)

@@ -1349,3 +1349,23 @@ def test_an_overload_s_declarations_define_nothing_and_its_implementation_define
     assert {line for line, name in defining if name in ("parse", "get")} == {3, 8}
     # a signature with no implementation after it (an interface's, a declaration file's) still defines
     assert {"area", "lonely", "Shape", "Box"} <= {name for _, name in defining}
+
+
+def test_functions_in_a_rust_macro_s_body_are_defined_with_their_scope():
+    """tokio gates hundreds of functions behind `cfg_rt! { ... }`: the grammar reads a macro's body
+    as opaque tokens, and `spawn_blocking` was defined nowhere (lexical found it first, treesitter
+    listed its callers above it)."""
+    text = ("impl Handle {\n    pub fn current() -> Handle {\n        Handle {}\n    }\n\n    cfg_rt! {\n"
+            "        /// Spawns a blocking task.\n        pub fn spawn_blocking<F>(&self, f: F) -> JoinHandle<F> {\n"
+            "            self.inner.spawn(f)\n        }\n\n        cfg_time! {\n"
+            "            pub(crate) fn timer(&self) -> Timer {\n                Timer::new()\n            }\n"
+            "        }\n    }\n}\n\ncfg_net! {\n    pub async fn connect(addr: &str) -> Result<TcpStream> {\n"
+            "        TcpStream::connect(addr).await\n    }\n}\n\n"
+            "macro_rules! cfg_rt {\n    ($($item:item)*) => { $( #[cfg(feature = \"rt\")] fn hidden() {} $item )* }\n}\n")
+    chunks = chunks_of(text, "handle.rs", "rust", policy=TINY)
+    assert_verbatim(text, chunks)
+    assert {"spawn_blocking", "timer", "connect"} <= defined(chunks)
+    assert by_symbol(chunks, "spawn_blocking").context == "impl Handle.spawn_blocking"
+    assert by_symbol(chunks, "timer").context == "impl Handle.timer"  # a macro in a macro's body
+    assert by_symbol(chunks, "connect").chunk_kind == "function"
+    assert "hidden" not in defined(chunks)  # a macro's own rules are patterns, not items
