@@ -278,7 +278,8 @@ def spells_file_name(query: str, path: str) -> bool:
 # pattern over the whole text backtracks quadratically on a long run of letters or slashes.
 _PATH_WORD = re.compile(r"[\w.~/\\-]+")
 _FILE_NAME = re.compile(r"[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,9}")  # the extension tells it from a word
-_LEADING_DIRS = re.compile(r"^(?:\.{1,2}/|/)+")  # `./x.py`, `../x.py`, `/abs/x.py`: not a path's part
+# `./x.py`, `../x.py`, `/abs/x.py`, `C:/x.py`, `file:///x.py`: not a path's part
+_LEADING_DIRS = re.compile(r"^(?:file://|[A-Za-z]:(?=/)|\.{1,2}/|/)+")
 MAX_MENTIONS = 200
 
 
@@ -315,9 +316,40 @@ _PYTHON_FRAME = re.compile(r'File "([^"\n]{1,1000})", line (\d{1,9})(?:, in (\w+
 _LINE_MENTION = re.compile(r"(?<![\w.~/\\-])([\w.~/\\-]+):(\d{1,9})\b")
 
 
+# The function of a frame, where the trace prints one: Java's, Kotlin's, JavaScript's and C#'s
+# `at pkg.Class.method(File.java:12)`, `at Class.method (/x/file.ts:12:5)`, `at Ns.C.M() in /x/C.cs:line 42`;
+# Go's and Rust's print it on the line above the file's (`pkg.(*node).addRoute(...)` over `\t/x/tree.go:230`,
+# `3: serde::de::MapAccess::next_value` over `at ./src/de.rs:1716:39`).
+_CALL_FRAME = re.compile(
+    r"\bat\s+(?:async\s+)?(?:new\s+)?([\w$.<>\[\]`]{1,300}?)\s?\((?:[^()\n]{0,300}\)\s+in\s+)?"
+    r"([^()\n]{1,1000}?):(?:line\s+)?(\d{1,9})(?::\d+)?\)?")
+_UNDER_FRAME = re.compile(r"^(?:\t|[ \t]+at[ \t]+)([^\s:()]{1,1000}\.(?:go|rs)):(\d{1,9})", re.MULTILINE)
+_LAST_NAME = re.compile(r"([A-Za-z_]\w*)(?:::h[0-9a-f]{16})?$")  # `(*node).addRoute`, `de::next_value::h0123...`
+
+
+def _function(qualified: str) -> str:
+    """A frame's function without its owners: `com.x.Deserializer.handle` -> `handle`."""
+    name = re.split(r"[.:]", qualified.rstrip(".:"))[-1]
+    return name if name.isidentifier() else ""
+
+
 def frame_mentions(query: str) -> tuple[tuple[str, int, str], ...]:
     """(path, line, function or "") of the stack frames a query pastes, in order of first mention."""
-    written = [*_PYTHON_FRAME.findall(query), *((p, n, "") for p, n in _LINE_MENTION.findall(query))]
+    written = [*_PYTHON_FRAME.findall(query)]
+    for m in _CALL_FRAME.finditer(query):
+        written.append((m.group(2), m.group(3), _function(m.group(1))))
+    for m in _UNDER_FRAME.finditer(query):
+        above = query.rfind("\n", 0, max(0, m.start() - 1))
+        head = query[above + 1 : m.start()].strip()[-300:]
+        called = _LAST_NAME.search(head.rpartition("(")[0] if head.endswith(")") else head)
+        written.append((m.group(1), m.group(2), called.group(1) if called else ""))
+    named: dict[str, list[str]] = {}  # line -> the paths of frames read with their function
+    for p, n, f in written:
+        if f:
+            named.setdefault(n, []).append(p)
+    # A frame read above is not read again as a bare `path:line` (from within its path: `@trpc/x.ts:3`).
+    written += [(p, n, "") for p, n in _LINE_MENTION.findall(query)
+                if not any(other.endswith(p) for other in named.get(n, ()))]
     found = [(path, int(line), function) for path, line, function in
              ((_file_path(p), n, f) for p, n, f in written) if path]
     return tuple(dict.fromkeys(found))[:MAX_MENTIONS]

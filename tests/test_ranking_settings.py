@@ -198,5 +198,26 @@ def test_stack_frames_are_read_from_the_ways_tracebacks_print_them():
             'in invoke\n  File "<stdin>", line 1, in <module>\n'
             "    at Object.run (C:\\app\\src\\main.js:12:5)\n  src/lib.rs:10:5\n  (Foo.java:123)\nsee ratio 16:9 and v1.2:3")
     assert frame_mentions(text) == (("usr/lib/python3/site-packages/click/core.py", 1414, "invoke"),
-                                    ("app/src/main.js", 12, ""), ("src/lib.rs", 10, ""), ("Foo.java", 123, ""))
+                                    ("app/src/main.js", 12, "run"), ("src/lib.rs", 10, ""), ("Foo.java", 123, ""))
     assert frame_mentions("x" * 50_000 + ":1") == ()  # one long word: no quadratic search
+
+
+def test_a_frame_s_function_is_read_where_the_trace_prints_one():
+    """Without it a frame whose line moved (another release) fell back to nothing: jackson's
+    `handleMissingInstantiator` went 1 -> 4 with every line shifted by 57."""
+    from retrieval.ranking import frame_mentions
+
+    java = "\tat com.fasterxml.jackson.databind.DeserializationContext.handleMissingInstantiator(DeserializationContext.java:1402)"
+    node = "    at TRPCBuilder.create (file:///srv/app/node_modules/@trpc/server/dist/initTRPC.ts:88:12)"
+    csharp = "   at Newtonsoft.Json.JsonTextReader.ReadInternal() in C:\\src\\Json\\JsonTextReader.cs:line 42"
+    go = "github.com/gin-gonic/gin.(*node).addRoute(0xc000, {0x1, 0x2})\n\t/root/go/pkg/mod/gin@v1.9/tree.go:230 +0x1d"
+    rust = "   3: serde::de::MapAccess::next_value_seed::h0123456789abcdef\n             at ./serde/src/de/mod.rs:1716:39"
+    assert [frame_mentions(t) for t in (java, node, csharp, go, rust)] == [
+        (("DeserializationContext.java", 1402, "handleMissingInstantiator"),),
+        (("srv/app/node_modules/@trpc/server/dist/initTRPC.ts", 88, "create"),),  # not again from `@trpc/`
+        (("src/Json/JsonTextReader.cs", 42, "ReadInternal"),),
+        (("root/go/pkg/mod/gin@v1.9/tree.go", 230, "addRoute"),),
+        (("serde/src/de/mod.rs", 1716, "next_value_seed"),)]
+    # long texts of the shapes' pieces are read at once (the patterns do not backtrack on them)
+    assert frame_mentions("at " * 30_000) == frame_mentions("at a(" * 20_000) == ()
+    assert frame_mentions("\tx.go:1\n" + ")" * 100_000 + "\n\tx.go:1") == (("x.go", 1, ""),)
