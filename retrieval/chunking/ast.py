@@ -951,7 +951,10 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
     carry = None  # a header waiting for its body
     for span in out:
         if carry is not None:
-            if not span[2] and fits(carry[0], span[1], budget + min_span):
+            if not span[2] and (fits(carry[0], span[1], budget + min_span)
+                                or (size(carry) < TINY and fits(carry[0], span[1], 1 << 30))):
+                # (a one-line header, `impl Handle {`, joins a body however big: alone, it was the
+                # first hit for every query naming its type)
                 span = [carry[0], span[1], False]
             elif span[2] and carry[1] + 1 == span[0] and span[0] not in lead_rows:
                 # Text cut by lines (a long docstring) takes the header into its first piece; not the

@@ -1369,3 +1369,15 @@ def test_functions_in_a_rust_macro_s_body_are_defined_with_their_scope():
     assert by_symbol(chunks, "timer").context == "impl Handle.timer"  # a macro in a macro's body
     assert by_symbol(chunks, "connect").chunk_kind == "function"
     assert "hidden" not in defined(chunks)  # a macro's own rules are patterns, not items
+
+
+def test_a_one_line_header_joins_its_first_member_however_long_that_member_is():
+    """tokio's `impl Handle {` before a member over the budget was a chunk of its own, and BM25's
+    taste for short documents made it the first hit for `Handle::time`."""
+    member = "".join(f"    /// Enters the runtime context, line {i:02d} of its documentation.\n" for i in range(26)) \
+        + "    pub fn enter(&self) -> EnterGuard<'_> {\n        EnterGuard::new(self)\n    }\n"
+    text = "use crate::runtime;\n\nimpl Handle {\n" + member + "\n    pub fn id(&self) -> Id {\n        self.id\n    }\n}\n"
+    chunks = chunks_of(text, "handle.rs", "rust", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    header = next(c for c in chunks if "impl Handle {" in c.text)
+    assert "pub fn enter" in header.text and header.context == "impl Handle.enter"
