@@ -539,8 +539,10 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         from .snippets import read_snippet
         from .text import tokenize
 
-        # The lines of a long hit that --snippet-lines shows: those holding the query's words.
-        focus = frozenset(tokenize(text)) if snippet_lines else frozenset()
+        # The lines of a long hit that --snippet-lines shows, or --max-tokens cuts it to: those
+        # holding the query's words.
+        terms = frozenset(tokenize(text))
+        focus = terms if snippet_lines else frozenset()
         snippets = {}
         for h in hits:
             shown = h
@@ -582,9 +584,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         envelope = 0  # what --json prints around the results
         if as_json:
             envelope = printed_tokens(_json({"query": text, "retriever": result.retriever, "results": []})) + 1
-        # A hit cut to fit shows its lines holding the query's words, as --snippet-lines does.
-        hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost,
-                                        frozenset(tokenize(text)))
+        hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost, terms)
     result.hits = hits
     if as_json:
         payload = {

@@ -117,8 +117,9 @@ _ERROR_LABEL = re.compile(
     r"|^[ \t]*(?i:error|panic|fatal|warning|exception)(?:\[[\w-]{1,20}\])?:", re.MULTILINE)
 
 
-def naming_words(query: str) -> frozenset:
+def naming_words(query: str) -> frozenset | None:
     """The words of a query that may name a file by its name: not a pasted error's class or label
     (`TypeError:` named every `types.ts`, `Error:` every `errors.go`, `HFValidationError:` the
-    module defining the class, not the code raising it)."""
-    return frozenset(tokenize(_ERROR_LABEL.sub(" ", query)))
+    module defining the class, not the code raising it); None when it pastes none (every word)."""
+    cut = _ERROR_LABEL.sub(" ", query)
+    return None if cut == query else frozenset(tokenize(cut))
