@@ -187,9 +187,20 @@ def file_query_stem(query: str) -> str | None:
     return None
 
 
+_ARITY = re.compile(r"^([A-Za-z_][\w.:!?]*)/\d{1,3}$")
+
+
+def without_arity(query: str) -> str:
+    """Elixir's and Erlang's `Phoenix.Controller.redirect/2` names `Phoenix.Controller.redirect`:
+    the `/2` is its arity, not a path (the symbol was `2`, and no scope agreed)."""
+    m = _ARITY.match(query.strip())
+    return m.group(1) if m else query
+
+
 def symbol_key(query: str) -> str:
     """The last component of a qualified identifier: `os.path.join` -> `join`; the file name of a
     path (`src/click/core.py` -> `core`, whose file the name prior then prefers)."""
+    query = without_arity(query)
     stem = file_query_stem(query)
     if stem is not None:
         return stem
@@ -203,7 +214,7 @@ _ARGUMENTS = re.compile(r"[<\[(].*$")  # `Vec<T>` is `Vec`
 def qualified_name(query: str) -> tuple[str, ...]:
     """(`Router`, `add_route`) for `Router.add_route`, `Router::add_route`, `Router#add_route`;
     () for anything else (a bare identifier says nothing about its scope)."""
-    q = query.strip()
+    q = without_arity(query).strip()
     # A path (`src/core.py`, `core.py:12`) names no member; `Response.json` may be either, and is
     # asked for as both (a file named after the stem is preferred too, see symbol_key).
     if not is_symbol_query(q) or "/" in q or _LINE_SUFFIX.search(q):

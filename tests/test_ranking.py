@@ -330,6 +330,15 @@ def test_a_qualified_name_is_split_at_any_language_s_scope_separator():
     assert qualified_name("how routes are added") == ()
 
 
+def test_an_elixir_arity_names_the_function_not_a_path():
+    from retrieval.ranking import qualified_name, symbol_key
+
+    assert qualified_name("Phoenix.Controller.redirect/2") == ("Phoenix", "Controller", "redirect")
+    assert symbol_key("Phoenix.Controller.redirect/2") == "redirect"
+    assert symbol_key("Enum.map/2") == "map" and symbol_key("valid?/1") == "valid?"
+    assert symbol_key("src/click/core.py") == "core"  # a path stays a path
+
+
 def test_a_scope_path_agrees_when_it_ends_with_the_qualified_name():
     from retrieval.ranking import scope_agrees
 

@@ -492,6 +492,23 @@ def test_a_qualified_query_for_a_bang_method_finds_it(make_tree):
         assert hit.source_path == "application.rb" and hit.start_line <= wanted <= hit.end_line, (query, hit)
 
 
+def test_an_elixir_function_asked_for_with_its_arity_is_found(make_tree):
+    """`App.Controller.redirect/2` was read as the path-like symbol `2`: the module's definition
+    (its owners' names) came first, not the function's."""
+    text = ("defmodule App.Controller do\n  @moduledoc \"Controller helpers.\"\n"
+            + "".join(f"  def step_{i}(conn) do\n    conn\n    |> assign(:step, {i})\n  end\n\n" for i in range(40))
+            + "  def redirect(conn, opts) when is_list(opts) do\n    {conn, 302, Keyword.fetch!(opts, :to)}\n  end\nend\n")
+    # A namesake in another module, whose text names App.Controller more often than the definition
+    caller = ("defmodule App.Flow do\n  # the App.Controller redirect, wrapped: App.Controller's options\n"
+              "  def redirect(conn, opts) do\n    conn = App.Controller.put_flash(conn, App.Controller.default())\n"
+              "    App.Controller.redirect(conn, opts)\n  end\nend\n")
+    files = {"lib/app/controller.ex": text, "lib/app/flow.ex": caller}
+    root = make_tree(files)
+    wanted = text.split("\n").index("  def redirect(conn, opts) when is_list(opts) do") + 1
+    hit = service.search(str(root), "App.Controller.redirect/2", top_k=1).hits[0]
+    assert hit.source_path == "lib/app/controller.ex" and hit.start_line <= wanted <= hit.end_line, hit
+
+
 def test_files_an_older_decoder_refused_are_read_again_once(make_tree, monkeypatch):
     """A UTF-16 source skipped as binary by a version without UTF-16 stayed skipped in every
     index built by it (unchanged files are never re-read); the first query after the upgrade
