@@ -27,6 +27,12 @@ def by_symbol(chunks, symbol):
     return found[0]
 
 
+def parsed_root(text, language):
+    from retrieval.chunking.ast import _parser
+
+    return _parser(language).parse(text.encode()).root_node
+
+
 def defined(chunks):
     return {name for c in chunks for name in (c.definitions or ())}
 
@@ -701,6 +707,50 @@ def test_broken_syntax_still_gives_verbatim_chunks_with_definitions():
     assert_verbatim(text, chunks)
     assert {"Outer", "make_handler"} <= defined(chunks)
     assert chunks[-1].end_line == len(split_lines(text))
+
+
+def test_a_file_whose_root_is_an_error_but_whose_definitions_mostly_parse_is_chunked_by_them():
+    """A grammar that cannot read one construct (Kotlin's `..<` range in a `when` here) may give up at
+    the root and still read most definitions whole under it: such a file was cut by lines, every
+    chunk unlabelled (kotlinx's 3,000-line BufferedChannel.kt)."""
+    methods = "".join(f"    fun step{i}(x: Int): Int {{\n        return x + {i}\n    }}\n\n" for i in range(20))
+    unreadable = """    override fun toString(): String {
+        val out = StringBuilder()
+        outer@ while (true) {
+            cells@ for (i in 0 until SIZE) {
+                if (i >= limit) break@outer
+                val kind = when (state(i)) {
+                    is Waiting<*> -> {
+                        when (i) {
+                            in low..<high -> "reader"
+                            in high..<low -> "writer"
+                            else -> "other"
+                        }
+                    }
+                    EMPTY, DONE -> continue@cells
+                    else -> "idle"
+                }
+                if (kind != null) {
+                    out.append("($kind,$i),")
+                } else {
+                    out.append("$kind,")
+                }
+            }
+            break
+        }
+        return out.toString()
+    }
+"""
+    text = "package a\n\nclass Chan<E>(val n: Int) : Base<E> {\n" + methods + unreadable + "}\n"
+    assert parsed_root(text, "kotlin").type == "ERROR"
+    chunks = chunks_of(text, "Chan.kt", "kotlin")
+    assert_verbatim(text, chunks)
+    assert {f"step{i}" for i in range(20)} <= defined(chunks)
+    assert any(c.chunk_kind for c in chunks)
+    # A file mostly in error is still cut by lines
+    broken = "package a\n\nclass Chan<E>(val n: Int) : Base<E> {\n" + methods[:200] + unreadable * 3 + "}\n"
+    assert parsed_root(broken, "kotlin").type == "ERROR"
+    assert all(c.chunk_kind == "" for c in chunks_of(broken, "Chan.kt", "kotlin"))
 
 
 def test_a_go_struct_too_big_for_one_chunk_keeps_its_doc_and_header_with_its_first_fields():
