@@ -171,6 +171,7 @@ def _wraps(node) -> bool:
 # interpolations) a docstring's opening quotes went with the class header and its text to the next chunk.
 _TEXT_NODES = frozenset({"string", "string_literal", "raw_string_literal", "template_string",
                          "interpreted_string_literal", "heredoc_body", "comment", "block_comment"})
+_TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
 _LAST_WORD = re.compile(r"[A-Za-z_$][\w$]*[?!]?(?=[^\w$]*$)")
 # A binding whose value is an import (`const x = @import("x.zig")`, `const fs = require("fs")`,
 # `local util = require "util"`) names another module; it defines nothing a query could be after.
@@ -334,6 +335,8 @@ def _name_node(node):
         inner = declarator.child_by_field_name("declarator") or declarator.child_by_field_name("name")
         if inner is None and declarator.type == "reference_declarator" and declarator.named_child_count:
             inner = declarator.named_children[-1]  # C++ `T& name()`: no field names what it declares
+        if inner is None and declarator.type == "parenthesized_declarator" and declarator.named_child_count:
+            inner = declarator.named_children[0]  # C's `typedef void (*dictScanFunction)(void *, ...)`
         if inner is None:
             break
         declarator = inner
@@ -390,7 +393,16 @@ def _binds_import(node) -> bool:
 
 def _last_word(text: str) -> str:
     """The name of a type as written, its parameters dropped: `Stack<T>`, Go's `Stack[T]`."""
-    m = _LAST_WORD.search(text.split("(", 1)[0].split("<", 1)[0].split("[", 1)[0])
+    head = text.split("(", 1)[0]
+    if "::" in head and "<" in head:
+        # C++'s `Box<T>::push`, `Map<K, std::vector<V>>::find`: its template arguments dropped, not
+        # all after them (the out-of-class member defined its class's name)
+        for _ in range(8):
+            inner = _TEMPLATE_ARGS.sub("", head)
+            if inner == head:
+                break
+            head = inner
+    m = _LAST_WORD.search(head.split("<", 1)[0].split("[", 1)[0])
     return m.group(0) if m else ""
 
 

@@ -39,7 +39,7 @@ def def_term(name: str) -> str:
     return DEF + (squashed or name.lower())
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 18  # 18: a wrapped TypeScript method whose parameters hold an object type
+VERSION = 19  # 19: C's function-pointer typedefs
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -79,6 +79,10 @@ _WRAPPED_METHOD_DEF = lazy_compile(
 # end no statement; read as `,` so its wrapped parameter list still defines the method.
 _ONE_LINE_BRACES = lazy_compile(r"\{[^{}\n;]*;[^{}\n]*\}")
 _METHOD_LANGUAGES = frozenset({"javascript", "typescript", "vue", "svelte"})
+# C's and C++'s `typedef void (*dictScanFunction)(void *privdata, ...)` defines dictScanFunction; the
+# keyword pattern read the return type (`void`) as its name.
+_FNPTR_TYPEDEF = lazy_compile(r"^[ \t]*typedef\b[^;{}()\n]*\(\s*\*\s*([A-Za-z_]\w*)\s*\)\s*\(", re.MULTILINE)
+_C_FAMILY = frozenset({"c", "cpp", "objc"})
 # `impl Trait for Type` defines behaviour for Type, not Trait; a bare `impl Type` is Type's.
 _IMPL_DEF = lazy_compile(
     r"^[ \t]*(?:unsafe\s+)?impl(?:<[^\n{]*?>)?\s+(?:[\w:]+(?:<[^\n{]*?>)?\s+for\s+)?(?:[\w]+::)*([A-Za-z_]\w*)",
@@ -141,8 +145,12 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
         return owner
 
     declared = {m.start(1) for m in _OVERLOADED.finditer(text)} if language == "python" and "overload" in text else ()
+    pointers = {}  # where a function-pointer typedef starts -> the name it defines
+    if (not language or language in _C_FAMILY) and "typedef" in text:
+        pointers = {m.start(): m.group(1) for m in _FNPTR_TYPEDEF.finditer(text)}
+        names.update(pointers.values())
     for m in _KEYWORD_DEF.finditer(text):
-        if m.start(1) in declared:
+        if m.start(1) in declared or m.start() in pointers:
             continue
         names.add(m.group(1))
         if owners is not None:

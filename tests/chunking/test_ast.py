@@ -979,6 +979,22 @@ def test_cpp_functions_returning_a_reference_are_named_by_their_declarator():
     assert not {"string", "vector"} & defined(chunks)
 
 
+def test_a_c_function_pointer_typedef_and_a_cpp_template_member_define_their_own_names():
+    """`typedef void (*scan_fn)(...)` defined nothing in the tree (the lexical patterns read `void`);
+    `Box<T>::push` defined `Box`, its class's name, not `push`."""
+    from retrieval.lexical.features import defined_names
+
+    c = "typedef void (*scan_fn)(void *privdata, const void *key);\n  typedef int (*compare_fn)(int, int);\nstatic int counter;\n"
+    for language in ("c", "cpp"):
+        assert {"scan_fn", "compare_fn"} <= defined(chunks_of(c, "dict.h", language))
+    assert defined_names(c, "c") == {"scan_fn", "compare_fn"}  # no `void`, no `int`
+    cpp = ("template <typename T>\nvoid Box<T>::push(const T& v) {\n  items_.push_back(v);\n}\n\n"
+           "template <typename K, typename V>\nV* Map<K, std::vector<V>>::find(const K& k) {\n  return nullptr;\n}\n")
+    chunks = chunks_of(cpp, "box.cpp", "cpp", TINY)
+    assert_verbatim(cpp, chunks)
+    assert {"push", "find"} <= defined(chunks) and not {"Box", "Map"} & defined(chunks)
+
+
 @pytest.mark.parametrize("path, language, text, member, context", [
     ("Shape.cs", "csharp", "namespace Geo.Shapes;\n\npublic class Shape\n{\n    public double Area() { return 1; }\n}\n",
      "Area", "Geo.Shapes.Shape.Area"),
