@@ -341,44 +341,98 @@ _LAST_NAME = re.compile(r"([A-Za-z_]\w*)(?:::h[0-9a-f]{16})?$")  # `(*node).addR
 def _function(qualified: str) -> str:
     """A frame's function without its owners: `com.x.Deserializer.handle` -> `handle`."""
     name = re.split(r"[.:]", qualified.rstrip(".:"))[-1]
+    if name[-1:] in ("!", "?") and name[:-1].isidentifier():
+        return name  # Ruby's and Elixir's `save!`, `valid?`
     return name if name.isidentifier() else ""
 
 
+# The frame shapes that name their function elsewhere: C/C++ debuggers and sanitizers
+# (`#1 0x55d in func /x/a.c:12`, gdb's `#7 0x.. in ns::C<T>::f (this=..) at /x/a.hpp:513`), Ruby
+# (`x.rb:87:in 'Mod::C#save!'`), PHP (`#0 /x/File.php(507): Ns\\C->method('a')`, and the `in /x/File.php:527`
+# where it was thrown), Elixir (`lib/x.ex:34: Mod.fun/1`) and Swift crash reports
+# (`C.f(using:) + 312 (File.swift:844)`).
+_GDB_FRAME = re.compile(r"^[ \t]*#\d{1,4}[ \t]+(?:0x[0-9a-fA-F]+[ \t]+in[ \t]+)?([^\n]{1,2000}?)[ \t]+(?:at[ \t]+)?"
+                        r"([^\s():]{1,1000}):(\d{1,9})(?::\d+)?[ \t]*$", re.MULTILINE)
+_RUBY_FRAME = re.compile(r"(?<![^\s'\"`(])([^\s:'\"`()]{1,1000}\.rb):(\d{1,9}):in [`']"
+                         r"(?:block (?:\(\d+ levels\) )?in |rescue in |ensure in )?([^'`\n]{1,300})'")
+_PHP_FRAME = re.compile(r"^[ \t]*#\d{1,4}[ \t]+([^\s()]{1,1000}\.php)\((\d{1,9})\):[ \t]+([\w\\\\]+(?:->|::))?(\w+)\(",
+                        re.MULTILINE)
+_PHP_THROWN = re.compile(r"\bin[ \t]+([^\s()]{1,1000}\.php):(\d{1,9})\b")
+_ELIXIR_FRAME = re.compile(r"(?<![^\s(])([^\s():]{1,1000}\.exs?):(\d{1,9}): (?:anonymous fn/\d+ in )?([\w.!?]+)\.([\w!?]+)/\d+")
+_SWIFT_FRAME = re.compile(r"(?<![\w.<>])([\w.<>]{1,300}?)(?:\([\w:]*\))? \+ \d+ \(([^\s():]{1,1000}\.swift):(\d{1,9})\)")
+
+
+def _native_frames(query: str) -> list[tuple[int, str, str, str]]:
+    """(offset, path, line, function) of the frames of the shapes above."""
+    found = [(m.start(), m.group(1), m.group(2), "") for m in _PHP_THROWN.finditer(query)]
+    for m in _GDB_FRAME.finditer(query):
+        name = _LAST_NAME.search(m.group(1).split(" (", 1)[0].strip())
+        found.append((m.start(), m.group(2), m.group(3), name.group(1) if name else ""))
+    for m in _RUBY_FRAME.finditer(query):
+        found.append((m.start(), m.group(1), m.group(2), re.split(r"[#.]|::", m.group(3))[-1]))
+    for m in _PHP_FRAME.finditer(query):
+        found.append((m.start(), m.group(1), m.group(2), m.group(4)))
+    for m in _ELIXIR_FRAME.finditer(query):
+        found.append((m.start(), m.group(1), m.group(2), m.group(4)))
+    for m in _SWIFT_FRAME.finditer(query):
+        found.append((m.start(), m.group(2), m.group(3), _function(re.sub(r"<[^<>]*>", "", m.group(1)))))
+    return found
+
+
+_PYTHON_FILE = (".py", ".pyx", ".pyi")
+
+
 def frame_mentions(query: str) -> tuple[tuple[str, int, str], ...]:
-    """(path, line, function or "") of the stack frames a query pastes, in order of first mention."""
-    written = [*_PYTHON_FRAME.findall(query)]
+    """(path, line, function or "") of the stack frames a query pastes, innermost first: in the order
+    they are written, reversed when they are Python's (a Python or pytest trace prints the innermost
+    frame last, the other runtimes first)."""
+    written = [(m.start(), m.group(1), m.group(2), m.group(3) or "") for m in _PYTHON_FRAME.finditer(query)]
+    written += _native_frames(query)
     for m in _CALL_FRAME.finditer(query):
-        written.append((m.group(2), m.group(3), _function(m.group(1))))
+        written.append((m.start(), m.group(2), m.group(3), _function(m.group(1))))
     for m in _UNDER_FRAME.finditer(query):
         above = query.rfind("\n", 0, max(0, m.start() - 1))
         head = query[above + 1 : m.start()].strip()[-300:]
         called = _LAST_NAME.search(head.rpartition("(")[0] if head.endswith(")") else head)
-        written.append((m.group(1), m.group(2), called.group(1) if called else ""))
+        written.append((m.start(), m.group(1), m.group(2), called.group(1) if called else ""))
     named: dict[str, list[str]] = {}  # line -> the paths of frames read with their function
-    for p, n, f in written:
+    for _, p, n, f in written:
         if f:
             named.setdefault(n, []).append(p)
     # A frame read above is not read again as a bare `path:line` (from within its path: `@trpc/x.ts:3`).
-    written += [(p, n, "") for p, n in _LINE_MENTION.findall(query)
-                if not any(other.endswith(p) for other in named.get(n, ()))]
+    written += [(m.start(), m.group(1), m.group(2), "") for m in _LINE_MENTION.finditer(query)
+                if not any(other.endswith(m.group(1)) for other in named.get(m.group(2), ()))]
+    written.sort(key=lambda frame: frame[0])
     found = [(path, int(line), function) for path, line, function in
-             ((_file_path(p), n, f) for p, n, f in written) if path]
+             ((_file_path(p), n, f) for _, p, n, f in written) if path]
+    if sum(path.endswith(_PYTHON_FILE) for path, _, _ in found) * 2 > len(found):
+        found.reverse()
     return tuple(dict.fromkeys(found))[:MAX_MENTIONS]
 
 
-def frame_spots(frames, names: dict[str, list[str]]) -> dict[str, list[tuple[int, str]]]:
-    """{indexed path: [(line, function)]} for the frames whose file the index holds (`names`:
-    `paths_by_name`; a frame names the files `mention_evidence` says its path names)."""
-    spots: dict[str, list[tuple[int, str]]] = {}
+def frame_spots(frames, names: dict[str, list[str]]) -> dict[str, list[tuple[int, str, int]]]:
+    """{indexed path: [(line, function, depth)]} for the frames whose file the index holds (`names`:
+    `paths_by_name`; a frame names the files `mention_evidence` says its path names); depth counts
+    the frames before it (innermost first) that name an indexed file."""
+    spots: dict[str, list[tuple[int, str, int]]] = {}
+    depth = 0
     for path, line, function in frames:
-        for named in mention_evidence((path,), names):
-            spots.setdefault(named, []).append((line, function))
+        named_files = mention_evidence((path,), names)
+        for named in named_files:
+            spots.setdefault(named, []).append((line, function, depth))
+        depth += bool(named_files)
     return spots
 
 
-def in_frame(spots, start: int, end: int, defines: Callable[[str], bool]) -> bool:
-    """Whether a chunk (its lines, whether it defines a name) is where one of a file's frames is."""
-    return any(start <= line <= end or (function and defines(function)) for line, function in spots)
+def frame_weight(spots, start: int, end: int, defines: Callable[[str], bool]) -> float:
+    """1 / (1 + depth) of the innermost frame a chunk holds (its line, or its function defined there),
+    0 for none: the frame that raised says more than its callers, which an equal boost put first
+    (an ASan trace's `ltrimCommand` above the `lpDeleteRange` that overflowed)."""
+    best = 0.0
+    for line, function, depth in spots:
+        if start <= line <= end or (function and defines(function)):
+            best = max(best, 1.0 / (1 + depth))
+    return best
 
 
 def paths_by_name(paths: Iterable[str]) -> dict[str, list[str]]:

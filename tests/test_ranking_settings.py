@@ -202,6 +202,48 @@ def test_stack_frames_are_read_from_the_ways_tracebacks_print_them():
     assert frame_mentions("x" * 50_000 + ":1") == ()  # one long word: no quadratic search
 
 
+def test_the_frame_that_raised_outranks_its_callers_in_either_order_traces_print():
+    """Every frame's chunk was lifted alike, so a caller could come before the function that
+    raised (an ASan trace's `ltrimCommand` above the `lpDeleteRange` that overflowed)."""
+    docs = _two_invokes()  # `dispatch` at lines 1-7, `invoke` at 101-107, in app/core.py
+    python = ('Traceback (most recent call last):\n  File "/srv/app/core.py", line 3, in dispatch\n'
+              '  File "/srv/app/core.py", line 103, in invoke\nUsageError: message\n')
+    pytest = "app/core.py:3: in dispatch\n    return ctx.invoke(callback)\napp/core.py:103: in invoke\nE   UsageError\n"
+    for trace in (python, pytest):
+        assert ranked_spans(docs, trace + "raise UsageError(message)")[0] == ("app/core.py", 101), trace
+    # A C trace prints the innermost frame first
+    c_docs = FILLER + [doc("src/list.c", "int drop_range(list *l, int a) {\n    check(l, a);\n    return fail(l);\n"
+                           + "    return fail(l);\n" * 3 + "}\n", start=1),
+                       doc("src/list.c", "int trim_range(list *l, int a) {\n    check(l, a);\n    return fail(l);\n"
+                           + "    return 0;\n" * 3 + "}\n", start=101)]
+    asan = "    #0 0x55d in trim_range /srv/src/list.c:103\n    #1 0x55e in drop_range /srv/src/list.c:3\n"
+    assert ranked_spans(c_docs, asan + "check fail")[0] == ("src/list.c", 101)
+    swapped = "    #0 0x55d in drop_range /srv/src/list.c:3\n    #1 0x55e in trim_range /srv/src/list.c:103\n"
+    assert ranked_spans(c_docs, swapped + "check fail")[0] == ("src/list.c", 1)
+
+
+def test_debugger_sanitizer_ruby_php_elixir_and_swift_frames_give_their_function():
+    from retrieval.ranking import frame_mentions
+
+    traces = {
+        "    #0 0x55d1e8a3c1b2 in trim_range /home/dev/kv/src/packlist.c:1250": ("home/dev/kv/src/packlist.c", 1250, "trim_range"),
+        "#7  0x0000555 in lib::detail::writer<lib::value<> >::escape (this=0x7ffd, s=\"a\") at /usr/include/lib/writer.hpp:513":
+            ("usr/include/lib/writer.hpp", 513, "escape"),
+        "/gems/orm-8.0.1/lib/orm/validations.rb:87:in 'Orm::Validations#raise_error!'": ("gems/orm-8.0.1/lib/orm/validations.rb", 87, "raise_error!"),
+        "#0 /var/www/src/Orm/Concerns/HasAttributes.php(507): Orm\\Model->missingAttribute('email')":
+            ("var/www/src/Orm/Concerns/HasAttributes.php", 507, "missingAttribute"),
+        "    (web 1.7.14) lib/web/socket/serializer.ex:34: Web.Socket.Serializer.fastlane!/1": ("lib/web/socket/serializer.ex", 34, "fastlane!"),
+        "1   Net   0x0000000104f2a1b4 closure #1 in Request.redirect(using:) + 312 (Request.swift:844)": ("Request.swift", 844, "redirect"),
+    }
+    for text, frame in traces.items():
+        assert frame_mentions(text) == (frame,), text
+    # long texts of these shapes' pieces are read at once (a lazy pattern tried at every letter of a
+    # 100,000-letter word took minutes)
+    for text in ("a" * 100_000, "a." * 50_000, "#0 " + "/a" * 50_000 + "(", "a" * 50_000 + ".rb:1:in 'x'",
+                 "a" * 100_000 + " + 1 (x.swift:1)", "x.ex:1: " * 20_000):
+        frame_mentions(text)
+
+
 def test_a_frame_s_function_is_read_where_the_trace_prints_one():
     """Without it a frame whose line moved (another release) fell back to nothing: jackson's
     `handleMissingInstantiator` went 1 -> 4 with every line shifted by 57."""

@@ -16,7 +16,7 @@ from ..lexical import features
 from ..lexical.features import chunk_terms, member_owners
 from ..languages import CODE
 from ..query import QueryPlan, plan_query
-from ..ranking import (RankingConfig, frame_spots, in_frame, member_named, mention_evidence, paths_by_name,
+from ..ranking import (RankingConfig, frame_spots, frame_weight, member_named, mention_evidence, paths_by_name,
                        qualified_name, rank_candidates, scope_agrees)
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
@@ -137,8 +137,8 @@ class LexicalRetriever:
         """{path: evidence that the query names the file} for the paths it writes out."""
         return mention_evidence(plan.mentions, self._paths_by_name()) if plan.mentions else {}
 
-    def frame_spots(self, plan) -> dict[str, list[tuple[int, str]]]:
-        """{indexed path: [(line, function)]} of the stack frames the query pastes."""
+    def frame_spots(self, plan) -> dict[str, list[tuple[int, str, int]]]:
+        """{indexed path: [(line, function, depth)]} of the stack frames the query pastes."""
         return frame_spots(plan.frames, self._paths_by_name()) if plan.frames else {}
 
     def frame_factors(self, plan, chunks) -> dict:
@@ -160,12 +160,12 @@ class LexicalRetriever:
                 definers[(i, function)] = plist[0] if plist is not None else ()
             return in_postings(definers[(i, function)], d)
 
-        boost = 1.0 + self.ranking.frame_boost
         factors = {}
         for key, path, start, end, ids in chunks:
             here = spots.get(path)
-            if here and in_frame(here, start or 0, end or 0, lambda function: defines(ids, function)):
-                factors[key] = boost
+            weight = frame_weight(here, start or 0, end or 0, lambda function: defines(ids, function)) if here else 0.0
+            if weight:
+                factors[key] = 1.0 + self.ranking.frame_boost * weight
         return factors
 
     def first_stage(self, query: str, depth: int, allow=None):
