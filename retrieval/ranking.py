@@ -8,6 +8,7 @@ covers as many distinct files as it can.
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from dataclasses import dataclass, fields
 from typing import Callable, Iterable
 
@@ -380,12 +381,18 @@ def _native_frames(query: str) -> list[tuple[int, str, str, str]]:
 
 
 _PYTHON_FILE = (".py", ".pyx", ".pyi")
+# Where one trace of a chain ends and the next begins: Java's `Caused by:` and `Suppressed:`, .NET's
+# end of an inner exception's frames, Python's two ways of chaining exceptions.
+_CHAINED = re.compile(r"^[ \t]*(?:Caused by:|Suppressed:|--- End of inner exception stack trace ---)"
+                      r"|^During handling of the above exception|^The above exception was the direct cause",
+                      re.MULTILINE)
 
 
-def frame_mentions(query: str) -> tuple[tuple[str, int, str], ...]:
-    """(path, line, function or "") of the stack frames a query pastes, innermost first: in the order
-    they are written, reversed when they are Python's (a Python or pytest trace prints the innermost
-    frame last, the other runtimes first)."""
+def frame_mentions(query: str) -> tuple[tuple[str, int, str, int], ...]:
+    """(path, line, function or "", trace) of the stack frames a query pastes, innermost first: in
+    the order they are written, reversed when they are Python's (a Python or pytest trace prints the
+    innermost frame last, the other runtimes first). `trace` numbers the traces of a chained report
+    (`Caused by:`) in that order: each has an innermost frame of its own."""
     written = [(m.start(), m.group(1), m.group(2), m.group(3) or "") for m in _PYTHON_FRAME.finditer(query)]
     written += _native_frames(query)
     for m in _CALL_FRAME.finditer(query):
@@ -403,20 +410,24 @@ def frame_mentions(query: str) -> tuple[tuple[str, int, str], ...]:
     written += [(m.start(), m.group(1), m.group(2), "") for m in _LINE_MENTION.finditer(query)
                 if not any(other.endswith(m.group(1)) for other in named.get(m.group(2), ()))]
     written.sort(key=lambda frame: frame[0])
-    found = [(path, int(line), function) for path, line, function in
-             ((_file_path(p), n, f) for _, p, n, f in written) if path]
-    if sum(path.endswith(_PYTHON_FILE) for path, _, _ in found) * 2 > len(found):
+    breaks = [m.start() for m in _CHAINED.finditer(query)] if written else []
+    found = [(path, int(line), function, bisect_right(breaks, at)) for at, path, line, function in
+             ((at, _file_path(p), n, f) for at, p, n, f in written) if path]
+    if sum(frame[0].endswith(_PYTHON_FILE) for frame in found) * 2 > len(found):
         found.reverse()
-    return tuple(dict.fromkeys(found))[:MAX_MENTIONS]
+    traces = {trace: i for i, trace in enumerate(dict.fromkeys(frame[3] for frame in found))}
+    return tuple(dict.fromkeys((*frame[:3], traces[frame[3]]) for frame in found))[:MAX_MENTIONS]
 
 
 def frame_spots(frames, names: dict[str, list[str]]) -> dict[str, list[tuple[int, str, int]]]:
     """{indexed path: [(line, function, depth)]} for the frames whose file the index holds (`names`:
     `paths_by_name`; a frame names the files `mention_evidence` says its path names); depth counts
-    the frames before it (innermost first) that name an indexed file."""
+    the frames of its trace before it (innermost first) that name an indexed file."""
     spots: dict[str, list[tuple[int, str, int]]] = {}
-    depth = 0
-    for path, line, function in frames:
+    depth, current = 0, None
+    for path, line, function, trace in frames:
+        if trace != current:
+            depth, current = 0, trace
         named_files = mention_evidence((path,), names)
         for named in named_files:
             spots.setdefault(named, []).append((line, function, depth))

@@ -197,8 +197,8 @@ def test_stack_frames_are_read_from_the_ways_tracebacks_print_them():
     text = ('Traceback (most recent call last):\n  File "/usr/lib/python3/site-packages/click/core.py", line 1414, '
             'in invoke\n  File "<stdin>", line 1, in <module>\n'
             "    at Object.run (C:\\app\\src\\main.js:12:5)\n  src/lib.rs:10:5\n  (Foo.java:123)\nsee ratio 16:9 and v1.2:3")
-    assert frame_mentions(text) == (("usr/lib/python3/site-packages/click/core.py", 1414, "invoke"),
-                                    ("app/src/main.js", 12, "run"), ("src/lib.rs", 10, ""), ("Foo.java", 123, ""))
+    assert frame_mentions(text) == (("usr/lib/python3/site-packages/click/core.py", 1414, "invoke", 0),
+                                    ("app/src/main.js", 12, "run", 0), ("src/lib.rs", 10, "", 0), ("Foo.java", 123, "", 0))
     assert frame_mentions("x" * 50_000 + ":1") == ()  # one long word: no quadratic search
 
 
@@ -222,6 +222,25 @@ def test_the_frame_that_raised_outranks_its_callers_in_either_order_traces_print
     assert ranked_spans(c_docs, swapped + "check fail")[0] == ("src/list.c", 1)
 
 
+def test_each_trace_of_a_chained_report_has_its_own_innermost_frame():
+    """`Caused by:` starts the trace of the root cause: counted after the wrapper's frames, its
+    innermost frame weighed less than the wrapper's callers."""
+    from retrieval.ranking import frame_mentions
+
+    docs = FILLER + [doc("src/Inner.java", "class Inner {\n  void check(int a) {\n    stop(a);\n  }\n}\n"),
+                     doc("src/Main.java", "class Main {\n  void main(int a) {\n    fail(a);\n  }\n}\n"),
+                     doc("src/Outer.java", "class Outer {\n  void run(int a) {\n    wrap(a);\n  }\n}\n")]
+    chain = ("java.lang.RuntimeException: wrap\n\tat com.x.Outer.run(Outer.java:3)\n\tat com.x.Main.main(Main.java:3)\n"
+             "Caused by: java.lang.IllegalStateException: fail\n\tat com.x.Inner.check(Inner.java:3)\n"
+             "\tat com.x.Outer.run(Outer.java:3)\n")
+    assert [f[3] for f in frame_mentions(chain)] == [0, 0, 1, 1]
+    assert ranked_spans(docs, chain + "fail")[1] == ("src/Inner.java", 1)  # beside Outer.run, before Main.main
+    python = ('Traceback (most recent call last):\n  File "a/x.py", line 3, in f\nKeyError: 1\n\n'
+              "During handling of the above exception, another exception occurred:\n\n"
+              'Traceback (most recent call last):\n  File "a/z.py", line 5, in h\n  File "a/w.py", line 7, in k\nValueError\n')
+    assert frame_mentions(python) == (("a/w.py", 7, "k", 0), ("a/z.py", 5, "h", 0), ("a/x.py", 3, "f", 1))
+
+
 def test_debugger_sanitizer_ruby_php_elixir_and_swift_frames_give_their_function():
     from retrieval.ranking import frame_mentions
 
@@ -236,7 +255,7 @@ def test_debugger_sanitizer_ruby_php_elixir_and_swift_frames_give_their_function
         "1   Net   0x0000000104f2a1b4 closure #1 in Request.redirect(using:) + 312 (Request.swift:844)": ("Request.swift", 844, "redirect"),
     }
     for text, frame in traces.items():
-        assert frame_mentions(text) == (frame,), text
+        assert frame_mentions(text) == ((*frame, 0),), text
     # long texts of these shapes' pieces are read at once (a lazy pattern tried at every letter of a
     # 100,000-letter word took minutes)
     for text in ("a" * 100_000, "a." * 50_000, "#0 " + "/a" * 50_000 + "(", "a" * 50_000 + ".rb:1:in 'x'",
@@ -255,11 +274,11 @@ def test_a_frame_s_function_is_read_where_the_trace_prints_one():
     go = "github.com/gin-gonic/gin.(*node).addRoute(0xc000, {0x1, 0x2})\n\t/root/go/pkg/mod/gin@v1.9/tree.go:230 +0x1d"
     rust = "   3: serde::de::MapAccess::next_value_seed::h0123456789abcdef\n             at ./serde/src/de/mod.rs:1716:39"
     assert [frame_mentions(t) for t in (java, node, csharp, go, rust)] == [
-        (("DeserializationContext.java", 1402, "handleMissingInstantiator"),),
-        (("srv/app/node_modules/@trpc/server/dist/initTRPC.ts", 88, "create"),),  # not again from `@trpc/`
-        (("src/Json/JsonTextReader.cs", 42, "ReadInternal"),),
-        (("root/go/pkg/mod/gin@v1.9/tree.go", 230, "addRoute"),),
-        (("serde/src/de/mod.rs", 1716, "next_value_seed"),)]
+        (("DeserializationContext.java", 1402, "handleMissingInstantiator", 0),),
+        (("srv/app/node_modules/@trpc/server/dist/initTRPC.ts", 88, "create", 0),),  # not again from `@trpc/`
+        (("src/Json/JsonTextReader.cs", 42, "ReadInternal", 0),),
+        (("root/go/pkg/mod/gin@v1.9/tree.go", 230, "addRoute", 0),),
+        (("serde/src/de/mod.rs", 1716, "next_value_seed", 0),)]
     # long texts of the shapes' pieces are read at once (the patterns do not backtrack on them)
     assert frame_mentions("at " * 30_000) == frame_mentions("at a(" * 20_000) == ()
-    assert frame_mentions("\tx.go:1\n" + ")" * 100_000 + "\n\tx.go:1") == (("x.go", 1, ""),)
+    assert frame_mentions("\tx.go:1\n" + ")" * 100_000 + "\n\tx.go:1") == (("x.go", 1, "", 0),)

@@ -1393,9 +1393,9 @@ def _constructor(d: Definition) -> bool:
 def _mostly_error(root, n_bytes: int) -> bool:
     """The parse failed as a whole: one top-level error covers most of the file, or the root is an
     error and less than half the file lies in error-free nodes under it. A grammar gives up at the
-    top over one construct it cannot read (Kotlin's `BufferedChannel<*>::f` reference, C++'s macro as
-    an access specifier) and still reads most definitions whole: kotlinx's BufferedChannel.kt (3,000
-    lines) and nlohmann's json.hpp (the class, 5,300) were cut by lines, their chunks unlabelled."""
+    top over one construct it cannot read (Kotlin's `in a..<b ->` in a `when`) and still reads most
+    definitions whole: kotlinx's BufferedChannel.kt (3,000 lines) and nlohmann's json.hpp (the class,
+    5,300) were cut by lines, their chunks unlabelled."""
     if root.type == "ERROR":
         good = sum(child.end_byte - child.start_byte for child in root.children if not child.has_error)
         return good * 2 < n_bytes
