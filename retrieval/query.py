@@ -39,7 +39,7 @@ class QueryPlan:
     long: bool
     named: tuple = ()  # definition terms of the code words a long query names
     mentions: tuple = ()  # file paths the query writes out (`ranking.path_mentions`)
-    frames: tuple = ()  # (path, line, function) of the stack frames it pastes (`ranking.frame_mentions`)
+    frames: tuple = ()  # (path, line, function, trace) of the stack frames it pastes (`ranking.frame_mentions`)
     # The words a file's name may agree with (`ranking.name_prior`); None: every term
     file_words: frozenset | None = None
 

@@ -380,7 +380,6 @@ def _native_frames(query: str) -> list[tuple[int, str, str, str]]:
     return found
 
 
-_PYTHON_FILE = (".py", ".pyx", ".pyi")
 # Where one trace of a chain ends and the next begins: Java's `Caused by:` and `Suppressed:`, .NET's
 # end of an inner exception's frames, Python's two ways of chaining exceptions.
 _CHAINED = re.compile(r"^[ \t]*(?:Caused by:|Suppressed:|--- End of inner exception stack trace ---)"
@@ -413,7 +412,7 @@ def frame_mentions(query: str) -> tuple[tuple[str, int, str, int], ...]:
     breaks = [m.start() for m in _CHAINED.finditer(query)] if written else []
     found = [(path, int(line), function, bisect_right(breaks, at)) for at, path, line, function in
              ((at, _file_path(p), n, f) for at, p, n, f in written) if path]
-    if sum(frame[0].endswith(_PYTHON_FILE) for frame in found) * 2 > len(found):
+    if sum(languages.detect(frame[0])[0] == "python" for frame in found) * 2 > len(found):
         found.reverse()
     traces = {trace: i for i, trace in enumerate(dict.fromkeys(frame[3] for frame in found))}
     return tuple(dict.fromkeys((*frame[:3], traces[frame[3]]) for frame in found))[:MAX_MENTIONS]
