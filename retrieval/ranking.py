@@ -88,6 +88,10 @@ class RankingConfig:
     # often in its best file beside the chunk that matched best: swebench-dev's span figure rose
     # with every step from 0 to 1 for both lexical chunkers (scripts/README.md).
     long_query_repeat_discount: float = 1.0
+    # Long queries: a further chunk of a file is lifted this share of the way from its own score to
+    # its file's (best chunk plus evidence), so the best file's other matching chunks come before
+    # the next files' weaker ones; files keep their order, so the file ranking is unchanged.
+    long_query_file_share: float = 0.25
     # Questions and identifiers: the same at half weight. At 0 (every file's best chunk before any
     # second one) a big file's second chunk scoring four times the fifth file's best waited behind
     # every file that matched a word: in small repositories of long files the chunk that answers
@@ -520,7 +524,7 @@ def translation_keys(path: str) -> tuple[str, ...]:
 
 def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig,
                page_keys: Callable[[str], tuple] | None = None,
-               repeat_discount: float = 0.0) -> list[tuple[float, object]]:
+               repeat_discount: float = 0.0, file_share: float = 0.0) -> list[tuple[float, object]]:
     """(score, path, item) chunks -> (final score, item), best chunk of each file first.
 
     A file's score is its best chunk plus `file_evidence` times its next `evidence_chunks` chunks;
@@ -528,7 +532,8 @@ def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig,
     `page_keys(path)`: files sharing a key are copies of one page (translations): only the best of
     them counts as a distinct file, the others follow every file's chunks. With a
     `repeat_discount` d > 0, a file's n-th further chunk competes with the best chunks at its score
-    times d**n (and carries that score) instead of following them all.
+    times d**n (and carries that score) instead of following them all. With a `file_share` f > 0, a
+    further chunk's score s first becomes s + f * (its file's score - s).
     """
     by_file: dict[str, list] = {}
     for entry in scored:
@@ -542,7 +547,7 @@ def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig,
         others = entries[1 : 1 + config.evidence_chunks] if config.evidence_chunks else entries[1:]
         total = best[0] + config.file_evidence * sum(e[0] for e in others)
         firsts.append((total, path, best[2]))
-        rest.extend(entries[1:])
+        rest.extend((e[0] + file_share * (total - e[0]), e[1], e[2]) for e in entries[1:])
     if page_keys is not None and config.one_page_per_translation:
         firsts.sort(key=lambda e: -e[0])
         seen: dict[str, int] = {}  # page key -> its place in distinct
@@ -602,4 +607,5 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
             factor *= 1.0 + config.path_mention_boost * mentioned.get(path, 0)
         scored.append((value * factor, path, item))
     return rank_files(scored, config, lambda p: translation_keys(p) if p in docs_paths else (),
-                      config.long_query_repeat_discount if plan.long else config.repeat_discount)
+                      config.long_query_repeat_discount if plan.long else config.repeat_discount,
+                      config.long_query_file_share if plan.long else 0.0)

@@ -40,6 +40,26 @@ def test_a_pasted_report_sees_its_best_files_further_chunks_before_weaker_files(
         "src/session.py", "src/m0.py", "src/m1.py"]
 
 
+def test_a_pasted_reports_best_file_lends_its_further_chunks_a_share_of_its_score():
+    """A report's best file is most often the one to change, and the lines to change may sit in a
+    chunk that matched less than another file's best: lifted a quarter of the way to its file's
+    score, that chunk comes before the other file, which still comes after the best file as it did.
+    A question's ranking is left alone."""
+    unrelated = [doc(f"lib/u{i}.py", f"def unrelated_{i}():\n    return {i}\n") for i in range(40)]
+    best = [doc("src/session.py", "def merge_settings(session):\n    merge settings session headers\n", start=1),
+            doc("src/session.py", "merge settings session\n" + "x = 1\n" * 6, start=11),
+            doc("src/session.py", "merge settings\n" + "x = 1\n" * 6, start=21),
+            doc("src/session.py", "merge session\n" + "x = 1\n" * 6, start=31)]
+    other = [doc("src/adapters.py", "merge settings session headers drops\n" + "y = 2\n" * 6)]
+    docs = FILLER + unrelated + best + other
+    text = report("merge settings drops the session headers", "session merge settings headers")
+    assert ranked_paths(docs, text)[:5] == ["src/session.py"] * 4 + ["src/adapters.py"]
+    assert ranked_paths(docs, text, long_query_file_share=0.0)[:5] == ["src/session.py"] * 3 + [
+        "src/adapters.py", "src/session.py"]
+    question = "merge settings drops the session headers"
+    assert ranked_paths(docs, question) == ranked_paths(docs, question, long_query_file_share=0.0)
+
+
 def test_a_questions_best_file_shows_a_much_stronger_further_chunk_before_files_that_barely_match():
     """A big file's second chunk scoring several times what the other files' best chunks do waited
     behind all of them: in a small repository of long files the answer fell out of the first ten.
