@@ -360,3 +360,19 @@ def test_a_name_with_overloads_is_answered_by_its_implementation(run, make_tree,
     (hit,) = json.loads(out.output)["results"]
     start = files["hub/file_download.py"].count("\n", 0, files["hub/file_download.py"].index(implementation)) + 1
     assert hit["path"] == "hub/file_download.py" and hit["start_line"] <= start <= hit["end_line"], hit
+
+
+def test_a_module_level_chunk_shows_its_module_label_but_is_not_found_by_it(make_tree):
+    """The label of code outside any definition (`module pkg.settings`) restates the path words every
+    chunk of the file is indexed with already, and its word `module` would match every such chunk of
+    every file: a query's `module` finds the code that says it."""
+    from retrieval import build_retriever, load_ast_chunk_documents
+
+    root = make_tree({"pkg/settings.py": "import os\nimport sys\n\nVALUE = os.sep + sys.prefix\n",
+                      "pkg/loader.py": "def reload_module(name):\n    \"\"\"Reload a module by its name.\"\"\"\n"
+                                       "    return name\n"}, name="labels")
+    retriever = build_retriever("treesitter")
+    retriever.index(load_ast_chunk_documents(str(root), policy=_small()))
+    assert [h.source_path for h in retriever.search_detailed("module", top_k=5)] == ["pkg/loader.py"]
+    hit = retriever.search_detailed("VALUE prefix", top_k=1)[0]
+    assert (hit.source_path, hit.context) == ("pkg/settings.py", "module pkg.settings")

@@ -119,6 +119,16 @@ _EXTRA_PATTERNS = (
     " right: [(function_expression) (arrow_function)]) @def",
     # Lua: `M.setup = function (opts)`, `local helper = function (x)`
     "(assignment_statement (variable_list . name: (_) @name) (expression_list . value: (function_definition))) @def",
+    # An object or table member holding a function, named by its key (as a method shorthand `c() {}`
+    # is): `{ resolve: async (opts) => {...} }` (JavaScript/TypeScript), `{ define_preview = function
+    # (self) ... end }` (Lua). Without it their code was labelled by the enclosing binding or module.
+    "(pair key: (property_identifier) @name value: [(arrow_function) (function_expression)]) @def",
+    "(field name: (identifier) @name value: (function_definition)) @def",
+    # Lua: a module-level function handed through a wrapper, `M.get = memoize(function (x) ... end)`
+    "(chunk (assignment_statement (variable_list . name: (_) @name)"
+    " (expression_list . value: (function_call arguments: (arguments (function_definition))))) @def)",
+    "(chunk (variable_declaration (assignment_statement (variable_list . name: (_) @name)"
+    " (expression_list . value: (function_call arguments: (arguments (function_definition))))) @def))",
     # R: `compute_mean <- function(x) {...}` (or `=`): a function is named only by its binding
     "(binary_operator lhs: (identifier) @name rhs: (function_definition)) @def",
     # Elm's `add a b = ...` and Erlang's `add(A, B) -> ...` (named by their first clause)
@@ -201,7 +211,7 @@ def _is_prefix(node) -> bool:
 
 class Definition:
     __slots__ = ("name", "display", "kind", "start", "end", "name_row", "parent", "path", "key", "bytes", "depth",
-                 "statement", "declaration")
+                 "statement", "declaration", "partial")
 
     def __init__(self, name, display, kind, start, end, name_row, node_bytes=(0, 0)):
         self.name, self.display, self.kind = name, display, kind
@@ -213,6 +223,7 @@ class Definition:
         self.bytes = node_bytes  # the byte range of the node that holds it, bindings included
         self.statement = False  # a one-line declaration that scopes what follows it (`namespace X;`)
         self.declaration = False  # an overload's declaration: its name's implementation follows it
+        self.partial = False  # C#'s `partial class X`: one of X's parts
 
 
 # -- the extra, loaded lazily --------------------------------------------------------------------
@@ -534,7 +545,24 @@ def _definition(node, captures) -> Definition | None:
     found = Definition(name, display if display != name else name, kind, start, _end_row(last),
                        name_node.start_point[0], (span_node.start_byte, last.end_byte))
     found.declaration = _overload(span_node, parent, name)
+    if node_type in _PARTIAL_TYPES and any(c.type == "modifier" and _text(c) == "partial" for c in node.children):
+        found.partial = True  # see _continuations
     return found
+
+
+# A C# partial type in a file named as one part of the type (`JsonTextReader.Async.cs` beside
+# `JsonTextReader.cs`) continues a type declared elsewhere: its first chunk (usings and a first
+# member) took the type's definition term, and beat the class itself. Swift's extensions were
+# treated alike and measured no better (an agent's error message lost the extension holding it).
+_PARTIAL_TYPES = frozenset({"class_declaration", "struct_declaration", "interface_declaration", "record_declaration"})
+
+
+def _continuations(defs: list[Definition], path: str) -> None:
+    """Mark the partial types of a file named `Type.Part.cs` as declarations of that type."""
+    stem = path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    for d in defs:
+        if d.partial and (d.parent is None or d.parent.kind == "namespace") and stem.startswith(d.name + "."):
+            d.declaration = True
 
 
 _OVERLOAD_DECORATOR = re.compile(r"@\s*(?:[\w.]+\.)?overload\s*$")
@@ -905,9 +933,10 @@ class _Splitter:
         return [[a, b, cut] for a, b, _d, _l, cut in out]
 
 
-def _uncovered(spans: list[list], lines: list[str]) -> list[list]:
+def _uncovered(spans: list[list], lines: list[str], parsed: list[str] | None = None) -> list[list]:
     """Spans (cut by lines) for the text no span holds: every line with text is in a chunk, whatever
-    the tree left between its nodes."""
+    the tree left between its nodes. A run of rows the parser saw blank (`parsed`) is no text cut
+    by lines but a small span that may join a neighbour."""
     covered = bytearray(len(lines))
     for a, b, _cut in spans:
         covered[a : b + 1] = b"\x01" * (b + 1 - a)
@@ -917,12 +946,22 @@ def _uncovered(spans: list[list], lines: list[str]) -> list[list]:
         if covered[row]:
             run = None
         elif line.strip():
-            if run is not None:  # only uncovered (blank) rows since: one span
+            cut = parsed is None or bool(parsed[row].strip())
+            if run is not None and out[-1][2] == cut:  # only uncovered (blank) rows since: one span
                 out[-1][1] = row
             else:
-                out.append([row, row, True])
+                out.append([row, row, cut])
             run = row
     return out
+
+
+# C and C++ files whose braces balance only across the branches of a conditional (`if(x) {` under
+# `#ifdef A`, its `}` under a later `#ifdef A`) parse as one ERROR around most of the file: cut by
+# lines, curl's cf-haproxy.c, curlx/timeval.c, vauth/gsasl.c and vtls/apple.c had no labels and no
+# definitions. Such a file is parsed again with its conditional directives blanked (every branch's
+# code read, as most such code is written for either branch to compile alone).
+_DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(?:[^\n]*\\\r?\n)*[^\n]*",
+                        re.MULTILINE)
 
 
 def _line_offsets(lines: list[str]) -> list[int]:
@@ -1304,6 +1343,16 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
     except (ValueError, RuntimeError, LookupError, OSError):
         return None
     root = tree.root_node
+    if root.has_error and _mostly_error(root, len(source)) and grammar in ("c", "cpp"):
+        # See _DIRECTIVE: the parser sees every branch of the conditionals, their lines blank.
+        blanked = _DIRECTIVE.sub(lambda m: _blank(m.group(0)), source)
+        if blanked != source:
+            again = _parse(grammar, blanked)
+            if again is not None and not (again.root_node.has_error
+                                          and _mostly_error(again.root_node, len(blanked))):
+                tree, source = again, blanked
+                parsed_lines = split_lines(source.decode("utf-8", "surrogatepass"))
+                root = tree.root_node
     if root.has_error and _mostly_error(root, len(source)):
         return None
     budget = policy.budget(kind)
@@ -1320,6 +1369,7 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         defs = definitions(tree, grammar, inner)
     except RecursionError:  # pragma: no cover - the query runs in C; kept as a guard
         defs = []
+    _continuations(defs, path)
     off = _line_offsets(lines)
     sized = {}
     for d in defs:
@@ -1350,7 +1400,8 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
 
     try:
         spans = splitter.split(root)
-        spans += _uncovered(spans, lines)
+        # rows the parser saw blank (a directive line) join their neighbours like any small span
+        spans += _uncovered(spans, lines, parsed_lines if parsed_lines is not lines else None)
         spans = _tidy(spans, lines, off, opens, budget, min(MIN_SPAN, budget // 4),
                       frozenset(first for first, _last, _keys in splitter.leads), apart, policy.max_lines)
         chunks = _annotate(spans, defs, path, language, kind, lines, policy, splitter.leads, splitter.lead_rows)

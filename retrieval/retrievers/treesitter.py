@@ -15,7 +15,7 @@ from ..chunking.lines import whole_file
 from ..records import Chunk, SourceFile
 from .lexical import LexicalRetriever
 
-CHUNKER_VERSION = 41  # bump when chunk boundaries or their metadata change: stores are rebuilt
+CHUNKER_VERSION = 43  # bump when chunk boundaries or their metadata change: stores are rebuilt
 
 
 class TreesitterRetriever(LexicalRetriever):
@@ -30,6 +30,18 @@ class TreesitterRetriever(LexicalRetriever):
         if getattr(options, "profile", "code") == "prose":
             return whole_file(text, f.path, language=f.language, kind=f.kind)
         return chunk_source(text, f.path, language=f.language, kind=f.kind, policy=options.policy)
+
+    def indexed_context(self, chunk) -> str:
+        """A scope path is indexed with the text (`Router add_route` finds the method), but not the
+        label of a chunk no definition holds: `module aliases.available.bash-it.aliases` (or a
+        config file's path) restated the path words the path terms already give every chunk of
+        the file, and `module` matched every such chunk, so the license header, imports and
+        top-level statements outranked the file's definitions and other files' code."""
+        path = getattr(chunk, "path", None) or getattr(chunk, "source_path", None)
+        if (chunk.context == path or (
+                chunk.chunk_kind == "module" and chunk.context.startswith("module "))):
+            return ""
+        return chunk.context
 
     def update_store(self, directory: str, state: dict | None, removed_paths,
                      added: Iterable[tuple[SourceFile, list[Chunk]]], *, purge: bool = False) -> dict:

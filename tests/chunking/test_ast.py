@@ -85,6 +85,37 @@ def test_python_scopes_kinds_symbols_and_decorators():
     assert all(c.language == "python" and c.kind == "code" for c in chunks)
 
 
+def test_object_and_table_members_holding_a_function_are_named_by_their_key():
+    lua = ("previewers.autocommands = defaulter(function(_)\n  return previewers.new {\n"
+           "    define_preview = function(self, entry)\n      return entry\n    end,\n  }\nend)\n")
+    chunks = chunks_of(lua, "buffer_previewer.lua", "lua", TINY)
+    assert {"autocommands", "define_preview"} <= defined(chunks)
+    assert by_symbol(chunks, "define_preview").context == "previewers.autocommands.define_preview"
+    ts = "export const handlers = {\n  resolve: async (opts) => {\n    return opts.next();\n  },\n};\n"
+    assert "resolve" in defined(chunks_of(ts, "src/handlers.ts", "typescript"))
+
+
+def test_a_partial_type_in_a_file_named_as_one_of_its_parts_does_not_define_it():
+    """`Reader.Async.cs` continues the type `Reader.cs` declares: the declaration defines it, the
+    continuation its members."""
+    part = "namespace N\n{\n    public partial class Reader\n    {\n        public int ReadAsync() { return 1; }\n    }\n}\n"
+    assert "Reader" not in defined(chunks_of(part, "src/Reader.Async.cs", "csharp"))
+    assert "ReadAsync" in defined(chunks_of(part, "src/Reader.Async.cs", "csharp"))
+    assert "Reader" in defined(chunks_of(part, "src/Reader.cs", "csharp"))
+
+
+def test_a_c_file_whose_braces_balance_across_conditional_branches_keeps_its_functions():
+    """curl's cf-haproxy.c: `if(x) {` under `#ifdef A`, its `}` under a later `#ifdef A`, all of the
+    file inside `#ifndef FEATURE`: one ERROR around the file, cut by lines, no labels."""
+    body = "".join(f"  total += step({i}, \"argument text to make it long\");\n" for i in range(12))
+    text = ("#ifndef FEATURE_OFF\n\nstatic int first(int x)\n{\n  int total = 0;\n#ifdef USE_UNIX\n  if(x) {\n"
+            "    total = 1;\n  }\n  else {\n#endif\n" + body + "#ifdef USE_UNIX\n  }\n#endif\n  return total;\n}\n\n"
+            "static int second(int y)\n{\n" + body + "  return y;\n}\n\n#endif /* FEATURE_OFF */\n")
+    chunks = chunks_of(text, "lib/cf.c", "c", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    assert {"first", "second"} <= defined(chunks)
+
+
 def test_a_module_level_chunk_names_its_module():
     chunks = chunks_of("import os\nimport sys\n\nprint(os.sep, sys.argv)\n", "pkg/sub/tool.py", "python")
     assert chunks[0].context == "module pkg.sub.tool"
