@@ -89,8 +89,7 @@ class LexicalRetriever:
         owners = _owner_lists(documents)
         for doc, owned in zip(documents, owners):
             counts = self._terms(doc.source_path or doc.docid, doc.text, self.indexed_context(doc), doc.language,
-                                 doc.definitions,
-                                 owned)
+                                 doc.definitions, owned)
             builder.add(
                 doc.source_path or doc.docid, doc.language, doc.kind,
                 doc.start_line or 0, doc.end_line or 0, counts, docid=doc.docid, meta=_meta(doc),
