@@ -374,7 +374,7 @@ def _native_frames(query: str) -> list[tuple[int, str, str, str]]:
         name = _LAST_NAME.search(m.group(1).split(" (", 1)[0].strip())
         found.append((m.start(), m.group(2), m.group(3), name.group(1) if name else ""))
     for m in _RUBY_FRAME.finditer(query):
-        found.append((m.start(), m.group(1), m.group(2), re.split(r"[#.]|::", m.group(3))[-1]))
+        found.append((m.start(), m.group(1), m.group(2), _function(m.group(3).replace("#", "."))))
     for m in _PHP_FRAME.finditer(query):
         found.append((m.start(), m.group(1), m.group(2), m.group(4)))
     for m in _ELIXIR_FRAME.finditer(query):

@@ -933,10 +933,10 @@ class _Splitter:
         return [[a, b, cut] for a, b, _d, _l, cut in out]
 
 
-def _uncovered(spans: list[list], lines: list[str], parsed: list[str] | None = None) -> list[list]:
+def _uncovered(spans: list[list], lines: list[str], parsed: list[str]) -> list[list]:
     """Spans (cut by lines) for the text no span holds: every line with text is in a chunk, whatever
-    the tree left between its nodes. A run of rows the parser saw blank (`parsed`) is no text cut
-    by lines but a small span that may join a neighbour."""
+    the tree left between its nodes. A run of rows the parser saw blank (`parsed`, the rows it was
+    given) is no text cut by lines but a small span that may join a neighbour."""
     covered = bytearray(len(lines))
     for a, b, _cut in spans:
         covered[a : b + 1] = b"\x01" * (b + 1 - a)
@@ -946,7 +946,7 @@ def _uncovered(spans: list[list], lines: list[str], parsed: list[str] | None = N
         if covered[row]:
             run = None
         elif line.strip():
-            cut = parsed is None or bool(parsed[row].strip())
+            cut = bool(parsed[row].strip())
             if run is not None and out[-1][2] == cut:  # only uncovered (blank) rows since: one span
                 out[-1][1] = row
             else:
@@ -962,6 +962,11 @@ def _uncovered(spans: list[list], lines: list[str], parsed: list[str] | None = N
 # code read, as most such code is written for either branch to compile alone).
 _DIRECTIVE = re.compile(rb"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(?:[^\n]*\\\r?\n)*[^\n]*",
                         re.MULTILINE)
+
+
+def _rows(source: bytes) -> list[str]:
+    """The rows of the bytes given to the parser (the same rows as the text's, some blanked)."""
+    return split_lines(source.decode("utf-8", "surrogatepass"))
 
 
 def _line_offsets(lines: list[str]) -> list[int]:
@@ -1325,7 +1330,7 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         # namespace as a function; the parser sees blanks there (same bytes, same rows), and so
         # does the splitter (text in no node would have it cut the namespace by lines).
         source = _BARE_MACRO_LINE.sub(lambda m: b" " * len(m.group(0)), source)
-        parsed_lines = split_lines(source.decode("utf-8", "surrogatepass"))
+        parsed_lines = _rows(source)
     try:
         tree = _parse(grammar, source)
         if tree is None:
@@ -1337,7 +1342,7 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
             again = _parse(grammar, unix)
             if again is not None and not again.root_node.has_error:
                 tree, source = again, unix
-                parsed_lines = split_lines(source.decode("utf-8", "surrogatepass"))
+                parsed_lines = _rows(source)
     except ImportError:
         return None  # the extra is not installed: lines, as for a language without a grammar
     except (ValueError, RuntimeError, LookupError, OSError):
@@ -1351,7 +1356,7 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
             if again is not None and not (again.root_node.has_error
                                           and _mostly_error(again.root_node, len(blanked))):
                 tree, source = again, blanked
-                parsed_lines = split_lines(source.decode("utf-8", "surrogatepass"))
+                parsed_lines = _rows(source)
                 root = tree.root_node
     if root.has_error and _mostly_error(root, len(source)):
         return None
@@ -1401,7 +1406,7 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
     try:
         spans = splitter.split(root)
         # rows the parser saw blank (a directive line) join their neighbours like any small span
-        spans += _uncovered(spans, lines, parsed_lines if parsed_lines is not lines else None)
+        spans += _uncovered(spans, lines, parsed_lines)
         spans = _tidy(spans, lines, off, opens, budget, min(MIN_SPAN, budget // 4),
                       frozenset(first for first, _last, _keys in splitter.leads), apart, policy.max_lines)
         chunks = _annotate(spans, defs, path, language, kind, lines, policy, splitter.leads, splitter.lead_rows)

@@ -88,7 +88,7 @@ class LexicalRetriever:
         documents = sorted(documents, key=lambda d: (d.source_path, d.start_line or 0, d.end_line or 0, d.docid))
         owners = _owner_lists(documents)
         for doc, owned in zip(documents, owners):
-            counts = self._terms(doc.source_path or doc.docid, doc.text, self.indexed_context(doc), doc.language,
+            counts = self._terms(doc.source_path or doc.docid, doc.text, self.indexed_context(doc, doc.source_path), doc.language,
                                  doc.definitions, owned)
             builder.add(
                 doc.source_path or doc.docid, doc.language, doc.kind,
@@ -254,14 +254,14 @@ class LexicalRetriever:
         pairs = self._pairs()
         files = (
             (f.path, f.language, f.kind,
-             [(c.start_line, c.end_line, c.text, self.indexed_context(c), c.definitions, _meta(c)) for c in chunks],
+             [(c.start_line, c.end_line, c.text, self.indexed_context(c, f.path), c.definitions, _meta(c)) for c in chunks],
              weight, pairs, self.profile)
             for f, chunks in added
         )
         # Term extraction is most of the work of a build: spread it over worker processes.
         return index.apply(removed_paths, ordered_map(_file_documents, files, jobs=self.jobs), purge=purge)
 
-    def indexed_context(self, chunk) -> str:
+    def indexed_context(self, chunk, path: str) -> str:
         """The part of a chunk's (or document's) context indexed with its text (all of it here)."""
         return chunk.context
 

@@ -31,15 +31,13 @@ class TreesitterRetriever(LexicalRetriever):
             return whole_file(text, f.path, language=f.language, kind=f.kind)
         return chunk_source(text, f.path, language=f.language, kind=f.kind, policy=options.policy)
 
-    def indexed_context(self, chunk) -> str:
+    def indexed_context(self, chunk, path: str) -> str:
         """A scope path is indexed with the text (`Router add_route` finds the method), but not the
         label of a chunk no definition holds: `module aliases.available.bash-it.aliases` (or a
         config file's path) restated the path words the path terms already give every chunk of
         the file, and `module` matched every such chunk, so the license header, imports and
         top-level statements outranked the file's definitions and other files' code."""
-        path = getattr(chunk, "path", None) or getattr(chunk, "source_path", None)
-        if (chunk.context == path or (
-                chunk.chunk_kind == "module" and chunk.context.startswith("module "))):
+        if chunk.context == path or (chunk.chunk_kind == "module" and chunk.context.startswith("module ")):
             return ""
         return chunk.context
 
