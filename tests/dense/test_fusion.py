@@ -10,6 +10,7 @@ from retrieval.fusion import (
     consolidate,
     lexical_trust,
     margin,
+    rank_bonus,
     reciprocal_rank_fusion,
     score_fusion,
 )
@@ -45,6 +46,47 @@ def test_an_item_one_arm_missed_gets_nothing_from_it():
     assert fused["a"] == pytest.approx(0.5 + 0.5 * 0.5)
     imputed = score_fusion({"a": 4.0, "b": 2.0}, {"a": 0.5, "z": 0.9, "y": 0.1}, 0.5, impute=True)
     assert imputed["z"] == pytest.approx(0.5 * 0.5 + 0.5)  # as good lexically as the deepest candidate
+
+
+def test_rank_bonus_gives_an_arm_s_first_candidate_the_whole_weight_and_half_at_rank_k_plus_2():
+    bonus = rank_bonus({"a": 0.9, "b": 0.7, "c": 0.7, "d": 0.1}, 0.25, 2)
+    assert bonus["a"] == pytest.approx(0.25)
+    assert bonus["b"] == pytest.approx(0.25 * 3 / 4) and bonus["c"] == pytest.approx(0.25 * 3 / 5)  # a tie goes by name
+    assert bonus["d"] == pytest.approx(0.25 / 2)
+    assert rank_bonus({}, 0.25, 5) == {}
+
+
+def test_with_a_rank_weight_each_arm_s_order_adds_to_the_scaled_scores():
+    lexical = {"a": 10.0, "b": 9.5, "c": 2.0}
+    # Flat cosines: the dense arm's twentieth candidate scales to 0.86 of its best.
+    dense = {"c": 0.52, **{f"f{i:02d}": 0.515 - i * 0.001 for i in range(18)}, "d": 0.49, "e": 0.30}
+    plain = score_fusion(lexical, dense, 0.4)
+    ranked = score_fusion(lexical, dense, 0.4, rank_weight=0.25, rank_k=5)
+    for item in plain:
+        expected = plain[item] + rank_bonus(lexical, 0.25, 5).get(item, 0.0) + rank_bonus(dense, 0.25, 5).get(item, 0.0)
+        assert ranked[item] == pytest.approx(expected)
+    # The lexical arm's first candidate, which the dense arm never returned, passes the dense arm's
+    # twentieth, which min-max scaling made look nearly as good as its best.
+    assert plain["d"] > plain["a"] and ranked["a"] > ranked["d"]
+
+
+@pytest.mark.extra("local", "turbovec")
+def test_hybrid_gives_the_rank_bonus_to_sentences_only(sample_repo, monkeypatch):
+    from retrieval import service
+    from retrieval.fusion import TrustConfig
+    from retrieval.retrievers import hybrid
+
+    seen = []
+    real = hybrid.score_fusion
+
+    def spy(lexical, dense, share, **options):
+        seen.append(options.get("rank_weight", 0.0))
+        return real(lexical, dense, share, **options)
+
+    monkeypatch.setattr(hybrid, "score_fusion", spy)
+    service.search(sample_repo, "drop the least recently used item", retriever="hybrid")
+    service.search(sample_repo, "getHTTPResponse", retriever="hybrid")
+    assert seen == [TrustConfig().rank_weight, 0.0]
 
 
 def test_margin_tells_a_standout_from_flat_scores():
