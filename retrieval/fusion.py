@@ -72,9 +72,9 @@ def score_fusion(lexical: dict[Hashable, float], dense: dict[Hashable, float], l
 def rank_bonus(scores: dict[Hashable, float], weight: float, k: int) -> dict[Hashable, float]:
     """{item: weight * (k + 1) / (k + rank)}, rank 1 the best score (ties by item): the whole weight
     for an arm's first candidate, half of it at rank k + 2. Scaled scores alone flatten an arm's
-    lead when its best few are close (cosines of 0.52 and 0.49 are 1.0 and 0.8 after min-max
-    scaling, the 0.8 beside a 0.96 from the other arm); ranks keep each arm's own first candidates
-    ahead of items both arms rate middling."""
+    lead when its best few are close (cosines of 0.52 and 0.49, the hundredth 0.37, are 1.0 and
+    0.8 after min-max scaling, the 0.8 beside a 0.96 from the other arm); ranks keep each arm's own
+    first candidates ahead of items both arms rate middling."""
     ranked = sorted(scores, key=lambda key: (-scores[key], key))
     return {key: weight * (k + 1) / (k + rank) for rank, key in enumerate(ranked, start=1)}
 
