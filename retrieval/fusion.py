@@ -121,12 +121,13 @@ class TrustConfig:
     # large central file over it. semble-dev, 38 repositories: hybrid 0.886 -> 0.889 (0.5: 0.888,
     # 0.9: 0.885); CoSQA is unaffected (its files are numbered).
     named_file: float = 0.7
-    # Each arm's rank adds to a sentence's fused score (`rank_bonus`): the whole weight for an arm's
-    # first candidate, half at rank rank_k + 2. semble-dev (38 repositories): 0.8907 -> 0.8949
-    # (weights 0.1 to 0.4 and rank_k 3 to 20 all gained 0.001 to 0.004; Lua, C and Swift up); CoSQA
-    # dev MRR 53.4 -> 53.1 (52.6 to 53.5 over those settings). Not for bare identifiers (the
-    # dense arm's ranks pulled their definitions down: symbol queries 0.978 -> 0.975) nor, unmeasured
-    # (swebench-dev's hybrid run takes hours), pasted reports.
+    # Each arm's rank adds to the fused score (`rank_bonus`): the whole weight for an arm's first
+    # candidate, half at rank rank_k + 2. semble-dev (38 repositories): 0.8907 -> 0.8949 (weights 0.1
+    # to 0.4 and rank_k 3 to 20 all gained 0.001 to 0.004; Lua, C and Swift up); CoSQA dev MRR 53.4 ->
+    # 53.1 (52.6 to 53.5 over those settings); swebench-dev reports, 75 instances (all but sphinx's
+    # and sympy's): Acc@1/3/5 0.453/0.747/0.840 -> 0.467/0.747/0.840, MRR 0.723 -> 0.733, edited lines
+    # inside a 2,000-token answer 0.547 -> 0.600. Not for bare identifiers: the dense arm's ranks
+    # pulled their definitions down (symbol queries 0.978 -> 0.975).
     rank_weight: float = 0.25
     rank_k: int = 5
 

@@ -184,7 +184,7 @@ class HybridRetriever:
         best = max(lex_scores.items(), key=lambda item: (item[1], item[0]), default=None)
         share = lexical_trust(kind, list(lex_scores.values()), list(dense_scores.values()), self.trust,
                               names_file=best is not None and spells_file_name(query, best[0][0]))
-        rank_weight = self.trust.rank_weight if kind == "sentence" else 0.0
+        rank_weight = self.trust.rank_weight if kind != "symbol" else 0.0
         fused = score_fusion(lex_scores, dense_scores, share, rank_weight=rank_weight, rank_k=self.trust.rank_k)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)

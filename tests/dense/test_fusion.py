@@ -71,7 +71,7 @@ def test_with_a_rank_weight_each_arm_s_order_adds_to_the_scaled_scores():
 
 
 @pytest.mark.extra("local", "turbovec")
-def test_hybrid_gives_the_rank_bonus_to_sentences_only(sample_repo, monkeypatch):
+def test_hybrid_gives_the_rank_bonus_to_sentences_and_reports_not_to_bare_identifiers(sample_repo, monkeypatch):
     from retrieval import service
     from retrieval.fusion import TrustConfig
     from retrieval.retrievers import hybrid
@@ -86,7 +86,12 @@ def test_hybrid_gives_the_rank_bonus_to_sentences_only(sample_repo, monkeypatch)
     monkeypatch.setattr(hybrid, "score_fusion", spy)
     service.search(sample_repo, "drop the least recently used item", retriever="hybrid")
     service.search(sample_repo, "getHTTPResponse", retriever="hybrid")
-    assert seen == [TrustConfig().rank_weight, 0.0]
+    report = ("When the cache is full and a new entry arrives the least recently used item should be dropped, "
+              "but after upgrading we see the newest entry evicted instead. Steps: create a cache of size two, "
+              "add three keys, read the first one, then add a fourth key and list what is left in it.")
+    assert len(report.split()) >= 40  # a pasted report (RankingConfig.long_query_words)
+    service.search(sample_repo, report, retriever="hybrid")
+    assert seen == [TrustConfig().rank_weight, 0.0, TrustConfig().rank_weight]
 
 
 def test_margin_tells_a_standout_from_flat_scores():
