@@ -76,7 +76,7 @@ def rank_bonus(scores: dict[Hashable, float], weight: float, k: int) -> dict[Has
     0.8 after min-max scaling, the 0.8 beside a 0.96 from the other arm); ranks keep each arm's own
     first candidates ahead of items both arms rate middling."""
     ranked = sorted(scores, key=lambda key: (-scores[key], key))
-    return {key: weight * (k + 1) / (k + rank) for rank, key in enumerate(ranked, start=1)}
+    return reciprocal_rank_fusion([ranked], [weight * (k + 1)], k)
 
 
 def margin(scores: Sequence[float], depth: int = 10) -> float:

@@ -88,8 +88,8 @@ class LexicalRetriever:
         documents = sorted(documents, key=lambda d: (d.source_path, d.start_line or 0, d.end_line or 0, d.docid))
         owners = _owner_lists(documents)
         for doc, owned in zip(documents, owners):
-            counts = self._terms(doc.source_path or doc.docid, doc.text, self.indexed_context(doc, doc.source_path), doc.language,
-                                 doc.definitions, owned)
+            context = self.indexed_context(doc, doc.source_path)
+            counts = self._terms(doc.source_path or doc.docid, doc.text, context, doc.language, doc.definitions, owned)
             builder.add(
                 doc.source_path or doc.docid, doc.language, doc.kind,
                 doc.start_line or 0, doc.end_line or 0, counts, docid=doc.docid, meta=_meta(doc),
@@ -254,7 +254,8 @@ class LexicalRetriever:
         pairs = self._pairs()
         files = (
             (f.path, f.language, f.kind,
-             [(c.start_line, c.end_line, c.text, self.indexed_context(c, f.path), c.definitions, _meta(c)) for c in chunks],
+             [(c.start_line, c.end_line, c.text, self.indexed_context(c, f.path), c.definitions, _meta(c))
+              for c in chunks],
              weight, pairs, self.profile)
             for f, chunks in added
         )
