@@ -60,8 +60,10 @@ def score_fusion(lexical: dict[Hashable, float], dense: dict[Hashable, float], l
     share = min(max(lexical_share, 0.0), 1.0)
     lex_floor = min(lex.values(), default=0.0) if impute else 0.0
     den_floor = 0.0  # min-max scaling puts the lowest dense candidate at 0 already
+    # The lexical arm's items in its order, then the dense arm's others: the ranking's stable sorts
+    # keep that order among ties (a set union's order changed with each process's string hashing).
     fused = {key: share * lex.get(key, lex_floor) + (1.0 - share) * den.get(key, den_floor)
-             for key in lex.keys() | den.keys()}
+             for key in dict.fromkeys([*lex, *den])}
     if rank_weight:
         for arm in (lexical, dense):
             for key, bonus in rank_bonus(arm, rank_weight, rank_k).items():

@@ -40,6 +40,15 @@ def test_score_fusion_moves_from_lexical_to_dense_order_with_the_share():
     assert all_dense["a"] == pytest.approx(0.0)  # the lowest dense candidate is the floor
 
 
+def test_fused_items_come_in_the_arms_order_so_ties_rank_the_same_in_every_process():
+    # Items the ranking cannot tell apart (identical chunks of one file) keep the order they are
+    # given in; a set's order changes with the process's string hashing.
+    lexical = {f"l{i:02d}": 5.0 for i in range(20)}
+    dense = {f"d{i:02d}": 0.5 for i in range(20)} | {"l03": 0.5}
+    fused = score_fusion(lexical, dense, 0.5, rank_weight=0.25)
+    assert list(fused) == list(lexical) + [key for key in dense if key not in lexical]
+
+
 def test_an_item_one_arm_missed_gets_nothing_from_it():
     fused = score_fusion({"a": 4.0}, {"a": 0.5, "z": 0.9, "y": 0.1}, 0.5)
     assert fused["z"] == pytest.approx(0.5)  # the dense best, absent from the lexical candidates
