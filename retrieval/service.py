@@ -390,7 +390,8 @@ def refresh(
     try:
         os.makedirs(rdir, exist_ok=True)
         lock = WriterLock(os.path.join(store, "lock"))
-        lock.acquire(timeout=lock_timeout, on_wait=progress)
+        # A query's wait (lock_timeout) counts from when the writer started: see WRITER_WAIT.
+        lock.acquire(timeout=lock_timeout, on_wait=progress, since_taken=lock_timeout is not None)
     except OSError as exc:
         raise layout.unwritable("write", store, exc) from exc
     try:
@@ -651,9 +652,10 @@ class SearchResult:
 
 
 PREVIOUS_SNAPSHOT = "answering from the previous snapshot"
-# A query that finds another process refreshing the index waits this long for it (then refreshes
-# what that one missed), so an edit saved before a query is in its answer; past it, a long rebuild
-# is under way and the query answers from the previous snapshot, saying so. Seconds;
+# A query that finds another process refreshing the index waits until that writer has been at it
+# this long (then refreshes what that one missed), so an edit saved before a query is in its answer;
+# past it, a long rebuild is under way and the query answers from the previous snapshot at once,
+# saying so (every query during a build of minutes waited the whole time again). Seconds;
 # RETRIEVAL_WRITER_WAIT overrides it.
 WRITER_WAIT = 10.0
 
@@ -760,7 +762,7 @@ def open_index(
             try:
                 refresh(root, name, progress=progress, lock_timeout=left if manifest is not None else None)
             except LockBusy:
-                _note_once(notes, f"another process is still updating the index after {wait:g} s; {PREVIOUS_SNAPSHOT}")
+                _note_once(notes, f"another process is still updating the index, {wait:g} s after it began; {PREVIOUS_SNAPSHOT}")
             except layout.StoreError as exc:
                 if manifest is None:
                     raise

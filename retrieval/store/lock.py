@@ -57,16 +57,36 @@ def _same_file(fd: int, path: str) -> bool:
     return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
 
 
+def _stamp(fd: int) -> None:
+    """Say when the lock was taken: in its file's modification time."""
+    try:
+        os.utime(fd)
+    except OSError:  # a file system that refuses: waiters wait their whole timeout, as before
+        pass
+
+
+def _taken_at(fd: int) -> float:
+    """When the holder took the lock (wall clock); now when that cannot be read."""
+    try:
+        return os.fstat(fd).st_mtime
+    except OSError:
+        return time.time()
+
+
 class WriterLock:
     def __init__(self, path: str):
         self.path = path
         self._fd: int | None = None
 
-    def acquire(self, timeout: float | None = None, on_wait: Callable[[str], None] | None = None) -> None:
+    def acquire(self, timeout: float | None = None, on_wait: Callable[[str], None] | None = None, *,
+                since_taken: bool = False) -> None:
         """Block until the lock is ours; timeout=0 tries once; raises LockBusy on timeout.
 
         `on_wait` is told once, after a short while, that we are waiting and for which process: a
-        writer blocked behind another must not look like a hang."""
+        writer blocked behind another must not look like a hang. With `since_taken` the timeout
+        counts from when the holder took the lock (its holder stamps the file's time): a query
+        waits for a quick refresh to end, but a writer already busy that long is a long build, and
+        each query during it waited the whole timeout again."""
         # O_NOFOLLOW: a planted symbolic link must not make us create a file outside the store.
         try:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
@@ -81,10 +101,14 @@ class WriterLock:
             return
         started = time.monotonic()
         deadline = None if timeout is None else started + timeout
+        held_checked = False
         while True:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
+                if since_taken and deadline is not None and not held_checked:
+                    held_checked = True
+                    deadline -= max(0.0, min(timeout, time.time() - _taken_at(fd)))
                 if deadline is not None and time.monotonic() >= deadline:
                     os.close(fd)
                     raise LockBusy(f"another process is writing the index ({self.path})")
@@ -99,6 +123,7 @@ class WriterLock:
                 continue
             if _same_file(fd, self.path):
                 self._fd = fd
+                _stamp(fd)
                 return
             # `clean` removed the store while we waited: writing on would recreate pieces of it.
             os.close(fd)

@@ -154,6 +154,30 @@ def test_a_query_during_a_refresh_waits_for_it_and_answers_with_the_edit_saved_b
                 proc.wait()
 
 
+def test_a_query_does_not_wait_for_a_writer_that_has_been_at_it_longer_than_the_writer_wait(make_tree, monkeypatch):
+    """During a build of minutes (embedding) every query waited the whole writer wait, 10 s each,
+    to answer from the previous snapshot anyway: the wait counts from when the writer began."""
+    from retrieval import service
+
+    root = make_repo(make_tree)
+    service.refresh(str(root), "lexical")
+    change(root, "retry", 12)  # stale: a query would refresh it
+    monkeypatch.setenv("RETRIEVAL_WRITER_WAIT", "2.5")
+    lock_path = str(root / ".retrieval" / "lock")
+    for began_ago, waits in ((0.0, True), (30.0, False)):
+        holder = WriterLock(lock_path)
+        holder.acquire(timeout=0)
+        os.utime(lock_path, (time.time() - began_ago,) * 2)  # when that writer took the lock
+        try:
+            started = time.monotonic()
+            result = service.search(str(root), QUERY)
+            waited = time.monotonic() - started
+        finally:
+            holder.release()
+        assert result.hits and result.stale
+        assert (waited >= 2.0) is waits, (began_ago, waited)
+
+
 def test_queries_looping_through_a_slow_forced_rebuild_each_answer_old_or_new_never_a_mix(make_tree, copy_tree):
     root = make_repo(make_tree)
     assert run_cli(["index", "--root", root]).returncode == 0
