@@ -8,6 +8,7 @@ from itertools import groupby
 from typing import Iterable
 
 from .. import prose, stem, text
+from ..boilerplate import strip_boilerplate
 from ..confidence import assess, in_postings, query_evidence
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
@@ -108,6 +109,7 @@ class LexicalRetriever:
         check_search_args(query, top_k)
         if self._views is None:
             raise RuntimeError(NOT_INDEXED)
+        query = strip_boilerplate(query)
         if self.profile == PROSE:
             return self._search_prose(query, top_k, allow)
         views = self._views

@@ -19,6 +19,7 @@ from collections import defaultdict
 from typing import Iterable
 
 from .. import prose
+from ..boilerplate import strip_boilerplate
 from ..confidence import assess, query_evidence
 from ..lexical.bm25 import idf
 from ..lexical.features import DEF, PAIR, chunk_terms, path_terms
@@ -142,7 +143,7 @@ class PyseriniRetriever:
         # A Lucene file damaged where its size does not show fails only when a search reads it:
         # the RuntimeError the service takes for damage (and rebuilds), not a Java traceback.
         with jvm.java_errors("Lucene could not search the index"):
-            return self._search(query, top_k, allow)
+            return self._search(strip_boilerplate(query), top_k, allow)
 
     def _search(self, query: str, top_k: int, allow) -> list[SearchHit]:
         if self.profile == PROSE:

@@ -335,3 +335,31 @@ def test_min_confidence_applies_to_all_with_the_lead_s_levels(make_tree):
     result = search_all(str(root), "refresh_oauth_token", min_confidence="high")
     assert [(h.source_path, h.confidence, h.rank) for h in result.hits] == [("auth/tokens.py", "high", 1)]
     assert not any("does not apply" in note for note in result.notes)
+
+
+@pytest.mark.extra("local", "turbovec")
+def test_hybrid_gives_both_arms_a_report_without_its_template_comments_and_version_listing(sample_repo, monkeypatch):
+    from retrieval import service
+    from retrieval.retrievers.dense import DenseRetriever
+    from retrieval.retrievers.lexical import LexicalRetriever
+
+    asked = {}
+    real_dense, real_lexical = DenseRetriever.candidates, LexicalRetriever.first_stage
+
+    def dense_spy(self, query, *args, **kwargs):
+        asked["dense"] = query
+        return real_dense(self, query, *args, **kwargs)
+
+    def lexical_spy(self, query, *args, **kwargs):
+        asked["lexical"] = query
+        return real_lexical(self, query, *args, **kwargs)
+
+    monkeypatch.setattr(DenseRetriever, "candidates", dense_spy)
+    monkeypatch.setattr(LexicalRetriever, "first_stage", lexical_spy)
+    report = ("Evicting from a full cache drops the newest entry\n<!-- Please describe the bug -->\n"
+              "When the cache is full the least recently used item should be dropped.\n\n"
+              "numpy: 1.19.1\npandas: 1.1.2\npytest: 6.0.1\nsetuptools: 49.6.0\n")
+    service.search(sample_repo, report, retriever="hybrid")
+    assert asked["dense"] == asked["lexical"]
+    assert "Please describe" not in asked["dense"] and "numpy" not in asked["dense"]
+    assert "least recently used item should be dropped" in asked["dense"]
