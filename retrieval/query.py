@@ -13,7 +13,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from .lexical.features import DEF, def_term, question_pairs
+from .boilerplate import strip_boilerplate
+from .lexical.features import def_term, exact_def_term, question_pairs
 from .ranking import (RankingConfig, frame_mentions, is_symbol_query, path_mentions, qualified_name, query_words,
                       symbol_key)
 from .text import STOPWORDS, tokenize
@@ -95,8 +96,11 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
             continue
         key = def_term(word)
         weights[key] = weights.get(key, 0.0) + weight
-        if word != word.lower() and config.exact_definition_weight:
-            weights[DEF + word] = weights.get(DEF + word, 0.0) + weight * config.exact_definition_weight
+        # A bare identifier asks for its exact spelling; a sentence only for a word written with
+        # capitals (`echo` in a question is a word, `Echo` a name).
+        if (symbol is not None or word != word.lower()) and config.exact_definition_weight:
+            key = exact_def_term(word)
+            weights[key] = weights.get(key, 0.0) + weight * config.exact_definition_weight
     if config.identifier_pair_weight and symbol is None and not long:
         # A question's words that one identifier joins (`connection pool` -> ConnectionPool,
         # `conn_pool_size`): the code naming that thing, not code using each word apart.
@@ -123,3 +127,31 @@ def naming_words(query: str) -> frozenset | None:
     module defining the class, not the code raising it); None when it pastes none (every word)."""
     cut = _ERROR_LABEL.sub(" ", query)
     return None if cut == query else frozenset(tokenize(cut))
+
+
+# Keywords that open a definition and are no English word a question starts with: `def echo`,
+# `fn spawn`, `func NewRouter` ask for that definition.
+_CODE_KEYWORDS = frozenset("def defn defp fn func".split())
+# Keywords that are English words too: `class Router` asks for a definition, `class hierarchy` does
+# not, so the name must be written as code (a capital, an underscore or a digit in it).
+_WORD_KEYWORDS = frozenset("class struct interface trait enum type typedef function fun module object record protocol "
+                           "impl union namespace package const let var val".split())
+_NAME_AS_CODE = re.compile(r"[A-Z_0-9]")
+
+
+def search_text(query: str) -> str:
+    """What every retriever searches for: the query without a pasted report's boilerplate
+    (retrieval.boilerplate); and for `def echo`, `fn spawn`, `class Router` the identifier alone,
+    which the ranking reads as a bare identifier (its definition first, its exact spelling before
+    other spellings). As two words of a sentence, `def echo` ranked a class whose methods call
+    `self._echo` six times above `def echo`."""
+    query = strip_boilerplate(query)
+    parts = query.split()
+    if len(parts) != 2:
+        return query
+    keyword, name = parts
+    if not is_symbol_query(name) or not name[:1].isalpha() and name[:1] != "_":
+        return query
+    if keyword in _CODE_KEYWORDS or (keyword in _WORD_KEYWORDS and _NAME_AS_CODE.search(name)):
+        return name
+    return query

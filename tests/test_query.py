@@ -1,7 +1,7 @@
 """How a query is read: bare identifiers, short questions, and long pasted reports."""
 from __future__ import annotations
 
-from retrieval.lexical.features import DEF, def_term
+from retrieval.lexical.features import DEF, def_term, exact_def_term
 from retrieval.query import code_words, plan_query
 from retrieval.ranking import RankingConfig
 from retrieval.records import Document
@@ -25,7 +25,7 @@ def test_a_bare_identifier_is_a_symbol_query_that_names_its_definition():
     plan = plan_query("HTTPException", CONFIG)
     assert plan.symbol == "HTTPException"
     assert plan.weights[DEF + "httpexception"] == CONFIG.symbol_definition_weight
-    assert plan.weights[DEF + "HTTPException"] > 0
+    assert plan.weights[exact_def_term("HTTPException")] > 0
 
 
 def test_a_long_report_damps_repeated_words_and_favours_its_title():
@@ -137,3 +137,54 @@ def test_a_long_report_ranks_code_in_a_docs_directory_below_source():
     ranked.index(docs)
     assert ranked.search_detailed(text, 2)[0].source_path == "app/persist.py"
     assert ranked.search_detailed("save model", 2)[0].source_path == "doc/conf.py"  # a short query: no rule
+
+
+ECHO_DOCS = [
+    ("src/click/testing.py", "class EchoingStdin:\n    def _echo(self, rv):\n        return rv\n\n"
+                             "    def read(self, n=-1):\n        return self._echo(self._input.read(n))\n\n"
+                             "    def readline(self, n=-1):\n        return self._echo(self._input.readline(n))\n\n"
+                             "    def readlines(self):\n        return [self._echo(x) for x in self._input.readlines()]\n"),
+    ("src/click/utils.py", "def echo(message=None, file=None, nl=True):\n    \"\"\"Print a message and newline.\"\"\"\n"
+                           "    file.write(message)\n"),
+    ("src/click/widgets.py", "class Echo:\n    \"\"\"A widget repeating what it is given.\"\"\"\n\n"
+                             "    def show(self, text):\n        return Echo.render(Echo, text)\n"),
+]
+
+
+def echo_retriever() -> LexicalRetriever:
+    docs = [doc(path, text) for path, text in ECHO_DOCS]
+    docs += [doc(f"other/f{i}.py", "def unrelated():\n    pass\n") for i in range(6)]
+    retriever = LexicalRetriever()
+    retriever.index(docs)
+    return retriever
+
+
+def test_a_bare_identifier_ranks_the_definition_spelled_exactly_so_above_other_spellings_of_it():
+    """`_echo`, `Echo` and `echo` share one definition term (so `client_ip` finds `ClientIP`); a
+    lower-case name had no exact-spelling term, and the class calling its own `_echo` six times
+    outranked click's `def echo`."""
+    retriever = echo_retriever()
+    assert retriever.search_detailed("echo", 1)[0].source_path == "src/click/utils.py"
+    assert retriever.search_detailed("_echo", 1)[0].source_path == "src/click/testing.py"
+    assert retriever.search_detailed("Echo", 1)[0].source_path == "src/click/widgets.py"
+
+
+def test_exact_spellings_do_not_lengthen_a_chunk():
+    from retrieval.lexical.features import chunk_terms, document_length, exact_def_term
+
+    counts = chunk_terms("a.py", "def echo(message):\n    return message\n", language="python")
+    assert counts[exact_def_term("echo")] == 1
+    without = {term: n for term, n in counts.items() if term != exact_def_term("echo")}
+    assert document_length(counts) == document_length(without)
+
+
+def test_a_definition_keyword_before_an_identifier_asks_for_that_definition():
+    from retrieval.query import search_text
+
+    for query, name in [("def echo", "echo"), ("fn spawn", "spawn"), ("func NewRouter", "NewRouter"),
+                        ("class Router", "Router"), ("function parse_args", "parse_args"), ("struct Foo::Bar", "Foo::Bar")]:
+        assert search_text(query) == name
+    # English words after a keyword that is an English word too: a question, not a definition.
+    for query in ["class hierarchy", "type error", "function composition", "def echo twice", "how echo"]:
+        assert search_text(query) == query
+    assert echo_retriever().search_detailed("def echo", 1)[0].source_path == "src/click/utils.py"

@@ -27,6 +27,7 @@ from ..text import identifier_parts, split_identifier, term_counts, word_unit, w
 
 DEF = "\u00a7"
 PAIR = "\u00b6"
+_EXACT = DEF + "="  # exact_def_term's prefix
 PAIR_PARTS = 6  # an identifier's first parts paired (15 pairs at most); longer names are rare
 QUESTION_UNITS = 12  # a question's first distinct words paired (66 pair terms at most)
 
@@ -34,12 +35,18 @@ QUESTION_UNITS = 12  # a question's first distinct words paired (66 pair terms a
 def def_term(name: str) -> str:
     """The term a definition of `name` is indexed and asked under: lower case, without underscores,
     so a name asked in the other naming convention still finds it (`client_ip` -> `ClientIP`,
-    `isBlank` -> `is_blank`). A name with capitals has its exact spelling as a second term."""
+    `isBlank` -> `is_blank`). Its exact spelling is a second term (exact_def_term)."""
     squashed = name.lower().replace("_", "")
     return DEF + (squashed or name.lower())
+
+
+def exact_def_term(name: str) -> str:
+    """The term a definition is indexed under by its exact spelling, for every name: `echo` asks
+    for `def echo`, not for `_echo` or `Echo`, which share its def_term."""
+    return DEF + "=" + name
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 19  # 19: C's function-pointer typedefs
+VERSION = 20  # 20: an exact-spelling term for every definition
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -229,20 +236,20 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
         names, members = definitions_and_members(text, language, owners)
     else:
         names, members = set(definitions), ()  # its scope path (context) places it: see scope_factors
-    # Each with its exact spelling too: `Vitest` prefers `class Vitest` over `const vitest`, and
-    # `Sinatra::Helpers` the module over the method `Sinatra.helpers`.
+    # Each with its exact spelling too: `Vitest` prefers `class Vitest` over `const vitest`,
+    # `Sinatra::Helpers` the module over the method `Sinatra.helpers`, and `echo` click's `def echo`
+    # over a class calling its own `_echo` six times (lower-case names had no exact term until then).
     for name in (*names, *members):
         counts[def_term(name)] += 1
-        if name != name.lower():
-            counts[DEF + name] += 1
+        counts[exact_def_term(name)] += 1
     return counts
 
 
 def document_length(counts: dict) -> int:
-    """The length BM25 normalises a chunk by: its terms, less its pair terms (they restate words
-    already counted, and a pasted report or a bare identifier, which ask for none, rank as they did
-    without them)."""
-    return sum(counts.values()) - sum(n for term, n in counts.items() if term[:1] == PAIR)
+    """The length BM25 normalises a chunk by: its terms, less its pair terms and exact spellings of
+    definitions (they restate words and definitions already counted, and a pasted report or a bare
+    identifier, which ask for no pair, rank as they did without them)."""
+    return sum(counts.values()) - sum(n for term, n in counts.items() if term[:1] == PAIR or term[:2] == _EXACT)
 
 
 def pair_term(a: str, b: str) -> str:

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..boilerplate import strip_boilerplate
 from ..embed import MAX_TOKENS, get_embedder, model_from_environment
-from ..query import plan_query
+from ..query import plan_query, search_text
 from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from ..settings import env_choice
@@ -134,7 +133,7 @@ class DenseRetriever:
 
     def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
         check_search_args(query, top_k)
-        query = strip_boilerplate(query)
+        query = search_text(query)
         config = self.ranking
         plan = plan_query(query, config)
         # A depth that does not follow top_k for the usual k: the files the first hits come from

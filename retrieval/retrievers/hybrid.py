@@ -16,9 +16,9 @@ import queue
 import threading
 from typing import Iterable
 
-from ..boilerplate import strip_boilerplate
 from ..confidence import assess, query_evidence
 from ..fusion import TrustConfig, lexical_trust, score_fusion
+from ..query import search_text
 from ..ranking import RankingConfig, rank_candidates, spells_file_name
 from ..records import Chunk, Document, SearchHit, SourceFile
 from .base import NOT_INDEXED, check_search_args
@@ -164,7 +164,7 @@ class HybridRetriever:
         check_search_args(query, top_k)
         if self._lex_views is None:
             raise RuntimeError(NOT_INDEXED)
-        query = strip_boilerplate(query)
+        query = search_text(query)
         config = self.ranking
         views = self._lex_views
         plan, first = self.lexical.first_stage(query, max(config.candidates, top_k), allow)

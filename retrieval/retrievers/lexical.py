@@ -8,7 +8,6 @@ from itertools import groupby
 from typing import Iterable
 
 from .. import prose, stem, text
-from ..boilerplate import strip_boilerplate
 from ..confidence import assess, in_postings, query_evidence
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
@@ -16,7 +15,7 @@ from ..lexical.segment import CorruptSegment, MemorySegment, SegmentBuilder
 from ..lexical import features
 from ..lexical.features import chunk_terms, member_owners
 from ..languages import CODE
-from ..query import QueryPlan, plan_query
+from ..query import QueryPlan, plan_query, search_text
 from ..ranking import (RankingConfig, frame_spots, frame_weight, member_named, mention_evidence, paths_by_name,
                        qualified_name, rank_candidates, scope_agrees)
 from ..parallel import ordered_map
@@ -109,7 +108,7 @@ class LexicalRetriever:
         check_search_args(query, top_k)
         if self._views is None:
             raise RuntimeError(NOT_INDEXED)
-        query = strip_boilerplate(query)
+        query = search_text(query)
         if self.profile == PROSE:
             return self._search_prose(query, top_k, allow)
         views = self._views

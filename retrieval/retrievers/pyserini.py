@@ -19,14 +19,13 @@ from collections import defaultdict
 from typing import Iterable
 
 from .. import prose
-from ..boilerplate import strip_boilerplate
 from ..confidence import assess, query_evidence
 from ..lexical.bm25 import idf
 from ..lexical.features import DEF, PAIR, chunk_terms, path_terms
 from ..lucene import index as lucene_index
 from ..lucene import jvm
 from ..parallel import ordered_map
-from ..query import plan_query
+from ..query import plan_query, search_text
 from ..ranking import RankingConfig, mention_evidence, paths_by_name, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile
 from ..store.layout import ENV_INDEX_DIR, StoreError
@@ -143,7 +142,7 @@ class PyseriniRetriever:
         # A Lucene file damaged where its size does not show fails only when a search reads it:
         # the RuntimeError the service takes for damage (and rebuilds), not a Java traceback.
         with jvm.java_errors("Lucene could not search the index"):
-            return self._search(strip_boilerplate(query), top_k, allow)
+            return self._search(search_text(query), top_k, allow)
 
     def _search(self, query: str, top_k: int, allow) -> list[SearchHit]:
         if self.profile == PROSE:
