@@ -190,6 +190,13 @@ def _root(root: str | None, builds: bool = False) -> str:
     refusal = too_broad(found) if builds else None
     if refusal:
         raise UserError(refusal)
+    if builds and found.reason == "cwd":
+        # No index at or above it and no repository around it: the index about to be built covers
+        # this directory only, which from a subdirectory of a plain folder is easy to miss.
+        from .output import shown_path
+
+        click.echo(f"note: no repository or index at or above {shown_path(found.path)}: indexing this directory "
+                   "(--root chooses another)", err=True)
     return found.path
 
 

@@ -248,6 +248,18 @@ def test_without_an_index_the_repository_root_is_used_and_indexed(run, sample_re
     assert (sample_repo / ".retrieval").is_dir() and not (sample_repo / "docs" / ".retrieval").exists()
 
 
+def test_outside_any_repository_a_query_says_it_indexes_the_current_directory_only(run, sample_repo, monkeypatch):
+    """From a subdirectory of a plain folder the first query indexed that subdirectory alone, silently."""
+    monkeypatch.chdir(sample_repo / "src" / "app")
+    first = run("query", "--json", "LRUCache")
+    assert first.exit_code == 0, first.stderr
+    assert "no repository or index at or above" in first.stderr and "--root" in first.stderr
+    assert (sample_repo / "src" / "app" / ".retrieval").is_dir()
+    again = run("query", "--json", "LRUCache")  # the index it built answers now: nothing to say
+    assert again.exit_code == 0 and "no repository or index" not in again.stderr
+    assert "no repository or index" not in run("query", "--root", sample_repo, "--json", "LRUCache").stderr
+
+
 def test_clean_of_a_missing_root_is_an_error(run, tmp_path):
     result = run("clean", "--root", tmp_path / "nonexistent")
     assert result.exit_code == 1
