@@ -8,6 +8,7 @@ the file, and says it is stale rather than guessing where the text moved.
 from __future__ import annotations
 
 import os
+import re
 import stat
 
 from .read import content_digest, decode_shown, split_ending, split_lines
@@ -90,8 +91,31 @@ def read_snippet(
         body, ending = split_ending(line)
         if len(body) > MAX_LINE_CHARS:
             cut += 1
-            shown[i] = f"{body[:MAX_LINE_CHARS]} … ({len(body) - MAX_LINE_CHARS} more characters){ending}"
+            shown[i] = shorten_line(body, focus) + ending
     return Snippet(start, end, "".join(shown), stale=stale, cut_lines=cut)
+
+
+_WORD_AT = re.compile(r"\w+")
+
+
+def shorten_line(body: str, focus: frozenset[str] = frozenset()) -> str:
+    """A line longer than MAX_LINE_CHARS cut to that many characters: from its start, or, when a
+    word holding one of the query's terms (`focus`) lies past that, around the first such word (a
+    match 180,000 characters into a minified line showed only the line's first thousand)."""
+    begin = 0
+    if focus:
+        from .text import split_identifier
+
+        for m in _WORD_AT.finditer(body):
+            if m.end() > MAX_LINE_CHARS and not focus.isdisjoint(split_identifier(m.group())):
+                begin = min(max(0, m.start() - MAX_LINE_CHARS // 4), len(body) - MAX_LINE_CHARS)
+                break
+            if m.end() <= MAX_LINE_CHARS and not focus.isdisjoint(split_identifier(m.group())):
+                break  # the first match is within the line's head
+    head = f"… ({begin} characters before) " if begin else ""
+    after = len(body) - begin - MAX_LINE_CHARS
+    tail = f" … ({after} more characters)" if after > 0 else ""
+    return f"{head}{body[begin : begin + MAX_LINE_CHARS]}{tail}"
 
 
 def best_window(lines: list[str], size: int, terms: frozenset[str]) -> int:

@@ -121,6 +121,18 @@ def test_a_minified_line_in_a_snippet_is_shortened_and_the_hit_says_so(run, make
     assert "truncated" not in query_json(run, root, "after", "--snippet-lines", "5")["results"][0]
 
 
+def test_a_minified_line_is_shortened_around_the_query_s_first_match_past_its_head(run, make_tree):
+    from retrieval.snippets import MAX_LINE_CHARS
+
+    before, after = "var a=1;" * 20000, ";var b=2" * 500  # the match 160,000 characters in
+    root = make_tree({"bundle.js": before + "function frobnicate_total(){return 3}" + after + "\n"})
+    (row,) = query_json(run, root, "frobnicate_total", "--snippet-lines", "5")["results"]
+    assert "frobnicate_total" in row["snippet"] and row["truncated"] is True
+    at = len(before) + len("function ")
+    assert row["snippet"].startswith(f"… ({at - MAX_LINE_CHARS // 4} characters before) ;var a=1;")
+    assert row["snippet"].endswith(" more characters)\n") and len(row["snippet"]) < MAX_LINE_CHARS + 100
+
+
 def test_jsonl_prints_one_hit_object_per_line(run, sample_repo):
     result = run("query", "--root", sample_repo, "--jsonl", "config")
     assert result.exit_code == 0

@@ -176,10 +176,10 @@ def test_a_one_megabyte_single_line_file_is_one_chunk_that_can_be_found_and_show
     assert index.exit_code == 0 and "1 too-large" in index.stdout
     (hit,) = query_json(run, root, "zebracorn", "--snippet-lines", "1")["results"]
     assert (hit["path"], hit["start_line"], hit["end_line"]) == ("bundle.min.js", 1, 1)
-    # Shown shortened: the whole megabyte would flood whoever reads the answer.
+    # Shown shortened, around the match at its end: the whole megabyte would flood whoever reads the answer.
     from retrieval.snippets import MAX_LINE_CHARS
 
-    assert hit["snippet"] == f"{line[:MAX_LINE_CHARS]} … ({len(line) - MAX_LINE_CHARS} more characters)"
+    assert hit["snippet"] == f"… ({len(line) - MAX_LINE_CHARS} characters before) {line[-MAX_LINE_CHARS:]}"
     assert hit["truncated"] is True
 
 
