@@ -309,8 +309,13 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     if context_flags and retriever_name != "lexical+ctx":
         # Ignored, a --dry-run would have built every index for real.
         raise click.UsageError(f"{', '.join(context_flags)} applies to --retriever lexical+ctx only")
+    outside_built: list[str] = []
     if retriever_name == "all":
         targets = service.available_retrievers()
+        # One built on request is kept current with the others (from its cached contexts and the
+        # offline ones: only `index --retriever lexical+ctx` asks a model); it was left stale.
+        outside_built = [name for name in service.retrievers_outside_all() if service.is_built(root, name)]
+        targets += [(name, get_spec(name).unavailable_reason()) for name in outside_built]
     else:
         try:
             spec = get_spec(retriever_name)
@@ -402,8 +407,10 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                    f"{ENV_RETRIEVER}=hybrid) adds the embeddings", err=True)
     if not single:
         for name in service.retrievers_outside_all():
-            # Said once, so a user who wanted every index knows this one is built on request only.
-            click.echo(f"{name}: not part of all (build it on its own: retrieval index --retriever {name})", err=True)
+            if name not in outside_built:
+                # Said so a user who wanted every index knows this one is built on request only.
+                click.echo(f"{name}: not part of all (build it on its own: retrieval index --retriever {name})",
+                           err=True)
     if others_failed:
         # The others were built (as `make -k` goes on), but a script must be able to tell: a
         # retriever that failed is not one that was skipped for a missing extra.

@@ -49,13 +49,13 @@ def participants(root: str) -> tuple[list[str], list[str]]:
     for name, reason in service.available_retrievers():
         if reason:
             notes.append(f"{name}: skipped ({reason})")
-        elif name == "lexical" or os.path.exists(layout.manifest_path(store, name)):
+        elif name == "lexical" or service.is_built(root, name):
             names.append(name)
         else:
             notes.append(f"{name}: skipped (not indexed; run `retrieval index --retriever {name} "
                          f"--root {shlex.quote(root)}`)")
     for name in service.retrievers_outside_all():
-        if os.path.exists(layout.manifest_path(store, name)):
+        if service.is_built(root, name):
             # Built only on request (its build asks a paid model), so never part of all.
             notes.append(f"{name}: left out (not part of all; ask it with --retriever {name})")
     return names, notes

@@ -947,6 +947,11 @@ def available_retrievers() -> list[tuple[str, str]]:
     return [(n, REGISTRY[n].unavailable_reason()) for n in names]
 
 
+def is_built(root: str, name: str) -> bool:
+    """Whether the retriever's index under root has been committed at least once."""
+    return os.path.exists(layout.manifest_path(layout.store_dir(os.path.abspath(root)), name))
+
+
 def retrievers_outside_all() -> list[str]:
     """Registered retrievers that `all` never builds (each says why in its spec), sorted."""
     return sorted(n for n in REGISTRY if not REGISTRY[n].in_all)

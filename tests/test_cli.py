@@ -359,6 +359,25 @@ def test_index_all_names_the_retrievers_it_never_builds_and_how_to_build_them(ru
     assert not os.path.exists(os.path.join(root, ".retrieval", "lexical+ctx"))
 
 
+def test_index_all_keeps_a_contextual_index_built_on_request_current_without_asking_a_model(run, make_tree,
+                                                                                            monkeypatch):
+    """It was named 'not part of all (build it on its own)' though built, and left stale by every `index`."""
+    from retrieval import service
+    from retrieval.contextual import command
+
+    root = make_tree({"a.py": "def alpha_value():\n    return 1\n"})
+    service.refresh(str(root), "lexical+ctx")  # built on request (offline here)
+    (root / "b.py").write_text("def beta_value():\n    return 2\n")
+    asked = []
+    monkeypatch.setattr(command, "refresh", lambda *args, **kwargs: asked.append(args))
+    result = run("index", "--root", root, "--retriever", "all")
+    assert result.exit_code == 0, result.stderr
+    assert "lexical+ctx: indexed 1 chunk from 1 file" in result.stdout and "not part of all" not in result.stderr
+    assert asked == []  # the model's path (contextual.command.refresh) is `index --retriever lexical+ctx` only
+    (row,) = [row for row in service.status(str(root)) if row["retriever"] == "lexical+ctx"]
+    assert row["state"] == "ready" and row["files"] == 2
+
+
 def test_a_consolidated_query_says_which_indexes_it_left_out_and_how_to_build_the_missing_ones(run, make_tree):
     from retrieval import service
 
