@@ -310,6 +310,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
         # Ignored, a --dry-run would have built every index for real.
         raise click.UsageError(f"{', '.join(context_flags)} applies to --retriever lexical+ctx only")
     outside_built: list[str] = []
+    hybrid_existed = service.is_built(root, "hybrid")
     if retriever_name == "all":
         targets = service.available_retrievers()
         # One built on request is kept current with the others (from its cached contexts and the
@@ -400,9 +401,10 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                        err=True)
     if lexical_failed:
         sys.exit(1)
-    if "hybrid" in built and not os.environ.get(ENV_RETRIEVER):
+    if "hybrid" in built and not hybrid_existed and not os.environ.get(ENV_RETRIEVER):
         # `query` stays lexical unless told: its automatic refresh after a large checkout would
-        # otherwise embed every changed chunk before answering. Said so the built index gets used.
+        # otherwise embed every changed chunk before answering. Said once, when the index is first
+        # built, so it gets used (said on every `index` it was noise).
         click.echo("note: `retrieval query` uses lexical unless told: `--retriever hybrid` (or "
                    f"{ENV_RETRIEVER}=hybrid) adds the embeddings", err=True)
     if not single:
@@ -492,7 +494,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
               help="Snippets of each hit with N lines before and after it, or its whole enclosing scope "
                    "(`scope`: the class around a method; treesitter hits) (implies snippets).")
 @click.option("--stale-ok", is_flag=True, help="Do not refresh a stale index first.")
-@click.option("--path", "path_globs", multiple=True, metavar="GLOB", help="Only hits whose path matches GLOB (from the root; ./x or an absolute path: from here).")
+@click.option("--path", "path_globs", multiple=True, metavar="GLOB", help="Only hits whose path matches GLOB, read as in .gitignore (with a slash inside: from the root; without: at any depth; ./x or an absolute path: from here).")
 @click.option("--lang", type=LanguageName(), default="", metavar="LANG", help=_language_help())
 @click.option("--kind", type=click.Choice(["code", "docs", "config"]), default=None,
               help="Only hits in files of this kind.")

@@ -128,7 +128,9 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
     from .text import STOPWORDS
 
     words = re.findall(r"\w+", query.lower())
-    if words and all(w in STOPWORDS for w in words):
+    if not words:
+        return "no hits: the query has no word to search for (only punctuation or symbols)"
+    if all(w in STOPWORDS for w in words):
         return f"no hits: every word of the query is too common to be searched for ({', '.join(dict.fromkeys(words))})"
     where = " of the files the filters admit" if filters else ""
     return f"no hits: no indexed text{where} contains a word of the query"

@@ -884,6 +884,8 @@ def status(root: str) -> list[dict]:
             manifest = layout.read_manifest(store, name)
         except (layout.ManifestProblem, layout.StoreError) as exc:
             row["state"], row["reason"] = "error", str(exc)
+            if isinstance(exc, layout.ManifestProblem):
+                row["reason"] += f"; the next query or `retrieval index --retriever {name}` rebuilds it"
             rows.append(row)
             continue
         if manifest is None:

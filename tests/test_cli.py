@@ -204,6 +204,9 @@ def test_a_query_with_no_hits_exits_zero_with_empty_results_and_says_why_on_stde
     result = run("query", "--root", sample_repo, "for the", "if")
     assert (result.stdout, result.stderr) == (
         "", "note: no hits: every word of the query is too common to be searched for (for, the, if)\n")
+    result = run("query", "--root", sample_repo, "???")  # no word at all: not "no text contains one"
+    assert (result.stdout, result.stderr) == (
+        "", "note: no hits: the query has no word to search for (only punctuation or symbols)\n")
 
 
 def test_a_query_of_only_common_words_finds_nothing_even_where_prose_reads_as_a_definition(run, make_tree):

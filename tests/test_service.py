@@ -299,6 +299,16 @@ def test_the_manifest_keeps_the_file_table_as_columns_and_no_per_file_locations(
     assert "locations" not in manifest["state"]
 
 
+def test_status_of_a_damaged_index_says_the_next_query_rebuilds_it(sample_repo):
+    service.refresh(str(sample_repo))
+    with open(layout.manifest_path(layout.store_dir(str(sample_repo)), "lexical"), "w", encoding="utf-8") as fh:
+        fh.write('{"version": ')  # torn
+    (row,) = [r for r in service.status(str(sample_repo)) if r["retriever"] == "lexical"]
+    assert row["state"] == "error" and "corrupt" in row["reason"]
+    assert row["reason"].endswith("the next query or `retrieval index --retriever lexical` rebuilds it")
+    assert service.search(str(sample_repo), "LRUCache").hits  # as it says
+
+
 def test_a_manifest_whose_file_columns_disagree_is_rebuilt(sample_repo):
     service.refresh(str(sample_repo))
     path = layout.manifest_path(layout.store_dir(str(sample_repo)), "lexical")

@@ -294,6 +294,15 @@ def test_a_query_that_must_embed_first_says_so_in_one_line_off_a_terminal(sample
     assert edited.exit_code == 0 and edited.stderr == ""
 
 
+def test_index_says_query_stays_lexical_once_when_the_hybrid_index_is_first_built(sample_repo, run):
+    note = "note: `retrieval query` uses lexical unless told"
+    first = run("index", "--root", sample_repo, "--retriever", "hybrid")
+    assert first.exit_code == 0 and note in first.stderr
+    (sample_repo / "src" / "app" / "extra.py").write_text("def extra_value():\n    return 1\n")
+    again = run("index", "--root", sample_repo)
+    assert again.exit_code == 0 and "hybrid: indexed 1 chunk" in again.stdout and note not in again.stderr
+
+
 def test_query_all_merges_every_retrievers_hits_with_provenance(sample_repo, run):
     from retrieval import service
 
