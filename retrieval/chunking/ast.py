@@ -1190,6 +1190,13 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
             context, chunk_kind = module, module_kind
             symbol = starting[0].name if starting else ""
         scope = (around.start + 1, around.end + 1) if around is not None else None
+        if primary is not None and primary.kind != "constant":
+            # A piece of a split definition (its documentation too, which starts before the node):
+            # its scope is that definition with its documentation. The first piece's was the class
+            # around it, or nothing, and `--expand scope` showed the whole class.
+            lead = min(primary.start, (lead_rows or {}).get(primary.key, primary.start))
+            if lead <= a and b <= primary.end and primary.end - lead > b - a:
+                scope = (lead + 1, primary.end + 1)
         if cut:
             text = "".join(lines[a : b + 1])
             for piece in chunk_lines(text, path, language=language, kind=kind, policy=policy):

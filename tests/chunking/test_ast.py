@@ -256,6 +256,10 @@ def test_pieces_of_a_documentation_comment_cut_from_its_method_carry_the_methods
     assert len(pieces) > 1  # the comment alone exceeds the budget
     assert {(c.context, c.symbol) for c in pieces} == {("Store.save", "save")}
     assert all(not c.definitions for c in pieces)  # documentation, not the definition itself
+    # Every piece of the method, its documentation's too, widens (`--expand scope`) to the method
+    # with its documentation: the documentation's pieces widened to the whole class.
+    method = (2, text.count("\n") - 1)
+    assert {c.scope for c in chunks if c.start_line >= 2 and c.end_line <= method[1]} == {method}
 
 
 RUST = '''\
