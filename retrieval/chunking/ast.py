@@ -202,6 +202,12 @@ def _is_prefix(node) -> bool:
         return True
     if kind in ("type_annotation", "spec") and node.parent is not None and node.parent.type in ("file", "source_file"):
         return True  # a top-level Elm type annotation, an Erlang `-spec`: the signature of what follows
+    if kind == "signature" and node.parent is not None and node.parent.type in _HASKELL_TOP:
+        # Haskell's `decode :: ... -> Maybe a` is the first line of the `decode` that follows it (a
+        # signature with no equation after it, in a class, declares a method: it stays what it is).
+        after = node.next_named_sibling
+        return (after is not None and after.type in ("function", "bind") and node.named_child_count > 0
+                and after.named_child_count > 0 and _text(node.named_children[0]) == _text(after.named_children[0]))
     if kind == "unary_operator" and node.child_count == 2 and node.children[0].type == "@":
         target = node.children[1]
         name = target.children[0] if target.type == "call" and target.child_count else target

@@ -1132,6 +1132,29 @@ def test_haskell_bindings_without_arguments_are_definitions_and_annotated_patter
     assert defined(chunks_of("module A where\n\n(a, b) = (1, 2)\n", "A.hs", "haskell")) == set()  # a pattern
 
 
+def test_a_haskell_type_signature_and_its_comment_stay_with_the_equations_it_types():
+    """The signature, the first line of a Haskell definition, ended the chunk before (101 of aeson's
+    671 chunk boundaries fell between a signature and its equations)."""
+    body = "".join(f"  , step{i} (lbsSpace bs') (bsToTokens bs)\n" for i in range(3))
+    text = ("module Decoding where\n\nimport Data.Maybe\n\n"
+            "-- | Deserialize a value from a strict string.\n"
+            "decodeStrict :: FromJSON a => ByteString -> Maybe a\n"
+            f"decodeStrict bs = unResult\n{body}\n"
+            "-- | Deserialize a value from a lazy string.\n"
+            "decode :: FromJSON a => LBS.ByteString -> Maybe a\n"
+            f"decode bs = unResult\n{body}\n"
+            "class Container f where\n  empty :: f a\n  insert :: a -> f a -> f a\n")
+    budget = ChunkingPolicy(code=400, prose=400, config=400, default=400)  # one definition fits, not two
+    chunks = chunks_of(text, "Decoding.hs", "haskell", budget)
+    assert_verbatim(text, chunks)
+    for name in ("decodeStrict", "decode"):
+        (chunk,) = [c for c in chunks if f"\n{name} bs = " in "\n" + c.text]
+        assert f"{name} :: FromJSON a" in chunk.text and chunk.symbol == name
+        assert "-- | Deserialize a value from a " in chunk.text.split(f"{name} ::")[0]
+    # A class's method signatures have no equations after them: still the class's lines.
+    assert any("empty :: f a" in c.text and "insert ::" in c.text for c in chunks)
+
+
 def test_functions_of_a_rust_or_elixir_module_are_functions_and_of_a_ruby_module_methods():
     rust = "mod tests {\n    fn checks_it() {\n        assert!(true);\n    }\n}\n"
     elixir = "defmodule Bank do\n  def deposit(a), do: a\nend\n"
