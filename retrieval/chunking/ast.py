@@ -1361,13 +1361,17 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
     except (ValueError, RuntimeError, LookupError, OSError):
         return None
     root = tree.root_node
-    if root.has_error and _mostly_error(root, len(source)) and grammar in ("c", "cpp"):
-        # See _DIRECTIVE: the parser sees every branch of the conditionals, their lines blank.
-        blanked = _DIRECTIVE.sub(lambda m: _blank(m.group(0)), source)
+    if root.has_error and grammar in ("c", "cpp", "csharp"):
+        # See _DIRECTIVE: the parser sees every branch of the conditionals, their lines blank. A
+        # file mostly in error takes any better tree; one with a local error only a clean one (a C#
+        # `#if ... else { #endif` ended JsonTextReader's class 2,400 lines early, and every member
+        # after it lost its class).
+        mostly = _mostly_error(root, len(source))
+        blanked = _DIRECTIVE.sub(lambda m: _blank(m.group(0)), source) if mostly or grammar == "csharp" else source
         if blanked != source:
             again = _parse(grammar, blanked)
-            if again is not None and not (again.root_node.has_error
-                                          and _mostly_error(again.root_node, len(blanked))):
+            if again is not None and (not again.root_node.has_error
+                                      or mostly and not _mostly_error(again.root_node, len(blanked))):
                 tree, source = again, blanked
                 parsed_lines = _rows(source)
                 root = tree.root_node

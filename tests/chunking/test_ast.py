@@ -1132,6 +1132,92 @@ def test_haskell_bindings_without_arguments_are_definitions_and_annotated_patter
     assert defined(chunks_of("module A where\n\n(a, b) = (1, 2)\n", "A.hs", "haskell")) == set()  # a pattern
 
 
+CSHARP_WITH_DIRECTIVES = """using System;
+#if HAVE_BIG_INTEGER
+using System.Numerics;
+#endif
+
+namespace Newtonsoft.Json
+{
+    internal enum ReadType
+    {
+        Read,
+        ReadAsDateTime,
+#if HAVE_DATE_TIME_OFFSET
+        ReadAsDateTimeOffset,
+#endif
+        ReadAsDouble
+    }
+
+    public partial class JsonTextReader : JsonReader
+    {
+        private void ParseReadString(char quote, ReadType readType)
+        {
+            switch (readType)
+            {
+                case ReadType.ReadAsDateTime:
+#if HAVE_DATE_TIME_OFFSET
+                case ReadType.ReadAsDateTimeOffset:
+#endif
+                    if (_quoteChar == quote)
+                    {
+                        DateParseHandling handling;
+                        if (readType == ReadType.ReadAsDateTime)
+                        {
+                            handling = DateParseHandling.DateTime;
+                        }
+#if HAVE_DATE_TIME_OFFSET
+                        else if (readType == ReadType.ReadAsDateTimeOffset)
+                        {
+                            handling = DateParseHandling.DateTimeOffset;
+                        }
+#endif
+                        else
+                        {
+                            handling = _dateParseHandling;
+                        }
+                        if (handling == DateParseHandling.DateTime)
+                        {
+                            SetToken(JsonToken.Date, handling, false);
+                            return;
+                        }
+#if HAVE_DATE_TIME_OFFSET
+                        else
+                        {
+                            SetToken(JsonToken.Date, handling, true);
+                            return;
+                        }
+#endif
+                    }
+                    break;
+            }
+        }
+
+        public override int? ReadAsInt32()
+        {
+            return ReadNumberValue(ReadType.ReadAsInt32);
+        }
+
+        public override long? ReadAsInt64()
+        {
+            return ReadNumberValue(ReadType.ReadAsInt64);
+        }
+    }
+}
+"""
+
+
+def test_csharp_conditional_directives_that_break_the_parse_do_not_cost_members_their_class():
+    """Newtonsoft's JsonTextReader: an `else` opening under `#if` ended the class in the parse, and
+    every member after it was labelled `Newtonsoft.Json.X` with no class and no scope."""
+    budget = ChunkingPolicy(code=300, prose=300, config=300, default=300)
+    chunks = chunks_of(CSHARP_WITH_DIRECTIVES, "JsonTextReader.cs", "csharp", budget)
+    assert_verbatim(CSHARP_WITH_DIRECTIVES, chunks)
+    (last,) = [c for c in chunks if "ReadAsInt64()" in c.text]
+    assert last.context.startswith("Newtonsoft.Json.JsonTextReader.ReadAsInt")
+    assert last.scope is not None  # (a chunk holding the closing braces widens to the namespace)
+
+
 def test_a_haskell_type_signature_and_its_comment_stay_with_the_equations_it_types():
     """The signature, the first line of a Haskell definition, ended the chunk before (101 of aeson's
     671 chunk boundaries fell between a signature and its equations)."""
