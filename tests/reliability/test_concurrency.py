@@ -69,6 +69,20 @@ def parallel_queries(root, n=PARALLEL, *extra, wait="0.3") -> list[subprocess.Co
     return out
 
 
+def while_another_writes(lock_path: str, search, began_ago: float = 0.0):
+    """(search(), seconds it took) while another writer, as far as the query can tell, holds the
+    lock, having taken it `began_ago` seconds before."""
+    holder = WriterLock(lock_path)
+    holder.acquire(timeout=0)
+    os.utime(lock_path, (time.time() - began_ago,) * 2)  # when that writer took the lock
+    try:
+        started = time.monotonic()
+        result = search()
+        return result, time.monotonic() - started
+    finally:
+        holder.release()
+
+
 def wait_for(path, writer, timeout=60.0) -> None:
     deadline = time.monotonic() + timeout
     while not os.path.exists(path):
@@ -165,15 +179,7 @@ def test_a_query_does_not_wait_for_a_writer_that_has_been_at_it_longer_than_the_
     monkeypatch.setenv("RETRIEVAL_WRITER_WAIT", "2.5")
     lock_path = str(root / ".retrieval" / "lock")
     for began_ago, waits in ((0.0, True), (30.0, False)):
-        holder = WriterLock(lock_path)
-        holder.acquire(timeout=0)
-        os.utime(lock_path, (time.time() - began_ago,) * 2)  # when that writer took the lock
-        try:
-            started = time.monotonic()
-            result = service.search(str(root), QUERY)
-            waited = time.monotonic() - started
-        finally:
-            holder.release()
+        result, waited = while_another_writes(lock_path, lambda: service.search(str(root), QUERY), began_ago)
         assert result.hits and result.stale
         assert (waited >= 2.0) is waits, (began_ago, waited)
 
@@ -296,14 +302,7 @@ def test_every_index_of_a_consolidated_query_shares_one_wait_for_another_writer(
         service.refresh(str(root), name)
     change(root, "retry", 12)  # both indexes now stale
     monkeypatch.setenv("RETRIEVAL_WRITER_WAIT", "1.5")
-    lock = WriterLock(str(root / ".retrieval" / "lock"))
-    lock.acquire(timeout=0)  # another writer, as far as the query can tell
-    try:
-        started = time.monotonic()
-        result = multi.search_all(str(root), QUERY)
-        waited = time.monotonic() - started
-    finally:
-        lock.release()
+    result, waited = while_another_writes(str(root / ".retrieval" / "lock"), lambda: multi.search_all(str(root), QUERY))
     assert result.hits and result.stale
     assert sum(service.PREVIOUS_SNAPSHOT in note for note in result.notes) == 1
     assert 1.4 < waited < 2.9, waited  # one wait of 1.5 s, not one per index
