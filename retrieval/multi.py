@@ -41,10 +41,8 @@ def lead(names) -> str | None:
 def participants(root: str) -> tuple[list[str], list[str]]:
     """(retrievers to ask, notes on those left out and why)."""
     from . import service
-    from .store import layout
 
     root = os.path.abspath(root)
-    store = layout.store_dir(root)
     names, notes = [], []
     for name, reason in service.available_retrievers():
         if reason:

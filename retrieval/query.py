@@ -150,7 +150,7 @@ def search_text(query: str) -> str:
     if len(parts) != 2:
         return query
     keyword, name = parts
-    if not is_symbol_query(name) or not name[:1].isalpha() and name[:1] != "_":
+    if not is_symbol_query(name) or not (name[:1].isalpha() or name[:1] == "_"):
         return query
     if keyword in _CODE_KEYWORDS or (keyword in _WORD_KEYWORDS and _NAME_AS_CODE.search(name)):
         return name
