@@ -107,11 +107,11 @@ def shorten_line(body: str, focus: frozenset[str] = frozenset()) -> str:
         from .text import split_identifier
 
         for m in _WORD_AT.finditer(body):
-            if m.end() > MAX_LINE_CHARS and not focus.isdisjoint(split_identifier(m.group())):
+            if focus.isdisjoint(split_identifier(m.group())):
+                continue
+            if m.end() > MAX_LINE_CHARS:  # else the first match is within the line's head
                 begin = min(max(0, m.start() - MAX_LINE_CHARS // 4), len(body) - MAX_LINE_CHARS)
-                break
-            if m.end() <= MAX_LINE_CHARS and not focus.isdisjoint(split_identifier(m.group())):
-                break  # the first match is within the line's head
+            break
     head = f"… ({begin} characters before) " if begin else ""
     after = len(body) - begin - MAX_LINE_CHARS
     tail = f" … ({after} more characters)" if after > 0 else ""
