@@ -43,7 +43,9 @@ def def_term(name: str) -> str:
 def exact_def_term(name: str) -> str:
     """The term a definition is indexed under by its exact spelling, for every name: `echo` asks
     for `def echo`, not for `_echo` or `Echo`, which share its def_term."""
-    return DEF + "=" + name
+    return _EXACT + name
+
+
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
 VERSION = 20  # 20: an exact-spelling term for every definition
