@@ -217,7 +217,7 @@ def _is_prefix(node) -> bool:
 
 class Definition:
     __slots__ = ("name", "display", "kind", "start", "end", "name_row", "parent", "path", "key", "bytes", "depth",
-                 "statement", "declaration", "partial")
+                 "statement", "declaration", "partial", "instance")
 
     def __init__(self, name, display, kind, start, end, name_row, node_bytes=(0, 0)):
         self.name, self.display, self.kind = name, display, kind
@@ -230,6 +230,7 @@ class Definition:
         self.statement = False  # a one-line declaration that scopes what follows it (`namespace X;`)
         self.declaration = False  # an overload's declaration: its name's implementation follows it
         self.partial = False  # C#'s `partial class X`: one of X's parts
+        self.instance = False  # Haskell's `instance C T`: named by the class C, which it does not define
 
 
 # -- the extra, loaded lazily --------------------------------------------------------------------
@@ -475,7 +476,9 @@ def _definition(node, captures) -> Definition | None:
             head = "instance " + head.rsplit("=>", 1)[1].strip()
         words = head.split()
         display = " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
-        return Definition(_text(cls), display, "impl", node.start_point[0], _end_row(node), cls.start_point[0])
+        d = Definition(_text(cls), display, "impl", node.start_point[0], _end_row(node), cls.start_point[0])
+        d.instance = True
+        return d
     if node_type.endswith("_specifier") and node.child_by_field_name("body") is None:
         return None  # C's `struct buffer *buf` names a type, it does not define one
     span_node = node
@@ -1156,7 +1159,7 @@ def _members(named: list[Definition], primary: Definition | None) -> tuple[tuple
 
 def _defines(d: Definition) -> bool:
     """Whether a chunk holding d's name line is indexed as defining that name."""
-    return d.kind != "test" and not d.declaration and not _constructor(d)
+    return d.kind != "test" and not d.declaration and not d.instance and not _constructor(d)
 
 
 def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str, lines, policy,

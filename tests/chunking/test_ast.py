@@ -472,6 +472,18 @@ def test_go_methods_of_a_generic_type_are_filed_under_the_type_and_haskell_insta
     assert instance.context.startswith("instance FromJSON (a, b, c)")  # not `instance (FromJSON a, FromJSON b, FromJSON`
 
 
+def test_a_haskell_instance_defines_its_methods_not_the_class_it_instantiates():
+    """Like Rust's `impl Trait for T`: `class FromJSON` found a five-line tuple instance first."""
+    hs = ("module A where\n\nclass FromJSON a where\n    parseJSON :: Value -> Parser a\n\n"
+          "instance (FromJSON a, FromJSON b) => FromJSON (a, b) where\n"
+          "    parseJSON = withArray \"(a, b)\" $ \\t -> do\n        pure undefined\n")
+    chunks = chunks_of(hs, "A.hs", "haskell", TINY)
+    instance = [c for c in chunks if c.context.startswith("instance FromJSON (a, b)")]
+    assert instance and not any("FromJSON" in c.definitions for c in instance)
+    assert any("parseJSON" in c.definitions for c in instance)
+    assert any("FromJSON" in c.definitions for c in chunks if "class FromJSON a where" in c.text)
+
+
 def test_a_cpp_header_named_h_is_parsed_as_cpp_and_a_c_header_as_c():
     cpp = ("#pragma once\nnamespace absl {\nclass Cord {\n public:\n  Cord();\n  void Append(const Cord& src) {\n"
            "    contents_.Append(src.contents_, and_a_long_argument_list_here);\n  }\n};\n}  // namespace absl\n")
