@@ -28,6 +28,9 @@ _CODE_WORD = re.compile(
 )
 
 
+_OPERATOR_NAME = re.compile(r"operator(?:\(\)|[^\w\s(][^\w\s(]*)")
+
+
 def code_words(text: str) -> list[str]:
     return _CODE_WORD.findall(text)
 
@@ -90,6 +93,9 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
         definitions[f"{parts[-2]}.{parts[-1]}"] = config.symbol_definition_weight
     if symbol is not None and symbol[-1:] in ("!", "?") and config.symbol_definition_weight:
         # Ruby's `initialize!`, Elixir's `decode!` are defined under their whole name.
+        definitions[symbol] = config.symbol_definition_weight
+    if symbol is not None and _OPERATOR_NAME.fullmatch(symbol) and config.symbol_definition_weight:
+        # C++'s `operator==`, `operator[]`: its words are `operator` alone; its definition is named whole.
         definitions[symbol] = config.symbol_definition_weight
     for word, weight in definitions.items():
         if not weight:

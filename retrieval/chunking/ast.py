@@ -182,6 +182,7 @@ def _wraps(node) -> bool:
 _TEXT_NODES = frozenset({"string", "string_literal", "raw_string_literal", "template_string",
                          "interpreted_string_literal", "heredoc_body", "comment", "block_comment"})
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
+_OPERATOR = re.compile(r"\boperator\s*(\(\s*\)|[^\w\s(][^\w(]*)$")
 _LAST_WORD = re.compile(r"[A-Za-z_$][\w$]*[?!]?(?=[^\w$]*$)")
 # A binding whose value is an import (`const x = @import("x.zig")`, `const fs = require("fs")`,
 # `local util = require "util"`) names another module; it defines nothing a query could be after.
@@ -534,6 +535,12 @@ def _definition(node, captures) -> Definition | None:
     name = _last_word(display) if name_node.type not in ("identifier", "type_identifier", "simple_identifier",
                                                          "constant", "name", "variable", "word",
                                                          "function_name") else display
+    operator = _OPERATOR.search(display) if name in ("operator", "operator!") else None
+    if operator:
+        # C++'s `operator==`, C#'s `operator ==`: the symbol is the name (`operator` alone named
+        # every operator of a class, and `operator!=` came out as `operator!`); a conversion
+        # (`operator bool`) stays `operator`.
+        name = "operator" + "".join(operator.group(1).split())
     if not name:
         return None
     if node_type in ("method_declaration", "function_declaration"):
@@ -620,7 +627,9 @@ def _member(node) -> Definition | None:
         if not target or len(target) > 60:
             return None
         kind_word = next((w for w in ("implicit", "explicit") if w in words[0].split()), "")
-        name, display, row = "operator", f"{kind_word} operator {target}".strip(), node.start_point[0]
+        # `operator ==` is named `operator==`, as C++'s; a conversion (`operator int`) `operator`.
+        name = "operator" + ("".join(target.split()) if not target[0].isalnum() else "")
+        display, row = f"{kind_word} operator {target}".strip(), node.start_point[0]
     elif name_node is not None:
         name = display = _text(name_node).strip()
         row = name_node.start_point[0]

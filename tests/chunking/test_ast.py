@@ -484,6 +484,28 @@ def test_a_haskell_instance_defines_its_methods_not_the_class_it_instantiates():
     assert any("FromJSON" in c.definitions for c in chunks if "class FromJSON a where" in c.text)
 
 
+def test_operators_are_named_by_their_symbol_and_a_query_for_one_asks_for_that_definition():
+    """Every C++ and C# operator was named `operator` (`operator!=` came out as `operator!`), so
+    `operator<` found whichever operator of the file ranked first."""
+    from retrieval.lexical.features import def_term
+    from retrieval.query import plan_query
+    from retrieval.ranking import RankingConfig
+
+    cpp = ("namespace ns {\nstruct Value {\n  bool operator==(const Value& o) const { return true; }\n"
+           "  bool operator!=(const Value& o) const { return false; }\n  int& operator[](int i) { return x; }\n"
+           "  Value operator()(int a) { return *this; }\n  operator bool() const { return true; }\n};\n}\n")
+    named = {c.context: c.symbol for c in chunks_of(cpp, "value.hpp", "cpp", TINY)}
+    assert {named[f"ns.Value.{op}"] for op in ("operator==", "operator!=", "operator[]", "operator()")} == {
+        "operator==", "operator!=", "operator[]", "operator()"}
+    cs = ("namespace N {\nstruct V {\n  public static bool operator ==(V a, V b) => true;\n"
+          "  public static implicit operator int(V v) => 1;\n}\n}\n")
+    named = {c.context: c.symbol for c in chunks_of(cs, "V.cs", "csharp", TINY)}
+    assert named["N.V.operator =="] == "operator==" and named["N.V.implicit operator int"] == "operator"
+    for query in ("operator<", "Value::operator==", "operator()"):
+        op = query.split("::")[-1]
+        assert plan_query(query, RankingConfig()).weights[def_term(op)] == RankingConfig().symbol_definition_weight
+
+
 def test_a_cpp_header_named_h_is_parsed_as_cpp_and_a_c_header_as_c():
     cpp = ("#pragma once\nnamespace absl {\nclass Cord {\n public:\n  Cord();\n  void Append(const Cord& src) {\n"
            "    contents_.Append(src.contents_, and_a_long_argument_list_here);\n  }\n};\n}  // namespace absl\n")
