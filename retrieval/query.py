@@ -17,7 +17,7 @@ from .boilerplate import strip_boilerplate
 from .lexical.features import def_term, exact_def_term, question_pairs
 from .ranking import (RankingConfig, frame_mentions, is_symbol_query, path_mentions, qualified_name, query_words,
                       symbol_key)
-from .text import STOPWORDS, tokenize
+from .text import STOPWORDS, operator_name, tokenize
 
 
 # Words a report writes as code: called, dotted, snake_case or camelCase, or quoted in backticks.
@@ -26,9 +26,6 @@ from .text import STOPWORDS, tokenize
 _CODE_WORD = re.compile(
     r"(?<!\w)[A-Za-z_]\w*(?=\()|(?<=\.)[A-Za-z_]\w*|\b\w*[a-z0-9]_\w+|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*|(?<=`)[A-Za-z_]\w*(?=`)"
 )
-
-
-_OPERATOR_NAME = re.compile(r"operator(?:\(\)|[^\w\s(][^\w\s(]*)")
 
 
 def code_words(text: str) -> list[str]:
@@ -94,7 +91,7 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
     if symbol is not None and symbol[-1:] in ("!", "?") and config.symbol_definition_weight:
         # Ruby's `initialize!`, Elixir's `decode!` are defined under their whole name.
         definitions[symbol] = config.symbol_definition_weight
-    if symbol is not None and _OPERATOR_NAME.fullmatch(symbol) and config.symbol_definition_weight:
+    if symbol is not None and operator_name(symbol) == symbol and config.symbol_definition_weight:
         # C++'s `operator==`, `operator[]`: its words are `operator` alone; its definition is named whole.
         definitions[symbol] = config.symbol_definition_weight
     for word, weight in definitions.items():

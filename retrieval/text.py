@@ -123,3 +123,13 @@ def tokenize(text: str) -> list[str]:
     for word in _WORD.findall(text):
         out.extend(split_identifier(word))
     return out
+
+
+_OPERATOR = re.compile(r"\boperator\s*(\(\s*\)|[^\w\s(][^\w(]*)$")
+
+
+def operator_name(text: str) -> str | None:
+    """`operator==` for C++'s `operator==`, C#'s `operator ==`, `Value::operator[]`: an operator
+    named by its symbol, spaces dropped; None for anything else (a conversion, `operator bool`)."""
+    m = _OPERATOR.search(text)
+    return "operator" + "".join(m.group(1).split()) if m else None

@@ -29,6 +29,7 @@ from dataclasses import replace
 from ..languages import CODE, from_content
 from ..read import split_lines
 from ..records import Chunk
+from ..text import operator_name
 from .grammars import HEADING_LANGUAGES, grammar_for
 from .lines import ChunkingPolicy, chunk_lines
 
@@ -182,7 +183,6 @@ def _wraps(node) -> bool:
 _TEXT_NODES = frozenset({"string", "string_literal", "raw_string_literal", "template_string",
                          "interpreted_string_literal", "heredoc_body", "comment", "block_comment"})
 _TEMPLATE_ARGS = re.compile(r"<[^<>]*>")
-_OPERATOR = re.compile(r"\boperator\s*(\(\s*\)|[^\w\s(][^\w(]*)$")
 _LAST_WORD = re.compile(r"[A-Za-z_$][\w$]*[?!]?(?=[^\w$]*$)")
 # A binding whose value is an import (`const x = @import("x.zig")`, `const fs = require("fs")`,
 # `local util = require "util"`) names another module; it defines nothing a query could be after.
@@ -535,12 +535,10 @@ def _definition(node, captures) -> Definition | None:
     name = _last_word(display) if name_node.type not in ("identifier", "type_identifier", "simple_identifier",
                                                          "constant", "name", "variable", "word",
                                                          "function_name") else display
-    operator = _OPERATOR.search(display) if name in ("operator", "operator!") else None
-    if operator:
-        # C++'s `operator==`, C#'s `operator ==`: the symbol is the name (`operator` alone named
-        # every operator of a class, and `operator!=` came out as `operator!`); a conversion
-        # (`operator bool`) stays `operator`.
-        name = "operator" + "".join(operator.group(1).split())
+    if name in ("operator", "operator!"):
+        # C++'s `operator==`: the symbol is the name (`operator` alone named every operator of a
+        # class, and `operator!=` came out as `operator!`); a conversion (`operator bool`) stays `operator`.
+        name = operator_name(display) or name
     if not name:
         return None
     if node_type in ("method_declaration", "function_declaration"):
@@ -628,7 +626,7 @@ def _member(node) -> Definition | None:
             return None
         kind_word = next((w for w in ("implicit", "explicit") if w in words[0].split()), "")
         # `operator ==` is named `operator==`, as C++'s; a conversion (`operator int`) `operator`.
-        name = "operator" + ("".join(target.split()) if not target[0].isalnum() else "")
+        name = operator_name(f"operator {target}") or "operator"
         display, row = f"{kind_word} operator {target}".strip(), node.start_point[0]
     elif name_node is not None:
         name = display = _text(name_node).strip()
