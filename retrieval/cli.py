@@ -552,7 +552,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         hits = _distinct_files(hits)[:top_k]
     snippets = None
     if snippet_lines or expand is not None or max_tokens:
-        from .snippets import read_snippet
+        from .snippets import MAX_SCOPE_LINES, read_snippet
         from .text import tokenize
 
         # The lines of a long hit that --snippet-lines shows, or --max-tokens cuts it to: those
@@ -560,21 +560,27 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         terms = frozenset(tokenize(text))
         focus = terms if snippet_lines else frozenset()
         snippets = {}
+        scope_lines = snippet_lines or MAX_SCOPE_LINES
+        cut_scopes = 0
         for h in hits:
             shown = h
             if expand == "scope" and h.scope:
                 first, last = h.scope
-                if snippet_lines and last - first + 1 > snippet_lines:
+                if last - first + 1 > scope_lines:
                     # A scope longer than the lines asked for: those of it around the hit, not its first.
-                    margin = max(0, (snippet_lines - (h.end_line - h.start_line + 1)) // 2)
-                    first = max(first, min(h.start_line - margin, last - snippet_lines + 1))
-                    last = first + snippet_lines - 1
+                    margin = max(0, (scope_lines - (h.end_line - h.start_line + 1)) // 2)
+                    first = max(first, min(h.start_line - margin, last - scope_lines + 1))
+                    last = first + scope_lines - 1
+                    cut_scopes += not snippet_lines
                 shown = replace(h, start_line=first, end_line=last)  # the snippet's span only
             snippet = read_snippet(root, shown, expand=expand if isinstance(expand, int) else 0,
                                    max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path),
                                    focus=focus)
             if snippet is not None:
                 snippets[h.docid] = snippet
+        if cut_scopes:
+            click.echo(f"note: {cut_scopes} scope(s) longer than {MAX_SCOPE_LINES} lines show the {MAX_SCOPE_LINES} "
+                       "around their hit (--snippet-lines N for more)", err=True)
         stale = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale})
         if stale:
             from .output import shown_path

@@ -22,6 +22,9 @@ MAX_LINE_CHARS = 1000
 # A file grown past this since indexing (far over any size cap an index takes) is not read for a
 # snippet: a 400 MB log written over an indexed file cost 1.25 GB to show two lines.
 MAX_READ_BYTES = 64 * 1024 * 1024
+# `--expand scope` shows at most this many lines of a scope unless told (--snippet-lines): a
+# namespace or module can be a whole file (serde's `mod content`: 92,217 characters).
+MAX_SCOPE_LINES = 200
 
 
 def inside(root: str, relpath: str) -> str | None:

@@ -154,6 +154,24 @@ def test_expand_scope_with_snippet_lines_shows_the_lines_of_the_scope_around_the
     assert hit["snippet_start"] <= hit["start_line"] <= hit["end_line"] <= hit["snippet_end"]
 
 
+def test_expand_scope_shows_at_most_200_lines_of_a_long_scope_around_the_hit_unless_told(run, make_tree):
+    """A namespace or module can be a whole file: serde's `mod content` printed 92,217 characters."""
+    body = "".join(f"        value_{i} = compute_something({i}, 'an argument')\n" for i in range(300))
+    source = f"class Engine:\n    def start(self):\n{body}        return 1\n\n    def stop(self):\n        pass\n"
+    root = make_tree({"engine.py": source})
+    result = run("query", "--root", root, "--retriever", "treesitter", "stop", "--json", "--expand", "scope", "-k", "1")
+    hit = json.loads(result.stdout)["results"][0]
+    assert hit["context"] == "Engine.stop"
+    assert hit["snippet_end"] - hit["snippet_start"] + 1 == 200
+    assert hit["snippet_start"] <= hit["start_line"] <= hit["end_line"] <= hit["snippet_end"]
+    assert "1 scope(s) longer than 200 lines" in result.stderr
+    told = run("query", "--root", root, "--retriever", "treesitter", "stop", "--json", "--expand", "scope",
+               "--snippet-lines", "1000", "-k", "1")
+    hit = json.loads(told.stdout)["results"][0]
+    assert (hit["snippet_start"], hit["snippet_end"]) == (1, source.count("\n"))
+    assert "scope(s)" not in told.stderr
+
+
 def test_refresh_is_incremental_and_the_store_keeps_chunk_metadata(repo, rewrite):
     from retrieval import service
 
