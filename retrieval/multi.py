@@ -16,7 +16,8 @@ import time
 from .fusion import append_below, as_spans, consolidate
 from .notes import first_line
 from .records import SearchHit, chunk_docid
-from .retrievers.base import check_search_args
+from .extras import install_hint
+from .retrievers.base import REGISTRY, check_search_args
 
 ALL = "all"
 DEPTH_FACTOR = 2  # each retriever is asked for this many times top_k (merging shortens the list)
@@ -44,14 +45,21 @@ def participants(root: str) -> tuple[list[str], list[str]]:
 
     root = os.path.abspath(root)
     names, notes = [], []
+    uninstalled, extras = [], set()
     for name, reason in service.available_retrievers():
-        if reason:
+        if reason and REGISTRY[name].missing():
+            uninstalled.append(name)
+            extras.update(REGISTRY[name].extras)
+        elif reason:
             notes.append(f"{name}: skipped ({reason})")
         elif name == "lexical" or service.is_built(root, name):
             names.append(name)
         else:
             notes.append(f"{name}: skipped (not indexed; run `retrieval index --retriever {name} "
                          f"--root {shlex.quote(root)}`)")
+    if uninstalled:
+        # One line for them all: a core-only installation said four install commands on every query.
+        notes.insert(0, f"{', '.join(uninstalled)}: skipped (not installed here: {install_hint(*sorted(extras))})")
     for name in service.retrievers_outside_all():
         if service.is_built(root, name):
             # Built only on request (its build asks a paid model), so never part of all.

@@ -394,6 +394,21 @@ def test_a_consolidated_query_says_which_indexes_it_left_out_and_how_to_build_th
             assert f"--root {root}`" in line, line
 
 
+def test_a_consolidated_query_names_the_retrievers_not_installed_in_one_line_with_one_install_command(
+        run, make_tree, monkeypatch):
+    """A core-only installation printed four install commands, one per extra, on every query."""
+    from retrieval.retrievers import base
+
+    monkeypatch.setattr(base, "missing_modules", lambda extra: [f"{extra}_module"])  # every extra absent
+    root = make_tree({"a.py": "def alpha_value():\n    return 1\n"})
+    result = run("query", "--root", root, "--retriever", "all", "alpha_value")
+    assert result.exit_code == 0 and "a.py" in result.stdout
+    skipped = [line for line in result.stderr.splitlines() if "skipped" in line]
+    assert len(skipped) == 1
+    assert skipped[0].startswith("note: hybrid, pi-serini, treesitter, turbovec: skipped (not installed here: ")
+    assert "[local,pyserini,treesitter,turbovec]" in skipped[0] and skipped[0].count("torch==") == 1
+
+
 def test_an_include_pattern_that_matches_no_file_is_refused_and_the_index_is_kept(run, make_tree):
     from retrieval import service
 
