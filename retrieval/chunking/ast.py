@@ -904,9 +904,13 @@ class _Splitter:
             items.append(self.FENCE)
             if prefix:
                 self.leads.append((prefix[0].start_point[0], _end_row(prefix[-1]), keys))
-            for p in prefix:  # a documentation block too big for the budget is cut by lines
+            for p in prefix:  # a documentation block too big for the budget is cut in even pieces
                 pa, pb = p.start_point[0], _end_row(p)
-                items.append([pa, pb, False, False, not self.fits(pa, pb)])
+                pieces = [(pa, pb)] if self.fits(pa, pb) else self._even_pieces(pa, pb)
+                if pieces is None:  # a line longer than the budget: cut by lines later
+                    items.append([pa, pb, False, False, True])
+                    continue
+                items.extend([pa_, pb_, False, False, False] for pa_, pb_ in pieces)
             prefix = []
         # Anything else split (a body, a long statement) adds its children to the sequence; comments
         # before it go to its first child.
@@ -914,6 +918,24 @@ class _Splitter:
         if fenced:
             items.append(self.FENCE)
         return handed
+
+    def _even_pieces(self, a: int, b: int) -> list[tuple[int, int]] | None:
+        """Rows a..b in the fewest pieces that fit, of even size (None when a row alone is over
+        the budget). Cut greedily, a long Javadoc left a three-line tail on its own, and its
+        method's few lines, too small to stand alone, joined the next method's documentation."""
+        if any(self.size(r, r) > self.budget for r in range(a, b + 1)):
+            return None
+        count = max(-(-self.size(a, b) // self.budget), -(-(b - a + 1) // self.max_lines))
+        while True:
+            target = self.size(a, b) / count
+            pieces, start = [], a
+            for row in range(a, b + 1):
+                if row == b or (len(pieces) < count - 1 and self.size(start, row) >= target):
+                    pieces.append((start, row))
+                    start = row + 1
+            if all(self.fits(x, y) for x, y in pieces):
+                return pieces
+            count += 1
 
     def _hides_text(self, node) -> bool:
         """Whether a line of the node lies in none of its children: a block comment's children are

@@ -252,10 +252,10 @@ def test_pieces_of_a_documentation_comment_cut_from_its_method_carry_the_methods
     chunks = chunks_of(text, "Store.java", "java", policy=ChunkingPolicy())
     assert_verbatim(text, chunks)
     doc_rows = range(2, 2 + javadoc.count("\n"))
-    pieces = [c for c in chunks if c.start_line in doc_rows and c.end_line in doc_rows]
+    pieces = [c for c in chunks if c.start_line in doc_rows]
     assert len(pieces) > 1  # the comment alone exceeds the budget
     assert {(c.context, c.symbol) for c in pieces} == {("Store.save", "save")}
-    assert all(not c.definitions for c in pieces)  # documentation, not the definition itself
+    assert all(not c.definitions for c in pieces if c.end_line in doc_rows)  # documentation, not the definition
     # Every piece of the method, its documentation's too, widens (`--expand scope`) to the method
     # with its documentation: the documentation's pieces widened to the whole class.
     method = (2, text.count("\n") - 1)
@@ -860,6 +860,29 @@ def test_a_method_a_little_over_the_budget_with_its_javadoc_stays_whole():
     assert_verbatim(text, chunks)
     (whole,) = [c for c in chunks if "splitCamel(" in c.text]
     assert javadoc + method in whole.text and "splitCamel" in whole.definitions and "step0" not in whole.text
+
+
+def test_a_javadoc_over_the_budget_is_cut_in_even_pieces_and_its_short_method_keeps_to_the_last():
+    """Cut greedily, a Javadoc left a three-line tail alone (commons-lang's deprecated `add`, 25 such
+    tails in lang3), and the four lines of its method, too small to stand alone, joined the next
+    method's Javadoc."""
+    javadoc = "    /**\n" + "".join(f"     * Inserts the element at the index, rule {i} of how arrays grow here.\n"
+                                     for i in range(26)) + "     */\n"
+    method = "    @Deprecated\n    public static char[] add(final char[] array, final int index) {\n" \
+             "        return insert(index, array);\n    }\n"
+    other = "\n    /**\n     * Copies the array and adds the element at its end.\n     */\n" \
+            "    public static char[] append(final char[] array) {\n" + "".join(
+                f"        step{i}(array);\n" for i in range(30)) + "    }\n"
+    first = "    public static int first() {\n" + "".join(f"        init{i}();\n" for i in range(40)) + "    }\n\n"
+    text = "public class ArrayUtils {\n" + first + javadoc + method + other + "}\n"
+    assert len(javadoc + method) > 1.25 * 1500 and len(javadoc) < 2 * 1500
+    chunks = chunks_of(text, "ArrayUtils.java", "java", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    (code,) = [c for c in chunks if "public static char[] add(" in c.text]
+    assert "rule 25 of" in code.text and "Copies the array" not in code.text  # its own Javadoc's end
+    pieces = [c for c in chunks if c.start_line > first.count("\n") and c.end_line < code.start_line]
+    assert len(pieces) == 1 and all(c.end_line - c.start_line >= 9 for c in pieces + [code])
+    assert {(c.context, c.symbol) for c in pieces + [code]} == {("ArrayUtils.add", "add")}
 
 
 def test_a_keyword_in_a_grammar_s_name_field_names_nothing():
