@@ -45,6 +45,19 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
+_FRONT_TITLE = re.compile(r"""title[ \t]*[:=][ \t]*(['"]?)(.+?)\1[ \t]*$""")
+
+
+def _front_matter_title(lines: list[str]) -> str:
+    """The `title:` (YAML) or `title =` (TOML) of a page's front matter: the page's first heading
+    as its site renders it (Docusaurus, Hugo, Jekyll write none in the text). '' if none."""
+    for raw in lines[1 : max(1, _front_matter_end(lines) - 1)]:
+        m = _FRONT_TITLE.match(raw.rstrip("\r\n"))
+        if m and m.group(2).strip():
+            return _title(m.group(2))
+    return ""
+
+
 def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
     """(row, level, title) of every heading; a setext heading's row is its text line."""
     out = []
@@ -111,12 +124,21 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
         return []
     headings = _rst_headings(lines) if language == "rst" else _markdown_headings(lines)
     budget = policy.budget(kind)
+    # A page titled in its front matter: that title heads its heading paths (`Getting started >
+    # Install`), as the rendered page's first heading, unless the text has a first-level one.
+    page = _front_matter_title(lines) if language != "rst" else ""
+    if any(level == 1 for _, level, _ in headings):
+        page = ""
     # Sections: (first row, last row, heading path, title, level)
     sections = []
-    stack: list[tuple[int, str]] = []
+    stack: list[tuple[int, str]] = [(0, page)] if page else []
     starts = [row for row, _, _ in headings]
     if not starts or starts[0] > 0:
-        sections.append([0, (starts[0] - 1) if starts else len(lines) - 1, "", "", 0])
+        # What comes before the first heading (a logo and a tagline, front matter) leads the page:
+        # its title, from the front matter or the first heading when that is the page's one title.
+        titles = [title for _, level, title in headings if level == 1]
+        lead = page or (titles[0] if len(titles) == 1 and headings[0][1] == 1 else "")
+        sections.append([0, (starts[0] - 1) if starts else len(lines) - 1, lead, "", 0])
     for n, (row, level, title) in enumerate(headings):
         while stack and stack[-1][0] >= level:
             stack.pop()

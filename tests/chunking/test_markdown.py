@@ -147,10 +147,39 @@ def test_front_matter_is_not_a_setext_heading():
             "## Configuration\n\nSet it up.\n\n### Options\n\nMore.\n")
     chunks = chunk_headings(text, "start.mdx", language="markdown", kind="docs", policy=ChunkingPolicy(prose=20))
     assert_verbatim(text, chunks)
-    assert {c.context for c in chunks} == {"", "Configuration", "Configuration > Options"}
+    assert "slug" not in " ".join(c.context for c in chunks)
     toml = "+++\ntitle = 'Start'\n+++\n\nIntro\n-----\n\nText.\n"
     assert [c.context for c in chunk_headings(toml, "start.md", language="markdown", kind="docs",
-                                               policy=ChunkingPolicy(prose=20))][-1] == "Intro"
+                                               policy=ChunkingPolicy(prose=20))][-1] == "Start > Intro"
+
+
+def test_a_page_titled_in_its_front_matter_has_that_title_at_the_head_of_every_heading_path():
+    """Docusaurus, Hugo and Jekyll pages write their first heading in the front matter: the lead
+    paragraph had no label, and each section's path left out the page it is on."""
+    text = ("---\nid: start\ntitle: \"Getting started\"\n---\n\nThis page explains how to install the tool.\n\n"
+            "## Configuration\n\nSet it up.\n\n### Options\n\nMore.\n")
+    chunks = chunk_headings(text, "start.mdx", language="markdown", kind="docs", policy=ChunkingPolicy(prose=20))
+    assert_verbatim(text, chunks)
+    assert {c.context for c in chunks} == {"Getting started", "Getting started > Configuration",
+                                           "Getting started > Configuration > Options"}
+    assert {c.symbol for c in chunks} == {"", "Configuration", "Options"}  # the lead defines nothing
+    # A page that writes its own first-level heading is titled by it.
+    own = text.replace("## Configuration", "# Setup\n\n## Configuration")
+    contexts = [c.context for c in chunk_headings(own, "start.md", language="markdown", kind="docs",
+                                                  policy=ChunkingPolicy(prose=20))]
+    assert contexts[0] == "Setup" and contexts[-1] == "Setup > Configuration > Options"
+
+
+def test_what_comes_before_a_page_s_first_heading_is_labelled_with_that_title():
+    """A README's logo and tagline before `# axios` was a chunk with no label."""
+    text = ('<p align="center"><img src="logo.png"></p>\n\nPromise based HTTP client for the browser.\n\n'
+            "# axios\n\nInstall it.\n\n## Features\n\nMany.\n")
+    chunks = chunk_headings(text, "README.md", language="markdown", kind="docs", policy=ChunkingPolicy(prose=20))
+    assert_verbatim(text, chunks)
+    assert chunks[0].start_line == 1 and chunks[0].context == "axios" and chunks[0].symbol == ""
+    notes = "Some notes.\n\n## Later\n\nText.\n"  # no page title: the lead stays unlabelled
+    assert chunk_headings(notes, "NOTES.md", language="markdown", kind="docs",
+                          policy=ChunkingPolicy(prose=20))[0].context == ""
 
 
 def test_a_title_stops_at_any_line_break_holds_no_control_character_and_is_bounded():
