@@ -55,6 +55,12 @@ def _json(obj) -> str:
     return text
 
 
+def _no_empty_glob(globs: tuple[str, ...]) -> tuple[str, ...]:
+    if "" in globs:  # it matched nothing and was ignored: every hit came back
+        raise click.BadParameter("is empty (an unset variable?): give a glob, or leave the option out")
+    return globs
+
+
 def _rooted_globs(globs, root: str) -> tuple[str, ...]:
     """Globs as the root sees them. A path a shell user means from where they stand (`./x.py` in
     a subdirectory of the root, or an absolute path inside it) is made relative to the root;
@@ -125,8 +131,10 @@ class LanguageName(click.ParamType):
     def convert(self, value, param, ctx):
         from .languages import resolve_language
 
-        if not value:
+        if value is None:
             return ""
+        if not value:
+            self.fail("is empty: name a language (or leave the option out)", param, ctx)
         try:
             return resolve_language(value)
         except ValueError as exc:
@@ -165,9 +173,22 @@ class _Expand(click.ParamType):
         self.fail(f"{value!r} is neither a number of lines nor 'scope'", param, ctx)
 
 
+class RootPath(click.Path):
+    """A root directory's path; an empty one is refused: `--root "$UNSET"` was the current
+    directory, and from a folder of repositories it indexed all of them."""
+
+    def __init__(self):
+        # Not click's readable check: an unreadable root was a usage error (exit 2), a missing one exit 1.
+        super().__init__(file_okay=True, dir_okay=True, readable=False)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value:
+            self.fail("is empty (an unset variable?): name a directory, or leave the option out", param, ctx)
+        return super().convert(value, param, ctx)
+
+
 root_option = click.option(
-    # Not click's readable check: an unreadable root was a usage error (exit 2), a missing one exit 1.
-    "--root", type=click.Path(file_okay=True, dir_okay=True, readable=False), default=None,
+    "--root", type=RootPath(), default=None,
     help="Repository root. Default: the nearest directory at or above the current one that has an "
          "index, else the repository (.git) root, else the current directory.",
 )
@@ -425,7 +446,13 @@ def _read_query(words: tuple[str, ...]) -> str:
     query = " ".join(words)
     if query == "-":
         # Bytes, not text: a pasted log may hold bytes that are not UTF-8; they match nothing anyway.
-        query = sys.stdin.buffer.read().decode("utf-8", "replace") if sys.stdin is not None else ""  # None: closed
+        from .streams import MAX_QUERY_BYTES, read_stdin_query
+
+        data = read_stdin_query()
+        if len(data) > MAX_QUERY_BYTES:
+            raise click.UsageError(f"the query on stdin is over {MAX_QUERY_BYTES:,} bytes: give the part that "
+                                   "says what to look for")
+        query = data.decode("utf-8", "replace")
         query = query.rstrip("\r\n")  # the newline `echo` or a file ends with is not part of the query
     else:
         # An argument that is not UTF-8 arrives with lone surrogates, which cannot be printed back.
@@ -494,8 +521,8 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
               help="Snippets of each hit with N lines before and after it, or its whole enclosing scope "
                    "(`scope`: the class around a method; treesitter hits) (implies snippets).")
 @click.option("--stale-ok", is_flag=True, help="Do not refresh a stale index first.")
-@click.option("--path", "path_globs", multiple=True, metavar="GLOB", help="Only hits whose path matches GLOB, read as in .gitignore (with a slash inside: from the root; without: at any depth; ./x or an absolute path: from here).")
-@click.option("--lang", type=LanguageName(), default="", metavar="LANG", help=_language_help())
+@click.option("--path", "path_globs", multiple=True, metavar="GLOB", callback=lambda ctx, param, globs: _no_empty_glob(globs), help="Only hits whose path matches GLOB, read as in .gitignore (with a slash inside: from the root; without: at any depth; ./x or an absolute path: from here).")
+@click.option("--lang", type=LanguageName(), default=None, metavar="LANG", help=_language_help())
 @click.option("--kind", type=click.Choice(["code", "docs", "config"]), default=None,
               help="Only hits in files of this kind.")
 @click.option("--files", "files_only", is_flag=True, help="Ranked distinct files, each with its best span.")
@@ -516,7 +543,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     text = _read_query(words)
     root = _root(root, builds=True)
     _use_embed_model(embed_model)
-    filters = service.QueryFilter(paths=_rooted_globs(path_globs, root), language=lang, kind=kind or "")
+    filters = service.QueryFilter(paths=_rooted_globs(path_globs, root), language=lang or "", kind=kind or "")
     if max_tokens and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT":
         top_k = 100  # the budget, not the default count, decides how many hits fit
     progress = _progress_sink()

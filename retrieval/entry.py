@@ -10,7 +10,10 @@ def main() -> None:
     if argv[:1] in (["query"], ["status"]):
         from .server.client import try_run
 
-        code = try_run(argv)
+        try:
+            code = try_run(argv)
+        except KeyboardInterrupt:  # Ctrl-C while the server answers: as the command itself, quietly
+            sys.exit(130)
         if code is not None:
             sys.exit(code)
     from .cli import main as cli

@@ -523,3 +523,29 @@ def test_an_index_directory_setting_that_names_a_file_is_said_as_such(run, sampl
 def test_a_query_read_from_stdin_is_echoed_without_its_final_newline(run, sample_repo):
     result = run("query", "--root", sample_repo, "-", "--json", input="parse config\n")
     assert json.loads(result.stdout)["query"] == "parse config"
+
+
+@pytest.mark.parametrize("command", [["query", "alpha"], ["index"], ["status"], ["serve"], ["clean"]])
+def test_an_empty_root_is_a_usage_error_not_the_current_directory(run, sample_repo, command, monkeypatch):
+    """`--root "$UNSET"` was the current directory: from a folder of repositories it indexed them all."""
+    monkeypatch.chdir(sample_repo)
+    result = run(*command, "--root", "")
+    assert result.exit_code == 2 and "'--root': is empty" in result.output
+    assert not (sample_repo / ".retrieval").exists()
+
+
+@pytest.mark.parametrize("option", ["--lang", "--path"])
+def test_an_empty_language_or_path_filter_is_a_usage_error_not_ignored(run, sample_repo, option):
+    result = run("query", "--root", sample_repo, "config", option, "")
+    assert result.exit_code == 2 and f"'{option}': is empty" in result.output
+
+
+def test_a_dataset_over_the_limit_is_refused_in_one_line(run, sample_repo, tmp_path, monkeypatch):
+    """`eval /dev/zero` grew until the kernel killed it."""
+    from retrieval.evaluation import datasets
+
+    monkeypatch.setattr(datasets, "MAX_DATASET_CHARS", 100)
+    big = tmp_path / "big.jsonl"
+    big.write_text('{"query": "config", "relevant": ["a.py"]}\n' * 10, encoding="utf-8")
+    result = run("eval", str(big), "--root", sample_repo)
+    assert result.exit_code == 1 and "big.jsonl: over 100 characters: not an evaluation dataset" in result.output

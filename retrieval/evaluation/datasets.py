@@ -121,16 +121,21 @@ def _printable(text: str) -> str:
     return _SURROGATE.sub("\ufffd", text)
 
 
+MAX_DATASET_CHARS = 256 << 20  # far above any real one: swebench-dev's 169 issue texts are 366 KB
+
+
 def load_dataset(path: str) -> list[EvalQuery]:
     """All queries of a JSON-list or JSONL dataset; DatasetError naming the file and line."""
     try:
         with open(path, encoding="utf-8-sig") as fh:  # -sig: a byte-order mark some editors write
-            data = fh.read()
+            data = fh.read(MAX_DATASET_CHARS + 1)
     except OSError as exc:
         raise DatasetError(f"cannot read the dataset {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{os.path.basename(path)}: not UTF-8 text (byte {exc.start})") from None
     name = os.path.basename(path)
+    if len(data) > MAX_DATASET_CHARS:  # `eval /dev/zero` grew until the kernel killed it
+        raise DatasetError(f"{name}: over {MAX_DATASET_CHARS:,} characters: not an evaluation dataset")
     stripped = data.lstrip()
     if stripped.startswith("{") and "\n" in stripped.rstrip():
         try:  # one query written as a pretty-printed object, not one object per line

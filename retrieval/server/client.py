@@ -17,7 +17,7 @@ import os
 import sys
 
 from .. import __version__
-from ..streams import discard_stdout
+from ..streams import MAX_QUERY_BYTES, discard_stdout, read_stdin_query
 
 SERVE_DIRNAME = "serve"  # inside the store: 0700, holds the socket, the lock and the log
 SOCKET_NAME = "sock"
@@ -284,7 +284,9 @@ def try_run(argv: list[str]) -> int | None:
         store = store_dir(root) if root is not None else ""
         if root is not None and os.path.exists(socket_path(store)):
             if argv[0] == "query" and query_from_stdin(argv):
-                stdin = sys.stdin.buffer.read() if sys.stdin is not None else b""  # None: closed
+                stdin = read_stdin_query()
+                if len(stdin) > MAX_QUERY_BYTES:
+                    raise ValueError("the query is too long")  # the command itself says so
             header = {"op": "run", "argv": argv, "cwd": os.getcwd(), "version": code_version(),
                       "env": environment(), "encodings": _encodings(), "stdin_len": len(stdin or b"")}
             reply, (out, err) = call(store, header, stdin or b"", started_timeout=STARTED_TIMEOUT)

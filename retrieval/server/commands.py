@@ -9,8 +9,14 @@ import click
 from ..roots import find_root, too_broad
 from .serve import DEFAULT_IDLE_TIMEOUT
 
-_root = click.option("--root", type=click.Path(), default=None,
+_root = click.option("--root", type=click.Path(), default=None, callback=lambda ctx, param, value: _given(value),
                      help="Repository root to serve (default: found as for `query`).")
+
+
+def _given(root: str | None) -> str | None:
+    if root == "":  # as retrieval.cli.RootPath: `--root "$UNSET"` is no directory
+        raise click.BadParameter("is empty (an unset variable?): name a directory, or leave the option out")
+    return root
 
 
 def _fail(message: str):
@@ -33,6 +39,7 @@ def serve_command(root, stop, detach, idle_timeout):
 
     found = find_root(root)
     root = found.path
+    reason = ""
     refusal = None if stop else too_broad(found)
     if refusal:
         raise _fail(refusal)
@@ -46,11 +53,16 @@ def serve_command(root, stop, detach, idle_timeout):
             said = "already serving" if info.get("already") else "serving"
             click.echo(f"{said} {root} (pid {info['pid']})", err=True)
         else:
-            serve.run(root, idle_timeout)
+            reason = serve.run(root, idle_timeout)
     except serve.AlreadyRunning as exc:
         raise _fail(str(exc))
     except _expected_errors() as exc:
         raise _fail(str(exc) or exc.__class__.__name__)
+    # Stopped by a signal, it exits as a command killed by it would (README, shell manners): 143
+    # for SIGTERM, 129 for SIGHUP; an idle timeout is a normal end.
+    for name in ("SIGTERM", "SIGHUP"):
+        if not (stop or detach) and reason == f"stopped by {name}":
+            click.get_current_context().exit(128 + getattr(signal, name))
 
 
 @click.command("mcp", short_help="Serve search to coding agents over MCP.")

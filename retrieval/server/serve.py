@@ -537,7 +537,7 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
         if info is not None and info.get("pid") == proc.pid:
             return info
         if proc.poll() is not None:
-            won = _winner(store, directory)
+            won = _winner(store, directory, root)
             if won is not None:  # started at once by another caller too: theirs runs, which was asked
                 return dict(won, already=True)
             with open(log_path, encoding="utf-8", errors="replace") as fh:
@@ -548,9 +548,17 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
         time.sleep(0.05)
 
 
-def _winner(store: str, directory: str) -> dict | None:
+# How long `serve --detach` waits for a server that holds the lock to answer (one starting at the
+# same moment opens its indexes first).
+WINNER_WAIT = 60.0
+
+
+def _winner(store: str, directory: str, root: str, wait: float = WINNER_WAIT) -> dict | None:
     """The ping info of the server another `serve --detach` started at the same moment, once it
-    answers; None when no other process holds the server lock (ours failed for its own reason)."""
+    answers; None when no other process holds the server lock (ours failed for its own reason).
+    RuntimeError when the holder does not answer: a server suspended with Ctrl-Z had the command
+    wait for ever."""
+    deadline = time.monotonic() + wait
     while True:
         info = client.probe(store)
         if info is not None:
@@ -559,7 +567,23 @@ def _winner(store: str, directory: str) -> dict | None:
         if fd is not None:  # nobody holds it: no server is starting
             os.close(fd)
             return client.probe(store)
+        pid = _running_pid(directory)
+        if _suspended(pid) or time.monotonic() > deadline:
+            state = "is stopped (Ctrl-Z?)" if _suspended(pid) else "does not answer"
+            raise RuntimeError(f"the server of {root} (pid {pid}) {state}: `kill -CONT {pid}`, or "
+                               "`retrieval serve --stop`")
         time.sleep(0.05)
+
+
+def _suspended(pid: str) -> bool:
+    """Whether pid is a process stopped by a signal (Linux's /proc; elsewhere never said)."""
+    if not pid.isdigit():
+        return False
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
+            return fh.read().rsplit(")", 1)[-1].split()[0] in ("T", "t")
+    except (OSError, IndexError):
+        return False
 
 
 def stop(root: str, timeout: float = 10.0) -> str | None:
@@ -574,12 +598,15 @@ def stop(root: str, timeout: float = 10.0) -> str | None:
         return None
     pid = _running_pid(directory)
     try:
+        if _suspended(pid):  # it would not read the request: the signal, at once
+            raise OSError("suspended")
         client.call(store, {"op": "stop"}, reply_timeout=timeout)
     except (OSError, ValueError):
         # No answer (a server of an older protocol, or a wedged one): the pid it recorded.
         if pid.isdigit() and _is_server(int(pid)):
             try:
                 os.kill(int(pid), signal.SIGTERM)
+                os.kill(int(pid), signal.SIGCONT)  # a suspended server (Ctrl-Z) takes it once resumed
             except OSError:
                 pass
     deadline = time.monotonic() + timeout

@@ -111,7 +111,12 @@ def test_a_cached_vector_changed_in_place_is_embedded_again_not_copied_into_the_
     assert (_state(second)["embedded"], _state(second)["shared"]) == (1, 2)
     a = Generation(str(first / ".retrieval" / "turbovec"), _state(first)["generation"])
     b = Generation(str(second / ".retrieval" / "turbovec"), _state(second)["generation"])
-    assert {a.key(i): a.vectors[i].tobytes() for i in range(a.n)} == {b.key(i): b.vectors[i].tobytes() for i in range(b.n)}
+    first_vectors = {a.key(i): a.vectors[i] for i in range(a.n)}
+    second_vectors = {b.key(i): b.vectors[i] for i in range(b.n)}
+    assert first_vectors.keys() == second_vectors.keys()
+    # Embedded again, the vector agrees with the first to float rounding (torch's batches of other
+    # sizes move the last bits); the negated copy would be 2 apart.
+    assert all(np.abs(first_vectors[k] - second_vectors[k]).max() < 1e-5 for k in first_vectors)
 
 
 def test_the_cache_keeps_the_newest_shards_within_its_size_limit(tmp_path, monkeypatch):

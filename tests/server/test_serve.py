@@ -892,3 +892,68 @@ def test_a_request_behind_a_slow_one_is_given_up_at_once_and_never_run(sample_re
         server.stopping = True
         thread.join(10)
         server.close()
+
+
+@pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
+def test_a_foreground_server_stopped_by_a_signal_exits_as_a_command_killed_by_it(sample_repo, signum, code):
+    """SIGTERM ended `retrieval serve` with exit 0, though every other command exits 143 for it."""
+    env = dict(os.environ, RETRIEVAL_NO_SERVER="1")
+    proc = subprocess.Popen([sys.executable, "-m", "retrieval.entry", "serve", "--root", str(sample_repo)],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while client.probe(client.store_dir(str(sample_repo))) is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signum)
+        assert proc.wait(timeout=30) == code
+        assert b"Traceback" not in proc.stderr.read()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_ctrl_c_while_the_server_answers_exits_130_without_a_traceback(monkeypatch, capsys):
+    """A 2 MB query on stdin, interrupted while the server worked on it, printed KeyboardInterrupt's
+    traceback from the client's socket read."""
+    from retrieval import entry
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(client, "try_run", interrupted)
+    monkeypatch.setattr(sys, "argv", ["retrieval", "query", "alpha"])
+    with pytest.raises(SystemExit) as stopped:
+        entry.main()
+    assert stopped.value.code == 130 and capsys.readouterr().err == ""
+
+
+def test_a_query_on_stdin_over_the_limit_is_refused_by_the_command_not_sent_to_the_server(sample_repo, serve):
+    """`query - < /dev/zero` read until the kernel killed the process."""
+    from retrieval.streams import MAX_QUERY_BYTES
+
+    serve(sample_repo)
+    proc = cli("query", "--root", sample_repo, "-", input=b"a " * (MAX_QUERY_BYTES // 2 + 1))
+    assert proc.returncode == 2 and not answered_by_server(proc)
+    assert f"the query on stdin is over {MAX_QUERY_BYTES:,} bytes" in proc.stderr.decode()
+    fits = cli("query", "--root", sample_repo, "-", input=b"alpha")
+    assert fits.returncode == 0 and answered_by_server(fits)
+
+
+def test_a_suspended_server_makes_detach_fail_saying_so_and_stop_ends_it(sample_repo, serve):
+    """A server stopped with Ctrl-Z holds the lock and answers nothing: `serve --detach` waited for
+    ever for it, and `serve --stop` gave up after 10 s saying it "did not stop"."""
+    pid = serve(sample_repo)
+    os.kill(pid, signal.SIGSTOP)
+    try:
+        started = cli("serve", "--detach", "--root", sample_repo, server=False, timeout=90)
+        assert started.returncode == 1
+        assert f"(pid {pid}) is stopped (Ctrl-Z?): `kill -CONT {pid}`" in started.stderr.decode()
+        begun = time.monotonic()
+        stopped = cli("serve", "--stop", "--root", sample_repo, server=False)
+        assert stopped.returncode == 0 and f"(pid {pid})" in stopped.stderr.decode()
+        assert time.monotonic() - begun < 8 and wait_gone(pid)
+    finally:
+        try:
+            os.kill(pid, signal.SIGCONT)
+        except ProcessLookupError:
+            pass
