@@ -194,17 +194,25 @@ root_option = click.option(
 )
 
 
+def found_root(root: str | None):
+    """retrieval.roots.find_root, its failure one line (every command alike: `status` and `serve`
+    said `[Errno 2] No such file or directory` from a removed directory)."""
+    from .roots import find_root
+
+    try:
+        return find_root(root)
+    except OSError as exc:  # the current directory was removed
+        if isinstance(exc, FileNotFoundError) and (root is None or not os.path.isabs(root)):
+            raise _fail("the current directory no longer exists (cd somewhere, or give --root)")
+        raise _fail(exc)
+
+
 def _root(root: str | None, builds: bool = False) -> str:
     """The root a command works on (see retrieval.roots). `builds`: the command may index it, so a
     home directory or `/` that nothing but the current directory chose is refused."""
-    from .roots import find_root, too_broad
+    from .roots import too_broad
 
-    try:
-        found = find_root(root)
-    except OSError as exc:  # the current directory was removed
-        if root is None and isinstance(exc, FileNotFoundError):
-            raise _fail("the current directory no longer exists (cd somewhere, or give --root)")
-        raise _fail(exc)
+    found = found_root(root)
     if not os.path.isdir(found.path):
         # Said once, by every command alike (`index` named one retriever, serve/mcp/eval were usage errors).
         raise _fail(f"root is not a directory: {found.path}")
@@ -685,10 +693,10 @@ def status(root, as_json):
     index filters."""
     from . import service
     from .notes import filters_json, filters_text, no_index_hint
-    from .roots import DESCRIPTIONS, find_root, too_broad
+    from .roots import DESCRIPTIONS, too_broad
 
+    found = found_root(root)
     try:
-        found = find_root(root)
         rows = service.status(found.path)
     except _expected_errors() as exc:
         raise _fail(exc)

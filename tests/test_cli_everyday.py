@@ -309,11 +309,13 @@ def test_a_command_started_with_stdout_closed_runs_without_a_traceback(sample_re
     assert proc.returncode == 0 and proc.stderr == b""
 
 
-def test_a_command_run_from_a_removed_directory_says_so(tmp_path):
+@pytest.mark.parametrize("command", [["query", "config"], ["status"], ["serve", "--stop"], ["index"]])
+def test_a_command_run_from_a_removed_directory_says_so(tmp_path, command):
+    """`status` and `serve` said `error: [Errno 2] No such file or directory` (an audit)."""
     gone = tmp_path / "gone"
     gone.mkdir()
     proc = subprocess.run(["bash", "-c", 'cd "$1" && rmdir "$1" && shift && exec "$@"', "_", str(gone),
-                           sys.executable, "-m", "retrieval.cli", "query", "config"],
+                           sys.executable, "-m", "retrieval.cli", *command],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 1
     assert proc.stderr == "error: the current directory no longer exists (cd somewhere, or give --root)\n"

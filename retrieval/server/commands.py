@@ -6,7 +6,8 @@ import signal
 
 import click
 
-from ..roots import find_root, too_broad
+from ..output import shown_path
+from ..roots import too_broad
 from .serve import DEFAULT_IDLE_TIMEOUT
 
 _root = click.option("--root", type=click.Path(), default=None, callback=lambda ctx, param, value: _given(value),
@@ -34,10 +35,10 @@ def _fail(message: str):
 def serve_command(root, stop, detach, idle_timeout):
     """Keep ROOT's indexes open and answer `query` and `status` from a warm process (a Unix socket
     in the store, this user only). `query` and `status` use it automatically."""
-    from ..cli import _expected_errors
+    from ..cli import _expected_errors, found_root
     from . import serve
 
-    found = find_root(root)
+    found = found_root(root)
     root = found.path
     reason = ""
     refusal = None if stop else too_broad(found)
@@ -46,12 +47,13 @@ def serve_command(root, stop, detach, idle_timeout):
     try:
         if stop:
             pid = serve.stop(root)
-            click.echo(f"stopped the server of {root} (pid {pid})" if pid else f"no server is running for {root}",
+            click.echo(f"stopped the server of {shown_path(root)} (pid {pid})" if pid
+                       else f"no server is running for {shown_path(root)}",
                        err=True)
         elif detach:
             info = serve.start_detached(root, idle_timeout)
             said = "already serving" if info.get("already") else "serving"
-            click.echo(f"{said} {root} (pid {info['pid']})", err=True)
+            click.echo(f"{said} {shown_path(root)} (pid {info['pid']})", err=True)
         else:
             reason = serve.run(root, idle_timeout)
     except serve.AlreadyRunning as exc:
@@ -75,14 +77,15 @@ def mcp_command(root):
     if missing:
         raise _fail(f"`retrieval mcp` needs the mcp extra ({', '.join(missing)} missing): {install_hint('mcp')}")
     from .. import mcp
+    from ..cli import found_root
 
-    found = find_root(root)
+    found = found_root(root)
     root = found.path
     refusal = too_broad(found)
     if refusal:
         raise _fail(refusal)
     if not os.path.isdir(root):  # said now, not as every tool call's failure
-        raise _fail(f"root is not a directory: {root}")
+        raise _fail(f"root is not a directory: {shown_path(root)}")
     # A host stops its MCP server with SIGTERM, between calls: that ends it at once, not after stdin closes.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     mcp.run(root)

@@ -24,6 +24,7 @@ import sys
 import time
 import traceback
 
+from ..output import shown_path
 from . import client, serving
 from .client import COMMANDS, environment, send, serve_dir, shared_environment, socket_path, store_dir
 from .runner import run_cli
@@ -515,7 +516,7 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
 
     root = os.path.abspath(root)
     if not os.path.isdir(root):  # before the store is made: it would create the root
-        raise DiscoveryError(f"root is not a directory: {root}")
+        raise DiscoveryError(f"root is not a directory: {shown_path(root)}")
     store = store_dir(root)
     running = client.probe(store)
     if running is not None:  # "make sure it runs" is done: not an error
@@ -570,7 +571,7 @@ def _winner(store: str, directory: str, root: str, wait: float = WINNER_WAIT) ->
         pid = _running_pid(directory)
         if _suspended(pid) or time.monotonic() > deadline:
             state = "is stopped (Ctrl-Z?)" if _suspended(pid) else "does not answer"
-            raise RuntimeError(f"the server of {root} (pid {pid}) {state}: `kill -CONT {pid}`, or "
+            raise RuntimeError(f"the server of {shown_path(root)} (pid {pid}) {state}: `kill -CONT {pid}`, or "
                                "`retrieval serve --stop`")
         time.sleep(0.05)
 
@@ -616,7 +617,7 @@ def stop(root: str, timeout: float = 10.0) -> str | None:
             os.close(lock)
             return pid
         time.sleep(0.05)
-    raise RuntimeError(f"the server of {os.path.abspath(root)} (pid {pid}) did not stop")
+    raise RuntimeError(f"the server of {shown_path(os.path.abspath(root))} (pid {pid}) did not stop")
 
 
 def main(argv=None) -> int:

@@ -957,3 +957,17 @@ def test_a_suspended_server_makes_detach_fail_saying_so_and_stop_ends_it(sample_
             os.kill(pid, signal.SIGCONT)
         except ProcessLookupError:
             pass
+
+
+def test_a_root_whose_name_holds_a_newline_is_said_on_one_line(tmp_path):
+    """`serve --detach` and `serve --stop` printed the name raw, one message on two lines."""
+    root = tmp_path / "we\nird"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha():\n    return 1\n", encoding="utf-8")
+    try:
+        started = cli("serve", "--detach", "--root", root, "--idle-timeout", 60, server=False)
+        assert started.returncode == 0 and strip_probe(started.stderr).decode().count("\n") == 1
+        assert "we\\nird (pid " in started.stderr.decode()
+    finally:
+        stopped = cli("serve", "--stop", "--root", root, server=False)
+    assert stopped.returncode == 0 and strip_probe(stopped.stderr).decode().count("\n") == 1
