@@ -382,12 +382,16 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
             note = remembered_note(kept, "index")
             if note:
                 click.echo(f"note: {note}", err=True)
-        if include and not checked_include:
+        if (include or exclude) and not checked_include:
             checked_include = True
             if not service.admits_a_file(root, options):
                 # Refused before anything is written: a build would replace a good index with an
                 # empty one and remember the pattern, and every later query would blame the tree.
-                raise UserError(f"{shown_include} matches no indexable file under {root}; nothing was changed")
+                if include:
+                    raise UserError(f"{shown_include} matches no indexable file under {root}; nothing was changed")
+                if service.admits_a_file(root, replace(options, exclude=())):  # not an empty tree
+                    shown_exclude = " ".join(f"--exclude {shlex.quote(g)}" for g in exclude)
+                    raise UserError(f"{shown_exclude} leaves no indexable file under {root}; nothing was changed")
         try:
             if name == "lexical+ctx" and single:  # the only way a model is asked (cost guard first)
                 from .contextual.command import ContextOptions, refresh as refresh_ctx

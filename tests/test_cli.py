@@ -425,6 +425,25 @@ def test_an_include_pattern_that_matches_no_file_is_refused_and_the_index_is_kep
     assert "matches no" not in run("index", "--root", root, "--retriever", "lexical", "--include", "src/**").stderr
 
 
+def test_an_exclude_pattern_that_leaves_no_file_is_refused_and_the_index_is_kept(run, make_tree):
+    """`--exclude '*'` built an empty index and remembered it: every later query blamed the tree
+    ("the index holds no file (nothing there is indexable...)")."""
+    from retrieval import service
+
+    root = make_tree({"src/a.py": "alpha = 1\n", "b.py": "beta = 2\n"})
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    before = service.status(str(root))
+    result = run("index", "--root", root, "--retriever", "lexical", "--exclude", "*")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: --exclude '*' leaves no indexable file under {root}; nothing was changed")
+    assert service.status(str(root)) == before and service.remembered_options(str(root)).exclude == ()
+    kept = run("index", "--root", root, "--retriever", "lexical", "--exclude", "src/")
+    assert kept.exit_code == 0 and service.remembered_options(str(root)).exclude == ("src/",)
+    empty = make_tree({})  # nothing to index either way: the exclusion is not what empties it
+    assert run("index", "--root", empty, "--retriever", "lexical", "--exclude", "*").exit_code == 0
+
+
 def test_index_with_a_per_file_cap_skips_bigger_files(run, make_tree):
     root = make_tree({"small.py": "tiny = 1\n", "big.py": "gigantic = 1\n" + "# pad\n" * 100})
     assert run("index", "--root", root, "--max-file-bytes", "100").exit_code == 0
