@@ -57,7 +57,26 @@ def unwritable(action: str, store: str, exc: OSError) -> StoreError:
         message = f"{ENV_INDEX_DIR}={moved} is not a directory: point it at one (or unset it)"
     elif getattr(exc, "errno", None) in _NOT_WRITABLE:
         message += f" (set {ENV_INDEX_DIR}=/a/writable/directory to keep indexes elsewhere)"
+    elif getattr(exc, "errno", None) == errno.ENOTDIR:
+        # A file where the store has a directory (put there by hand or by a tool): named, since
+        # the path said only that something on it is no directory.
+        blocker = _file_in_the_way(store)
+        if blocker:
+            message = (f"cannot {action} the index at {store}: {blocker} is a file where the index keeps a "
+                       f"directory (move it away, or set {ENV_INDEX_DIR} to keep indexes elsewhere)")
     return StoreError(message)
+
+
+def _file_in_the_way(path: str) -> str | None:
+    """The first existing component of path that is not a directory (None when none is)."""
+    parts = os.path.abspath(path).split(os.sep)
+    for i in range(2, len(parts) + 1):
+        prefix = os.sep.join(parts[:i]) or os.sep
+        if os.path.lexists(prefix) and not os.path.isdir(prefix):
+            return prefix
+        if not os.path.lexists(prefix):
+            return None
+    return None
 
 
 def retriever_dir(store: str, name: str) -> str:
