@@ -283,7 +283,7 @@ def _push_file(stack, path, base, prefix, root, result, *, absolute=False, repos
         return stack
     key = path if absolute else os.path.relpath(path, root)
     text, reason, st = _read_text(path, follow=True)
-    if reason:
+    if reason and not absolute:  # the user's own file is none of the tree's (core.excludesFile=/dev/null)
         result.skipped[reason] += 1
     if st is None and reason == "unreadable":
         try:  # watched all the same: a chmod that makes it readable brings its rules back

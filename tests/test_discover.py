@@ -178,6 +178,21 @@ def test_the_users_global_git_excludes_apply_inside_a_repository(make_tree, monk
     assert paths(repo) == ["scratch_notes.py"]
 
 
+@pytest.mark.parametrize("target", ["/dev/null", "a directory"])
+def test_a_users_excludes_file_that_is_no_readable_file_is_no_skipped_file_of_the_tree(make_tree, monkeypatch,
+                                                                                      tmp_path, target):
+    """core.excludesFile at /dev/zero counted `1 special-file`, at a directory `1 unreadable`,
+    though no file of the tree was left out."""
+    from retrieval.discover import walk
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    repo = make_tree({".git/HEAD": "x\n", "main.py": "x = 1\n"})
+    excludes = target if target.startswith("/") else str(tmp_path)
+    (repo / ".git" / "config").write_text(f"[core]\n\texcludesFile = {excludes}\n")
+    result = walk(str(repo))
+    assert [f.path for f in result.files] == ["main.py"] and not result.skipped
+
+
 def test_core_excludes_file_set_in_an_included_config_applies(make_tree, monkeypatch, tmp_path):
     """A dotfiles setup keeps core.excludesFile in a file `[include]`d by ~/.gitconfig or the
     repository's config; git follows the include (relative to the including file), and so must we."""
