@@ -133,8 +133,9 @@ def within_budget(hits: list[SearchHit], snippets: dict, budget: int,
 
 
 def use_colour(stream) -> bool:
-    """Colour when writing to a terminal, unless NO_COLOR is set (https://no-color.org)."""
-    if os.environ.get("NO_COLOR"):
+    """Colour when writing to a terminal, unless NO_COLOR is set (https://no-color.org) or the
+    terminal says it has none (TERM=dumb: an editor's shell buffer, showing escapes as text)."""
+    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())

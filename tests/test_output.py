@@ -25,6 +25,15 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
     assert use_colour(Terminal()) is False
 
 
+def test_no_colour_on_a_terminal_that_says_it_has_none(monkeypatch):
+    """TERM=dumb (an editor's shell buffer) showed the escape sequences as text."""
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "dumb")
+    assert use_colour(Terminal()) is False
+    monkeypatch.setenv("TERM", "xterm-256color")
+    assert use_colour(Terminal()) is True
+
+
 def test_an_expanded_snippet_is_numbered_and_its_header_names_the_lines_shown():
     h = hit("fastapi/routing.py", 1005, 1006)
     snippets = {h.docid: Snippet(1004, 1007, "\nclass APIRouter:\n    pass\n\n")}
