@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 
@@ -409,39 +410,31 @@ def test_a_consolidated_query_names_the_retrievers_not_installed_in_one_line_wit
     assert "[local,pyserini,treesitter,turbovec]" in skipped[0] and skipped[0].count("torch==") == 1
 
 
-def test_an_include_pattern_that_matches_no_file_is_refused_and_the_index_is_kept(run, make_tree):
-    from retrieval import service
-
-    root = make_tree({"src/a.py": "alpha = 1\n"})
-    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
-    before = service.status(str(root))
-    result = run("index", "--root", root, "--retriever", "lexical", "--include", "scr/**")
-    assert result.exit_code == 1
-    assert result.stderr.strip().splitlines()[-1] == (
-        f"error: --include 'scr/**' matches no indexable file under {root}; nothing was changed")
-    assert service.status(str(root)) == before  # the index, its files and its (absent) filters
-    assert service.remembered_options(str(root)).include == ()
-    assert query_json(run, root, "alpha")["results"]
-    assert "matches no" not in run("index", "--root", root, "--retriever", "lexical", "--include", "src/**").stderr
-
-
-def test_an_exclude_pattern_that_leaves_no_file_is_refused_and_the_index_is_kept(run, make_tree):
-    """`--exclude '*'` built an empty index and remembered it: every later query blamed the tree
-    ("the index holds no file (nothing there is indexable...)")."""
+@pytest.mark.parametrize("option, emptying, says, fine", [
+    ("--include", "scr/**", "matches no indexable file", "src/**"),
+    # `--exclude '*'` built an empty index and remembered it: every later query blamed the tree
+    # ("the index holds no file (nothing there is indexable...)").
+    ("--exclude", "*", "leaves no indexable file", "src/"),
+])
+def test_a_filter_that_leaves_no_file_is_refused_and_the_index_is_kept(run, make_tree, option, emptying, says, fine):
     from retrieval import service
 
     root = make_tree({"src/a.py": "alpha = 1\n", "b.py": "beta = 2\n"})
     assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
     before = service.status(str(root))
-    result = run("index", "--root", root, "--retriever", "lexical", "--exclude", "*")
+    result = run("index", "--root", root, "--retriever", "lexical", option, emptying)
     assert result.exit_code == 1
     assert result.stderr.strip().splitlines()[-1] == (
-        f"error: --exclude '*' leaves no indexable file under {root}; nothing was changed")
-    assert service.status(str(root)) == before and service.remembered_options(str(root)).exclude == ()
-    kept = run("index", "--root", root, "--retriever", "lexical", "--exclude", "src/")
-    assert kept.exit_code == 0 and service.remembered_options(str(root)).exclude == ("src/",)
-    empty = make_tree({})  # nothing to index either way: the exclusion is not what empties it
-    assert run("index", "--root", empty, "--retriever", "lexical", "--exclude", "*").exit_code == 0
+        f"error: {option} {shlex.quote(emptying)} {says} under {root}; nothing was changed")
+    assert service.status(str(root)) == before  # the index, its files and its (absent) filters
+    field = option.removeprefix("--")
+    assert getattr(service.remembered_options(str(root)), field) == ()
+    assert query_json(run, root, "alpha")["results"]
+    kept = run("index", "--root", root, "--retriever", "lexical", option, fine)
+    assert kept.exit_code == 0 and getattr(service.remembered_options(str(root)), field) == (fine,)
+    if option == "--exclude":  # in an empty tree it is not the exclusion that leaves nothing
+        empty = make_tree({}, name="empty")
+        assert run("index", "--root", empty, "--retriever", "lexical", option, emptying).exit_code == 0
 
 
 def test_index_with_a_per_file_cap_skips_bigger_files(run, make_tree):

@@ -128,9 +128,14 @@ def test_an_extensionless_script_is_parsed_as_the_language_its_first_line_names(
                                                                                "rotate_signing_keys", 5)
 
 
+def _engine(lines: int) -> str:
+    """A class whose first method is `lines` lines long and whose last, `stop`, is short."""
+    body = "".join(f"        value_{i} = compute_something({i}, 'an argument')\n" for i in range(lines))
+    return f"class Engine:\n    def start(self):\n{body}        return 1\n\n    def stop(self):\n        pass\n"
+
+
 def test_expand_scope_gives_the_enclosing_class(run, make_tree):
-    body = "".join(f"        value_{i} = compute_something({i}, 'an argument')\n" for i in range(80))
-    source = f"class Engine:\n    def start(self):\n{body}        return 1\n\n    def stop(self):\n        pass\n"
+    source = _engine(80)
     root = make_tree({"engine.py": source})
     result = run("query", "--root", root, "--retriever", "treesitter", "stop", "--json", "--expand", "scope", "-k", "1")
     hit = json.loads(result.output)["results"][0]
@@ -143,8 +148,7 @@ def test_expand_scope_gives_the_enclosing_class(run, make_tree):
 
 def test_expand_scope_with_snippet_lines_shows_the_lines_of_the_scope_around_the_hit(run, make_tree):
     """The first N lines of a long class never showed a method near its end."""
-    body = "".join(f"        value_{i} = compute_something({i}, 'an argument')\n" for i in range(80))
-    source = f"class Engine:\n    def start(self):\n{body}        return 1\n\n    def stop(self):\n        pass\n"
+    source = _engine(80)
     root = make_tree({"engine.py": source})
     result = run("query", "--root", root, "--retriever", "treesitter", "stop", "--json", "--expand", "scope",
                  "--snippet-lines", "10", "-k", "1")
@@ -156,8 +160,7 @@ def test_expand_scope_with_snippet_lines_shows_the_lines_of_the_scope_around_the
 
 def test_expand_scope_shows_at_most_200_lines_of_a_long_scope_around_the_hit_unless_told(run, make_tree):
     """A namespace or module can be a whole file: serde's `mod content` printed 92,217 characters."""
-    body = "".join(f"        value_{i} = compute_something({i}, 'an argument')\n" for i in range(300))
-    source = f"class Engine:\n    def start(self):\n{body}        return 1\n\n    def stop(self):\n        pass\n"
+    source = _engine(300)
     root = make_tree({"engine.py": source})
     result = run("query", "--root", root, "--retriever", "treesitter", "stop", "--json", "--expand", "scope", "-k", "1")
     hit = json.loads(result.stdout)["results"][0]

@@ -58,10 +58,14 @@ def serve():
 
     yield start
     for pid in started:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+        signal_if_alive(pid, signal.SIGTERM)
+
+
+def signal_if_alive(pid: int, signum) -> None:
+    try:
+        os.kill(pid, signum)
+    except ProcessLookupError:
+        pass
 
 
 def wait_gone(pid, seconds=15.0) -> bool:
@@ -804,10 +808,7 @@ def test_a_server_whose_code_changed_on_disk_exits_instead_of_looking_alive(samp
         log = (layout.store_dir(str(sample_repo)) + "/serve/log")
         assert "exiting: its code changed on disk" in open(log, encoding="utf-8").read()
     finally:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
+        signal_if_alive(pid, signal.SIGTERM)
 
 
 def test_serve_detach_run_at_once_by_several_callers_makes_one_server_and_every_caller_succeeds(sample_repo):
@@ -953,10 +954,7 @@ def test_a_suspended_server_makes_detach_fail_saying_so_and_stop_ends_it(sample_
         assert stopped.returncode == 0 and f"(pid {pid})" in stopped.stderr.decode()
         assert time.monotonic() - begun < 8 and wait_gone(pid)
     finally:
-        try:
-            os.kill(pid, signal.SIGCONT)
-        except ProcessLookupError:
-            pass
+        signal_if_alive(pid, signal.SIGCONT)
 
 
 def test_a_root_whose_name_holds_a_newline_is_said_on_one_line(tmp_path):
