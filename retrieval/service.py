@@ -188,15 +188,24 @@ def _retriever_of(name: str, manifest: dict):
     return retriever, _config(retriever, options) != manifest["config"]
 
 
-def _checked(name: str, manifest: dict) -> tuple[bool, str]:
-    """For status: (written by a version that indexes differently, why the retriever cannot be set
-    up here: a remembered model gone). Other failures say nothing about the index's format."""
+def _checked(name: str, manifest: dict, rdir: str) -> tuple[bool, str]:
+    """For status: (written by a version that indexes differently, why the index cannot answer: a
+    remembered model gone, a store file torn). Other failures say nothing about the index."""
     try:
-        return _retriever_of(name, manifest)[1], ""
+        retriever, outdated = _retriever_of(name, manifest)
     except SetupError as exc:
         return False, str(exc)
     except (RuntimeError, OSError, ValueError, KeyError, TypeError):
         return False, ""
+    try:
+        # What a query checks before it answers (file sizes against the manifest's): a truncated
+        # segment said `ready`, and the next query rebuilt it.
+        retriever.check_store(rdir, manifest["state"])
+    except (OSError, *_DAMAGE) as exc:
+        if not isinstance(exc, _NOT_DAMAGE):
+            return outdated, (f"the index is damaged ({exc}); the next query or "
+                              f"`retrieval index --retriever {name}` rebuilds it")
+    return outdated, ""
 
 
 def _model_changed(name: str, manifest: dict) -> bool:
@@ -933,7 +942,8 @@ def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, r
             row["state"] = "ready" if is_current(root, manifest) else "stale"
         except DiscoveryError as exc:
             row["state"], row["reason"] = "error", str(exc)
-        outdated, problem = _checked(name, manifest) if row["state"] != "error" else (False, "")
+        outdated, problem = (_checked(name, manifest, layout.retriever_dir(store, name)) if row["state"] != "error"
+                             else (False, ""))
         if problem:  # every query would fail: not ready
             row["state"], row["reason"] = "error", problem
         elif row["state"] == "ready" and outdated:

@@ -469,3 +469,16 @@ def test_a_file_where_the_store_keeps_a_directory_is_named_in_the_error(sample_r
     assert result.exit_code == 1 and result.stderr.count("\n") == 1
     assert f"{sample_repo / blocked} is a file where the index keeps a directory (move it away" in result.stderr
     assert (sample_repo / blocked).read_text(encoding="utf-8") == "someone's notes\n"  # not overwritten
+
+
+def test_status_says_a_torn_segment_is_damage_the_next_query_repairs(sample_repo, run):
+    """A truncated post.bin said `lexical: ready`; the next query found it damaged and rebuilt."""
+    assert run("index", "--root", sample_repo, "--retriever", "lexical").exit_code == 0
+    (post,) = (sample_repo / ".retrieval" / "lexical").glob("seg-*/post.bin")
+    with open(post, "r+b") as fh:
+        fh.truncate(10)
+    (row,) = [r for r in service.status(str(sample_repo)) if r["retriever"] == "lexical"]
+    assert row["state"] == "error" and "damaged" in row["reason"] and "the next query" in row["reason"]
+    assert run("query", "--root", sample_repo, "config").exit_code == 0
+    (row,) = [r for r in service.status(str(sample_repo)) if r["retriever"] == "lexical"]
+    assert row["state"] == "ready"
