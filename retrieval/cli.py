@@ -711,9 +711,12 @@ def status(root, as_json):
     refusal = too_broad(found)
     if hint and refusal:  # the commands the hint names would refuse this root
         hint = refusal
-    from .server.client import probe, store_dir
+    from .server.client import probe, stopped_server, store_dir
 
     server = probe(store_dir(root))
+    stopped = stopped_server(store_dir(root)) if server is None else None
+    if stopped is not None:  # it holds the root's server lock and answers nothing
+        server = {"pid": stopped, "stopped": True}
     if as_json:
         click.echo(_json({"root": root, "root_reason": found.reason, "retrievers": rows, "server": server}))
         if hint:
@@ -747,7 +750,9 @@ def status(root, as_json):
         if row.get("skipped"):
             line += "; skipped: " + _skip_counts(row["skipped"])
         click.echo(line)
-    if server:
+    if stopped is not None:
+        click.echo(f"server: stopped (pid {stopped}; `kill -CONT {stopped}`, or `retrieval serve --stop`)")
+    elif server:
         click.echo(f"server: running (pid {server['pid']})")
     if hint:
         click.echo(f"note: {hint}", err=True)

@@ -206,13 +206,36 @@ def call(store: str, header: dict, *payloads: bytes, timeout: float = 2.0, reply
         sock.close()
 
 
+def suspended(pid) -> bool:
+    """Whether pid is a process stopped by a signal (Ctrl-Z, SIGSTOP): Linux's /proc; elsewhere
+    never said."""
+    try:
+        with open(f"/proc/{int(pid)}/stat", "rb") as fh:
+            return fh.read().rsplit(b")", 1)[-1].split()[0] in (b"T", b"t")
+    except (OSError, ValueError, IndexError):
+        return False
+
+
+def stopped_server(store: str) -> int | None:
+    """The pid of store's server when it is suspended: it accepts a connection and reads nothing,
+    so every command waited seconds for it. Read from info.json without json (see the docstring)."""
+    try:
+        with open(os.path.join(serve_dir(store), "info.json"), "rb") as fh:
+            data = fh.read(1 << 16)
+    except OSError:
+        return None
+    at = data.find(b'"pid": ')
+    digits = data[at + 7 : at + 20].split(b",")[0].split(b"}")[0].strip() if at >= 0 else b""
+    return int(digits) if digits.isdigit() and suspended(int(digits)) else None
+
+
 def probe(store: str) -> dict | None:
     """The server's description ({pid, root, version, ...}) when one answers for store, else None."""
     from . import serving  # this very process may be the server (it must not call itself)
 
     if serving.STORE is not None and os.path.abspath(store) == serving.STORE:
         return dict(serving.INFO)
-    if not os.path.exists(socket_path(store)):
+    if not os.path.exists(socket_path(store)) or stopped_server(store) is not None:
         return None
     try:
         header, _ = call(store, {"op": "ping"}, reply_timeout=5.0)
@@ -282,7 +305,11 @@ def try_run(argv: list[str]) -> int | None:
     try:
         root = _root_of(argv)
         store = store_dir(root) if root is not None else ""
-        if root is not None and os.path.exists(socket_path(store)):
+        stopped = stopped_server(store) if root is not None else None
+        if stopped is not None and argv[0] == "query" and sys.stderr is not None:  # `status` shows it
+            sys.stderr.write(f"note: the server of this root (pid {stopped}) is stopped (Ctrl-Z?); answering "
+                             f"without it (`kill -CONT {stopped}`, or `retrieval serve --stop`)\n")
+        if root is not None and stopped is None and os.path.exists(socket_path(store)):
             if argv[0] == "query" and query_from_stdin(argv):
                 stdin = read_stdin_query()
                 if len(stdin) > MAX_QUERY_BYTES:

@@ -577,14 +577,7 @@ def _winner(store: str, directory: str, root: str, wait: float = WINNER_WAIT) ->
 
 
 def _suspended(pid: str) -> bool:
-    """Whether pid is a process stopped by a signal (Linux's /proc; elsewhere never said)."""
-    if not pid.isdigit():
-        return False
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as fh:
-            return fh.read().rsplit(")", 1)[-1].split()[0] in ("T", "t")
-    except (OSError, IndexError):
-        return False
+    return pid.isdigit() and client.suspended(int(pid))
 
 
 def stop(root: str, timeout: float = 10.0) -> str | None:

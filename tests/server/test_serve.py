@@ -946,6 +946,14 @@ def test_a_suspended_server_makes_detach_fail_saying_so_and_stop_ends_it(sample_
     pid = serve(sample_repo)
     os.kill(pid, signal.SIGSTOP)
     try:
+        # Every command waited seconds for it (a query 3.2 s, status 8.2 s), saying nothing.
+        begun = time.monotonic()
+        answered = cli("query", "--root", sample_repo, "config")
+        assert answered.returncode == 0 and answered.stdout and not answered_by_server(answered)
+        assert f"note: the server of this root (pid {pid}) is stopped (Ctrl-Z?)" in answered.stderr.decode()
+        status = cli("status", "--root", sample_repo)
+        assert f"server: stopped (pid {pid}; `kill -CONT {pid}`" in status.stdout.decode()
+        assert time.monotonic() - begun < 3
         started = cli("serve", "--detach", "--root", sample_repo, server=False, timeout=90)
         assert started.returncode == 1
         assert f"(pid {pid}) is stopped (Ctrl-Z?): `kill -CONT {pid}`" in started.stderr.decode()
