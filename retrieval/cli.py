@@ -15,6 +15,7 @@ from dataclasses import replace
 import click
 
 from . import __version__
+from .options import RootPath
 from .shell import ShellGroup
 
 
@@ -172,19 +173,6 @@ class _Expand(click.ParamType):
             return int(value)
         self.fail(f"{value!r} is neither a number of lines nor 'scope'", param, ctx)
 
-
-class RootPath(click.Path):
-    """A root directory's path; an empty one is refused: `--root "$UNSET"` was the current
-    directory, and from a folder of repositories it indexed all of them."""
-
-    def __init__(self):
-        # Not click's readable check: an unreadable root was a usage error (exit 2), a missing one exit 1.
-        super().__init__(file_okay=True, dir_okay=True, readable=False)
-
-    def convert(self, value, param, ctx):
-        if isinstance(value, str) and not value:
-            self.fail("is empty (an unset variable?): name a directory, or leave the option out", param, ctx)
-        return super().convert(value, param, ctx)
 
 
 root_option = click.option(

@@ -527,7 +527,7 @@ def test_a_query_read_from_stdin_is_echoed_without_its_final_newline(run, sample
     assert json.loads(result.stdout)["query"] == "parse config"
 
 
-@pytest.mark.parametrize("command", [["query", "alpha"], ["index"], ["status"], ["serve"], ["clean"]])
+@pytest.mark.parametrize("command", [["query", "alpha"], ["index"], ["status"], ["serve"], ["clean"], ["eval", "q.json"]])
 def test_an_empty_root_is_a_usage_error_not_the_current_directory(run, sample_repo, command, monkeypatch):
     """`--root "$UNSET"` was the current directory: from a folder of repositories it indexed them all."""
     monkeypatch.chdir(sample_repo)

@@ -111,6 +111,7 @@ def test_the_blocker_really_blocks_what_the_cli_needs():
 NEEDS_AT_IMPORT = {
     "retrieval.cli": "click",
     "retrieval.evaluation.cli": "click",
+    "retrieval.options": "click",
     "retrieval.server.commands": "click",
     "retrieval.shell": "click",
     "retrieval.contextual.anthropic": "anthropic",

@@ -5,6 +5,8 @@ import json
 
 import click
 
+from ..options import RootPath
+
 
 def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
     """Names to run and {name: reason} for those skipped. Unknown names are a usage error."""
@@ -30,8 +32,8 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
 
 
 @click.command("eval", short_help="Score retrievers on a dataset of queries.")
-@click.argument("dataset", type=click.Path(dir_okay=False))
-@click.option("--root", type=click.Path(), default=None,
+@click.argument("dataset", type=click.Path())  # missing or a directory: one error line, exit 1 (as for --root)
+@click.option("--root", type=RootPath(), default=None,
               help="The tree the dataset's paths are relative to. Default: found as for `query`.")
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
               help="A retriever name, a comma list, or 'all' for every installed one (and, with two or "

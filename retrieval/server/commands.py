@@ -6,18 +6,13 @@ import signal
 
 import click
 
+from ..options import RootPath
 from ..output import shown_path
 from ..roots import too_broad
 from .serve import DEFAULT_IDLE_TIMEOUT
 
-_root = click.option("--root", type=click.Path(), default=None, callback=lambda ctx, param, value: _given(value),
+_root = click.option("--root", type=RootPath(), default=None,
                      help="Repository root to serve (default: found as for `query`).")
-
-
-def _given(root: str | None) -> str | None:
-    if root == "":  # as retrieval.cli.RootPath: `--root "$UNSET"` is no directory
-        raise click.BadParameter("is empty (an unset variable?): name a directory, or leave the option out")
-    return root
 
 
 def _fail(message: str):

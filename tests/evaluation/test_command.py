@@ -91,6 +91,9 @@ def test_eval_errors(make_tree, tmp_path):
     assert _errors(result).startswith("error: bad.jsonl:1: not valid JSON")
     result = runner.invoke(main, ["eval", str(tmp_path / "missing.json"), "--root", str(root)])
     assert result.exit_code == 1 and _errors(result).startswith("error: cannot read the dataset")
+    # A directory was a usage error (exit 2) where a missing file is exit 1 (an audit).
+    result = runner.invoke(main, ["eval", str(tmp_path), "--root", str(root)])
+    assert result.exit_code == 1 and _errors(result).startswith("error: cannot read the dataset")
     ds = _dataset(tmp_path, [{"query": "q", "relevant": ["pkg/alpha.py"]}])
     result = runner.invoke(main, ["eval", ds, "--root", str(root), "--retriever", "nosuch"])
     assert result.exit_code == 2

@@ -1,0 +1,18 @@
+"""Option types the commands share (click): one rule for a value whatever command takes it."""
+from __future__ import annotations
+
+import click
+
+
+class RootPath(click.Path):
+    """A root directory's path; an empty one is refused: `--root "$UNSET"` was the current
+    directory, and from a folder of repositories it indexed all of them."""
+
+    def __init__(self):
+        # Not click's readable check: an unreadable root was a usage error (exit 2), a missing one exit 1.
+        super().__init__(file_okay=True, dir_okay=True, readable=False)
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value:
+            self.fail("is empty (an unset variable?): name a directory, or leave the option out", param, ctx)
+        return super().convert(value, param, ctx)
