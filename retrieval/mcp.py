@@ -122,7 +122,9 @@ def build(root: str):
     from pydantic import Field
 
     searcher = Searcher(root)
-    server = MCPServer("retrieval", instructions=INSTRUCTIONS)
+    from . import __version__
+
+    server = MCPServer("retrieval", instructions=INSTRUCTIONS, version=__version__)  # a host shows it
 
     @server.tool()
     def search(

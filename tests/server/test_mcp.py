@@ -8,6 +8,8 @@ import sys
 
 import pytest
 
+import retrieval
+
 pytestmark = pytest.mark.extra("mcp")
 
 
@@ -163,7 +165,8 @@ def test_sigterm_ends_the_server_at_once_while_its_stdin_stays_open(sample_repo)
     try:
         proc.stdin.write((json.dumps(init) + "\n").encode())
         proc.stdin.flush()
-        assert b'"result"' in proc.stdout.readline()  # up and answering
+        reply = json.loads(proc.stdout.readline())  # up and answering, under its version (it said "")
+        assert reply["result"]["serverInfo"] == {"name": "retrieval", "version": retrieval.__version__}
         time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) in (-signal.SIGTERM, 143)
