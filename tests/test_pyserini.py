@@ -452,22 +452,3 @@ def test_a_root_whose_path_is_not_utf8_gets_one_clear_error_not_a_rebuild_loop(t
     assert run("index", "--root", os.fsdecode(root), "--retriever", "pi-serini").exit_code == 0
     result = run("query", "--root", os.fsdecode(root), "--retriever", "pi-serini", "cafe_order")
     assert result.stdout.startswith("a.py:1-2")
-
-
-def test_once_the_jvm_runs_only_python_threads_take_ctrl_c_and_sigterm():
-    """Taken by one of the JVM's threads, a signal only set Python's flag: the main thread slept on
-    in a blocking call (CI: a 60 s sleep not interrupted by SIGINT)."""
-    import subprocess
-    import sys
-
-    child = ("import glob, os\n"
-             "from retrieval import Document, build_retriever\n"
-             "r = build_retriever('pi-serini'); r.index([Document('a', 'alpha beta')]); r.search('alpha')\n"
-             "for d in glob.glob('/proc/self/task/*'):\n"
-             "    status = open(d + '/status').read()\n"
-             "    blocked = int(status.split('SigBlk:')[1].split()[0], 16)\n"
-             "    sigint_and_sigterm = (1 << 1) | (1 << 14)\n"
-             "    print(d.rsplit('/', 1)[1] == str(os.getpid()), blocked & sigint_and_sigterm == sigint_and_sigterm)\n")
-    out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=120).stdout
-    threads = [line.split() for line in out.splitlines()]  # [is the main thread, blocks both]
-    assert len(threads) > 5 and sorted(threads) == [["False", "True"]] * (len(threads) - 1) + [["True", "False"]]

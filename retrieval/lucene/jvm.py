@@ -154,12 +154,7 @@ def start():
         saved = os.environ.get("JAVA_HOME")
         os.environ["JAVA_HOME"] = home
         try:
-            with _signals_kept_from_new_threads():
-                import jnius
-
-                # The JVM's lazily started threads too: the common Cleaner's starts with its first
-                # user (an Inflater here; else Lucene, later, from an unblocked thread).
-                jnius.autoclass("java.util.zip.Inflater")().end()
+            import jnius
         except Exception as exc:  # noqa: BLE001 - jnius raises a bare Exception with a page of advice
             raise JavaUnavailable(f"the Java at {home} could not be started: {first_line(exc)}") from exc
         finally:
@@ -170,26 +165,6 @@ def start():
         _quiet_logging(jnius)
         _jnius = jnius
         return jnius
-
-
-@contextmanager
-def _signals_kept_from_new_threads():
-    """Block Ctrl-C, SIGTERM and SIGHUP in this thread while the JVM starts, so the threads it makes
-    inherit them blocked and the kernel delivers those signals to a Python thread. Delivered to a
-    JVM thread, Python's handler only set its flag: the main thread slept on in a blocking call (a
-    test's 60 s sleep, under load) and Ctrl-C did nothing until it woke."""
-    import signal
-
-    wanted = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
-    try:
-        previous = signal.pthread_sigmask(signal.SIG_BLOCK, wanted)
-    except (AttributeError, OSError, ValueError):  # no pthread_sigmask (Windows)
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _quiet_logging(jnius) -> None:
