@@ -333,6 +333,9 @@ def test_ctrl_c_and_sigterm_stay_pythons_once_the_jvm_runs():
     import sys
 
     child = ("import signal, sys, time\n"
+             # Its own Ctrl-C handler, as an interactive Python has: a runner that starts the suite
+             # with SIGINT ignored (a background job of a shell without job control) passes that on.
+             "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
              "signal.signal(signal.SIGTERM, lambda *a: sys.exit(5))\n"
              "from retrieval import Document, build_retriever\n"
              "r = build_retriever('pi-serini'); r.index([Document('a', 'alpha beta')]); r.search('alpha')\n"
