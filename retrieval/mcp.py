@@ -124,7 +124,9 @@ def build(root: str):
     searcher = Searcher(root)
     from . import __version__
 
-    server = MCPServer("retrieval", instructions=INSTRUCTIONS, version=__version__)  # a host shows it
+    # The version: a host shows it. Warnings only on stderr: the SDK logged each refused call at
+    # INFO, in a drawn table, into the host's log.
+    server = MCPServer("retrieval", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     @server.tool()
     def search(

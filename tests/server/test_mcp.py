@@ -167,9 +167,16 @@ def test_sigterm_ends_the_server_at_once_while_its_stdin_stays_open(sample_repo)
         proc.stdin.flush()
         reply = json.loads(proc.stdout.readline())  # up and answering, under its version (it said "")
         assert reply["result"]["serverInfo"] == {"name": "retrieval", "version": retrieval.__version__}
+        refused = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                   "params": {"name": "search", "arguments": {"query": "parse", "top_k": 500}}}
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+                          + json.dumps(refused) + "\n").encode())
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["result"]["isError"]
         time.sleep(0.5)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=10) in (-signal.SIGTERM, 143)
+        assert b"INFO" not in proc.stderr.read()  # a refused call was logged at INFO, in a drawn table
     finally:
         proc.kill()
         proc.stdin.close()
