@@ -668,6 +668,13 @@ def clean(root):
     root = _root(root)
     if not os.path.isdir(root):
         raise UserError(f"root is not a directory: {root}")
+    from .server import serve
+
+    try:
+        # Its server first, at once: left to notice its store gone, it lived on for seconds.
+        serve.stop(root, timeout=5.0)
+    except (RuntimeError, OSError):
+        pass  # one that does not stop still exits when it sees its store gone
     try:
         removed = service.clean(root, progress=_progress_sink())
     except _expected_errors() as exc:

@@ -645,6 +645,14 @@ def test_a_server_whose_store_was_removed_exits_without_building_it_again(sample
     assert not (sample_repo / ".retrieval").exists()  # `clean` stays clean
 
 
+def test_clean_stops_the_roots_server_at_once(sample_repo, serve):
+    """It ended only when the server noticed its store gone, seconds later (a newcomer's check)."""
+    pid = serve(sample_repo)
+    cleaned = cli("clean", "--root", sample_repo, server=False)
+    assert cleaned.returncode == 0 and wait_gone(pid, 1.0)
+    assert not (sample_repo / ".retrieval").exists()
+
+
 def test_the_socket_is_this_users_only(sample_repo, serve):
     pid = serve(sample_repo)
     path = client.socket_path(client.store_dir(str(sample_repo)))
