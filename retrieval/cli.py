@@ -132,8 +132,6 @@ class LanguageName(click.ParamType):
     def convert(self, value, param, ctx):
         from .languages import resolve_language
 
-        if value is None:
-            return ""
         if not value:
             self.fail("is empty: name a language (or leave the option out)", param, ctx)
         try:
@@ -172,7 +170,6 @@ class _Expand(click.ParamType):
         if str(value).isascii() and str(value).isdigit():  # '²' is a digit to isdigit(), not to int()
             return int(value)
         self.fail(f"{value!r} is neither a number of lines nor 'scope'", param, ctx)
-
 
 
 root_option = click.option(
@@ -708,10 +705,8 @@ def status(root, as_json):
         hint = refusal
     from .server.client import probe, stopped_server, store_dir
 
-    server = probe(store_dir(root))
-    stopped = stopped_server(store_dir(root)) if server is None else None
-    if stopped is not None:  # it holds the root's server lock and answers nothing
-        server = {"pid": stopped, "stopped": True}
+    stopped = stopped_server(store_dir(root))  # it holds the root's server lock and answers nothing
+    server = {"pid": stopped, "stopped": True} if stopped is not None else probe(store_dir(root))
     if as_json:
         click.echo(_json({"root": root, "root_reason": found.reason, "retrievers": rows, "server": server}))
         if hint:

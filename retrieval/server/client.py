@@ -207,8 +207,8 @@ def call(store: str, header: dict, *payloads: bytes, timeout: float = 2.0, reply
 
 
 def suspended(pid) -> bool:
-    """Whether pid is a process stopped by a signal (Ctrl-Z, SIGSTOP): Linux's /proc; elsewhere
-    never said."""
+    """Whether pid (a number, or the text a server recorded: `?` is none) is a process stopped by a
+    signal (Ctrl-Z, SIGSTOP): Linux's /proc; elsewhere never said."""
     try:
         with open(f"/proc/{int(pid)}/stat", "rb") as fh:
             return fh.read().rsplit(b")", 1)[-1].split()[0] in (b"T", b"t")

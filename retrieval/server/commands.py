@@ -58,7 +58,7 @@ def serve_command(root, stop, detach, idle_timeout):
     # Stopped by a signal, it exits as a command killed by it would (README, shell manners): 143
     # for SIGTERM, 129 for SIGHUP; an idle timeout is a normal end.
     for name in ("SIGTERM", "SIGHUP"):
-        if not (stop or detach) and reason == f"stopped by {name}":
+        if reason == f"stopped by {name}":
             click.get_current_context().exit(128 + getattr(signal, name))
 
 

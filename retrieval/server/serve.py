@@ -569,15 +569,12 @@ def _winner(store: str, directory: str, root: str, wait: float = WINNER_WAIT) ->
             os.close(fd)
             return client.probe(store)
         pid = _running_pid(directory)
-        if _suspended(pid) or time.monotonic() > deadline:
-            state = "is stopped (Ctrl-Z?)" if _suspended(pid) else "does not answer"
+        stopped = client.suspended(pid)
+        if stopped or time.monotonic() > deadline:
+            state = "is stopped (Ctrl-Z?)" if stopped else "does not answer"
             raise RuntimeError(f"the server of {shown_path(root)} (pid {pid}) {state}: `kill -CONT {pid}`, or "
                                "`retrieval serve --stop`")
         time.sleep(0.05)
-
-
-def _suspended(pid: str) -> bool:
-    return pid.isdigit() and client.suspended(int(pid))
 
 
 def stop(root: str, timeout: float = 10.0) -> str | None:
@@ -592,7 +589,7 @@ def stop(root: str, timeout: float = 10.0) -> str | None:
         return None
     pid = _running_pid(directory)
     try:
-        if _suspended(pid):  # it would not read the request: the signal, at once
+        if client.suspended(pid):  # it would not read the request: the signal, at once
             raise OSError("suspended")
         client.call(store, {"op": "stop"}, reply_timeout=timeout)
     except (OSError, ValueError):

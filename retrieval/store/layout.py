@@ -71,11 +71,11 @@ def _file_in_the_way(path: str) -> str | None:
     """The first existing component of path that is not a directory (None when none is)."""
     parts = os.path.abspath(path).split(os.sep)
     for i in range(2, len(parts) + 1):
-        prefix = os.sep.join(parts[:i]) or os.sep
-        if os.path.lexists(prefix) and not os.path.isdir(prefix):
-            return prefix
+        prefix = os.sep.join(parts[:i])
         if not os.path.lexists(prefix):
             return None
+        if not os.path.isdir(prefix):
+            return prefix
     return None
 
 
