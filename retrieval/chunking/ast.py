@@ -36,10 +36,11 @@ from .lines import ChunkingPolicy, chunk_lines
 MAX_DEPTH = 40  # deeper nesting is cut by lines: bounded time, no recursion errors
 MAX_DEFINITION_DEPTH = 160  # syntax nodes above a definition the query still matches (see definitions)
 MAX_SCOPE = 12  # levels a breadcrumb names (the innermost ones)
-# A file the parser is still reading after this long is chunked by lines. Real files parse in well
+# A file whose parses take more CPU time than this is chunked by lines. Real files parse in well
 # under a second (the largest C file of the benchmark checkouts, 580 KB: 0.2 s), but a grammar can
 # be slow on text made to hurt it: tree-sitter-bash reads many heredocs on one command in quadratic
-# time (136 KB: 19 s; the 1 MB size cap: minutes).
+# time (136 KB: 19 s; the 1 MB size cap: minutes). CPU time, not the clock's: on a machine busy with
+# other processes a file must not lose its syntax chunks (same input, same chunks).
 PARSE_SECONDS = 10.0
 ALONE_SHARE = 0.5  # a definition at least this share of the budget is a chunk of its own
 MIN_SPAN = 300  # a span smaller than this (in characters) joins a neighbour
@@ -256,22 +257,31 @@ def _parser(grammar: str):
 READ_SLICE = 1 << 16
 
 
-def _parse(grammar: str, source: bytes):
-    """The tree of `source`, or None when the parser gave up or ran past PARSE_SECONDS.
+class _Allowance:
+    """The CPU time one file's parses may still take (PARSE_SECONDS from its first), checked from
+    tree-sitter's progress callbacks. Only the parser's: QueryCursor.matches with a progress
+    callback crashes the process (py-tree-sitter 0.26.1, segmentation fault on a 150-line file)."""
+
+    def __init__(self) -> None:
+        self.deadline = time.thread_time() + PARSE_SECONDS
+
+    def exceeded(self, *_state) -> bool:
+        return time.thread_time() > self.deadline
+
+
+def _parse(grammar: str, source: bytes, allowance: _Allowance | None = None):
+    """The tree of `source`, or None when the parser gave up or ran past its allowance.
 
     Parsing from a read callback is what lets tree-sitter report progress (it ignores the callback
     for a byte string); it calls it every few hundred bytes, so the clock is read cheaply."""
     parser = _parser(grammar)
-    deadline = time.monotonic() + PARSE_SECONDS
+    allowance = allowance or _Allowance()
 
     def read(offset: int, _point) -> bytes:
         return source[offset : offset + READ_SLICE]
 
-    def too_long(*_state) -> bool:
-        return time.monotonic() > deadline
-
     try:
-        tree = parser.parse(read, progress_callback=too_long)
+        tree = parser.parse(read, progress_callback=allowance.exceeded)
     except ValueError:  # what a stopped parse raises (tree-sitter 0.26; older ones returned None)
         tree = None
     if tree is None:
@@ -1376,15 +1386,16 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         # does the splitter (text in no node would have it cut the namespace by lines).
         source = _BARE_MACRO_LINE.sub(lambda m: b" " * len(m.group(0)), source)
         parsed_lines = _rows(source)
+    allowance = _Allowance()  # one for all of the file's parses
     try:
-        tree = _parse(grammar, source)
+        tree = _parse(grammar, source, allowance)
         if tree is None:
             return None
         if tree.root_node.has_error and b"\r\n" in source:
             # Some grammars (Dockerfile's) take a Windows line end for an error: the parser sees
             # Unix ones (same rows; byte offsets are only compared within the tree).
             unix = source.replace(b"\r\n", b"\n")
-            again = _parse(grammar, unix)
+            again = _parse(grammar, unix, allowance)
             if again is not None and not again.root_node.has_error:
                 tree, source = again, unix
                 parsed_lines = _rows(source)
@@ -1401,7 +1412,7 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         mostly = _mostly_error(root, len(source))
         blanked = _DIRECTIVE.sub(lambda m: _blank(m.group(0)), source) if mostly or grammar == "csharp" else source
         if blanked != source:
-            again = _parse(grammar, blanked)
+            again = _parse(grammar, blanked, allowance)
             if again is not None and (not again.root_node.has_error
                                       or mostly and not _mostly_error(again.root_node, len(blanked))):
                 tree, source = again, blanked
@@ -1415,7 +1426,7 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         items, outer = source, tree
         for _ in range(MACRO_DEPTH):  # a macro inside a macro's body is found in that body's tree
             items = macro_items(outer, items)
-            outer = _parse(grammar, items) if items is not None else None
+            outer = _parse(grammar, items, allowance) if items is not None else None
             if outer is None:
                 break
             inner.append(outer)
@@ -1500,9 +1511,11 @@ def _mostly_error(root, n_bytes: int) -> bool:
     error and less than half the file lies in error-free nodes under it. A grammar gives up at the
     top over one construct it cannot read (Kotlin's `in a..<b ->` in a `when`) and still reads most
     definitions whole: kotlinx's BufferedChannel.kt (3,000 lines) and nlohmann's json.hpp (the class,
-    5,300) were cut by lines, their chunks unlabelled."""
+    5,300) were cut by lines, their chunks unlabelled. Only named nodes count as read: 100,000 `[`
+    under an ERROR root are tokens, not a document (and the definition search over them took 5 s)."""
     if root.type == "ERROR":
-        good = sum(child.end_byte - child.start_byte for child in root.children if not child.has_error)
+        good = sum(child.end_byte - child.start_byte for child in root.children
+                   if child.is_named and not child.has_error)
         return good * 2 < n_bytes
     for child in root.children:
         if child.type == "ERROR" and (child.end_byte - child.start_byte) * 2 > n_bytes:

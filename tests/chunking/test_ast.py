@@ -1595,6 +1595,32 @@ def test_a_file_the_parser_is_slow_over_is_chunked_by_lines_and_the_next_file_pa
     assert {c.symbol for c in chunks_of(script, "ops.sh", "bash", policy=TINY)} >= {"deploy", "rollback"}
 
 
+def test_a_file_of_unclosed_brackets_is_chunked_by_lines():
+    """JSONTestSuite's 100,000 opening arrays parse as an ERROR root over bare `[` tokens: nothing
+    was read, and searching that tree for definitions took 5 s."""
+    from retrieval.chunking import ast
+
+    assert ast.chunk_syntax("[" * 20_000 + "\n", "n_structure_opening_arrays.json", language="json") is None
+    assert ast.chunk_syntax('{"name": [1, 2, 3]}\n', "ok.json", language="json")
+
+
+def test_wall_time_passing_during_a_parse_does_not_cost_the_file_its_syntax_chunks(monkeypatch):
+    """The parse allowance is CPU time: on a machine busy with other processes a parse takes longer
+    by the clock, and the same file must still get the same chunks."""
+    import time
+
+    from retrieval.chunking import ast
+
+    # Long enough for tree-sitter to report progress (it does every few hundred bytes).
+    script = "".join(f"step{i}() {{\n  echo running step {i}\n}}\n\n" for i in range(200))
+    expected = ast.chunk_syntax(script, "ops.sh", language="bash", policy=TINY)
+    assert expected and {c.symbol for c in expected} >= {"step0", "step199"}
+    clock = iter(range(0, 10**9, 100))  # every reading 100 s after the last
+    monkeypatch.setattr(time, "monotonic", lambda: float(next(clock)))
+    monkeypatch.setattr(time, "time", lambda: float(next(clock)))
+    assert ast.chunk_syntax(script, "ops.sh", language="bash", policy=TINY) == expected
+
+
 def test_an_overload_s_declarations_define_nothing_and_its_implementation_defines_the_name():
     """huggingface_hub's `hf_hub_download`: three `@overload` declarations took the definition term
     and the last of them was the name's first hit, above the implementation after them."""
