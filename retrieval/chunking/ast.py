@@ -345,6 +345,16 @@ def _text(node) -> str:
 
 
 def _end_row(node) -> int:
+    """The row of the node's last token. Some grammars end a node where the next one begins:
+    Scala's indentation-delimited body runs to the next line's indentation (a `def` without braces
+    took the next `def`'s first line), others to the next line's start."""
+    while node.child_count:
+        i = node.child_count - 1
+        last = node.child(i)
+        while i > 0 and last.start_byte == last.end_byte:  # a zero-width token (an outdent, a MISSING one)
+            i -= 1
+            last = node.child(i)
+        node = last
     row, column = node.end_point
     return row - 1 if column == 0 and row > node.start_point[0] else row
 

@@ -1177,6 +1177,23 @@ def test_a_scala_doc_comment_the_grammar_puts_in_the_previous_body_goes_with_its
         assert f"Doc for {name}." in chunk.text and "xs.map" in chunk.text.split(f"def {name}")[1]
 
 
+def test_a_scala_def_without_braces_ends_on_its_own_last_line():
+    """tree-sitter-scala ends a brace-less body at the next line's indentation: each chunk ended on
+    the next `def`'s first line (or its annotation) and claimed to define it, and the real one
+    defined nothing (cats' laws: 650 such boundaries in 238 files)."""
+    body = "      .map(x => x + 100000000)\n" * 30
+    text = (f"object Foo {{\n  def alpha: Int =\n    List(1)\n{body}\n  @deprecated(\"no\", \"1\")\n"
+            f"  def beta: Int =\n    List(2)\n{body}\n  def gamma: Int =\n    List(3)\n{body}}}\n")
+    chunks = chunks_of(text, "Foo.scala", "scala", ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    names = ("alpha", "beta", "gamma")
+    for name in names:
+        (chunk,) = [c for c in chunks if name in (c.definitions or ())]
+        assert chunk.context == f"Foo.{name}" and f"def {name}" in chunk.text
+        assert not any(f"def {other}" in chunk.text for other in names if other != name)
+    assert [c for c in chunks if "beta" in (c.definitions or ())][0].text.startswith("  @deprecated")
+
+
 def test_haskell_bindings_without_arguments_are_definitions_and_annotated_patterns_are_not():
     text = ("module Geo where\n\ndefaultRadius :: Double\ndefaultRadius = 1.0\n\n"
             "pParser :: Parser Int\npParser = do\n  x <- decimal\n  return x\n\n"
