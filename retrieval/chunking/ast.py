@@ -932,6 +932,13 @@ class _Splitter:
                     continue
                 items.extend([pa_, pb_, False, False, False] for pa_, pb_ in pieces)
             prefix = []
+            if self.fits(node.start_point[0], b):
+                # Over the budget only with its documentation: the definition stays whole after it
+                # (split into its children, express's `res.sendFile = function sendFile(...) {`
+                # joined its JSDoc and the body was a chunk without its signature).
+                items.append([node.start_point[0], b, alone is not None, bool(alone), False])
+                items.append(self.FENCE)
+                return handed
         # Anything else split (a body, a long statement) adds its children to the sequence; comments
         # before it go to its first child.
         self._flatten(node.children, depth + 1, items, prefix, stop)

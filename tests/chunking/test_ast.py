@@ -1051,12 +1051,27 @@ def test_a_methods_body_cut_from_its_documented_signature_is_still_that_method()
     the class (kind class, no definitions)."""
     doc = "".join(f"  // note {i}: this comment explains the integrity check in some detail, for readers\n"
                   for i in range(5))
-    body = "".join(f"    const step{i} = this.items.filter(x => x.size > {i}).length\n" for i in range(22))
+    body = "".join(f"    const step{i} = this.items.filter(x => x.size > {i}).length\n" for i in range(30))
     text = f"export class Cache {{\n  private items: any[] = []\n\n{doc}  public async ensureIntegrity(): Promise<void> {{\n{body}  }}\n}}\n"
     chunks = chunks_of(text, "cache.ts", "typescript", policy=ChunkingPolicy())
     assert_verbatim(text, chunks)
     assert len(chunks) > 1
     assert {(c.context, c.chunk_kind) for c in chunks} == {("Cache.ensureIntegrity", "method")}
+
+
+def test_a_definition_over_the_budget_only_with_its_documentation_stays_whole_after_it():
+    """express's `res.sendFile = function sendFile(path, options, callback) {` joined its 40-line
+    JSDoc and the body was a chunk of its own, without its signature: the documentation is cut
+    off first, and the definition that fits is one chunk."""
+    doc = "/**\n" + "".join(f" * Line {i} of the documentation of sendFile, with an example or two.\n"
+                              for i in range(22)) + " */\n"
+    body = "".join(f"  var step{i} = options.items.filter(function (x) {{ return x > {i} }});\n" for i in range(16))
+    text = f"'use strict';\n\n{doc}\nres.sendFile = function sendFile(path, options, callback) {{\n{body}}};\n"
+    chunks = chunks_of(text, "response.js", "javascript", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    (defining,) = [c for c in chunks if "sendFile" in (c.definitions or ())]
+    assert defining.text.startswith("res.sendFile = function sendFile(") and defining.text.rstrip().endswith("};")
+    assert "Line 21 of the documentation" in chunks[chunks.index(defining) - 1].text
 
 
 def test_cpp_functions_returning_a_reference_are_named_by_their_declarator():
