@@ -86,7 +86,11 @@ _FUNCTION_KINDS: dict[str, str] = {
     "bind": "function",  # Haskell `name = ...` without arguments (a one-line one is a value)
     "property_declaration": "property", "event_declaration": "property", "indexer_declaration": "method",
     "operator_declaration": "method", "conversion_operator_declaration": "method",
+    "deinit_declaration": "method", "subscript_declaration": "method",
 }
+# Swift declarations named by their keyword, which the grammar leaves unnamed (no identifier):
+# `init(...)`, `deinit`, `subscript(...)` were no definitions and their chunks took the class's label.
+_KEYWORD_NAMED = {"init_declaration": "init", "deinit_declaration": "deinit", "subscript_declaration": "subscript"}
 # tree-sitter-yaml's scanner crashes the process (SIGSEGV, no exception) past about 255 nested
 # block collections, by indentation or by compact `- - -` on one line: such a file is cut by lines.
 MAX_YAML_NESTING = 128
@@ -362,6 +366,8 @@ def _end_row(node) -> int:
 def _name_node(node):
     """The node naming a definition: its `name` field, a C declarator's identifier, or its first
     identifier child (Kotlin, Swift)."""
+    if node.type in _KEYWORD_NAMED:  # (a subscript's `name` field holds its return type)
+        return next((c for c in node.children if c.type == _KEYWORD_NAMED[node.type]), None)
     found = node.child_by_field_name("name")
     if found is not None and found.is_named:  # R's `function` keyword sits in that field
         return found
@@ -1157,22 +1163,23 @@ def _label(a: int, b: int, before: Definition | None, starting: list[Definition]
     if not candidates:
         return None
     held = set(map(id, candidates))
+    rows = lead_rows or {}
 
     def lines(d: Definition) -> int:
         return min(d.end, b) - max(d.start, a) + 1
 
-    def members(d: Definition) -> dict[int, int]:
-        """{id of a member starting in the chunk: its lines there}, the comments, decorators or
-        attributes leading a member (`lead_rows`: their first rows by definition key) counted as its."""
-        rows = lead_rows or {}
-        return {id(k): min(k.end, b) - max(rows.get(k.key, k.start), a) + 1
-                for k in candidates if k.parent is d}
+    def led(d: Definition) -> int:
+        """Its lines in the chunk with the comments, decorators or attributes leading it
+        (`lead_rows`: their first rows by definition key)."""
+        return min(d.end, b) - max(rows.get(d.key, d.start), a) + 1
 
     def outweighs(k: Definition, d: Definition) -> bool:
         """Whether member k holds no fewer of the chunk's lines than d's own (those in none of its
-        members)."""
-        held = members(d)
-        return held.get(id(k), lines(k)) >= lines(d) - sum(held.values())
+        members), each with its documentation: a class's is the class's as a member's is the
+        member's (Alamofire's `Session`, its documentation, header and a documented nested enum,
+        was labelled with the enum)."""
+        held = {id(m): led(m) for m in candidates if m.parent is d}
+        return held.get(id(k), led(k)) >= led(d) - sum(held.values())
 
     current = None
     while True:

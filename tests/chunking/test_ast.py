@@ -1143,6 +1143,40 @@ def test_kotlin_and_swift_properties_are_members_and_a_swift_local_is_not():
     assert by_symbol(s, "area").context == "Shape.area"
 
 
+def test_swift_initializers_deinitializers_and_subscripts_are_methods_named_by_their_keyword():
+    """The grammar gives `init`, `deinit` and `subscript` no name: they defined nothing and their
+    chunks took the class's label (Alamofire's Session: two `init`s labelled `Session`, class)."""
+    body = "".join(f"        self.value{i} = value * {i}\n" for i in range(4))
+    swift = ("final class Box {\n    var value0 = 0\n\n    init(value: Int) {\n" + body + "    }\n\n"
+             "    deinit {\n        print(\"released\")\n        print(\"gone\")\n    }\n\n"
+             "    public subscript(index: Int) -> Int {\n        return value0 + index\n    }\n}\n")
+    chunks = chunks_of(swift, "Box.swift", "swift", TINY)
+    assert_verbatim(swift, chunks)
+    assert {"init", "deinit", "subscript"} <= defined(chunks)
+    for name in ("init", "deinit", "subscript"):
+        chunk = next(c for c in chunks if name in (c.definitions or ()))
+        assert (chunk.context, chunk.chunk_kind) == (f"Box.{name}", "method")
+    assert "Int" not in defined(chunks)  # a subscript's return type sits in its `name` field
+
+
+def test_a_class_header_with_its_documentation_and_a_documented_nested_type_is_the_class():
+    """A class's documentation counts as the class's lines, as a member's does as the member's:
+    Alamofire's `Session` (documentation, header, a documented nested enum) was the enum."""
+    swift = ("/// `Session` creates and manages requests.\n/// It also provides common functionality.\n"
+             "/// Including queuing and interception.\n/// And trust management.\n/// And caching.\n"
+             "open class Session {\n    /// Shared instance.\n    public static let shared = Session()\n\n"
+             "    /// The timing of setup.\n    public enum RequestSetup {\n        /// Lazily.\n        case lazy\n"
+             "        /// Eagerly.\n        case eager\n    }\n\n"
+             "    /// The underlying session,\n    /// used for every task.\n    public let session: Int\n\n"
+             "    func run(task: Int) -> Int {\n" + "".join(f"        let step{i} = task * {i} + {i}\n" for i in range(12))
+             + "        return task\n    }\n}\n")
+    chunks = chunks_of(swift, "Session.swift", "swift", ChunkingPolicy(code=480))
+    assert_verbatim(swift, chunks)
+    head = chunks[0]
+    assert "open class Session" in head.text and "enum RequestSetup" in head.text and "func run" not in head.text
+    assert (head.context, head.chunk_kind) == ("Session", "class")
+
+
 def test_kotlin_and_swift_say_what_kind_of_type_they_declare():
     kotlin = "interface Port { fun a() }\nenum class Color { RED }\ndata class P(val x: Int)\n"
     swift = "struct S {}\nenum E { case a }\nextension S { func f() {} }\n"
