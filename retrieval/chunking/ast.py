@@ -926,7 +926,12 @@ class _Splitter:
             return handed
         # A decorated or exported definition is fenced once, around its decorators too.
         fenced = (alone is not None or _wraps(node)) and not (node.parent is not None and _wraps(node.parent))
-        if fenced:
+        # Over the budget only with the comments leading it: the node stays whole after them (split
+        # into its children, express's `res.sendFile = function sendFile(...) {` joined its JSDoc
+        # and the body was a chunk without its signature; mini.nvim's `MiniPairs.config = {` ended
+        # the function before it, and the table was a chunk of its own).
+        whole = bool(prefix) and self.fits(node.start_point[0], b)
+        if fenced or whole:
             items.append(self.FENCE)
             if prefix:
                 self.leads.append((prefix[0].start_point[0], _end_row(prefix[-1]), keys))
@@ -938,10 +943,7 @@ class _Splitter:
                     continue
                 items.extend([pa_, pb_, False, False, False] for pa_, pb_ in pieces)
             prefix = []
-            if self.fits(node.start_point[0], b):
-                # Over the budget only with its documentation: the definition stays whole after it
-                # (split into its children, express's `res.sendFile = function sendFile(...) {`
-                # joined its JSDoc and the body was a chunk without its signature).
+            if whole:
                 items.append([node.start_point[0], b, alone is not None, bool(alone), False])
                 items.append(self.FENCE)
                 return handed

@@ -1059,6 +1059,20 @@ def test_a_methods_body_cut_from_its_documented_signature_is_still_that_method()
     assert {(c.context, c.chunk_kind) for c in chunks} == {("Cache.ensureIntegrity", "method")}
 
 
+def test_a_table_over_the_budget_only_with_its_comments_starts_its_own_chunk():
+    """mini.nvim's `MiniPairs.config = {` (a value, no definition) ended the function before it,
+    after the config's documentation, and the table was a chunk without its first line."""
+    setup = "M.setup = function(config)\n" + "".join(f"  H.apply_option_{i}(config)\n" for i in range(12)) + "end\n"
+    doc = "".join(f"--- Module config, line {i} of its documentation, with some detail.\n" for i in range(6))
+    table = "M.config = {\n" + "".join(f"  option_{i} = {{ insert = true, command = false, terminal = false }},\n"
+                                    for i in range(18)) + "}\n"
+    text = "local M = {}\n\n" + setup + "\n" + doc + table + "\nreturn M\n"
+    chunks = chunks_of(text, "pairs.lua", "lua", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    (opening,) = [c for c in chunks if "M.config = {" in c.text]
+    assert opening.text.startswith("M.config = {") and "option_17" in opening.text
+
+
 def test_a_definition_over_the_budget_only_with_its_documentation_stays_whole_after_it():
     """express's `res.sendFile = function sendFile(path, options, callback) {` joined its 40-line
     JSDoc and the body was a chunk of its own, without its signature: the documentation is cut
