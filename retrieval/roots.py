@@ -82,7 +82,7 @@ def too_broad(found: Root) -> str | None:
     elif found.reason == "cwd" and len(projects := repositories_below(path)) >= 2:
         # A folder of checkouts (~/src): the query was most likely meant for one of them.
         shown = ", ".join(projects[:3]) + (", ..." if len(projects) > 3 else "")
-        what = f"a directory of {len(projects)} repositories ({shown})"
+        what = f"a directory of {len(projects)} projects ({shown})"
     else:
         return None
     return (f"{path} is {what}, not a project: cd into a repository, or give --root {path} "
@@ -90,13 +90,14 @@ def too_broad(found: Root) -> str | None:
 
 
 def repositories_below(path: str) -> list[str]:
-    """The names of path's subdirectories that are repository roots (a `.git` directory or file)."""
+    """The names of path's subdirectories that are projects: repository roots (a `.git` directory
+    or file), or directories indexed on their own (copies or exports of projects have no `.git`)."""
     try:
         entries = sorted(os.scandir(path), key=lambda e: e.name)
     except OSError:
         return []
     return [e.name for e in entries if not e.name.startswith(".") and _is_dir(e)
-            and os.path.exists(os.path.join(e.path, ".git"))]
+            and (os.path.exists(os.path.join(e.path, ".git")) or has_index(e.path))]
 
 
 def _is_dir(entry) -> bool:

@@ -109,13 +109,27 @@ def test_a_folder_of_repositories_chosen_as_the_cwd_is_refused_but_one_given_or_
     monkeypatch.chdir(tmp_path)
     result = run("query", "refresh_token")
     assert result.exit_code == 1
-    assert result.stderr == (f"error: {tmp_path} is a directory of 3 repositories (api, tools, web), not a "
+    assert result.stderr == (f"error: {tmp_path} is a directory of 3 projects (api, tools, web), not a "
                              f"project: cd into a repository, or give --root {tmp_path} to index everything below it\n")
     assert not (tmp_path / ".retrieval").exists()
     assert run("query", "--root", tmp_path, "refresh_token").exit_code == 0  # asked for: indexed
     assert run("query", "refresh_token").exit_code == 0  # and from then on found by its index
     monkeypatch.chdir(tmp_path / "web")
     assert run("query", "refresh_token").stdout.startswith("a.py:1-2")  # inside one: that repository
+
+
+def test_a_folder_of_separately_indexed_projects_without_git_is_refused_too(run, tmp_path, monkeypatch):
+    """Copies of projects (no `.git`), each indexed on its own: a query from the folder above
+    them indexed all of them as one project."""
+    for name in ("api", "web"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "a.py").write_text("def refresh_token():\n    return 1\n")
+        assert run("index", "--root", tmp_path / name, "--retriever", "lexical").exit_code == 0
+    monkeypatch.chdir(tmp_path)
+    result = run("query", "refresh_token")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: {tmp_path} is a directory of 2 projects (api, web), not a project")
+    assert not (tmp_path / ".retrieval").exists()
 
 
 def test_a_directory_holding_one_repository_is_not_refused(run, tmp_path, monkeypatch):

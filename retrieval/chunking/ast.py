@@ -528,6 +528,10 @@ def _definition(node, captures) -> Definition | None:
             display = "test"
         return Definition(display, display, "test", node.start_point[0], _end_row(node), node.start_point[0],
                           (node.start_byte, node.end_byte))
+    if node_type == "function_definition":
+        test = _macro_test(node)
+        if test is not None:
+            return test
     if node_type in ("bind", "signature") and (node.parent is None or node.parent.type not in _HASKELL_TOP):
         return None  # a local binding, or `(x :: Double)` annotating a pattern
     if node_type == "bind":
@@ -588,6 +592,34 @@ def _definition(node, captures) -> Definition | None:
     if node_type in _PARTIAL_TYPES and any(c.type == "modifier" and _text(c) == "partial" for c in node.children):
         found.partial = True  # see _continuations
     return found
+
+
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+
+
+def _macro_test(node) -> Definition | None:
+    """A C or C++ block a macro defines (GoogleTest's `TEST(Uint128, AliasTests) { ... }`, its
+    TEST_F and TYPED_TEST, benchmark and fuzzing macros): no return type, an upper-case name,
+    arguments that are bare names. It is named by them, `Uint128.AliasTests` (every such block was
+    `TEST`, so a file's tests could not be told apart and `TEST` was a definition in each)."""
+    declarator = node.child_by_field_name("declarator")
+    if node.child_by_field_name("type") is not None or declarator is None or declarator.type != "function_declarator":
+        return None
+    macro, params = declarator.child_by_field_name("declarator"), declarator.child_by_field_name("parameters")
+    if macro is None or params is None or macro.type != "identifier" or not _MACRO_NAME.fullmatch(_text(macro)):
+        return None
+    names = []
+    for param in params.named_children:
+        kind = param.child_by_field_name("type")
+        if param.type != "parameter_declaration" or param.child_by_field_name("declarator") is not None \
+                or kind is None or kind.type not in ("type_identifier", "identifier"):
+            return None
+        names.append(_text(kind))
+    if not names:
+        return None
+    display = ".".join(names)
+    return Definition(names[-1], display, "test", node.start_point[0], _end_row(node), macro.start_point[0],
+                      (node.start_byte, node.end_byte))
 
 
 # A C# partial type in a file named as one part of the type (`JsonTextReader.Async.cs` beside

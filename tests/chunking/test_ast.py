@@ -1088,6 +1088,20 @@ def test_a_definition_over_the_budget_only_with_its_documentation_stays_whole_af
     assert "Line 21 of the documentation" in chunks[chunks.index(defining) - 1].text
 
 
+def test_a_block_a_test_macro_defines_is_named_by_its_arguments():
+    """GoogleTest's `TEST(Suite, Name) { ... }` parses as a function named TEST: every test of a
+    file was `TEST`, and `TEST` a definition in each. A function is still a function."""
+    body = "".join(f"  EXPECT_EQ(value_{i}, {i});\n" for i in range(5))
+    cpp = (f"namespace {{\n\nTEST(Uint128, AliasTests) {{\n{body}}}\n\nTYPED_TEST(IntTest, Parses) {{\n{body}}}\n\n"
+           f"static void BM_Parse(benchmark::State& state) {{\n{body}}}\nBENCHMARK(BM_Parse);\n\n}}  // namespace\n")
+    chunks = chunks_of(cpp, "int128_test.cc", "cpp", TINY)
+    assert_verbatim(cpp, chunks)
+    assert {(c.context, c.chunk_kind) for c in chunks if c.chunk_kind == "test"} == {
+        ("Uint128.AliasTests", "test"), ("IntTest.Parses", "test")}
+    assert "TEST" not in defined(chunks) and "TYPED_TEST" not in defined(chunks)
+    assert by_symbol(chunks, "BM_Parse").chunk_kind == "function"
+
+
 def test_cpp_functions_returning_a_reference_are_named_by_their_declarator():
     text = ("class Buffer {\n public:\n  const std::string& name() const { return name_; }\n"
             "  Buffer& append(const char* s) { return *this; }\n};\n"
