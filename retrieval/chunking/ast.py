@@ -953,7 +953,7 @@ class _Splitter:
             items.append([a, b, alone is not None, bool(alone), False])
             return handed
         if b == node.start_point[0] or depth >= MAX_DEPTH or node.child_count == 0 or node.type in _TEXT_NODES \
-                or self._hides_text(node):
+                or self._hides_text(node) or self._opens_text(node):
             items.append([a, b, alone is not None, True, True])  # a leaf too big: cut by lines later
             return handed
         # A decorated or exported definition is fenced once, around its decorators too.
@@ -1003,6 +1003,26 @@ class _Splitter:
             if all(self.fits(x, y) for x, y in pieces):
                 return pieces
             count += 1
+
+    def _opens_text(self, node) -> bool:
+        """Whether the node's first row opens a text too big for the budget that fills the rest of
+        it (Elixir's `@moduledoc \"\"\"`, `HELP = \"\"\"`): split into its children, that row
+        joined the chunk before it, and the text began without it."""
+        row, last = node.start_point[0], _end_row(node)
+        for _ in range(MAX_DEPTH):
+            big = None
+            for child in node.children:
+                if self.size(child.start_point[0], _end_row(child)) > self.budget:
+                    big = child
+                    break
+                if _end_row(child) > row:
+                    return False  # a child before the big one goes past the first row
+            if big is None or big.start_point[0] != row or _end_row(big) < last:
+                return False  # (arguments after a long string: its call is split as before)
+            if big.type in _TEXT_NODES:
+                return True
+            node = big
+        return False
 
     def _hides_text(self, node) -> bool:
         """Whether a line of the node lies in none of its children: a block comment's children are

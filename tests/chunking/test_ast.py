@@ -702,6 +702,21 @@ def test_other_languages_find_their_definitions():
     assert "local" not in defined(zig)  # a local constant is no definition
 
 
+def test_the_row_opening_a_long_text_starts_the_chunks_of_that_text():
+    """phoenix's router.ex: a chunk ended with `@moduledoc \"\"\"` and the documentation's chunk began
+    with its first sentence; a long string assigned in Python lost its `html = \"\"\"` the same way."""
+    doc = "".join(f"  Line {i} of the module documentation, which goes on at some length.\n" for i in range(40))
+    elixir = ("defmodule Phoenix.Router do\n  defmodule NoRouteError do\n    defexception message: \"no route\"\n"
+              "  end\n\n  @moduledoc \"\"\"\n" + doc + "  \"\"\"\n\n  def call(conn), do: conn\nend\n")
+    python = "import os\n\napp = make_app()\n\nhtml = \"\"\"\n" + doc + "\"\"\"\n\n\ndef get():\n    return html\n"
+    for text, path, language, opener in ((elixir, "router.ex", "elixir", '  @moduledoc """'),
+                                         (python, "page.py", "python", 'html = """')):
+        chunks = chunks_of(text, path, language, policy=ChunkingPolicy())
+        assert_verbatim(text, chunks)
+        (first,) = [c for c in chunks if "Line 0 of the module" in c.text]
+        assert first.text.startswith(opener + "\n")
+
+
 def test_elixir_doc_and_spec_attributes_stay_with_the_function_they_describe():
     text = ("defmodule Shop.Cart do\n"
             "  @doc \"Adds an item.\"\n  @spec add(t, item) :: t\n  def add(cart, item), do: [item | cart]\n\n"
