@@ -203,8 +203,14 @@ _ELIXIR_LEADS = frozenset({"doc", "typedoc", "spec", "impl", "deprecated"})
 def _is_prefix(node) -> bool:
     """Comments, decorators, attributes and annotations: they belong to what follows them."""
     kind = node.type
+    if kind == "pragma":
+        # `{-# INLINE f #-}` written after `f` is f's: it led the next definition.
+        before = node.prev_named_sibling
+        return not (before is not None and before.type in ("function", "bind", "signature")
+                    and (name := before.child_by_field_name("name")) is not None
+                    and _text(name) in _text(node).replace("#-}", " ").split())
     if "comment" in kind or kind in ("decorator", "attribute_item", "annotation", "marker_annotation",
-                                     "attribute", "haddock", "pragma"):
+                                     "attribute", "haddock"):
         return True
     if kind in ("type_annotation", "spec") and node.parent is not None and node.parent.type in ("file", "source_file"):
         return True  # a top-level Elm type annotation, an Erlang `-spec`: the signature of what follows

@@ -1286,6 +1286,18 @@ def test_a_scala_def_without_braces_ends_on_its_own_last_line():
     assert [c for c in chunks if "beta" in (c.definitions or ())][0].text.startswith("  @deprecated")
 
 
+def test_a_haskell_pragma_after_a_function_naming_it_stays_with_it():
+    """aeson's `{-# INLINE recordParseJSONImpl #-}` after that function opened the next one's chunk."""
+    body = "".join(f"  , field{i} = value{i}\n" for i in range(3))
+    text = ("{-# LANGUAGE OverloadedStrings #-}\nmodule Geo where\n\nparseA :: Int -> Rec\nparseA x = Rec\n  { base = x\n"
+            + body + "  }\n{-# INLINE parseA #-}\n\n{-# NOINLINE parseB #-}\nparseB :: Int -> Rec\n"
+            "parseB y = Rec\n  { base = y\n" + body + "  }\n")
+    chunks = chunks_of(text, "Geo.hs", "haskell")
+    assert_verbatim(text, chunks)
+    assert "{-# INLINE parseA #-}" in by_symbol(chunks, "parseA").text
+    assert by_symbol(chunks, "parseB").text.startswith("{-# NOINLINE parseB #-}")
+
+
 def test_haskell_bindings_without_arguments_are_definitions_and_annotated_patterns_are_not():
     text = ("module Geo where\n\ndefaultRadius :: Double\ndefaultRadius = 1.0\n\n"
             "pParser :: Parser Int\npParser = do\n  x <- decimal\n  return x\n\n"
