@@ -1261,11 +1261,16 @@ def _label(a: int, b: int, before: Definition | None, starting: list[Definition]
         if current is not None and a <= current.name_row <= b and current.kind not in _FUNCTION_LIKE \
                 and current.kind != "namespace" and (best.name in _CONSTRUCTOR_NAMES or _constructor(best)):
             return current  # the class's header with its constructor: the class
+        if current is None and MINOR_SHARE * led(best) < b - a + 1:
+            # A file's licence and imports with a one-line `type ContextKeyType int` are not that
+            # type: the chunk is the module's.
+            return None
         current = best
         if a <= current.start and current.end <= b and current.kind != "namespace":
             return current  # all of it is in the chunk: the chunk is that definition (a namespace is only a prefix)
 
 
+MINOR_SHARE = 5  # a top-level definition holding less than 1/this of a chunk's lines does not name it
 MAX_MEMBERS = 32  # a chunk of a long enum or constant table names more: its first ones are kept
 
 

@@ -122,6 +122,19 @@ def test_a_module_level_chunk_names_its_module():
     assert chunks[0].chunk_kind == "module"
 
 
+def test_a_files_opening_with_a_one_line_definition_among_its_imports_is_the_modules():
+    """gin's context.go: licence, imports and `type ContextKeyType int` were labelled with that type;
+    a chunk that is mostly one definition is still that definition."""
+    licence = "".join(f"// Copyright line {i} of the licence of this project.\n" for i in range(8))
+    imports = "import (\n" + "".join(f'\t"pkg/module{i}"\n' for i in range(10)) + ")\n"
+    text = f"{licence}\npackage gin\n\n{imports}\ntype ContextKeyType int\n\nconst ContextRequestKey = 0\n"
+    (chunk,) = chunks_of(text, "gin/context.go", "go", policy=ChunkingPolicy())
+    assert (chunk.context, chunk.chunk_kind) == ("module gin.context", "module")
+    assert "ContextKeyType" in (chunk.definitions or ())  # still defined there
+    small = "package gin\n\nimport \"fmt\"\n\ntype Pair struct {\n\tA int\n\tB int\n}\n"
+    assert chunks_of(small, "gin/pair.go", "go", policy=ChunkingPolicy())[0].context == "Pair"
+
+
 def test_whole_definitions_merge_when_small_and_split_when_big():
     default = chunks_of(PYTHON, "pkg/mod.py", "python", policy=ChunkingPolicy())
     assert len(default) == 1  # the whole file fits the default budget
