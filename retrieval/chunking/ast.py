@@ -594,7 +594,7 @@ def _definition(node, captures) -> Definition | None:
         last = last.next_named_sibling  # Dart: the body is the signature's sibling, not its child
     found = Definition(name, display if display != name else name, kind, start, _end_row(last),
                        name_node.start_point[0], (span_node.start_byte, last.end_byte))
-    found.declaration = _overload(span_node, parent, name)
+    found.declaration = _overload(span_node, parent, name) or _trait_binding(node)
     if node_type in _PARTIAL_TYPES and any(c.type == "modifier" and _text(c) == "partial" for c in node.children):
         found.partial = True  # see _continuations
     return found
@@ -641,6 +641,15 @@ def _continuations(defs: list[Definition], path: str) -> None:
     for d in defs:
         if d.partial and (d.parent is None or d.parent.kind == "namespace") and stem.startswith(d.name + "."):
             d.declaration = True
+
+
+def _trait_binding(node) -> bool:
+    """A Rust `type Deserializer = Self;` in an `impl Trait for T`: it binds the trait's associated
+    type, it defines no type of that name (serde's `Deserializer` found such an impl before the trait)."""
+    holder = node.parent
+    impl = holder.parent if holder is not None and holder.type == "declaration_list" else None
+    return node.type == "type_item" and impl is not None and impl.type == "impl_item" \
+        and impl.child_by_field_name("trait") is not None
 
 
 _OVERLOAD_DECORATOR = re.compile(r"@\s*(?:[\w.]+\.)?overload\s*$")

@@ -1755,6 +1755,20 @@ def test_wall_time_passing_during_a_parse_does_not_cost_the_file_its_syntax_chun
     assert ast.chunk_syntax(script, "ops.sh", language="bash", policy=TINY) == expected
 
 
+def test_a_rust_associated_type_bound_in_a_trait_impl_defines_nothing():
+    """serde's `impl IntoDeserializer for Value { type Deserializer = Self; ... }` took the name's
+    definition term, and the query `Deserializer` found that impl before the trait."""
+    rust = ("pub trait Deserializer<'de>: Sized {\n    type Error;\n    fn deserialize_any(self);\n}\n\n"
+            "impl<'de> IntoDeserializer<'de> for Value {\n    type Deserializer = Self;\n"
+            "    fn into_deserializer(self) -> Self {\n        self\n    }\n}\n\n"
+            "pub trait Shape {\n    type Area;\n}\n")
+    chunks = chunks_of(rust, "de.rs", "rust", TINY)
+    assert_verbatim(rust, chunks)
+    defining = [c.start_line for c in chunks if "Deserializer" in (c.definitions or ())]
+    assert defining == [1]  # the trait only
+    assert {"Shape", "into_deserializer"} <= defined(chunks)
+
+
 def test_an_overload_s_declarations_define_nothing_and_its_implementation_defines_the_name():
     """huggingface_hub's `hf_hub_download`: three `@overload` declarations took the definition term
     and the last of them was the name's first hit, above the implementation after them."""
