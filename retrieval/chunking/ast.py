@@ -142,6 +142,8 @@ _EXTRA_PATTERNS = (
     "(fun_decl . clause: (function_clause name: (atom) @name)) @def",
     '(call target: (identifier) @kw (#any-of? @kw "def" "defp" "defmacro" "defmacrop" "defguard"'
     ' "defmodule" "defprotocol" "defimpl" "defdelegate")) @def',
+    # ExUnit's `test "name" do` and `describe "group" do`: labels of their blocks, as Zig's tests
+    '(call target: (identifier) @kw (#any-of? @kw "test" "describe") (arguments . (string)) (do_block)) @def',
 )
 # Config files: a key holding a block of others is a section, labelled by its key path
 # (`jobs.build`, `tool.pytest.ini_options`); only these grammars ask for them, and only the top
@@ -199,7 +201,7 @@ _COMMENT_LINE = re.compile(r"\s*(//|/\*|\*|--|;;|#(?:[ \t!#\[]|$)|@\w|\(\*|{-|\"
 
 # Elixir's documentation and annotation attributes precede the definition they describe, as
 # decorators do (`@moduledoc` describes the enclosing module, and other attributes are values).
-_ELIXIR_LEADS = frozenset({"doc", "typedoc", "spec", "impl", "deprecated"})
+_ELIXIR_LEADS = frozenset({"doc", "typedoc", "spec", "impl", "deprecated", "tag"})
 def _is_prefix(node) -> bool:
     """Comments, decorators, attributes and annotations: they belong to what follows them."""
     kind = node.type
@@ -473,6 +475,12 @@ def _definition(node, captures) -> Definition | None:
         if args is None or not args.named_children:
             return None
         first = args.named_children[0]
+        if keyword in ("test", "describe"):  # labels, no identifier they define
+            display = f"{keyword} {_text(first)}"
+            if "\n" in display or len(display) > 120:
+                display = keyword
+            return Definition(display, display, "test", node.start_point[0], _end_row(node), node.start_point[0],
+                              (node.start_byte, node.end_byte))
         if first.type == "call":
             first = first.child_by_field_name("target") or first
         elif first.type == "binary_operator":  # `def a when guard`

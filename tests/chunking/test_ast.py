@@ -730,6 +730,22 @@ def test_the_row_opening_a_long_text_starts_the_chunks_of_that_text():
         assert first.text.startswith(opener + "\n")
 
 
+def test_exunit_tests_label_their_blocks_and_a_tag_leads_its_test():
+    """ecto's integration tests were all labelled with their module, and `@tag :slow` ended the
+    chunk before the test it tags."""
+    body = "".join(f"    assert Repo.get(Post, {i}).title == \"title {i}\"\n" for i in range(4))
+    text = ("defmodule Ecto.AssocTest do\n  use ExUnit.Case\n\n  describe \"has_many\" do\n"
+            f"    test \"loads posts\" do\n{body}    end\n  end\n\n  @tag :slow\n"
+            f"  test \"preloads comments\" do\n{body}  end\nend\n")
+    chunks = chunks_of(text, "assoc_test.exs", "elixir", TINY)
+    assert_verbatim(text, chunks)
+    contexts = {c.context for c in chunks}
+    assert 'Ecto.AssocTest.describe "has_many".test "loads posts"' in contexts
+    tagged = next(c for c in chunks if 'test "preloads comments" do' in c.text)
+    assert tagged.text.startswith("  @tag :slow\n") and tagged.context == 'Ecto.AssocTest.test "preloads comments"'
+    assert not {"test", "describe"} & defined(chunks)
+
+
 def test_elixir_doc_and_spec_attributes_stay_with_the_function_they_describe():
     text = ("defmodule Shop.Cart do\n"
             "  @doc \"Adds an item.\"\n  @spec add(t, item) :: t\n  def add(cart, item), do: [item | cart]\n\n"
