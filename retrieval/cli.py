@@ -588,7 +588,9 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         cut_scopes = 0
         for h in hits:
             shown = h
-            if expand == "scope" and h.scope:
+            if expand == "scope" and h.scope and not (snippet_lines and snippet_lines < h.end_line - h.start_line + 1):
+                # (fewer lines asked for than the hit has: its lines holding the query's words, as
+                # without `scope`; centred on the hit they showed its first lines, words or not)
                 first, last = h.scope
                 if last - first + 1 > scope_lines:
                     # A scope longer than the lines asked for: those of it around the hit, not its first.

@@ -227,6 +227,15 @@ def consolidate(rankings: dict[str, Sequence[Span]], k: int = CONSOLIDATE_K,
                 if _fits(s, piece):
                     group.remove(s)
                     piece = _join(s, piece, k, weights)
+            # Of two overlapping spans that cannot merge, the lower-scored one gives up the shared
+            # lines: a syntax-aware hit merged into the best place lost its method's last lines to
+            # a deeper line chunk that began inside it (requests' rebuild_auth, 282-300, shown as
+            # ...-296 with 297-300 opening the next hit).
+            for s in [s for s in group if _overlap(s, piece) > 0 and s.score < piece.score]:
+                group.remove(s)
+                rest = _clip(s, [piece])
+                if rest is not None:
+                    group.append(rest)
             piece = _clip(piece, [s for s in group if _touches(s, piece)])
             if piece is not None:
                 group.append(piece)

@@ -158,6 +158,22 @@ def test_expand_scope_with_snippet_lines_shows_the_lines_of_the_scope_around_the
     assert hit["snippet_start"] <= hit["start_line"] <= hit["end_line"] <= hit["snippet_end"]
 
 
+def test_expand_scope_with_fewer_snippet_lines_than_the_hit_shows_its_lines_holding_the_query(run, make_tree):
+    """Centred on a long hit, five lines of `--expand scope --snippet-lines 5` showed its opening,
+    none of the query's words; without `scope` the same five lines hold them."""
+    body = "".join(f"        step_{i} = self.state + {i}\n" for i in range(30))
+    source = (_engine(40) + "\n    def run(self):\n" + body
+              + "        followed = redirect_target(step_0)\n        return followed\n")
+    root = make_tree({"engine.py": source})
+    shown = {}
+    for extra in ((), ("--expand", "scope")):
+        result = run("query", "--root", root, "--retriever", "treesitter", "redirect", "target", "followed",
+                     "--json", "--snippet-lines", "5", "-k", "1", *extra)
+        hit = json.loads(result.stdout)["results"][0]
+        shown[extra] = hit["snippet"]
+    assert "redirect_target" in shown[()] and shown[("--expand", "scope")] == shown[()]
+
+
 def test_expand_scope_shows_at_most_200_lines_of_a_long_scope_around_the_hit_unless_told(run, make_tree):
     """A namespace or module can be a whole file: serde's `mod content` printed 92,217 characters."""
     source = _engine(300)

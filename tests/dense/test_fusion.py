@@ -181,6 +181,20 @@ def test_a_span_that_cannot_merge_keeps_only_the_lines_no_other_hit_covers():
         assert a[1] < b[0]  # hits of one file never overlap
 
 
+def test_of_two_overlapping_hits_that_cannot_merge_the_lower_scored_gives_up_the_shared_lines():
+    """requests' `rebuild_auth` (282-300, treesitter) merged into the best place and then lost its
+    last lines to a deeper line chunk beginning inside it (297-331): shown as 237-296."""
+    lines = [Span("s.py", 262, 295, 1.0), Span("s.py", 237, 260, 0.9), Span("s.py", 297, 331, 0.8)]
+    rankings = {"lexical": lines, "hybrid": lines,
+                "treesitter": [Span("s.py", 282, 300, 1.0, kind="method", context="Mixin.rebuild_auth",
+                                    symbol="rebuild_auth", scope=(282, 300))]}
+    merged = consolidate(rankings)
+    top = merged[0]
+    assert (top.start_line, top.end_line, top.context) == (237, 300, "Mixin.rebuild_auth")
+    assert [(s.start_line, s.end_line) for s in merged[1:]] == [(301, 331)]
+    assert sorted(merged[1].provenance) == ["hybrid", "lexical"]
+
+
 def test_a_whole_file_hit_still_absorbs_every_span_of_its_file():
     rankings = {"x": [Span("f.py", None, None, 1.0)], "y": [Span("f.py", 1, 40, 1.0), Span("f.py", 200, 260, 1.0)]}
     merged = consolidate(rankings)
