@@ -244,7 +244,7 @@ class Definition:
         self.statement = False  # a one-line declaration that scopes what follows it (`namespace X;`)
         self.declaration = False  # an overload's declaration: its name's implementation follows it
         self.partial = False  # C#'s `partial class X`: one of X's parts
-        self.instance = False  # Haskell's `instance C T`: named by the class C, which it does not define
+        self.instance = False  # Haskell's `instance C T`, Rust's `impl T`: named by what they do not define
 
 
 # -- the extra, loaded lazily --------------------------------------------------------------------
@@ -505,7 +505,9 @@ def _definition(node, captures) -> Definition | None:
             return None
         name = _last_word(_text(target))
         display = f"impl {_text(trait)} for {_text(target)}" if trait is not None else f"impl {_text(target)}"
-        return Definition(name, display, "impl", node.start_point[0], _end_row(node), target.start_point[0])
+        d = Definition(name, display, "impl", node.start_point[0], _end_row(node), target.start_point[0])
+        d.instance = True  # see _EXTENDS
+        return d
     if node_type == "instance":  # Haskell `instance Show T`
         cls = node.child_by_field_name("name")
         if cls is None:
@@ -603,6 +605,7 @@ def _definition(node, captures) -> Definition | None:
     found = Definition(name, display if display != name else name, kind, start, _end_row(last),
                        name_node.start_point[0], (span_node.start_byte, last.end_byte))
     found.declaration = _overload(span_node, parent, name) or _trait_binding(node)
+    found.instance = kind == "impl" and node_type in _EXTENDS
     if node_type in _PARTIAL_TYPES and any(c.type == "modifier" and _text(c) == "partial" for c in node.children):
         found.partial = True  # see _continuations
     return found
@@ -649,6 +652,13 @@ def _continuations(defs: list[Definition], path: str) -> None:
     for d in defs:
         if d.partial and (d.parent is None or d.parent.kind == "namespace") and stem.startswith(d.name + "."):
             d.declaration = True
+
+
+# A Rust `impl X`, a Swift or Kotlin `extension X`: named by the type they add to, which they do not
+# define (as a Haskell instance does not define its class). Counted as its definitions, they
+# outranked the type for its bare name: alamofire's `DataResponse` (its extension first, the struct
+# out of the top 10), serde's `RenameRule`; Rust's names found their definition first 73% of the time.
+_EXTENDS = frozenset({"class_declaration", "extension_declaration"})
 
 
 def _trait_binding(node) -> bool:

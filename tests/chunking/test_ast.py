@@ -1771,6 +1771,22 @@ def test_wall_time_passing_during_a_parse_does_not_cost_the_file_its_syntax_chun
     assert ast.chunk_syntax(script, "ops.sh", language="bash", policy=TINY) == expected
 
 
+def test_an_impl_or_extension_of_a_type_does_not_define_the_type():
+    """alamofire's `DataResponse`: its extension ranked first and the struct fell out of the top 10;
+    serde's `RenameRule`: its impl first, the enum third. The methods inside still define."""
+    body = "".join(f"        let step{i} = {i}\n" for i in range(6))
+    rust = ("pub enum RenameRule {\n    None,\n    Lower,\n}\n\nimpl RenameRule {\n    pub fn apply(self) {\n"
+            + body.replace("let", "let") + "    }\n}\n\nimpl Display for RenameRule {\n    fn fmt(&self) {}\n}\n")
+    swift = ("public struct DataResponse {\n    let value: Int\n}\n\nextension DataResponse {\n"
+             "    public func map() -> Int {\n" + body + "        return value\n    }\n}\n")
+    for text, path, language, name, member in ((rust, "case.rs", "rust", "RenameRule", "apply"),
+                                               (swift, "Response.swift", "swift", "DataResponse", "map")):
+        chunks = chunks_of(text, path, language, TINY)
+        assert_verbatim(text, chunks)
+        assert [c.start_line for c in chunks if name in (c.definitions or ())] == [1]
+        assert member in defined(chunks)
+
+
 def test_a_rust_associated_type_bound_in_a_trait_impl_defines_nothing():
     """serde's `impl IntoDeserializer for Value { type Deserializer = Self; ... }` took the name's
     definition term, and the query `Deserializer` found that impl before the trait."""
