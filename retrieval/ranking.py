@@ -156,9 +156,16 @@ def path_prior(path: str, kind: str, words: set[str], config: RankingConfig, lon
         factor *= config.vendor_penalty
     if generated:
         factor *= config.generated_penalty
-    if config.docs_penalty != 1.0 and kind == "docs" and not (words & _ASKS_FOR_DOCS):
+    if config.docs_penalty != 1.0 and (kind == "docs" or _rendered_docs(path)) and not (words & _ASKS_FOR_DOCS):
         factor *= config.docs_penalty
     return factor
+
+
+def _rendered_docs(path: str) -> bool:
+    """A web page under a docs directory: documentation rendered to HTML (jazzy's, javadoc's,
+    rustdoc's pages named after each type), which outranked the types' source for their names
+    (alamofire's `docs/Structs/GoogleXSSIPreprocessor.html` and its docset copy first and second)."""
+    return path.lower().endswith((".html", ".htm")) and bool(_DOCS_DIR.search(path))
 
 
 def _squash(word: str) -> str:
@@ -494,11 +501,16 @@ def mention_evidence(mentions, names: dict[str, list[str]]) -> dict[str, float]:
     return evidence
 
 
-def name_prior(path: str, symbol: str | None, query_terms: set[str], config: RankingConfig) -> float:
+def name_prior(path: str, symbol: str | None, query_terms: set[str], config: RankingConfig, kind: str = "code") -> float:
     """Multiplier from the file's own name agreeing with the query."""
     squashed, words = file_name_words(path)
     if symbol is not None:
         if not squashed or squashed != _squash(symbol):
+            return 1.0
+        test, example, _vendored, _generated = _path_classes(path)
+        if test or example or kind == "docs" or _rendered_docs(path):
+            # A bare identifier names the code defining it: aeson's benchmark, example and test
+            # `Options.hs` ranked above its `Options` type, alamofire's rendered page for a type above it.
             return 1.0
         name = path.rsplit("/", 1)[-1]
         # The whole stem: `JToken.cs` is JToken's own file, `JToken.Async.cs` one part of it.
@@ -600,7 +612,7 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
     for value, path, kind, item in candidates:
         if kind == "docs":
             docs_paths.add(path)
-        factor = path_prior(path, kind, plan.asked, config, plan.long) * name_prior(path, plan.symbol, terms, config)
+        factor = path_prior(path, kind, plan.asked, config, plan.long) * name_prior(path, plan.symbol, terms, config, kind)
         if definers:
             factor *= 1.0 + config.long_query_definer_boost * definers.get(path, 0)
         if mentioned:

@@ -239,6 +239,22 @@ def test_a_file_whose_name_the_query_spells_out_ranks_first():
     assert ranked_paths(docs, "watcher poll changes", filename_boost=1.0)[0] == "src/loop.py"
 
 
+def test_a_bare_identifier_names_the_code_defining_it_not_a_test_example_or_docs_page_named_so():
+    """aeson's benchmark, example and test `Options.hs` ranked above its `Options` type, and
+    alamofire's rendered `docs/Structs/GoogleXSSIPreprocessor.html` (and its docset copy) above
+    the struct: the name prior boosted them all as the type's own files."""
+    definition = "data Options = Options\n" + "".join(f"  , field{i} :: String -> Bool\n" for i in range(30)) + "  }\n"
+    uses = "import Options\n\nmain = run Options { verbose = True }\n-- Options Options\n"
+    page = "<html><title>Options Structure Reference</title>\n<h1>Options</h1>\n<p>Options</p></html>\n"
+    docs = FILLER + [doc("src/Data/Aeson/Types/Internal.hs", definition), doc("tests/Options.hs", uses),
+                     doc("examples/src/Options.hs", uses), doc("benchmarks/bench/Options.hs", uses),
+                     doc("docs/Structs/Options.html", page)]
+    assert ranked_paths(docs, "Options")[0] == "src/Data/Aeson/Types/Internal.hs"
+    # Without a definition, a source file named so is still the name's own file.
+    named = FILLER + [doc("src/Run.hs", uses), doc("src/Options.hs", uses), doc("tests/Options.hs", uses)]
+    assert ranked_paths(named, "Options")[0] == "src/Options.hs"
+
+
 def test_a_query_spells_a_file_name_when_one_of_its_words_is_that_name():
     from retrieval.ranking import spells_file_name
 
