@@ -1,6 +1,8 @@
 """Each ranking signal has its intended effect on a tiny corpus, and switching it off removes it."""
 from __future__ import annotations
 
+import pytest
+
 from retrieval.lexical.features import defined_names, path_terms
 from retrieval.ranking import RankingConfig, is_symbol_query
 from retrieval.records import Document
@@ -45,6 +47,24 @@ def test_definitions_are_recognised_across_languages():
                  "MAX_RETRIES", "Repo"]:
         assert name in names
     assert "print" not in defined_names("    return print(x)\n")
+
+
+@pytest.mark.parametrize("language,text,names", [
+    ("c", "typedef struct {\n  int fd;\n} smtpstate;\n", {"smtpstate"}),
+    ("lua", "local on_win = function(_, buf)\n  output.clear_lines = function(self)\n", {"on_win", "clear_lines"}),
+    ("javascript", "defineGetter(req, 'query', function query() {\n  const transformChunk = (chunk, cb) => {\n"
+                   "  text: function () {\n", {"query", "transformChunk", "text"}),
+    ("rust", "pub(crate) mod orphan;\nmacro_rules! num_as_self {\n", {"orphan", "num_as_self"}),
+])
+def test_definition_forms_a_keyword_pattern_missed_are_recognised(language, text, names):
+    """A helper's sample of 800 bare names (25 repositories): 60 of lexical's 86 misses were
+    definitions no pattern read, and the chunk using the name most ranked first."""
+    assert names <= defined_names(text, language)
+
+
+def test_a_value_bound_in_a_body_is_no_definition_but_a_function_bound_there_is():
+    text = "  const total = items.length\n  result = run(function () {\n  const step = (x) => x + 1\n"
+    assert defined_names(text, "javascript") == {"step"}
 
 
 JAVA_CLASS = ("/**\n * Assists in implementing hashCode for any class, with the rules laid out in\n"
