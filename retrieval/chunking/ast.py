@@ -995,7 +995,11 @@ class _Splitter:
         # into its children, express's `res.sendFile = function sendFile(...) {` joined its JSDoc
         # and the body was a chunk without its signature; mini.nvim's `MiniPairs.config = {` ended
         # the function before it, and the table was a chunk of its own).
-        whole = bool(prefix) and self.fits(node.start_point[0], b)
+        # Not a file's opening comments before its first node: they are the file's (a Haskell module's
+        # documentation went apart from its `module` line, a short chunk that won on its shortness).
+        whole = bool(prefix) and self.fits(node.start_point[0], b) and (
+            fenced or prefix[0].prev_sibling is not None or prefix[0].parent is None
+            or prefix[0].parent.parent is not None)
         if fenced or whole:
             items.append(self.FENCE)
             if prefix:

@@ -1117,6 +1117,18 @@ def test_a_table_over_the_budget_only_with_its_comments_starts_its_own_chunk():
     assert opening.text.startswith("M.config = {") and "option_17" in opening.text
 
 
+def test_a_files_opening_comments_stay_with_its_first_line_of_code():
+    """pandoc's module documentation, cut off from its `module` line and export list, was a short
+    chunk of prose that outranked the code for the module's words."""
+    doc = "{- |\n   Module      : Text.Pandoc.Readers.Org.Parsing\n" + "".join(
+        f"   Line {i} of the module's documentation, at some length.\n" for i in range(12)) + "-}\n"
+    exports = "".join(f"  , parserFunction{i}\n" for i in range(60))
+    text = doc + "module Text.Pandoc.Readers.Org.Parsing\n  ( OrgParser\n" + exports + "  ) where\n\nx = 1\n"
+    chunks = chunks_of(text, "Parsing.hs", "haskell", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    assert "module Text.Pandoc.Readers.Org.Parsing" in chunks[0].text
+
+
 def test_a_definition_over_the_budget_only_with_its_documentation_stays_whole_after_it():
     """express's `res.sendFile = function sendFile(path, options, callback) {` joined its 40-line
     JSDoc and the body was a chunk of its own, without its signature: the documentation is cut
