@@ -63,14 +63,14 @@ class Searcher:
         return payload
 
     def search(self, query: str, top_k: int | None = None, retriever: str = "",
-               path: list[str] | None = None, lang: str = "", kind: str = "", max_tokens: int | None = None,
+               path: list[str] | str | None = None, lang: str = "", kind: str = "", max_tokens: int | None = None,
                expand: int | str | None = None, files: bool = False) -> dict:
         argv = ["query", "--root", self.root, "--json"]
         if retriever:  # absent, the command's default (RETRIEVAL_RETRIEVER, else lexical)
             argv += ["--retriever", retriever]
         if top_k is not None:  # absent, --max-tokens decides how many fit (as on the command line)
             argv += ["--top-k", str(top_k)]
-        for glob in path or ():
+        for glob in [path] if isinstance(path, str) else path or ():
             argv += ["--path", glob]
         if lang:
             argv += ["--lang", lang]
@@ -136,7 +136,8 @@ def build(root: str):
                                            f"{MAX_TOP_K}; with max_tokens, as many as fit).")] = None,
         retriever: Annotated[str, Field(description="Retriever name (see status); default: RETRIEVAL_RETRIEVER "
                                                     "of the server's environment, else lexical.")] = "",
-        path: Annotated[list[str] | None, Field(description="Only paths matching these globs.")] = None,
+        # One glob as a string too: agents often write `"path": "src/**"` (a list was a validation error).
+        path: Annotated[list[str] | str | None, Field(description="Only paths matching these globs.")] = None,
         lang: Annotated[str, Field(description="Only this language, e.g. python.")] = "",
         kind: Annotated[Literal["", "code", "docs", "config"], Field(description="Only this kind of file.")] = "",
         max_tokens: Annotated[int | None, Field(ge=1, description="As many hits as fit, snippets included.")] = None,

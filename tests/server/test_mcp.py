@@ -94,6 +94,15 @@ def test_search_without_a_retriever_uses_the_servers_retrieval_retriever(sample_
     assert _payload(results[1])["retriever"] == "lexical"
 
 
+def test_a_path_filter_may_be_one_glob_as_a_string_or_a_list(make_tree):
+    """Agents often write `"path": "src/**"`: it was a validation error asking for a list."""
+    root = make_tree({"src/a.py": "def zqfilter():\n    pass\n", "b.py": "def zqfilter_too():\n    pass\n"})
+    _tools, results = _call(root, [("search", {"query": "zqfilter", "path": "src/**"}),
+                                   ("search", {"query": "zqfilter", "path": ["src/**", "b.py"]})])
+    assert [r["path"] for r in _payload(results[0])["results"]] == ["src/a.py"]
+    assert {r["path"] for r in _payload(results[1])["results"]} == {"src/a.py", "b.py"}
+
+
 def test_any_text_is_a_query_a_lone_dash_included(make_tree):
     root = make_tree({"cli.py": "def read_stdin():\n    return '-'  # a lone - means stdin\n"})
     _tools, results = _call(root, [("search", {"query": "-"}), ("search", {"query": "--json stdin"})])
