@@ -997,9 +997,7 @@ class _Splitter:
         # the function before it, and the table was a chunk of its own).
         # Not a file's opening comments before its first node: they are the file's (a Haskell module's
         # documentation went apart from its `module` line, a short chunk that won on its shortness).
-        whole = bool(prefix) and self.fits(node.start_point[0], b) and (
-            fenced or prefix[0].prev_sibling is not None or prefix[0].parent is None
-            or prefix[0].parent.parent is not None)
+        whole = bool(prefix) and self.fits(node.start_point[0], b) and (fenced or not _opens_file(prefix[0]))
         if fenced or whole:
             items.append(self.FENCE)
             if prefix:
@@ -1049,10 +1047,11 @@ class _Splitter:
         for _ in range(MAX_DEPTH):
             big = None
             for child in node.children:
-                if self.size(child.start_point[0], _end_row(child)) > self.budget:
+                end = _end_row(child)
+                if self.size(child.start_point[0], end) > self.budget:
                     big = child
                     break
-                if _end_row(child) > row:
+                if end > row:
                     return False  # a child before the big one goes past the first row
             if big is None or big.start_point[0] != row or _end_row(big) < last:
                 return False  # (arguments after a long string: its call is split as before)
@@ -1093,6 +1092,11 @@ class _Splitter:
             out.append([a, b, is_def, alone, cut])
             open_ = not cut
         return [[a, b, cut] for a, b, _d, _l, cut in out]
+
+
+def _opens_file(node) -> bool:
+    """Whether the node is the first of the root's children."""
+    return node.prev_sibling is None and node.parent is not None and node.parent.parent is None
 
 
 def _uncovered(spans: list[list], lines: list[str], parsed: list[str]) -> list[list]:

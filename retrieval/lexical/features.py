@@ -132,7 +132,6 @@ _SHELL_LANGUAGES = frozenset({"bash", "powershell"})
 # Kotlin -0.026, C# -0.02), a qualified name read to its last part (`defmodule Ecto.Changeset.Relation`
 # defines `Changeset` here; Haskell -0.017, Elixir -0.011) and C++'s `using X =` (-0.009). Their
 # sentence queries' words are often such names (`value`, `name`). Kept: 91.4% -> 93.0%, hybrid +0.0004.
-_MORE_DEFS: dict[str, tuple] = {}
 # A C typedef's name after its body (`} aeEventLoop;`)
 _TYPEDEF_TAIL = lazy_compile(r"^\}[ \t]*([A-Za-z_]\w*)[ \t]*;", re.MULTILINE)
 # Lua: a function bound to a name at any depth (`local on_win = function(`, `output.clear = function(`)
@@ -147,11 +146,11 @@ _JS_FUNCTIONS = lazy_compile(
     r"|^[ \t]+([A-Za-z_$][\w$]*)[ \t]*:[ \t]*(?:async[ \t]+)?(?:function\b|\([^()\n]*\)[ \t]*=>)",
     re.MULTILINE)
 _RUST_MACRO = lazy_compile(r"^[ \t]*macro_rules![ \t]*([A-Za-z_]\w*)", re.MULTILINE)
-_MORE_DEFS.update({
+_MORE_DEFS: dict[str, tuple] = {
     "c": (_TYPEDEF_TAIL,), "objc": (_TYPEDEF_TAIL,),
     "lua": (_LUA_FUNCTION,), "javascript": (_JS_FUNCTIONS,), "typescript": (_JS_FUNCTIONS,),
     "vue": (_JS_FUNCTIONS,), "svelte": (_JS_FUNCTIONS,), "rust": (_RUST_MACRO,),
-})
+}
 _PROSE = frozenset({"markdown", "rst", "text", "asciidoc", "org", "tex"})
 
 
