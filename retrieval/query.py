@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .boilerplate import strip_boilerplate
-from .lexical.features import def_term, exact_def_term, question_pairs
+from .lexical.features import def_term, exact_def_term, question_pairs, weak_def_term
 from .ranking import (RankingConfig, frame_mentions, is_symbol_query, path_mentions, qualified_name, query_words,
                       symbol_key)
 from .text import STOPWORDS, operator_name, tokenize
@@ -104,6 +104,10 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
         if (symbol is not None or word != word.lower()) and config.exact_definition_weight:
             key = exact_def_term(word)
             weights[key] = weights.get(key, 0.0) + weight * config.exact_definition_weight
+        if symbol is not None and config.weak_definition_weight:
+            # A bare identifier asks for its declarations that a sentence's words would not mean.
+            key = weak_def_term(word)
+            weights[key] = weights.get(key, 0.0) + weight * config.weak_definition_weight
     if config.identifier_pair_weight and symbol is None and not long:
         # A question's words that one identifier joins (`connection pool` -> ConnectionPool,
         # `conn_pool_size`): the code naming that thing, not code using each word apart.

@@ -75,6 +75,7 @@ class RankingConfig:
     candidates: int = 300  # first-stage depth
     symbol_filename_boost: float = 2.5  # bare identifier == the file's name (`Axios` -> Axios.js)
     exact_definition_weight: float = 0.5  # share of the definition weight for the exact spelling
+    weak_definition_weight: float = 1.0  # share of a bare identifier's for a weak definition (features)
     exact_filename_boost: float = 1.25  # further boost when the file name has the exact spelling
     long_query_words: int = 40  # a query this long is a pasted report, not a question
     long_query_damping: bool = True  # long queries: log term counts, mentions of tests/docs don't ask for them

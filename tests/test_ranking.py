@@ -3,16 +3,17 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.lexical.features import defined_names, path_terms
+from retrieval.lexical.features import (chunk_terms, defined_names, document_length, path_terms,
+                                        weak_def_term, weak_definitions)
 from retrieval.ranking import RankingConfig, is_symbol_query
 from retrieval.records import Document
 from retrieval.retrievers.lexical import LexicalRetriever
 
 
-def doc(path, text, start=1, kind="code"):
+def doc(path, text, start=1, kind="code", language=""):
     end = start + text.count("\n")
     return Document(docid=f"{path}:{start}-{end}", text=text, source_path=path, start_line=start,
-                    end_line=end, kind=kind)
+                    end_line=end, kind=kind, language=language)
 
 
 def ranked_paths(docs, query, **config):
@@ -60,6 +61,48 @@ def test_definition_forms_a_keyword_pattern_missed_are_recognised(language, text
     """A helper's sample of 800 bare names (25 repositories): 60 of lexical's 86 misses were
     definitions no pattern read, and the chunk using the name most ranked first."""
     assert names <= defined_names(text, language)
+
+
+@pytest.mark.parametrize("language,text,names", [
+    ("swift", "    public var centerY: ConstraintItem {\n    internal static let topMargin = 8\n", {"centerY", "topMargin"}),
+    ("kotlin", "    override val localAddress: SocketAddress\n    private const val MAX = 3\n", {"localAddress", "MAX"}),
+    ("csharp", "    public bool IsReadable { get; set; }\n    public int Depth => _depth;\n", {"IsReadable", "Depth"}),
+    ("cpp", "using json = basic_json<>;\n", {"json"}),
+    ("elixir", "defmodule Ecto.Changeset.Relation do\n", {"Relation"}),
+    ("ruby", "class Sinatra::Helpers::Stream\n", {"Stream"}),
+])
+def test_weak_definitions_are_read_apart_from_definitions(language, text, names):
+    """Member properties, type aliases and a qualified definition's last part: a bare identifier
+    means them, a sentence's words (`value`, `relation`) seldom do."""
+    assert names <= weak_definitions(text, language)
+    assert not names & defined_names(text, language)
+
+
+KOTLIN_PROPERTY = "class Connection {\n    override val localAddress: SocketAddress\n        get() = socket.local\n}\n"
+KOTLIN_USES = "fun log(c: Connection) {\n    print(c.localAddress)\n    check(c.localAddress)\n    dump(c.localAddress)\n}\n"
+
+
+def test_a_bare_identifier_finds_the_property_it_names_above_its_users():
+    docs = [doc("src/Log.kt", KOTLIN_USES, language="kotlin"),
+            doc("src/Connection.kt", KOTLIN_PROPERTY, language="kotlin")]
+    assert ranked_paths(docs, "localAddress")[0] == "src/Connection.kt"
+    assert ranked_paths(docs, "localAddress", weak_definition_weight=0)[0] == "src/Log.kt"
+
+
+def test_weak_definitions_change_no_sentence_score_nor_any_chunk_length():
+    docs = [doc("src/Log.kt", KOTLIN_USES, language="kotlin"),
+            doc("src/Connection.kt", KOTLIN_PROPERTY, language="kotlin")]
+
+    def scores(**config):
+        retriever = LexicalRetriever(ranking=RankingConfig().replace(**config))
+        retriever.index(docs)
+        return [(h.source_path, h.score) for h in retriever.search_detailed("the local address of a connection", 10)]
+
+    assert scores() == scores(weak_definition_weight=0)
+    counts = chunk_terms("src/Connection.kt", KOTLIN_PROPERTY, language="kotlin")
+    assert counts[weak_def_term("localAddress")] == 1
+    assert document_length(counts) == document_length({t: n for t, n in counts.items()
+                                                       if t != weak_def_term("localAddress")})
 
 
 def test_a_value_bound_in_a_body_is_no_definition_but_a_function_bound_there_is():
