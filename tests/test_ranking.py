@@ -590,3 +590,20 @@ def test_a_wrapped_typescript_method_whose_parameters_hold_an_object_type_is_a_d
     # a statement's `;` still ends a call's arguments: a call wrapped over lines defines nothing
     call = "  register(\n    handler,\n  );\n  if (ok) {\n    run();\n  }\n"
     assert "register" not in defined_names(call, "typescript")
+
+
+def test_a_length_floor_keeps_a_few_lines_from_winning_on_shortness_alone():
+    """A syntax chunk can be a split function's few middle lines: with a floor BM25 reads it as
+    that long, so a whole definition saying the words more often ranks first."""
+    tiny = doc("src/a.c", "proxy connect\n")
+    whole = doc("src/b.c", "open the proxy socket\n" + "".join(f"step {i} of the handshake\n" for i in range(5))
+                + "connect then ask the proxy to connect onwards\n")
+
+    def first(floor):
+        retriever = LexicalRetriever()
+        retriever.length_floor = floor
+        retriever.index([tiny, whole])
+        return retriever.search_detailed("proxy connect", 10)[0].source_path
+
+    assert first(0) == "src/a.c"
+    assert first(40) == "src/b.c"

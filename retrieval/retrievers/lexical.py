@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections import Counter
+from functools import partial
 from itertools import groupby
 from typing import Iterable
 
@@ -30,6 +31,8 @@ class LexicalRetriever:
     name = "lexical"
 
     jobs: int | None = None  # worker processes extracting terms in a build; None: parallel.default_jobs()
+    # BM25 reads a chunk shorter than this many terms as this long (0: as long as it is).
+    length_floor = 0
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, ranking: RankingConfig | None = None,
                  profile: str = CODE):
@@ -76,8 +79,12 @@ class LexicalRetriever:
 
     def _search_views(self, views: list[SegmentView]) -> list[SegmentView]:
         if self.profile == PROSE:
-            return [SegmentView(_LuceneLengths(v.segment), v.deleted) for v in views]
-        return views
+            length = lucene_length
+        elif self.length_floor:
+            length = partial(max, self.length_floor)
+        else:
+            return views
+        return [SegmentView(_ReadLengths(v.segment, length), v.deleted) for v in views]
 
     # -- the in-memory API -----------------------------------------------------------------
 
@@ -382,17 +389,19 @@ def lucene_length(n: int) -> int:
     return 24 + ((excess >> shift) << shift)
 
 
-class _LuceneLengths:
-    """A segment whose document lengths read as Lucene's (everything else passes through)."""
+class _ReadLengths:
+    """A segment whose document lengths read through `length` (Lucene's, or a floor); everything
+    else passes through."""
 
-    def __init__(self, segment):
+    def __init__(self, segment, length):
         self._segment = segment
+        self._length = length
         self._lens: array | None = None
 
     @property
     def lens(self) -> array:
         if self._lens is None:
-            self._lens = array("I", map(lucene_length, self._segment.lens))
+            self._lens = array("I", map(self._length, self._segment.lens))
         return self._lens
 
     def __getattr__(self, name):
