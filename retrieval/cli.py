@@ -405,6 +405,9 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
             # Files with nothing but blank lines are counted apart: the index holds no chunk of theirs.
             files = len(report.reprocessed) - report.empty
             aside = [f"and {report.empty} empty"] if report.empty else []
+            if report.embedded is not None and report.embedded < report.new_chunks:
+                # A resumed build, or vectors another index or the cache had: say it did not redo them.
+                aside.append(f"{report.embedded} embedded, the others' vectors reused")
             if (report.new_chunks, files) != (report.chunks, report.files):  # a refresh: the whole index too
                 aside.append(f"{_counted(report.chunks, 'chunk')}, {_counted(report.files, 'file')} in the index")
             click.echo(f"{name}: indexed {_counted(report.new_chunks, 'chunk')} from {_counted(files, 'file')}"

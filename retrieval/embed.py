@@ -210,14 +210,16 @@ class Embedder:
             self._load()
         return self.dim
 
-    def embed(self, texts: list[str], *, batch_size: int = BATCH_SIZE, threads: int | None = None):
+    def embed(self, texts: list[str], *, batch_size: int = BATCH_SIZE, threads: int | None = None,
+              part: bool = False):
         """A (len(texts), dim) float32 array of unit vectors. A few texts, in a process that has not
         loaded torch, are embedded with numpy (retrieval.query_encoder): a refresh after a one-file
         edit then costs no torch import (5-10 s). More go through sentence-transformers, whose
-        batches on two threads are faster per text. Either way the vectors agree within 2e-7 (as
-        torch's own do across batch compositions)."""
+        batches on two threads are faster per text; so do the texts of a `part` of a larger run,
+        however few. Either way the vectors agree within 2e-7 (as torch's own do across batch
+        compositions)."""
         texts = list(texts)
-        if len(texts) <= NUMPY_MAX_TEXTS and self._model is None:
+        if len(texts) <= NUMPY_MAX_TEXTS and self._model is None and not part:
             encoder = self._numpy_encoder()
             if encoder is not None:
                 import numpy as np

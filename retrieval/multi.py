@@ -70,13 +70,35 @@ def participants(root: str) -> tuple[list[str], list[str]]:
 class AllEngine:
     """search_detailed over several open retrievers, consolidated (the engine protocol)."""
 
-    def __init__(self, engines: dict[str, object]):
+    def __init__(self, engines: dict[str, object], root: str | None = None, progress=None,
+                 notes: list[str] | None = None):
         self.engines = engines
+        # With a root, each participant's store is repaired as a single retriever's query repairs it.
+        self.root = root
+        self.progress = progress
+        self.notes = notes if notes is not None else []
 
     def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
         check_search_args(query, top_k)
         depth = max(top_k * DEPTH_FACTOR, MERGE_DEPTH)
-        found = {name: engine.search_detailed(query, depth, allow=allow) for name, engine in self.engines.items()}
+        found = {}
+        for name, engine in list(self.engines.items()):
+            if self.root is None:
+                found[name] = engine.search_detailed(query, depth, allow=allow)
+                continue
+            from . import service
+            from .store.layout import StoreError
+
+            kwargs = {"progress": self.progress} if self.progress else {}
+            try:
+                found[name], self.engines[name] = service.search_repairing(
+                    self.root, name, engine, query, depth, allow=allow, notes=self.notes, **kwargs)
+            except StoreError as exc:
+                if name == "lexical":  # the base of all: its failure is the answer's
+                    raise
+                # Damaged past a rebuild: the others still answer, as when it cannot open.
+                del self.engines[name]
+                self.notes.append(f"{name}: skipped ({first_line(exc)})")
         rankings = {name: as_spans(hits) for name, hits in found.items()}
         first = lead(rankings)
         weights = {first: LEAD_WEIGHT} if first else None
@@ -125,7 +147,7 @@ def open_all(root: str, *, stale_ok: bool = False, progress=None, notes: list[st
                 raise
             # One participant that cannot answer (its model gone, its Java broken) leaves the others'.
             notes.append(f"{name}: skipped ({first_line(exc)})")
-    return AllEngine(engines)
+    return AllEngine(engines, root, progress, notes)
 
 
 def search_all(root: str, query: str, *, retriever: str = ALL, top_k: int = 10, filters=None, stale_ok: bool = False,

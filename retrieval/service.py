@@ -275,6 +275,7 @@ class RefreshReport:
     skipped: dict = field(default_factory=dict)
     reason: str = ""
     seconds: float = 0.0
+    embedded: int | None = None  # of new_chunks, those a dense retriever embedded (the rest: vectors reused)
 
 
 # File manifest entry: [size, mtime_ns, digest, language, kind, chunks, skip reason]
@@ -571,6 +572,9 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     retriever.collect_garbage(rdir, state)
     report.status = "indexed" if changed or report.removed else "up to date"
     report.chunks = sum(e[NCHUNKS] for e in new_files.values())
+    dense = state.get("dense", state) if isinstance(state, dict) else None  # hybrid's or turbovec's
+    if isinstance(dense, dict) and isinstance(dense.get("embedded"), int):
+        report.embedded = dense["embedded"]
     return report
 
 
@@ -822,10 +826,26 @@ def search(
     allow = filters.compile() if filters else None
     # A hit's level does not depend on how many are asked for, so look deeper and filter.
     depth = max(top_k, MIN_CONFIDENCE_DEPTH) if min_confidence else top_k
+    hits, engine = search_repairing(root, retriever, engine, query, depth, allow=allow, progress=progress, notes=notes)
+    if min_confidence and hits and not any(h.confidence for h in hits):
+        # A dense retriever's hits have no lexical evidence to grade: filtering would drop them all.
+        notes.append(f"--min-confidence does not apply to {retriever} (its hits carry no confidence level)")
+        hits = hits[:top_k]
+    elif min_confidence:
+        from .confidence import keep_at_least
+
+        hits = keep_at_least(hits, min_confidence, top_k)
+    return SearchResult(query, retriever, hits, notes, _indexed_files(root, retriever, engine, hits))
+
+
+def search_repairing(root: str, retriever: str, engine, query: str, depth: int, *, allow=None,
+                     progress: Progress = _quiet, notes: list[str] | None = None) -> tuple[list[SearchHit], object]:
+    """(engine's hits, the engine that gave them): a snapshot a writer replaced under us is opened
+    again, and a store damaged where opening did not show it is rebuilt once; damaged again, one
+    StoreError line."""
     for attempt in range(3):
         try:
-            hits = engine.search_detailed(query, depth, allow=allow)
-            break
+            return engine.search_detailed(query, depth, allow=allow), engine
         except (OSError, *_DAMAGE) as exc:
             if isinstance(exc, _NOT_DAMAGE):
                 raise
@@ -839,15 +859,7 @@ def search(
                 progress(f"the {retriever} index is damaged ({exc}); rebuilding it")
                 refresh(root, retriever, force=True, progress=progress)
             engine = open_index(root, retriever, stale_ok=True, progress=progress, notes=notes)
-    if min_confidence and hits and not any(h.confidence for h in hits):
-        # A dense retriever's hits have no lexical evidence to grade: filtering would drop them all.
-        notes.append(f"--min-confidence does not apply to {retriever} (its hits carry no confidence level)")
-        hits = hits[:top_k]
-    elif min_confidence:
-        from .confidence import keep_at_least
-
-        hits = keep_at_least(hits, min_confidence, top_k)
-    return SearchResult(query, retriever, hits, notes, _indexed_files(root, retriever, engine, hits))
+    raise AssertionError("unreachable")
 
 
 def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:

@@ -13,6 +13,7 @@ import sys
 import time
 from typing import Callable, Iterable
 
+from ..embed import BATCH_SIZE as MODEL_BATCH, NUMPY_MAX_TEXTS
 from ..records import Chunk, SourceFile
 from ..settings import env_float, env_int
 from . import store as vstore
@@ -158,18 +159,24 @@ def update(
     checkpoint_no = [0]
 
     def embed_pending() -> None:
-        keys = list(pending)
+        # Longest first, as the model orders a batch (less padding), and handed over one model
+        # batch at a time, each kept as it comes: a Ctrl-C inside one call of 256 texts lost every
+        # vector computed in it (15-40 s on two cores), though the progress line promises them.
+        keys = sorted(pending, key=lambda k: -len(pending[k]))
         texts = [pending[k] for k in keys]
         pending.clear()
         if len(texts) >= batch and hasattr(show, "begin"):
             show.begin()  # a whole batch, and more may follow: minutes, not seconds
-        vectors = embedder.embed(texts)
-        for k, v in zip(keys, vectors):
-            fresh[k] = v
-        unsaved.extend(keys)
-        embedded.extend(keys)
-        counts["done"] += len(keys)
-        show(counts["done"], counts["todo"])
+        part = len(texts) > NUMPY_MAX_TEXTS  # slices of a real batch go through the model
+        for lo in range(0, len(texts), MODEL_BATCH):
+            some = keys[lo:lo + MODEL_BATCH]
+            vectors = embedder.embed(texts[lo:lo + MODEL_BATCH], part=part)
+            for k, v in zip(some, vectors):
+                fresh[k] = v
+            unsaved.extend(some)
+            embedded.extend(some)
+            counts["done"] += len(some)
+            show(counts["done"], counts["todo"])
         if time.monotonic() - last_checkpoint[0] >= every:
             checkpoint()
 
@@ -205,8 +212,13 @@ def update(
                     continue
                 donor = donors.get(key)
                 if donor is not None:
-                    fresh[key] = donor[0].row(donor[1])
-                    continue
+                    try:
+                        fresh[key] = donor[0].row(donor[1])
+                        continue
+                    except vstore.VectorStoreError:
+                        # A damaged row of the other index is its own to repair (its next query
+                        # rebuilds it); this one embeds the chunk again rather than fail.
+                        donors.pop(key)
                 known = shared.get(key)
                 if known is not None:
                     fresh[key] = known

@@ -273,6 +273,14 @@ def test_hybrid_reuses_the_turbovec_embeddings_of_the_same_store(sample_repo):
     assert _state(sample_repo, "hybrid")["dense"]["embedded"] == 0
 
 
+def test_index_says_how_many_chunks_it_embedded_when_it_reused_the_others_vectors(sample_repo, run):
+    """A resumed build printed `indexed 412 chunks`, 33 of them embedded: nothing showed the resume worked."""
+    first = run("index", "--root", sample_repo, "--retriever", "turbovec")
+    assert first.exit_code == 0 and "embedded" not in first.stdout  # every chunk embedded: nothing to say
+    second = run("index", "--root", sample_repo, "--retriever", "hybrid")
+    assert second.exit_code == 0 and "0 embedded, the others' vectors reused" in second.stdout
+
+
 def test_a_query_that_must_embed_first_says_so_in_one_line_off_a_terminal(sample_repo, run, rewrite, monkeypatch):
     # An agent's shell is not a terminal, so it sees no progress: without this line a first hybrid
     # query is minutes of silence on a real repository, easily taken for a hang and killed. The
@@ -954,3 +962,39 @@ def test_a_hybrid_hits_confidence_does_not_depend_on_how_many_hits_were_asked_fo
         deep = [(h.docid, h.confidence) for h in engine.search_detailed(query, 10)]
         for k in (1, 2, 3):
             assert [(h.docid, h.confidence) for h in engine.search_detailed(query, k)] == deep[:k], (query, k)
+
+
+def test_a_damaged_turbovec_index_does_not_stop_hybrid_from_building_beside_it(sample_repo, copy_tree):
+    """hybrid takes the vectors turbovec already embedded in the same store: a damaged row of
+    turbovec's failed hybrid's build, under hybrid's name, and every rebuild after it."""
+    from retrieval import service
+
+    query = "remove an entry from the cache"
+    expected = [(h.docid, round(h.score, 4)) for h in service.search(copy_tree(sample_repo), query, retriever="hybrid").hits]
+    service.refresh(sample_repo, "turbovec")
+    _negate_vectors(sample_repo)
+    service._OPEN.clear()  # a new process
+    got = [(h.docid, round(h.score, 4)) for h in service.search(sample_repo, query, retriever="hybrid").hits]
+    assert got == expected
+    assert _state(sample_repo, "hybrid")["dense"]["embedded"] > 0  # embedded again, not copied
+
+
+def test_all_mode_rebuilds_a_participant_damaged_where_opening_does_not_show_as_its_own_query_does(
+        sample_repo, copy_tree):
+    """`--retriever all` failed on every run with `vectors ... are damaged (row 456)`, naming no
+    index, while `--retriever turbovec` rebuilt it and answered."""
+    from retrieval import service
+    from retrieval.multi import search_all
+
+    query = "remove an entry from the cache"
+    clean = copy_tree(sample_repo)
+    service.refresh(clean, "turbovec")
+    expected = [(h.docid, h.extra["provenance"]) for h in search_all(clean, query).hits]
+    service.refresh(sample_repo, "turbovec")
+    _negate_vectors(sample_repo)
+    service._OPEN.clear()  # a new process
+    said = []
+    result = search_all(sample_repo, query, progress=said.append)
+    assert [(h.docid, h.extra["provenance"]) for h in result.hits] == expected
+    assert any("turbovec index is damaged" in line for line in said)
+    assert "turbovec" in {p for _docid, provenance in expected for p in provenance}
