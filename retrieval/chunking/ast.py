@@ -47,6 +47,7 @@ MIN_SPAN = 300  # a span smaller than this (in characters) joins a neighbour
 # A definition this far over the budget, most of it documentation, stays whole: cut, a Javadoc
 # longer than its three-line method was a chunk of its own and the method joined the next Javadoc.
 WHOLE_SLACK = 1.25
+UNEVEN = 2  # pieces of one run of a split node are cut evenly when one is below 1/this of their mean
 TINY = 48  # a span this small (in characters) joins its predecessor (a closing brace, `end`)
 
 # Definition node types -> the kind they define. Node type names mean the same thing across the
@@ -977,7 +978,7 @@ class _Splitter:
             self.lead_rows.update(dict.fromkeys(keys, a))
         alone = next((self.defs[k] for k in keys if k in self.defs), None)
         handed: list = []
-        if stop is None and alone is not None:
+        if stop is None:  # (a definition's, or an import list's: Kotlin's last import holds the class KDoc after it)
             handed = _handed_on(node)
             stop = handed[0].start_byte if handed else None
         b = _end_row(node) if stop is None or stop >= node.end_byte else max(a, _row_before(node, stop))
@@ -990,7 +991,12 @@ class _Splitter:
             items.append([a, b, alone is not None, True, True])  # a leaf too big: cut by lines later
             return handed
         # A decorated or exported definition is fenced once, around its decorators too.
-        fenced = (alone is not None or _wraps(node)) and not (node.parent is not None and _wraps(node.parent))
+        # (Not again inside a node holding nothing but it, which was fenced with its key: Ruby's
+        # `body_statement` around a module's one class. Fenced twice, the class's leading comments
+        # were cut from its header.)
+        outer = node.parent
+        fenced = (alone is not None or _wraps(node)) and not (
+            outer is not None and (_wraps(outer) or (outer.start_byte, outer.end_byte) == (node.start_byte, node.end_byte)))
         # Over the budget only with the comments leading it: the node stays whole after them (split
         # into its children, express's `res.sendFile = function sendFile(...) {` joined its JSDoc
         # and the body was a chunk without its signature; mini.nvim's `MiniPairs.config = {` ended
@@ -1002,8 +1008,17 @@ class _Splitter:
             items.append(self.FENCE)
             if prefix:
                 self.leads.append((prefix[0].start_point[0], _end_row(prefix[-1]), keys))
-            for p in prefix:  # a documentation block too big for the budget is cut in even pieces
-                pa, pb = p.start_point[0], _end_row(p)
+            # Documentation too big for the budget is cut in even pieces: a block comment by rows, a
+            # run of line comments (Ruby's `#`, Lua's `--`: one node a line) between its nodes. Cut
+            # greedily, the run left a tail of a few lines alone (rails' MiddlewareStackProxy).
+            rows = [(p.start_point[0], _end_row(p)) for p in prefix]
+            if len(rows) > 1 and not self.fits(rows[0][0], rows[-1][1]):
+                atoms = [atom for pa, pb in rows
+                         for atom in ([(pa, pb)] if self.fits(pa, pb) else [(r, r) for r in range(pa, pb + 1)])]
+                pieces = self._even_groups(atoms)
+                if pieces is not None:
+                    rows = pieces
+            for pa, pb in rows:
                 pieces = [(pa, pb)] if self.fits(pa, pb) else self._even_pieces(pa, pb)
                 if pieces is None:  # a line longer than the budget: cut by lines later
                     items.append([pa, pb, False, False, True])
@@ -1025,16 +1040,22 @@ class _Splitter:
         """Rows a..b in the fewest pieces that fit, of even size (None when a row alone is over
         the budget). Cut greedily, a long Javadoc left a three-line tail on its own, and its
         method's few lines, too small to stand alone, joined the next method's documentation."""
-        if any(self.size(r, r) > self.budget for r in range(a, b + 1)):
+        return self._even_groups([(r, r) for r in range(a, b + 1)])
+
+    def _even_groups(self, atoms: list[tuple[int, int]]) -> list[tuple[int, int]] | None:
+        """Consecutive row ranges (atoms) grouped into the fewest pieces that fit, of even size;
+        None when an atom alone is over the budget."""
+        if any(not self.fits(x, y) for x, y in atoms):
             return None
+        a, b = atoms[0][0], atoms[-1][1]
         count = max(-(-self.size(a, b) // self.budget), -(-(b - a + 1) // self.max_lines))
         while True:
             target = self.size(a, b) / count
             pieces, start = [], a
-            for row in range(a, b + 1):
-                if row == b or (len(pieces) < count - 1 and self.size(start, row) >= target):
-                    pieces.append((start, row))
-                    start = row + 1
+            for i, (_x, y) in enumerate(atoms):
+                if i == len(atoms) - 1 or (len(pieces) < count - 1 and self.size(start, y) >= target):
+                    pieces.append((start, y))
+                    start = atoms[i + 1][0] if i + 1 < len(atoms) else y + 1
             if all(self.fits(x, y) for x, y in pieces):
                 return pieces
             count += 1
@@ -1075,12 +1096,15 @@ class _Splitter:
         """Greedy merge of neighbours into [start, end, cut] spans: small pieces join, definitions
         big enough to stand alone do not absorb other definitions."""
         out: list[list] = []  # [start, end, has a definition, has a lone definition, cut]
+        groups: list[list] = []  # the items of each span
+        full: list[bool] = []  # whether a span starts only because the one before it was full
         open_ = False
         for item in items:
             if item is None:
                 open_ = False
                 continue
             a, b, is_def, alone, cut = item
+            was_full = False
             if open_ and not cut:
                 prev = out[-1]
                 clash = prev[2] and is_def and (prev[3] or alone)
@@ -1088,10 +1112,66 @@ class _Splitter:
                     prev[1] = max(prev[1], b)
                     prev[2] = prev[2] or is_def
                     prev[3] = prev[3] or alone
+                    groups[-1].append(item)
                     continue
+                was_full = not clash
             out.append([a, b, is_def, alone, cut])
+            groups.append([item])
+            full.append(was_full)
             open_ = not cut
-        return [[a, b, cut] for a, b, _d, _l, cut in out]
+        # A run of spans cut only by the budget (the pieces of a long body) is cut again, evenly,
+        # when the greedy cut left a piece before its last far below the others (a big statement
+        # after it would not fit with it): `Picker:set_selection` was cut 48 / 8 / 40 / 16 lines,
+        # and its 8-line middle piece was a chunk of its own.
+        evened: list[list] = []
+        i = 0
+        while i < len(out):
+            j = i + 1
+            while j < len(out) and full[j]:
+                j += 1
+            run = out[i:j]
+            sizes = [self.size(s[0], s[1]) for s in run]
+            # Only statements: a small last piece alone joins its neighbour later if it can, and
+            # the members of a class or module keep to the greedy cut (its header with its first
+            # members, as many as fit).
+            run_items = [item for g in groups[i:j] for item in g]
+            if len(run) > 2 and UNEVEN * min(sizes[:-1]) < sum(sizes) / len(run) \
+                    and not any(item[2] for item in run_items):
+                run = self._even_run(run_items, len(run)) or run
+            evened.extend(run)
+            i = j
+        return [[a, b, cut] for a, b, _d, _l, cut in evened]
+
+    def _even_run(self, items: list, count: int) -> list[list] | None:
+        """The items in `count` spans that fit (no two definitions together where one stays alone),
+        of sizes as even as can be (the least sum of squares); None if they do not go in `count`."""
+        n = len(items)
+        best: list = [(0, 0, -1)] + [None] * n  # for the first j items: (spans, sum of squares, start of the last)
+        for j in range(1, n + 1):
+            end, defs, lone, found = -1, 0, False, None
+            for i in range(j - 1, -1, -1):
+                a, b, is_def, alone, _cut = items[i]
+                end = max(end, b)
+                defs += is_def
+                lone = lone or alone
+                if not self.fits(a, end) or (defs > 1 and lone):
+                    break
+                if best[i] is not None:
+                    cost = (best[i][0] + 1, best[i][1] + self.size(a, end) ** 2, i)
+                    if found is None or cost[:2] < found[:2]:
+                        found = cost
+            best[j] = found
+        if best[n] is None or best[n][0] != count:
+            return None
+        spans = []
+        j = n
+        while j > 0:
+            i = best[j][2]
+            group = items[i:j]
+            spans.append([group[0][0], max(it[1] for it in group), any(it[2] for it in group),
+                          any(it[3] for it in group), False])
+            j = i
+        return spans[::-1]
 
 
 def _opens_file(node) -> bool:
@@ -1211,21 +1291,29 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
             out[-1][1] = span[1]
             continue
         out.append(span)
-    for i in range(1, len(out)):
-        prev, cur = out[i - 1], out[i]
-        if prev[2] or cur[2]:
-            continue
-        if prev[1] + 1 != cur[0] or not opens(cur[0], cur[0]):
-            continue  # only a definition takes the comments just above it
-        first = prev[1]
-        while first > prev[0] and _COMMENT_LINE.match(lines[first]):
-            first -= 1
-        if first < prev[1] and not _COMMENT_LINE.match(lines[first]):
-            cur[0] = first + 1
-            prev[1] = first
-            while prev[1] > prev[0] and not lines[prev[1]].strip():
-                prev[1] -= 1
-    return out
+    # Comment lines at the end of a span move down to the definition right after them, if it still
+    # fits the budget with them (a class's 44-line KDoc moved onto its header and first method made
+    # a chunk of 2,600 characters). What they leave behind, if small, joins the span before it (the
+    # KDoc had followed the last import: that import was a chunk of its own).
+    moved: list[list] = []
+    for cur in out:
+        prev = moved[-1] if moved else None
+        if prev is not None and not prev[2] and not cur[2] and prev[1] + 1 == cur[0] and opens(cur[0], cur[0]):
+            first = prev[1]
+            while first > prev[0] and _COMMENT_LINE.match(lines[first]):
+                first -= 1
+            if first < prev[1] and not _COMMENT_LINE.match(lines[first]) and fits(first + 1, cur[1]):
+                cur = [first + 1, cur[1], cur[2]]
+                prev[1] = first
+                while prev[1] > prev[0] and not lines[prev[1]].strip():
+                    prev[1] -= 1
+                before = moved[-2] if len(moved) > 1 else None
+                if before is not None and not before[2] and size(prev) < min_span \
+                        and fits(before[0], prev[1]) and not apart(before, prev):
+                    before[1] = prev[1]
+                    moved.pop()
+        moved.append(cur)
+    return moved
 
 
 # -- chunks --------------------------------------------------------------------------------------

@@ -1866,3 +1866,77 @@ def test_a_one_line_header_joins_its_first_member_however_long_that_member_is():
     assert_verbatim(text, chunks)
     header = next(c for c in chunks if "impl Handle {" in c.text)
     assert "pub fn enter" in header.text and header.context == "impl Handle.enter"
+
+
+def test_comment_lines_moved_to_the_next_definition_never_push_a_chunk_over_the_budget():
+    """A module's documentation of its one class (Ruby: the class alone in the module's body) was
+    cut from the class's header, then moved back onto the header's chunk whatever its size: 2,700
+    characters (sinatra's IndifferentHash)."""
+    doc = "".join(f"  # Line {i} of the documentation of the indifferent hash, with an example.\n" for i in range(16))
+    methods = "".join(f"    def fetch_{i}(key)\n      value = super(convert_key(key))\n      convert_value(value, {i})\n"
+                      f"    end\n\n" for i in range(24))
+    text = "# frozen_string_literal: true\n\nmodule Sinatra\n" + doc + "  class IndifferentHash < Hash\n" + methods \
+        + "  end\nend\n"
+    budget = ChunkingPolicy().code
+    chunks = chunks_of(text, "indifferent_hash.rb", "ruby", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    assert all(len(c.text) <= budget for c in chunks)
+    (header,) = [c for c in chunks if "class IndifferentHash" in c.text]
+    assert "Line 15 of the documentation" in header.text and header.context == "Sinatra.IndifferentHash"
+
+
+def test_a_class_kdoc_the_grammar_puts_in_the_last_import_goes_with_the_class():
+    """Kotlin's grammar ends the last import with the comment after it: the class's KDoc went with
+    that import, then moved to the class's chunk (over the budget), and the import was left alone."""
+    kdoc = "/**\n" + "".join(f" * Line {i} of the documentation of the client configuration, at length.\n"
+                              for i in range(14)) + " */\n"
+    fields = "".join(f"    private val plugin{i}: MutableMap<String, Int> = mutableMapOf()\n" for i in range(4))
+    method = "".join(f"    fun engine{n}(block: T.() -> Unit) {{\n" + "".join(
+        f"        val old{i} = engineConfig.step{i}(block, {i})\n" for i in range(14)) + "    }\n\n" for n in range(2))
+    imports = "".join(f"import io.ktor.client.plugins.feature{i}.*\n" for i in range(10))
+    text = ("/*\n * Copyright.\n */\n\npackage io.ktor.client\n\nimport io.ktor.client.engine.*\n" + imports
+            + "import io.ktor.utils.io.*\n\n" + kdoc
+            + "public class HttpClientConfig<T : EngineConfig> {\n" + fields + "\n" + method + "}\n")
+    budget = ChunkingPolicy().code
+    chunks = chunks_of(text, "HttpClientConfig.kt", "kotlin", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    assert all(len(c.text) <= budget for c in chunks)
+    (imports,) = [c for c in chunks if "import" in c.text]
+    assert "import io.ktor.client.engine.*" in imports.text and "import io.ktor.utils.io.*" in imports.text
+    assert "Line 0 of the documentation" not in imports.text
+    (header,) = [c for c in chunks if "public class HttpClientConfig" in c.text]
+    assert header.text.startswith("/**")
+
+
+def test_a_run_of_line_comments_over_the_budget_is_cut_in_even_pieces():
+    """Ruby's `#` documentation is one node a line: cut greedily, rails' MiddlewareStackProxy left a
+    four-line tail of its 35-line documentation as a chunk of its own."""
+    doc = "".join(f"    # Line {i} of the proxy's documentation: how to add, swap or remove things.\n"
+                  for i in range(22))
+    body = "".join(f"      def step_{i}(*args)\n        @operations << [:step_{i}, args]\n      end\n\n" for i in range(12))
+    text = "module Rails\n  module Configuration\n" + doc + "    class MiddlewareStackProxy\n" + body \
+        + "    end\n  end\nend\n"
+    chunks = chunks_of(text, "configuration.rb", "ruby", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    pieces = [c for c in chunks if "proxy's documentation" in c.text]
+    assert len(pieces) == 2
+    assert all(c.text.count("proxy's documentation") >= 8 for c in pieces)
+
+
+def test_the_pieces_of_a_split_function_are_of_comparable_size():
+    """telescope's `Picker:set_selection` was cut 48 / 8 / 40 / 16 lines: statements filled the
+    first piece, two were left before a statement too big to join them, and they were a chunk of
+    their own that won queries by its shortness."""
+    first = "".join(f"  local value_{i} = self.manager:get_entry(self:get_index(row + {i}))\n" for i in range(22))
+    middle = "  if not entry then\n    return\n  end\n  local old_entry\n"
+    big = "  local ok = pcall(function()\n" + "".join(
+        f"    self.highlighter:hi_selection(row + {i}, caret:match('x'))\n" for i in range(22)) + "  end)\n"
+    tail = "".join(f"  self._selection_{i} = entry\n" for i in range(8))
+    text = "function Picker:set_selection(row)\n" + first + middle + big + tail + "end\n"
+    assert len(first) + len(middle) > 1500 > len(big)
+    chunks = chunks_of(text, "pickers.lua", "lua", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    assert len(chunks) > 2 and {c.context for c in chunks} == {"Picker:set_selection"}
+    head = [c for c in chunks if "local ok = pcall" not in c.text and c.start_line < text[: text.index(big)].count("\n")]
+    sizes = [len(c.text) for c in head]
+    assert len(sizes) == 2 and min(sizes) * 2 > max(sizes)
