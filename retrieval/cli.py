@@ -5,6 +5,7 @@ included), 1 error (one `error: ...` line), 2 usage.
 """
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -257,10 +258,26 @@ def _describe_skips(skipped: dict) -> str:
     return f" (skipped: {_skip_counts(skipped)})" if skipped else ""
 
 
+def _report(line: str) -> None:
+    """One line of what `index` built, on stdout. A reader gone (`index | head -1`) stops the output,
+    not the build: it ended the command there with exit 0, the other retrievers left stale."""
+    try:
+        click.echo(line)
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            raise
+        from .streams import discard_stdout
+
+        discard_stdout()
+
+
 def _bm25(value: str | None):
     """'K1,B' -> (k1, b)."""
-    if not value:
+    if value is None:
         return None
+    if not value.strip():  # `--bm25 "$UNSET"` was ignored without a word, like an empty --include
+        raise click.BadParameter("is empty (an unset variable?): give K1,B such as 0.9,0.4, or leave the option out",
+                                 param_hint="'--bm25'")
     try:
         k1, b = (float(part) for part in value.split(","))
     except ValueError:
@@ -280,9 +297,9 @@ def _bm25(value: str | None):
               help="The retriever to index for, or 'all' for every installed one.")
 @click.option("--force", is_flag=True, help="Rebuild from scratch (remembered filters are kept).")
 @click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)
-@click.option("--include", multiple=True, metavar="GLOB",
+@click.option("--include", multiple=True, metavar="GLOB", callback=lambda ctx, param, globs: _no_empty_glob(globs),
               help="Index only files matching GLOB (repeatable). Remembered for later refreshes.")
-@click.option("--exclude", multiple=True, metavar="GLOB",
+@click.option("--exclude", multiple=True, metavar="GLOB", callback=lambda ctx, param, globs: _no_empty_glob(globs),
               help="Skip files and directories matching GLOB (repeatable). Remembered for later refreshes.")
 @click.option("--max-file-bytes", type=click.IntRange(min=1), default=None, metavar="N",
               help="Per-file size cap (default 1 MB). Remembered for later refreshes.")
@@ -344,6 +361,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     others_failed: list[str] = []
     single = retriever_name != "all"
     built: list[str] = []
+    said: set[str] = set()  # the same remembered filters are said once, not once per retriever
     checked_include = False
     shown_include = " ".join(f"--include {shlex.quote(g)}" for g in include)
     for name, reason in targets:
@@ -365,7 +383,8 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                            profile="code" if profile else remembered.profile,
                            bm25=None if bm25 else remembered.bm25)
             note = remembered_note(kept, "index")
-            if note:
+            if note and note not in said:
+                said.add(note)
                 click.echo(f"note: {note}", err=True)
         if (include or exclude) and not checked_include:
             checked_include = True
@@ -410,11 +429,11 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                 aside.append(f"{report.embedded} embedded, the others' vectors reused")
             if (report.new_chunks, files) != (report.chunks, report.files):  # a refresh: the whole index too
                 aside.append(f"{_counted(report.chunks, 'chunk')}, {_counted(report.files, 'file')} in the index")
-            click.echo(f"{name}: indexed {_counted(report.new_chunks, 'chunk')} from {_counted(files, 'file')}"
+            _report(f"{name}: indexed {_counted(report.new_chunks, 'chunk')} from {_counted(files, 'file')}"
                        + (f" ({'; '.join(aside)})" if aside else "") + f" in {report.seconds:.1f}s"
                        + _describe_skips(report.skipped))
         else:
-            click.echo(f"{name}: up to date ({_counted(report.chunks, 'chunk')}, {_counted(report.files, 'file')})"
+            _report(f"{name}: up to date ({_counted(report.chunks, 'chunk')}, {_counted(report.files, 'file')})"
                        + _describe_skips(report.skipped))
         if include and not report.files and name == built[0]:
             # The walk found files, but none held text (binaries by content, empty files).
@@ -729,8 +748,8 @@ def status(root, as_json):
             click.echo(f"{row['retriever']}: {row['state']} ({why})")
             continue
         line = (
-            f"{row['retriever']}: {row['state']}, {row['files']} files, {row['chunks']} chunks, "
-            f"~{row['tokens']} tokens, {row['store_bytes']} bytes"
+            f"{row['retriever']}: {row['state']}, {_counted(row['files'], 'file')}, {_counted(row['chunks'], 'chunk')}, "
+            f"~{_counted(row['tokens'], 'token')}, {_counted(row['store_bytes'], 'byte')}"
         )
         if row["primary_language"]:
             line += f", mostly {row['primary_language']}"

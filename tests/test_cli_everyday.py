@@ -542,6 +542,47 @@ def test_an_empty_language_or_path_filter_is_a_usage_error_not_ignored(run, samp
     assert result.exit_code == 2 and f"'{option}': is empty" in result.output
 
 
+@pytest.mark.parametrize("option", ["--include", "--exclude", "--bm25"])
+def test_an_empty_index_filter_is_a_usage_error_not_remembered(run, sample_repo, option):
+    """`index --include "$UNSET"` indexed everything, remembered `--include ''` and said so on every
+    later query; `--bm25 ''` was dropped without a word."""
+    result = run("index", "--root", sample_repo, "--retriever", "lexical", option, "")
+    assert result.exit_code == 2 and f"'{option}': is empty" in result.output
+    assert lexical_status(run, sample_repo)["filters"] == {}
+
+
+def test_index_says_the_remembered_filters_once_not_once_per_retriever(run, sample_repo, monkeypatch):
+    monkeypatch.setattr(service, "available_retrievers", lambda: [("lexical", None)])  # and lexical+ctx, built
+    assert run("index", "--root", sample_repo, "--retriever", "lexical", "--include", "src/**").exit_code == 0
+    assert run("index", "--root", sample_repo, "--retriever", "lexical+ctx", "--include", "src/**",
+               "--contextualizer", "offline").exit_code == 0
+    result = run("index", "--root", sample_repo)
+    assert result.exit_code == 0
+    assert result.stderr.count("remembered filters --include 'src/**'") == 1, result.stderr
+
+
+def test_index_into_a_closed_pipe_still_builds_every_retriever(run, sample_repo):
+    """`retrieval index | head -1`: the closed pipe ended the command at its second line, exit 0,
+    with the retrievers after it left stale."""
+    assert run("index", "--root", sample_repo, "--retriever", "lexical+ctx", "--contextualizer", "offline").exit_code == 0
+    (sample_repo / "src" / "app" / "added.py").write_text("def added_later():\n    return 1\n", encoding="utf-8")
+    done = subprocess.Popen([sys.executable, "-m", "retrieval.cli", "index", "--root", str(sample_repo)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    done.stdout.close()  # the reader is gone before the first line
+    assert done.wait(timeout=120) == 0, done.stderr.read()
+    done.stderr.close()
+    rows = json.loads(run("status", "--root", sample_repo, "--json").stdout)["retrievers"]
+    assert {r["retriever"]: r["state"] for r in rows if r["retriever"] in ("lexical", "lexical+ctx")} == {
+        "lexical": "ready", "lexical+ctx": "ready"}
+
+
+def test_status_text_counts_one_file_in_the_singular(run, make_tree):
+    root = make_tree({"only.py": "def alone():\n    return 1\n"})
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    line = next(l for l in run("status", "--root", root).stdout.splitlines() if l.startswith("lexical:"))
+    assert "1 file, 1 chunk," in line and "1 files" not in line
+
+
 def test_a_dataset_over_the_limit_is_refused_in_one_line(run, sample_repo, tmp_path, monkeypatch):
     """`eval /dev/zero` grew until the kernel killed it."""
     from retrieval.evaluation import datasets
