@@ -53,12 +53,24 @@ class ContextCache:
     def _bases(self) -> list[str]:
         return [self.directory] + ([self.shared] if self.shared else [])
 
-    def get(self, model: str, prompt_version: int, digest: str) -> dict[str, str]:
+    def get(self, model: str, prompt_version: int, digest: str, *, keep: bool = False) -> dict[str, str]:
         """{span key: context} cached for this file content, in the store or the shared cache ({}
-        when none, or unreadable)."""
-        found: dict[str, str] = {}
-        for base in reversed(self._bases()):  # the store's own entries win
-            found.update(_read(self._path(base, model, prompt_version, digest)))
+        when none, or unreadable). With `keep` (the caller holds the writer lock), contexts found in
+        the shared cache only are copied into the store: an index built from the shared cache alone
+        otherwise lost every paid context at its next rebuild once that cache was emptied or off."""
+        own_path = self._path(self.directory, model, prompt_version, digest)
+        own = _read(own_path)
+        if not self.shared:
+            return own
+        found = {**_read(self._path(self.shared, model, prompt_version, digest)), **own}  # the store's win
+        if keep and len(found) > len(own):
+            with self._lock:
+                try:
+                    os.makedirs(os.path.dirname(own_path), exist_ok=True)
+                    # Not durable: until it reaches the disk the shared copy still holds them.
+                    write_json(own_path, found)
+                except OSError:
+                    pass  # the index still takes them from the shared cache
         return found
 
     def put(self, model: str, prompt_version: int, digest: str, span: str, context: str) -> None:

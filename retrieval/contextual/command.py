@@ -86,7 +86,8 @@ def _generate(root, store, model, options, context, progress, requester) -> None
         layout.ensure_store(store)
         os.makedirs(rdir, exist_ok=True)
         lock = WriterLock(os.path.join(store, "lock"))
-        lock.acquire()
+        # Said, not silent: behind another build's model run this waits as long as that run takes.
+        lock.acquire(on_wait=progress)
     cache = ContextCache(rdir)
     try:
         if lock is not None:

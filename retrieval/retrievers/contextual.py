@@ -75,7 +75,8 @@ class ContextualRetriever(LexicalRetriever):
         self._cache = ContextCache(directory)
 
     def cached_contexts(self, text: str) -> dict[str, str]:
-        return self._cache.get(self.model, PROMPT_VERSION, text_digest(text))
+        # Only update_store sets the cache, under the writer lock: the store may keep a copy.
+        return self._cache.get(self.model, PROMPT_VERSION, text_digest(text), keep=True)
 
     # -- the persistent index: the lexical one, plus the contexts hits report ---------------
 

@@ -415,3 +415,40 @@ def test_a_model_that_does_not_answer_for_a_while_is_said_to_be_waited_for(make_
     quick = []
     index(make_tree(FILES), StandIn(), quick)
     assert not [m for m in quick if "no answer" in m]
+
+
+def test_a_model_run_waiting_for_another_writer_says_so(make_tree):
+    """Behind another build's model run (minutes or hours of requests) the writer lock was waited
+    for in silence: the second `index --retriever lexical+ctx` looked hung."""
+    import threading
+
+    from retrieval.store.lock import WriterLock
+
+    root = make_tree(FILES)
+    service.refresh(str(root), "lexical")  # the store exists
+    held = WriterLock(str(root / ".retrieval" / "lock"))
+    held.acquire()
+    threading.Timer(1.5, held.release).start()
+    messages: list[str] = []
+    index(root, StandIn(), messages)
+    assert [m for m in messages if m.startswith("waiting for another thread of this process")]
+    assert len(contexts_of(root)) == 3  # and then it ran
+
+
+def test_contexts_taken_from_the_shared_cache_are_kept_in_the_store_too(make_tree, tmp_path, monkeypatch):
+    """A checkout indexed from the shared cache alone held no copy of the contexts it took: once
+    that cache was emptied or turned off, its next rebuild replaced every paid context with the
+    offline one (and the next model run paid for them again)."""
+    monkeypatch.setenv("RETRIEVAL_CONTEXT_CACHE", str(tmp_path / "shared"))
+    index(make_tree(FILES), StandIn())
+    clone = make_tree(FILES)
+    in_clone = StandIn()
+    index(clone, in_clone)
+    assert in_clone.calls == []
+    monkeypatch.setenv("RETRIEVAL_CONTEXT_CACHE", "off")
+    service.refresh(str(clone), "lexical+ctx", force=True)
+    found = contexts_of(clone)
+    assert len(found) == 3 and all(c.startswith("zebracontext") for c in found.values())
+    again = StandIn()
+    index(clone, again)
+    assert again.calls == []  # nothing paid for is asked again
