@@ -184,12 +184,17 @@ def found_root(root: str | None):
     """retrieval.roots.find_root, its failure one line (every command alike: `status` and `serve`
     said `[Errno 2] No such file or directory` from a removed directory)."""
     from .roots import find_root
+    from .store.layout import StoreError, store_dir
 
     try:
-        return find_root(root)
+        found = find_root(root)
+        store_dir(found.path)  # a RETRIEVAL_INDEX_DIR it cannot use: refused by every command alike
+        return found
     except OSError as exc:  # the current directory was removed
         if isinstance(exc, FileNotFoundError) and (root is None or not os.path.isabs(root)):
             raise _fail("the current directory no longer exists (cd somewhere, or give --root)")
+        raise _fail(exc)
+    except StoreError as exc:
         raise _fail(exc)
 
 
@@ -224,6 +229,9 @@ EMBED_MODEL_HELP = ("Embedding model of the dense retrievers: a local directory,
 
 
 def _use_embed_model(model: str | None) -> None:
+    if model is not None and not model.strip():  # `--embed-model "$UNSET"` was ignored without a word
+        raise click.BadParameter("is empty (an unset variable?): give a model directory or name, or leave the "
+                                 "option out", param_hint="'--embed-model'")
     if model:
         # A directory is remembered by the index as an absolute path (later commands run elsewhere).
         os.environ["RETRIEVAL_EMBED_MODEL"] = os.path.abspath(model) if os.path.isdir(model) else model
@@ -626,6 +634,11 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                                    focus=focus)
             if snippet is not None:
                 snippets[h.docid] = snippet
+        if expand == "scope" and hits and not any(h.scope for h in hits) and retriever_name != "treesitter" \
+                and not any("treesitter" in h.extra.get("provenance", ()) for h in hits):
+            # Only tree-sitter chunks know their scope: without a word, `scope` looked like it did nothing.
+            click.echo("note: --expand scope: no hit has an enclosing scope (scopes come from the treesitter "
+                       "retriever's chunks: --retriever treesitter); each shows its own lines", err=True)
         if cut_scopes:
             click.echo(f"note: {cut_scopes} scope(s) longer than {MAX_SCOPE_LINES} lines show the {MAX_SCOPE_LINES} "
                        "around their hit (--snippet-lines N for more)", err=True)

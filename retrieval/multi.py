@@ -60,10 +60,8 @@ def participants(root: str) -> tuple[list[str], list[str]]:
     if uninstalled:
         # One line for them all: a core-only installation said four install commands on every query.
         notes.insert(0, f"{', '.join(uninstalled)}: skipped (not installed here: {install_hint(*sorted(extras))})")
-    for name in service.retrievers_outside_all():
-        if service.is_built(root, name):
-            # Built only on request (its build asks a paid model), so never part of all.
-            notes.append(f"{name}: left out (not part of all; ask it with --retriever {name})")
+    # One outside all (lexical+ctx, built on request only) goes unnamed: all never takes it in (the
+    # README and `index` say so), and a note saying it on every query was noise.
     return names, notes
 
 

@@ -2,6 +2,7 @@
 match nothing in the index, a missing index, and why a query has no hit."""
 from __future__ import annotations
 
+import os
 import re
 import shlex
 
@@ -94,14 +95,28 @@ def _files_in_index(root: str, name: str) -> list[tuple] | None:
         return None
 
 
-def _unmatched_filters(files: list[tuple], filters) -> str | None:
+def _outside(glob: str) -> bool:
+    """Whether a --path, as the command made it relative to the root, still leads out of it (a
+    path from here inside the root became `./...`)."""
+    body = glob[1:] if glob.startswith("!") else glob
+    return os.path.isabs(body) or body == ".." or body.startswith("../")
+
+
+def _unmatched_filters(root: str, files: list[tuple], filters) -> str | None:
     """The note when the query filters match no indexed file (so no query could have a hit)."""
+    from .service import QueryFilter
+
     def matches(query_filter) -> bool:
         allow = query_filter.compile()
         return any(allow(*f) for f in files)
 
     if matches(filters):
         return None
+    outside = [g for g in filters.paths if _outside(g) and not matches(QueryFilter(paths=(g,)))]
+    if outside:  # "no indexed file matches" blamed the index for a path it can never hold
+        named = " and ".join(f"--path {shlex.quote(g)}" for g in outside)
+        return (f"{named} {'is' if len(outside) == 1 else 'are'} outside the root {root}: only files under it "
+                "are searched (--root chooses another)")
     alone = [label for label, one in _describe(filters) if not matches(one)]
     if alone:
         return f"no indexed file matches {' or '.join(alone)}"
@@ -117,7 +132,7 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
     if files is None:
         return None
     if filters:
-        unmatched = _unmatched_filters(files, filters)
+        unmatched = _unmatched_filters(root, files, filters)
         if unmatched:
             return unmatched
     if not files:

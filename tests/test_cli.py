@@ -382,14 +382,17 @@ def test_index_all_keeps_a_contextual_index_built_on_request_current_without_ask
     assert row["state"] == "ready" and row["files"] == 2
 
 
-def test_a_consolidated_query_says_which_indexes_it_left_out_and_how_to_build_the_missing_ones(run, make_tree):
+def test_a_consolidated_query_says_how_to_build_the_missing_indexes_but_not_on_every_call_that_one_is_outside_all(
+        run, make_tree):
+    """Once lexical+ctx was built, every `query --retriever all` said it was left out: news to no
+    one (all never takes it in; README and `index` say so), on every call and in every agent's answer."""
     from retrieval import service
 
     root = make_tree({"a.py": "def alpha_value():\n    return 1\n"})
     service.refresh(str(root), "lexical+ctx")  # built on request (offline here): never part of all
     result = run("query", "--root", root, "--retriever", "all", "alpha_value")
     assert result.exit_code == 0 and "a.py" in result.stdout
-    assert "note: lexical+ctx: left out (not part of all; ask it with --retriever lexical+ctx)" in result.stderr
+    assert "lexical+ctx" not in result.stderr
     for line in result.stderr.splitlines():
         if "not indexed; run `retrieval index" in line:  # the extras installed here but not built
             assert f"--root {root}`" in line, line
@@ -460,6 +463,23 @@ def test_index_reports_and_rebuilds_a_garbage_manifest(run, sample_repo):
     assert "corrupt" in result.stderr and "rebuilding" in result.stderr
     assert result.stdout.startswith("lexical: indexed")
     assert query_json(run, sample_repo, "LRUCache")["results"][0]["path"] == "src/app/cache.py"
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated-segment"])
+def test_a_damaged_index_rebuilt_by_a_query_is_said_in_a_note_line(run, sample_repo, damage):
+    """"the lexical index is corrupt; rebuilding it" had no `note:` prefix: a script reading stderr
+    for `^note:|^error:` missed it."""
+    assert run("index", "--root", sample_repo, "--retriever", "lexical").exit_code == 0
+    store = sample_repo / ".retrieval" / "lexical"
+    if damage == "garbage":
+        (store / "manifest.json").write_text("garbage{")
+    else:
+        (segment,) = [n for n in os.listdir(store) if n.startswith("seg-")]
+        (store / segment / "docs.bin").write_bytes(b"\x01")
+    result = run("query", "--root", sample_repo, "parse config")
+    assert result.exit_code == 0, result.stderr
+    said = [line for line in result.stderr.splitlines() if "rebuilding it" in line]
+    assert said and all(line.startswith("note: the lexical index is ") for line in said), result.stderr
 
 
 @pytest.mark.parametrize("damage", ["garbage", "old-schema", "truncated-segment"])

@@ -6,6 +6,7 @@ import errno
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -106,6 +107,18 @@ def test_filters_matching_no_indexed_file_say_so_on_stderr(run, sample_repo, fla
     result = run("query", "--root", sample_repo, "config", *flags)
     assert (result.exit_code, result.stdout) == (0, "")
     assert result.stderr.strip() == f"note: no indexed file matches {named}"
+
+
+@pytest.mark.parametrize("where", ["elsewhere", "above"])
+def test_a_path_filter_outside_the_root_says_it_is_outside_the_root(run, sample_repo, tmp_path, monkeypatch, where):
+    """`--path /other/repo/x.py` or `--path ../../../x` said "no indexed file matches", as if the
+    index were missing the file rather than the path leading out of the root."""
+    monkeypatch.chdir(sample_repo / "src" / "app")
+    glob = str(tmp_path / "other" / "config.py") if where == "elsewhere" else "../../../config.py"
+    result = run("query", "--root", sample_repo, "config", "--path", glob)
+    assert (result.exit_code, result.stdout) == (0, "")  # as any --path matching nothing
+    assert result.stderr.strip() == (f"note: --path {shlex.quote(glob)} is outside the root {sample_repo}: only files under it "
+                                     "are searched (--root chooses another)")
 
 
 def test_a_filter_that_matches_files_but_no_hit_gets_the_no_hits_note_not_the_filter_one(run, sample_repo):
@@ -217,6 +230,26 @@ def test_bm25_parameters_outside_their_range_are_a_usage_error(run, sample_repo,
 def test_expand_takes_ascii_digits_or_scope_and_anything_else_is_a_usage_error(run, sample_repo, value):
     result = run("query", "--root", sample_repo, "config", "--expand", value)
     assert result.exit_code == 2 and "--expand" in result.stderr and "Traceback" not in result.output
+
+
+def test_expand_scope_without_scoped_hits_says_once_that_scopes_come_from_treesitter(run, sample_repo):
+    """`--expand scope` with lexical (the default) showed each hit's own lines without a word: it
+    looked like the option did nothing."""
+    result = run("query", "--root", sample_repo, "config retries", "--expand", "scope", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert len(json.loads(result.stdout)["results"]) > 1  # several hits, one note
+    said = [line for line in result.stderr.splitlines() if "--expand scope" in line]
+    assert said == ["note: --expand scope: no hit has an enclosing scope (scopes come from the treesitter "
+                    "retriever's chunks: --retriever treesitter); each shows its own lines"]
+    assert "--expand scope" not in run("query", "--root", sample_repo, "config retries", "--expand", "3").stderr
+
+
+@pytest.mark.parametrize("command", [["query", "config"], ["index"]])
+def test_an_empty_embedding_model_is_a_usage_error_not_ignored(run, sample_repo, command):
+    """`--embed-model "$UNSET"` went on with the bundled model without a word."""
+    result = run(*command, "--root", sample_repo, "--embed-model", "")
+    assert result.exit_code == 2 and "'--embed-model': is empty" in result.output
+    assert not (sample_repo / ".retrieval").exists()
 
 
 def test_index_help_says_the_filters_persist_and_how_to_drop_them():
@@ -520,6 +553,20 @@ def test_an_index_directory_setting_that_names_a_file_is_said_as_such(run, sampl
         result = run(*command)
         assert result.exit_code == 1
         assert f"RETRIEVAL_INDEX_DIR={tmp_path / 'not-a-dir'} is not a directory" in result.stderr
+
+
+@pytest.mark.parametrize("command", [["query", "config"], ["index"], ["status"], ["clean"]])
+def test_a_relative_index_directory_setting_is_refused_by_every_command(run, sample_repo, monkeypatch, command):
+    """`RETRIEVAL_INDEX_DIR=idx` was taken from the current directory: a command run from a
+    subdirectory looked for the store elsewhere and built a second, full one."""
+    run("index", "--root", sample_repo, "--retriever", "lexical")
+    monkeypatch.chdir(sample_repo / "src")
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", "idx")
+    result = run(*command)
+    assert result.exit_code == 1
+    assert result.stderr == "error: RETRIEVAL_INDEX_DIR=idx is a relative path: it must be absolute (or unset it)\n"
+    assert not (sample_repo / "src" / "idx").exists() and not (sample_repo / "idx").exists()
+    assert (sample_repo / ".retrieval" / "lexical" / "manifest.json").exists()  # `clean` removed nothing
 
 
 def test_a_query_read_from_stdin_is_echoed_without_its_final_newline(run, sample_repo):

@@ -146,6 +146,16 @@ def test_expand_scope_gives_the_enclosing_class(run, make_tree):
     assert hit["snippet_start"] == hit["start_line"] - 2
 
 
+def test_expand_scope_over_treesitter_hits_without_a_scope_does_not_send_the_user_to_treesitter(run, make_tree):
+    root = make_tree({"engine.py": _engine(3), "guide.md": "# Guide\n\nStop the engine before leaving.\n"})
+    for retriever in ("treesitter", "all"):
+        assert run("index", "--root", root, "--retriever", "treesitter").exit_code == 0
+        result = run("query", "--root", root, "--retriever", retriever, "stop the engine", "--json", "--expand",
+                     "scope", "--kind", "docs")
+        assert result.exit_code == 0 and json.loads(result.stdout)["results"], result.stderr
+        assert "--expand scope" not in result.stderr, retriever  # it asked treesitter already
+
+
 def test_expand_scope_with_snippet_lines_shows_the_lines_of_the_scope_around_the_hit(run, make_tree):
     """The first N lines of a long class never showed a method near its end."""
     source = _engine(80)

@@ -48,6 +48,8 @@ def store_dir(root: str) -> str:
     root = os.path.abspath(root)
     moved = os.environ.get("RETRIEVAL_INDEX_DIR")
     if moved:
+        if not os.path.isabs(moved):  # refused by the command itself, which says why
+            raise ValueError(f"RETRIEVAL_INDEX_DIR={moved} is a relative path: it must be absolute (or unset it)")
         try:  # the blake2 module alone: hashlib would load OpenSSL first (milliseconds per process)
             from _blake2 import blake2b
         except ImportError:  # pragma: no cover - an interpreter built without it

@@ -35,6 +35,10 @@ def store_dir(root: str) -> str:
     root = os.path.abspath(root)
     moved = os.environ.get(ENV_INDEX_DIR)
     if moved:
+        if not os.path.isabs(moved):
+            # Taken from the current directory, it named another store in each subdirectory a
+            # command ran from, each a full rebuild.
+            raise StoreError(f"{ENV_INDEX_DIR}={moved} is a relative path: it must be absolute (or unset it)")
         # One subdirectory per root, so several repositories can share one index directory.
         tag = blake2b(root.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
         # A readable hint, cut short: a name of 243+ bytes made the directory's name too long to exist.

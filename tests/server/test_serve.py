@@ -168,17 +168,20 @@ def test_while_another_writer_holds_the_store_a_served_answer_is_stale_with_the_
     assert [h["path"] for h in json.loads(after.stdout)["results"]] == ["src/app/cache.py"]
 
 
-def test_a_relative_index_directory_means_the_same_place_to_a_detached_server(sample_repo, tmp_path):
+def test_a_relative_index_directory_never_makes_a_second_store_for_a_detached_server(sample_repo, tmp_path):
     """The server runs in the root: `RETRIEVAL_INDEX_DIR=idx serve --detach` made a second store
-    inside the project and waited forever for a server where the command looked for one."""
+    inside the project and waited forever for a server where the command looked for one. A relative
+    value is refused (it named another directory from each place a command ran in), by the server's
+    commands as by the others, before anything is written."""
     relative = {"RETRIEVAL_INDEX_DIR": "idx"}
+    refused = b"error: RETRIEVAL_INDEX_DIR=idx is a relative path: it must be absolute (or unset it)\n"
     try:
         started = cli("serve", "--detach", "--root", sample_repo, "--idle-timeout", 60, server=False, cwd=tmp_path,
                       env_extra=relative, timeout=60)
-        assert started.returncode == 0, started.stderr
-        assert not (sample_repo / "idx").exists() and (tmp_path / "idx").is_dir()
+        assert (started.returncode, strip_probe(started.stderr)) == (1, refused)
+        assert not (sample_repo / "idx").exists() and not (tmp_path / "idx").exists()
         served = cli("query", "--root", sample_repo, "parse config", "--json", cwd=tmp_path, env_extra=relative)
-        assert answered_by_server(served), served.stderr
+        assert (served.returncode, served.stdout, strip_probe(served.stderr)) == (1, b"", refused)
     finally:
         cli("serve", "--stop", "--root", sample_repo, server=False, cwd=tmp_path, env_extra=relative)
 
