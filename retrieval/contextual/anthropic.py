@@ -91,6 +91,12 @@ class AnthropicContextualizer:
             return f"the API's answer is not a Messages API reply ({detail})"
         return f"{exc.__class__.__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
 
+    @staticmethod
+    def refused_only(exc: BaseException) -> bool:
+        """Whether the API refused this request for what it holds (a prompt too long, a request too
+        large, content it will not process), not for a setting every request shares."""
+        return isinstance(exc, anthropic.APIStatusError) and exc.status_code in (400, 413)
+
 
 class UnexpectedAnswer(ValueError):
     """The endpoint answered, but not with a message."""

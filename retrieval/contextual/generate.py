@@ -1,7 +1,8 @@
 """Generate model contexts for a tree: plan, estimate, guard, then spend, caching as it goes.
 
 Standard library only; the model is a `requester` object (see anthropic.py) with
-`request(path, file_text, chunk) -> str` and `fatal(exc) -> str` (a one-line reason to stop).
+`request(path, file_text, chunk) -> str`, `fatal(exc) -> str` (a one-line reason to stop) and,
+optionally, `refused_only(exc) -> bool` (the API refused this request, not every request).
 
 - plan(): walk and chunk the tree as `lexical+ctx` would, and keep the chunks whose context is not
   cached yet. Files on the secret deny-list and files over `max_file_bytes` are never planned, so
@@ -147,6 +148,9 @@ def check_cost(p: Plan, *, yes: bool, max_chunks: int | None, max_dollars: float
 class RunReport:
     generated: int = 0
     empty: int = 0  # answers with no text: not kept
+    refused: int = 0  # chunks of files the API refused a request for (a prompt too long, say): not asked
+    refused_files: int = 0
+    refusal: str = ""  # the first refusal's reason
     stopped: str = ""  # the fatal reason, when the run stopped early
     interrupted: bool = False  # Ctrl-C: requests still in flight after the grace are abandoned
 
@@ -167,6 +171,9 @@ def clear_pending(cache: ContextCache) -> None:
         pass
 
 
+# A refused request (400, 413) costs its file's remaining chunks; this many files refused before any
+# answer is a setting every request carries (a wrong parameter): the run stops.
+REFUSED_FILES_TO_STOP = 3
 QUIET_NOTE_SECONDS = 30.0  # without an answer this long, a note says the run is waiting (again each period)
 
 
@@ -191,9 +198,10 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
         jobs.put(job)
 
     answered = [time.monotonic()]  # when the last answer came (or the run began)
+    refused_only = getattr(requester, "refused_only", lambda exc: False)
 
     def do(job: Job) -> None:
-        for chunk in job.chunks:
+        for done, chunk in enumerate(job.chunks):
             if stop.is_set():
                 return
             try:
@@ -202,6 +210,13 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
             except Exception as exc:
                 reason = requester.fatal(exc)
                 with lock:
+                    # One file the API will not take (its prompt too long, a policy refusal) had
+                    # stopped every run a few files in: its chunks are counted and the others go on.
+                    if refused_only(exc) and (report.generated or report.refused_files + 1 < REFUSED_FILES_TO_STOP):
+                        report.refused += len(job.chunks) - done
+                        report.refused_files += 1
+                        report.refusal = report.refusal or reason
+                        return
                     if not report.stopped:
                         report.stopped = reason
                 stop.set()
@@ -273,6 +288,12 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
         raise failures[0]
     if report.empty:
         progress(f"lexical+ctx: {report.empty} empty answers were not kept (asked again next run)")
+    if report.refused and not report.stopped:
+        if not report.generated:  # every file asked was refused: nothing says the next one would not be
+            report.stopped = report.refusal
+        else:
+            progress(f"lexical+ctx: the API refused {report.refused} chunk(s) of {report.refused_files} file(s), "
+                     f"which keep their offline context (asked again next run; first: {report.refusal})")
     if report.stopped:
         raise GenerationStopped(
             f"{report.stopped}; {report.generated} of {total} contexts generated and kept, "

@@ -165,11 +165,31 @@ def test_deny_listed_and_oversized_files_never_reach_the_api(make_tree):
     assert "hunter2" not in sent and "PRIVATE" not in sent and "big.py" not in sent
 
 
-def test_a_refused_request_says_the_api_s_own_message_not_a_python_dict(make_tree):
+TOO_LONG = {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}
+
+
+def test_requests_all_refused_stop_the_run_with_the_api_s_own_message_not_a_python_dict(make_tree):
     root = make_tree(FILES)
-    bad = {"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long"}}
     with pytest.raises(GenerationStopped, match=r"^the API refused a request \(400\): prompt is too long; 0 of 3"):
-        index(root, contextualizer(Endpoint([(400, bad)])), workers=1)
+        index(root, contextualizer(Endpoint([(400, TOO_LONG)] * 3)), workers=1)
+
+
+@pytest.mark.parametrize("status", [400, 413])
+def test_a_file_the_api_refuses_is_counted_and_the_others_get_their_contexts(make_tree, status):
+    """One file the API would not take (its prompt too long, content it refuses) stopped every run
+    a few files in, so the index was never built."""
+    root = make_tree(FILES)
+    said: list[str] = []
+    endpoint = Endpoint([(status, TOO_LONG)])
+    report = command.refresh(str(root), context=ContextOptions(yes=True, workers=1), requester=contextualizer(endpoint),
+                             progress=said.append)
+    assert report.status == "indexed" and len(endpoint.requests) == 3
+    assert [m for m in said if m.startswith("lexical+ctx: the API refused 1 chunk(s) of 1 file(s)")], said
+    contexts = [h.context for h in service.search(str(root), "Quokkaword", retriever="lexical+ctx", top_k=10).hits]
+    assert len([c for c in contexts if c.startswith("Quokkaword")]) == 2
+    again = Endpoint()
+    index(root, contextualizer(again), workers=1)
+    assert len(again.requests) == 1  # the refused one is asked again; nothing else is
 
 
 @pytest.mark.parametrize("payload", [{"foo": "bar"}, "<html>gateway</html>"])
