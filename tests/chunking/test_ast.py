@@ -1757,6 +1757,62 @@ def test_a_file_the_parser_is_slow_over_is_chunked_by_lines_and_the_next_file_pa
     assert {c.symbol for c in chunks_of(script, "ops.sh", "bash", policy=TINY)} >= {"deploy", "rollback"}
 
 
+def test_ctrl_c_during_a_parse_stops_the_command_as_interrupted_and_the_next_parse_works():
+    """A signal's KeyboardInterrupt (SIGTERM's Terminated is one) raised inside a parser callback
+    came out as a SystemError: `index` ended with a traceback and exit 1 instead of 130 or 143."""
+    import signal
+
+    from retrieval.chunking import ast
+
+    n = 3000  # tree-sitter-bash takes seconds over this: the alarm rings mid-parse
+    slow = "cat " + " ".join(f"<<EOF{i}" for i in range(n)) + "\n" + "".join(f"line {i}\nEOF{i}\n" for i in range(n))
+
+    def interrupt(*_args):
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        with pytest.raises(KeyboardInterrupt):
+            ast.chunk_syntax(slow, "many.sh", language="bash")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    script = "deploy() {\n  echo deploying\n}\n\nrollback() {\n  echo rolling back\n}\n"
+    assert {c.symbol for c in chunks_of(script, "ops.sh", "bash", policy=TINY)} >= {"deploy", "rollback"}
+
+
+def test_reading_the_names_of_a_file_of_many_definitions_costs_about_the_names(monkeypatch):
+    """A node's text in a tree parsed from a read callback is read through it again, one slice per
+    node however short: with 64 KB slices the names of a generated 1 MB file of constants cost 7 s
+    (each name copied 64 KB)."""
+    from retrieval.chunking import ast
+
+    real = ast._parser
+    handed = []
+
+    class Counting:
+        def __init__(self, parser):
+            self.parser = parser
+
+        def parse(self, read, **kwargs):
+            def counted(offset, point):
+                out = read(offset, point)
+                handed.append(len(out))
+                return out
+            return self.parser.parse(counted, **kwargs)
+
+        def reset(self):
+            self.parser.reset()
+
+    monkeypatch.setattr(ast, "_parser", lambda grammar: Counting(real(grammar)))
+    text = "".join(f"X{i} = {i}\n" for i in range(5000))
+    chunks = ast.chunk_syntax(text, "consts.py", language="python")
+    assert_verbatim(text, chunks)
+    assert {"X0", "X4999"} <= defined(chunks)
+    assert sum(handed) < 2048 * 10_000  # 10,000 names and values read: at most 2 KB each
+
+
 def test_a_file_of_unclosed_brackets_is_chunked_by_lines():
     """JSONTestSuite's 100,000 opening arrays parse as an ERROR root over bare `[` tokens: nothing
     was read, and searching that tree for definitions took 5 s."""
