@@ -166,5 +166,24 @@ def build(root: str):
     return server
 
 
+def _only_os_error(exc: BaseException) -> OSError | None:
+    """The OSError behind exc when that is all it holds (the SDK's task groups wrap what failed in
+    exception groups), else None."""
+    inner = getattr(exc, "exceptions", None)
+    if inner is None:
+        return exc if isinstance(exc, OSError) else None
+    found = [_only_os_error(e) for e in inner]
+    return found[0] if found and all(found) else None
+
+
 def run(root: str) -> None:
-    build(root).run("stdio")
+    try:
+        build(root).run("stdio")
+    except Exception as exc:
+        # The host closed our stdout (it went away) or the disk behind it is full: raised as the
+        # OSError itself, the command ends as any other whose output fails (quietly on a closed
+        # pipe), not with the SDK's exception group traceback.
+        error = _only_os_error(exc)
+        if error is None or error is exc:
+            raise
+        raise error from None

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 
 import click
 
@@ -81,6 +82,10 @@ def mcp_command(root):
         raise _fail(refusal)
     if not os.path.isdir(root):  # said now, not as every tool call's failure
         raise _fail(f"root is not a directory: {shown_path(root)}")
+    # The protocol runs over both (started `>&-`, the SDK failed with a traceback).
+    closed = [name for name in ("stdin", "stdout") if getattr(sys, name) is None]
+    if closed:
+        raise _fail(f"`retrieval mcp` talks over stdin and stdout: {' and '.join(closed)} closed")
     # A host stops its MCP server with SIGTERM, between calls: that ends it at once, not after stdin closes.
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     mcp.run(root)

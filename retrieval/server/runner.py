@@ -32,6 +32,7 @@ def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodin
     """(exit status, stdout bytes, stderr bytes) of `retrieval ARGV` run here. With `caller_env` (a
     server answering another process), the variables a command reads for itself alone
     (client.ENV_PER_CALL) take the caller's values for this call, unset when the caller has none."""
+    from .. import settings
     from ..cli import main
     from .client import ENV_PER_CALL
 
@@ -47,6 +48,9 @@ def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodin
     sys.stdin, sys.stdout, sys.stderr = streams
     # A command may set environment variables for itself (`--embed-model`): not for the next one.
     environ = dict(os.environ)
+    # A bad RETRIEVAL_* value is named once per process: a cold command names it every time, so
+    # each command run here does too (else only the server's first one, or its log, said it).
+    settings._warned.clear()
     try:
         for key in ENV_PER_CALL if caller_env is not None else ():
             if key in caller_env:

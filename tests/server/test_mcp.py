@@ -244,3 +244,47 @@ def test_libraries_log_records_never_reach_an_agents_notes(make_tree):
     payload = _payload(result)
     assert payload["results"]
     assert not any("INFO" in note or "SentenceTransformer" in note for note in payload.get("notes", [])), payload
+
+
+@pytest.mark.parametrize("stream", ["stdin", "stdout"])
+def test_mcp_started_with_a_closed_stream_exits_with_one_line(sample_repo, stream):
+    """Started `>&-`, the SDK failed with a traceback (stream.buffer of None)."""
+    fd = {"stdin": 0, "stdout": 1}[stream]
+    proc = subprocess.run(["sh", "-c", f'exec "$@" {fd}>&-', "sh", sys.executable, "-m", "retrieval.entry", "mcp",
+                           "--root", str(sample_repo)], capture_output=stream == "stdin",
+                          stdout=subprocess.DEVNULL if stream == "stdout" else None,
+                          stderr=subprocess.PIPE if stream == "stdout" else None, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.decode().splitlines() == [f"error: `retrieval mcp` talks over stdin and stdout: {stream} closed"]
+
+
+def test_a_host_that_closes_the_servers_stdout_ends_it_quietly(sample_repo):
+    """Its answer written to a closed pipe, the server ended with an exception group's traceback."""
+    import time
+
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}}
+    call = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "status", "arguments": {}}}
+    proc = subprocess.Popen([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(sample_repo)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        proc.stdin.write((json.dumps(init) + "\n").encode())
+        proc.stdin.flush()
+        assert json.loads(proc.stdout.readline())["result"]
+        proc.stdout.close()  # the host went away without closing our stdin
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
+                          + json.dumps(call) + "\n").encode())
+        deadline = time.monotonic() + 60
+        while proc.poll() is None and time.monotonic() < deadline:
+            try:  # what a host sends next: the server, its writer gone, ends on it
+                proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping"}) + "\n").encode())
+                proc.stdin.flush()
+            except BrokenPipeError:
+                break
+            time.sleep(0.1)
+        assert proc.wait(timeout=60) == 0  # as `retrieval query | head -1` ends
+        assert proc.stderr.read() == b""
+    finally:
+        proc.kill()
+        proc.stdin.close()
