@@ -213,17 +213,18 @@ def _config_excludes_file(path: str, current: str | None, git_dir: str | None = 
     for line in lines:
         line = line.strip()
         if line.startswith("["):
-            section = line[1:line.find("]")].strip() if "]" in line else ""
+            close = line.find("]")
+            section = line[1:close].strip() if close >= 0 else ""
             name, _, sub = section.partition(" ")
             section = name.lower()
             if section == "includeif":  # only when its condition holds for this repository
                 section = "include" if _included_here(sub.strip().strip('"'), path, git_dir) else ""
-            continue
+            line = line[close + 1:].strip() if close >= 0 else ""  # `[core] excludesFile = x`: one line
         key, eq, value = line.partition("=")
         if not eq or section not in ("core", "include"):
             continue
         key = key.strip().lower()
-        value = re.split(r"\s[#;]", value, maxsplit=1)[0].strip().strip('"')
+        value = _config_value(value)
         if section == "core" and key == "excludesfile":
             current = os.path.expanduser(value) if value else None
         elif section == "include" and key == "path" and value:
@@ -231,6 +232,30 @@ def _config_excludes_file(path: str, current: str | None, git_dir: str | None = 
             included = os.path.join(os.path.dirname(path), os.path.expanduser(value))
             current = _config_excludes_file(included, current, git_dir, depth + 1, watch)
     return current
+
+
+def _config_value(raw: str) -> str:
+    """A config value as git reads it: what is inside `"..."` is kept (a `#`, spaces), a `#` or `;`
+    outside quotes begins a comment, a backslash escapes the next character, and spaces outside
+    quotes at either end go."""
+    out, spaces, quoted, i = [], "", False, 0
+    while i < len(raw):
+        c = raw[i]
+        i += 1
+        if c == '"':
+            quoted = not quoted
+            continue
+        if not quoted and c in "#;":
+            break
+        if not quoted and c in " \t":
+            spaces += c if out else ""
+            continue
+        if c == "\\" and i < len(raw):
+            c = {"n": "\n", "t": "\t", "b": "\b"}.get(raw[i], raw[i])
+            i += 1
+        out.append(spaces + c)
+        spaces = ""
+    return "".join(out)
 
 
 def _included_here(condition: str, config: str, git_dir: str | None) -> bool:
@@ -257,10 +282,16 @@ def _included_here(condition: str, config: str, git_dir: str | None) -> bool:
     return any(re.fullmatch(regex, p, flags) or re.fullmatch(regex, p + "/", flags) for p in paths)
 
 
+_CONFIG_VARIABLES = ("GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
+
+
 def user_places() -> dict:
     """Where this user's git configuration is looked for: another HOME or XDG_CONFIG_HOME (`sudo`,
-    a CI user, a sandbox) finds other ignore rules, at paths an index built here never watched."""
-    return {"home": os.path.expanduser("~"), "xdg_config_home": os.environ.get("XDG_CONFIG_HOME", "")}
+    a CI user, a sandbox) finds other ignore rules, at paths an index built here never watched. The
+    GIT_CONFIG_* variables only when set, so an index built without them stays the same."""
+    places = {"home": os.path.expanduser("~"), "xdg_config_home": os.environ.get("XDG_CONFIG_HOME", "")}
+    places.update({name.lower(): os.environ[name] for name in _CONFIG_VARIABLES if name in os.environ})
+    return places
 
 
 def _global_excludes(git_dir: str | None, watch: dict | None = None) -> str | None:
@@ -268,8 +299,17 @@ def _global_excludes(git_dir: str | None, watch: dict | None = None) -> str | No
     else $XDG_CONFIG_HOME/git/ignore. The config files go into `watch` (_config_excludes_file)."""
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     found = None
-    for config in ("/etc/gitconfig", os.path.join(xdg, "git", "config"), os.path.expanduser("~/.gitconfig")):
-        found = _config_excludes_file(config, found, git_dir, watch=watch)
+    # As git: GIT_CONFIG_NOSYSTEM skips the system file, GIT_CONFIG_SYSTEM moves it, and
+    # GIT_CONFIG_GLOBAL replaces the user's two (a CI job's or a sandbox's own configuration).
+    configs = [] if os.environ.get("GIT_CONFIG_NOSYSTEM", "").lower() in ("1", "true", "yes", "on") else [
+        os.environ.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig")]
+    if "GIT_CONFIG_GLOBAL" in os.environ:
+        configs.append(os.environ["GIT_CONFIG_GLOBAL"])
+    else:
+        configs += [os.path.join(xdg, "git", "config"), os.path.expanduser("~/.gitconfig")]
+    for config in configs:
+        if config:
+            found = _config_excludes_file(config, found, git_dir, watch=watch)
     if git_dir is not None:
         found = _config_excludes_file(os.path.join(git_dir, "config"), found, git_dir, watch=watch)
     return found or os.path.join(xdg, "git", "ignore")
@@ -322,7 +362,9 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     below = os.path.relpath(root, top)
     prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
     git_dir = _git_dir(top)
-    stack = _push_file(stack, _global_excludes(git_dir, result.watch), "", prefix, root, result, absolute=True)
+    excludes = _global_excludes(git_dir, result.watch)
+    # A relative core.excludesFile is git's from the top of the work tree, where git runs.
+    stack = _push_file(stack, os.path.join(top, excludes), "", prefix, root, result, absolute=True)
     stack = _push_file(stack, _info_exclude(git_dir), "", prefix, root, result, repository=True)
     if prefix:
         parts = prefix.rstrip("/").split("/")
@@ -336,8 +378,9 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
 
 
 # Bump when walk() admits files it did not before, so that an index walks again instead of trusting
-# its stats (2: extension-less scripts by their `#!` line; 3: a nested repository by its own rules only).
-RULES_VERSION = 3
+# its stats (2: extension-less scripts by their `#!` line; 3: a nested repository by its own rules only;
+# 4: ignore lines and git config values read as git reads them).
+RULES_VERSION = 4
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 

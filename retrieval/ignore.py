@@ -125,6 +125,8 @@ def _translate(glob: str, spelled_too: bool = False) -> str:
             i += 1
             escaped = re.escape(glob[i])
             out.append(f"(?:{escaped}|{re.escape(glob[i - 1 : i + 1])})" if spelled_too else escaped)
+        elif c == "\\" and not spelled_too:
+            raise _Malformed(glob)  # a trailing backslash escapes nothing: git's pattern matches nothing
         else:
             out.append(re.escape(c))
         i += 1
@@ -134,12 +136,7 @@ def _translate(glob: str, spelled_too: bool = False) -> str:
 def compile_rule(line: str, *, spelled_too: bool = False) -> Rule | None:
     """One line of an ignore file -> Rule, or None for blanks and comments. `spelled_too`: see
     compile_globs."""
-    line = line.rstrip("\n").rstrip("\r")
-    # Trailing spaces are ignored unless escaped.
-    stripped = line.rstrip(" ")
-    if stripped.endswith("\\") and len(stripped) < len(line):
-        stripped += " "
-    line = stripped
+    line = _trim_trailing_spaces(line.rstrip("\n").rstrip("\r"))
     if not line or line.startswith("#"):
         return None
     negated = False
@@ -148,7 +145,9 @@ def compile_rule(line: str, *, spelled_too: bool = False) -> Rule | None:
     elif line.startswith("\\!") or line.startswith("\\#"):
         line = line[1:]
     dir_only = line.endswith("/")
-    line = line.rstrip("/")
+    # git drops one trailing `/`: in an ignore file `build//` is left ending in `/` and matches
+    # nothing; a user's glob (`--path src//`) means the directory.
+    line = line.rstrip("/") if spelled_too else line[:-1] if dir_only else line
     if not line:
         return None
     anchored = "/" in line
@@ -165,6 +164,23 @@ def compile_rule(line: str, *, spelled_too: bool = False) -> Rule | None:
         return None
     literal = "" if any(c in line for c in "*?[\\") else line
     return Rule(regex, negated, dir_only, literal)
+
+
+def _trim_trailing_spaces(line: str) -> str:
+    """Trailing spaces dropped unless escaped, read as git does: a backslash escapes the character
+    after it, so in `a\\\\ ` (an escaped backslash) the space is not escaped and goes."""
+    last_space = None
+    i = 0
+    while i < len(line):
+        if line[i] == " ":
+            if last_space is None:
+                last_space = i
+        else:
+            if line[i] == "\\":
+                i += 1
+            last_space = None
+        i += 1
+    return line if last_space is None else line[:last_space]
 
 
 def _compile_lines(lines, spelled_too: bool = False) -> list[Rule]:

@@ -224,6 +224,28 @@ def test_core_excludes_file_in_an_include_if_applies_only_to_the_repositories_it
     assert paths(work) == ["main.py"]
 
 
+def test_core_excludes_file_is_read_as_git_reads_its_config(make_tree, monkeypatch, tmp_path):
+    """A section header with its setting on the same line, a quoted value holding ` #`, a relative
+    path (git's from the top of the work tree, not from where the command runs) and
+    GIT_CONFIG_GLOBAL, which replaces ~/.gitconfig (a CI job's own configuration)."""
+    repo = make_tree({".git/HEAD": "x\n", "a.py": "", "b.py": "", "c.py": "", "d.py": "", "main.py": "",
+                      "local.ignore": "c.py\n"})
+    (tmp_path / "one line").write_text("a.py\n")
+    (tmp_path / "x #y").mkdir()
+    (tmp_path / "x #y" / "ignore").write_text("b.py\n")
+    (tmp_path / "d.ignore").write_text("d.py\n")
+    (tmp_path / "global").write_text(f"[core] excludesFile = {tmp_path / 'd.ignore'}\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "global"))
+    monkeypatch.chdir(tmp_path)
+    assert paths(repo) == ["a.py", "b.py", "c.py", "main.py"]
+    for config, dropped in ((f"[core] excludesFile = {tmp_path / 'one line'}\n", "a.py"),
+                            (f'[core]\n\texcludesFile = "{tmp_path / "x #y" / "ignore"}" ; mine\n', "b.py"),
+                            ("[core]\n\texcludesFile = local.ignore\n", "c.py")):
+        (repo / ".git" / "config").write_text(config)
+        assert dropped not in paths(repo), config
+        assert "d.py" in paths(repo)  # the repository's setting is the last one read
+
+
 def test_a_byte_order_mark_is_not_part_of_the_first_pattern(make_tree):
     root = make_tree({".gitignore": "\ufeffgenerated_api.py\n", "generated_api.py": "", "main.py": ""})
     assert paths(root) == ["main.py"]

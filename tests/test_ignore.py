@@ -55,6 +55,17 @@ def test_a_trailing_slash_matches_directories_only():
     assert ignored_by("README/", "pkg/README", is_dir=True)
 
 
+def test_trailing_spaces_backslashes_and_slashes_are_read_as_git_reads_them():
+    # An escaped backslash escapes no space: `a\\ ` is `a\\`, the file `a\`.
+    assert ignored_by("a\\\\ \n", "a\\") and not ignored_by("a\\\\ \n", "a\\ ")
+    assert ignored_by("b\\ \n", "b ") and ignored_by("c\\\\\\ \n", "c\\ ")
+    # A lone trailing backslash escapes nothing, and `d//` keeps a `/` after git drops one: both
+    # match nothing in git.
+    assert not ignored_by("foo\\\n", "foo\\") and not ignored_by("foo\\\n", "foo")
+    assert not ignored_by("d//\n", "d", is_dir=True) and not ignored_by("d//\n", "d/a.py")
+    assert ignored_by("d/\n", "d", is_dir=True)
+
+
 def test_the_last_matching_pattern_wins_and_bang_reincludes():
     assert ignored_by("*.py\n", "drop.py")
     assert not ignored_by("*.py\n!keep.py\n", "keep.py")
