@@ -197,17 +197,17 @@ def _info_exclude(git_dir: str | None) -> str | None:
     return os.path.join(git_dir, "info", "exclude")
 
 
-def _config_excludes_file(path: str, current: str | None, git_dir: str | None = None, depth: int = 0,
-                          watch: dict | None = None) -> str | None:
-    """core.excludesFile as one git config file sets it (the last setting wins, an included file's
-    in its place: `[include]`, and `[includeIf "gitdir:..."]` when the repository matches), else
-    `current`. Each config file read (or looked for) goes into `watch`: setting the option later
-    changes what is ignored."""
+def _config_core(path: str, core: dict, git_dir: str | None = None, depth: int = 0,
+                 watch: dict | None = None) -> dict:
+    """The `[core]` settings discovery needs ("excludesfile", "ignorecase") with one git config
+    file read over `core` (the last setting wins, an included file's in its place: `[include]`,
+    and `[includeIf "gitdir:..."]` when the repository matches). Each config file read (or looked
+    for) goes into `watch`: setting an option later changes what is ignored."""
     text, _reason, st = _read_text(path, follow=True)
     if watch is not None:
         watch[path] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns) if st is not None else (0, 0)
     if text is None or depth > 10:  # git's own include depth limit: a loop ends here
-        return current
+        return core
     lines = text.splitlines()
     section = ""
     for line in lines:
@@ -221,17 +221,35 @@ def _config_excludes_file(path: str, current: str | None, git_dir: str | None = 
                 section = "include" if _included_here(sub.strip().strip('"'), path, git_dir) else ""
             line = line[close + 1:].strip() if close >= 0 else ""  # `[core] excludesFile = x`: one line
         key, eq, value = line.partition("=")
+        key = key.strip().lower()
+        if section == "core" and key == "ignorecase":
+            # A bare `ignorecase` is true; a value git refuses (it stops there) changes nothing.
+            flag = _config_bool(_config_value(value)) if eq else True
+            if flag is not None:
+                core["ignorecase"] = flag
         if not eq or section not in ("core", "include"):
             continue
-        key = key.strip().lower()
         value = _config_value(value)
         if section == "core" and key == "excludesfile":
-            current = os.path.expanduser(value) if value else None
+            core["excludesfile"] = os.path.expanduser(value) if value else None
         elif section == "include" and key == "path" and value:
             # Relative to the including file, as git reads it.
             included = os.path.join(os.path.dirname(path), os.path.expanduser(value))
-            current = _config_excludes_file(included, current, git_dir, depth + 1, watch)
-    return current
+            core = _config_core(included, core, git_dir, depth + 1, watch)
+    return core
+
+
+def _config_bool(value: str) -> bool | None:
+    """A boolean as git reads one (true/yes/on, false/no/off, an integer, empty for false), or None."""
+    value = value.lower()
+    if value in ("true", "yes", "on"):
+        return True
+    if value in ("false", "no", "off", ""):
+        return False
+    try:
+        return int(value) != 0
+    except ValueError:
+        return None
 
 
 def _config_value(raw: str) -> str:
@@ -294,11 +312,11 @@ def user_places() -> dict:
     return places
 
 
-def _global_excludes(git_dir: str | None, watch: dict | None = None) -> str | None:
-    """git's per-user ignore file: core.excludesFile (from the user's and the repository's config),
-    else $XDG_CONFIG_HOME/git/ignore. The config files go into `watch` (_config_excludes_file)."""
+def _git_config(git_dir: str | None, watch: dict | None = None) -> tuple[str, bool]:
+    """(git's per-user ignore file, core.ignoreCase), from the user's and the repository's config:
+    core.excludesFile, else $XDG_CONFIG_HOME/git/ignore. The config files go into `watch` (_config_core)."""
     xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    found = None
+    core: dict = {}
     # As git: GIT_CONFIG_NOSYSTEM skips the system file, GIT_CONFIG_SYSTEM moves it, and
     # GIT_CONFIG_GLOBAL replaces the user's two (a CI job's or a sandbox's own configuration).
     configs = [] if os.environ.get("GIT_CONFIG_NOSYSTEM", "").lower() in ("1", "true", "yes", "on") else [
@@ -309,10 +327,10 @@ def _global_excludes(git_dir: str | None, watch: dict | None = None) -> str | No
         configs += [os.path.join(xdg, "git", "config"), os.path.expanduser("~/.gitconfig")]
     for config in configs:
         if config:
-            found = _config_excludes_file(config, found, git_dir, watch=watch)
+            core = _config_core(config, core, git_dir, watch=watch)
     if git_dir is not None:
-        found = _config_excludes_file(os.path.join(git_dir, "config"), found, git_dir, watch=watch)
-    return found or os.path.join(xdg, "git", "ignore")
+        core = _config_core(os.path.join(git_dir, "config"), core, git_dir, watch=watch)
+    return core.get("excludesfile") or os.path.join(xdg, "git", "ignore"), core.get("ignorecase", False)
 
 
 def _push_file(stack, path, base, prefix, root, result, *, absolute=False, repository=False) -> ignore.IgnoreStack:
@@ -362,7 +380,11 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     below = os.path.relpath(root, top)
     prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
     git_dir = _git_dir(top)
-    excludes = _global_excludes(git_dir, result.watch)
+    excludes, ignorecase = _git_config(git_dir, result.watch)
+    # git sets core.ignoreCase on a case-insensitive filesystem (macOS, Windows) and then matches its
+    # ignore rules so. `.ignore` and `.retrievalignore` follow it too (there `Build/` is `build/`), and
+    # a nested repository keeps it (the same filesystem).
+    stack = ignore.IgnoreStack(ignorecase=ignorecase)
     # A relative core.excludesFile is git's from the top of the work tree, where git runs.
     stack = _push_file(stack, os.path.join(top, excludes), "", prefix, root, result, absolute=True)
     stack = _push_file(stack, _info_exclude(git_dir), "", prefix, root, result, repository=True)
@@ -377,10 +399,10 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     return stack
 
 
-# Bump when walk() admits files it did not before, so that an index walks again instead of trusting
-# its stats (2: extension-less scripts by their `#!` line; 3: a nested repository by its own rules only;
-# 4: ignore lines and git config values read as git reads them).
-RULES_VERSION = 4
+# Bump when walk() admits (or drops) files it did not before, so that an index walks again instead of
+# trusting its stats (2: extension-less scripts by their `#!` line; 3: a nested repository by its own
+# rules only; 4: ignore lines and git config values read as git reads them; 5: core.ignoreCase).
+RULES_VERSION = 5
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 

@@ -221,14 +221,16 @@ class RuleSet:
     """One ignore file's rules compiled into two alternations (files; directories), highest
     priority first, so one regex call finds the last matching rule."""
 
-    def __init__(self, rules: list[Rule]):
+    def __init__(self, rules: list[Rule], *, ignorecase: bool = False):
         self.rules = tuple(rules)
+        # git's core.ignoreCase folds ASCII letters only (`É` is not `é`), as re.ASCII does.
+        flags = re.DOTALL | (re.IGNORECASE | re.ASCII if ignorecase else 0)
         ordered = list(reversed(rules))
-        self._files = self._combine([r for r in ordered if not r.dir_only])
-        self._dirs = self._combine(ordered)
+        self._files = self._combine([r for r in ordered if not r.dir_only], flags)
+        self._dirs = self._combine(ordered, flags)
 
     @staticmethod
-    def _combine(rules: list[Rule]):
+    def _combine(rules: list[Rule], flags: int = re.DOTALL):
         if not rules:
             return None
         pattern = "|".join(f"({r.regex.pattern})" for r in rules)
@@ -238,7 +240,7 @@ class RuleSet:
         for r in rules:
             starts.append(group)
             group += 1 + r.regex.groups
-        return re.compile(pattern, re.DOTALL), dict(zip(starts, negated))
+        return re.compile(pattern, flags), dict(zip(starts, negated))
 
     def __bool__(self) -> bool:
         return bool(self.rules)
@@ -265,23 +267,25 @@ def _first_group(m) -> int:
 class IgnoreStack:
     """Ignore rules collected while walking down a tree, each set scoped to its directory."""
 
-    def __init__(self, layers: tuple[tuple[str, str, RuleSet, bool], ...] = ()):
+    def __init__(self, layers: tuple[tuple[str, str, RuleSet, bool], ...] = (), *, ignorecase: bool = False):
         # (directory relative to the root with a trailing '/', or '';
         #  what to put before a path below that directory to make it relative to the rules' own
         #  directory: '' for ignore files inside the tree, 'sub/' when the rules are above it;
         #  rules;
         #  whether they are one git repository's own: its .gitignore files and info/exclude)
         self._layers = layers
+        self.ignorecase = ignorecase  # git's core.ignoreCase: every rule pushed matches letters in either case
 
     def push(self, base: str, rules: list[Rule], prefix: str = "", *, repository: bool = False) -> "IgnoreStack":
         if not rules:
             return self
-        return IgnoreStack(self._layers + ((base, prefix, RuleSet(rules), repository),))
+        layer = (base, prefix, RuleSet(rules, ignorecase=self.ignorecase), repository)
+        return IgnoreStack(self._layers + (layer,), ignorecase=self.ignorecase)
 
     def entering_repository(self) -> "IgnoreStack":
         """The rules inside a nested repository or submodule: git applies none of the outer
         repository's own there (the user's global excludes, `.ignore` and `.retrievalignore` still)."""
-        return IgnoreStack(tuple(layer for layer in self._layers if not layer[3]))
+        return IgnoreStack(tuple(layer for layer in self._layers if not layer[3]), ignorecase=self.ignorecase)
 
     def verdict(self, relpath: str, is_dir: bool) -> bool | None:
         """True ignored, False re-included by a negation, None when no rule matches."""
@@ -300,14 +304,22 @@ class IgnoreStack:
     def names(self, relpath: str) -> bool:
         """Whether a negation spells this path out (`!vendor/`, `!src/build/`): a wildcard that
         happens to match it (`!*/`) does not take back what is pruned by default."""
-        name = relpath.rsplit("/", 1)[-1]
+        fold = _ascii_lower if self.ignorecase else str
+        name = fold(relpath.rsplit("/", 1)[-1])
         for base, prefix, ruleset, _ in self._layers:
             if base and not relpath.startswith(base):
                 continue
-            local = prefix + relpath[len(base):]
-            if any(r.negated and r.literal in (name, local) for r in ruleset.rules if r.literal):
+            local = fold(prefix + relpath[len(base):])
+            if any(r.negated and fold(r.literal) in (name, local) for r in ruleset.rules if r.literal):
                 return True
         return False
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def _ascii_lower(text: str) -> str:
+    return text.translate(_ASCII_LOWER)
 
 
 def matches_any(rules: RuleSet, relpath: str, is_dir: bool = False) -> bool:

@@ -246,6 +246,50 @@ def test_core_excludes_file_is_read_as_git_reads_its_config(make_tree, monkeypat
         assert "d.py" in paths(repo)  # the repository's setting is the last one read
 
 
+@pytest.mark.parametrize("config, folded", [
+    ("[core]\n\tignorecase = true\n", True), ("[core]\n\tignoreCase = Yes ; a Mac\n", True),
+    ("[core] ignorecase = 1\n", True), ("[core]\n\tignorecase\n", True),
+    ("[core]\n\tignorecase = off\n", False), ("[core]\n\tignorecase =\n", False), ("[core]\n\tbare = false\n", False),
+    ("[core]\n\tignorecase = true\n[core]\n\tignorecase = no\n", False),  # the last setting wins
+])
+def test_core_ignorecase_matches_gits_ignore_rules_in_either_case(make_tree, monkeypatch, tmp_path, config, folded):
+    """git sets core.ignoreCase in a repository on a case-insensitive filesystem (macOS, Windows) and
+    then `build/` ignores `Build/`; `.retrievalignore` and `.ignore` follow it too."""
+    (tmp_path / "config" / "git").mkdir(parents=True)
+    (tmp_path / "config" / "git" / "ignore").write_text("SCRATCH/\n")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "no-global"))
+    repo = make_tree({".git/HEAD": "x\n", ".git/config": config, ".git/info/exclude": "local.py\n",
+                      ".gitignore": "build/\n*.GEN.py\n", ".retrievalignore": "Notes.md\n",
+                      "Build/x.py": "", "api.gen.py": "", "LOCAL.py": "", "scratch/s.py": "", "notes.md": "",
+                      "main.py": ""})
+    everything = ["Build/x.py", "LOCAL.py", "api.gen.py", "main.py", "notes.md", "scratch/s.py"]
+    assert paths(repo) == (["main.py"] if folded else everything)
+
+
+def test_core_ignorecase_in_the_users_config_applies_and_the_repositorys_wins(make_tree, monkeypatch, tmp_path):
+    (tmp_path / "global").write_text("[core]\n\tignorecase = true\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(tmp_path / "global"))
+    repo = make_tree({".git/HEAD": "x\n", ".gitignore": "build/\n", "Build/x.py": "", "main.py": ""})
+    plain = make_tree({".retrievalignore": "build/\n", "Build/x.py": "", "main.py": ""}, name="plain")
+    assert paths(repo) == ["main.py"]
+    assert paths(plain) == ["Build/x.py", "main.py"]  # no repository: git's setting is none of its
+    (repo / ".git" / "config").write_text("[core]\n\tignorecase = false\n")
+    assert paths(repo) == ["Build/x.py", "main.py"]
+
+
+def test_core_ignorecase_set_after_indexing_makes_the_index_stale(make_tree):
+    root = make_tree({".git/HEAD": "x\n", ".git/config": "[core]\n\tbare = false\n", ".gitignore": "build/\n",
+                      "Build/x.py": "x = 1\n", "main.py": "y = 1\n"})
+    service.refresh(str(root), "lexical")
+    assert _manifest(root)["files"]["path"] == ["Build/x.py", "main.py"]
+    assert service.is_current(str(root), _manifest(root))
+    (root / ".git" / "config").write_text("[core]\n\tbare = false\n\tignorecase = true\n")
+    assert not service.is_current(str(root), _manifest(root))
+    service.refresh(str(root), "lexical")
+    assert _manifest(root)["files"]["path"] == ["main.py"]
+
+
 def test_a_byte_order_mark_is_not_part_of_the_first_pattern(make_tree):
     root = make_tree({".gitignore": "\ufeffgenerated_api.py\n", "generated_api.py": "", "main.py": ""})
     assert paths(root) == ["main.py"]

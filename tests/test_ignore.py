@@ -257,3 +257,50 @@ def test_discovery_agrees_with_git_on_odd_globs_and_from_a_directory_below_the_t
 
 def test_a_run_of_three_stars_before_a_slash_is_any_number_of_directories():
     assert ignored_by("***/deep.py", "a/b/deep.py") and ignored_by("***/deep.py", "deep.py")
+
+
+CASE_FILES = [
+    "Build/x.py", "build.py", "src/Gen/g.py", "src/gen/h.py", "a.LOG.py", "b.log.py", "Deep/Sub/t_1.py",
+    "deep/sub/t_2.py", "keep/Keep.py", "keep/DROP.py", "Local/l.py", "K.py", "C.PY", "q.py", "É.py", "main.py",
+]
+CASE_GITIGNORE = "build/\nBUILD.PY\nsrc/GEN/\n*.LOG.py\n/DEEP/sub/\nKEEP/*\n!keep/keep.py\n[a-c].py\né.py\n"
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.parametrize("setting", ["true", "false", None])
+def test_discovery_agrees_with_git_when_core_ignorecase_is_set(tmp_path, setting):
+    """git sets core.ignoreCase in a repository on a case-insensitive filesystem (macOS, Windows)
+    and then ignores `Build/` for `build/`: every file of this tree differs in case from its rule."""
+    root = tmp_path / "oracle"
+    for rel in CASE_FILES:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("x = 1\n")
+    (root / ".gitignore").write_text(CASE_GITIGNORE, encoding="utf-8")
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    subprocess.run(["git", "config", "--unset-all", "core.ignorecase"], cwd=root)
+    if setting is not None:
+        subprocess.run(["git", "config", "core.ignorecase", setting], cwd=root, check=True)
+    (root / ".git" / "info" / "exclude").write_text("local/\n")
+    listed = subprocess.run(
+        ["git", "-c", "core.quotepath=off", "ls-files", "-co", "--exclude-standard"], cwd=root, check=True,
+        capture_output=True, text=True,
+    ).stdout.splitlines()
+    expected = sorted(p for p in listed if not p.endswith(".gitignore"))
+    found = [f.path for f in walk(str(root), DiscoveryOptions(include_globs=("*",))).files]
+    assert found == expected
+    if setting == "true":  # discriminating: git folds ASCII letters only
+        assert expected == ["K.py", "keep/Keep.py", "main.py", "q.py", "É.py"]
+    else:
+        assert "Build/x.py" in expected and "Local/l.py" in expected
+
+
+def test_an_ignore_stack_with_ignorecase_folds_ascii_letters_only():
+    rules = ignore.parse_ignore_text("build/\n*.LOG\né.py\n!Vendor/\n")
+    folded = ignore.IgnoreStack(ignorecase=True).push("", rules).push("sub/", ignore.parse_ignore_text("X.py\n"))
+    assert folded.ignored("Build", True) and folded.ignored("a.log", False) and folded.ignored("sub/x.py", False)
+    assert not folded.ignored("É.py", False)  # git's folding is ASCII's
+    assert folded.entering_repository().ignorecase
+    assert folded.names("vendor")  # a negation takes back a default directory in either case
+    exact = ignore.IgnoreStack().push("", rules)
+    assert not exact.ignored("Build", True) and not exact.ignored("a.log", False) and not exact.names("vendor")
