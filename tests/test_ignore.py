@@ -227,17 +227,23 @@ ODD_GITIGNORE = "\ufeff" + dedent(
 )
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
-@pytest.mark.parametrize("below", ["", "sub"])
-def test_discovery_agrees_with_git_on_odd_globs_and_from_a_directory_below_the_top(tmp_path, below):
-    root = tmp_path / "oracle"
-    for rel in ODD_FILES:
+def _git_tree(root, files, gitignore: str):
+    """A fresh repository (nothing committed) of these files and this .gitignore: git's own answer
+    is `git ls-files -co --exclude-standard` there."""
+    for rel in files:
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("x = 1\n")
-    (root / ".gitignore").write_text(ODD_GITIGNORE, encoding="utf-8")
-    (root / "sub" / ".ignore").write_text("!top_kept.py\n")  # git does not read .ignore: drop it below
+    (root / ".gitignore").write_text(gitignore, encoding="utf-8")
     subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+@pytest.mark.parametrize("below", ["", "sub"])
+def test_discovery_agrees_with_git_on_odd_globs_and_from_a_directory_below_the_top(tmp_path, below):
+    root = _git_tree(tmp_path / "oracle", ODD_FILES, ODD_GITIGNORE)
+    (root / "sub" / ".ignore").write_text("!top_kept.py\n")  # git does not read .ignore: drop it below
     start = root / below if below else root
     listed = subprocess.run(
         ["git", "ls-files", "-co", "--exclude-standard"], cwd=start, check=True, capture_output=True, text=True
@@ -271,13 +277,7 @@ CASE_GITIGNORE = "build/\nBUILD.PY\nsrc/GEN/\n*.LOG.py\n/DEEP/sub/\nKEEP/*\n!kee
 def test_discovery_agrees_with_git_when_core_ignorecase_is_set(tmp_path, setting):
     """git sets core.ignoreCase in a repository on a case-insensitive filesystem (macOS, Windows)
     and then ignores `Build/` for `build/`: every file of this tree differs in case from its rule."""
-    root = tmp_path / "oracle"
-    for rel in CASE_FILES:
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("x = 1\n")
-    (root / ".gitignore").write_text(CASE_GITIGNORE, encoding="utf-8")
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    root = _git_tree(tmp_path / "oracle", CASE_FILES, CASE_GITIGNORE)
     subprocess.run(["git", "config", "--unset-all", "core.ignorecase"], cwd=root)
     if setting is not None:
         subprocess.run(["git", "config", "core.ignorecase", setting], cwd=root, check=True)
