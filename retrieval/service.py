@@ -370,6 +370,11 @@ def is_current(root: str, manifest: dict) -> bool:
     return True
 
 
+def _rebuilding(progress: Progress, name: str, damage: BaseException) -> None:
+    """The one diagnostic for damage found and repaired (a `note:`, as scripts read stderr)."""
+    progress(f"note: the {name} index is damaged ({damage}); rebuilding it")
+
+
 def _open_manifest(store: str, name: str, progress: Progress) -> dict | None:
     try:
         return layout.read_manifest(store, name)
@@ -415,7 +420,7 @@ def refresh(
             if force or isinstance(exc, _NOT_DAMAGE):
                 raise
             # An old segment turned out damaged while being updated: rebuild from the sources.
-            progress(f"note: the {name} index is damaged ({exc}); rebuilding it")
+            _rebuilding(progress, name, exc)
             report = _refresh_locked(root, store, rdir, name, retriever, options, True, progress)
     except OSError as exc:
         # Sources are read with their errors counted, so this is the store: a full disk, a
@@ -435,7 +440,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         except (OSError, *_DAMAGE) as exc:
             if isinstance(exc, _NOT_DAMAGE):
                 raise
-            progress(f"note: the {name} index is damaged ({exc}); rebuilding it")
+            _rebuilding(progress, name, exc)
             force = True
     if options is None:
         options = IndexOptions.from_json(manifest["config"]["options"]) if manifest else IndexOptions()
@@ -797,7 +802,7 @@ def open_index(
             # A writer replaced the snapshot between our reads, or the store is damaged: retry,
             # and on the last attempt rebuild.
             if attempt == 1:
-                progress(f"note: the {name} index is damaged ({exc}); rebuilding it")
+                _rebuilding(progress, name, exc)
                 refresh(root, name, force=True, progress=progress)
     raise layout.StoreError(f"the {name} index could not be opened")
 
@@ -856,7 +861,7 @@ def search_repairing(root: str, retriever: str, engine, query: str, depth: int, 
             if attempt == 1:
                 # Not a writer replacing the snapshot under us: a file damaged in a way its size does
                 # not show (the open checks sizes only). Rebuild, as for damage found at open.
-                progress(f"note: the {retriever} index is damaged ({exc}); rebuilding it")
+                _rebuilding(progress, retriever, exc)
                 refresh(root, retriever, force=True, progress=progress)
             engine = open_index(root, retriever, stale_ok=True, progress=progress, notes=notes)
     raise AssertionError("unreachable")

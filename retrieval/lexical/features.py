@@ -192,8 +192,8 @@ _WEAK_DEFS: dict[str, tuple] = {
 def weak_definitions(text: str, language: str = "") -> set[str]:
     """The weak definitions of a chunk's text (above) that are not its definitions too."""
     weak: set[str] = set()
-    names = definitions_and_members(text, language, weak=weak)[0]
-    return weak - names
+    definitions_and_members(text, language, weak=weak)
+    return weak
 
 
 def defined_names(text: str, language: str = "") -> set[str]:
@@ -204,7 +204,7 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
                             weak: set[str] | None = None) -> tuple[set[str], set[str]]:
     """(names the chunk defines, its `owner.name` pairs), in one pass of the patterns. `owners`:
     where its lines change owner (member_owners), None when it has none. `weak`, when given,
-    receives its weak definitions."""
+    receives its weak definitions that are not its definitions too."""
     names: set[str] = set()
     members: set[str] = set()
     go = language == "go"
@@ -278,6 +278,7 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
     if weak is not None:
         for pattern in _WEAK_DEFS.get(language, ()):
             weak.update(m.group(1) for m in pattern.finditer(text))
+        weak -= names
     return names, members
 
 
@@ -319,7 +320,7 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
     elif definitions is None:
         weak = set()
         names, members = definitions_and_members(text, language, owners, weak)
-        for name in weak - names:
+        for name in weak:
             counts[weak_def_term(name)] += 1
     else:
         names, members = set(definitions), ()  # its scope path (context) places it: see scope_factors
