@@ -1,8 +1,6 @@
 """The `retrieval eval` command: run a dataset against retrievers and print the numbers."""
 from __future__ import annotations
 
-import json
-
 import click
 
 from ..options import RootPath
@@ -50,7 +48,7 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
               help="Index with this profile first (see `retrieval index --profile`); default: as indexed.")
 def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, force, profile):
     """Evaluate retrievers on DATASET (semble JSON annotations or JSONL) over the tree at ROOT."""
-    from ..cli import UserError, _expected_errors, _fail, _progress_sink, _root
+    from ..cli import UserError, _expected_errors, _fail, _json, _progress_sink, _root
     from .datasets import DatasetError, load_dataset
     from .report import evaluation_text
     from .runner import evaluate
@@ -72,6 +70,9 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
         note_skipped()
         raise UserError("none of the retrievers asked for can run here")
     families = () if metrics == "auto" else tuple(f.strip() for f in metrics.split(",") if f.strip())
+    if metrics != "auto" and not families:  # `--metrics "$UNSET"` was taken for auto without a word
+        raise click.BadParameter("names no metric family (an unset variable?): give ndcg, files or map, "
+                                 "or leave the option out", param_hint="'--metrics'")
     try:
         from .runner import choose_metrics
 
@@ -86,8 +87,11 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
     skipped.update(result.skipped)  # and those that failed to run here
     note_skipped()
     result.skipped.update(skipped)
+    if not result.runs:  # each one asked for failed to start (its model gone): an empty table passed CI
+        raise UserError("none of the retrievers asked for could run here")
     if as_json:
-        click.echo(json.dumps(result.to_json(per_query), ensure_ascii=False))
+        # _json: a root named in bytes that are not UTF-8 made the output invalid UTF-8 (or a traceback)
+        click.echo(_json(result.to_json(per_query)))
     else:
         click.echo(evaluation_text(result, per_query))
     if result.runs and all(run.summary()["queries"] == 0 for run in result.runs):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -99,6 +100,8 @@ def test_eval_errors(make_tree, tmp_path):
     assert result.exit_code == 2
     result = runner.invoke(main, ["eval", ds, "--root", str(root), "--metrics", "bogus"])
     assert result.exit_code == 2 and "unknown metric family 'bogus'" in result.stderr  # a usage error
+    result = runner.invoke(main, ["eval", ds, "--root", str(root), "--metrics", " , "])  # "$UNSET": not auto
+    assert result.exit_code == 2 and "'--metrics': names no metric family" in result.stderr
     result = runner.invoke(main, ["eval", ds, "--root", str(tmp_path / "no-such-dir")])
     assert result.exit_code == 1 and _errors(result).startswith("error: ")
 
@@ -243,3 +246,32 @@ def test_a_query_with_a_lone_surrogate_is_printed_per_query_without_a_traceback(
         result = CliRunner().invoke(main, ["eval", str(path), "--root", str(root), "--per-query", *fmt])
         assert result.exit_code == 0, result.output
         assert "zebra \ufffd stripes" in result.stdout
+
+
+def test_when_every_retriever_asked_for_fails_to_start_the_run_fails_with_their_reasons(make_tree, tmp_path,
+                                                                                       monkeypatch):
+    """Two retrievers that could not start (their model gone) were each skipped, and the command
+    printed an empty table and exited 0: a CI step comparing them passed on nothing measured."""
+    from retrieval import service
+
+    def gone(root, name, **kwargs):
+        raise RuntimeError(f"the {name} model is gone")
+
+    monkeypatch.setattr(service, "refresh", gone)
+    root = make_tree(FILES)
+    ds = _dataset(tmp_path, [{"query": "QuuxRegistry", "relevant": ["pkg/beta.py"]}])
+    for fmt in ([], ["--json"]):
+        result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical,lexical+ctx", *fmt])
+        assert (result.exit_code, result.stdout) == (1, "")
+        assert result.stderr.splitlines() == ["skipped lexical: the lexical model is gone",
+                                              "skipped lexical+ctx: the lexical+ctx model is gone",
+                                              "error: none of the retrievers asked for could run here"]
+
+
+def test_eval_json_of_a_root_whose_name_is_not_utf8_is_valid_utf8(make_tree, tmp_path):
+    root = make_tree(FILES, name=os.fsdecode(b"repo\xff"))
+    ds = _dataset(tmp_path, [{"query": "QuuxRegistry", "relevant": ["pkg/beta.py"]}])
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical", "--json"])
+    assert result.exit_code == 0, result.output
+    payload = json.loads(result.stdout_bytes.decode("utf-8"))  # strict UTF-8: no raw byte 0xff in it
+    assert os.fsencode(payload["root"]) == os.fsencode(root)
