@@ -71,3 +71,18 @@ def test_a_query_names_a_bad_setting_and_still_answers(tmp_path, name, raw):
     assert '"path": "app.py"' in done.stdout
     warnings = [line for line in done.stderr.splitlines() if line.startswith(f"retrieval: ignoring {name}=")]
     assert len(warnings) == 1, done.stderr
+
+
+def test_every_setting_the_package_reads_is_documented_in_the_readme():
+    """A RETRIEVAL_* variable the code honours but the README never names is a knob nobody can
+    find (the embedding batch and checkpoint interval were such)."""
+    import re
+    from pathlib import Path
+
+    project = Path(__file__).resolve().parent.parent
+    names = set()
+    for source in (project / "retrieval").rglob("*.py"):
+        names.update(re.findall(r"\bRETRIEVAL_[A-Z][A-Z0-9_]*\b", source.read_text(encoding="utf-8")))
+    names.discard("RETRIEVAL_TESTS_NO_NETWORK")  # the test suite's own switch, not a user's
+    readme = set(re.findall(r"\bRETRIEVAL_[A-Z][A-Z0-9_]*\b", (project / "README.md").read_text(encoding="utf-8")))
+    assert names and sorted(names - readme) == []
