@@ -75,13 +75,27 @@ def _close_inherited(keep: int) -> None:
                 pass  # the descriptor listdir itself used
 
 
+_STOPS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _block_stops() -> object:
+    """Hold Ctrl-C and SIGTERM back while a worker starts; the previous mask, to restore. The worker
+    inherits them blocked until it has set its own handlers (arriving before, each printed a
+    KeyboardInterrupt traceback); this process gets them once the worker is in the list it ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        return None
+    return signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+
+
 def _worker(fn: Callable, conn, parent: int) -> None:
-    _die_with(parent)
-    _close_inherited(conn.fileno())
     # Ctrl-C reaches the whole process group: let the parent handle it, not every worker. A SIGTERM
     # to the group ends a worker at once (the parent's handler, inherited, would print a traceback).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # blocked by the parent (_block_stops)
+    _die_with(parent)
+    _close_inherited(conn.fileno())
     while True:
         # Where the kernel cannot kill us with the parent, notice that it went (we were adopted).
         try:
@@ -137,30 +151,34 @@ def ordered_map(
         for _ in range(jobs):
             parent_end, child_end = context.Pipe()
             process = context.Process(target=_worker, args=(fn, child_end, os.getpid()), daemon=True)
-            process.start()
-            child_end.close()
-            workers.append((process, parent_end))
+            mask = _block_stops()
+            try:
+                process.start()
+                child_end.close()
+                workers.append((process, parent_end))
+            finally:
+                if mask is not None:
+                    signal.pthread_sigmask(signal.SIG_SETMASK, mask)
         stream = chain(head, it)
         in_flight: deque[int] = deque()  # worker numbers, in the order their batches were sent
         for w in range(jobs):
             batch = list(islice(stream, batch_size))
             if not batch:
                 break
-            workers[w][1].send(batch)
+            _send(workers[w][1], batch)
             in_flight.append(w)
         while in_flight:
             w = in_flight.popleft()
             try:
                 status, payload = workers[w][1].recv()
             except (EOFError, OSError):
-                raise WorkerLost(f"a worker process stopped unexpectedly (killed, or out of memory?); "
-                                 f"{ENV_JOBS}=1 builds without workers") from None
+                raise _lost() from None
             if status != "ok":
                 raise payload
             # Keep the worker busy while the caller consumes this batch's results.
             batch = list(islice(stream, batch_size))
             if batch:
-                workers[w][1].send(batch)
+                _send(workers[w][1], batch)
                 in_flight.append(w)
             yield from payload
     finally:
@@ -178,6 +196,20 @@ def ordered_map(
                 if not _exited(process, 2.0):
                     process.kill()
             process.join()
+
+
+def _lost() -> WorkerLost:
+    return WorkerLost(f"a worker process stopped unexpectedly (killed, or out of memory?); "
+                      f"{ENV_JOBS}=1 builds without workers")
+
+
+def _send(conn, batch) -> None:
+    """Send a worker its next batch. One killed after its last reply breaks the pipe here, not at
+    the next receive: the caller took that OSError for the store's (a full disk)."""
+    try:
+        conn.send(batch)
+    except OSError:
+        raise _lost() from None
 
 
 def _exited(process, seconds: float) -> bool:

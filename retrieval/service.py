@@ -781,10 +781,11 @@ def open_index(
                 refresh(root, name, progress=progress, lock_timeout=left if manifest is not None else None)
             except LockBusy:
                 _note_once(notes, f"another process is still updating the index, {wait:g} s after it began; {PREVIOUS_SNAPSHOT}")
-            except layout.StoreError as exc:
+            except (layout.StoreError, WorkerLost) as exc:
                 if manifest is None:
                     raise
-                # A full disk or a read-only store must not stop a query the old snapshot can answer.
+                # A full disk, a read-only store or a build worker killed (out of memory) must not
+                # stop a query the old snapshot can answer.
                 _note_once(notes, f"{exc}; {PREVIOUS_SNAPSHOT}")
             key = _manifest_key(store, name)
             manifest = _open_manifest(store, name, _quiet)

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import os
+import signal
+
+import pytest
 
 from retrieval import parallel, service
 
@@ -157,3 +160,110 @@ def test_a_killed_worker_fails_the_refresh_without_calling_the_index_damaged(mak
     assert not any("damaged" in line for line in said)
     monkeypatch.setattr(lexical, "_file_documents", original)
     assert_same_hits(service.search(str(root), "mod_50", top_k=5, stale_ok=True).hits, before)
+
+
+def test_a_worker_killed_between_batches_fails_the_refresh_as_a_lost_worker_not_as_the_store(make_tree, monkeypatch):
+    """Killed while idle, its last reply already sent: the next batch sent to it broke the pipe, and
+    the refresh said `cannot update the index at ...: Broken pipe`, as for a full disk."""
+    import multiprocessing
+    import time
+
+    files = {f"pkg/mod_{i}.py": module_text(i) for i in range(90)}
+    root = make_tree(files)
+    monkeypatch.setenv(parallel.ENV_JOBS, "1")
+    service.refresh(str(root))
+    before = service.search(str(root), "mod_50", top_k=5).hits
+    real_read = service.read_source
+    reads = []
+
+    def read_killing_the_workers(file, max_bytes=None):
+        # Read in this process as a batch is made up (the first 64 files are read before any worker
+        # starts): kill every worker and wait until each is gone, so that batch goes to a dead one.
+        reads.append(file.path)
+        if len(reads) == 70:
+            for worker in multiprocessing.active_children():
+                os.kill(worker.pid, signal.SIGKILL)
+                while worker.exitcode is None:
+                    time.sleep(0.01)
+        return real_read(file, max_bytes)
+
+    monkeypatch.setattr(service, "read_source", read_killing_the_workers)
+    monkeypatch.setenv(parallel.ENV_JOBS, "2")
+    for path in files:  # every file changed: a refresh big enough for workers
+        (root / path).write_text(files[path] + "\n# touched\n")
+    with pytest.raises(parallel.WorkerLost):
+        service.refresh(str(root))
+    assert multiprocessing.active_children() == []
+    monkeypatch.setattr(service, "read_source", real_read)
+    assert_same_hits(service.search(str(root), "mod_50", top_k=5, stale_ok=True).hits, before)
+
+
+STOPPED_WHILE_WORKERS_START = """
+import os, signal, sys
+from multiprocessing import util
+from retrieval import parallel
+from retrieval.shell import _raise_terminated
+
+signum, once = int(sys.argv[1]), sys.argv[2]
+signal.signal(signal.SIGTERM, _raise_terminated)  # as the CLI does
+
+
+class Hook:
+    pass
+
+
+def stop_the_group(_hook):
+    # One signal, as from a terminal or `kill -TERM -PGID` (a second SIGTERM ends the cleanup too).
+    try:
+        os.close(os.open(once, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return
+    os.killpg(0, signum)
+
+
+hook = Hook()
+# In the first new worker, before any code of ours runs in it: the signal reaches the whole group.
+util.register_after_fork(hook, stop_the_group)
+try:
+    list(parallel.ordered_map(abs, range(200), jobs=2, serial_below=10, batch_size=4))
+except KeyboardInterrupt:
+    sys.exit(128 + signum)
+"""
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_or_sigterm_while_workers_start_stops_the_caller_without_a_traceback_from_them(signum, tmp_path):
+    """A starting worker had not yet set its handlers: each printed a KeyboardInterrupt traceback."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", STOPPED_WHILE_WORKERS_START, str(int(signum)), str(tmp_path / "once")],
+                          capture_output=True, text=True, timeout=120, start_new_session=True)
+    assert done.returncode == 128 + signum, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_query_whose_refresh_loses_a_worker_answers_from_the_previous_snapshot_with_a_note(make_tree, monkeypatch):
+    """As on a full disk: the query failed, though the committed index could answer it."""
+    from retrieval.retrievers import lexical
+
+    files = {f"pkg/mod_{i}.py": module_text(i) for i in range(90)}
+    root = make_tree(files)
+    monkeypatch.setenv(parallel.ENV_JOBS, "1")
+    service.refresh(str(root))
+    before = service.search(str(root), "mod_50", top_k=5).hits
+    original = lexical._file_documents
+
+    def killed_on_one_file(item):
+        if item[0] == "pkg/mod_50.py":
+            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+        return original(item)
+
+    monkeypatch.setattr(lexical, "_file_documents", killed_on_one_file)
+    monkeypatch.setenv(parallel.ENV_JOBS, "2")
+    for path in files:  # every file changed: a refresh big enough for workers
+        (root / path).write_text(files[path] + "\n# touched\n")
+    result = service.search(str(root), "mod_50", top_k=5)
+    assert result.stale
+    assert any("a worker process stopped unexpectedly" in note for note in result.notes)
+    assert_same_hits(result.hits, before)
