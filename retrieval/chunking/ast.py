@@ -300,11 +300,12 @@ def _parse(grammar: str, source: bytes, allowance: _Allowance | None = None):
         tree = parser.parse(read, progress_callback=allowance.exceeded)
     except ValueError:  # what a stopped parse raises (tree-sitter 0.26; older ones returned None)
         tree = None
-    except SystemError as exc:
-        # Ctrl-C (or SIGTERM's Terminated) landing in a callback comes out of the parser as a
-        # SystemError caused by it: stop as interrupted (exit 130/143), not with a traceback.
+    except BaseException as exc:
+        # Ctrl-C (or SIGTERM's Terminated) in a callback: as it is, or as a SystemError caused by
+        # it. Either way the parse stopped half done, and the next one (the next file's, in a
+        # long-lived process) resumed it unless reset. Stop as interrupted (exit 130/143).
         parser.reset()
-        if exc.__cause__ is not None:
+        if isinstance(exc, SystemError) and exc.__cause__ is not None:
             raise exc.__cause__ from None
         raise
     if tree is None:
