@@ -32,3 +32,15 @@ def test_an_index_built_with_stemming_is_rebuilt_without_it(make_tree):
     finally:
         text.set_stemming(True)
     assert service.refresh(str(root)).status == "indexed"  # and back
+
+
+def test_new_line_cuts_rebuild_every_index_of_line_chunks(monkeypatch):
+    """An index refreshed file by file across a change of the cuts would hold old chunks beside new
+    ones: one tree, two answers (and a dense store of them would keep the old spans' vectors)."""
+    from retrieval.chunking import lines
+    from retrieval.retrievers.pyserini import PyseriniRetriever
+
+    before = (LexicalRetriever().fingerprint(), PyseriniRetriever().fingerprint())
+    monkeypatch.setattr(lines, "VERSION", lines.VERSION + 1)
+    after = (LexicalRetriever().fingerprint(), PyseriniRetriever().fingerprint())
+    assert before[0] != after[0] and before[1] != after[1]

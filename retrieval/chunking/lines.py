@@ -2,12 +2,16 @@
 
 A chunk grows line by line until the next line would pass its kind's character budget; it is then
 cut at the best boundary in its second half (a blank line before an unindented line beats a blank
-line, which beats a dedent), so definitions and paragraphs tend to stay whole. A single line longer
-than the budget becomes a chunk of its own: spans are whole lines.
+line, which beats a dedent; in prose a heading beats them all), so definitions, paragraphs and
+sections tend to stay whole. A single line longer than the budget becomes a chunk of its own:
+spans are whole lines.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+VERSION = 2  # bump when the cuts change: indexes of line chunks are rebuilt, not left half old
 
 from ..languages import CODE, CONFIG, DOCS
 from ..read import split_lines
@@ -38,11 +42,16 @@ class ChunkingPolicy:
                 "default": self.default, "max_lines": self.max_lines}
 
 
+# A title's underline: Markdown's setext `===` or `---`; in reST any punctuation, overlining too.
+_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*\r?\n?$")
+_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?$")
+
+
 def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
-def _boundary_score(lines: list[str], j: int, prose: bool) -> float:
+def _boundary_score(lines: list[str], j: int, prose: bool, underline: re.Pattern | None = None) -> float:
     """How good a cut is just before lines[j]."""
     line = lines[j]
     prev = lines[j - 1]
@@ -52,6 +61,8 @@ def _boundary_score(lines: list[str], j: int, prose: bool) -> float:
         return 0.5 if not blank_before else 0.0
     if prose and stripped.startswith("#"):
         return 4.0
+    if underline and blank_before and _titled(lines, j, underline):
+        return 4.0  # an underlined title starts a section as a `#` heading does
     indent = _indent(line)
     closing = stripped[0] in ")]}"
     if blank_before and indent == 0 and not closing:
@@ -63,6 +74,15 @@ def _boundary_score(lines: list[str], j: int, prose: bool) -> float:
     if prev.strip() and indent < _indent(prev):
         return 0.25
     return 0.0
+
+
+def _titled(lines: list[str], j: int, underline: re.Pattern) -> bool:
+    """lines[j] is a title's text over its underline, or a reST overline over the title."""
+    if j + 1 >= len(lines) or not lines[j + 1].strip():
+        return False
+    if underline.match(lines[j]):
+        return underline is _ADORNMENT and j + 2 < len(lines) and lines[j + 2].rstrip() == lines[j].rstrip()
+    return bool(underline.match(lines[j + 1]))
 
 
 def _emit(path: str, lines: list[str], a: int, b: int, language: str, kind: str, out: list[Chunk]) -> None:
@@ -85,6 +105,7 @@ def chunk_lines(
     budget = policy.budget(kind)
     max_lines = policy.max_lines
     prose = kind == DOCS
+    underline = (_ADORNMENT if language == "rst" else _SETEXT) if prose else None
     out: list[Chunk] = []
     start, size = 0, 0
     n = len(lines)
@@ -93,10 +114,10 @@ def chunk_lines(
         length = len(lines[i])
         if i > start and (size + length > budget or i - start >= max_lines):
             # Cut in the second half of the current chunk, at the best boundary (latest on ties).
-            best_j, best_score = i, _boundary_score(lines, i, prose)
+            best_j, best_score = i, _boundary_score(lines, i, prose, underline)
             lo = start + max(1, (i - start) // 2)
             for j in range(i - 1, lo - 1, -1):
-                score = _boundary_score(lines, j, prose)
+                score = _boundary_score(lines, j, prose, underline)
                 if score > best_score:
                     best_j, best_score = j, score
             _emit(path, lines, start, best_j, language, kind, out)

@@ -4,7 +4,9 @@ A section runs from its heading to the next heading; its context is the heading 
 (`Tutorial > Security > OAuth2`) and its symbol the heading's own title. Sections are merged with
 their neighbours up to the budget (a heading with one line under it is not worth a chunk alone)
 when the first of them is the parent or a sibling; a section over the budget is cut by the line
-chunker, every piece keeping the section's context. Fenced code is never taken for a heading.
+chunker, every piece keeping the section's context. Fenced code is never taken for a heading, and
+a title reads as rendered (no link targets, badges or HTML tags). A section's `scope` (for
+`--expand scope`) is the section around it; a piece's, its section.
 """
 from __future__ import annotations
 
@@ -15,11 +17,29 @@ from ..read import split_lines
 from ..records import Chunk
 from .lines import ChunkingPolicy, chunk_lines
 
-_ATX = re.compile(r" {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$|( {0,3})(#{1,6})$")
+_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
+# A closing run of `#` follows a space (or is all there is): `# C#` is about C#.
+_ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+$")
 _ATTRS = re.compile(r"\s*\{[^{}]*\}\s*$")  # `{ #anchor }` attribute lists (MkDocs, Pandoc)
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
+# At any indentation: a fence in a list item is indented 4 spaces or more, and taking its content
+# (or missing its opening and taking its closing for one) hid every heading after it. It closes
+# indented less than 4 columns deeper than it opened (deeper, it is a line of its content).
+_FENCE = re.compile(r"([ \t]*)(`{3,}|~{3,})(.*)")
 _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
-_RST_ADORNMENT = re.compile(r"([=\-`:'\"~^_*+#<>.])\1{2,}[ \t]*$")
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
+# Any punctuation character of 7-bit ASCII adorns a reST title (docutils).
+_RST_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*$")
+# Inline markup a rendered heading does not show: images (badges, logos), link targets, HTML tags.
+_TICKS = re.compile(r"`+")
+# Link text holds no bracket: with one, `[[[[...` (a runaway line) took quadratic time.
+_IMAGE = re.compile(r"!\[([^\[\]]*)\](?:\((?:[^()]|\([^()]*\))*\)|\[[^\[\]]*\])")
+_LINK = re.compile(r"\[([^\[\]]*)\](?:\((?:[^()]|\([^()]*\))*\)|\[[^\[\]]*\])")
+MAX_RAW_TITLE = 2000  # a heading line longer than this is a runaway: read no further
+# An HTML tag as CommonMark reads one (`\<name\>` and `swap<basic_json\>` are text), not a type
+# parameter (`Option<T>`).
+_TAG = re.compile(r"""(?<!\\)</?(?:[a-z]|[A-Za-z][A-Za-z0-9-]+)(?:\s+[A-Za-z_:][\w.:-]*"""
+                  r"""(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*\s*/?>""")
+_BLANKS = re.compile(r"[ \t]+")
 # A title ends at the first line break of any kind (a file of lone CRs is one "line" here) and
 # holds no control character; a runaway one is cut, as definition names are.
 _TITLE_END = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
@@ -31,6 +51,49 @@ FRONT_MATTER_ROWS = 200  # a leading `---` block longer than this is not front m
 def _title(raw: str) -> str:
     title = _CONTROL.sub("", _TITLE_END.split(raw, 1)[0]).strip()
     return title if len(title) <= MAX_TITLE else title[: MAX_TITLE - 1].rstrip() + "\u2026"
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each code span: a run of backticks closed by the next run of the same
+    length (CommonMark); an unclosed run is plain text. Linear: a pattern with a backreference took
+    cubic time on a line of backticks."""
+    runs = [(m.start(), m.end()) for m in _TICKS.finditer(text)]
+    following: list[int | None] = [None] * len(runs)  # the next run of the same length
+    last: dict[int, int] = {}
+    for n in range(len(runs) - 1, -1, -1):
+        length = runs[n][1] - runs[n][0]
+        following[n] = last.get(length)
+        last[length] = n
+    out, n = [], 0
+    while n < len(runs):
+        close = following[n]
+        if close is None:
+            n += 1
+        else:
+            out.append((runs[n][0], runs[close][1]))
+            n = close + 1
+    return out
+
+
+def _plain(raw: str) -> str:
+    """A Markdown heading's text as it reads rendered: `[v3.7.2](https://...) (2019-11-10)` is
+    `v3.7.2 (2019-11-10)`, `<small>nlohmann::json::</small>parse` is `nlohmann::json::parse`; a
+    badge's URLs went into the heading path of every chunk under it. Code spans are kept as written;
+    a heading that is only an image is named by its alt text."""
+    raw = raw[:MAX_RAW_TITLE].replace("\x00", "")
+    spans, masked, done = [], [], 0
+    for start, end in _code_spans(raw):  # set aside: `<T>` in code is no tag
+        spans.append(raw[start:end])
+        masked += [raw[done:start], "\x00"]
+        done = end
+    masked = "".join(masked) + raw[done:]
+
+    def strip(images: bool) -> str:
+        text = _TAG.sub("", _LINK.sub(r"\1", _IMAGE.sub(r"\1" if images else "", masked)))
+        code = iter(spans)
+        return _BLANKS.sub(" ", re.sub("\x00", lambda _: next(code, ""), text)).strip(" \t")
+
+    return strip(False) or strip(True)
 
 
 def _front_matter_end(lines: list[str]) -> int:
@@ -61,8 +124,11 @@ def _front_matter_title(lines: list[str]) -> str:
 def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
     """(row, level, title) of every heading; a setext heading's row is its text line."""
     out = []
-    fence = ""
+    fence, fence_indent = "", 0
     comment = False  # inside an HTML comment (`<!--` ... `-->`), where `#` lines are not headings
+    # The last row of paragraph text: only that is underlined into a setext heading, not a closing
+    # fence, a heading, a list item, a line of HTML or another `---` (a thematic break).
+    text_row: int | None = None
     front = _front_matter_end(lines)
     for i, raw in enumerate(lines):
         if i < front:
@@ -74,24 +140,30 @@ def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
         if not fence and "<!--" in line and "-->" not in line[line.index("<!--") + 4 :]:
             comment = True  # from the next line on
         m = _FENCE.match(line)
-        if m:
-            marker = m.group(1)
-            if not fence:
-                fence = marker[0] * len(marker)
-            elif marker.startswith(fence):
-                fence = ""
+        # A backtick fence's info string holds no backtick (```` ```a``` ```` is inline code); a
+        # closing fence is as long as the opening one, or longer, and has none.
+        if m and not fence and not (m.group(2)[0] == "`" and "`" in m.group(3)):
+            fence, fence_indent = m.group(2), len(m.group(1).expandtabs(4))
+            continue
+        if m and fence and m.group(2)[0] == fence[0] and len(m.group(2)) >= len(fence) \
+                and not m.group(3).strip() and len(m.group(1).expandtabs(4)) < fence_indent + 4:
+            fence = ""
             continue
         if fence:
             continue
         m = _ATX.match(line)
         if m:
-            level = len(m.group(1) or m.group(4))
-            out.append((i, level, _title(_ATTRS.sub("", m.group(2) or ""))))
+            title = _ATX_CLOSE.sub("", (m.group(2) or "").rstrip())
+            out.append((i, len(m.group(1)), _title(_plain(_ATTRS.sub("", title)))))
             continue
-        if i > front and _SETEXT.match(line) and lines[i - 1].strip():
-            prev = lines[i - 1].strip()
-            if not _ATX.match(prev) and not prev.startswith(("- ", "* ", "> ", "|")) and (not out or out[-1][0] != i - 1):
-                out.append((i - 1, 1 if line.strip()[0] == "=" else 2, _title(prev)))
+        if _SETEXT.match(line):
+            if text_row == i - 1:
+                out.append((i - 1, 1 if line.strip()[0] == "=" else 2, _title(_plain(lines[i - 1].strip()))))
+            continue
+        stripped = line.strip()
+        if stripped and not _LIST_ITEM.match(line) and not stripped.startswith((">", "|")) \
+                and not (stripped.startswith("<") and stripped.endswith(">")):
+            text_row = i
     return out
 
 
@@ -129,22 +201,34 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
     page = _front_matter_title(lines) if language != "rst" else ""
     if any(level == 1 for _, level, _ in headings):
         page = ""
-    # Sections: (first row, last row, heading path, title, level)
+    # Sections: (first row, last row, heading path, title, level, enclosing section's rows)
     sections = []
-    stack: list[tuple[int, str]] = [(0, page)] if page else []
+    stack: list[tuple[int, str, int]] = [(0, page, -1)] if page else []  # (level, title, heading's index)
     starts = [row for row, _, _ in headings]
+    titles = [title for _, level, title in headings if level == 1]
+    titled = len(titles) == 1 and headings[0][1] == 1  # the first heading is the page's one title
     if not starts or starts[0] > 0:
         # What comes before the first heading (a logo and a tagline, front matter) leads the page:
         # its title, from the front matter or the first heading when that is the page's one title.
-        titles = [title for _, level, title in headings if level == 1]
-        lead = page or (titles[0] if len(titles) == 1 and headings[0][1] == 1 else "")
-        sections.append([0, (starts[0] - 1) if starts else len(lines) - 1, lead, "", 0])
+        lead = page or (titles[0] if titled else "")
+        sections.append([0, (starts[0] - 1) if starts else len(lines) - 1, lead, "", 0, None])
+    # The last row of each heading's section with its subsections: before the next heading as high.
+    whole = [len(lines) - 1] * len(headings)
+    open_: list[int] = []
+    for n, (row, level, _) in enumerate(headings):
+        while open_ and headings[open_[-1]][1] >= level:
+            whole[open_.pop()] = row - 1
+        open_.append(n)
     for n, (row, level, title) in enumerate(headings):
         while stack and stack[-1][0] >= level:
             stack.pop()
-        stack.append((level, title))
+        # `--expand scope` on a section shows the section around it, as on a method its class; not
+        # the page under its title (the whole file), as on a function not its module.
+        parent = stack[-1][2] if stack else -1
+        scope = (headings[parent][0] + 1, whole[parent] + 1) if parent > 0 or (parent == 0 and not titled) else None
+        stack.append((level, title, n))
         end = headings[n + 1][0] - 1 if n + 1 < len(headings) else len(lines) - 1
-        sections.append([row, end, " > ".join(t for _, t in stack), title, level])
+        sections.append([row, end, " > ".join(t for _, t, _ in stack), title, level, scope])
     # Merge a section into the previous chunk while both fit and it is not a shallower heading.
     merged = []
     for sec in sections:
@@ -157,7 +241,7 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
                 continue
         merged.append(list(sec))
     out: list[Chunk] = []
-    for start, end, context, title, _level in merged:
+    for start, end, context, title, _level, around in merged:
         kind_name = "section" if title else "document"
         body = "".join(lines[start : end + 1])
         if not body.strip():
@@ -171,8 +255,9 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
             pieces[:2] = [(a, b, "".join(lines[start + a - 1 : start + b]))]
         for s, e, piece_text in pieces:
             s, e = s + start, e + start
+            # A piece's scope is its section; a whole section's, the one around it.
             out.append(Chunk(path, s, e, piece_text, language, kind, context, title, kind_name,
-                             (start + 1, end + 1) if (s, e) != (start + 1, end + 1) else None, ()))
+                             (start + 1, end + 1) if len(pieces) > 1 else around, ()))
     return out
 
 

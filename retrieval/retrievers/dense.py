@@ -65,7 +65,9 @@ class DenseRetriever:
 
     def fingerprint(self) -> dict:
         return {"model": self.embedder.identity, "max_tokens": self.max_tokens, "bits": self.bits,
-                "text": TEXT_FORMAT, "chunks": self._chunk_source().name}
+                "text": TEXT_FORMAT, "chunks": self._chunk_source().name,
+                # New cuts are new chunks: a store of the old ones must not be refreshed file by file.
+                "chunking": self._chunk_source().chunking()}
 
     # -- the in-memory API -----------------------------------------------------------------
 

@@ -15,6 +15,7 @@ from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import CorruptSegment, MemorySegment, SegmentBuilder
 from ..lexical import features
 from ..lexical.features import chunk_terms, member_owners
+from ..chunking import lines
 from ..languages import CODE
 from ..query import QueryPlan, plan_query, search_text
 from ..ranking import (RankingConfig, frame_spots, frame_weight, member_named, mention_evidence, paths_by_name,
@@ -61,9 +62,13 @@ class LexicalRetriever:
         if self.profile == PROSE:
             return {"profile": PROSE, "terms": {"prose": prose.VERSION, "stem": stem.VERSION}}
         return {"k1": self.params.k1, "b": self.params.b, "path_weight": self.ranking.path_weight,
-                "pairs": self._pairs(),
+                "pairs": self._pairs(), "chunks": self.chunking(),
                 "terms": {"features": features.VERSION, "text": text.VERSION, "stem": stem.VERSION,
                           "stemming": text.STEM}}
+
+    def chunking(self) -> dict:
+        """What this retriever's chunk boundaries depend on (a dense index of its chunks says so too)."""
+        return {"lines": lines.VERSION}
 
     def _terms(self, path: str, text: str, context: str, language: str = "", definitions=None,
                owners=None) -> Counter:

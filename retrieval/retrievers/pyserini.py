@@ -94,8 +94,13 @@ class PyseriniRetriever:
     def fingerprint(self) -> dict:
         # What the stored index depends on. k1 and b are not part of it: Lucene applies them when
         # it searches (its norms do not depend on them).
-        return {"profile": self.profile, "analyzer": self.analyzer, "contents": 1,
-                "path_weight": self.ranking.path_weight}
+        fp = {"profile": self.profile, "analyzer": self.analyzer, "contents": 1,
+              "path_weight": self.ranking.path_weight}
+        if self.profile != PROSE:  # a prose index holds whole files
+            from ..chunking import lines
+
+            fp["chunks"] = {"lines": lines.VERSION}
+        return fp
 
     def contents(self, path: str, text: str, context: str = "", language: str = "") -> str:
         """The `contents` of a document's Pyserini JSON."""

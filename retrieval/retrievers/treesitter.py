@@ -15,7 +15,7 @@ from ..chunking.lines import whole_file
 from ..records import Chunk, SourceFile
 from .lexical import LexicalRetriever
 
-CHUNKER_VERSION = 63  # bump when chunk boundaries or their metadata change: stores are rebuilt
+CHUNKER_VERSION = 64  # bump when chunk boundaries or their metadata change: stores are rebuilt
 
 
 class TreesitterRetriever(LexicalRetriever):
@@ -30,6 +30,9 @@ class TreesitterRetriever(LexicalRetriever):
 
     def fingerprint(self) -> dict:
         return dict(super().fingerprint(), chunker="ast", chunker_version=CHUNKER_VERSION)
+
+    def chunking(self) -> dict:
+        return dict(super().chunking(), ast=CHUNKER_VERSION)  # files without a grammar take line chunks
 
     def chunk_file(self, text: str, source_file: SourceFile, options) -> list[Chunk]:
         """Chunks of one file as `service.refresh` asks for them (see `chunk_source`)."""

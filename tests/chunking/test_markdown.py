@@ -192,3 +192,93 @@ def test_a_title_stops_at_any_line_break_holds_no_control_character_and_is_bound
                           kind="docs")[0].symbol == "Colour [31mred[0m"
     long = chunk_headings("## " + "word " * 1000 + "\n\nText.\n", "a.md", language="markdown", kind="docs")
     assert len(long[0].context) <= 120 and long[0].context.startswith("word word")
+
+
+def _headings(text, language="markdown"):
+    """The heading paths of a text's sections, in order, with a budget small enough to cut at each."""
+    chunks = chunk_headings(text, "a.md", language=language, kind="docs", policy=ChunkingPolicy(prose=20))
+    assert_verbatim(text, chunks)
+    return list(dict.fromkeys(c.context for c in chunks if c.symbol))
+
+
+def test_fences_in_list_items_and_fences_with_an_info_string_inside_hide_no_heading():
+    """A fence indented 4 spaces in a list item was no fence, and its closing line, indented 3, opened
+    one: kotlinx-coroutines' guide lost its last eight headings to fenced code."""
+    listed = ("# Guide\n\n1. Step:\n\n    ```kotlin\n    # not a heading\n   ```\n\n"
+              "## Scopes\n\nText.\n")
+    assert _headings(listed) == ["Guide", "Guide > Scopes"]
+    # Inside a fence, a line with an info string or indented 4 deeper is content, not its end.
+    nested = ("# Guide\n\n```\n```python\n# a comment\n```\n\n~~~\n    ~~~\n# a comment\n~~~\n\n"
+              "## Usage\n\nText.\n")
+    assert _headings(nested) == ["Guide", "Guide > Usage"]
+
+
+def test_a_closing_run_of_hashes_follows_a_space():
+    """`# C#` is about C#: a title lost its last `#` (messagepack-csharp's README)."""
+    text = "# MessagePack for C#\n\nText.\n\n## F# ##\n\nText.\n\n## Usage ##\n\nText.\n"
+    assert _headings(text) == ["MessagePack for C#", "MessagePack for C# > F#",
+                                               "MessagePack for C# > Usage"]
+
+
+def test_only_a_line_of_paragraph_text_is_underlined_into_a_setext_heading():
+    """A closing fence, a list item, a line of HTML or a thematic break over a `---` is no heading
+    (abseil's issue template: a heading named `-----...`)."""
+    text = ("# Guide\n\n```\ncode\n```\n---\n\n- item\n---\n\n<div>\n</div>\n---\n\n"
+            "------\n------\n\nInstall\n-------\n\nText.\n")
+    chunks = chunk_headings(text, "a.md", language="markdown", kind="docs", policy=ChunkingPolicy(prose=20))
+    assert_verbatim(text, chunks)
+    assert {c.context for c in chunks} == {"Guide", "Guide > Install"}
+    assert chunk_headings("---", "a.md", language="markdown", kind="docs")[0].context == ""
+
+
+def test_any_punctuation_adorns_a_restructuredtext_title():
+    text = "Title\n!!!!!\n\nIntro.\n\nUsage\n@@@@@\n\nText.\n"
+    assert _headings(text, "rst") == ["Title", "Title > Usage"]
+
+
+def test_heading_paths_read_as_the_rendered_headings():
+    """Link targets, badges and HTML tags are not in the heading a reader sees: nvm's README put
+    its badges' URLs in the heading path of every chunk, a changelog each release's compare URL."""
+    text = ("# Node Version Manager [![Tests](https://ci.example/badge.svg?branch=main)][3] "
+            "[![CII](https://bestpractices.dev/badge)](https://bestpractices.dev/projects/684)\n\nIntro.\n\n"
+            "## [v12.15.0](https://github.com/laravel/framework/compare/v12.14.1...v12.15.0) - 2025-05-20\n\n"
+            "Fixed.\n\n## <small>nlohmann::json::</small>parse\n\nParses.\n\n"
+            "## The `<T>` in [`get<T>()`](api/get.md)\n\nText.\n\n## Option<T> and --output=\\<PATH\\>\n\nText.\n\n"
+            "[![logo](logo.svg)](https://curl.se)\n=========\n\nLogo.\n")
+    assert _headings(text) == [
+        "Node Version Manager", "Node Version Manager > v12.15.0 - 2025-05-20",
+        "Node Version Manager > nlohmann::json::parse", "Node Version Manager > The `<T>` in `get<T>()`",
+        "Node Version Manager > Option<T> and --output=\\<PATH\\>",  # no HTML tags
+        "logo"]  # a heading that is only an image: its alt text
+
+
+def test_a_code_span_is_closed_by_a_run_of_as_many_backticks_and_a_runaway_heading_is_cut():
+    """CommonMark: ``a`b`` is one span (a shorter run inside is text), an unclosed run is plain
+    text. A heading line of thousands of backticks or brackets (minified text) still gives a title,
+    cut to the title's length (a pattern with a backreference took minutes on it)."""
+    text = ("# Use ``List<`T`>`` with `<b>` and ```x``\n\nA.\n\n"
+            "# " + "`" * 30000 + "\n\nB.\n\n# " + "[" * 30000 + "\n\nC.\n")
+    first, ticks, brackets = _headings(text)
+    assert first == "Use ``List<`T`>`` with `<b>` and ```x``"  # the tags are in code: kept
+    assert ticks.startswith("```") and brackets.startswith("[[[")
+    assert 100 <= len(ticks) <= 120 and 100 <= len(brackets) <= 120
+
+
+def test_expand_scope_on_a_section_is_the_section_around_it():
+    """As a method's scope is its class: a subsection's is its parent section, a piece of a
+    section cut by lines the section; a top-level section has none, nor one under the page's title
+    (as a function's scope is not its module)."""
+    text = ("# Guide\n\nIntro.\n\n## Install\n\nSteps.\n\n### Linux\n\napt.\n\n## Usage\n\nRun.\n\n"
+            "# Appendix\n\n" + "".join(f"Line {i} of a long appendix.\n\n" for i in range(80)))
+    chunks = chunk_headings(text, "a.md", language="markdown", kind="docs", policy=ChunkingPolicy(prose=20))
+    assert_verbatim(text, chunks)
+    scopes = {c.context: c.scope for c in chunks}
+    assert scopes["Guide"] is None
+    assert scopes["Guide > Install"] == (1, 16) and scopes["Guide > Usage"] == (1, 16)
+    assert scopes["Guide > Install > Linux"] == (5, 12)
+    appendix = [c for c in chunks if c.context == "Appendix"]
+    assert len(appendix) > 1 and all(c.scope == (17, len(split_lines(text))) for c in appendix)
+    page = "# Tool\n\nIntro.\n\n## Install\n\nSteps.\n\n### Linux\n\napt.\n\n## Usage\n\nRun.\n"
+    scopes = {c.context: c.scope for c in chunk_headings(page, "README.md", language="markdown", kind="docs",
+                                                         policy=ChunkingPolicy(prose=20))}
+    assert scopes == {"Tool": None, "Tool > Install": None, "Tool > Install > Linux": (5, 12), "Tool > Usage": None}

@@ -998,3 +998,16 @@ def test_all_mode_rebuilds_a_participant_damaged_where_opening_does_not_show_as_
     assert [(h.docid, h.extra["provenance"]) for h in result.hits] == expected
     assert any("turbovec index is damaged" in line for line in said)
     assert "turbovec" in {p for _docid, provenance in expected for p in provenance}
+
+
+def test_new_line_cuts_rebuild_the_dense_stores_of_those_chunks(sample_repo, monkeypatch):
+    """Its chunks are the lexical arm's: refreshed file by file across new cuts, a turbovec store
+    kept the old spans of every file not edited since."""
+    from retrieval import service
+    from retrieval.chunking import lines
+
+    first = service.refresh(sample_repo, "turbovec")
+    assert service.refresh(sample_repo, "turbovec").status == "up to date"
+    monkeypatch.setattr(lines, "VERSION", lines.VERSION + 1)
+    again = service.refresh(sample_repo, "turbovec")
+    assert again.status == "indexed" and again.reprocessed == first.reprocessed  # every file chunked anew
