@@ -73,10 +73,12 @@ def evaluation_text(ev: Evaluation, per_query: bool = False) -> str:
     notes = []
     if ev.missing_targets:
         counted = "; MAP and P@30 count them as relevant and unretrieved" if "map" in ev.metrics else ""
-        notes.append(f"{ev.missing_targets} targets are not in the tree (left out of n){counted}")
+        are = "target is" if ev.missing_targets == 1 else "targets are"
+        notes.append(f"{ev.missing_targets} {are} not in the tree (left out of n){counted}")
     unscored = ev.runs[0].summary()["unscored"]
     if unscored:
-        notes.append(f"{unscored} queries have no target in the tree and are not scored")
+        have = "query has" if unscored == 1 else "queries have"
+        notes.append(f"{unscored} {have} no target in the tree and {'is' if unscored == 1 else 'are'} not scored")
     if notes:
         out.append("note: " + "; ".join(notes))
     if per_query:

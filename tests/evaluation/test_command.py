@@ -275,3 +275,14 @@ def test_eval_json_of_a_root_whose_name_is_not_utf8_is_valid_utf8(make_tree, tmp
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout_bytes.decode("utf-8"))  # strict UTF-8: no raw byte 0xff in it
     assert os.fsencode(payload["root"]) == os.fsencode(root)
+
+
+def test_the_note_on_what_was_not_scored_counts_in_words_that_agree(make_tree, tmp_path):
+    """`1 targets are not in the tree`, `1 queries have no target`: one of each reads singular."""
+    root = make_tree(FILES)
+    ds = _dataset(tmp_path, [{"query": "QuuxRegistry", "relevant": ["pkg/beta.py"]},
+                             {"query": "zebra", "relevant": ["pkg/gone.py"]}])
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical"])
+    assert result.exit_code == 0, result.output
+    assert ("note: 1 target is not in the tree (left out of n); "
+            "1 query has no target in the tree and is not scored") in result.stdout
