@@ -540,7 +540,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
                    f"{ENV_RETRIEVER} sets another default (e.g. `hybrid`, once its index is built).")
 @click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)
 @click.option("--top-k", "-k", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
-              help="How many hits to return.")
+              help="How many hits to return (with --max-tokens and no --top-k: as many as fit, at most 100).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with all results.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON object per hit, one per line.")
 @click.option("--snippet-lines", type=click.IntRange(min=0), default=0, metavar="N", help="Include up to N lines of each hit: those holding the most of the query's words.")

@@ -13,6 +13,12 @@ import os
 import re
 import threading
 
+# Given to the SDK as is: it publishes a docstring with its indentation (before Python 3.13).
+SEARCH_DESCRIPTION = (
+    "Ranked code and docs spans for a query: {query, retriever, results: [{rank, path, start_line, end_line, "
+    "score, docid, context, confidence, language, kind, symbol; with expand or max_tokens also snippet, "
+    "snippet_start, snippet_end, truncated?, stale?}], notes?: [why there are no hits, ...]}."
+)
 INSTRUCTIONS = (
     "Search this repository's code and docs. `search` takes a natural-language question or a symbol and "
     "returns ranked spans (path, start_line, end_line, confidence); read those lines next. Use `path`, "
@@ -128,7 +134,7 @@ def build(root: str):
     # INFO, in a drawn table, into the host's log.
     server = MCPServer("retrieval", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
-    @server.tool()
+    @server.tool(description=SEARCH_DESCRIPTION)
     def search(
         query: Annotated[str, Field(description="A question in words, a symbol, or a pasted error/bug report.")],
         # Bounded: an agent's context is the cost; a CLI user can still ask for more.
@@ -147,9 +153,6 @@ def build(root: str):
                                             "lines of it, around the hit).")] = None,
         files: Annotated[bool, Field(description="One hit per file (its best span).")] = False,
     ) -> dict:
-        """Ranked code and docs spans for a query: {query, retriever, results: [{rank, path, start_line,
-        end_line, score, docid, context, confidence, language, kind, symbol, snippet?}], notes?: [why
-        there are no hits, ...]}."""
         try:
             return _result(searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files))
         except ToolFailure as exc:

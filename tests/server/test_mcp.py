@@ -288,3 +288,15 @@ def test_a_host_that_closes_the_servers_stdout_ends_it_quietly(sample_repo):
     finally:
         proc.kill()
         proc.stdin.close()
+
+
+def test_the_search_description_an_agent_reads_is_one_clean_line_naming_every_field(tmp_path):
+    """The docstring was the description, published with its source indentation ("start_line,\\n
+    end_line": Python before 3.13 keeps it), and named snippet but not the lines it covers."""
+    import anyio
+
+    from retrieval.mcp import build
+
+    tools = {t.name: t.description for t in anyio.run(build(str(tmp_path)).list_tools)}
+    assert "\n" not in tools["search"] and "  " not in tools["search"]
+    assert all(field in tools["search"] for field in ("snippet_start", "snippet_end", "truncated", "notes"))
