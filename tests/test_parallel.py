@@ -130,35 +130,47 @@ def test_a_worker_ends_at_once_on_sigterm_whatever_handler_its_parent_set(monkey
     assert out and all(out)
 
 
-def test_a_killed_worker_fails_the_refresh_without_calling_the_index_damaged(make_tree, monkeypatch):
-    """It said 'the lexical index is damaged; rebuilding it' and built everything twice."""
-    import signal
-
-    import pytest
-
-    from retrieval.retrievers import lexical
-
+def _indexed_then_all_touched(make_tree, monkeypatch):
+    """A 90-file tree indexed without workers, then every file changed (a refresh big enough for
+    workers, which RETRIEVAL_JOBS=2 then allows): (root, the hits of the index built first)."""
     files = {f"pkg/mod_{i}.py": module_text(i) for i in range(90)}
     root = make_tree(files)
     monkeypatch.setenv(parallel.ENV_JOBS, "1")
     service.refresh(str(root))
     before = service.search(str(root), "mod_50", top_k=5).hits
+    monkeypatch.setenv(parallel.ENV_JOBS, "2")
+    for path in files:
+        (root / path).write_text(files[path] + "\n# touched\n")
+    return root, before
+
+
+def _a_worker_killed_on(monkeypatch, path: str) -> None:
+    """The worker that extracts the terms of `path` is killed, as the OOM killer would."""
+    import signal
+
+    from retrieval.retrievers import lexical
+
     original = lexical._file_documents
 
     def killed_on_one_file(item):
-        if item[0] == "pkg/mod_50.py":
-            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
+        if item[0] == path:
+            os.kill(os.getpid(), signal.SIGKILL)
         return original(item)
 
     monkeypatch.setattr(lexical, "_file_documents", killed_on_one_file)
-    monkeypatch.setenv(parallel.ENV_JOBS, "2")
-    for path in files:  # every file changed: a refresh big enough for workers
-        (root / path).write_text(files[path] + "\n# touched\n")
+
+
+def test_a_killed_worker_fails_the_refresh_without_calling_the_index_damaged(make_tree, monkeypatch):
+    """It said 'the lexical index is damaged; rebuilding it' and built everything twice."""
+    import pytest
+
+    root, before = _indexed_then_all_touched(make_tree, monkeypatch)
+    _a_worker_killed_on(monkeypatch, "pkg/mod_50.py")
     said = []
     with pytest.raises(parallel.WorkerLost):
         service.refresh(str(root), progress=said.append)
     assert not any("damaged" in line for line in said)
-    monkeypatch.setattr(lexical, "_file_documents", original)
+    monkeypatch.undo()  # workers that live
     assert_same_hits(service.search(str(root), "mod_50", top_k=5, stale_ok=True).hits, before)
 
 
@@ -168,11 +180,7 @@ def test_a_worker_killed_between_batches_fails_the_refresh_as_a_lost_worker_not_
     import multiprocessing
     import time
 
-    files = {f"pkg/mod_{i}.py": module_text(i) for i in range(90)}
-    root = make_tree(files)
-    monkeypatch.setenv(parallel.ENV_JOBS, "1")
-    service.refresh(str(root))
-    before = service.search(str(root), "mod_50", top_k=5).hits
+    root, before = _indexed_then_all_touched(make_tree, monkeypatch)
     real_read = service.read_source
     reads = []
 
@@ -188,9 +196,6 @@ def test_a_worker_killed_between_batches_fails_the_refresh_as_a_lost_worker_not_
         return real_read(file, max_bytes)
 
     monkeypatch.setattr(service, "read_source", read_killing_the_workers)
-    monkeypatch.setenv(parallel.ENV_JOBS, "2")
-    for path in files:  # every file changed: a refresh big enough for workers
-        (root / path).write_text(files[path] + "\n# touched\n")
     with pytest.raises(parallel.WorkerLost):
         service.refresh(str(root))
     assert multiprocessing.active_children() == []
@@ -245,24 +250,8 @@ def test_ctrl_c_or_sigterm_while_workers_start_stops_the_caller_without_a_traceb
 
 def test_a_query_whose_refresh_loses_a_worker_answers_from_the_previous_snapshot_with_a_note(make_tree, monkeypatch):
     """As on a full disk: the query failed, though the committed index could answer it."""
-    from retrieval.retrievers import lexical
-
-    files = {f"pkg/mod_{i}.py": module_text(i) for i in range(90)}
-    root = make_tree(files)
-    monkeypatch.setenv(parallel.ENV_JOBS, "1")
-    service.refresh(str(root))
-    before = service.search(str(root), "mod_50", top_k=5).hits
-    original = lexical._file_documents
-
-    def killed_on_one_file(item):
-        if item[0] == "pkg/mod_50.py":
-            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer would
-        return original(item)
-
-    monkeypatch.setattr(lexical, "_file_documents", killed_on_one_file)
-    monkeypatch.setenv(parallel.ENV_JOBS, "2")
-    for path in files:  # every file changed: a refresh big enough for workers
-        (root / path).write_text(files[path] + "\n# touched\n")
+    root, before = _indexed_then_all_touched(make_tree, monkeypatch)
+    _a_worker_killed_on(monkeypatch, "pkg/mod_50.py")
     result = service.search(str(root), "mod_50", top_k=5)
     assert result.stale
     assert any("a worker process stopped unexpectedly" in note for note in result.notes)
