@@ -85,6 +85,10 @@ def _rooted_globs(globs, root: str) -> tuple[str, ...]:
             inside = os.path.normpath(os.path.join(_glob_escape(here), body)).replace(os.sep, "/")
             body = "./" + inside if not inside.startswith("..") else body
         slash = "/" if glob.endswith("/") and not body.endswith("/") else ""  # normpath drops it
+        if body == "./.":
+            # The root itself (`.` there, `..` from a directory below, the root's absolute path):
+            # everything under it; as `./.` it named a file called `.`, matching nothing.
+            body, slash = "./**", ""
         out.append(("!" if negated else "") + body + slash)
     return tuple(out)
 

@@ -401,8 +401,9 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
 
 # Bump when walk() admits (or drops) files it did not before, so that an index walks again instead of
 # trusting its stats (2: extension-less scripts by their `#!` line; 3: a nested repository by its own
-# rules only; 4: ignore lines and git config values read as git reads them; 5: core.ignoreCase).
-RULES_VERSION = 5
+# rules only; 4: ignore lines and git config values read as git reads them; 5: core.ignoreCase;
+# 6: `--include '!tests/'` leaves out the files below, and `--include '#x'` is a name).
+RULES_VERSION = 6
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 

@@ -206,10 +206,26 @@ def compile_selection(globs) -> "RuleSet":
     globs = tuple(globs)
     if globs and all(g.startswith("!") for g in globs):
         globs = ("**",) + globs
-    return compile_globs(globs)
+    # Each glob also names the files below what it matches, in its place: `!tests/` takes back
+    # tests/a.py, as `tests/` selects it (a file's own match came first, so `**` or `*.py` kept it).
+    return compile_globs(tuple(g for glob in globs for g in (glob, _below(glob)) if g))
+
+
+def _below(glob: str) -> str | None:
+    """`tests/` -> `**/tests/**`, `!src/gen` -> `!src/gen/**`: the files under what it names."""
+    negated, body = (True, glob[1:]) if glob.startswith("!") else (False, glob)
+    body = body.rstrip("/")
+    if not body:
+        return None
+    anchored = "/" in body  # as a gitignore line: a slash inside anchors it to the root
+    return ("!" if negated else "") + (body if anchored else "**/" + body) + "/**"
 
 
 def _from_root(glob: str) -> str:
+    if glob.startswith("#"):
+        # A glob given on the command line is no ignore file's comment: `--path '#notes.md'` was
+        # dropped, and every file selected.
+        return "\\" + glob
     negated, body = (True, glob[1:]) if glob.startswith("!") else (False, glob)
     stripped = body
     while stripped.startswith("./"):

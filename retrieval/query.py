@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from .boilerplate import strip_boilerplate
 from .lexical.features import def_term, exact_def_term, question_pairs, weak_def_term
-from .ranking import (RankingConfig, frame_mentions, is_symbol_query, path_mentions, qualified_name, query_words,
-                      symbol_key)
+from .ranking import (RankingConfig, frame_mentions, is_path_query, is_symbol_query, path_mentions, qualified_name,
+                      query_words, symbol_key)
 from .text import STOPWORDS, operator_name, tokenize
 
 
@@ -48,6 +48,7 @@ class QueryPlan:
 def plan_query(query: str, config: RankingConfig) -> QueryPlan:
     words = query_words(query)
     symbol = symbol_key(query) if is_symbol_query(query) else None
+    path = symbol is not None and is_path_query(query)
     long = len(words) >= config.long_query_words
     title = query.strip().split("\n", 1)[0]
     counts = Counter(tokenize(query))
@@ -68,6 +69,11 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
                 if term in weights:
                     weights[term] += config.long_query_code_weight
         named = code
+    elif path:
+        # `src/click/core.py:120` names a file and a line: its directories, extension and line
+        # number name no definition (pyproject.toml's `src = ["src"]` came first). The file is
+        # found by its name and path, the line's chunk by the line (mentions and frames below).
+        named = []
     elif symbol is None and all(w.lower() in STOPWORDS for w in words):
         # Nothing to search for (`for the`): not even definitions named so. Among other words a
         # stop word may name one (Java's `BooleanUtils.and`, Laravel's `to()`: measured, dropping
@@ -115,8 +121,8 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
             weights[term] = weights.get(term, 0.0) + config.identifier_pair_weight
     asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
     named_defs = tuple(dict.fromkeys(def_term(w) for w in code)) if long else ()
-    mentions = path_mentions(query) if symbol is None and config.path_mention_boost else ()
-    frames = frame_mentions(query) if symbol is None and config.frame_boost else ()
+    mentions = path_mentions(query) if (symbol is None or path) and config.path_mention_boost else ()
+    frames = frame_mentions(query) if (symbol is None or path) and config.frame_boost else ()
     return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query))
 
 

@@ -200,6 +200,13 @@ def file_query_stem(query: str) -> str | None:
     return None
 
 
+def is_path_query(query: str) -> bool:
+    """Whether a query is a file's path or `name:line` (`src/click/core.py`, `core.py:120`): it
+    names a file, not a member (`core.py` alone may be either, see symbol_key)."""
+    q = query.strip()
+    return file_query_stem(q) is not None and ("/" in q or bool(_LINE_SUFFIX.search(q)))
+
+
 _ARITY = re.compile(r"^([A-Za-z_][\w.:!?]*)/\d{1,3}$")
 
 

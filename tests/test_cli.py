@@ -845,6 +845,40 @@ def test_a_path_filter_names_a_route_directory_whose_name_is_in_brackets(run, ma
     assert [h["path"] for h in payload["results"]] == ["app/[slug]/page.tsx"]
 
 
+def test_a_path_filter_naming_the_root_itself_keeps_every_hit(run, make_tree, monkeypatch):
+    """`.` at the root, `..` from a directory below it, the root's absolute path: every file (as
+    `./.` they named a file called `.`, and nothing came back)."""
+    root = make_tree({"util.py": "def helper_util():\n    return 1\n", "src/util.py": "def helper_util():\n    return 2\n"})
+    for where, glob in ((root, "."), (root, "./"), (root / "src", ".."), (root / "src", str(root))):
+        monkeypatch.chdir(where)
+        payload = json.loads(run("query", "--root", root, "helper_util", "--path", glob, "--json").stdout)
+        assert sorted(h["path"] for h in payload["results"]) == ["src/util.py", "util.py"], (where, glob)
+
+
+def test_a_negated_directory_path_filter_leaves_out_the_files_below_it(run, make_tree):
+    """`!tests/` leaves out tests/a.py as `tests/` keeps it, alone or after a glob matching the file."""
+    root = make_tree({"src/route.py": "def route_table():\n    return 1\n",
+                      "tests/test_route.py": "def test_route_table():\n    assert route_table()\n",
+                      "src/gen/route_gen.py": "def route_table_gen():\n    return route_table()\n"})
+    for globs in (["!tests/"], ["!tests"], ["*.py", "!tests/"], ["!/tests"], ["!tests/", "!src/gen"]):
+        args = [a for g in globs for a in ("--path", g)]
+        paths = {h["path"] for h in json.loads(run("query", "--root", root, "route table", *args, "--json").stdout)["results"]}
+        assert "tests/test_route.py" not in paths and "src/route.py" in paths, globs
+        assert ("src/gen/route_gen.py" in paths) == ("!src/gen" not in globs), globs
+    # Taken back in the order written: a later glob keeps what an earlier one left out.
+    payload = json.loads(run("query", "--root", root, "route table", "--path", "!src/", "--path", "src/gen/", "--json").stdout)
+    assert [h["path"] for h in payload["results"]] == ["src/gen/route_gen.py"]
+
+
+def test_a_path_filter_starting_with_a_hash_is_a_name_not_a_comment(run, make_tree):
+    """Read as an ignore file's comment, `--path '#x'` was dropped and every hit came back."""
+    root = make_tree({"#notes.md": "route table notes\n", "src/route.py": "def route_table():\n    return 1\n"})
+    payload = json.loads(run("query", "--root", root, "route table", "--path", "#notes.md", "--json").stdout)
+    assert [h["path"] for h in payload["results"]] == ["#notes.md"]
+    result = run("query", "--root", root, "route table", "--path", "#nothing", "--json")
+    assert json.loads(result.stdout)["results"] == [] and "no indexed file matches --path '#nothing'" in result.stderr
+
+
 def test_path_filters_that_only_exclude_keep_everything_else(run, make_tree):
     root = make_tree({"src/route.py": "def route_table():\n    return 1\n",
                       "tests/test_route.py": "def test_route_table():\n    assert route_table()\n"})

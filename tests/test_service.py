@@ -570,3 +570,19 @@ def test_a_mentioned_file_name_is_shared_only_among_the_files_still_indexed(make
     service.refresh(str(root), "lexical")
     engine = service.open_index(str(root), "lexical")
     assert engine.mentioned(plan(engine)) == {"doc/conf.py": 1.0}
+
+
+@pytest.mark.parametrize("retriever", ["lexical", pytest.param("treesitter", marks=pytest.mark.extra("treesitter"))])
+def test_a_query_of_a_path_and_a_line_finds_the_chunk_holding_that_line(make_tree, retriever):
+    """`src/pkg/termui.py:62` names a file and a line: its directories are no definitions asked
+    for (pyproject.toml's `src = ["src"]` came first) and the line picks the chunk."""
+    functions = "".join(f"def step_{i}(value):\n    total = value + {i}\n    return total\n\n" for i in range(40))
+    files = {"src/pkg/termui.py": functions,
+             "pyproject.toml": '[tool.ruff]\nsrc = ["src"]\n\n[tool.pkg]\npkg = "src/pkg"\n'}
+    files.update({f"src/pkg/mod_{i}.py": f"def helper_{i}():\n    return {i}\n" for i in range(8)})
+    root = make_tree(files)
+    for query in ("src/pkg/termui.py", "src/pkg/termui.py:62", "termui.py:130"):
+        hit = service.search(str(root), query, retriever=retriever, top_k=3).hits[0]
+        assert hit.source_path == "src/pkg/termui.py", (query, hit)
+        line = int(query.partition(":")[2] or 0)
+        assert not line or hit.start_line <= line <= hit.end_line, (query, hit)
