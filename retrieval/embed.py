@@ -175,6 +175,9 @@ class Embedder:
         self._numpy = _UNLOADED  # the numpy encoder (queries, small batches); None: the model needs torch
         self._lock = threading.Lock()
         self.dim: int | None = None
+        # (text, vector) of the last query: `--retriever all` asks hybrid and turbovec, which share
+        # this embedder, for the same query (a 5 KB report was encoded twice, 120 ms each).
+        self._last_query: tuple | None = None
 
     def _load(self):
         if self._model is None:
@@ -256,11 +259,19 @@ class Embedder:
     def embed_query(self, text: str):
         """One query's vector. For a plain BERT mean-pooling model (the default) numpy computes it
         (retrieval.query_encoder): a fresh process then never imports torch to answer. Otherwise
-        sentence-transformers on one thread (measured fastest for a single short text)."""
+        sentence-transformers on one thread (measured fastest for a single short text). The same
+        text again is the same (read-only) array, computed once."""
+        last = self._last_query
+        if last is not None and last[0] == text:
+            return last[1]
         encoder = self._numpy_encoder()
         if encoder is not None:
-            return self._finite(encoder.encode(text))
-        return self._finite(self.embed_with_model([text], batch_size=1, threads=1)[0])
+            vector = self._finite(encoder.encode(text))
+        else:
+            vector = self._finite(self.embed_with_model([text], batch_size=1, threads=1)[0])
+        vector.setflags(write=False)  # every caller of this text shares it
+        self._last_query = (text, vector)
+        return vector
 
     def _numpy_encoder(self):
         if self._numpy is _UNLOADED:

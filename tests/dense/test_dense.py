@@ -713,6 +713,59 @@ def test_the_numpy_encoder_reads_as_far_as_the_models_own_sequence_length(tmp_pa
     assert float(np.abs(ours - get_embedder().embed_query(text)).max()) > 1e-3  # 16 tokens, not 256
 
 
+def test_a_long_query_is_tokenized_as_far_as_its_kept_tokens_reach_and_encodes_as_the_whole_text():
+    # The tokenizer read the whole text before truncating it to 256 tokens: 0.8 s of a 1 MB query.
+    import numpy as np
+
+    from retrieval.embed import get_embedder
+    from retrieval.query_encoder import load_query_encoder
+
+    embedder = get_embedder()
+    encoder = load_query_encoder(embedder.directory, embedder.max_tokens)
+    tokenizer, read = encoder.tokenizer, []
+
+    class Reading:
+        def encode(self, text):
+            read.append(len(text))
+            return tokenizer.encode(text)
+
+    encoder.tokenizer = Reading()
+    report = 'Traceback (most recent call last):\n  File "src/app/http_client.py", line 12, in send\n' * 4000
+    sparse = "retry failed uploads" + " " * 20000 + "then give up after three attempts " * 100
+    for text, whole in ((report, False), (sparse, True)):  # sparse: its first whitespace-cut part holds 5 tokens
+        read.clear()
+        ours, theirs = encoder.encode(text), embedder.embed_with_model([text], batch_size=1, threads=1)[0]
+        assert float(np.abs(ours - theirs).max()) < 1e-5
+        if whole:  # nothing short of the whole text is sure to hold its first 256 tokens
+            assert max(read) == len(text)
+        else:
+            assert max(read) < len(text) // 10
+
+
+def test_the_same_query_is_encoded_once_and_shared_read_only():
+    from retrieval.embed import Embedder
+
+    embedder = Embedder()
+    vector = embedder.embed_query("retry failed uploads with backoff")
+    assert embedder.embed_query("retry failed uploads with backoff") is vector and not vector.flags.writeable
+    assert embedder.embed_query("another question") is not vector
+
+
+def test_query_all_encodes_the_query_once_for_the_dense_retrievers_sharing_a_model(sample_repo, run, monkeypatch):
+    # hybrid and turbovec share one embedder: each encoded the same query (a 5 KB report twice, 120 ms each).
+    from retrieval.query_encoder import QueryEncoder
+
+    for name in ("hybrid", "turbovec"):
+        assert run("index", "--root", sample_repo, "--retriever", name).exit_code == 0
+    encoded, encode = [], QueryEncoder.encode
+    monkeypatch.setattr(QueryEncoder, "encode", lambda self, text: encoded.append(text) or encode(self, text))
+    query = "which function retries a failed http request (asked once by all)"
+    result = run("query", "--root", sample_repo, "--retriever", "all", "--json", query)
+    assert result.exit_code == 0, result.output
+    assert {"hybrid", "turbovec"} <= {name for row in json.loads(result.stdout)["results"] for name in row["provenance"]}
+    assert encoded == [query]
+
+
 def test_a_few_texts_are_embedded_with_numpy_and_many_in_batches_by_the_model():
     import numpy as np
 
