@@ -314,13 +314,16 @@ def _watch_json(discovery: Discovery) -> dict:
     return {path: list(value) for path, value in sorted(discovery.watch.items())}
 
 
-def is_current(root: str, manifest: dict) -> bool:
+def is_current(root: str, manifest: dict, seen: dict | None = None) -> bool:
     """Cheap staleness check: stats only, no walk, no ignore matching.
 
     Every indexed (or skipped-after-reading) file is re-stat'ed; every walked directory too, since
     adding, removing or renaming an entry changes its directory's mtime; and ignore files (also
     those outside the tree, and those absent, recorded with mtime 0) and over-cap files, whose
     changes alter eligibility without touching any directory.
+
+    `seen` ({path: stat result or the OSError}), shared by the calls of one `status`: each path is
+    stat'ed once however many indexes list it (one walk of the tree per index, six on a big one).
     """
     watch = manifest.get("watch")
     if (not isinstance(watch, dict) or manifest.get("decoder") != DECODER_VERSION
@@ -343,6 +346,8 @@ def is_current(root: str, manifest: dict) -> bool:
     else:  # pragma: no cover - Windows
         def stat(rel):
             return os.stat(os.path.join(root, rel))
+    if seen is not None:
+        stat = _remembered(stat, seen)
     try:
         for rel, (size, mtime, *ctime) in watch.items():
             try:
@@ -368,6 +373,21 @@ def is_current(root: str, manifest: dict) -> bool:
         if fd is not None:
             os.close(fd)
     return True
+
+
+def _remembered(stat: Callable, seen: dict) -> Callable:
+    def remembered(rel):
+        got = seen.get(rel)
+        if got is None:
+            try:
+                got = seen[rel] = stat(rel)
+            except OSError as exc:
+                seen[rel] = exc
+                raise
+        if isinstance(got, OSError):
+            raise got
+        return got
+    return remembered
 
 
 def _rebuilding(progress: Progress, name: str, damage: BaseException) -> None:
@@ -597,10 +617,19 @@ def _settle_racy(root, manifest, files, discovery, max_bytes) -> None:
 def clean(root: str, *, progress: Progress = _quiet) -> bool:
     """Remove the store of root (and nothing else). True when there was one."""
     store = layout.store_dir(root)
+    if os.path.islink(store):
+        # Never ours to follow (see refuse_symlink): its lock was taken through it, then rmtree
+        # failed with "Cannot call rmtree on a symbolic link". The link may be the user's.
+        raise layout.StoreError(f"refusing to remove {store}: it is a symbolic link, not an index "
+                                "(remove the link yourself; what it points to is left alone)")
     if not os.path.isdir(store):
         return False
-    if not os.path.exists(os.path.join(store, "STORE.json")):
-        raise layout.StoreError(f"{store} does not look like a retrieval index; not removing it")
+    try:
+        os.lstat(os.path.join(store, "STORE.json"))
+    except (FileNotFoundError, NotADirectoryError):
+        raise layout.StoreError(f"{store} does not look like a retrieval index; not removing it") from None
+    except OSError as exc:  # an unreadable store is not a foreign one (it said so)
+        raise layout.unwritable("remove", store, exc) from exc
     import shutil  # here: shutil's import (archive codecs) costs a cold query more than it uses
 
     # Under the writer lock: a build going on finishes first (removed under it, it recreated parts
@@ -899,7 +928,11 @@ def status(root: str) -> list[dict]:
     if not os.path.isdir(root):
         raise DiscoveryError(f"root is not a directory: {root}")
     store = layout.store_dir(root)
+    # A linked store is refused by every command (one line): read through it, status said `ready`
+    # for an index no query would answer from.
+    layout.refuse_symlink(store)
     rows = []
+    seen: dict = {}  # stat results, shared by the indexes' checks (see is_current)
     for name, spec in sorted(REGISTRY.items(), key=lambda kv: (kv[0] != "lexical", kv[0])):  # lexical first
         row: dict = {"retriever": name, "state": "missing", "profile": None, "files": 0, "chunks": 0, "tokens": 0,
                      "primary_language": None, "languages": {}, "created": None, "updated": None,
@@ -908,6 +941,8 @@ def status(root: str) -> list[dict]:
         if reason:
             row["state"], row["reason"] = "unavailable", reason
         try:
+            # Refused as a query refuses it (see open_index): read through it, status said `ready`.
+            layout.refuse_symlink(layout.retriever_dir(store, name))
             manifest = layout.read_manifest(store, name)
         except (layout.ManifestProblem, layout.StoreError) as exc:
             row["state"], row["reason"] = "error", str(exc)
@@ -919,7 +954,7 @@ def status(root: str) -> list[dict]:
             rows.append(row)
             continue
         try:
-            _status_row(root, store, name, manifest, reason, row)
+            _status_row(root, store, name, manifest, reason, row, seen)
         except _DAMAGE as exc:  # a manifest of the right shape holding values of the wrong type
             row["state"] = "error"
             row["reason"] = (f"the index is damaged ({type(exc).__name__}); the next query or "
@@ -928,7 +963,7 @@ def status(root: str) -> list[dict]:
     return rows
 
 
-def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, row: dict) -> None:
+def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, row: dict, seen: dict) -> None:
     """Fill `row` from a committed manifest (values of the wrong type raise as parsing them would)."""
     langs: Counter = Counter()
     tokens = 0
@@ -957,7 +992,7 @@ def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, r
         row["chunking"] = chunking_by_language(files, state["line_fallback"])
     if not reason:
         try:
-            row["state"] = "ready" if is_current(root, manifest) else "stale"
+            row["state"] = "ready" if is_current(root, manifest, seen) else "stale"
         except DiscoveryError as exc:
             row["state"], row["reason"] = "error", str(exc)
         outdated, problem = (_checked(name, manifest, layout.retriever_dir(store, name)) if row["state"] != "error"

@@ -442,6 +442,70 @@ def test_clean_refuses_a_directory_that_is_not_a_store(sample_repo):
     assert (sample_repo / ".retrieval" / "precious.txt").read_text() == "mine"
 
 
+def test_status_refuses_a_linked_store_as_a_query_does(sample_repo, tmp_path):
+    """Read through the link, status said `ready` (or `stale`) for an index every query refused."""
+    service.refresh(str(sample_repo))
+    elsewhere = tmp_path / "elsewhere"
+    os.rename(sample_repo / ".retrieval", elsewhere)
+    (sample_repo / ".retrieval").symlink_to(elsewhere)
+    with pytest.raises(layout.StoreError, match="symbolic link"):
+        service.status(str(sample_repo))
+    (sample_repo / ".retrieval").unlink()
+    os.rename(elsewhere, sample_repo / ".retrieval")
+    os.rename(sample_repo / ".retrieval" / "lexical", elsewhere)
+    (sample_repo / ".retrieval" / "lexical").symlink_to(elsewhere)
+    (row,) = [r for r in service.status(str(sample_repo)) if r["retriever"] == "lexical"]
+    assert row["state"] == "error" and "symbolic link" in row["reason"]
+
+
+def test_clean_refuses_a_linked_store_and_leaves_what_it_points_to(sample_repo, tmp_path):
+    service.refresh(str(sample_repo))
+    elsewhere = tmp_path / "elsewhere"
+    os.rename(sample_repo / ".retrieval", elsewhere)
+    os.unlink(elsewhere / "lock")
+    (sample_repo / ".retrieval").symlink_to(elsewhere)
+    with pytest.raises(layout.StoreError, match="refusing to remove .* symbolic link"):
+        service.clean(str(sample_repo))
+    assert (sample_repo / ".retrieval").is_symlink()
+    assert sorted(os.listdir(elsewhere)) == [".gitignore", "STORE.json", "lexical"]  # not even a lock made there
+
+
+def test_clean_of_an_unreadable_store_says_so_not_that_the_store_is_not_ours(sample_repo, monkeypatch):
+    service.refresh(str(sample_repo))
+    marker = os.path.join(layout.store_dir(str(sample_repo)), "STORE.json")
+    real_stat, real_lstat = os.stat, os.lstat
+
+    def denied(real):
+        def stat(path, *args, **kwargs):
+            if os.fspath(path) == marker:  # as a store of mode 000 answers (tests run as root)
+                raise PermissionError(13, "Permission denied", path)
+            return real(path, *args, **kwargs)
+        return stat
+
+    monkeypatch.setattr(os, "stat", denied(real_stat))
+    monkeypatch.setattr(os, "lstat", denied(real_lstat))
+    with pytest.raises(layout.StoreError, match="cannot remove the index at .*Permission denied"):
+        service.clean(str(sample_repo))
+
+
+def test_status_stats_each_file_once_however_many_indexes_list_it(sample_repo, monkeypatch):
+    """Each index's freshness check stat'ed the whole tree again: six walks of a big tree."""
+    service.refresh(str(sample_repo))
+    service.refresh(str(sample_repo), "lexical+ctx")
+    real_stat = os.stat
+    counted: dict = {}
+
+    def stat(path, *args, **kwargs):
+        if ".retrieval" not in os.fspath(path):  # the tree's files and directories, not the store's
+            counted[os.fspath(path)] = counted.get(os.fspath(path), 0) + 1
+        return real_stat(path, *args, **kwargs)
+
+    monkeypatch.setattr(os, "stat", stat)  # (not in os.supports_dir_fd: stat'ed by absolute path)
+    rows = {r["retriever"]: r["state"] for r in service.status(str(sample_repo))}
+    assert rows["lexical"] == rows["lexical+ctx"] == "ready"
+    assert counted[str(sample_repo / "src/app/cache.py")] == 1, counted
+
+
 def test_a_qualified_query_finds_the_member_in_line_chunks_not_its_owners_first_lines(make_tree):
     """`Group.invoke` answered with `class Group`'s first lines (the rarer name won), graded high."""
     def owner(name, filler):

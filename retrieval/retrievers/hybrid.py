@@ -139,7 +139,12 @@ class HybridRetriever:
         return {LEXICAL: result[LEXICAL], DENSE: dense_state}
 
     def check_store(self, directory: str, state: dict) -> None:
-        lex_dir, dense_dir = self._dirs(directory)
+        # Read only (`status` calls it without the lock): _dirs removed and created arms, so a
+        # status rewrote the store. An arm that is not a directory is damage; the rebuild fixes it.
+        lex_dir, dense_dir = os.path.join(directory, LEXICAL), os.path.join(directory, DENSE)
+        for arm in (lex_dir, dense_dir):
+            if os.path.islink(arm) or not os.path.isdir(arm):
+                raise ValueError(f"{os.path.basename(arm)} is not a directory")
         self.lexical.check_store(lex_dir, state[LEXICAL])
         self.dense.check_store(dense_dir, state[DENSE])
 

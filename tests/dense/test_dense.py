@@ -265,6 +265,24 @@ def test_an_arms_directory_replaced_by_a_file_is_rebuilt_not_an_error_on_every_q
     assert place.is_dir() and any("damaged" in line for line in said)
 
 
+@pytest.mark.parametrize("arm", ["dense", "lexical"])
+def test_status_of_a_hybrid_index_with_an_arm_gone_says_damaged_and_writes_nothing(sample_repo, arm):
+    """status checked the arms through the writer's helper, which deleted what stood in an arm's
+    place and created the directory: a status, without the lock, rewrote the store."""
+    from retrieval import service
+
+    service.refresh(sample_repo, "hybrid")
+    place = sample_repo / ".retrieval" / "hybrid" / arm
+    shutil.rmtree(place)
+    place.write_text("x\n")
+    (row,) = [r for r in service.status(str(sample_repo)) if r["retriever"] == "hybrid"]
+    assert row["state"] == "error" and "damaged" in row["reason"]
+    assert place.read_text() == "x\n"
+    place.unlink()
+    (row,) = [r for r in service.status(str(sample_repo)) if r["retriever"] == "hybrid"]
+    assert row["state"] == "error" and not place.exists()
+
+
 def test_hybrid_reuses_the_turbovec_embeddings_of_the_same_store(sample_repo):
     from retrieval import service
 
