@@ -621,6 +621,24 @@ def test_files_mode_gives_top_k_distinct_files_for_a_pasted_report_too(run, make
     assert [r["rank"] for r in files] == [1, 2, 3]
 
 
+def test_files_mode_checks_the_index_once_however_deep_it_asks(run, make_tree, monkeypatch):
+    """Each deeper round of `--files` stat'ed every file of the tree again (0.2 s a round at 50,000
+    files): one check per query is enough, the rounds ask the same snapshot."""
+    body = "".join(f"def widget_{i}():\n    return 'widget gadget sprocket {i}'\n\n\n" for i in range(60))
+    filler = {f"z{i}.py": f"def unrelated_{i}():\n    return 'gadget {i}'\n" for i in range(20)}
+    root = make_tree({"a.py": body, **filler})
+    report = "widget gadget sprocket fails " + " ".join(f"word{i}" for i in range(40))
+    query_json(run, root, report, "-k", "3")  # builds the index
+    checks, rounds = [], []
+    is_current, search = service.is_current, service.search
+    monkeypatch.setattr(service, "is_current", lambda *a, **k: checks.append(1) or is_current(*a, **k))
+    monkeypatch.setattr(service, "search", lambda *a, **k: rounds.append(k["top_k"]) or search(*a, **k))
+    files = query_json(run, root, report, "-k", "3", "--files")["results"]
+    assert len({r["path"] for r in files}) == 3
+    assert len(rounds) > 1  # a.py's chunks filled the first round
+    assert len(checks) == 1
+
+
 def printed_tokens(row: dict) -> int:
     """What a JSON result costs as --max-tokens prices it: four characters a token, and its separator."""
     return -(-len(json.dumps(row, ensure_ascii=False)) // 4) + 1

@@ -267,6 +267,34 @@ def test_a_big_build_is_written_as_several_budgeted_segments_that_rank_like_one(
         assert_same_hits(service.search(str(small_budget), query, top_k=100, stale_ok=True).hits, expected)
 
 
+def test_a_merge_opens_each_segment_postings_file_once(make_tree, rewrite, monkeypatch):
+    """A merge reads every term's postings of every segment it folds: it opened post.bin again for
+    each (764,000 opens folding three segments of 38,000 chunks: 17.8 s, now 9.4 s)."""
+    import builtins
+
+    root = make_tree({f"pkg/mod_{i}.py": module_text(i) for i in range(10)}, name="merging")
+    service.refresh(str(root))
+    reads = []
+    real_open = builtins.open
+
+    def counting_open(file, mode="r", *args, **kwargs):
+        if str(file).endswith("post.bin") and "r" in mode:
+            reads.append(file)
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", counting_open)
+    for k in range(MAX_SEGMENTS + 1):
+        before = manifest_of(root)["state"]["segments"]
+        reads.clear()
+        rewrite(root / "pkg" / f"mod_{k}.py", module_text(k, variant=1))
+        service.refresh(str(root))
+        if len(manifest_of(root)["state"]["segments"]) <= len(before):
+            break
+    else:
+        pytest.fail("the refreshes never merged segments")
+    assert 0 < len(reads) <= len(before) + 1  # the merged ones, the refresh's own new segment among them
+
+
 def test_the_retriever_consumes_changed_files_one_at_a_time(make_tree, monkeypatch):
     from retrieval.retrievers import lexical as lexical_module
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 from array import array
+from itertools import compress
 
 from .bm25 import SegmentView
 from .segment import CorruptSegment, DiskSegment, SegmentBuilder
@@ -213,9 +214,9 @@ class LexicalIndex:
         chosen = [s for s in state["segments"] if s["name"] in names]
         views = [(self.segment(s["name"]), frozenset(s["deleted"])) for s in chosen]
         builder = SegmentBuilder()
-        remaps: list[dict[int, int]] = []
+        remaps: list[array] = []  # per segment, each doc's new id (-1: deleted)
         for seg, deleted in views:
-            remap: dict[int, int] = {}
+            remap = array("l", [-1]) * seg.n_docs
             files, doc_file, starts, ends, lens = seg.files, seg.doc_file, seg.starts, seg.ends, seg.lens
             metas = seg.meta_rows()
             for d in range(seg.n_docs):
@@ -229,20 +230,29 @@ class LexicalIndex:
         terms: set[str] = set()
         for seg, _ in views:
             terms.update(seg.terms())
-        for term in sorted(terms):
-            new_docs, new_tfs = array("I"), array("I")
-            for (seg, _), remap in zip(views, remaps):
-                plist = seg.postings(term)
-                if plist is None:
-                    continue
-                for d, tf in zip(*plist):
-                    nd = remap.get(d)
-                    if nd is not None:
-                        new_docs.append(nd)
-                        new_tfs.append(tf)
-            if new_docs:
-                builder.postings[term] = (new_docs, new_tfs)
-                builder.n_postings += len(new_docs)
+        # Each segment's post.bin is opened once for all its terms, and a term's postings are
+        # renumbered by the interpreter's C loops, not one Python step per posting.
+        readers = [seg.open_postings() for seg, _ in views]
+        try:
+            for term in sorted(terms):
+                new_docs, new_tfs = array("I"), array("I")
+                for (seg, deleted), remap, fh in zip(views, remaps, readers):
+                    plist = seg.postings(term, fh)
+                    if plist is None:
+                        continue
+                    docs, tfs = plist
+                    mapped = list(map(remap.__getitem__, docs))
+                    if deleted:
+                        live = [nd >= 0 for nd in mapped]
+                        mapped, tfs = list(compress(mapped, live)), compress(tfs, live)
+                    new_docs.extend(mapped)
+                    new_tfs.extend(tfs)
+                if new_docs:
+                    builder.postings[term] = (new_docs, new_tfs)
+                    builder.n_postings += len(new_docs)
+        finally:
+            for fh in readers:
+                fh.close()
         merged = dict(state, segments=[s for s in state["segments"] if s["name"] not in names])
         if builder.n_docs:
             name = self._new_name(merged)

@@ -396,12 +396,21 @@ class DiskSegment:
             shard = self._shards[index] = self._json(f"lex-{index:04d}.json")
         return shard
 
-    def postings(self, term: str):
+    def open_postings(self):
+        """post.bin, opened for a caller reading many terms' postings (`postings(term, fh)`): a merge
+        reads every term, and opening the file for each was most of its time."""
+        return open(os.path.join(self.directory, "post.bin"), "rb")
+
+    def postings(self, term: str, fh=None):
         entry = self._shard(shard_of(term, self.n_shards)).get(term)
         if entry is None:
             return None
         offset, df, *crc = entry
-        with open(os.path.join(self.directory, "post.bin"), "rb") as fh:
+        if fh is None:
+            with self.open_postings() as own:
+                own.seek(offset)
+                data = own.read(8 * df)
+        else:
             fh.seek(offset)
             data = fh.read(8 * df)
         if len(data) != 8 * df or (crc and zlib.crc32(data) != crc[0]):
