@@ -188,13 +188,20 @@ def _rst_headings(lines: list[str]) -> list[tuple[int, int, str]]:
     return out
 
 
+def heading_rows(lines: list[str], language: str = "markdown") -> list[tuple[int, int, str]]:
+    """(row, level, title) of every heading of a Markdown or (`rst`) reStructuredText file's
+    lines, 0-based rows, titles as rendered: the one reading of headings, shared by the chunker
+    and what contextualizes chunks."""
+    return _rst_headings(lines) if language == "rst" else _markdown_headings(lines)
+
+
 def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: str = DOCS,
                    policy: ChunkingPolicy | None = None) -> list[Chunk]:
     policy = policy or ChunkingPolicy()
     lines = split_lines(text)
     if not lines:
         return []
-    headings = _rst_headings(lines) if language == "rst" else _markdown_headings(lines)
+    headings = heading_rows(lines, language)
     budget = policy.budget(kind)
     # A page titled in its front matter: that title heads its heading paths (`Getting started >
     # Install`), as the rendered page's first heading, unless the text has a first-level one.

@@ -19,7 +19,7 @@ from ..lexical.features import defined_names
 from ..read import line_texts
 from ..records import Chunk
 
-VERSION = 5  # bump when the text this module produces changes (it is part of the index fingerprint)
+VERSION = 6  # bump when the text this module produces changes (it is part of the index fingerprint)
 PARTS = ("scopes", "doc", "about", "uses")  # what contexts() writes by default; "path" is available too
 ALL_PARTS = ("path", "scopes", "doc", "about", "uses")
 
@@ -72,7 +72,8 @@ class HeuristicContextualizer:
         imported = imports(text, language) if "uses" in self.parts else {}
         wants_scopes = ("scopes" in self.parts or "doc" in self.parts) and not markdown
         outline = Outline(lines) if wants_scopes else None
-        titles = HeadingIndex(lines) if markdown and "scopes" in self.parts else None
+        rst = language == "rst" or path.lower().endswith(".rst")
+        titles = HeadingIndex(lines, "rst" if rst else "markdown") if markdown and "scopes" in self.parts else None
         out = []
         for chunk in chunks:
             parts = []
@@ -205,29 +206,20 @@ def _defines(line: str, language: str) -> bool:
 
 
 class HeadingIndex:
-    """The Markdown heading path in force at each line, from one pass (fenced code skipped)."""
+    """The heading path in force at each line of a Markdown (or `rst`) file: headings read as
+    the chunker reads them (setext and reST titles too, rendered titles, fences as CommonMark
+    closes them); a regular expression of its own here missed those and kept link targets."""
 
-    def __init__(self, lines: list[str]):
+    def __init__(self, lines: list[str], language: str = "markdown"):
+        from ..chunking.markdown import heading_rows
+
         self.starts: list[int] = []  # 0-based line of each heading
         self.paths: list[str] = []
         path: list[tuple[int, str]] = []
-        fence = ""  # the open fence's marker: only a run of the same character, as long, closes it
-        for i, line in enumerate(lines):
-            stripped = line.lstrip()
-            if stripped.startswith(("```", "~~~")):
-                run = stripped[: len(stripped) - len(stripped.lstrip(stripped[0]))]
-                if not fence:
-                    fence = run
-                    continue
-                if run[0] == fence[0] and len(run) >= len(fence) and not stripped[len(run):].strip():
-                    fence = ""
-                continue
-            m = None if fence else _HEADING.match(line)
-            if m:
-                level = len(m.group(1))
-                path = [(lv, t) for lv, t in path if lv < level] + [(level, m.group(2))]
-                self.starts.append(i)
-                self.paths.append(" > ".join(t for _, t in path))
+        for row, level, title in heading_rows(lines, language):
+            path = [(lv, t) for lv, t in path if lv < level] + [(level, title)]
+            self.starts.append(row)
+            self.paths.append(" > ".join(t for _, t in path))
 
     def at(self, start_line: int) -> str:
         """The heading path in force at line `start_line` (1-based): a chunk starting with a heading
@@ -236,9 +228,9 @@ class HeadingIndex:
         return self.paths[k - 1] if k else ""
 
 
-def headings(lines: list[str], start_line: int) -> str:
-    """`Guide > Retries` for a Markdown chunk: the heading path above its first line."""
-    return HeadingIndex(lines).at(start_line)
+def headings(lines: list[str], start_line: int, language: str = "markdown") -> str:
+    """`Guide > Retries` for a Markdown (or `rst`) chunk: the heading path above its first line."""
+    return HeadingIndex(lines, language).at(start_line)
 
 
 def leading_doc(lines: list[str], markdown: bool = False) -> str:

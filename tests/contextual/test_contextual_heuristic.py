@@ -67,6 +67,17 @@ def test_a_fence_closes_only_with_its_own_marker():
     assert headings(md.splitlines(), _line(md, "# inside")) == "Guide"
 
 
+def test_headings_are_read_as_the_chunker_reads_them():
+    """Its own `#` pattern missed setext and reST titles and kept link targets and badges in the
+    path: contexts named another section than the chunk's own heading path."""
+    md = ("# Tool [![CI](https://ci.example/badge.svg)](https://ci.example)\n\nIntro.\n\n"
+          "Install\n-------\n\nsteps\n\n## For C#\n\nlast\n")
+    assert headings(md.splitlines(), _line(md, "steps")) == "Tool > Install"
+    assert headings(md.splitlines(), _line(md, "last")) == "Tool > For C#"
+    rst = "Guide\n=====\n\nIntro.\n\nRetries\n-------\n\nbackoff\n"
+    assert headings(rst.splitlines(), _line(rst, "backoff"), "rst") == "Guide > Retries"
+
+
 def test_the_leading_doc_skips_licence_headers_and_keeps_the_first_sentence():
     assert leading_doc(PYTHON.splitlines()) == "Token bucket rate limiting for the HTTP client."
     js = "/**\n * Parses query strings.\n * More.\n */\nexport function parse() {}\n"
