@@ -11,11 +11,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-VERSION = 2  # bump when the cuts change: indexes of line chunks are rebuilt, not left half old
-
 from ..languages import CODE, CONFIG, DOCS
 from ..read import split_lines
 from ..records import Chunk
+
+VERSION = 2  # bump when the cuts change: indexes of line chunks are rebuilt, not left half old
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,11 @@ class ChunkingPolicy:
                 "default": self.default, "max_lines": self.max_lines}
 
 
-# A title's underline: Markdown's setext `===` or `---`; in reST any punctuation, overlining too.
-_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*\r?\n?$")
-_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?$")
+# A title's underline (a line with or without its ending): Markdown's setext `===` or `---`; in
+# reST any punctuation character of 7-bit ASCII (docutils), overlining too. The heading chunker
+# (markdown.py) reads titles with these as well.
+SETEXT_UNDERLINE = re.compile(r" {0,3}(=+|-+)[ \t]*\r?\n?$")
+RST_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*\r?\n?$")
 
 
 def _indent(line: str) -> int:
@@ -81,7 +83,7 @@ def _titled(lines: list[str], j: int, underline: re.Pattern) -> bool:
     if j + 1 >= len(lines) or not lines[j + 1].strip():
         return False
     if underline.match(lines[j]):
-        return underline is _ADORNMENT and j + 2 < len(lines) and lines[j + 2].rstrip() == lines[j].rstrip()
+        return underline is RST_ADORNMENT and j + 2 < len(lines) and lines[j + 2].rstrip() == lines[j].rstrip()
     return bool(underline.match(lines[j + 1]))
 
 
@@ -105,7 +107,7 @@ def chunk_lines(
     budget = policy.budget(kind)
     max_lines = policy.max_lines
     prose = kind == DOCS
-    underline = (_ADORNMENT if language == "rst" else _SETEXT) if prose else None
+    underline = (RST_ADORNMENT if language == "rst" else SETEXT_UNDERLINE) if prose else None
     out: list[Chunk] = []
     start, size = 0, 0
     n = len(lines)

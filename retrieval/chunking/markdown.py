@@ -15,7 +15,7 @@ import re
 from ..languages import DOCS
 from ..read import split_lines
 from ..records import Chunk
-from .lines import ChunkingPolicy, chunk_lines
+from .lines import RST_ADORNMENT, SETEXT_UNDERLINE, ChunkingPolicy, chunk_lines
 
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 # A closing run of `#` follows a space (or is all there is): `# C#` is about C#.
@@ -25,10 +25,7 @@ _ATTRS = re.compile(r"\s*\{[^{}]*\}\s*$")  # `{ #anchor }` attribute lists (MkDo
 # (or missing its opening and taking its closing for one) hid every heading after it. It closes
 # indented less than 4 columns deeper than it opened (deeper, it is a line of its content).
 _FENCE = re.compile(r"([ \t]*)(`{3,}|~{3,})(.*)")
-_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
-# Any punctuation character of 7-bit ASCII adorns a reST title (docutils).
-_RST_ADORNMENT = re.compile(r"([!-/:-@\[-`{-~])\1{2,}[ \t]*$")
 # Inline markup a rendered heading does not show: images (badges, logos), link targets, HTML tags.
 _TICKS = re.compile(r"`+")
 # Link text holds no bracket: with one, `[[[[...` (a runaway line) took quadratic time.
@@ -156,7 +153,7 @@ def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
             title = _ATX_CLOSE.sub("", (m.group(2) or "").rstrip())
             out.append((i, len(m.group(1)), _title(_plain(_ATTRS.sub("", title)))))
             continue
-        if _SETEXT.match(line):
+        if SETEXT_UNDERLINE.match(line):
             if text_row == i - 1:
                 out.append((i - 1, 1 if line.strip()[0] == "=" else 2, _title(_plain(lines[i - 1].strip()))))
             continue
@@ -175,7 +172,7 @@ def _rst_headings(lines: list[str]) -> list[tuple[int, int, str]]:
     while i < len(lines):
         line = lines[i].rstrip("\r\n")
         title = lines[i - 1].strip()
-        if _RST_ADORNMENT.match(line) and title and not _RST_ADORNMENT.match(lines[i - 1].rstrip("\r\n")) \
+        if RST_ADORNMENT.match(line) and title and not RST_ADORNMENT.match(lines[i - 1].rstrip("\r\n")) \
                 and len(line.strip()) >= len(title) - 1:
             over = i >= 2 and lines[i - 2].rstrip("\r\n") == line
             style = (line.strip()[0], over)
@@ -274,4 +271,4 @@ def _only_heading(text: str, language: str) -> bool:
     filled = [line for line in text.splitlines() if line.strip()]
     adorned = 3 if language == "rst" else 2
     return len(filled) <= 1 or (len(filled) <= adorned and all(
-        _SETEXT.match(line) or _RST_ADORNMENT.match(line) for line in filled[1:]))
+        SETEXT_UNDERLINE.match(line) or RST_ADORNMENT.match(line) for line in filled[1:]))

@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import zlib
+from contextlib import nullcontext
 from array import array
 
 from ..store.atomic import dumps, publish_dir, write_new
@@ -406,13 +407,9 @@ class DiskSegment:
         if entry is None:
             return None
         offset, df, *crc = entry
-        if fh is None:
-            with self.open_postings() as own:
-                own.seek(offset)
-                data = own.read(8 * df)
-        else:
-            fh.seek(offset)
-            data = fh.read(8 * df)
+        with self.open_postings() if fh is None else nullcontext(fh) as source:
+            source.seek(offset)
+            data = source.read(8 * df)
         if len(data) != 8 * df or (crc and zlib.crc32(data) != crc[0]):
             raise CorruptSegment(f"segment {os.path.basename(self.directory)}: post.bin is damaged")
         values = _from_bytes(data)

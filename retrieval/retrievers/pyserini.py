@@ -19,6 +19,7 @@ from collections import defaultdict
 from typing import Iterable
 
 from .. import prose
+from ..chunking import lines
 from ..confidence import assess, query_evidence
 from ..lexical.bm25 import idf
 from ..lexical.features import DEF, PAIR, chunk_terms, path_terms
@@ -97,8 +98,6 @@ class PyseriniRetriever:
         fp = {"profile": self.profile, "analyzer": self.analyzer, "contents": 1,
               "path_weight": self.ranking.path_weight}
         if self.profile != PROSE:  # a prose index holds whole files
-            from ..chunking import lines
-
             fp["chunks"] = {"lines": lines.VERSION}
         return fp
 
