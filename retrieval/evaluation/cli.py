@@ -21,6 +21,9 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
         names = list(dict.fromkeys(n.strip() for n in choice.split(",") if n.strip()))  # once each
         if not names:
             raise click.UsageError("--retriever names no retriever")
+        if "all" in names:  # it was "unknown retriever 'all'", the name the help offers
+            raise click.UsageError("--retriever: 'all' (every installed retriever) stands alone; "
+                                   "or list the names to run")
         for name in names:
             try:
                 pairs.append((name, get_spec(name).unavailable_reason()))
@@ -30,7 +33,7 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
 
 
 @click.command("eval", short_help="Score retrievers on a dataset of queries.")
-@click.argument("dataset", type=click.Path())  # missing or a directory: one error line, exit 1 (as for --root)
+@click.argument("dataset", type=click.Path(allow_dash=True))  # missing or a directory: one error line, exit 1 (as for --root)
 @click.option("--root", type=RootPath(), default=None,
               help="The tree the dataset's paths are relative to. Default: found as for `query`.")
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
@@ -47,7 +50,8 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
 @click.option("--profile", type=click.Choice(["code", "prose"]), default=None,
               help="Index with this profile first (see `retrieval index --profile`); default: as indexed.")
 def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, force, profile):
-    """Evaluate retrievers on DATASET (semble JSON annotations or JSONL) over the tree at ROOT."""
+    """Evaluate retrievers on DATASET (semble JSON annotations or JSONL; - reads standard input) over
+    the tree at ROOT."""
     from ..cli import UserError, _expected_errors, _fail, _json, _progress_sink, _root
     from .datasets import DatasetError, load_dataset
     from .report import evaluation_text

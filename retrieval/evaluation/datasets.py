@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from dataclasses import dataclass, field
 
 
@@ -124,16 +125,28 @@ def _printable(text: str) -> str:
 MAX_DATASET_CHARS = 256 << 20  # far above any real one: swebench-dev's 169 issue texts are 366 KB
 
 
+def _read_text(path: str) -> str:
+    """The dataset's text, from the file or, for `-`, standard input (a pipeline's queries)."""
+    if path == "-":
+        # As bytes, decoded here: the terminal's locale says nothing about a dataset's encoding.
+        raw = sys.stdin.buffer.read(MAX_DATASET_CHARS + 1)
+        if len(raw) > MAX_DATASET_CHARS:  # `yes | retrieval eval -` must end too
+            raise DatasetError(f"<stdin>: over {MAX_DATASET_CHARS:,} bytes: not an evaluation dataset")
+        return raw.decode("utf-8-sig")
+    with open(path, encoding="utf-8-sig") as fh:  # -sig: a byte-order mark some editors write
+        return fh.read(MAX_DATASET_CHARS + 1)
+
+
 def load_dataset(path: str) -> list[EvalQuery]:
-    """All queries of a JSON-list or JSONL dataset; DatasetError naming the file and line."""
+    """All queries of a JSON-list or JSONL dataset (`-`: standard input); DatasetError naming the
+    file and line."""
+    name = "<stdin>" if path == "-" else os.path.basename(path)
     try:
-        with open(path, encoding="utf-8-sig") as fh:  # -sig: a byte-order mark some editors write
-            data = fh.read(MAX_DATASET_CHARS + 1)
+        data = _read_text(path)
     except OSError as exc:
         raise DatasetError(f"cannot read the dataset {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise DatasetError(f"{os.path.basename(path)}: not UTF-8 text (byte {exc.start})") from None
-    name = os.path.basename(path)
+        raise DatasetError(f"{name}: not UTF-8 text (byte {exc.start})") from None
     if len(data) > MAX_DATASET_CHARS:  # `eval /dev/zero` grew until the kernel killed it
         raise DatasetError(f"{name}: over {MAX_DATASET_CHARS:,} characters: not an evaluation dataset")
     stripped = data.lstrip()

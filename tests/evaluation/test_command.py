@@ -286,3 +286,20 @@ def test_the_note_on_what_was_not_scored_counts_in_words_that_agree(make_tree, t
     assert result.exit_code == 0, result.output
     assert ("note: 1 target is not in the tree (left out of n); "
             "1 query has no target in the tree and is not scored") in result.stdout
+
+
+def test_a_dataset_named_dash_is_read_from_standard_input(make_tree):
+    root = make_tree(FILES)
+    rows = json.dumps({"query": "QuuxRegistry", "relevant": ["pkg/beta.py"]}) + "\n"
+    result = CliRunner().invoke(main, ["eval", "-", "--root", str(root), "--retriever", "lexical", "--json"],
+                                input=rows.encode())
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["runs"][0]["summary"]["queries"] == 1
+
+
+def test_all_in_a_list_of_retrievers_is_a_usage_error_that_says_it_stands_alone(make_tree, tmp_path):
+    root = make_tree(FILES)
+    ds = _dataset(tmp_path, [{"query": "QuuxRegistry", "relevant": ["pkg/beta.py"]}])
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical,all"])
+    assert result.exit_code == 2
+    assert "'all' (every installed retriever) stands alone" in _errors(result)

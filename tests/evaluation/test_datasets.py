@@ -112,3 +112,19 @@ def test_a_span_given_as_strings_says_line_numbers_are_integers(tmp_path):
     path.write_text('{"query": "q", "relevant": [{"path": "a.py", "start_line": "3", "end_line": "5"}]}\n')
     with pytest.raises(DatasetError, match=r"bad span '3'-'5' \(line numbers are integers"):
         load_dataset(str(path))
+
+
+def test_standard_input_is_read_as_utf8_bytes_up_to_the_size_cap(monkeypatch):
+    import io
+    import sys
+
+    from retrieval.evaluation import datasets
+
+    row = json.dumps({"query": "naïve", "relevant": ["a.py"]}, ensure_ascii=False).encode("utf-8")
+    # A latin-1 terminal locale must not garble a UTF-8 dataset.
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\xef\xbb\xbf" + row + b"\n"), encoding="latin-1"))
+    assert [q.query for q in load_dataset("-")] == ["naïve"]
+    monkeypatch.setattr(datasets, "MAX_DATASET_CHARS", 100)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"y\n" * 1000)))
+    with pytest.raises(DatasetError, match="<stdin>: over 100 bytes"):
+        load_dataset("-")
