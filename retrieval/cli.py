@@ -729,7 +729,7 @@ def clean(root):
 @main.command(short_help="Show the index: root, size, filters, state.")
 @root_option
 @click.option("--json", "as_json", is_flag=True,
-              help='One JSON object: {"root", "root_reason", "retrievers": [...], "server"}.')
+              help='One JSON object: {"root", "root_reason", "retrievers": [...], "server", "writer"}.')
 def status(root, as_json):
     """Show the root in use and each retriever's index: state (ready / stale / missing / error /
     unavailable, with the reason: its extra is not installed), size, languages and the remembered
@@ -754,8 +754,10 @@ def status(root, as_json):
 
     stopped = stopped_server(store_dir(root))  # it holds the root's server lock and answers nothing
     server = {"pid": stopped, "stopped": True} if stopped is not None else probe(store_dir(root))
+    writer = service.writer(root)
     if as_json:
-        click.echo(_json({"root": root, "root_reason": found.reason, "retrievers": rows, "server": server}))
+        click.echo(_json({"root": root, "root_reason": found.reason, "retrievers": rows, "server": server,
+                          "writer": writer}))
         if hint:
             click.echo(f"note: {hint}", err=True)
         return
@@ -763,8 +765,8 @@ def status(root, as_json):
 
     click.echo(f"root: {shown_path(root)} ({DESCRIPTIONS[found.reason]})")
     for row in rows:
-        if row["state"] in ("missing", "unavailable") and not row["files"]:
-            # Nothing built: a row of zeros says less than what to do about it.
+        if row["state"] in ("missing", "unavailable", "error") and not row["files"] and not row["store_bytes"]:
+            # Nothing built, or nothing readable: a row of zeros says less than what to do about it.
             # With its root: run from elsewhere, the bare command would index another tree.
             command = f"retrieval index --retriever {row['retriever']} --root {shlex.quote(root)}"
             why = row.get("reason") or f"build it with `{command}`"
@@ -787,6 +789,11 @@ def status(root, as_json):
         if row.get("skipped"):
             line += "; skipped: " + _skip_counts(row["skipped"])
         click.echo(line)
+    if writer:
+        who = f"process {writer['pid']}" if writer["pid"] else "another process"
+        since = writer["since"][11:19]  # the time of day (UTC) is what a user compares
+        click.echo(f"writer: {who} has been writing the index since {since} UTC (an `index` or a "
+                   "refreshing query; the rows above are the last finished state)")
     if stopped is not None:
         click.echo(f"server: stopped (pid {stopped}; `kill -CONT {stopped}`, or `retrieval serve --stop`)")
     elif server:

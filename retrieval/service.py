@@ -26,7 +26,7 @@ from .settings import env_float, env_int
 from .retrievers.base import REGISTRY, build_retriever, check_search_args, get_spec
 from .store import layout
 from .store.atomic import remove_stale_temps
-from .store.lock import LockBusy, LockDamaged, WriterLock
+from .store.lock import LockBusy, LockDamaged, WriterLock, writer as lock_writer
 
 Progress = Callable[[str], None]
 
@@ -961,6 +961,16 @@ def status(root: str) -> list[dict]:
                              f"`retrieval index --retriever {name}` rebuilds it")
         rows.append(row)
     return rows
+
+
+def writer(root: str) -> dict | None:
+    """{"pid", "since"} of the process writing the root's store now (an `index`, a refreshing query,
+    a server's refresh), else None: while a first build runs its rows still read `missing`."""
+    found = lock_writer(os.path.join(layout.store_dir(os.path.abspath(root)), "lock"))
+    if found is None:
+        return None
+    pid, since = found
+    return {"pid": pid, "since": _dt.datetime.fromtimestamp(since, _dt.timezone.utc).isoformat(timespec="seconds")}
 
 
 def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, row: dict, seen: dict) -> None:

@@ -562,6 +562,52 @@ def test_status_text_has_one_line_per_retriever(run, sample_repo):
     assert ctx == f"lexical+ctx: missing (build it with `retrieval index --retriever lexical+ctx --root {sample_repo}`)"
 
 
+def test_status_names_the_process_writing_the_index_and_when_it_began(run, sample_repo):
+    import json
+    import os
+
+    from retrieval.store import layout
+    from retrieval.store.lock import WriterLock
+
+    run("index", "--root", sample_repo)
+    lock_file = os.path.join(layout.store_dir(str(sample_repo)), "lock")
+    lock = WriterLock(lock_file)
+    lock.acquire(timeout=0)  # what a first build holds while its rows still read `missing`
+    try:
+        data = json.loads(run("status", "--root", sample_repo, "--json").stdout)
+        text = run("status", "--root", sample_repo).stdout.splitlines()
+    finally:
+        lock.release()
+    assert data["writer"]["pid"] == os.getpid() and data["writer"]["since"].startswith("20")
+    (line,) = [line for line in text if line.startswith("writer: ")]
+    assert line.startswith(f"writer: process {os.getpid()} has been writing the index since ")
+    assert json.loads(run("status", "--root", sample_repo, "--json").stdout)["writer"] is None
+
+
+def test_status_of_a_store_without_a_lock_file_creates_none(run, sample_repo):
+    import json
+    import os
+
+    from retrieval.store import layout
+
+    run("index", "--root", sample_repo)
+    lock_file = os.path.join(layout.store_dir(str(sample_repo)), "lock")
+    os.remove(lock_file)
+    assert json.loads(run("status", "--root", sample_repo, "--json").stdout)["writer"] is None
+    assert not os.path.exists(lock_file)
+
+
+def test_status_text_of_an_unreadable_index_gives_the_reason_not_a_row_of_zeros(run, sample_repo):
+    from retrieval.store import layout
+
+    run("index", "--root", sample_repo)
+    with open(layout.manifest_path(layout.store_dir(str(sample_repo)), "lexical"), "w", encoding="utf-8") as fh:
+        fh.write('{"version": ')  # torn
+    (line,) = [line for line in run("status", "--root", sample_repo).stdout.splitlines() if line.startswith("lexical:")]
+    assert line.startswith("lexical: error (") and "0 files" not in line
+    assert line.endswith("the next query or `retrieval index --retriever lexical` rebuilds it)")
+
+
 def test_clean_removes_only_the_store(run, sample_repo):
     run("index", "--root", sample_repo)
     before = sorted(str(p.relative_to(sample_repo)) for p in sample_repo.rglob("*") if ".retrieval" not in p.parts)

@@ -73,6 +73,32 @@ def _taken_at(fd: int) -> float:
         return time.time()
 
 
+def writer(path: str) -> tuple[int | None, float] | None:
+    """(pid or None when unknown, when the lock was taken) of the process writing through the lock
+    at `path`, or None when none is: for `status`, which must not create the file nor take the
+    lock a writer may be about to ask for (it only tries for a moment where /proc/locks is not)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        holder = lock_holder(fd)
+        if holder is None:
+            if fcntl is None:  # pragma: no cover
+                return None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except BlockingIOError:
+                pass  # held, by a process /proc does not name
+            except OSError:
+                return None
+            else:
+                return None  # closing the descriptor lets the shared lock go
+        return holder, _taken_at(fd)
+    finally:
+        os.close(fd)
+
+
 class WriterLock:
     def __init__(self, path: str):
         self.path = path
