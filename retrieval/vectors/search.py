@@ -53,7 +53,6 @@ class DenseIndex:
         self.generation = Generation(directory, state["generation"])
         if self.generation.n:
             self.generation.index.prepare()
-        self._masks: dict[object, object] = {}
 
     def __len__(self) -> int:
         return self.generation.n
