@@ -616,13 +616,14 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         hits = _distinct_files(hits)[:top_k]
     snippets = None
     if snippet_lines or expand is not None or max_tokens:
-        from .snippets import MAX_SCOPE_LINES, read_snippet
+        from .snippets import MAX_SCOPE_LINES, defined_name, read_snippet
         from .text import tokenize
 
         # The lines of a long hit that --snippet-lines shows, or --max-tokens cuts it to: those
         # holding the query's words.
         terms = frozenset(tokenize(text))
         focus = terms if snippet_lines else frozenset()
+        define = defined_name(text)
         snippets = {}
         scope_lines = snippet_lines or MAX_SCOPE_LINES
         cut_scopes = 0
@@ -641,7 +642,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 shown = replace(h, start_line=first, end_line=last)  # the snippet's span only
             snippet = read_snippet(root, shown, expand=expand if isinstance(expand, int) else 0,
                                    max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path),
-                                   focus=focus)
+                                   focus=focus, define=define)
             if snippet is not None:
                 snippets[h.docid] = snippet
         if expand == "scope" and hits and not any(h.scope for h in hits) and retriever_name != "treesitter" \
@@ -677,7 +678,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         envelope = 0  # what --json prints around the results
         if as_json:
             envelope = printed_tokens(_json({"query": text, "retriever": result.retriever, "results": []})) + 1
-        hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost, terms)
+        hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost, terms, define)
     result.hits = hits
     if as_json:
         payload = {

@@ -41,7 +41,8 @@ def printed_tokens(text: str) -> int:
     return -(-len(text) // 4)
 
 
-def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost, focus: frozenset[str] = frozenset()) -> Snippet:
+def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost, focus: frozenset[str] = frozenset(),
+         define: str = "") -> Snippet:
     """The snippet's lines that fit `budget` tokens as printed, from the hit's own first line (an
     expanded snippet's context before it goes first), or given the query's terms (`focus`) the
     hit's lines holding the most of them: a long function opens with its signature and docstring,
@@ -75,7 +76,7 @@ def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost, focus: froze
     if focus and 0 < low < len(lines):
         # The window's lines may be longer than the first ones: fewer of them, placed again.
         for size in range(low, max(0, low - 8), -1):
-            at = _focus(hit, lines, size, focus)
+            at = _focus(hit, lines, size, focus, define)
             if at == 0 or fits(lines[at : at + size], at):
                 kept = lines[at : at + size] if at else kept
                 break
@@ -91,24 +92,29 @@ def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost, focus: froze
     return trial(kept, at)
 
 
-def _focus(hit: SearchHit, lines: list[str], size: int, focus: frozenset[str]) -> int:
+def _focus(hit: SearchHit, lines: list[str], size: int, focus: frozenset[str], define: str = "") -> int:
     """Where the `size` of the hit's own lines (later ones are an expanded snippet's context)
-    holding the most of the focus terms start; 0 when the first ones hold as many."""
-    from .snippets import best_window
+    holding the most of the focus terms start (and the line defining `define`, when one does); 0
+    when the first ones hold as many."""
+    from .snippets import best_window, definition_offset
 
     own = len(lines)
     if hit.start_line is not None and hit.end_line is not None:
         own = max(1, min(own, hit.end_line - hit.start_line + 1))
-    return best_window(lines[:own], size, focus) if size < own else 0
+    if size >= own:
+        return 0
+    anchor = definition_offset(lines[:own], define, hit.language) if define else None
+    return best_window(lines[:own], size, focus, anchor)
 
 
-def within_budget(hits: list[SearchHit], snippets: dict, budget: int,
-                  cost: Cost | None = None, focus: frozenset[str] = frozenset()) -> tuple[list[SearchHit], set[str]]:
+def within_budget(hits: list[SearchHit], snippets: dict, budget: int, cost: Cost | None = None,
+                  focus: frozenset[str] = frozenset(), define: str = "") -> tuple[list[SearchHit], set[str]]:
     """The hits that fit `budget` tokens, in rank order, and the docids whose snippet was cut.
     `cost` prices a hit as it will be printed (`query` passes its JSON's or its text's); the default
     is four characters a token of snippet plus HIT_OVERHEAD. Whole hits while they fit; the first
     that does not is cut to the room left (its snippet, in `snippets`, in place: from the hit's own
-    first line, or given `focus`, the query's terms, its lines holding the most of them) and ends
+    first line, or given `focus`, the query's terms, its lines holding the most of them, and the line
+    defining `define` when it has one) and ends
     the answer, so the budget is spent on the best hits, not left half empty by one long one. A
     later hit of which not one line fits is left out; the first hit always comes back, so a small
     budget still gets the best answer."""
@@ -118,7 +124,7 @@ def within_budget(hits: list[SearchHit], snippets: dict, budget: int,
         snippet = snippets.get(hit.docid)
         price = cost(hit, snippet, False)
         if used + price > budget:
-            cut = _cut(hit, snippet, budget - used, cost, focus) if snippet is not None else None
+            cut = _cut(hit, snippet, budget - used, cost, focus, define) if snippet is not None else None
             if not out or (cut is not None and cut.text):
                 if cut is not None:
                     snippets[hit.docid] = cut

@@ -47,10 +47,13 @@ def read_snippet(
     max_lines: int | None = None,
     indexed: Indexed | None = None,
     focus: frozenset[str] = frozenset(),
+    define: str = "",
 ) -> Snippet | None:
     """Lines max(1, start - expand) .. min(last, end + expand) of the hit's file, at most
     `max_lines` of them: of the windows that hold a line of the hit, the first, or, given the
-    query's terms (`focus`), the one holding the most of those terms. None for a hit without a span."""
+    query's terms (`focus`), the one holding the most of those terms; given the name a bare
+    identifier asks for (`define`), only windows holding the hit's line that defines it, when it
+    has one. None for a hit without a span."""
     if hit.start_line is None or hit.end_line is None:
         return None
     path = inside(root, hit.source_path)
@@ -84,7 +87,11 @@ def read_snippet(
         if hi < lo:  # the file shrank below the span (a stale hit): its last lines
             lo = hi = max(start, end - max_lines + 1)
         if focus:
-            lo += best_window(lines[lo - 1 : hi + max_lines - 1], max_lines, focus)
+            anchor = None
+            if define:
+                found = definition_offset(lines[hit.start_line - 1 : hit.end_line], define, hit.language)
+                anchor = None if found is None else hit.start_line + found - lo
+            lo += best_window(lines[lo - 1 : hi + max_lines - 1], max_lines, focus, anchor)
         start, end = lo, lo + max_lines - 1
     if start > end:
         return Snippet(None, None, "", stale=stale)
@@ -121,12 +128,39 @@ def shorten_line(body: str, focus: frozenset[str] = frozenset()) -> str:
     return f"{head}{body[begin : begin + MAX_LINE_CHARS]}{tail}"
 
 
-def best_window(lines: list[str], size: int, terms: frozenset[str]) -> int:
+def defined_name(query: str) -> str:
+    """The name a bare identifier query asks for the definition of (`os.path.join`: `join`), else ""."""
+    from .ranking import is_symbol_query, query_words
+
+    return query_words(query)[-1] if is_symbol_query(query) else ""
+
+
+def definition_offset(lines: list[str], name: str, language: str = "") -> int | None:
+    """The offset of the first of `lines` that defines `name` (any case), by the lexical index's
+    definition patterns, line by line; None when none does."""
+    from .lexical.features import defined_names
+
+    wanted = name.lower()
+    for i, line in enumerate(lines):
+        if wanted in line.lower() and any(n.lower() == wanted for n in defined_names(line, language)):
+            return i
+    return None
+
+
+def best_window(lines: list[str], size: int, terms: frozenset[str], anchor: int | None = None) -> int:
     """Where in `lines` the `size` lines holding the most of `terms` start (their offset): most
     distinct terms, then most lines with one; the earliest such window, so a span whose terms are
     spread evenly still shows its beginning. A chunk of lines often opens with the end of the
-    definition before the one that matched."""
+    definition before the one that matched. With `anchor` (an offset into lines) only windows
+    holding that line in their first quarter: a bare identifier's definition, followed by its body
+    (the lines using the name most, `impl Send for JoinHandle` below the struct, or the doc comment
+    above it, would otherwise win)."""
     from .text import term_counts
+
+    if anchor is not None and 0 <= anchor < len(lines):
+        first = max(0, min(anchor - size // 4, len(lines) - size))
+        last = max(first, min(anchor, len(lines) - size))  # the latest start
+        return first + best_window(lines[first : last + size], size, terms)
 
     found = [terms.intersection(term_counts(line)) for line in lines]
     held: dict[str, int] = {}  # term -> lines of the window holding it

@@ -93,6 +93,24 @@ def test_a_long_hit_shows_the_lines_holding_the_query_words_not_its_first(run, m
     assert (row["snippet_start"], row["snippet_end"]) == (2, 4)
 
 
+def test_a_bare_identifier_s_snippet_opens_at_the_line_defining_it(run, make_tree):
+    """Lines using the name most (impls below a struct, a doc comment's examples above it) out-voted
+    the one line an agent asking for `JoinHandle` wants: its definition, then its body."""
+    doc = "".join(f"/// let h: JoinHandle<u8> = spawn_{i}(); // JoinHandle example\n" for i in range(6))
+    source = (doc + "pub struct JoinHandle<T> {\n    raw: RawTask,\n    _p: PhantomData<T>,\n}\n\n"
+              + "".join(f"impl<T> Marker{i} for JoinHandle<T> {{}}\n" for i in range(6)))
+    root = make_tree({"join.rs": source})
+    (row,) = query_json(run, root, "JoinHandle", "--snippet-lines", "4")["results"]
+    assert row["snippet"].startswith("/// let h") and row["snippet_start"] == 6  # one line before it
+    assert row["snippet"].splitlines()[1] == "pub struct JoinHandle<T> {"
+    # Cut to a budget, the same line is kept (the words counted alone kept the impls).
+    (row,) = query_json(run, root, "JoinHandle", "--max-tokens", "110")["results"]
+    assert row["truncated"] is True and "pub struct JoinHandle<T> {" in row["snippet"]
+    # A sentence is no bare identifier: its window is the words' own.
+    (row,) = query_json(run, root, "JoinHandle marker", "--snippet-lines", "4")["results"]
+    assert "pub struct" not in row["snippet"]
+
+
 def test_a_snippet_is_the_verbatim_text_of_its_span_even_with_a_lone_carriage_return(run, make_tree):
     root = make_tree({"b.py": "# note\rmore\nx = zeta_value\n"})
     (row,) = query_json(run, root, "zeta_value", "--snippet-lines", "5")["results"]
