@@ -7,10 +7,12 @@ the command line gives; the indexes stay open and the tree is watched as `retrie
 """
 # No `from __future__ import annotations`: the SDK reads the tool signatures' annotations, which
 # are imported inside build() (the extra is loaded only when the command runs).
+import io
 import json
 import logging
 import os
 import re
+import sys
 import threading
 
 # Given to the SDK as is: it publishes a docstring with its indentation (before Python 3.13).
@@ -102,7 +104,11 @@ _OPTION = re.compile(r"'?--(retriever|lang|kind|path|top-k|max-tokens|expand|fil
 
 
 def _tool_words(line: str) -> str:
-    return _OPTION.sub(lambda m: m.group(1).replace("-", "_"), line)
+    # Not inside backquotes: a command the note says to run (`retrieval index --retriever hybrid`)
+    # is run in a shell, where the options are the command's.
+    parts = line.split("`")
+    parts[::2] = [_OPTION.sub(lambda m: m.group(1).replace("-", "_"), part) for part in parts[::2]]
+    return "`".join(parts)
 
 
 def _result(payload: dict):
@@ -179,9 +185,71 @@ def _only_os_error(exc: BaseException) -> OSError | None:
     return found[0] if found and all(found) else None
 
 
+# JSON may escape half of a UTF-16 pair ("\\ud83d": an emoji an agent cut in two), which the SDK's
+# parser refuses: it dropped the whole message without a reply, and the agent waited for ever.
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # what json.loads leaves of one (it joins pairs)
+
+
+def mend_line(line: bytes) -> bytes:
+    """One line of the host's JSON-RPC, its lone surrogates made U+FFFD: what the SDK makes of a
+    byte that is not UTF-8, as the command line does of such an argument. Any other line as is."""
+    if not _SURROGATE_ESCAPE.search(line):
+        return line
+    try:
+        message = json.loads(line.decode("utf-8", "replace"))
+        mended = _without_surrogates(message)
+    except (ValueError, RecursionError):  # not JSON: the SDK says what it says of that
+        return line
+    if mended == message:  # an escaped backslash before "ud83d"
+        return line
+    return json.dumps(mended, ensure_ascii=False).encode("utf-8") + line[len(line.rstrip(b"\r\n")):]
+
+
+def _without_surrogates(value):
+    if isinstance(value, str):
+        return _LONE_SURROGATE.sub("\ufffd", value)
+    if isinstance(value, list):
+        return [_without_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    return value
+
+
+class _MendedLines(io.RawIOBase):
+    """The host's messages from a descriptor, each line through mend_line."""
+
+    def __init__(self, fd: int):
+        self._source = open(fd, "rb", closefd=False)
+        self._line, self._at = b"", 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self._at == len(self._line):
+            self._line, self._at = mend_line(self._source.readline()), 0
+        n = min(len(buffer), len(self._line) - self._at)
+        buffer[:n] = self._line[self._at:self._at + n]
+        self._at += n
+        return n
+
+
+def _mend_stdin() -> None:
+    """sys.stdin reads the host's messages mended, from a descriptor of its own; fd 0 reads nothing
+    (as the SDK arranges it: a child process never takes the host's messages)."""
+    wire = os.dup(0)  # not inherited by children
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(_MendedLines(wire)), encoding="utf-8", errors="replace")
+
+
 def run(root: str) -> None:
     try:
-        build(root).run("stdio")
+        server = build(root)
+        _mend_stdin()
+        server.run("stdio")
     except Exception as exc:
         # The host closed our stdout (it went away) or the disk behind it is full: raised as the
         # OSError itself, the command ends as any other whose output fails (quietly on a closed

@@ -86,6 +86,9 @@ def mcp_command(root):
     closed = [name for name in ("stdin", "stdout") if getattr(sys, name) is None]
     if closed:
         raise _fail(f"`retrieval mcp` talks over stdin and stdout: {' and '.join(closed)} closed")
-    # A host stops its MCP server with SIGTERM, between calls: that ends it at once, not after stdin closes.
+    # A host stops its MCP server with SIGTERM, between calls: that ends it at once, not after stdin
+    # closes. So does Ctrl-C where it was started by hand: raised, it waited for the SDK's reader of
+    # stdin, a thread nothing interrupts. (The store is safe from a kill at any point.)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
     mcp.run(root)

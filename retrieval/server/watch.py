@@ -81,7 +81,10 @@ class InotifyWatcher:
                     self._interest[rel] = None if wanted is None else self._interest[rel] | wanted
                 continue
             path = self.root if rel == "." else os.path.join(self.root, rel)
-            wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), MASK)
+            # A link inside the tree is not followed (nor walked), but the root named as one
+            # (`--root ~/proj`, a link to the checkout) is the directory it names.
+            mask = MASK & ~IN_DONT_FOLLOW if rel == "." else MASK
+            wd = self._libc.inotify_add_watch(self._fd, os.fsencode(path), mask)
             if wd < 0:
                 err = ctypes.get_errno()
                 if err in (2, 20):  # ENOENT, ENOTDIR: not there (yet)
@@ -147,6 +150,11 @@ class InotifyWatcher:
                     self._drop_below(moved)
                     relevant = True
                 elif mask & IN_Q_OVERFLOW:
+                    # Events were dropped, maybe the IN_IGNORED of a directory removed and made again
+                    # (a checkout): no name counts as watched until the refresh that follows adds it
+                    # again (the kernel hands back a live watch as it is, a new directory gets one).
+                    self._watched.clear()
+                    self._interest.clear()
                     relevant = True
                 else:
                     rel = self._dirs.get(wd)
@@ -162,11 +170,13 @@ class InotifyWatcher:
 
     def _drop_below(self, rel: str | None) -> None:
         """Forget, and stop, the watches of the directories under `rel` (names inside the tree)."""
-        if rel is None or rel == "." or os.path.isabs(rel):
+        if rel is None or os.path.isabs(rel):
             return
-        prefix = rel + os.sep
+        # The root itself moved (`mv repo repo.old; git clone ... repo`): every directory of the tree
+        # went with it; those outside it (by their absolute names) stay where they were.
+        prefix = "" if rel == "." else rel + os.sep
         for wd, name in list(self._dirs.items()):
-            if name.startswith(prefix):
+            if name != "." and not os.path.isabs(name) and name.startswith(prefix):
                 del self._dirs[wd]
                 self._forget(name)
                 self._libc.inotify_rm_watch(self._fd, wd)

@@ -191,6 +191,73 @@ def test_sigterm_ends_the_server_at_once_while_its_stdin_stays_open(sample_repo)
         proc.stdin.close()
 
 
+def _start_initialized(root):
+    """`retrieval mcp --root ROOT` started and through its handshake, for raw JSON-RPC lines."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "test", "version": "1"}}}
+    proc = subprocess.Popen([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(root)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdin.write((json.dumps(init) + "\n" + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+                      + "\n").encode())
+    proc.stdin.flush()
+    assert _reply(proc)["result"]
+    return proc
+
+
+def _reply(proc, seconds=60):
+    """The next JSON-RPC message the server writes, failing (not hanging) when none comes."""
+    import select
+
+    assert select.select([proc.stdout], [], [], seconds)[0], "no reply"
+    return json.loads(proc.stdout.readline())
+
+
+def test_ctrl_c_ends_an_idle_server_at_once_while_its_stdin_stays_open(sample_repo):
+    """Started in a terminal to try it, `retrieval mcp` ignored Ctrl-C until stdin was closed too."""
+    import signal
+
+    proc = _start_initialized(sample_repo)
+    try:
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=10) in (-signal.SIGINT, 130)
+        assert b"Traceback" not in proc.stderr.read()
+    finally:
+        proc.kill()
+        proc.stdin.close()
+
+
+def test_a_query_with_a_lone_surrogate_is_answered_as_one_with_a_byte_that_is_not_utf8(make_tree):
+    """JSON may escape half of a UTF-16 pair (an emoji cut in two); the SDK's parser refused the
+    line, dropped it, and the agent waited for ever. It is read as an invalid byte is, as U+FFFD."""
+    root = make_tree({"a.py": "def zqsurrogate():\n    pass\n"})
+    proc = _start_initialized(root)
+    try:
+        cases = [(r"zqsurrogate \ud83d", "zqsurrogate \ufffd"), (r"\udc00zqsurrogate", "\ufffdzqsurrogate"),
+                 (r"zqsurrogate \ud83d\ude00", "zqsurrogate \U0001f600")]  # a whole pair is one character
+        for i, (escaped, read) in enumerate(cases):
+            proc.stdin.write(('{"jsonrpc": "2.0", "id": %d, "method": "tools/call", "params": {"name": "search", '
+                              '"arguments": {"query": "%s"}}}\n' % (10 + i, escaped)).encode())
+            proc.stdin.flush()
+            reply = _reply(proc)
+            assert reply["id"] == 10 + i
+            payload = json.loads(reply["result"]["content"][0]["text"])
+            assert payload["query"] == read
+            assert [hit["path"] for hit in payload["results"]] == ["a.py"]
+    finally:
+        proc.kill()
+        proc.stdin.close()
+
+
+def test_a_command_a_note_tells_an_agent_to_run_keeps_its_options(make_tree):
+    """The tool's argument names stand for the command's options in what an agent reads, but a
+    note's command to run was rewritten too: `retrieval index retriever hybrid` is no command."""
+    root = make_tree({"a.py": "def zqnote():\n    pass\n"})
+    _tools, (result,) = _call(root, [("search", {"query": "zqnote", "retriever": "all"})])
+    notes = _payload(result)["notes"]
+    assert any("`retrieval index --retriever " in note for note in notes), notes
+    assert not any("`retrieval index retriever" in note for note in notes), notes
+
 def test_the_schema_refuses_a_negative_expand_and_diagnostics_reach_the_agent_as_notes(sample_repo):
     """`expand: -3` passed the schema (and failed later with a command-line message); a rebuilt
     damaged index was said on stderr only, which an agent never sees."""

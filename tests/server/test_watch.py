@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 
 import pytest
@@ -202,6 +203,76 @@ def test_a_tree_put_where_a_watched_one_was_moved_from_is_watched_all_the_way_do
         assert watcher.watch_dirs({".", "src", os.path.join("src", "pkg")}) is True
         watcher.changed()
         (tmp_path / "src" / "pkg" / "a.py").write_text("x = 1\n")
+        assert watcher.changed() is True
+    finally:
+        watcher.close()
+
+
+@linux_only
+def test_a_tree_put_where_the_watched_root_was_moved_from_is_watched_all_the_way_down(tmp_path):
+    """`mv repo repo.old; git clone ... repo` under a running server (its store elsewhere) or an MCP
+    server: the root's subdirectories kept their watches under their old names, the new `repo/pkg`
+    was taken for watched, and edits in it went unseen."""
+    root = tmp_path / "repo"
+    (root / "pkg").mkdir(parents=True)
+    watcher = InotifyWatcher(str(root))
+    try:
+        watcher.watch_dirs({".", "pkg"})
+        root.rename(tmp_path / "repo.old")
+        (root / "pkg").mkdir(parents=True)
+        assert watcher.changed() is True
+        assert watcher.watch_dirs({".", "pkg"}) is True
+        watcher.changed()
+        (root / "pkg" / "a.py").write_text("x = 1\n")
+        assert watcher.changed() is True
+        (tmp_path / "repo.old" / "pkg" / "b.py").write_text("x = 1\n")  # no longer the tree
+        assert watcher.changed() is False
+    finally:
+        watcher.close()
+
+
+@linux_only
+def test_a_directory_made_again_while_the_queue_overflowed_is_watched_again(tmp_path):
+    """Past the kernel's queue (a checkout of thousands of files) events are dropped, among them
+    the one saying a removed directory's watch is gone: the directory made again under its name
+    was taken for watched, and edits in it went unseen for the life of the server."""
+    with open("/proc/sys/fs/inotify/max_queued_events") as fh:
+        limit = int(fh.read())
+    if limit > 200_000:
+        pytest.skip("the kernel's event queue is too long to fill quickly")
+    (tmp_path / "pkg").mkdir()
+    first, second = tmp_path / "a.py", tmp_path / "b.py"
+    first.write_text("x = 1\n")
+    second.write_text("x = 2\n")
+    watcher = InotifyWatcher(str(tmp_path))
+    try:
+        watcher.watch_dirs({".", "pkg"})
+        for _ in range(limit // 2 + 1):  # two files in turn: the kernel merges an event repeated at once
+            os.utime(first)
+            os.utime(second)
+        shutil.rmtree(tmp_path / "pkg")
+        (tmp_path / "pkg").mkdir()
+        assert watcher.changed() is True
+        assert watcher.watch_dirs({".", "pkg"}) is True
+        watcher.changed()
+        (tmp_path / "pkg" / "c.py").write_text("x = 3\n")
+        assert watcher.changed() is True
+    finally:
+        watcher.close()
+
+
+@linux_only
+def test_a_root_named_through_a_symbolic_link_is_watched(tmp_path):
+    """`--root ~/proj`, proj a link to the checkout: its watch did not follow the link, and a file
+    written at the top of the tree went unseen while those below it were seen."""
+    real = tmp_path / "checkout"
+    (real / "pkg").mkdir(parents=True)
+    (tmp_path / "proj").symlink_to(real)
+    watcher = InotifyWatcher(str(tmp_path / "proj"))
+    try:
+        watcher.watch_dirs({".", "pkg"})
+        watcher.changed()
+        (real / "top.py").write_text("x = 1\n")
         assert watcher.changed() is True
     finally:
         watcher.close()
