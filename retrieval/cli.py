@@ -48,8 +48,12 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 def _json(obj) -> str:
     """One JSON document on one line, UTF-8 as it is, except the line separators above and lone
-    surrogates (a root whose name is not UTF-8): escaped, or the line would not be UTF-8."""
-    text = json.dumps(obj, ensure_ascii=False)
+    surrogates (a root whose name is not UTF-8): escaped, or the line would not be UTF-8. To a
+    stdout that cannot write every character (PYTHONIOENCODING=latin-1) all of it is ASCII: `\u2713`
+    reads back as the same text, a backslash escape of the stream's making would not (`\U0001f600`)."""
+    from .streams import holds_unicode
+
+    text = json.dumps(obj, ensure_ascii=not holds_unicode(sys.stdout))
     if not text.isascii():
         for raw, escaped in _LINE_SEPARATORS.items():
             text = text.replace(raw, escaped)
@@ -255,6 +259,9 @@ def main():
     Without --root, commands use the nearest directory above with an index, else the repository
     root; paths in results are relative to that root.
     """
+    from .streams import tolerant_output
+
+    tolerant_output()  # (`python -m retrieval.cli`, and a server running the command)
 
 
 def _skip_counts(skipped: dict) -> str:

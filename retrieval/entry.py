@@ -6,6 +6,9 @@ import sys
 
 
 def main() -> None:
+    from .streams import tolerant_output
+
+    tolerant_output()  # before the server's client reads how our streams encode
     argv = sys.argv[1:]
     if argv[:1] in (["query"], ["status"]):
         from .server.client import try_run

@@ -202,6 +202,17 @@ def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Pa
     return "  ".join(parts)
 
 
+def _gutter() -> str:
+    """The bar between a line's number and its text: `|` where stdout cannot write `│` (latin-1)."""
+    import sys
+
+    try:
+        "│".encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return "|"
+    return "│"
+
+
 def _visible(line: str) -> str:
     """A source line as the terminal gets it: control and format characters (an escape sequence in
     a test fixture, a lone CR, a bidirectional override) shown as escapes, tabs kept. Printed raw
@@ -217,8 +228,9 @@ def _visible(line: str) -> str:
 
 def _numbered(snippet: Snippet, paint: _Paint) -> Iterator[str]:
     width = max(6, len(str(snippet.end_line)) + 2)
+    gutter = _gutter()
     for number, line in enumerate(line_texts(snippet.text), start=snippet.start_line):
-        yield f"{paint('lines', f'{number:>{width}}')}│ {_visible(line)}"
+        yield f"{paint('lines', f'{number:>{width}}')}{gutter} {_visible(line)}"
 
 
 def text_lines(hits: list[SearchHit], snippets: dict | None, truncated: set[str] = frozenset(),

@@ -5,6 +5,32 @@ import os
 import sys
 
 
+def holds_unicode(stream) -> bool:
+    """Whether the stream's encoding can write every character (a UTF codec), or it has none."""
+    import codecs
+
+    encoding = getattr(stream, "encoding", None)
+    if not encoding:
+        return True
+    try:
+        return codecs.lookup(encoding).name.startswith("utf")
+    except LookupError:
+        return False
+
+
+def tolerant_output() -> None:
+    """stdout and stderr in an encoding that cannot write every character (PYTHONIOENCODING=latin-1,
+    an ISO-8859 locale) write those they cannot as backslash escapes: a `✓` in a snippet was a
+    traceback. (JSON escapes them itself: retrieval.cli._json.)"""
+    for stream in (sys.stdout, sys.stderr):
+        if stream is None or holds_unicode(stream) or getattr(stream, "errors", None) != "strict":
+            continue
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError, OSError):
+            pass
+
+
 def discard_stdout() -> None:
     """Point stdout's descriptor at /dev/null: what is still buffered would fail again when Python
     flushes it at exit (a closed pipe, a full disk)."""

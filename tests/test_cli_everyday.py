@@ -639,3 +639,22 @@ def test_a_dataset_over_the_limit_is_refused_in_one_line(run, sample_repo, tmp_p
     big.write_text('{"query": "config", "relevant": ["a.py"]}\n' * 10, encoding="utf-8")
     result = run("eval", str(big), "--root", sample_repo)
     assert result.exit_code == 1 and "big.jsonl: over 100 characters: not an evaluation dataset" in result.output
+
+
+@pytest.mark.parametrize("module", ["retrieval", "retrieval.cli"])
+def test_a_stdout_that_cannot_write_every_character_gets_escapes_not_a_traceback(make_tree, module):
+    """PYTHONIOENCODING=latin-1 (or an ISO-8859 locale): a `✓` in a snippet was a UnicodeEncodeError."""
+    root = make_tree({"a.py": 'def zqunicode():\n    return "\u2713 done \U0001f600"\n'})
+    env = {**os.environ, "RETRIEVAL_NO_SERVER": "1", "PYTHONIOENCODING": "latin-1"}
+
+    def query(*args):
+        done = subprocess.run([sys.executable, "-m", module, "query", "zqunicode", "--root", str(root), *args],
+                              capture_output=True, timeout=120, env=env)
+        assert done.returncode == 0 and b"Traceback" not in done.stderr, done.stderr
+        return done.stdout.decode("latin-1")
+
+    text = query("--snippet-lines", "5")
+    assert '     2|     return "\\u2713 done \\U0001f600"' in text.splitlines()
+    # JSON is all ASCII there, and reads back as the file's exact text.
+    (row,) = json.loads(query("--snippet-lines", "5", "--json"))["results"]
+    assert row["snippet"] == 'def zqunicode():\n    return "\u2713 done \U0001f600"\n'
