@@ -121,6 +121,17 @@ def test_long_query_min_idf_drops_words_most_files_have():
     assert "lib/common0.py" in ranked_paths(docs, text, long_query_min_idf=0.0)
 
 
+def test_a_long_query_whose_every_word_is_that_common_still_searches_for_them():
+    """With every word skipped the answer was empty, and its note said no file held a word of it."""
+    docs = [doc(f"lib/handler{i}.py", f"def process_request_{i}(handler):\n    process request handler\n")
+            for i in range(8)]
+    text = report("process request handler", "process the request handler " * 5)
+    assert len(ranked_paths(docs, text)) == 8
+    # A rarer word among them is still all that is searched for.
+    rare = docs + [doc("src/frob.py", "def frobnicate(x):\n    return x\n")]
+    assert ranked_paths(rare, report("frobnicate the request handler", "process the request handler " * 5)) == ["src/frob.py"]
+
+
 def test_a_page_and_its_translations_are_one_result():
     page = "Dependencies are resolved before the path operation runs: resolve dependencies\n"
     docs = FILLER + [doc(f"docs/{lang}/tutorial/dependencies.md", page, kind="docs")

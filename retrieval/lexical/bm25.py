@@ -43,7 +43,8 @@ def score(
     """Per view, {local doc id: BM25 score} for the documents that match any query term.
 
     `query_terms` is a list (a repeated term counts again, as Lucene sums repeated clauses) or a
-    mapping {term: weight}. Terms whose idf is below `min_idf` (words in most documents) are skipped.
+    mapping {term: weight}. Terms whose idf is below `min_idf` (words in most documents) are skipped,
+    unless every term found is.
 
     With k > 0 only documents that may still rank among the k best are kept (MaxScore-style): terms
     are added rarest first, and once the terms left could not lift a document to the k-th best
@@ -60,6 +61,7 @@ def score(
     c2 = k1 * b / (avgdl or 1.0)
     weights = query_terms if isinstance(query_terms, dict) else Counter(query_terms)
     plan = []
+    common = []  # the terms below min_idf
     for term, qtf in weights.items():
         found = []
         df = 0
@@ -73,8 +75,10 @@ def score(
                 docs, tfs = list(compress(docs, live)), list(compress(tfs, live))
             df += len(docs)
             found.append((i, docs, tfs))
-        if df and idf(n_docs, df) >= min_idf:
-            plan.append((qtf * idf(n_docs, df) * (k1 + 1.0), found))
+        if df:
+            (plan if idf(n_docs, df) >= min_idf else common).append((qtf * idf(n_docs, df) * (k1 + 1.0), found))
+    if not plan:  # every word is in most documents (a report in the project's own words): they are all it has
+        plan = common
     # Highest weight first: the sum order is fixed by the query and the collection statistics,
     # so a refreshed index and a clean one add the same numbers in the same order.
     plan.sort(key=lambda entry: -entry[0])

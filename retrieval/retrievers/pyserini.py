@@ -161,8 +161,9 @@ class PyseriniRetriever:
         if self.analyzer == "code":
             if plan.long and config.long_query_min_idf:
                 n = max(self._n_docs, 1)
+                # Unless every word found is that common (as the lexical retriever's score does).
                 weights = {t: w for t, w in weights.items()
-                           if t.startswith(DEF) or idf(n, self._df(t)) >= config.long_query_min_idf}
+                           if t.startswith(DEF) or idf(n, self._df(t)) >= config.long_query_min_idf} or weights
             lucene_query = self._term_query(weights)
         else:
             lucene_query = query
