@@ -9,7 +9,6 @@ import errno
 import json
 import os
 import re
-import shlex
 import sys
 from dataclasses import replace
 
@@ -69,25 +68,39 @@ def _no_empty_glob(globs: tuple[str, ...]) -> tuple[str, ...]:
 
 def _rooted_globs(globs, root: str) -> tuple[str, ...]:
     """Globs as the root sees them. A path a shell user means from where they stand (`./x.py` in
-    a subdirectory of the root, or an absolute path inside it) is made relative to the root;
-    anything else is already a glob over root-relative paths."""
+    a subdirectory of the root, `./repo/x.py` beside it, or an absolute path inside it) is made
+    relative to the root; anything else is already a glob over root-relative paths."""
+    real_root = os.path.realpath(root)
     try:
         # Both resolved: getcwd() is a real path, a --root given through a link is not.
-        here = os.path.relpath(os.path.realpath(os.getcwd()), os.path.realpath(root))
+        cwd = os.path.realpath(os.getcwd())
+        here = os.path.relpath(cwd, real_root)
     except (OSError, ValueError):
-        here = ".."
+        cwd, here = None, ".."
     out = []
     for glob in globs:
         negated, body = (glob[:1] == "!", glob[1:] if glob[:1] == "!" else glob)
         if body in (".", ".."):
             body += "/"  # this directory (or its parent), as `./` says it
+        inside = None
         if os.path.isabs(body):
-            inside = os.path.relpath(os.path.realpath(body), os.path.realpath(root))
-            body = body if inside.startswith("..") else "./" + inside.replace(os.sep, "/")
-        elif body.startswith(("./", "../")) and not here.startswith(".."):
-            # The directory they stand in is a name, not a glob (`app/[slug]`): escaped.
-            inside = os.path.normpath(os.path.join(_glob_escape(here), body)).replace(os.sep, "/")
-            body = "./" + inside if not inside.startswith("..") else body
+            inside = os.path.relpath(os.path.realpath(body), real_root).replace(os.sep, "/")
+        elif body.startswith(("./", "../")):
+            if not here.startswith(".."):
+                # The directory they stand in is a name, not a glob (`app/[slug]`): escaped.
+                inside = os.path.normpath(os.path.join(_glob_escape(here), body)).replace(os.sep, "/")
+            if cwd is not None and (inside is None or inside.startswith("..")):
+                # From outside the root (the directory holding it, one beside it), or out of it and
+                # back (`../repo/x.py`): what lies below the root is the glob's own part, no name of
+                # where they stand. `./x` leading elsewhere is that absolute path (a note says so).
+                target = os.path.normpath(os.path.join(cwd, body))
+                inside = os.path.relpath(target, real_root).replace(os.sep, "/")
+                if inside.startswith("..") and set(inside.split("/")) != {".."} and body.startswith("./"):
+                    body = target + ("/" if body.endswith("/") else "")
+        if inside is not None and set(inside.split("/")) == {".."}:
+            body = "./."  # a directory holding the root: every file of it, as the root itself
+        elif inside is not None and not inside.startswith(".."):
+            body = "./" + inside
         slash = "/" if glob.endswith("/") and not body.endswith("/") else ""  # normpath drops it
         if body == "./.":
             # The root itself (`.` there, `..` from a directory below, the root's absolute path):
@@ -209,20 +222,20 @@ def found_root(root: str | None):
 def _root(root: str | None, builds: bool = False) -> str:
     """The root a command works on (see retrieval.roots). `builds`: the command may index it, so a
     home directory or `/` that nothing but the current directory chose is refused."""
+    from .output import shown_path
     from .roots import too_broad
 
     found = found_root(root)
     if not os.path.isdir(found.path):
-        # Said once, by every command alike (`index` named one retriever, serve/mcp/eval were usage errors).
-        raise _fail(f"root is not a directory: {found.path}")
+        # Said once, by every command alike (`index` named one retriever, serve/mcp/eval were usage errors);
+        # escaped, or a newline in the name cut the message at it.
+        raise _fail(f"root is not a directory: {shown_path(found.path)}")
     refusal = too_broad(found) if builds else None
     if refusal:
         raise UserError(refusal)
     if builds and found.reason == "cwd":
         # No index at or above it and no repository around it: the index about to be built covers
         # this directory only, which from a subdirectory of a plain folder is easy to miss.
-        from .output import shown_path
-
         click.echo(f"note: no repository or index at or above {shown_path(found.path)}: indexing this directory "
                    "(--root chooses another)", err=True)
     return found.path
@@ -382,7 +395,9 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     built: list[str] = []
     said: set[str] = set()  # the same remembered filters are said once, not once per retriever
     checked_include = False
-    shown_include = " ".join(f"--include {shlex.quote(g)}" for g in include)
+    from .output import shell_word, shown_path
+
+    shown_include = " ".join(f"--include {shell_word(g)}" for g in include)
     for name, reason in targets:
         if reason:
             if single:
@@ -411,10 +426,18 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                 # Refused before anything is written: a build would replace a good index with an
                 # empty one and remember the pattern, and every later query would blame the tree.
                 if include:
-                    raise UserError(f"{shown_include} matches no indexable file under {root}; nothing was changed")
+                    hint = ""
+                    slashed = tuple(g.replace("\\", "/") for g in include)
+                    if slashed != include and service.admits_a_file(root, replace(options, include=slashed)):
+                        # Windows' separator: a backslash escapes the next character in a glob.
+                        hint = " (directories are separated by /: " + " ".join(
+                            f"--include {shell_word(g)}" for g in slashed) + ")"
+                    raise UserError(f"{shown_include} matches no indexable file under {shown_path(root)}; "
+                                    f"nothing was changed{hint}")
                 if service.admits_a_file(root, replace(options, exclude=())):  # not an empty tree
-                    shown_exclude = " ".join(f"--exclude {shlex.quote(g)}" for g in exclude)
-                    raise UserError(f"{shown_exclude} leaves no indexable file under {root}; nothing was changed")
+                    shown_exclude = " ".join(f"--exclude {shell_word(g)}" for g in exclude)
+                    raise UserError(f"{shown_exclude} leaves no indexable file under {shown_path(root)}; "
+                                    "nothing was changed")
         try:
             if name == "lexical+ctx" and single:  # the only way a model is asked (cost guard first)
                 from .contextual.command import ContextOptions, refresh as refresh_ctx
@@ -490,7 +513,10 @@ def _read_query(words: tuple[str, ...]) -> str:
         if len(data) > MAX_QUERY_BYTES:
             raise click.UsageError(f"the query on stdin is over {MAX_QUERY_BYTES:,} bytes: give the part that "
                                    "says what to look for")
-        query = data.decode("utf-8", "replace")
+        from .read import decode
+
+        # As a file is read: a byte-order mark (Notepad's) dropped, UTF-16 behind one; else lossily.
+        query = decode(data)[0] or data.decode("utf-8", "replace").removeprefix("\ufeff")
         query = query.rstrip("\r\n")  # the newline `echo` or a file ends with is not part of the query
     else:
         # An argument that is not UTF-8 arrives with lone surrogates, which cannot be printed back.
@@ -716,10 +742,11 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 def clean(root):
     """Remove ROOT's index (and nothing else)."""
     from . import service
+    from .output import shown_path
 
     root = _root(root)
     if not os.path.isdir(root):
-        raise UserError(f"root is not a directory: {root}")
+        raise UserError(f"root is not a directory: {shown_path(root)}")
     from .server import serve
 
     try:
@@ -731,7 +758,8 @@ def clean(root):
         removed = service.clean(root, progress=_progress_sink())
     except _expected_errors() as exc:
         raise _fail(exc)
-    click.echo(f"removed the index of {root}" if removed else f"no index to remove at {root}", err=True)
+    shown = shown_path(root)
+    click.echo(f"removed the index of {shown}" if removed else f"no index to remove at {shown}", err=True)
 
 
 @main.command(short_help="Show the index: root, size, filters, state.")
@@ -769,14 +797,14 @@ def status(root, as_json):
         if hint:
             click.echo(f"note: {hint}", err=True)
         return
-    from .output import shown_path
+    from .output import shell_word, shown_path
 
     click.echo(f"root: {shown_path(root)} ({DESCRIPTIONS[found.reason]})")
     for row in rows:
         if row["state"] in ("missing", "unavailable", "error") and not row["files"] and not row["store_bytes"]:
             # Nothing built, or nothing readable: a row of zeros says less than what to do about it.
             # With its root: run from elsewhere, the bare command would index another tree.
-            command = f"retrieval index --retriever {row['retriever']} --root {shlex.quote(root)}"
+            command = f"retrieval index --retriever {row['retriever']} --root {shell_word(root)}"
             why = row.get("reason") or f"build it with `{command}`"
             click.echo(f"{row['retriever']}: {row['state']} ({why})")
             continue

@@ -197,7 +197,18 @@ def compile_globs(globs) -> "RuleSet":
     `./` means the root, as a shell user writes it (to git, `./src` names nothing). A bracket
     expression or a backslash in one also matches itself as written: Next.js routes live in
     directories named `[slug]`, which a glob would read as one letter of s, l, u, g."""
-    return RuleSet(_compile_lines((_from_root(g) for g in globs), spelled_too=True))
+    return RuleSet(_compile_lines((_from_root(_composed(g)) for g in globs), spelled_too=True))
+
+
+def _composed(text: str) -> str:
+    """A user's glob or a path it is matched against in one Unicode form (NFC): `é` typed is one
+    character, while a name macOS stored (and a checkout from there keeps) may be `e` and a
+    combining accent. Only the globs given here: ignore files match as git matches them."""
+    if text.isascii():
+        return text
+    import unicodedata
+
+    return unicodedata.normalize("NFC", text)
 
 
 def compile_selection(globs) -> "RuleSet":
@@ -340,12 +351,13 @@ def _ascii_lower(text: str) -> str:
 
 def matches_any(rules: RuleSet, relpath: str, is_dir: bool = False) -> bool:
     """True when the last matching rule is positive (used for --include/--exclude globs)."""
-    return rules.verdict(relpath, is_dir) is True
+    return rules.verdict(_composed(relpath), is_dir) is True
 
 
 def selects(rules: RuleSet, relpath: str) -> bool:
     """True when a file, or any directory above it, is matched positively: `--include src/` and
     `--path docs` select everything below those directories."""
+    relpath = _composed(relpath)
     verdict = rules.verdict(relpath, False)
     if verdict is not None:
         return verdict

@@ -10,11 +10,11 @@ best-measured retriever taking part (see LEADS).
 from __future__ import annotations
 
 import os
-import shlex
 import time
 
 from .fusion import append_below, as_spans, consolidate
 from .notes import first_line
+from .output import shell_word
 from .records import SearchHit, chunk_docid
 from .extras import install_hint
 from .retrievers.base import REGISTRY, check_search_args
@@ -56,7 +56,7 @@ def participants(root: str) -> tuple[list[str], list[str]]:
             names.append(name)
         else:
             notes.append(f"{name}: skipped (not indexed; run `retrieval index --retriever {name} "
-                         f"--root {shlex.quote(root)}`)")
+                         f"--root {shell_word(root)}`)")
     if uninstalled:
         # One line for them all: a core-only installation said four install commands on every query.
         notes.insert(0, f"{', '.join(uninstalled)}: skipped (not installed here: {install_hint(*sorted(extras))})")

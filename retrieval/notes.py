@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
+
+from .output import shell_word, shown_path
 
 
 def first_line(exc: BaseException) -> str:
@@ -37,18 +38,18 @@ def filters_json(options) -> dict:
 
 def filters_text(filters: dict) -> str:
     """The filters as the `index` options that would set them."""
-    parts = [f"--include {shlex.quote(g)}" for g in filters.get("include", ())]
-    parts += [f"--exclude {shlex.quote(g)}" for g in filters.get("exclude", ())]
+    parts = [f"--include {shell_word(g)}" for g in filters.get("include", ())]
+    parts += [f"--exclude {shell_word(g)}" for g in filters.get("exclude", ())]
     if "max_file_bytes" in filters:
         parts.append(f"--max-file-bytes {filters['max_file_bytes']}")
     if "profile" in filters:
         parts.append(f"--profile {filters['profile']}")
     if "embed_model" in filters:
-        parts.append(f"--embed-model {shlex.quote(filters['embed_model'])}")
+        parts.append(f"--embed-model {shell_word(filters['embed_model'])}")
     if "bm25" in filters:
         parts.append("--bm25 " + ",".join(f"{v:g}" for v in filters["bm25"]))
     if "context_model" in filters:  # an environment variable, not an option
-        parts.append(f"(RETRIEVAL_CONTEXT_MODEL={shlex.quote(filters['context_model'])})")
+        parts.append(f"(RETRIEVAL_CONTEXT_MODEL={shell_word(filters['context_model'])})")
     return " ".join(parts)
 
 
@@ -70,7 +71,7 @@ def remembered_note(options, command: str) -> str | None:
 def _describe(filters) -> list[tuple[str, object]]:
     from .service import QueryFilter
 
-    parts = [(f"--path {shlex.quote(g)}", QueryFilter(paths=(g,))) for g in filters.paths]
+    parts = [(f"--path {shell_word(g)}", QueryFilter(paths=(g,))) for g in filters.paths]
     if filters.language:
         parts.append((f"--lang {filters.language}", QueryFilter(language=filters.language)))
     if filters.kind:
@@ -114,13 +115,35 @@ def _unmatched_filters(root: str, files: list[tuple], filters) -> str | None:
         return None
     outside = [g for g in filters.paths if _outside(g) and not matches(QueryFilter(paths=(g,)))]
     if outside:  # "no indexed file matches" blamed the index for a path it can never hold
-        named = " and ".join(f"--path {shlex.quote(g)}" for g in outside)
-        return (f"{named} {'is' if len(outside) == 1 else 'are'} outside the root {root}: only files under it "
-                "are searched (--root chooses another)")
+        named = " and ".join(f"--path {shell_word(g)}" for g in outside)
+        return (f"{named} {'is' if len(outside) == 1 else 'are'} outside the root {shown_path(root)}: only files "
+                "under it are searched (--root chooses another)")
     alone = [label for label, one in _describe(filters) if not matches(one)]
     if alone:
-        return f"no indexed file matches {' or '.join(alone)}"
+        return f"no indexed file matches {' or '.join(alone)}{_glob_hint(filters, matches)}"
     return f"no indexed file matches {' with '.join(label for label, _ in _describe(filters))} together"
+
+
+def _glob_hint(filters, matches) -> str:
+    """For a `--path` that matches nothing but would as written otherwise, the glob to give: one
+    with Windows' separator, `src\\app.py` (a backslash escapes the next character in a glob), or
+    a hit's span pasted along, `src/app.py:10-20`."""
+    from .service import QueryFilter
+
+    for glob in filters.paths:
+        if matches(QueryFilter(paths=(glob,))):
+            continue
+        slashed = glob.replace("\\", "/")
+        if slashed != glob and slashed.strip("/") and matches(QueryFilter(paths=(slashed,))):
+            return (" (a backslash escapes the next character; directories are separated by /: "
+                    f"--path {shell_word(slashed)})")
+        path = _SPAN.sub("", glob)
+        if path != glob and path and matches(QueryFilter(paths=(path,))):
+            return f" (a span is no part of the path: --path {shell_word(path)})"
+    return ""
+
+
+_SPAN = re.compile(r":\d+(?:-\d+)?$")
 
 
 def no_hits(root: str, name: str, filters, min_confidence: str | None, query: str = "") -> str | None:
@@ -136,8 +159,8 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
         if unmatched:
             return unmatched
     if not files:
-        return (f"no hits: the index of {root} holds no file (nothing there is indexable source, docs or "
-                "config; binary, ignored and secret-looking files are skipped)")
+        return (f"no hits: the index of {shown_path(root)} holds no file (nothing there is indexable source, "
+                "docs or config; binary, ignored and secret-looking files are skipped)")
     if min_confidence:
         return f"no hits at or above --min-confidence {min_confidence}"
     from .text import STOPWORDS
@@ -154,5 +177,5 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
 def no_index_hint(root: str, rows: list[dict]) -> str | None:
     if any(row["state"] not in ("missing", "unavailable") for row in rows):
         return None
-    return (f"no index yet: `retrieval index --root {shlex.quote(root)}` builds one "
+    return (f"no index yet: `retrieval index --root {shell_word(root)}` builds one "
             "(or the first `retrieval query` there does)")

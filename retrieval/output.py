@@ -171,6 +171,35 @@ def shown_path(path: str) -> str:
                    else c.encode("unicode_escape").decode("ascii") for c in path)
 
 
+_SHELL_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r"}
+
+
+def shell_word(text: str) -> str:
+    """A path or glob quoted for a shell command a message suggests, on one line: shlex.quote's
+    form, or when it holds a control character or a byte that is not UTF-8 (a lone surrogate from
+    the file system), bash's `$'...'` with those escaped (`\\n`, `\\xff`). shlex.quote put a raw
+    newline inside its quotes: a note or a `status` row broke in two."""
+    import shlex
+
+    if text.isprintable():
+        return shlex.quote(text)
+    out = []
+    for c in text:
+        if c in "\\'":
+            out.append("\\" + c)
+        elif c.isprintable() or c == " ":
+            out.append(c)
+        elif c in _SHELL_ESCAPES:
+            out.append(_SHELL_ESCAPES[c])
+        else:
+            try:
+                data = c.encode("utf-8", "surrogateescape")
+            except UnicodeEncodeError:  # a surrogate no file name decodes to
+                data = c.encode("utf-8", "surrogatepass")
+            out.append("".join(f"\\x{b:02x}" for b in data))
+    return "$'" + "".join(out) + "'"
+
+
 def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Paint) -> str:
     path = shown_path(hit.source_path)
     span = f"{path}:{hit.start_line}-{hit.end_line}" if hit.start_line else path

@@ -12,9 +12,10 @@ from .records import SourceFile
 
 BINARY, UNDECODABLE, UNREADABLE, VANISHED = "binary", "invalid-utf8", "unreadable", "vanished"
 SYMLINK = "symlink"
-# Bump when decode() takes text it refused before (2: UTF-16 behind a byte-order mark): an index
-# re-reads the files it skipped as BINARY or UNDECODABLE under another version.
-DECODER_VERSION = 2
+# Bump when decode() takes text it refused before (2: UTF-16 behind a byte-order mark) or reads
+# text otherwise (3: lines ending in a lone CR): an index re-reads its files under another version,
+# and indexes again those skipped as BINARY or UNDECODABLE and those now `relined`.
+DECODER_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,7 @@ class FileContent:
     text: str | None  # None when skipped
     digest: str  # content hash of the bytes ("" when unreadable)
     skip_reason: str = ""
+    relined: bool = False  # its lines end in a lone CR, read as ending in LF (_as_lines)
 
 
 def content_digest(data: bytes) -> str:
@@ -40,22 +42,31 @@ def decode(data: bytes) -> tuple[str | None, str]:
             text = data.decode("utf-16")
         except UnicodeDecodeError:
             return None, UNDECODABLE
-        return (None, BINARY) if "\x00" in text else (text.removeprefix("\ufeff"), "")
+        return (None, BINARY) if "\x00" in text else (_as_lines(text.removeprefix("\ufeff")), "")
     if b"\x00" in data:
         return None, BINARY
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None, UNDECODABLE
-    return text.removeprefix("\ufeff"), ""
+    return _as_lines(text.removeprefix("\ufeff")), ""
 
 
 def decode_shown(data: bytes) -> str:
     """The text of a file as it was indexed (decode), never failing: what changed since shows with
     replacement characters."""
     if data.startswith(_UTF16_BOMS):
-        return data.decode("utf-16", "replace").removeprefix("\ufeff")
-    return data.decode("utf-8", "replace").removeprefix("\ufeff")
+        return _as_lines(data.decode("utf-16", "replace").removeprefix("\ufeff"))
+    return _as_lines(data.decode("utf-8", "replace").removeprefix("\ufeff"))
+
+
+def _as_lines(text: str) -> str:
+    """A text whose lines all end in a lone CR (classic Mac OS) with LF endings instead: editors show
+    it as lines, and split at LF alone it was one line, every hit in it spanning the whole file. A CR
+    among LF endings stays what it is (git, grep and sed count no line there)."""
+    if "\r" in text and "\n" not in text:
+        return text.replace("\r", "\n")
+    return text
 
 
 # Never follow a symbolic link (a file swapped for one since discovery could point out of the root)
@@ -85,7 +96,8 @@ def read_source(file: SourceFile, max_bytes: int | None = None) -> FileContent:
         language = from_content(file.path, file.language, text)
         if language != file.language:
             file = replace(file, language=language)
-    return FileContent(file, text, content_digest(data), reason)
+    relined = text is not None and b"\r" in data and "\r" not in text  # _as_lines took its CRs
+    return FileContent(file, text, content_digest(data), reason, relined)
 
 
 def split_ending(line: str) -> tuple[str, str]:

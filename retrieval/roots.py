@@ -85,8 +85,11 @@ def too_broad(found: Root) -> str | None:
         what = f"a directory of {len(projects)} projects ({shown})"
     else:
         return None
-    return (f"{path} is {what}, not a project: cd into a repository, or give --root {path} "
-            "to index everything below it")
+    from .output import shell_word, shown_path
+
+    # Quoted: a home directory named `John Smith` made the command suggested two arguments.
+    return (f"{shown_path(path)} is {what}, not a project: cd into a repository, or give "
+            f"--root {shell_word(path)} to index everything below it")
 
 
 def repositories_below(path: str) -> list[str]:

@@ -488,13 +488,14 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     to_read: list[tuple] = []
     old_checked = manifest.get("checked_ns") if manifest else None
     old_ctimes = _ctimes(manifest) if manifest else {}
-    # Files another decoder refused are read again: this one may take them.
+    # Under another decoder every file is read again: those it refused this one may take, and one
+    # it read otherwise (lines ending in a lone CR: read.DECODER_VERSION) is indexed again.
     undecided = () if manifest and manifest.get("decoder") == DECODER_VERSION else (BINARY, UNDECODABLE)
     for f in discovery.files:
         entry = old_files.get(f.path)
         if (entry is not None and entry[SIZE] == f.size and entry[MTIME] == f.mtime_ns
                 and old_ctimes.get(f.path, f.ctime_ns) == f.ctime_ns
-                and not racy(f.mtime_ns, old_checked, checked) and entry[SKIP] not in undecided):
+                and not racy(f.mtime_ns, old_checked, checked) and not undecided):
             new_files[f.path] = entry
             if entry[SKIP]:
                 skip_counts[entry[SKIP]] += 1
@@ -533,7 +534,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             report.reread.append(f.path)
             had_chunks = entry is not None and entry[NCHUNKS] > 0
             if (entry is not None and content.digest and entry[DIGEST] == content.digest
-                    and entry[SKIP] not in undecided):
+                    and entry[SKIP] not in undecided and not (undecided and content.relined)):
                 # Touched but identical: record the new stat, re-process nothing.
                 new_files[f.path] = [f.size, f.mtime_ns] + entry[DIGEST:]
                 if entry[SKIP]:

@@ -431,6 +431,15 @@ def test_a_consolidated_query_names_the_retrievers_not_installed_in_one_line_wit
     assert "[local,pyserini,treesitter,turbovec]" in skipped[0] and skipped[0].count("torch==") == 1
 
 
+def test_an_include_written_with_backslashes_as_separators_is_refused_naming_the_glob_that_matches(run, make_tree):
+    root = make_tree({"src/a.py": "alpha = 1\n", "b.py": "beta = 2\n"})
+    result = run("index", "--root", root, "--retriever", "lexical", "--include", "src\\*.py")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: --include 'src\\*.py' matches no indexable file under {root}; nothing was changed "
+        "(directories are separated by /: --include 'src/*.py')")
+
+
 @pytest.mark.parametrize("option, emptying, says, fine", [
     ("--include", "scr/**", "matches no indexable file", "src/**"),
     # `--exclude '*'` built an empty index and remembered it: every later query blamed the tree
@@ -937,6 +946,25 @@ def test_a_path_filter_naming_the_root_itself_keeps_every_hit(run, make_tree, mo
         assert sorted(h["path"] for h in payload["results"]) == ["src/util.py", "util.py"], (where, glob)
 
 
+def test_a_path_filter_written_from_outside_the_root_is_taken_from_there_too(run, make_tree, monkeypatch):
+    """From the directory holding the root (`--root repo`), `./repo/src/util.py` matched nothing and
+    the note blamed the index; `.` there holds the whole root; `../../repo/util.py` from inside it
+    leads out of the root and back in."""
+    root = make_tree({"util.py": "def helper_util():\n    return 1\n", "src/util.py": "def helper_util():\n    return 2\n"},
+                     name="repo")
+    (root.parent / "side").mkdir()
+    for where, glob, found in ((root.parent, "./repo/src/util.py", ["src/util.py"]),
+                               (root.parent / "side", "../repo/src/", ["src/util.py"]),
+                               (root.parent, ".", ["src/util.py", "util.py"]),
+                               (root / "src", "../../repo/util.py", ["util.py"])):
+        monkeypatch.chdir(where)
+        result = run("query", "--root", root, "helper_util", "--path", glob, "--json")
+        assert sorted(h["path"] for h in json.loads(result.stdout)["results"]) == found, (where, glob, result.stderr)
+    monkeypatch.chdir(root.parent)
+    result = run("query", "--root", root, "helper_util", "--path", "./side/util.py")
+    assert result.stderr.startswith(f"note: --path {root.parent}/side/util.py is outside the root {root}: ")
+
+
 def test_a_negated_directory_path_filter_leaves_out_the_files_below_it(run, make_tree):
     """`!tests/` leaves out tests/a.py as `tests/` keeps it, alone or after a glob matching the file."""
     root = make_tree({"src/route.py": "def route_table():\n    return 1\n",
@@ -986,6 +1014,27 @@ def test_status_of_a_root_named_with_a_newline_and_a_byte_that_is_not_utf8_stays
     listing = subprocess.run([*command, "--json"], capture_output=True, env=env)
     payload = json.loads(listing.stdout.decode("utf-8"))  # strict UTF-8: no raw byte 0xff in it
     assert os.fsencode(payload["root"]) == root
+
+
+def test_every_message_naming_a_root_or_glob_with_a_newline_stays_one_line(run, tmp_path):
+    """A `status` row suggesting `index --root ...`, the refusal of an `--include`, a `--path` that
+    matches nothing and `clean` all broke in two at the newline; an error was cut at it."""
+    root = tmp_path / "a\nb"
+    root.mkdir()
+    (root / "x.py").write_text("def zqweird():\n    pass\n")
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    rows = run("status", "--root", root).stdout.splitlines()
+    assert all(row.startswith("root: ") or row.split(":")[0] in REGISTRY for row in rows), rows
+    assert "--root $'" + str(tmp_path) + "/a\\nb'`" in "\n".join(rows)  # bash reads it back as the root
+    refused = run("index", "--root", root, "--include", "no\nsuch.py")
+    assert refused.exit_code == 1 and len(refused.stderr.splitlines()) == 1, refused.stderr
+    assert "--include $'no\\nsuch.py' matches no indexable file under " in refused.stderr
+    unmatched = run("query", "--root", root, "zqweird", "--path", "no\nsuch.py")
+    assert unmatched.stderr == "note: no indexed file matches --path $'no\\nsuch.py'\n"
+    missing = run("query", "--root", root / "gone", "zqweird")
+    assert missing.stderr == f"error: root is not a directory: {tmp_path}/a\\nb/gone\n"
+    cleaned = run("clean", "--root", root)
+    assert cleaned.stderr == f"removed the index of {tmp_path}/a\\nb\n"
 
 
 def test_json_lines_escape_the_line_separators_a_line_reader_would_cut_at(run, make_tree):

@@ -109,6 +109,33 @@ def test_filters_matching_no_indexed_file_say_so_on_stderr(run, sample_repo, fla
     assert result.stderr.strip() == f"note: no indexed file matches {named}"
 
 
+def test_a_path_filter_written_with_backslashes_as_separators_is_told_the_glob_that_matches(run, sample_repo):
+    """A backslash escapes in a glob: `--path src\\app\\config.py`, as Windows writes a path,
+    named no file and the note did not say why."""
+    result = run("query", "--root", sample_repo, "config", "--path", "src\\app\\config.py")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr.strip() == ("note: no indexed file matches --path 'src\\app\\config.py' (a backslash escapes "
+                                     "the next character; directories are separated by /: --path src/app/config.py)")
+
+
+def test_a_path_filter_pasted_with_a_hit_s_span_is_told_the_glob_that_matches(run, sample_repo):
+    result = run("query", "--root", sample_repo, "config", "--path", "src/app/config.py:5-9")
+    assert (result.exit_code, result.stdout) == (0, "")
+    assert result.stderr.strip() == ("note: no indexed file matches --path src/app/config.py:5-9 (a span is no "
+                                     "part of the path: --path src/app/config.py)")
+
+
+def test_a_path_filter_matches_a_name_in_either_unicode_normal_form(run, make_tree):
+    """A name stored decomposed (`e` and a combining accent, as macOS wrote it) and a glob typed
+    composed (`é`), or the other way round: the same name to whoever reads it."""
+    root = make_tree({"docs/re\u0301sume\u0301.md": "# Menu\n\nCroissant recipes.\n",
+                      "docs/caf\u00e9.md": "# Cafe\n\nCroissant prices.\n", "docs/other.md": "Croissant.\n"})
+    found = query_json(run, root, "croissant", "--path", "docs/r\u00e9sum\u00e9.md")["results"]
+    assert [h["path"] for h in found] == ["docs/re\u0301sume\u0301.md"]  # the name as it is on disk
+    found = query_json(run, root, "croissant", "--path", "cafe\u0301.md")["results"]
+    assert [h["path"] for h in found] == ["docs/caf\u00e9.md"]
+
+
 @pytest.mark.parametrize("where", ["elsewhere", "above"])
 def test_a_path_filter_outside_the_root_says_it_is_outside_the_root(run, sample_repo, tmp_path, monkeypatch, where):
     """`--path /other/repo/x.py` or `--path ../../../x` said "no indexed file matches", as if the
@@ -572,6 +599,15 @@ def test_a_relative_index_directory_setting_is_refused_by_every_command(run, sam
 def test_a_query_read_from_stdin_is_echoed_without_its_final_newline(run, sample_repo):
     result = run("query", "--root", sample_repo, "-", "--json", input="parse config\n")
     assert json.loads(result.stdout)["query"] == "parse config"
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16"])
+def test_a_query_read_from_stdin_drops_the_byte_order_mark_a_windows_editor_saved_it_with(run, sample_repo, encoding):
+    """`query - < report.txt` from Notepad: the mark stood first in the query (and in its JSON echo),
+    and UTF-16 read as UTF-8 was a string of replacement characters and NULs."""
+    result = run("query", "--root", sample_repo, "-", "--json", input="parse config\r\n".encode(encoding))
+    payload = json.loads(result.stdout)
+    assert payload["query"] == "parse config" and payload["results"]
 
 
 @pytest.mark.parametrize("command", [["query", "alpha"], ["index"], ["status"], ["serve"], ["clean"], ["eval", "q.json"]])

@@ -419,6 +419,17 @@ def test_an_include_glob_naming_a_directory_selects_the_files_below_it(make_tree
     assert paths(root, include_globs=[glob]) == ["src/a.py", "src/deep/b.py"]
 
 
+def test_include_and_exclude_globs_match_a_name_in_either_unicode_normal_form(make_tree):
+    """`é` typed is one character (NFC); macOS's HFS+ stored it as `e` and a combining accent (NFD),
+    and a checkout from there keeps that: the glob typed matched no such file."""
+    nfd = "re\u0301sume\u0301"
+    root = make_tree({f"{nfd}/cafe\u0301.py": "", "other.py": ""})
+    assert paths(root, include_globs=["r\u00e9sum\u00e9/caf\u00e9.py"]) == [f"{nfd}/cafe\u0301.py"]
+    assert paths(root, exclude_globs=["r\u00e9sum\u00e9/"]) == ["other.py"]
+    nfc = make_tree({"caf\u00e9.py": "", "other.py": ""})
+    assert paths(nfc, include_globs=["cafe\u0301.py"]) == ["caf\u00e9.py"]
+
+
 def test_exclude_globs_drop_files_and_prune_directories(make_tree):
     root = make_tree({"src/a.py": "", "src/c.md": "", "tests/t.py": "", "tests/deep/u.py": ""})
     assert paths(root, exclude_globs=["tests/"]) == ["src/a.py", "src/c.md"]

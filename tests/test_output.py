@@ -2,6 +2,10 @@
 from __future__ import annotations
 
 import io
+import shutil
+import subprocess
+
+import pytest
 
 from retrieval.output import estimate_tokens, text_lines, use_colour, within_budget
 from retrieval.records import SearchHit, Snippet
@@ -162,6 +166,18 @@ def test_a_backslash_in_a_path_is_escaped_so_no_two_paths_print_alike():
     first, second = text_lines(hits, None)
     assert first.split(":")[0] != second.split(":")[0]
     assert second == "new\\\\nline.py:3-4  high"
+
+
+@pytest.mark.parametrize("name", ["plain.py", "with space's.py", "new\nline\ttab\r.py", "esc\x1b[2J.py",
+                                  "back\\slash\u202e.py", "bad\udcffbyte.py"])
+def test_a_path_quoted_for_a_suggested_command_is_one_line_and_means_that_path_to_bash(name):
+    from retrieval.output import shell_word
+
+    word = shell_word(name)
+    assert word.isprintable() and "\n" not in word
+    if shutil.which("bash"):
+        said = subprocess.run(["bash", "-c", f"printf %s {word}"], capture_output=True, check=True).stdout
+        assert said == name.encode("utf-8", "surrogateescape")
 
 
 def test_control_characters_in_a_snippet_are_shown_as_escapes_the_same_on_a_pipe_and_a_terminal():

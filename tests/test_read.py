@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from retrieval import load_documents, service
+from retrieval import load_documents, read, service
 from retrieval.discover import discover_files
 from retrieval.read import BINARY, UNDECODABLE, VANISHED, content_digest, decode, read_source, split_lines
 
@@ -37,6 +37,43 @@ def test_utf16_behind_its_byte_order_mark_is_text(make_tree, encoding):
     content = read_source(source(root, "Zebra.cs"))
     assert (content.text, content.skip_reason) == (raw, "")
     assert decode("\ufeffa\x00b".encode(encoding)) == (None, BINARY)  # a NUL is still binary
+
+
+# Classic Mac OS ended each line with a CR alone: 120 definitions, `zebra_marker` on line 237.
+MAC_LINES = "".join(f"def f{i}():\r    return {i}\r" for i in range(120)).replace("f118()", "zebra_marker()")
+
+
+def test_a_file_whose_lines_end_in_a_lone_cr_is_read_as_lines_as_editors_show_it(make_tree):
+    """Split at newlines only, such a file was one line: every hit in it spanned line 1, the whole
+    file, and its snippet was that line's first thousand characters."""
+    root = make_tree({"mac.py": MAC_LINES.encode()})
+    text = read_source(source(root, "mac.py")).text
+    assert text == MAC_LINES.replace("\r", "\n")
+    assert text.split("\n").index("def zebra_marker():") + 1 == 237
+    # A stray CR in a file of newlines is no line break, as git, grep and sed count lines.
+    assert decode(b"a = 1\rb = 2\n") == ("a = 1\rb = 2\n", "")
+    assert decode("\ufeffa\rb\r".encode("utf-16-le")) == ("a\nb\n", "")
+
+
+def test_a_hit_in_a_file_of_lone_cr_lines_spans_the_lines_an_editor_shows(make_tree):
+    root = make_tree({"mac.py": MAC_LINES.encode(), "unix.py": "def other():\n    return 0\n"})
+    (hit,) = service.search(str(root), "zebra_marker").hits
+    assert hit.source_path == "mac.py"
+    assert 1 < hit.start_line <= 237 <= hit.end_line  # its own lines, not the whole file
+
+
+def test_an_index_an_older_decoder_wrote_reads_a_file_of_lone_cr_lines_again(make_tree, monkeypatch):
+    root = make_tree({"mac.py": MAC_LINES.encode(), "unix.py": "def other():\n    return 0\n"})
+    with monkeypatch.context() as old:  # decoder 2: a lone CR was no line break
+        old.setattr(read, "_as_lines", lambda text: text)
+        old.setattr(service, "DECODER_VERSION", 2)
+        service.refresh(str(root))
+        (before,) = service.search(str(root), "zebra_marker").hits
+    assert (before.start_line, before.end_line) == (1, 1)
+    report = service.refresh(str(root))
+    assert report.reprocessed == ["mac.py"]  # read again, the others all; indexed again, it alone
+    (hit,) = service.search(str(root), "zebra_marker").hits
+    assert 1 < hit.start_line <= 237 <= hit.end_line  # its own lines, not the whole file
 
 
 def test_nul_bytes_mark_a_file_as_binary(make_tree):

@@ -62,6 +62,16 @@ def test_an_index_kept_under_retrieval_index_dir_is_found_too(make_tree, tmp_pat
     assert find_root(start=str(root / "pkg")) == (str(root), "index")
 
 
+def test_the_command_suggested_for_a_home_directory_named_with_a_space_is_quoted(run, tmp_path, monkeypatch):
+    home = tmp_path / "John Smith"
+    home.mkdir()
+    (home / "notes.md").write_text("# where tokens are refreshed\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.chdir(home)
+    result = run("query", "tokens")
+    assert result.exit_code == 1 and result.stderr.endswith(f"give --root '{home}' to index everything below it\n")
+
+
 def test_a_home_directory_chosen_only_as_the_cwd_is_not_indexed_unasked(run, tmp_path, monkeypatch):
     """Run from $HOME outside any repository, a first query would index every project below it."""
     (tmp_path / "notes.md").write_text("# where tokens are refreshed\n")

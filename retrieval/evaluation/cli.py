@@ -101,5 +101,7 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
     if result.runs and all(run.summary()["queries"] == 0 for run in result.runs):
         # Nothing was measured (a dataset for another checkout, a wrong --root): the report stands,
         # but a CI step comparing retrievers must not pass on it.
+        from ..output import shown_path
+
         raise UserError(f"no query could be scored: none of the {len(queries)} queries has a target in the tree "
-                        f"at {root}; is --root the dataset's tree?")
+                        f"at {shown_path(root)}; is --root the dataset's tree?")

@@ -140,11 +140,14 @@ def _read_text(path: str) -> str:
 def load_dataset(path: str) -> list[EvalQuery]:
     """All queries of a JSON-list or JSONL dataset (`-`: standard input); DatasetError naming the
     file and line."""
-    name = "<stdin>" if path == "-" else os.path.basename(path)
+    from ..output import shown_path
+
+    # Escaped: an error is one line, cut at a newline in the name.
+    name = "<stdin>" if path == "-" else shown_path(os.path.basename(path))
     try:
         data = _read_text(path)
     except OSError as exc:
-        raise DatasetError(f"cannot read the dataset {path}: {exc.strerror or exc}") from None
+        raise DatasetError(f"cannot read the dataset {shown_path(path)}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
         raise DatasetError(f"{name}: not UTF-8 text (byte {exc.start})") from None
     if len(data) > MAX_DATASET_CHARS:  # `eval /dev/zero` grew until the kernel killed it

@@ -81,6 +81,22 @@ def _errors(result) -> str:
     return "".join(line for line in result.stderr.splitlines(keepends=True) if not line.startswith("skipped "))
 
 
+def test_an_eval_error_names_a_dataset_or_root_with_a_newline_in_its_name_whole(make_tree, tmp_path):
+    """The error is one line: it was cut at the newline, `error: bad`, or went on on a second."""
+    root = make_tree(FILES, name="a\nroot")
+    bad = tmp_path / "bad\nname.jsonl"
+    bad.write_text("{nope\n")
+    result = CliRunner().invoke(main, ["eval", str(bad), "--root", str(root)])
+    assert result.exit_code == 1 and _errors(result).startswith("error: bad\\nname.jsonl:1: not valid JSON")
+    result = CliRunner().invoke(main, ["eval", str(tmp_path / "no\nsuch.json"), "--root", str(root)])
+    assert _errors(result) == f"error: cannot read the dataset {tmp_path}/no\\nsuch.json: No such file or directory\n"
+    ds = _dataset(tmp_path, [{"query": "q", "relevant": ["not/here.py"]}])
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical"])
+    assert result.exit_code == 1 and _errors(result) == (
+        "error: no query could be scored: none of the 1 queries has a target in the tree at "
+        f"{tmp_path}/a\\nroot; is --root the dataset's tree?\n")
+
+
 def test_eval_errors(make_tree, tmp_path):
     root = make_tree(FILES)
     runner = CliRunner()
