@@ -8,6 +8,7 @@ and rebuilt, ...) are diagnostics and always printed, on their own line.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from typing import TextIO
@@ -59,7 +60,9 @@ class Reporter:
 
     def _draw(self, tick: Tick) -> None:
         now = time.monotonic()
-        label = str(tick).split(" ", 1)[0]
+        # The count's words without its numbers: one retriever's successive counts (contexts generated,
+        # then files indexed) each time their own rate.
+        label = re.sub(r"\d[\d,]*", "", str(tick))
         started, first_done = self._started.setdefault(label, (now, tick.done))
         if now - self._drawn < self.MIN_INTERVAL and tick.done < tick.total:
             return

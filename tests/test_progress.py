@@ -44,6 +44,22 @@ def test_on_a_terminal_counts_rewrite_one_line_with_rate_and_time_left(monkeypat
     assert "\n" not in out.getvalue()[: out.getvalue().index("a diagnostic")]
 
 
+def test_two_counts_of_one_retriever_each_time_their_own_rate(monkeypatch):
+    """`lexical+ctx` counts the contexts it generates, then the files it indexes: the second count's
+    rate and time left were reckoned from the first one's start."""
+    clock = Clock()
+    monkeypatch.setattr("retrieval.progress.time.monotonic", clock)
+    out = io.StringIO()
+    report = Reporter(out, interactive=True)
+    report(Tick("lexical+ctx: 1/100 contexts generated", 1, 100))
+    clock.now = 100.0
+    report(Tick("lexical+ctx: 100/100 contexts generated", 100, 100))
+    report(Tick("lexical+ctx: indexed 1/50 files", 1, 50))
+    clock.now = 101.0
+    report(Tick("lexical+ctx: indexed 11/50 files", 11, 50))
+    assert out.getvalue().endswith("\rlexical+ctx: indexed 11/50 files · 10/s · about 4s left\x1b[K")
+
+
 def test_on_a_narrow_terminal_the_line_is_cut_to_its_width(monkeypatch):
     monkeypatch.setattr("retrieval.progress._columns", lambda stream: 30)
     out = io.StringIO()

@@ -14,8 +14,8 @@ from ..store import layout
 from ..store.lock import WriterLock
 from . import configured_model, remote_unavailable_reason
 from .cache import ContextCache
-from .generate import (DEFAULT_MAX_DOLLARS, DEFAULT_MAX_FILE_BYTES, DEFAULT_WORKERS, check_cost, clear_pending,
-                       is_pending, plan, run)
+from .generate import (DEFAULT_MAX_DOLLARS, DEFAULT_MAX_FILE_BYTES, DEFAULT_WORKERS, GenerationStopped, check_cost,
+                       clear_pending, is_pending, plan, run)
 
 NAME = "lexical+ctx"
 MODES = ("auto", "offline", "anthropic")
@@ -56,14 +56,22 @@ def refresh(root: str, *, options: service.IndexOptions | None = None, context: 
             use_model = False
     root = os.path.abspath(root)
     store = layout.store_dir(root)
+    cache = ContextCache(layout.retriever_dir(store, NAME))
     if use_model:
-        _generate(root, store, model, options, context, progress, requester)
+        try:
+            _generate(root, store, model, options, context, progress, requester)
+        except GenerationStopped:
+            # What was paid for before the API stopped the run goes into the index now: with the key
+            # still refused, a later model run never got as far as the refresh that takes it in.
+            if is_pending(cache):
+                service.refresh(root, NAME, options=options, force=True, progress=progress)
+                clear_pending(cache)
+            raise
         if context.dry_run:
             return None
     elif context.dry_run:
         progress(f"{NAME}: offline contextualizer, nothing to send")
         return None
-    cache = ContextCache(layout.retriever_dir(store, NAME))
     # Contexts generated since the index was built (a run cut short, say) are taken in by a rebuild:
     # the files they belong to have not changed, so a refresh alone would not look at them again.
     report = service.refresh(root, NAME, options=options, force=force or is_pending(cache), progress=progress)
@@ -95,6 +103,7 @@ def _generate(root, store, model, options, context, progress, requester) -> None
         work = plan(root, retriever, options, cache, max_file_bytes=context.max_file_bytes)
         withheld = ", ".join(f"{n} {why}" for why, n in sorted(work.withheld.items()))
         progress(f"{NAME}: {work.estimate.describe(model)}; {work.cached} chunks already cached"
+                 + (f"; {work.identical} chunks of identical files share those contexts" if work.identical else "")
                  + (f"; never sent: {withheld} files" if withheld else ""))
         if context.max_chunks is not None and work.chunks > context.max_chunks:
             work.limit(context.max_chunks)

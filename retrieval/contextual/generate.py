@@ -5,8 +5,8 @@ Standard library only; the model is a `requester` object (see anthropic.py) with
 optionally, `refused_only(exc) -> bool` (the API refused this request, not every request).
 
 - plan(): walk and chunk the tree as `lexical+ctx` would, and keep the chunks whose context is not
-  cached yet. Files on the secret deny-list and files over `max_file_bytes` are never planned, so
-  never sent.
+  cached yet (once for identical files: their contexts are one cache entry). Files on the secret
+  deny-list and files over `max_file_bytes` are never planned, so never sent.
 - The estimate is printed before any request; above `max_dollars` the run is refused unless the
   caller said yes or capped the chunks.
 - run(): one file at a time per worker (its chunks in order, so the first request writes the prompt
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..discover import is_secret_name, walk
+from ..progress import Tick
 from ..read import read_source
 from ..records import Chunk
 from ..store import layout
@@ -60,6 +61,7 @@ class Plan:
     model: str
     jobs: list[Job] = field(default_factory=list)
     cached: int = 0  # chunks whose context is already cached
+    identical: int = 0  # chunks of a file whose copy (same content, same span) is asked about already
     withheld: Counter = field(default_factory=Counter)  # reason -> files never sent
     estimate: Estimate = field(default_factory=Estimate)
 
@@ -105,6 +107,7 @@ def plan(root: str, retriever, options, cache: ContextCache, *, max_file_bytes: 
     if files is None:
         files = walk(root, walk_options).files
     out = Plan(retriever.model)
+    asked: dict[str, set[str]] = {}  # content digest -> spans planned: a copy's contexts are the same cache entries
     for f in sorted(files, key=lambda f: f.path):
         reason = sendable(f.path, f.size, max_file_bytes)
         if reason:
@@ -121,6 +124,11 @@ def plan(root: str, retriever, options, cache: ContextCache, *, max_file_bytes: 
         have = cache.get(retriever.model, PROMPT_VERSION, digest)
         todo = [c for c in chunks if span_key(c.start_line, c.end_line) not in have]
         out.cached += len(chunks) - len(todo)
+        spans = asked.setdefault(digest, set())
+        copies = [c for c in todo if span_key(c.start_line, c.end_line) in spans]
+        todo = [c for c in todo if span_key(c.start_line, c.end_line) not in spans]
+        spans.update(span_key(c.start_line, c.end_line) for c in todo)
+        out.identical += len(copies)
         if todo:
             out.jobs.append(Job(f.path, content.text, digest, todo))
     out._estimate()
@@ -147,9 +155,11 @@ def check_cost(p: Plan, *, yes: bool, max_chunks: int | None, max_dollars: float
 @dataclass
 class RunReport:
     generated: int = 0
-    empty: int = 0  # answers with no text: not kept
+    empty: int = 0  # answers with no context (no text, a refusal, the chunk repeated back): not kept
+    empty_files: set = field(default_factory=set)  # the files those came from
     refused: int = 0  # chunks of files the API refused a request for (a prompt too long, say): not asked
     refused_files: int = 0
+    refused_in_a_row: int = 0  # files refused since the last answer
     refusal: str = ""  # the first refusal's reason
     stopped: str = ""  # the fatal reason, when the run stopped early
     interrupted: bool = False  # Ctrl-C: requests still in flight after the grace are abandoned
@@ -171,9 +181,13 @@ def clear_pending(cache: ContextCache) -> None:
         pass
 
 
-# A refused request (400, 413) costs its file's remaining chunks; this many files refused before any
-# answer is a setting every request carries (a wrong parameter): the run stops.
+# A refused request (400, 413) costs its file's remaining chunks; this many files refused in a row,
+# with no answer between them, is a setting every request carries (a wrong parameter, the credit
+# balance spent mid-run): the run stops.
 REFUSED_FILES_TO_STOP = 3
+# Likewise empty answers from this many files before any context: a model or endpoint that answers
+# nothing usable (thinking only, refusals, echoes) would otherwise be paid for every chunk of the tree.
+EMPTY_FILES_TO_STOP = 3
 QUIET_NOTE_SECONDS = 30.0  # without an answer this long, a note says the run is waiting (again each period)
 
 
@@ -212,9 +226,10 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
                 with lock:
                     # One file the API will not take (its prompt too long, a policy refusal) had
                     # stopped every run a few files in: its chunks are counted and the others go on.
-                    if refused_only(exc) and (report.generated or report.refused_files + 1 < REFUSED_FILES_TO_STOP):
+                    if refused_only(exc) and report.refused_in_a_row + 1 < REFUSED_FILES_TO_STOP:
                         report.refused += len(job.chunks) - done
                         report.refused_files += 1
+                        report.refused_in_a_row += 1
                         report.refusal = report.refusal or reason
                         return
                     if not report.stopped:
@@ -224,6 +239,13 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
             if not text:
                 with lock:
                     report.empty += 1
+                    report.empty_files.add(job.path)
+                    if not report.generated and len(report.empty_files) >= EMPTY_FILES_TO_STOP:
+                        report.stopped = report.stopped or (
+                            f"the model's answers about the first {EMPTY_FILES_TO_STOP} files held no context (no "
+                            f"text, a refusal, or the chunk repeated back): check the model and the endpoint")
+                        stop.set()
+                        return
                 continue
             with lock:  # held while writing: once the run gives up (interrupted), nothing more is written
                 if report.interrupted:
@@ -233,9 +255,10 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
                     marked.append(True)
                 cache.put(p.model, PROMPT_VERSION, job.digest, span_key(chunk.start_line, chunk.end_line), text)
                 report.generated += 1
+                report.refused_in_a_row = 0
                 n = report.generated
-            if n % 50 == 0 or n == total:
-                progress(f"lexical+ctx: {n}/{total} contexts generated")
+            # A count: rewritten in place on a terminal, not a line per answer in a log.
+            progress(Tick(f"lexical+ctx: {n}/{total} contexts generated", n, total))
 
     failures: list[BaseException] = []  # what a worker could not handle (the cache unwritable): re-raised
 

@@ -232,3 +232,159 @@ def test_an_unusable_base_url_is_one_line_naming_it_not_a_traceback(make_tree, m
     assert result.exit_code == 1
     assert "Traceback" not in result.output
     assert "cannot set up the Anthropic client" in result.output
+
+
+def test_a_refusal_is_not_kept_as_a_context_even_with_text_and_is_asked_again(make_tree):
+    """A reply with stop_reason "refusal" carries the model's apology as text: it was indexed and
+    cached as that chunk's context, so it was never asked again."""
+    root = make_tree(FILES)
+    refusal = dict(message("I can't help with that request."), stop_reason="refusal")
+    index(root, contextualizer(Endpoint([(200, refusal)])), workers=1)
+    contexts = [h.context for h in service.search(str(root), "help request", retriever="lexical+ctx", top_k=10).hits]
+    assert not [c for c in contexts if "help with that" in c]
+    again = Endpoint()
+    index(root, contextualizer(again), workers=1)
+    assert len(again.requests) == 1
+
+
+def test_only_text_blocks_make_the_context(make_tree):
+    """Blocks of another type (thinking, tool use, a type this SDK does not know) are not context."""
+    root = make_tree({"a.py": "def f():\n    return 1\n"})
+    blocks = [{"type": "thinking", "thinking": "hmm", "signature": "s"},
+              {"type": "future_block", "text": "Leakedword from another kind of block."},
+              {"type": "text", "text": "Quokkaword context."}]
+    index(root, contextualizer(Endpoint([(200, dict(message(""), content=blocks))])))
+    hit = service.search(str(root), "quokkaword", retriever="lexical+ctx").hits[0]
+    assert hit.context.startswith("Quokkaword context.") and "Leakedword" not in hit.context
+
+
+ROUTES = "".join(f"def handler_{n}(request, response):\n    return render(request, 'page_{n}.html', status={n})\n\n\n"
+                 for n in range(12))
+
+
+def test_an_answer_that_repeats_the_chunk_back_is_not_kept_as_its_context(make_tree):
+    """An endpoint echoing the prompt (or a model quoting the whole chunk) had its reply indexed as
+    the context: the chunk's words counted twice and every hit showed its code again inline."""
+    root = make_tree({"routes.py": ROUTES})
+
+    def echo(request):
+        import httpx2
+
+        body = json.loads(request.content)
+        return httpx2.Response(200, json=message("Sure. " + body["messages"][0]["content"][1]["text"]))
+
+    said: list[str] = []
+    command.refresh(str(root), context=ContextOptions(yes=True), requester=contextualizer(echo), progress=said.append)
+    hit = service.search(str(root), "handler_3", retriever="lexical+ctx").hits[0]
+    assert "Sure." not in hit.context and "return render" not in hit.context
+    assert [m for m in said if "empty answers were not kept" in m], said
+
+
+def test_a_run_whose_answers_are_all_unusable_stops_before_paying_for_every_chunk(make_tree):
+    """A model or endpoint answering without text (a refusal, blocks of another kind) had every
+    chunk of the tree paid for and nothing kept, and the run ended "0 contexts generated", exit 0."""
+    root = make_tree({f"pkg/mod_{n}.py": f"def f_{n}():\n    return {n}\n" for n in range(30)})
+    thinking_only = dict(message(""), content=[{"type": "thinking", "thinking": "t", "signature": "s"}])
+    endpoint = Endpoint([(200, thinking_only)] * 30)
+    with pytest.raises(GenerationStopped, match=r"^the model's answers about the first 3 files held no context "
+                                                r".*; 0 of 30 contexts"):
+        index(root, contextualizer(endpoint), workers=1)
+    assert len(endpoint.requests) == 3
+
+
+def test_a_rate_limit_asking_to_wait_for_an_hour_stops_the_run_at_once_saying_so(make_tree, monkeypatch):
+    """anthropic 2.x honours any retry-after (up to 49 days): a 429 asking for an hour held the run,
+    and its writer lock, for an hour per retry, saying only that no answer came."""
+    import time
+    import types
+
+    import anthropic._base_client
+    import httpx2
+
+    slept: list[float] = []  # the SDK's waits between retries, recorded instead of waited
+    clock = types.SimpleNamespace(**{n: getattr(time, n) for n in dir(time) if not n.startswith("_")})
+    clock.sleep = slept.append
+    monkeypatch.setattr(anthropic._base_client, "time", clock)
+    root = make_tree(FILES)
+    calls = []
+
+    def limited(request):
+        calls.append(request)
+        return httpx2.Response(429, json={"type": "error", "error": {"type": "rate_limit_error", "message": "slow"}},
+                               headers={"retry-after": "3600"})
+
+    with pytest.raises(GenerationStopped, match=r"^rate limited \(429\): the API asks to wait 3600 s before the "
+                                                r"next request; 0 of 3"):
+        index(root, contextualizer(limited), workers=1)
+    assert slept == [] and len(calls) == 1
+
+
+def test_a_short_retry_after_is_still_waited_for_and_retried(make_tree):
+    import httpx2
+
+    root = make_tree({"a.py": "def f():\n    return 1\n"})
+    answers = iter([httpx2.Response(429, json={"type": "error", "error": {"type": "rate_limit_error", "message": "x"}},
+                                    headers={"retry-after": "0.2"})])
+
+    def once_limited(request):
+        return next(answers, None) or httpx2.Response(200, json=message("Quokkaword context."))
+
+    index(root, contextualizer(once_limited))
+    assert service.search(str(root), "quokkaword", retriever="lexical+ctx").hits[0].context.startswith("Quokkaword")
+
+
+def test_a_server_error_after_retrying_is_not_called_a_refusal(make_tree):
+    root = make_tree(FILES)
+    error = {"type": "error", "error": {"type": "api_error", "message": "Internal server error"}}
+    with pytest.raises(GenerationStopped,
+                       match=r"^the API failed \(500\) after retrying: Internal server error; 0 of 3"):
+        index(root, contextualizer(Endpoint([(500, error)] * 3), max_retries=2), workers=1)
+
+
+def test_a_connection_lost_mid_run_says_why_and_the_next_run_resumes(make_tree):
+    """The line said only `cannot reach the API (APIConnectionError)`: not whether the host was
+    unknown, refused the connection or reset it."""
+    import httpx2
+
+    root = make_tree(FILES)
+    answered = []
+
+    def resets(request):
+        if answered:
+            raise httpx2.ReadError("[Errno 104] Connection reset by peer", request=request)
+        answered.append(request)
+        return httpx2.Response(200, json=message("Quokkaword context."))
+
+    with pytest.raises(GenerationStopped, match=r"^cannot reach the API \(\[Errno 104\] Connection reset by peer\); "
+                                                r"1 of 3 contexts generated and kept"):
+        index(root, contextualizer(resets, max_retries=1), workers=1)
+    resumed = Endpoint()
+    index(root, contextualizer(resumed))
+    assert len(resumed.requests) == 2
+
+
+@pytest.mark.parametrize("payload,said", [
+    ({"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+     "an object of type 'error': Overloaded"),
+    (dict(message("x"), content=None), "a message without content blocks"),
+])
+def test_an_answer_that_is_not_a_message_is_named_for_what_it_is(make_tree, payload, said):
+    """A proxy's 200 carrying an error object was reported as "the API answered with Message, not
+    a message"."""
+    root = make_tree(FILES)
+    with pytest.raises(GenerationStopped) as caught:
+        index(root, contextualizer(Endpoint([(200, payload)])), workers=1)
+    assert str(caught.value).startswith(f"the API's answer is not a Messages API reply ({said}); 0 of 3")
+
+
+def test_credit_running_out_mid_run_stops_it_instead_of_calling_every_later_file_refused(make_tree):
+    """The API answers 400 once the credit balance is spent: after the first contexts, every later
+    file was counted as refused, and the run ended with a note and exit 0."""
+    root = make_tree({f"pkg/mod_{n}.py": f"def f_{n}():\n    return {n}\n" for n in range(8)})
+    broke = {"type": "error", "error": {"type": "invalid_request_error",
+                                        "message": "Your credit balance is too low to access the Anthropic API."}}
+    endpoint = Endpoint([(200, message("Quokkaword one.")), (200, message("Quokkaword two."))] + [(400, broke)] * 6)
+    with pytest.raises(GenerationStopped, match=r"^the API refused a request \(400\): Your credit balance is too low "
+                                                r"to access the Anthropic API\.; 2 of 8 contexts generated and kept"):
+        index(root, contextualizer(endpoint), workers=1)
+    assert len(endpoint.requests) == 5  # three files refused in a row, none answered between them: a stop

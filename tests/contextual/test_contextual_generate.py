@@ -452,3 +452,59 @@ def test_contexts_taken_from_the_shared_cache_are_kept_in_the_store_too(make_tre
     again = StandIn()
     index(clone, again)
     assert again.calls == []  # nothing paid for is asked again
+
+
+def test_generation_counts_are_progress_shown_on_a_terminal_only(make_tree):
+    """The "N/M contexts generated" counts were printed as lines whatever stderr was: 3,000 lines
+    in a log or an agent's context for a large tree, and never rewritten in place on a terminal."""
+    import io
+
+    from retrieval.progress import Reporter
+
+    root = make_tree({f"pkg/mod_{n}.py": f"def f_{n}():\n    return {n}\n" for n in range(60)})
+    piped = io.StringIO()
+    command.refresh(str(root), context=ContextOptions(yes=True), requester=StandIn(), progress=Reporter(stream=piped))
+    lines = piped.getvalue().splitlines()
+    assert not [line for line in lines if re.search(r"\d+/\d+ contexts generated", line)], lines
+    assert "lexical+ctx: 60 contexts generated" in lines
+
+
+def test_contexts_paid_for_before_a_run_stopped_are_in_the_index_at_once(make_tree):
+    """A run stopped by the API (a revoked key, retries exhausted) left its contexts out of the index
+    until a later model run succeeded: with the key still refused, never."""
+    root = make_tree(FILES)
+    service.refresh(str(root), "lexical+ctx")  # an offline index first
+    with pytest.raises(GenerationStopped, match="2 of 3 contexts generated and kept"):
+        index(root, StandIn(fail_after=2), workers=1)
+    found = contexts_of(root)
+    assert len(found) == 2 and all(c.startswith("zebracontext") for c in found.values())
+    resumed = StandIn()
+    index(root, resumed, workers=1)
+    assert len(resumed.calls) == 1 and len(contexts_of(root)) == 3
+
+
+def test_the_prompt_does_not_change_without_a_new_prompt_version():
+    """Contexts are cached under PROMPT_VERSION, not under the prompt's wording: reworded without a
+    bump, every context written for the old wording would be served for the new one, never asked
+    again. Changed on purpose: bump PROMPT_VERSION and add its digest here."""
+    import hashlib
+    import json
+
+    from retrieval.contextual import prompt
+
+    wording = [prompt.SYSTEM, prompt.FILE_BLOCK, prompt.CHUNK_BLOCK, prompt.MAX_OUTPUT_TOKENS]
+    digest = hashlib.sha256(json.dumps(wording).encode()).hexdigest()[:16]
+    assert {1: "ff16070697b09752"}.get(prompt.PROMPT_VERSION) == digest
+
+
+def test_identical_files_are_asked_about_once_and_both_get_the_contexts(make_tree):
+    """Contexts are cached by file content: two copies of one file (vendored, generated, fixtures)
+    were each paid for, the second answer replacing the first (9% of trpc's chunks)."""
+    copy = FILES["src/billing/tax.py"]
+    root = make_tree({**FILES, "vendor_copy/tax.py": copy})
+    model, messages = StandIn(), []
+    index(root, model, messages)
+    assert sorted(p for p, _ in model.calls) == ["README.md", "src/billing/invoice.py", "src/billing/tax.py"]
+    assert any("3 chunks to contextualize" in m for m in messages)  # the estimate counts what is sent
+    found = contexts_of(root)
+    assert found["vendor_copy/tax.py"].startswith("zebracontext") and len(found) == 4
