@@ -154,12 +154,22 @@ def ordered_map(
             mask = _block_stops()
             try:
                 process.start()
+            except OSError:
+                # fork refused (EAGAIN at a process limit, ENOMEM): the work goes to the workers that
+                # did start, or to this process. It failed the build as if the store could not be written.
+                parent_end.close()
                 child_end.close()
-                workers.append((process, parent_end))
+                break
             finally:
                 if mask is not None:
                     signal.pthread_sigmask(signal.SIG_SETMASK, mask)
+            child_end.close()
+            workers.append((process, parent_end))
         stream = chain(head, it)
+        if not workers:
+            yield from map(fn, stream)
+            return
+        jobs = len(workers)
         in_flight: deque[int] = deque()  # worker numbers, in the order their batches were sent
         for w in range(jobs):
             batch = list(islice(stream, batch_size))

@@ -27,6 +27,28 @@ def test_a_long_stream_uses_workers_and_keeps_the_order():
     assert os.getpid() not in {pid for _, pid in out}
 
 
+@pytest.mark.parametrize("refused_from", [0, 1])
+def test_a_worker_the_system_refuses_to_start_leaves_the_work_to_the_others_or_to_this_process(monkeypatch, refused_from):
+    """fork failing (EAGAIN at a process limit) failed the build as an error of the store."""
+    import errno
+    import multiprocessing.process
+
+    started = []
+    start = multiprocessing.process.BaseProcess.start
+
+    def limited(self):
+        if len(started) >= refused_from:
+            raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+        started.append(self)
+        start(self)
+
+    monkeypatch.setattr(multiprocessing.process.BaseProcess, "start", limited)
+    out = list(parallel.ordered_map(square_and_pid, range(200), jobs=3, serial_below=20, batch_size=7))
+    assert [v for v, _ in out] == [x * x for x in range(200)]
+    pids = {pid for _, pid in out}
+    assert pids == ({os.getpid()} if refused_from == 0 else {started[0].pid})
+
+
 def test_only_a_bounded_part_of_the_stream_is_pulled_ahead():
     pulled = []
 
