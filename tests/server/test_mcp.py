@@ -166,20 +166,13 @@ def test_sigterm_ends_the_server_at_once_while_its_stdin_stays_open(sample_repo)
     import signal
     import time
 
-    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                       "clientInfo": {"name": "test", "version": "1"}}}
-    proc = subprocess.Popen([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(sample_repo)],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc, reply = _start_initialized(sample_repo, with_reply=True)
     try:
-        proc.stdin.write((json.dumps(init) + "\n").encode())
-        proc.stdin.flush()
-        reply = json.loads(proc.stdout.readline())  # up and answering, under its version (it said "")
+        # up and answering, under its version (it said "")
         assert reply["result"]["serverInfo"] == {"name": "retrieval", "version": retrieval.__version__}
         refused = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                    "params": {"name": "search", "arguments": {"query": "parse", "top_k": 500}}}
-        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n"
-                          + json.dumps(refused) + "\n").encode())
+        proc.stdin.write((json.dumps(refused) + "\n").encode())
         proc.stdin.flush()
         assert json.loads(proc.stdout.readline())["result"]["isError"]
         time.sleep(0.5)
@@ -191,8 +184,9 @@ def test_sigterm_ends_the_server_at_once_while_its_stdin_stays_open(sample_repo)
         proc.stdin.close()
 
 
-def _start_initialized(root):
-    """`retrieval mcp --root ROOT` started and through its handshake, for raw JSON-RPC lines."""
+def _start_initialized(root, with_reply=False):
+    """`retrieval mcp --root ROOT` started and through its handshake, for raw JSON-RPC lines (and
+    the reply to its `initialize`)."""
     init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
             "params": {"protocolVersion": "2025-06-18", "capabilities": {},
                        "clientInfo": {"name": "test", "version": "1"}}}
@@ -201,8 +195,9 @@ def _start_initialized(root):
     proc.stdin.write((json.dumps(init) + "\n" + json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
                       + "\n").encode())
     proc.stdin.flush()
-    assert _reply(proc)["result"]
-    return proc
+    reply = _reply(proc)
+    assert reply["result"]
+    return (proc, reply) if with_reply else proc
 
 
 def _reply(proc, seconds=60):
