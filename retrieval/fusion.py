@@ -12,6 +12,7 @@ hit (of bounded length) that remembers which retrievers found it (`provenance`) 
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field, replace
 from typing import Hashable, Iterable, Sequence
 
@@ -173,6 +174,9 @@ class Span:
     # Lines of the longest span one retriever returned among those merged here (0: this span's own).
     longest: int = 0
     scope: tuple[int, int] | None = None  # lines of the enclosing scope, when a retriever knew it
+    # What each retriever returned that was merged here: (name, rank, start, end, its share of the
+    # score). A span cut to fewer lines keeps the credit of those whose lines it still shows.
+    members: tuple = ()
 
     @property
     def agreement(self) -> int:
@@ -210,13 +214,16 @@ def consolidate(rankings: dict[str, Sequence[Span]], k: int = CONSOLIDATE_K,
     ranks joined), so a place several retrievers agree on rises, as long as the union stays
     within MERGE_GROWTH times its longest member; a span that cannot merge keeps only the lines
     no other hit covers. Best first; ties by path. `first_rank`: the rank of each list's first span
-    (the lists continue deeper ones)."""
+    (the lists continue deeper ones); a None holds a rank whose span is left out (see uncovered)."""
     merged: dict[str, list[Span]] = {}
     for name, spans in rankings.items():
         for rank, span in enumerate(spans, start=first_rank):
+            if span is None:
+                continue
             weight = (weights or {}).get(name, 1.0)
             piece = Span(span.path, span.start_line, span.end_line, weight / (k + rank), [name], {name: rank},
-                         span.language, span.kind, span.context, span.symbol, scope=span.scope)
+                         span.language, span.kind, span.context, span.symbol, scope=span.scope,
+                         members=((name, rank, span.start_line, span.end_line, weight / (k + rank)),))
             group = merged.setdefault(span.path, [])
             # Absorb every existing span it touches while the union stays within bounds (a new span
             # can bridge two), the one it overlaps most first: a piece inside a span is credited to
@@ -231,17 +238,35 @@ def consolidate(rankings: dict[str, Sequence[Span]], k: int = CONSOLIDATE_K,
             # lines: a syntax-aware hit merged into the best place lost its method's last lines to
             # a deeper line chunk that began inside it (requests' rebuild_auth, 282-300, shown as
             # ...-296 with 297-300 opening the next hit).
+            # A retriever whose lines went with them is credited to the span that shows them now.
             for s in [s for s in group if _overlap(s, piece) > 0 and s.score < piece.score]:
                 group.remove(s)
                 rest = _clip(s, [piece])
+                piece = _credited(piece, piece.members + _lost(s, rest, piece))
                 if rest is not None:
                     group.append(rest)
-            piece = _clip(piece, [s for s in group if _touches(s, piece)])
-            if piece is not None:
-                group.append(piece)
+            touching = [s for s in group if _touches(s, piece)]
+            rest = _clip(piece, touching)
+            for s in touching:
+                lost = _lost(piece, rest, s)
+                if lost:
+                    group[group.index(s)] = _credited(s, s.members + lost)
+            if rest is not None:
+                group.append(rest)
     out = [s for group in merged.values() for s in group]
     out.sort(key=lambda s: (-s.score, s.path, s.start_line or 0))
     return out
+
+
+def uncovered(spans: Sequence[Span], above: Sequence[Span]) -> list[Span | None]:
+    """Each span cut to the lines no span of `above` covers (None where none are left): deeper
+    candidates consolidated from these credit a retriever only for lines it returned that the hits
+    above do not show (merged whole and clipped after, a deeper hit listed retrievers whose span was
+    a hit above)."""
+    by_path: dict[str, list[Span]] = {}
+    for span in above:
+        by_path.setdefault(span.path, []).append(span)
+    return [_clip(span, [s for s in by_path.get(span.path, ()) if _overlap(s, span) > 0]) for span in spans]
 
 
 def append_below(first: list[Span], more: Sequence[Span]) -> list[Span]:
@@ -297,7 +322,37 @@ def _clip(piece: Span, others: Sequence[Span]) -> Span | None:
     start, end = max(free, key=lambda part: (part[1] - part[0], -part[0]))
     if end - start + 1 < MIN_REMNANT <= (piece.end_line or piece.start_line) - piece.start_line + 1:
         return None  # a line or two left between other hits (a blank, a brace) is no hit
-    return replace(piece, start_line=start, end_line=end, longest=_longest(piece))
+    piece = replace(piece, start_line=start, end_line=end, longest=_longest(piece))
+    if not piece.members:
+        return piece
+    # Credited only to the retrievers whose lines it still shows: a merged span that gave up the
+    # lines of one retriever's hit listed that retriever, and kept its score, for lines it never returned.
+    kept = tuple(m for m in piece.members if m[2] is None or (m[2] <= end and start <= (m[3] or m[2])))
+    if not kept:
+        return None
+    return _credited(piece, kept)
+
+
+def _lost(span: Span, rest: Span | None, holder: Span) -> tuple:
+    """The members of `span` that its clipped `rest` lost and whose lines `holder` shows."""
+    kept = rest.members if rest is not None else ()
+    return tuple(m for m in span.members if m not in kept and m[2] is not None and holder.start_line is not None
+                 and m[2] <= (holder.end_line or holder.start_line) and holder.start_line <= (m[3] or m[2]))
+
+
+def _credited(span: Span, members: tuple) -> Span:
+    """`span` credited to `members`: each retriever once, at its best rank."""
+    if members == span.members:
+        return span
+    best: dict[str, tuple] = {}
+    for m in members:
+        if m[0] not in best or m[1] < best[m[0]][1]:
+            best[m[0]] = m
+    names = list(dict.fromkeys([*span.provenance, *(m[0] for m in members)]))
+    provenance = [name for name in names if name in best]
+    ranks = {name: best[name][1] for name in names if name in best}
+    score = math.fsum(best[name][4] for name in ranks)  # as _join sums it
+    return replace(span, provenance=provenance, ranks=ranks, score=score, members=members)
 
 
 def _join(a: Span, b: Span, k: int = CONSOLIDATE_K, weights: dict[str, float] | None = None) -> Span:
@@ -311,7 +366,9 @@ def _join(a: Span, b: Span, k: int = CONSOLIDATE_K, weights: dict[str, float] | 
     for name, rank in b.ranks.items():
         ranks[name] = min(rank, ranks.get(name, rank))
     # A retriever counts once per merged span: its best rank, not every chunk it returned there.
-    score = sum((weights or {}).get(name, 1.0) / (k + r) for name, r in ranks.items())
+    # fsum: exact, so spans with the same ranks tie whatever order they were merged in (a plain sum
+    # could differ in the last bit and order a tie by that, not by path).
+    score = math.fsum((weights or {}).get(name, 1.0) / (k + r) for name, r in ranks.items())
     best, other = (a, b) if a.score >= b.score else (b, a)
     # What the best-placed retriever said, unless only the other knows the scope (a line chunk
     # merged with a syntax-aware one): then the other's, so `--expand scope` still has a scope.
@@ -320,7 +377,7 @@ def _join(a: Span, b: Span, k: int = CONSOLIDATE_K, weights: dict[str, float] | 
     if scope is not None and start is not None:  # the scope encloses the whole merged span
         scope = (min(scope[0], start), max(scope[1], end))
     return Span(a.path, start, end, score, provenance, ranks, a.language or b.language, said.kind,
-                said.context, said.symbol, max(_longest(a), _longest(b)), scope)
+                said.context, said.symbol, max(_longest(a), _longest(b)), scope, a.members + b.members)
 
 
 def as_spans(hits: Iterable) -> list[Span]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 
-from .fusion import append_below, as_spans, consolidate
+from .fusion import append_below, as_spans, consolidate, uncovered
 from .notes import first_line
 from .output import shell_word
 from .records import SearchHit, chunk_docid
@@ -78,7 +78,27 @@ class AllEngine:
 
     def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
         check_search_args(query, top_k)
+        # The first MERGE_DEPTH of each are asked for as such: a retriever's first hits may depend on
+        # how many it is asked for (hybrid's dense arm fetches max(100, top_k) candidates, and with more
+        # of them the fused order changes), and the first hits must not change with --top-k.
+        found = self._ask(query, MERGE_DEPTH, allow)
+        rankings = {name: as_spans(hits) for name, hits in found.items()}
+        first = lead(rankings)
+        weights = {first: LEAD_WEIGHT} if first else None
+        spans = consolidate(rankings, weights=weights)
+        lead_hits = found.get(first, [])
         depth = max(top_k * DEPTH_FACTOR, MERGE_DEPTH)
+        if len(spans) < top_k and depth > MERGE_DEPTH:
+            deep = self._ask(query, depth, allow)
+            deeper = consolidate({name: uncovered(as_spans(hits[MERGE_DEPTH:]), spans)
+                                  for name, hits in deep.items() if name in found},
+                                 weights=weights, first_rank=MERGE_DEPTH + 1)
+            spans = append_below(spans, deeper)
+            lead_hits = [*lead_hits[:MERGE_DEPTH], *deep.get(first, [])[MERGE_DEPTH:]]
+        return hits_from_spans(spans[:top_k], lead_hits, first)
+
+    def _ask(self, query: str, depth: int, allow) -> dict[str, list[SearchHit]]:
+        """Each participant's hits (one damaged past a rebuild is dropped, with a note)."""
         found = {}
         for name, engine in list(self.engines.items()):
             if self.root is None:
@@ -97,15 +117,7 @@ class AllEngine:
                 # Damaged past a rebuild: the others still answer, as when it cannot open.
                 del self.engines[name]
                 self.notes.append(f"{name}: skipped ({first_line(exc)})")
-        rankings = {name: as_spans(hits) for name, hits in found.items()}
-        first = lead(rankings)
-        weights = {first: LEAD_WEIGHT} if first else None
-        spans = consolidate({name: found[:MERGE_DEPTH] for name, found in rankings.items()}, weights=weights)
-        if len(spans) < top_k:
-            deeper = consolidate({name: found[MERGE_DEPTH:] for name, found in rankings.items()}, weights=weights,
-                                 first_rank=MERGE_DEPTH + 1)
-            spans = append_below(spans, deeper)
-        return hits_from_spans(spans[:top_k], found.get(first, []), first)
+        return found
 
     def search(self, query: str, top_k: int = 10) -> list[str]:
         return [h.docid for h in self.search_detailed(query, top_k)]
@@ -164,8 +176,27 @@ def search_all(root: str, query: str, *, retriever: str = ALL, top_k: int = 10, 
                              min_confidence, top_k)
     else:
         hits = engine.search_detailed(query, top_k, allow=allow)
-    indexed = {}
-    for name in engine.engines:
-        indexed.update(service._indexed_files(root, name, engine.engines[name],
-                                              [h for h in hits if h.source_path not in indexed]))
-    return service.SearchResult(query, ALL, hits, notes, indexed)
+    return service.SearchResult(query, ALL, hits, notes, _indexed(root, engine.engines, hits))
+
+
+def _indexed(root: str, engines: dict, hits) -> dict[str, tuple]:
+    """Each hit's file as the retrievers that found it there indexed it. When they indexed other
+    versions (one index refreshed, another not: --stale-ok), some of its lines are from a version
+    the file no longer is: a record no file matches, so its snippet says stale (the first
+    participant's record, lexical's, said current lines for another index's old span)."""
+    from . import service
+
+    records = {name: service._indexed_files(root, name, engines[name], hits) for name in engines}
+    out = {}
+    for h in hits:
+        found = [records[name][h.source_path] for name in h.extra["provenance"]
+                 if h.source_path in records.get(name, ())]
+        if h.source_path in out:  # another hit of the file: its finders count too
+            found.append(out[h.source_path])
+        if found:
+            out[h.source_path] = found[0] if len({record[DIGEST] for record in found}) == 1 else UNMATCHED
+    return out
+
+
+DIGEST = 2  # of an indexed record (size, mtime_ns, digest)
+UNMATCHED = (-1, -1, "")  # an indexed record no file matches

@@ -392,7 +392,9 @@ def _remembered(stat: Callable, seen: dict) -> Callable:
 
 def _rebuilding(progress: Progress, name: str, damage: BaseException) -> None:
     """The one diagnostic for damage found and repaired (a `note:`, as scripts read stderr)."""
-    progress(f"note: the {name} index is damaged ({damage}); rebuilding it")
+    from .notes import first_line
+
+    progress(f"note: the {name} index is damaged ({first_line(damage)}); rebuilding it")  # one line, as every note
 
 
 def _open_manifest(store: str, name: str, progress: Progress) -> dict | None:

@@ -108,3 +108,22 @@ def test_index_all_skipping_a_missing_extra_still_succeeds(make_tree, monkeypatc
     assert result.exit_code == 0, result.output
     assert "turbovec: skipped (pip install 'retrieval[turbovec]')" in result.stderr
     assert result.stdout.startswith("lexical: indexed") and "turbovec" not in result.stdout  # what was built
+
+
+def test_a_participant_failing_mid_query_with_a_long_message_is_named_in_one_line_each_time(make_tree, monkeypatch):
+    """The note on its repair printed the error's second line as a line of its own."""
+    from retrieval.retrievers.contextual import ContextualRetriever
+
+    root = make_tree(FILES)
+    monkeypatch.setattr(multi, "participants", lambda root: (["lexical", "lexical+ctx"], []))
+
+    def failing(self, query, top_k=10, *, allow=None):
+        raise RuntimeError("the reader failed\n  at org.apache.lucene.Reader.read")
+
+    monkeypatch.setattr(ContextualRetriever, "search_detailed", failing)
+    result = CliRunner().invoke(main, ["query", "dispatch hook", "--root", str(root), "--retriever", "all", "--json"])
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout)["results"][0]["path"] == "hooks.py"
+    assert result.stderr.splitlines() == [
+        "note: the lexical+ctx index is damaged (the reader failed); rebuilding it",
+        "note: lexical+ctx: skipped (the lexical+ctx index cannot be searched (RuntimeError: the reader failed))"]

@@ -423,3 +423,24 @@ def test_a_module_level_chunk_shows_its_module_label_but_is_not_found_by_it(make
     assert [h.source_path for h in retriever.search_detailed("module", top_k=5)] == ["pkg/loader.py"]
     hit = retriever.search_detailed("VALUE prefix", top_k=1)[0]
     assert (hit.source_path, hit.context) == ("pkg/settings.py", "module pkg.settings")
+
+
+def test_a_consolidated_hit_from_an_index_older_than_its_file_says_stale_though_another_index_is_current(
+        run, make_tree, rewrite, monkeypatch):
+    """Its file's record came from the first participant (lexical, refreshed), so the old lines
+    treesitter found were shown from the file as it is now, as current."""
+    from retrieval import multi
+
+    body = "def rebuild_auth(request):\n    # strip the authorization header on redirect\n    return request\n"
+    root = make_tree({"auth.py": body, "other.py": "def unrelated():\n    return 1\n"})
+    for name in ("lexical", "treesitter"):
+        assert run("index", "--root", root, "--retriever", name).exit_code == 0
+    rewrite(root / "auth.py", "# padding\n" * 40 + body)
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0  # treesitter's is stale now
+    monkeypatch.setattr(multi, "participants", lambda root: (["lexical", "treesitter"], []))
+    result = run("query", "--root", root, "--retriever", "all", "--stale-ok", "--json", "--snippet-lines", "3",
+                 "rebuild auth redirect")
+    assert result.exit_code == 0, result.output
+    top = json.loads(result.stdout)["results"][0]
+    assert "treesitter" in top["provenance"] and top.get("stale") is True  # its lines 1-3 are the old version's
+    assert "changed since indexing (auth.py)" in result.stderr

@@ -195,6 +195,17 @@ def test_of_two_overlapping_hits_that_cannot_merge_the_lower_scored_gives_up_the
     assert sorted(merged[1].provenance) == ["hybrid", "lexical"]
 
 
+def test_a_span_that_gives_up_a_retriever_s_lines_gives_its_credit_to_the_hit_that_shows_them():
+    """lexical's 28-33 joined treesitter's 5-25, then gave its lines up to the lead's better hit
+    26-47: the hit 5-25 said `found by lexical` (and kept lexical's score), 26-47 did not."""
+    rankings = {"lexical": [Span("a.py", 28, 33, 1.0)], "hybrid": [Span("a.py", 37, 47, 1.0)],
+                "treesitter": [Span("a.py", 5, 25, 1.0), Span("a.py", 26, 46, 1.0)]}
+    merged = consolidate(rankings, weights={"hybrid": 100.0})
+    assert [(s.start_line, s.end_line, s.ranks) for s in merged] == [
+        (26, 47, {"hybrid": 1, "treesitter": 2, "lexical": 1}), (5, 25, {"treesitter": 1})]
+    assert merged[1].provenance == ["treesitter"] and merged[1].score == 1 / 2
+
+
 def test_a_whole_file_hit_still_absorbs_every_span_of_its_file():
     rankings = {"x": [Span("f.py", None, None, 1.0)], "y": [Span("f.py", 1, 40, 1.0), Span("f.py", 200, 260, 1.0)]}
     merged = consolidate(rankings)
@@ -269,6 +280,38 @@ def test_all_gives_the_same_first_hits_with_the_same_spans_whatever_top_k():
     assert ("a.py", 31, 50) in spans[30]  # still a hit of its own, below
 
 
+class _Deepening(_Fixed):
+    """An engine whose first hits change with how many are asked for, as hybrid's do (its dense
+    arm fetches max(100, top_k) candidates): deeper than 100, b.py comes first."""
+
+    def search_detailed(self, query, top_k=10, *, allow=None):
+        hits = self.hits if top_k <= 100 else [self.hits[1], self.hits[0], *self.hits[2:]]
+        return hits[:top_k]
+
+
+def test_all_gives_the_same_first_hits_whatever_top_k_when_a_retriever_s_order_depends_on_its_depth():
+    """-k 500 (each retriever asked for 1,000) reordered the first hits that -k 10 gave."""
+    from retrieval.multi import AllEngine
+
+    filler = [(f"f{i}.py", 1, 10) for i in range(300)]
+    engines = {"lexical": _Fixed(*filler), "hybrid": _Deepening(("a.py", 1, 10), ("b.py", 1, 10), *filler)}
+    shallow = [h.docid for h in AllEngine(engines).search_detailed("q", 10)]
+    assert shallow[:2] == ["a.py:1-10", "b.py:1-10"]
+    assert [h.docid for h in AllEngine(engines).search_detailed("q", 500)][:10] == shallow
+
+
+def test_spans_that_tie_are_ordered_by_path_whatever_order_their_retrievers_were_added_in():
+    """1/2 + 1/3 + 1/6 summed in that order is 1.0, in another 0.9999999999999999: b.py came first."""
+    def spans(*paths):
+        return [Span(path, 1, 5, 1.0) for path in paths]
+
+    rankings = {"pi-serini": spans("a.py", "f1.py", "f2.py", "f3.py", "b.py"),  # a.py: ranks 1, 2 and 5
+                "treesitter": spans("b.py", "a.py", "f4.py", "f5.py", "f6.py"),  # b.py: ranks 5, 1 and 2
+                "turbovec": spans("f7.py", "b.py", "f8.py", "f9.py", "a.py")}
+    tied = [s for s in consolidate(rankings) if s.path in ("a.py", "b.py")]
+    assert [s.path for s in tied] == ["a.py", "b.py"] and tied[0].score == tied[1].score
+
+
 def test_deeper_candidates_are_appended_without_overlapping_the_hits_above():
     from retrieval.fusion import append_below
 
@@ -314,6 +357,23 @@ def test_hits_from_deeper_candidates_carry_their_true_ranks():
     deep = next(h for h in hits if h.source_path == "deep.py")
     assert deep.extra["ranks"] == {"lexical": MERGE_DEPTH + 1}
     assert deep.score <= min(h.score for h in hits if h.source_path != "deep.py")
+
+
+def test_a_deeper_hit_credits_only_the_retrievers_that_found_its_lines_not_those_whose_span_is_a_hit_above():
+    """lexical's 21st, a.py:1-40, merged with hybrid's a.py:41-60 and was clipped to 41-60 by the
+    first hit: `found by lexical, hybrid` (ranks lexical 21) for lines lexical never returned."""
+    from retrieval.multi import MERGE_DEPTH, AllEngine
+
+    filler = [(f"f{i}.py", 1, 10) for i in range(2 * MERGE_DEPTH)]
+    engines = {
+        "lexical": _Fixed(*filler[:MERGE_DEPTH], ("a.py", 1, 40)),
+        "hybrid": _Fixed(("a.py", 1, 40), *filler[MERGE_DEPTH:2 * MERGE_DEPTH - 1], ("a.py", 41, 60)),
+    }
+    hits = AllEngine(engines).search_detailed("q", 3 * MERGE_DEPTH)
+    assert hits[0].docid == "a.py:1-40" and hits[0].extra["provenance"] == ["hybrid"]
+    below = next(h for h in hits if h.source_path == "a.py" and h.start_line == 41)
+    assert below.end_line == 60 and below.extra["provenance"] == ["hybrid"]
+    assert below.extra["ranks"] == {"hybrid": MERGE_DEPTH + 1}
 
 
 def test_a_remnant_of_one_or_two_lines_is_not_a_hit():
