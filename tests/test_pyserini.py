@@ -83,6 +83,33 @@ def test_english_analyzer_stems_and_drops_stop_words():
     assert retriever.search("the of and", 3) == []
 
 
+@pytest.mark.parametrize("options", [{"analyzer": "english"}, {"profile": "prose"}])
+def test_a_query_of_more_words_than_lucene_s_default_clause_limit_is_answered(options):
+    """Anserini's English analyzer makes a clause of each distinct word, and Lucene refused more
+    than 1024: a pasted page was "TooManyClauses", which the service took for a damaged index
+    (rebuilt, then the same error)."""
+    retriever = build_retriever("pi-serini", **options)
+    retriever.index(documents(CODE))
+    query = " ".join(f"word{i}" for i in range(1100)) + " expiring tokens"
+    assert retriever.search(query, 1) == ["src/auth/tokens.py:1-3"]
+
+
+def test_a_word_after_the_first_thousand_of_a_query_is_searched_as_lexical_searches_it():
+    """Lucene's query held the first 1000 of the query's terms (its default limit is 1024
+    clauses): a pasted page of words the index does not hold, then the one it does, found nothing
+    where lexical found it."""
+    from itertools import islice, product
+    from string import ascii_lowercase
+
+    unknown = ("q" + "".join(letters) for letters in product(ascii_lowercase, repeat=3))
+    query = " ".join(islice(unknown, 1100)) + " evict"
+    lexical = build_retriever("lexical")
+    lexical.index(documents(CODE))
+    retriever = build_retriever("pi-serini")
+    retriever.index(documents(CODE))
+    assert retriever.search(query, 3) == lexical.search(query, 3) == ["src/cache.py:1-3"]
+
+
 def test_k1_and_b_reach_lucene():
     docs = [Document("short", "alpha beta"), Document("long", "alpha " + "gamma " * 40)]
     normalised = build_retriever("pi-serini", k1=1.2, b=0.75, profile="prose")
@@ -252,10 +279,14 @@ def test_bm25_option_is_remembered_and_reaches_the_retriever(make_tree, run):
 
 
 def test_a_fresh_process_prints_only_results_and_leaves_java_home_alone(make_tree, tmp_path):
+    """Also when the user has the JVM log: its warnings and its log printed to stdout by default
+    (`-XX:+UseLargePages` without large pages configured is a warning on every start), and the
+    JSON that followed could not be read."""
     root = make_tree(CODE)
     env = dict(os.environ)
     env.pop("JAVA_HOME", None)
     env["RETRIEVAL_INDEX_DIR"] = str(tmp_path / "index")
+    env["JAVA_TOOL_OPTIONS"] = "-Xlog:gc -XX:+UseLargePages"
     code = ("import os, runpy, sys; sys.argv = ['retrieval', 'query', '--root', sys.argv[1], '--retriever', "
             "'pi-serini', '--json', 'refresh_token'];\n"
             "try:\n    runpy.run_module('retrieval.cli', run_name='__main__')\n"
@@ -265,6 +296,47 @@ def test_a_fresh_process_prints_only_results_and_leaves_java_home_alone(make_tre
     payload = json.loads(done.stdout)  # nothing but the results on stdout: Java's logging went to stderr
     assert payload["results"][0]["path"] == "src/auth/tokens.py"
     assert done.stderr.strip().endswith("False")
+
+
+def _installed_java(newer_than: int) -> str:
+    from retrieval.lucene import jvm
+
+    for release in sorted(Path("/usr/lib/jvm").glob("*/release")) + sorted(Path("/opt").glob("*/release")):
+        home = str(release.parent)
+        if jvm.java_major(home) > newer_than and jvm.has_jvm(home):
+            return home
+    return ""
+
+
+def test_a_java_newer_than_lucene_knows_is_used_without_a_word_on_stderr(make_tree, tmp_path):
+    """A Java 25 JAVA_HOME printed eight lines of warnings on every query: the incubator module
+    added for Lucene (whose 9.9 uses it on Java 21 only), Unsafe's deprecation, and Lucene asking
+    to be updated."""
+    home = _installed_java(22)
+    if not home:
+        pytest.skip("no Java 22 or newer installed in /usr/lib/jvm or /opt")
+    root = make_tree(CODE)
+    env = {**os.environ, "JAVA_HOME": home, "RETRIEVAL_INDEX_DIR": str(tmp_path / "index"), "RETRIEVAL_NO_SERVER": "1"}
+    for name in ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS"):  # the JVM says it picked them up, on stderr
+        env.pop(name, None)
+    done = subprocess.run([sys.executable, "-m", "retrieval.cli", "query", "--root", str(root), "--retriever",
+                           "pi-serini", "refresh_token"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and done.stdout.startswith("src/auth/tokens.py:1-3")
+    assert done.stderr == ""
+
+
+def test_a_root_named_in_unicode_is_indexed_under_the_c_locale(make_tree, tmp_path):
+    """The JVM encodes file names in the locale's character set, and Python (UTF-8 mode) does not:
+    under LC_ALL=C (a container, cron, ssh without a locale) the index of a root named `café` was
+    "unmappable", called damaged, rebuilt, and failed again."""
+    root = make_tree({"a.py": "def cafe_order():\n    return 1\n"}, name="café")
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("LC_", "LANG")) and k not in ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")}
+    env.update(LC_ALL="C", RETRIEVAL_NO_SERVER="1")
+    done = subprocess.run([sys.executable, "-m", "retrieval.cli", "query", "--root", str(root), "--retriever",
+                           "pi-serini", "cafe_order"], capture_output=True, text=True, env=env, timeout=300)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert done.stdout.startswith("a.py:1-2")
 
 
 def test_java_home_older_than_21_falls_back_to_the_bundled_java(monkeypatch, tmp_path):
@@ -289,6 +361,27 @@ def test_java_home_without_a_jvm_library_falls_back_to_the_bundled_java(monkeypa
     monkeypatch.setenv("JAVA_HOME", str(partial))
     home, why = jvm.find_java()
     assert why == "" and home == jvm._bundled_home()
+
+
+@pytest.mark.parametrize("variable, options, said", [
+    ("JAVA_TOOL_OPTIONS", "-javaagent:{tmp}/missing-agent.jar", "missing-agent.jar"),
+    ("_JAVA_OPTIONS", "-Xmx1m", "Too small maximum heap"),
+])
+def test_jvm_options_the_user_set_that_the_jvm_refuses_are_one_error_line(make_tree, tmp_path, variable, options, said):
+    """Every JVM reads JAVA_TOOL_OPTIONS and _JAVA_OPTIONS, ours too: one it refused ended the whole
+    process as the JVM started, its words on stdout, no `error:` line. Tried first in a `java -version`
+    of its own; the JVM in this process never starts."""
+    root = make_tree(CODE)
+    options = options.format(tmp=tmp_path)
+    env = {k: v for k, v in os.environ.items() if k not in ("JAVA_HOME", "JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")}
+    env.update({variable: options, "RETRIEVAL_INDEX_DIR": str(tmp_path / "index"), "RETRIEVAL_NO_SERVER": "1"})
+    done = subprocess.run([sys.executable, "-m", "retrieval.cli", "query", "--root", str(root), "--retriever",
+                           "pi-serini", "--json", "refresh_token"], capture_output=True, text=True, env=env, timeout=300)
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("error: the Java at ") and "could not be started: " in done.stderr
+    assert said in done.stderr and f"(with {variable}={options})" in done.stderr
+    assert "damaged" not in done.stderr
 
 
 def test_a_java_that_cannot_start_is_one_line_and_no_index_is_called_damaged(make_tree, tmp_path):

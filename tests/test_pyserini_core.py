@@ -127,3 +127,33 @@ def test_lucene_s_code_documents_hold_words_and_feature_terms_but_no_identifier_
     contents = document_contents(("code", "code", 1), "app/pool.py", "pool = ConnectionPool()\n", "", "python")
     assert "connectionpool" in contents.split()
     assert PAIR not in contents
+
+
+def test_an_analyzer_setting_it_cannot_use_is_named_and_the_default_taken(monkeypatch, capsys):
+    """As every RETRIEVAL_* setting: `RETRIEVAL_PYSERINI_ANALYZER=English` stopped every query and
+    index with `error: unknown analyzer 'English'`, naming no variable."""
+    from retrieval import settings
+    from retrieval.retrievers.pyserini import PyseriniRetriever
+
+    monkeypatch.setattr(settings, "_warned", set())
+    monkeypatch.setenv("RETRIEVAL_PYSERINI_ANALYZER", "English")
+    assert PyseriniRetriever().analyzer == "code"
+    assert capsys.readouterr().err == (
+        "retrieval: ignoring RETRIEVAL_PYSERINI_ANALYZER='English': not one of code, english; using code\n")
+    monkeypatch.setenv("RETRIEVAL_PYSERINI_ANALYZER", " english ")
+    assert PyseriniRetriever().analyzer == "english"
+
+
+def test_the_vector_module_is_asked_for_only_where_lucene_uses_it_and_unsafe_warnings_are_off_where_java_has_them(tmp_path):
+    """Anserini's Lucene (9.9) uses the Vector API on Java 20 and 21 only; a Java 25 JAVA_HOME
+    printed eight lines of warnings on every query (the incubator module, Unsafe's deprecation)."""
+    def java(name: str, version: str) -> str:
+        home = fake_java(tmp_path / name, version)
+        (home / "release").write_text(f'JAVA_VERSION="{version}"\nMODULES="java.base jdk.incubator.vector"\n')
+        return str(home)
+
+    assert jvm.INCUBATOR_OPTION in jvm.jvm_options(java("jdk21", "21.0.8"))
+    assert jvm.UNSAFE_OPTION not in jvm.jvm_options(java("jdk21b", "21.0.8"))  # Java 21 refuses it
+    newer = jvm.jvm_options(java("jdk25", "25.0.3"))
+    assert jvm.INCUBATOR_OPTION not in newer and jvm.UNSAFE_OPTION in newer
+    assert jvm.NO_SIGNALS_OPTION in newer and "-XX:+DisplayVMOutputToStderr" in newer

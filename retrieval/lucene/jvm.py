@@ -24,6 +24,18 @@ from ..notes import first_line
 MIN_JAVA = 21
 INCUBATOR_OPTION = "--add-modules=jdk.incubator.vector"
 NO_SIGNALS_OPTION = "-Xrs"  # the JVM installs no handler for SIGINT, SIGTERM, SIGHUP, SIGQUIT
+# The JVM's own messages (its warnings, why it failed to start) print to stdout by default, where
+# our results go: `-XX:+UseLargePages` on a machine without large pages broke `--json`.
+# Unified logging to stdout (its default output, `-Xlog:gc` a user set) is turned off; to a file it stays.
+STDERR_OPTIONS = ("-XX:+DisplayVMOutputToStderr", "-Xlog:all=off:stdout", "-Xlog:all=warning:stderr")
+# Java 23+ warns on stderr, five lines each process, when Lucene frees a memory map through Unsafe.
+UNSAFE_OPTION = "--sun-misc-unsafe-memory-access=allow"
+# The Java versions whose Vector API the Lucene of Anserini's jar (9.9) uses: on a newer Java it
+# only asks for an update, and the module itself is one more warning at every start.
+VECTOR_JAVA = (20, 21)
+# The options a user gives every JVM of the process, which a JVM started through JNI reads too
+# (JDK_JAVA_OPTIONS is the `java` launcher's alone).
+USER_OPTIONS_ENV = ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")
 
 _lock = threading.Lock()
 _jnius = None
@@ -142,29 +154,91 @@ def start():
         if not jnius_config.vm_running:
             classpath = [p for p in (jnius_config.classpath or []) if p != jar]
             jnius_config.set_classpath(jar, *classpath)
-            options = [o for o in jnius_config.get_options() if o not in (INCUBATOR_OPTION, NO_SIGNALS_OPTION)]
-            # Ctrl-C and SIGTERM stay Python's: with the JVM's own handlers they ended the process
-            # at once, skipping every `finally` (a build's cleanup, a library user's handlers).
-            options.append(NO_SIGNALS_OPTION)
-            if "jdk.incubator.vector" in _release(home).get("MODULES", "").split():
-                options.append(INCUBATOR_OPTION)  # Lucene's vectorised code paths, where available
+            ours = (INCUBATOR_OPTION, NO_SIGNALS_OPTION, UNSAFE_OPTION, *STDERR_OPTIONS)
+            options = [o for o in jnius_config.get_options() if o not in ours] + jvm_options(home)
             jnius_config.set_options(*options)
+            why = _user_options_problem(home, options)
+            if why:
+                raise JavaUnavailable(f"the Java at {home} could not be started: {why}")
         # jnius reads JAVA_HOME once, when it starts the JVM on import: set it for that moment
         # only, so the user's environment (and any child process) never sees our choice.
-        saved = os.environ.get("JAVA_HOME")
-        os.environ["JAVA_HOME"] = home
+        starting = {"JAVA_HOME": home}
+        # The JVM encodes file names in the locale's character set, read once as it starts: under
+        # LC_ALL=C (a container, cron) a root named `café` was "unmappable", the index called
+        # damaged and rebuilt, and the rebuild failed. Python (UTF-8 mode) takes names as UTF-8.
+        if sys.platform.startswith("linux") and not _utf8_locale():
+            starting["LC_ALL"] = "C.UTF-8"
+        saved = {name: os.environ.get(name) for name in starting}
+        os.environ.update(starting)
         try:
             import jnius
         except Exception as exc:  # noqa: BLE001 - jnius raises a bare Exception with a page of advice
             raise JavaUnavailable(f"the Java at {home} could not be started: {first_line(exc)}") from exc
         finally:
-            if saved is None:
-                os.environ.pop("JAVA_HOME", None)
-            else:
-                os.environ["JAVA_HOME"] = saved
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
         _quiet_logging(jnius)
+        # Lucene refuses a query of more than 1024 terms by default; Anserini's English analyzer
+        # makes one clause per distinct word, and a long prose query (a pasted page) has more: it
+        # failed, and the index was called damaged and rebuilt. The query is the user's to size.
+        jnius.autoclass("org.apache.lucene.search.IndexSearcher").setMaxClauseCount(2**31 - 1)
         _jnius = jnius
         return jnius
+
+
+def _utf8_locale() -> bool:
+    """Whether the locale the environment names (LC_ALL, else LC_CTYPE, else LANG) is a UTF-8 one."""
+    name = os.environ.get("LC_ALL") or os.environ.get("LC_CTYPE") or os.environ.get("LANG") or "C"
+    codeset = name.partition(".")[2].partition("@")[0]
+    return codeset.lower().replace("-", "") == "utf8"
+
+
+def jvm_options(home: str) -> list[str]:
+    """The options we start the Java at `home` with."""
+    # Ctrl-C and SIGTERM stay Python's: with the JVM's own handlers they ended the process
+    # at once, skipping every `finally` (a build's cleanup, a library user's handlers).
+    options = [NO_SIGNALS_OPTION, *STDERR_OPTIONS]
+    major = java_major(home)
+    if major in VECTOR_JAVA and "jdk.incubator.vector" in _release(home).get("MODULES", "").split():
+        options.append(INCUBATOR_OPTION)  # Lucene's vectorised code paths, where available
+    if major >= 23:
+        options.append(UNSAFE_OPTION)
+    return options
+
+
+def _user_options_problem(home: str, options: list[str]) -> str:
+    """Why the JVM cannot start with the user's JAVA_TOOL_OPTIONS / _JAVA_OPTIONS ('' when it can,
+    or when nothing is set). A JVM that refuses them (`-Xmx1m`, a missing `-javaagent` jar) ends
+    the whole process as it starts, with no word from us: so a short-lived `java -version` with the
+    same options and environment tries them first (about 0.1 s, only when they are set)."""
+    import subprocess
+
+    # Named in one line: the JVM splits the options at any white space, newlines too.
+    given = [f"{name}={' '.join(os.environ[name].split())}" for name in USER_OPTIONS_ENV
+             if os.environ.get(name, "").strip()]
+    java = os.path.join(home, "bin", "java")
+    if not given or not os.access(java, os.X_OK):
+        return ""
+    env = {k: v for k, v in os.environ.items() if k != "JDK_JAVA_OPTIONS"}
+    try:
+        done = subprocess.run([java, *options, "-version"], env=env, stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return ""  # the probe itself failed: let the JVM start as it would have
+    if done.returncode == 0:
+        return ""
+    said = (done.stderr + done.stdout).decode("utf-8", "replace")
+    for name in USER_OPTIONS_ENV:  # its echo of the options, which may span lines
+        said = said.replace(f"Picked up {name}: {os.environ.get(name, '')}", "")
+    said = said.splitlines()
+    noise = ("Picked up ", "Error occurred during initialization of VM", "Error: Could not create the Java",
+             "Error: A fatal exception has occurred")
+    reason = next((line.strip() for line in said if line.strip() and not line.startswith(noise)),
+                  f"exit status {done.returncode}")
+    return f"{reason} (with {'; '.join(given)})"
 
 
 def _quiet_logging(jnius) -> None:
@@ -172,9 +246,15 @@ def _quiet_logging(jnius) -> None:
     stderr before any logger exists, and keep warnings and errors only."""
     system = jnius.autoclass("java.lang.System")
     system.setOut(system.err)
-    jul = jnius.autoclass("java.util.logging.Logger").getLogger("org.apache.lucene")
-    jul.setLevel(jnius.autoclass("java.util.logging.Level").WARNING)
+    logger, level = jnius.autoclass("java.util.logging.Logger"), jnius.autoclass("java.util.logging.Level")
+    jul = logger.getLogger("org.apache.lucene")
+    jul.setLevel(level.WARNING)
     _kept.append(jul)
+    # On Java 22+ Lucene 9.9 asks for its own update at each start: nothing a user of the pinned
+    # pyserini can act on.
+    mmap = logger.getLogger("org.apache.lucene.store.MMapDirectory")
+    mmap.setLevel(level.SEVERE)
+    _kept.append(mmap)
     logging = _log4j(jnius)
     if logging:
         logging[0].setRootLevel(logging[1].WARN)

@@ -29,6 +29,7 @@ from ..parallel import ordered_map
 from ..query import plan_query, search_text
 from ..ranking import RankingConfig, mention_evidence, paths_by_name, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile
+from ..settings import env_choice
 from ..store.layout import ENV_INDEX_DIR, StoreError
 from .base import NOT_INDEXED, check_search_args
 
@@ -36,7 +37,6 @@ CODE, PROSE = "code", "prose"
 PROFILES = (CODE, PROSE)
 ANALYZERS = ("code", "english")
 ANALYZER_ENV = "RETRIEVAL_PYSERINI_ANALYZER"
-MAX_CLAUSES = 1000  # Lucene refuses a boolean query of more than 1024 clauses
 
 
 def problem() -> str:
@@ -51,7 +51,8 @@ class PyseriniRetriever:
                  ranking: RankingConfig | None = None, profile: str = CODE):
         # The environment picks the analyzer of indexes the service builds (the CLI passes no
         # arguments); the index's fingerprint records it, so changing it rebuilds the index.
-        analyzer = analyzer or os.environ.get(ANALYZER_ENV) or "code"
+        # A value it cannot use is named on stderr and the default taken, as every RETRIEVAL_* is.
+        analyzer = analyzer or env_choice(ANALYZER_ENV, "code", ANALYZERS)
         if analyzer not in ANALYZERS:
             raise ValueError(f"unknown analyzer {analyzer!r}; choose one of: {', '.join(ANALYZERS)}")
         self.analyzer = analyzer
@@ -161,9 +162,12 @@ class PyseriniRetriever:
         if self.analyzer == "code":
             if plan.long and config.long_query_min_idf:
                 n = max(self._n_docs, 1)
+                df = {t: self._df(t) for t in weights}
+                # A term no document holds scores nothing: out of Lucene's query (a pasted page has thousands).
+                found = {t: w for t, w in weights.items() if df[t]}
                 # Unless every word found is that common (as the lexical retriever's score does).
-                weights = {t: w for t, w in weights.items()
-                           if t.startswith(DEF) or idf(n, self._df(t)) >= config.long_query_min_idf} or weights
+                weights = {t: w for t, w in found.items()
+                           if t.startswith(DEF) or idf(n, df[t]) >= config.long_query_min_idf} or found
             lucene_query = self._term_query(weights)
         else:
             lucene_query = query
@@ -190,7 +194,8 @@ class PyseriniRetriever:
         should = j.autoclass("org.apache.lucene.search.BooleanClause$Occur").SHOULD
         term, term_query = j.autoclass("org.apache.lucene.index.Term"), j.autoclass("org.apache.lucene.search.TermQuery")
         boost = j.autoclass("org.apache.lucene.search.BoostQuery")
-        for t, w in sorted(weights.items(), key=lambda kv: -kv[1])[:MAX_CLAUSES]:
+        # Every term, as lexical scores them all (Lucene's limit of 1024 clauses is lifted at start).
+        for t, w in sorted(weights.items(), key=lambda kv: -kv[1]):
             if w <= 0:
                 continue
             q = term_query(term("contents", t))
