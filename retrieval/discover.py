@@ -402,8 +402,9 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
 # Bump when walk() admits (or drops) files it did not before, so that an index walks again instead of
 # trusting its stats (2: extension-less scripts by their `#!` line; 3: a nested repository by its own
 # rules only; 4: ignore lines and git config values read as git reads them; 5: core.ignoreCase;
-# 6: `--include '!tests/'` leaves out the files below, and `--include '#x'` is a name).
-RULES_VERSION = 6
+# 6: `--include '!tests/'` leaves out the files below, and `--include '#x'` is a name; 7: Fortran
+# sources, `.mk`, `.tfvars`, `MODULE.bazel` and `Dockerfile.dev`-style files).
+RULES_VERSION = 7
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 
@@ -530,7 +531,8 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             if include_rules:
                 if not ignore.selects(include_rules, rel):
                     continue
-            elif name not in basenames and not _known_extension(os.path.splitext(name)[1], extensions):
+            elif name not in basenames and not _known_extension(os.path.splitext(name)[1], extensions) \
+                    and not (scripts and languages.dockerfile_variant(name)):
                 if not (scripts and _may_be_script(name)):
                     continue
                 script = True

@@ -60,6 +60,8 @@ _register("css", CODE, ".css", ".scss", ".sass", ".less")
 _register("proto", CODE, ".proto")
 _register("graphql", CODE, ".graphql", ".gql")
 _register("cmake", CONFIG, ".cmake")
+_register("make", CONFIG, ".mk")  # included makefiles (`common.mk`, `rules.mk`)
+_register("fortran", CODE, ".f90", ".f95", ".f03", ".f08", ".f", ".for", ".f77")
 _register("starlark", CODE, ".bzl", ".star")  # Bazel's rules and macros (BUILD files are config)
 _register("markdown", DOCS, ".md", ".markdown", ".mdx")
 _register("rst", DOCS, ".rst")
@@ -73,7 +75,7 @@ _register("toml", CONFIG, ".toml")
 _register("ini", CONFIG, ".ini", ".cfg", ".conf", ".properties")
 _register("xml", CONFIG, ".xml", ".xsd", ".plist")
 _register("nix", CONFIG, ".nix")
-_register("hcl", CONFIG, ".tf", ".hcl")
+_register("hcl", CONFIG, ".tf", ".hcl", ".tfvars")
 
 # Extensionless (or oddly named) project files that are worth indexing.
 _BY_NAME: dict[str, tuple[str, str]] = {
@@ -92,6 +94,8 @@ _BY_NAME: dict[str, tuple[str, str]] = {
     "BUILD": ("starlark", CONFIG),
     "BUILD.bazel": ("starlark", CONFIG),
     "WORKSPACE": ("starlark", CONFIG),
+    "WORKSPACE.bazel": ("starlark", CONFIG),
+    "MODULE.bazel": ("starlark", CONFIG),
     "Justfile": ("make", CONFIG),
     "justfile": ("make", CONFIG),
     "README": ("text", DOCS),
@@ -140,6 +144,12 @@ def script_language(first_line: str) -> tuple[str, str]:
     return (language, CODE) if language else ("", "")
 
 
+def dockerfile_variant(name: str) -> bool:
+    """`Dockerfile.dev`, `Dockerfile.prod`, `api.dockerfile`: one of a project's several image builds."""
+    lower = name.lower()
+    return lower.startswith(("dockerfile.", "containerfile.")) or lower.endswith((".dockerfile", ".containerfile"))
+
+
 def detect(path: str) -> tuple[str, str]:
     """Return (language, kind) for a file name; ("", "") when unknown."""
     name = os.path.basename(path)
@@ -151,6 +161,8 @@ def detect(path: str) -> tuple[str, str]:
         return found
     if name.endswith(".d.ts"):
         return ("typescript", CODE)
+    if dockerfile_variant(name):
+        return _BY_NAME["Dockerfile"]
     return ("", "")
 
 

@@ -521,6 +521,21 @@ def test_an_extension_written_in_capitals_is_discovered_as_its_language_is_detec
     assert found == {"App.TSX": "typescript", "Script.PY": "python", "analysis.R": "r", "main.py": "python"}
 
 
+def test_fortran_sources_and_build_files_of_known_languages_are_discovered(make_tree):
+    """Fortran, which the grammar pack parses, and build files of languages known here (an included
+    makefile, Terraform variables, Bazel's module file, a second Dockerfile) were never indexed, nor
+    counted as skipped."""
+    root = make_tree({"src/solver.f90": "module solver\nend module solver\n", "legacy/KERNEL.F": "      END\n",
+                      "mk/common.mk": "CFLAGS += -O2\n", "env/prod.tfvars": "region = \"eu-west-1\"\n",
+                      "MODULE.bazel": "module(name = \"demo\")\n", "docker/Dockerfile.dev": "FROM python:3.11\n",
+                      "docker/api.dockerfile": "FROM node:20\n", "notes.dev": "x\n", "main.py": "x\n"})
+    found = {f.path: (f.language, f.kind) for f in discover_files(str(root))}
+    assert found == {"src/solver.f90": ("fortran", "code"), "legacy/KERNEL.F": ("fortran", "code"),
+                     "mk/common.mk": ("make", "config"), "env/prod.tfvars": ("hcl", "config"),
+                     "MODULE.bazel": ("starlark", "config"), "docker/Dockerfile.dev": ("dockerfile", "config"),
+                     "docker/api.dockerfile": ("dockerfile", "config"), "main.py": ("python", "code")}
+
+
 # -- language and kind --------------------------------------------------------------------------
 
 
@@ -538,6 +553,12 @@ def test_an_extension_written_in_capitals_is_discovered_as_its_language_is_detec
         ("Makefile", ("make", "config")),
         ("CMakeLists.txt", ("cmake", "config")),
         ("BUILD.bazel", ("starlark", "config")),
+        ("Dockerfile.prod", ("dockerfile", "config")),
+        ("worker.Dockerfile", ("dockerfile", "config")),
+        ("Dockerfile.md", ("markdown", "docs")),  # its extension says what it is
+        ("rules.mk", ("make", "config")),
+        ("prod.tfvars", ("hcl", "config")),
+        ("solver.f90", ("fortran", "code")),
         ("rules.bzl", ("starlark", "code")),  # where Bazel's rules are defined
         ("unknown.xyz", ("", "")),
     ],

@@ -110,7 +110,53 @@ _MEMBERS = frozenset({"property_declaration", "event_declaration", "indexer_decl
 # Where a property declares a member (or a module-level value), not a local of a function body.
 _MEMBER_HOLDERS = frozenset({"class_body", "declaration_list", "enum_class_body", "protocol_body", "enum_body",
                              "source_file", "compilation_unit", "interface_body", "object_body"})
-_KINDS = {**_SCOPE_KINDS, **_FUNCTION_KINDS}
+# Declarations of languages beyond the benchmark's whose grammar puts the name in a child, not a
+# field: protobuf's `message User`, SQL's `CREATE TABLE users`, GraphQL's `type User`, CMake's
+# `function(add_demo_test ...)`, a Make target, Fortran's `subroutine step` (named by its first
+# statement), Julia's `function distance(a, b)`. Node type -> (kind, the child types down to the
+# name), looked at only when _name_node finds none: a type the benchmark's grammars share
+# (`function`, `module`, `function_definition`, `type_definition`) keeps the name it had there.
+_NAMED_BY_CHILD: dict[str, tuple[str, tuple[str, ...]]] = {
+    "message": ("struct", ("message_name",)), "enum": ("enum", ("enum_name",)),
+    "service": ("interface", ("service_name",)), "rpc": ("method", ("rpc_name",)),
+    "create_table": ("table", ("object_reference",)), "create_view": ("view", ("object_reference",)),
+    "create_materialized_view": ("view", ("object_reference",)),
+    "create_function": ("function", ("object_reference",)), "create_type": ("type", ("object_reference",)),
+    "object_type_definition": ("type", ("name",)), "interface_type_definition": ("interface", ("name",)),
+    "input_object_type_definition": ("type", ("name",)), "enum_type_definition": ("enum", ("name",)),
+    "union_type_definition": ("type", ("name",)), "scalar_type_definition": ("type", ("name",)),
+    "operation_definition": ("query", ("name",)), "fragment_definition": ("fragment", ("fragment_name", "name")),
+    "function_def": ("function", ("function_command", "argument_list", "argument")),
+    "macro_def": ("macro", ("macro_command", "argument_list", "argument")),
+    "rule": ("rule", ("targets", "word")),
+    "subroutine": ("function", ("subroutine_statement", "name")),
+    "function": ("function", ("function_statement", "name")), "module": ("module", ("module_statement", "name")),
+    "function_definition": ("function", ("signature", "call_expression", "identifier")),
+    "struct_definition": ("struct", ("type_head", "identifier")),
+    "type_definition": ("type", ("type_binding", "type_constructor")),  # OCaml
+    "module_definition": ("module", ("module_binding", "module_name")),  # OCaml (Julia's has a name field)
+}
+# Definitions of other languages named by a field, as the tables above: Solidity, Objective-C, Perl.
+_OTHER_KINDS: dict[str, str] = {
+    "contract_declaration": "class", "library_declaration": "module", "modifier_definition": "function",
+    "event_definition": "type", "class_implementation": "class", "class_interface": "class",
+    "subroutine_declaration_statement": "function",
+}
+# (the benchmark's tables first and unchanged: `function`, `module`, ... keep their kinds there)
+_KINDS = {**_SCOPE_KINDS, **_FUNCTION_KINDS, **_OTHER_KINDS,
+          **{t: kind for t, (kind, _) in _NAMED_BY_CHILD.items() if t not in _SCOPE_KINDS and t not in _FUNCTION_KINDS}}
+
+
+def _child_name(node):
+    """The node naming a declaration of _NAMED_BY_CHILD, or None (another grammar's node of that type)."""
+    found = node
+    for child_type in _NAMED_BY_CHILD[node.type][1]:
+        found = next((c for c in found.named_children if c.type == child_type), None)
+        if found is None:
+            return None
+    return found
+
+
 # Functions bound to a name: closures count as definitions of that name.
 _EXTRA_PATTERNS = (
     "(variable_declarator name: (identifier) value: [(arrow_function) (function_expression)]) @def",
@@ -157,6 +203,9 @@ _SECTION_PATTERNS = {
     "toml": ("(table . [(bare_key) (dotted_key) (quoted_key)] @key) @def",
              "(table_array_element . [(bare_key) (dotted_key) (quoted_key)] @key) @def"),
     "json": (f"(document (object {_JSON_PAIR}))", f"(document (object (pair value: (object {_JSON_PAIR}))))"),
+    # HCL/Terraform: a top-level block, `resource "aws_s3_bucket" "logs" {` (labelled in _definition)
+    "hcl": ("(config_file (body (block . (identifier) @key) @def))",),
+    "terraform": ("(config_file (body (block . (identifier) @key) @def))",),
 }
 _CLOSURE_TYPES = frozenset({"variable_declarator", "let_declaration", "assignment", "assignment_expression",
                             "field_definition", "public_field_definition", "function_expression"})
@@ -476,9 +525,14 @@ def _definition(node, captures) -> Definition | None:
     key = captures.get("key")
     if key:  # a config section
         display = _text(key[0]).strip().strip("\"'")
+        name = display.rsplit(".", 1)[-1]
+        if node.type == "block":  # HCL: the block type and its labels, `resource aws_s3_bucket logs`
+            labels = [_text(c).strip("\"") for c in node.named_children[1:] if c.type in ("string_lit", "identifier")]
+            display = " ".join([display, *labels])
+            name = labels[-1] if labels else display
         if not display or "\n" in display or len(display) > 120:
             return None
-        return Definition(display.rsplit(".", 1)[-1], display, "section", node.start_point[0], _end_row(node),
+        return Definition(name, display, "section", node.start_point[0], _end_row(node),
                           key[0].start_point[0], (node.start_byte, node.end_byte))
     kw = captures.get("kw")
     if kw:  # an Elixir `def`/`defmodule` call: the name is its first argument
@@ -578,6 +632,10 @@ def _definition(node, captures) -> Definition | None:
     else:
         name_node = _name_node(node)
         kind = _KINDS.get(node_type, "")
+        if name_node is None and node_type in _NAMED_BY_CHILD:
+            name_node = _child_name(node)
+            if node_type == "rule" and name_node is not None and _text(name_node).startswith("."):
+                return None  # `.PHONY:`, `.SUFFIXES:`: directives to make, not targets
     if name_node is None or not kind:
         return None
     if node_type == "class_declaration":  # Kotlin and Swift say what it is with a keyword

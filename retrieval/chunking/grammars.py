@@ -18,7 +18,7 @@ GRAMMARS: dict[str, str] = {
     "vue": "vue", "svelte": "svelte", "html": "html", "css": "css", "proto": "proto",
     "graphql": "graphql", "cmake": "cmake", "json": "json", "yaml": "yaml", "toml": "toml",
     "ini": "ini", "xml": "xml", "nix": "nix", "hcl": "hcl", "dockerfile": "dockerfile",
-    "make": "make", "starlark": "starlark",
+    "make": "make", "starlark": "starlark", "fortran": "fortran",
 }
 
 _BY_SUFFIX: dict[str, str] = {

@@ -2026,3 +2026,196 @@ def test_the_pieces_of_a_split_function_are_of_comparable_size():
     head = [c for c in chunks if "local ok = pcall" not in c.text and c.start_line < text[: text.index(big)].count("\n")]
     sizes = [len(c.text) for c in head]
     assert len(sizes) == 2 and min(sizes) * 2 > max(sizes)
+
+
+PROTO = """syntax = "proto3";
+package demo.v1;
+
+message User {
+  string id = 1;
+  string email = 2;
+  string display_name = 3;
+  int64 created_at = 4;
+}
+
+enum Status {
+  STATUS_UNSPECIFIED = 0;
+  STATUS_ACTIVE = 1;
+  STATUS_SUSPENDED = 2;
+}
+
+service UserService {
+  rpc GetUser(GetUserRequest) returns (User);
+  rpc ListUsers(ListUsersRequest) returns (stream User);
+}
+"""
+SQL = """CREATE TABLE users (
+  id SERIAL PRIMARY KEY,
+  email VARCHAR(255) NOT NULL UNIQUE,
+  created_at TIMESTAMP DEFAULT now()
+);
+
+CREATE VIEW big_spenders AS
+SELECT u.email, SUM(o.total) AS spent
+FROM users u JOIN orders o ON o.user_id = u.id
+GROUP BY u.email;
+
+CREATE FUNCTION order_count(uid INTEGER) RETURNS INTEGER AS $$
+  SELECT COUNT(*) FROM orders WHERE user_id = uid AND total > 0;
+$$ LANGUAGE SQL;
+"""
+GRAPHQL = """type User {
+  id: ID!
+  email: String!
+  displayName: String
+  orders(first: Int = 10): [Order!]!
+}
+
+input CreateUserInput {
+  email: String!
+  displayName: String
+  role: Role = USER
+}
+
+query GetUser($id: ID!) {
+  user(id: $id) { id email displayName orders { id total } }
+}
+"""
+CMAKE = """cmake_minimum_required(VERSION 3.16)
+project(demo LANGUAGES CXX)
+
+function(add_demo_test name)
+  add_executable(${name} tests/${name}.cpp)
+  target_link_libraries(${name} PRIVATE core)
+  add_test(NAME ${name} COMMAND ${name})
+endfunction()
+
+macro(log_var var)
+  message(STATUS "The variable ${var} holds the value ${${var}} here")
+endmacro()
+"""
+MAKEFILE = """PREFIX ?= /usr/local
+
+.PHONY: all install clean
+
+install: demo
+\tinstall -m 755 demo $(PREFIX)/bin/demo
+\tinstall -m 644 demo.1 $(PREFIX)/share/man/man1/demo.1
+
+clean:
+\trm -f *.o demo demo.1 core.a
+\trm -rf build/ dist/ coverage/
+"""
+FORTRAN = """module solver
+  implicit none
+contains
+  subroutine step(x, dt)
+    real, intent(inout) :: x
+    real, intent(in) :: dt
+    x = x + dt * 0.5
+  end subroutine step
+
+  function energy(x) result(e)
+    real, intent(in) :: x
+    real :: e
+    e = 0.5 * x**2 + 0.25 * x**4
+  end function energy
+end module solver
+"""
+
+JULIA = """module Geo
+struct Point
+    x::Float64
+    y::Float64
+    label::String
+    weight::Float64
+    created::Int64
+end
+
+function distance(a::Point, b::Point)
+    dx = a.x - b.x
+    dy = a.y - b.y
+    sqrt(dx^2 + dy^2) * (a.weight + b.weight) / 2
+end
+end
+"""
+SOLIDITY = """pragma solidity ^0.8.0;
+
+contract Token {
+    mapping(address => uint256) public balances;
+    address owner;
+
+    modifier onlyOwner() {
+        require(msg.sender == owner, "only the owner of the token may do this");
+        _;
+    }
+}
+"""
+OBJC = """#import "Foo.h"
+
+@implementation Foo
+- (void)greet {
+  NSLog(@"Hello %@, welcome to the demo application", self.name);
+}
+@end
+"""
+PERL = """package Util;
+use strict;
+
+sub trim {
+    my ($s) = @_;
+    $s =~ s/^\\s+|\\s+$//g;
+    return $s;
+}
+1;
+"""
+OCAML = """type 'a tree =
+  | Leaf
+  | Node of 'a tree * 'a * 'a tree
+  | Forest of 'a tree list
+
+module IntSet = struct
+  let empty = []
+  let add x s = if List.mem x s then s else x :: s
+end
+"""
+
+
+@pytest.mark.parametrize("text, path, language, kind, expected", [
+    (PROTO, "api/user.proto", "proto", "code",
+     {("User", "struct"), ("Status", "enum"), ("UserService", "interface")}),
+    (SQL, "db/schema.sql", "sql", "code",
+     {("users", "table"), ("big_spenders", "view"), ("order_count", "function")}),
+    (GRAPHQL, "schema.graphql", "graphql", "code",
+     {("User", "type"), ("CreateUserInput", "type"), ("GetUser", "query")}),
+    (CMAKE, "CMakeLists.txt", "cmake", "config", {("add_demo_test", "function"), ("log_var", "macro")}),
+    (MAKEFILE, "Makefile", "make", "config", {("install", "rule"), ("clean", "rule")}),
+    (FORTRAN, "src/solver.f90", "fortran", "code", {("step", "function"), ("energy", "function")}),
+    (JULIA, "src/Geo.jl", "julia", "code", {("Point", "struct"), ("distance", "function")}),
+    (SOLIDITY, "contracts/Token.sol", "solidity", "code", {("Token", "class"), ("onlyOwner", "method")}),
+    (OBJC, "Foo.m", "objc", "code", {("Foo", "class")}),
+    (PERL, "lib/Util.pm", "perl", "code", {("trim", "function")}),
+    (OCAML, "lib/tree.ml", "ocaml", "code", {("tree", "type"), ("IntSet", "module")}),
+])
+def test_declarations_of_other_mainstream_languages_name_their_chunks(text, path, language, kind, expected):
+    """A protobuf message, an SQL table, a GraphQL type, a CMake function, a Make target, a Fortran
+    subroutine, a Julia struct, a Solidity contract, an Objective-C class, a Perl sub or an OCaml
+    type was no definition: its chunk said `module`/`config` and named nothing."""
+    chunks = chunks_of(text, path, language, kind=kind)
+    assert_verbatim(text, chunks)
+    found = {(c.symbol, c.chunk_kind) for c in chunks}
+    assert expected <= found, found
+    assert not any(c.symbol.startswith(".") for c in chunks)  # `.PHONY` is a directive, not a target
+
+
+def test_a_terraform_block_is_labelled_by_its_type_and_labels():
+    """Every block of a `.tf` file is a section named as Terraform addresses it, not the file's name."""
+    text = ('variable "region" {\n  type        = string\n  default     = "us-east-1"\n'
+            '  description = "The region every resource of this module is created in"\n}\n\n'
+            'resource "aws_s3_bucket" "logs" {\n  bucket = "demo-logs"\n  tags = {\n'
+            '    Environment = "prod"\n    Owner       = "platform-team"\n  }\n}\n')
+    for path, language in (("infra/main.tf", "hcl"), ("infra/config.hcl", "hcl")):
+        chunks = chunks_of(text, path, language, kind="config")
+        assert_verbatim(text, chunks)
+        assert [(c.context, c.symbol, c.chunk_kind) for c in chunks] == [
+            ("variable region", "region", "section"), ("resource aws_s3_bucket logs", "logs", "section")]
