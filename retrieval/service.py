@@ -67,6 +67,7 @@ class IndexOptions:
     bm25: tuple | None = None  # (k1, b) for the retrievers that take them (lexical, pi-serini)
     embed_model: str | None = None  # the dense retrievers' model (a directory or a cached name); None: bundled
     context_model: str | None = None  # lexical+ctx: whose written contexts it takes; None: the default model
+    turbovec_bits: int | None = None  # the dense retrievers' RETRIEVAL_TURBOVEC_BITS; None: the default (4)
 
     def __post_init__(self):
         if self.profile not in PROFILES:
@@ -91,6 +92,8 @@ class IndexOptions:
             out["embed_model"] = self.embed_model
         if self.context_model:  # likewise
             out["context_model"] = self.context_model
+        if self.turbovec_bits:  # likewise
+            out["turbovec_bits"] = self.turbovec_bits
         return out
 
     def retriever_kwargs(self) -> dict:
@@ -107,6 +110,7 @@ class IndexOptions:
             bm25=tuple(data["bm25"]) if data.get("bm25") else None,
             embed_model=data.get("embed_model") or None,
             context_model=data.get("context_model") or None,
+            turbovec_bits=data.get("turbovec_bits") if data.get("turbovec_bits") in (2, 4) else None,
         )
 
     def chunk(self, text: str, f) -> list:
@@ -155,6 +159,18 @@ def wanted_context_model(name: str, options: IndexOptions) -> str | None:
     return None if model == DEFAULT_MODEL else model
 
 
+def wanted_bits(name: str, options: IndexOptions) -> int | None:
+    """A dense retriever's quantization width: RETRIEVAL_TURBOVEC_BITS when set now, else the one
+    its index was built with, else None (the default). A later command without the variable (an
+    agent's shell, the server) rebuilt a 2-bit index at 4 bits."""
+    if not _embeds(name):
+        return None
+    from .retrievers.dense import DEFAULT_BITS, ENV_BITS, _bits
+
+    bits = _bits() if os.environ.get(ENV_BITS, "").strip() else options.turbovec_bits
+    return None if bits == DEFAULT_BITS else bits
+
+
 def _build(name: str, options: IndexOptions):
     """The retriever as these options configure it (BM25 parameters, the embedding model, the
     context model)."""
@@ -163,6 +179,8 @@ def _build(name: str, options: IndexOptions):
         kwargs["model"] = options.embed_model
     if options.context_model and name == CONTEXTUAL:
         kwargs["model"] = options.context_model
+    if options.turbovec_bits and _embeds(name):
+        kwargs["bits"] = options.turbovec_bits
     try:
         retriever = build_retriever(name, **kwargs)
         if options.embed_model and _embeds(name):
@@ -215,7 +233,8 @@ def _model_changed(name: str, manifest: dict) -> bool:
     remembered = IndexOptions.from_json(manifest["config"]["options"])
     if name == CONTEXTUAL:
         return wanted_context_model(name, remembered) != remembered.context_model
-    return wanted_model(name, remembered) != remembered.embed_model
+    return (wanted_model(name, remembered) != remembered.embed_model
+            or wanted_bits(name, remembered) != remembered.turbovec_bits)
 
 
 def admits_a_file(root: str, options: IndexOptions) -> bool:
@@ -470,8 +489,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         options = replace(options, bm25=None)  # given to every retriever by `index --bm25` in all-mode
     # The models asked for now, or the defaults again: remembered from here on.
     options = replace(options, embed_model=wanted_model(name, options),
-                      context_model=wanted_context_model(name, options))
-    if options.bm25 or options.embed_model or options.context_model:
+                      context_model=wanted_context_model(name, options), turbovec_bits=wanted_bits(name, options))
+    if options.bm25 or options.embed_model or options.context_model or options.turbovec_bits:
         retriever = _build(name, options)
     _use_profile(retriever, name, options.profile)
     config = _config(retriever, options)

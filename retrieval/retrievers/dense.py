@@ -16,11 +16,12 @@ from ..settings import env_choice
 from .base import NOT_INDEXED, check_search_args
 
 DEFAULT_BITS = 4
+ENV_BITS = "RETRIEVAL_TURBOVEC_BITS"
 TEXT_FORMAT = 1  # bump when retrieval.vectors.texts.embed_text or worth_embedding change
 
 
 def _bits() -> int:
-    return int(env_choice("RETRIEVAL_TURBOVEC_BITS", str(DEFAULT_BITS), ("2", "4")))
+    return int(env_choice(ENV_BITS, str(DEFAULT_BITS), ("2", "4")))
 
 
 class DenseRetriever:

@@ -177,8 +177,10 @@ def update(
             embedded.extend(some)
             counts["done"] += len(some)
             show(counts["done"], counts["todo"])
-        if time.monotonic() - last_checkpoint[0] >= every:
-            checkpoint()
+            # Timed per model batch, not per batch handed over: with RETRIEVAL_EMBED_BATCH large
+            # (a whole repository's texts), a build wrote its first checkpoint only at the end.
+            if time.monotonic() - last_checkpoint[0] >= every:
+                checkpoint()
 
     def checkpoint() -> None:
         if unsaved:

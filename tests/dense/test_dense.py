@@ -452,6 +452,35 @@ def test_tampered_default_weights_are_refused_naming_both_digests(tmp_path):
     assert hashlib.sha256(b"not the weights").hexdigest() in str(info.value)
 
 
+def test_weights_changed_in_place_with_their_mtime_set_back_are_refused_though_once_verified(tmp_path, monkeypatch):
+    """The cached verdict was keyed by size and mtime: a byte changed in place, the mtime restored,
+    kept the verdict of the original weights."""
+    import hashlib
+
+    from retrieval.embed import EmbedderError, verify_weights
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    weights = tmp_path / "model.safetensors"
+    weights.write_bytes(b"the real weights")
+    expected = hashlib.sha256(b"the real weights").hexdigest()
+    verify_weights(str(weights), expected)  # verified, and the verdict cached
+    before = weights.stat()
+    with open(weights, "r+b") as fh:
+        fh.write(b"THE")  # same size
+    os.utime(weights, ns=(before.st_atime_ns, before.st_mtime_ns))
+    with pytest.raises(EmbedderError) as info:
+        verify_weights(str(weights), expected)
+    assert expected in str(info.value) and hashlib.sha256(b"THE real weights").hexdigest() in str(info.value)
+
+
+def test_unreadable_model_weights_are_one_error_naming_them(tmp_path, monkeypatch):
+    from retrieval.embed import EmbedderError, verify_weights
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    with pytest.raises(EmbedderError, match="cannot be read"):
+        verify_weights(str(tmp_path / "gone.safetensors"))
+
+
 def test_an_index_of_one_chunk_then_of_none_works_without_loading_the_model_to_delete(make_tree):
     from retrieval import embed, service
 
@@ -502,7 +531,7 @@ def test_the_index_remembers_its_embedding_model_until_the_filters_are_reset(sam
     result = run("index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", str(model))
     assert result.exit_code == 0, result.output
     identity = _state(sample_repo)["generation"]["model"]
-    assert identity.startswith(f"dir:{model}@")
+    assert identity.startswith("dir@")
     built = _state(sample_repo)["generation"]["name"]
 
     from retrieval import embed
@@ -521,6 +550,30 @@ def test_the_index_remembers_its_embedding_model_until_the_filters_are_reset(sam
     result = run("index", "--root", sample_repo, "--retriever", "turbovec", "--reset-filters")
     assert result.exit_code == 0, result.output
     assert _state(sample_repo)["generation"]["model"].startswith("all-MiniLM-L6-v2@")  # the bundled one again
+
+
+def test_the_index_remembers_its_turbovec_bits_until_the_filters_are_reset(sample_repo, run, monkeypatch):
+    """RETRIEVAL_TURBOVEC_BITS=2 given to `index` was forgotten: the next query, from a shell
+    without the variable, rebuilt the index at 4 bits."""
+    monkeypatch.setenv("RETRIEVAL_TURBOVEC_BITS", "2")
+    assert run("index", "--root", sample_repo, "--retriever", "turbovec").exit_code == 0
+    built = _state(sample_repo)["generation"]
+    assert built["bits"] == 2
+    monkeypatch.delenv("RETRIEVAL_TURBOVEC_BITS")
+    result = run("query", "--root", sample_repo, "--retriever", "turbovec", "--json", "retry failed http requests")
+    assert result.exit_code == 0, result.output
+    assert _state(sample_repo)["generation"] == built  # answered from that index, not rebuilt
+    row = next(r for r in json.loads(run("status", "--root", sample_repo, "--json").stdout)["retrievers"]
+               if r["retriever"] == "turbovec")
+    assert row["state"] == "ready" and row["filters"]["turbovec_bits"] == 2
+    monkeypatch.setenv("RETRIEVAL_TURBOVEC_BITS", "4")  # said again: the variable decides
+    assert run("query", "--root", sample_repo, "--retriever", "turbovec", "retry").exit_code == 0
+    assert _state(sample_repo)["generation"]["bits"] == 4
+    monkeypatch.setenv("RETRIEVAL_TURBOVEC_BITS", "2")
+    assert run("index", "--root", sample_repo, "--retriever", "turbovec").exit_code == 0
+    monkeypatch.delenv("RETRIEVAL_TURBOVEC_BITS")
+    assert run("index", "--root", sample_repo, "--retriever", "turbovec", "--reset-filters").exit_code == 0
+    assert _state(sample_repo)["generation"]["bits"] == 4
 
 
 def test_a_remembered_model_that_is_gone_makes_status_say_error_and_says_how_to_go_back(
@@ -567,6 +620,51 @@ def test_a_model_directory_changed_in_place_is_another_model_and_nothing_of_the_
     # Documents embedded anew, not taken from the shared cache under the old weights' name.
     again = [r["score"] for r in json.loads(run(*ask).stdout)["results"]]
     assert again != scores
+
+
+def test_a_model_directory_copied_elsewhere_is_the_same_model_and_nothing_is_embedded_again(
+        sample_repo, run, tmp_path, monkeypatch):
+    """The model's identity held its directory's path and mtimes: the same files under another
+    path (moved, copied, another checkout's copy) embedded every chunk again: its vectors were
+    another model's in the machine-wide cache."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", str(tmp_path / "embeddings"))
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")
+    first = _model_copy(tmp_path, "models-a")
+    assert run("index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", str(first)).exit_code == 0
+    identity = _state(sample_repo)["generation"]["model"]
+    moved = _model_copy(tmp_path, "models-b")
+    (moved / "config.json").unlink()
+    (moved / "config.json").write_bytes((first / "config.json").read_bytes())  # a copy, new mtime
+    result = run("index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", str(moved))
+    assert result.exit_code == 0, result.output
+    assert _state(sample_repo)["generation"]["model"] == identity
+    assert _state(sample_repo)["embedded"] == 0
+
+
+def test_a_model_file_changed_in_place_with_its_size_and_mtime_kept_is_another_model(
+        sample_repo, run, tmp_path, monkeypatch):
+    """Sizes and mtimes alone named the model: a file rewritten to the same size with its mtime set
+    back kept the old identity, and the old model's vectors were searched with the new one's."""
+    from retrieval import embed
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")
+    model = _model_copy(tmp_path)
+    assert run("index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", str(model)).exit_code == 0
+    before = _state(sample_repo)["generation"]["model"]
+    pooling = model / "1_Pooling" / "config.json"
+    original = pooling.read_bytes()
+    stat = pooling.stat()
+    changed = _cls_pooling(original)
+    assert len(changed) <= len(original)
+    pooling.unlink()
+    pooling.write_bytes(changed + b" " * (len(original) - len(changed)))  # same size
+    os.utime(pooling, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    embed._EMBEDDERS.clear()  # a later process
+    result = run("index", "--root", sample_repo, "--retriever", "turbovec")
+    assert result.exit_code == 0 and "turbovec: indexed" in result.stdout, result.output
+    assert _state(sample_repo)["generation"]["model"] != before
 
 
 def test_a_model_directory_named_relatively_in_the_environment_is_remembered_absolutely(
@@ -758,6 +856,21 @@ def test_a_long_query_is_tokenized_as_far_as_its_kept_tokens_reach_and_encodes_a
             assert max(read) == len(text)
         else:
             assert max(read) < len(text) // 10
+
+
+def test_embedding_in_batches_leaves_torchs_thread_count_as_the_program_set_it():
+    import torch
+
+    from retrieval.embed import get_embedder
+
+    embedder = get_embedder()
+    set_before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(1)
+        embedder.embed_with_model(["parse a config file", "retry an http request"], threads=2)
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(set_before)
 
 
 def test_the_same_query_is_encoded_once_and_shared_read_only():

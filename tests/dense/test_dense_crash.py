@@ -144,3 +144,27 @@ def test_ctrl_c_inside_a_large_batch_keeps_the_model_batches_already_embedded(ma
     state = json.loads((root / ".retrieval" / "turbovec" / "manifest.json").read_text())["state"]
     assert state["generation"]["n"] > 2 * BATCH_SIZE
     assert state["embedded"] == state["generation"]["n"] - BATCH_SIZE  # the first model batch was kept
+
+
+def test_a_batch_larger_than_the_models_is_checkpointed_as_its_model_batches_finish(make_tree, monkeypatch):
+    """RETRIEVAL_EMBED_BATCH hands the model that many texts at once; the timed checkpoint came
+    only after all of them, so a build given a large batch was checkpointed once, at its end, and a
+    kill lost everything (the README promises a checkpoint every RETRIEVAL_EMBED_CHECKPOINT_SECONDS)."""
+    from retrieval import service
+    from retrieval.embed import BATCH_SIZE
+    from retrieval.vectors import store as vstore
+
+    files = 80  # a chunk each: three model batches of one batch handed over
+    root = make_tree({f"pkg/m{i}.py": module(i, 0) for i in range(files)}, name="one-large-batch")
+    monkeypatch.setenv("RETRIEVAL_EMBED_BATCH", "100000")
+    monkeypatch.setenv("RETRIEVAL_EMBED_CHECKPOINT_SECONDS", "0")
+    written = []
+    write_checkpoint = vstore.write_checkpoint
+
+    def counted(directory, name, model, keys, *args, **kwargs):
+        written.append(len(keys))
+        return write_checkpoint(directory, name, model, keys, *args, **kwargs)
+
+    monkeypatch.setattr(vstore, "write_checkpoint", counted)
+    service.refresh(root, "turbovec")
+    assert written == [BATCH_SIZE, BATCH_SIZE, files - 2 * BATCH_SIZE]
