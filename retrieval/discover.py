@@ -437,10 +437,20 @@ def _known_extension(ext: str, extensions: frozenset[str]) -> bool:
     return ext in extensions or ext.lower() in extensions
 
 
+def root_path(root) -> str:
+    """root (a str or os.PathLike) as an absolute path. Of another type it is the caller's error,
+    said as such: bytes failed deep in a path join ("Can't mix strings and bytes")."""
+    if isinstance(root, os.PathLike):
+        root = os.fspath(root)
+    if not isinstance(root, str):
+        raise TypeError(f"root must be a str or os.PathLike, not {type(root).__name__}")
+    return os.path.abspath(root)
+
+
 def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     """Eligible files under root, sorted by relative path; skips are counted by reason."""
     options = options or DiscoveryOptions()
-    root = os.path.abspath(root)
+    root = root_path(root)
     if not os.path.exists(root):
         raise DiscoveryError(f"root does not exist: {root}")
     if not os.path.isdir(root):

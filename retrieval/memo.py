@@ -2,10 +2,12 @@
 
 A `Memo` is a dict with a size limit: storing into a full one first drops its oldest quarter
 (insertion order), so a long-lived process (a server, an evaluation over many repositories) holds
-at most `limit` entries per cache and keeps its newest ones. Lookups are plain dict lookups (hot
-loops read memos from C); `recall` also marks an entry as recently used, for small caches where
-least-recently-used order matters (open indexes). Every memo registers itself, so `clear_all()`
-resets them together when a setting that shapes their values changes (stemming, say).
+at most `limit` entries per cache and keeps its newest ones (threads filling one at once may
+overfill it by one entry each, for a moment: the next `put` makes room again). Lookups are plain
+dict lookups (hot loops read memos from C); `recall` also marks an entry as recently used, for
+small caches where least-recently-used order matters (open indexes). Every memo registers itself,
+so `clear_all()` resets them together when a setting that shapes their values changes (stemming,
+say).
 """
 from __future__ import annotations
 
@@ -37,16 +39,28 @@ class Memo(dict):
         if excess <= 0:
             return
         drop = max(excess, self.limit // 4)
-        for key in list(islice(iter(self), drop)):
-            del self[key]
+        while True:
+            try:
+                oldest = list(islice(iter(self), drop))
+                break
+            except RuntimeError:  # another thread changed the memo while its oldest keys were read
+                continue
+        for key in oldest:
+            try:
+                del self[key]
+            except KeyError:  # another thread making room dropped it first
+                pass
 
     def recall(self, key, default=None):
         """The value for key (default when absent), now the most recently used entry."""
-        if key not in self:
+        # Single dict steps, each atomic: a host's threads share a memo (service._OPEN), and
+        # another may drop or replace the entry between any two of them.
+        try:
+            value = self.pop(key)
+        except KeyError:
             return default
-        value = self.pop(key)
-        self[key] = value
-        return value
+        # A newer value another thread stored meanwhile stays (and is the answer).
+        return self.setdefault(key, value)
 
 
 def clear_all() -> None:

@@ -165,7 +165,10 @@ def search_all(root: str, query: str, *, retriever: str = ALL, top_k: int = 10, 
     """service.search's result for every usable retriever at once (`min_confidence` is judged on the
     lead retriever's levels, see hits_from_spans)."""
     from . import service
+    from .discover import root_path
 
+    service.check_query(query, top_k, filters, min_confidence)  # before any index is opened or built
+    root = root_path(root)
     notes: list[str] = []
     engine = open_all(root, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None

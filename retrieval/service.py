@@ -17,13 +17,13 @@ from .chunking import ChunkingPolicy, chunk_lines, whole_file
 from .freshness import racy, settle
 from .memo import Memo
 from .parallel import WorkerLost
-from .discover import RULES_VERSION, Discovery, DiscoveryError, DiscoveryOptions, user_places, walk
+from .discover import RULES_VERSION, Discovery, DiscoveryError, DiscoveryOptions, root_path, user_places, walk
 from .extras import SetupError
 from .progress import Tick
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
 from .records import SearchHit
 from .settings import env_float, env_int
-from .retrievers.base import REGISTRY, build_retriever, check_search_args, get_spec
+from .retrievers.base import REGISTRY, Released, build_retriever, check_search_args, get_spec
 from .store import layout
 from .store.atomic import remove_stale_temps
 from .store.lock import LockBusy, LockDamaged, WriterLock, writer as lock_writer
@@ -434,7 +434,10 @@ def refresh(
     lock_timeout: float | None = None,
 ) -> RefreshReport:
     """Bring one retriever's index up to date with the tree. Takes the writer lock."""
-    root = os.path.abspath(root)
+    root = root_path(root)
+    if options is not None and not isinstance(options, IndexOptions):
+        # Deeper down its attributes are missing, which reads as a damaged index (and rebuilt it).
+        raise TypeError(f"options must be an IndexOptions, not {type(options).__name__}")
     started = time.perf_counter()
     retriever = build_retriever(name)
     store = layout.store_dir(root)
@@ -638,7 +641,7 @@ def _settle_racy(root, manifest, files, discovery, max_bytes) -> None:
 
 def clean(root: str, *, progress: Progress = _quiet) -> bool:
     """Remove the store of root (and nothing else). True when there was one."""
-    store = layout.store_dir(root)
+    store = layout.store_dir(root_path(root))
     if os.path.islink(store):
         # Never ours to follow (see refuse_symlink): its lock was taken through it, then rmtree
         # failed with "Cannot call rmtree on a symbolic link". The link may be the user's.
@@ -700,6 +703,19 @@ class QueryFilter:
             return selects(rules, path) if rules else True
 
         return allow
+
+
+def check_query(query, top_k, filters=None, min_confidence=None) -> None:
+    """A search's arguments (service.search, multi.search_all), checked before any index is opened
+    or built: a wrong argument is the caller's error, never a damaged index."""
+    check_search_args(query, top_k)
+    if filters is not None and not isinstance(filters, QueryFilter):
+        raise TypeError(f"filters must be a QueryFilter, not {type(filters).__name__}")
+    if min_confidence is not None:
+        from .confidence import LEVELS
+
+        if min_confidence not in LEVELS:
+            raise ValueError(f"min_confidence must be one of {', '.join(LEVELS)}, not {min_confidence!r}")
 
 
 MIN_CONFIDENCE_DEPTH = 100  # hits examined when filtering on confidence (medium needs 0.8 of the best)
@@ -795,7 +811,7 @@ def open_index(
     """A retriever attached to root's up-to-date index, building or refreshing it if needed.
     `wait_until` (time.monotonic()): when to stop waiting for another writer, for callers opening
     several indexes of one store (its one lock) within one wait."""
-    root = os.path.abspath(root)
+    root = root_path(root)
     if not os.path.isdir(root):
         raise DiscoveryError(f"root is not a directory: {root}")
     spec = get_spec(name)
@@ -872,12 +888,7 @@ def search(
 ) -> SearchResult:
     """The top_k hits for query; with `min_confidence`, the top_k of those at that level or above
     (ranks renumbered from 1), possibly fewer or none."""
-    check_search_args(query, top_k)  # before any reading: a wrong argument is not a damaged index
-    if min_confidence is not None:
-        from .confidence import LEVELS
-
-        if min_confidence not in LEVELS:
-            raise ValueError(f"min_confidence must be one of {', '.join(LEVELS)}, not {min_confidence!r}")
+    check_query(query, top_k, filters, min_confidence)
     notes: list[str] = []
     engine = open_index(root, retriever, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None
@@ -900,9 +911,20 @@ def search_repairing(root: str, retriever: str, engine, query: str, depth: int, 
     """(engine's hits, the engine that gave them): a snapshot a writer replaced under us is opened
     again, and a store damaged where opening did not show it is rebuilt once; damaged again, one
     StoreError line."""
+    replaced = 0
     for attempt in range(3):
         try:
-            return engine.search_detailed(query, depth, allow=allow), engine
+            while True:
+                try:
+                    return engine.search_detailed(query, depth, allow=allow), engine
+                except Released:
+                    # Another thread's refresh released this snapshot for a newer one: no damage,
+                    # search that one (a few times at most, should refreshes keep coming).
+                    replaced += 1
+                    fresh = open_index(root, retriever, stale_ok=True, progress=progress, notes=notes)
+                    if fresh is engine or replaced > 10:
+                        raise
+                    engine = fresh
         except (OSError, *_DAMAGE) as exc:
             if isinstance(exc, _NOT_DAMAGE):
                 raise
@@ -946,7 +968,7 @@ def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:
 
 
 def status(root: str) -> list[dict]:
-    root = os.path.abspath(root)
+    root = root_path(root)
     if not os.path.isdir(root):
         raise DiscoveryError(f"root is not a directory: {root}")
     store = layout.store_dir(root)

@@ -1,6 +1,7 @@
 """One bounded-cache policy: every memo keeps at most its limit, newest entries first to stay."""
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 from retrieval import ranking, service, stem, text
@@ -63,3 +64,41 @@ def test_counting_terms_looks_words_up_and_never_walks_the_whole_memo(monkeypatc
         memo.put(f"filler{i}", (f"filler{i}",))
     counts = text.term_counts("parse_config parse_config value")
     assert counts["parse_config"] == 2 and counts == Counter(text.tokenize("parse_config parse_config value"))
+
+
+def test_threads_sharing_a_memo_never_see_an_entry_vanish_mid_lookup():
+    # service._OPEN is recalled and filled by every thread of a host that searches from several
+    # (an agent framework's tool calls): a lookup racing another thread's eviction raised KeyError
+    # out of service.search.
+    import sys
+    import threading
+
+    memo = Memo(8)
+    errors: list[BaseException] = []
+    stop = time.monotonic() + 2.0
+
+    def use(offset: int) -> None:
+        try:
+            i = 0
+            while time.monotonic() < stop and not errors:
+                key = (i * 7 + offset) % 11  # more keys than room: entries are dropped all the time
+                if memo.recall(key) is None:
+                    memo.put(key, i)
+                i += 1
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads between almost any two steps
+    try:
+        threads = [threading.Thread(target=use, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(30)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not any(t.is_alive() for t in threads)
+    assert errors == []
+    memo.put("after", 0)
+    assert len(memo) <= 8 and memo.recall("after") == 0

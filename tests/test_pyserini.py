@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -548,3 +549,45 @@ def test_a_root_whose_path_is_not_utf8_gets_one_clear_error_not_a_rebuild_loop(t
     assert run("index", "--root", os.fsdecode(root), "--retriever", "pi-serini").exit_code == 0
     result = run("query", "--root", os.fsdecode(root), "--retriever", "pi-serini", "cafe_order")
     assert result.stdout.startswith("a.py:1-2")
+
+
+def test_threads_searching_while_another_refreshes_get_the_hits_every_time(make_tree, tmp_path):
+    """A host's threads (an agent's parallel tool calls) share the engine the service keeps open, and
+    a refresh releases it for the newer snapshot: the Lucene readers were closed under a search in
+    flight (a StoreError, after a needless rebuild), a search after that answered no hits, and jnius
+    called from threads at once crashed the JVM (SIGSEGV), the host process with it. In a process of
+    its own, so that a crash fails this test and not the run."""
+    root = make_tree(CODE)
+    code = textwrap.dedent("""
+        import sys, threading, time
+        from retrieval import service
+        root, wrong = sys.argv[1], []
+        service.refresh(root, "pi-serini")
+        stop = time.monotonic() + 8
+
+        def ask():
+            while time.monotonic() < stop and not wrong:
+                try:
+                    hits = service.search(root, "refresh token", retriever="pi-serini", stale_ok=True).hits
+                    if not hits or hits[0].source_path != "src/auth/tokens.py":
+                        wrong.append([h.docid for h in hits])
+                except Exception as exc:
+                    wrong.append(repr(exc))
+
+        threads = [threading.Thread(target=ask) for _ in range(3)]
+        for t in threads:
+            t.start()
+        i = 0
+        while time.monotonic() < stop and not wrong:
+            i += 1
+            with open(root + "/src/cache.py", "a") as fh:
+                fh.write(f"\\ndef grow_{i}():\\n    return {i}\\n")
+            service.refresh(root, "pi-serini")
+        for t in threads:
+            t.join(60)
+        print(wrong[:3] if wrong else "ok", i)
+    """)
+    done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=240,
+                          cwd=tmp_path)  # where a crashing JVM writes its report
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.stdout.split()[0] == "ok", done.stdout

@@ -139,3 +139,46 @@ def test_extensions_are_taken_with_or_without_their_dot(sample_repo):
 
     with_dot = [f.path for f in discover_files(str(sample_repo), extensions=[".py"])]
     assert with_dot and with_dot == [f.path for f in discover_files(str(sample_repo), extensions=["py"])]
+
+
+@pytest.mark.parametrize("k1, b, error, message", [
+    (-1, 0.75, ValueError, "k1 must be a number from 0 to 100, not -1"),
+    (float("nan"), 0.75, ValueError, "k1 must be a number from 0 to 100, not nan"),
+    (float("inf"), 0.75, ValueError, "k1 must be a number from 0 to 100, not inf"),
+    (1.2, 1.5, ValueError, "b must be a number from 0 to 1, not 1.5"),
+    (1.2, -0.1, ValueError, "b must be a number from 0 to 1, not -0.1"),
+    ("1.2", 0.75, TypeError, "k1 must be a number, not str"),
+    (True, 0.75, TypeError, "k1 must be a number, not bool"),
+    (1.2, None, TypeError, "b must be a number, not NoneType")])
+def test_bm25_parameters_outside_their_range_are_refused_when_the_retriever_is_built(k1, b, error, message):
+    # Taken, they gave a ZeroDivisionError mid-search (k1=-1), silently no hits (NaN, infinity) or
+    # negative scores ranked upside down; `index --bm25` has refused them all along.
+    with pytest.raises(error, match=f"^{message}$"):
+        build_retriever("lexical", k1=k1, b=b)
+
+
+@pytest.mark.parametrize("name", sorted(n for n, spec in REGISTRY.items() if spec.bm25))
+def test_every_bm25_retriever_refuses_a_negative_k1(name):
+    if REGISTRY[name].unavailable_reason():
+        pytest.skip(REGISTRY[name].unavailable_reason())
+    with pytest.raises(ValueError, match="^k1 must be a number from 0 to 100"):
+        build_retriever(name, k1=-1, b=0.75)
+    build_retriever(name, k1=0, b=1)  # the ends of the ranges are BM25's own
+
+
+@pytest.mark.parametrize("documents, message", [
+    (None, "documents must be an iterable of Document, not NoneType"),
+    ("def main(): pass", "documents must be an iterable of Document, not str"),
+    (Document(docid="d", text="text"), "documents must be an iterable of Document, not Document"),
+    (["def main(): pass"], "documents must be Document records, not str"),
+    ([Document(docid="d", text="text"), {"docid": "e", "text": "more"}],
+     "documents must be Document records, not dict")])
+def test_indexing_something_other_than_documents_is_a_type_error_and_keeps_the_previous_index(
+        sample_repo, documents, message):
+    # It was an AttributeError from deep inside ("'str' object has no attribute 'source_path'").
+    retriever = build_retriever("lexical")
+    retriever.index(load_chunk_documents(str(sample_repo)))
+    before = retriever.search("parse config", 3)
+    with pytest.raises(TypeError, match=f"^{message}$"):
+        retriever.index(documents)
+    assert retriever.search("parse config", 3) == before

@@ -678,3 +678,54 @@ def test_a_query_of_a_path_and_a_line_finds_the_chunk_holding_that_line(make_tre
         assert hit.source_path == "src/pkg/termui.py", (query, hit)
         line = int(query.partition(":")[2] or 0)
         assert not line or hit.start_line <= line <= hit.end_line, (query, hit)
+
+
+def _search_all(root, query, **kwargs):
+    from retrieval import multi
+
+    return multi.search_all(root, query, **kwargs)
+
+
+@pytest.mark.parametrize("search", [service.search, _search_all], ids=["search", "search_all"])
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"query": None}, TypeError, "query must be a str, not NoneType"),
+    ({"top_k": -1}, ValueError, "top_k must be 0 or more, not -1"),
+    ({"min_confidence": "hihg"}, ValueError, "min_confidence must be one of low, medium, high, not 'hihg'"),
+    ({"filters": "src/"}, TypeError, "filters must be a QueryFilter, not str")])
+def test_a_wrong_search_argument_is_refused_before_any_index_is_built(sample_repo, search, kwargs, error, message):
+    # search_all opened (and built) every index first; a filters string was an AttributeError after
+    # the build, and search_all took any min_confidence, answering nothing.
+    call = {"query": "parse config", **kwargs}
+    with pytest.raises(error, match=f"^{message}$"):
+        search(str(sample_repo), call.pop("query"), **call)
+    assert not os.path.exists(layout.store_dir(str(sample_repo)))
+
+
+def test_refresh_refuses_options_of_another_type_without_calling_the_index_damaged(sample_repo):
+    service.refresh(str(sample_repo))
+    manifest = layout.read_manifest(layout.store_dir(str(sample_repo)), "lexical")
+    messages = []
+    with pytest.raises(TypeError, match=r"^options must be an IndexOptions, not dict$"):
+        service.refresh(str(sample_repo), options={"bm25": (0.9, 0.4)}, progress=messages.append)
+    assert messages == []  # it said "the lexical index is damaged (...); rebuilding it"
+    assert layout.read_manifest(layout.store_dir(str(sample_repo)), "lexical") == manifest
+
+
+@pytest.mark.parametrize("call", [
+    lambda root: service.refresh(root), lambda root: service.search(root, "parse config"),
+    lambda root: service.status(root), lambda root: service.clean(root), lambda root: service.open_index(root),
+    lambda root: _search_all(root, "parse config"), lambda root: load_chunk_documents(root)],
+    ids=["refresh", "search", "status", "clean", "open_index", "search_all", "load_chunk_documents"])
+@pytest.mark.parametrize("kind", [bytes, type(None)], ids=["bytes", "None"])
+def test_a_root_that_is_not_a_path_is_a_type_error_naming_the_root(sample_repo, call, kind):
+    # bytes failed deep in a path join ("Can't mix strings and bytes in path components").
+    root = os.fsencode(str(sample_repo)) if kind is bytes else None
+    with pytest.raises(TypeError, match=f"^root must be a str or os.PathLike, not {kind.__name__}$"):
+        call(root)
+    assert not os.path.exists(layout.store_dir(str(sample_repo)))
+
+
+def test_a_root_given_as_a_pathlib_path_works_like_its_string(sample_repo):
+    assert service.refresh(sample_repo).files == service.refresh(str(sample_repo)).files
+    assert service.search(sample_repo, "parse config").hits == service.search(str(sample_repo), "parse config").hits
+    assert service.clean(sample_repo) and not os.path.exists(layout.store_dir(str(sample_repo)))

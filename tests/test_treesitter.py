@@ -444,3 +444,39 @@ def test_a_consolidated_hit_from_an_index_older_than_its_file_says_stale_though_
     top = json.loads(result.stdout)["results"][0]
     assert "treesitter" in top["provenance"] and top.get("stale") is True  # its lines 1-3 are the old version's
     assert "changed since indexing (auth.py)" in result.stderr
+
+
+def test_threads_chunking_at_once_get_the_chunks_one_thread_gets(make_tree, tmp_path):
+    """The parser of a grammar is shared, and its read callback lets another thread in mid-parse: a
+    host's threads chunking at once crashed the process (segmentation fault). In a process of its
+    own, so that a crash fails this test and not the run."""
+    import subprocess
+    import sys
+
+    files = {f"pkg/m{i}.py": "".join(f"class Handler{i}_{j}:\n    def handle(self, request):\n"
+                                     f"        return request.route_{j}()\n\n" for j in range(30))
+             for i in range(20)}
+    root = make_tree(files)
+    code = dedent("""
+        import sys, threading
+        from retrieval import load_ast_chunk_documents
+        root, wrong = sys.argv[1], []
+        sys.setswitchinterval(1e-5)
+        alone = load_ast_chunk_documents(root)
+
+        def chunk():
+            for _ in range(3):
+                if load_ast_chunk_documents(root) != alone:
+                    wrong.append(1)
+
+        threads = [threading.Thread(target=chunk) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(120)
+        print("wrong" if wrong else "ok", len(alone))
+    """)
+    done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, timeout=240,
+                          cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split()[0] == "ok", done.stdout

@@ -22,7 +22,9 @@ Markdown and reStructuredText are chunked by headings (`markdown.py`, standard l
 from __future__ import annotations
 
 import bisect
+import os
 import re
+import threading
 import time
 from dataclasses import replace
 
@@ -305,6 +307,17 @@ MISHANDLED: list[str] = []
 
 _PARSERS: dict[str, object] = {}
 _QUERIES: dict[str, object] = {}
+# One parse at a time in a process: a grammar's parser is shared, and its read callback lets another
+# thread in mid-parse (a host's threads chunking at once crashed the process in tree-sitter).
+_PARSING = threading.RLock()
+
+
+def _fresh_parse_lock() -> None:
+    global _PARSING
+    _PARSING = threading.RLock()  # in a forked worker: the parent's threads that could hold it are gone
+
+
+os.register_at_fork(after_in_child=_fresh_parse_lock)
 
 
 def _parser(grammar: str):
@@ -345,20 +358,21 @@ def _parse(grammar: str, source: bytes, allowance: _Allowance | None = None):
     def read(offset: int, _point) -> bytes:
         return source[offset : offset + READ_SLICE]
 
-    try:
-        tree = parser.parse(read, progress_callback=allowance.exceeded)
-    except ValueError:  # what a stopped parse raises (tree-sitter 0.26; older ones returned None)
-        tree = None
-    except BaseException as exc:
-        # Ctrl-C (or SIGTERM's Terminated) in a callback: as it is, or as a SystemError caused by
-        # it. Either way the parse stopped half done, and the next one (the next file's, in a
-        # long-lived process) resumed it unless reset. Stop as interrupted (exit 130/143).
-        parser.reset()
-        if isinstance(exc, SystemError) and exc.__cause__ is not None:
-            raise exc.__cause__ from None
-        raise
-    if tree is None:
-        parser.reset()  # else its next parse (another file) resumes this one
+    with _PARSING:  # the parse and any reset of the shared parser
+        try:
+            tree = parser.parse(read, progress_callback=allowance.exceeded)
+        except ValueError:  # what a stopped parse raises (tree-sitter 0.26; older ones returned None)
+            tree = None
+        except BaseException as exc:
+            # Ctrl-C (or SIGTERM's Terminated) in a callback: as it is, or as a SystemError caused by
+            # it. Either way the parse stopped half done, and the next one (the next file's, in a
+            # long-lived process) resumed it unless reset. Stop as interrupted (exit 130/143).
+            parser.reset()
+            if isinstance(exc, SystemError) and exc.__cause__ is not None:
+                raise exc.__cause__ from None
+            raise
+        if tree is None:
+            parser.reset()  # else its next parse (another file) resumes this one
     return tree
 
 

@@ -38,6 +38,9 @@ VECTOR_JAVA = (20, 21)
 USER_OPTIONS_ENV = ("JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS")
 
 _lock = threading.Lock()
+# Held by every use of Lucene through jnius (retrieval.retrievers.pyserini): jnius' calls from
+# several threads at once crashed the JVM (SIGSEGV in GetStaticMethodID), ending the host process.
+CALLS = threading.RLock()
 _jnius = None
 _kept: list = []  # Java loggers configured here: java.util.logging holds them only weakly
 

@@ -11,6 +11,11 @@ from ..records import Document, SearchHit
 NOT_INDEXED = "call index() before search()"
 
 
+class Released(RuntimeError):
+    """A search on an engine that was released for a newer snapshot of its index (by another
+    thread's refresh): open the index again (service.open_index)."""
+
+
 def check_search_args(query, top_k) -> None:
     """A wrong argument is the caller's error, said as such: deeper down it would surface as an
     internal TypeError (which the service would even take for a damaged index)."""
@@ -20,6 +25,30 @@ def check_search_args(query, top_k) -> None:
         raise TypeError(f"top_k must be an int, not {type(top_k).__name__}")
     if top_k < 0:
         raise ValueError(f"top_k must be 0 or more, not {top_k}")
+
+
+def check_documents(documents) -> list[Document]:
+    """The documents to index, as a list of Documents: another record (a str, a Chunk, a dict)
+    failed deep inside indexing with an AttributeError. Checked before any state is replaced."""
+    if isinstance(documents, (str, bytes, Document)) or not isinstance(documents, Iterable):
+        raise TypeError(f"documents must be an iterable of Document, not {type(documents).__name__}")
+    documents = list(documents)
+    for doc in documents:
+        if not isinstance(doc, Document):
+            raise TypeError(f"documents must be Document records, not {type(doc).__name__}")
+    return documents
+
+
+def check_bm25(k1, b, *, none_is_default: bool = False) -> None:
+    """BM25's own ranges (as `index --bm25` takes them): outside them a score divides by zero
+    (k1=-1), turns NaN (no hits at all) or negative (the ranking upside down)."""
+    for name, value, top in (("k1", k1, 100), ("b", b, 1)):
+        if value is None and none_is_default:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+        if not 0 <= value <= top:  # also false for NaN
+            raise ValueError(f"{name} must be a number from 0 to {top}, not {value!r}")
 
 
 @runtime_checkable

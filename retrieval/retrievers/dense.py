@@ -13,7 +13,7 @@ from ..query import plan_query, search_text
 from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from ..settings import env_choice
-from .base import NOT_INDEXED, check_search_args
+from .base import NOT_INDEXED, check_documents, check_search_args
 
 DEFAULT_BITS = 4
 ENV_BITS = "RETRIEVAL_TURBOVEC_BITS"
@@ -81,7 +81,7 @@ class DenseRetriever:
         from ..vectors.search import MemoryIndex
         from ..vectors.texts import embed_text, worth_embedding
 
-        kept = [(d.source_path or d.docid, d) for d in documents]
+        kept = [(d.source_path or d.docid, d) for d in check_documents(documents)]
         kept = [(path, d) for path, d in kept if worth_embedding(path, d.kind)]
         texts = [embed_text(path, d.text, d.context) for path, d in kept]
         vectors = self.embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
@@ -127,7 +127,9 @@ class DenseRetriever:
         """Exact-cosine candidates, best first, before any ranking signal."""
         if self._index is None:
             raise RuntimeError(NOT_INDEXED)
-        if not len(self._index):
+        if not len(self._index) or not query.strip():
+            # A blank query has no hits, as lexical answers it: the embedding of nothing ranked
+            # every chunk in an arbitrary order.
             return []
         return self._index.candidates(self.embedder.embed_query(query), depth, allow)
 

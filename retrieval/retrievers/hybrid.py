@@ -21,7 +21,7 @@ from ..fusion import TrustConfig, lexical_trust, score_fusion
 from ..query import search_text
 from ..ranking import RankingConfig, rank_candidates, spells_file_name
 from ..records import Chunk, Document, SearchHit, SourceFile
-from .base import NOT_INDEXED, check_search_args
+from .base import NOT_INDEXED, check_documents, check_search_args
 from .dense import DenseRetriever
 from .lexical import LexicalRetriever, _definers, scope_factors
 
@@ -70,7 +70,7 @@ class HybridRetriever:
 
     def index(self, documents: Iterable[Document]) -> None:
         """Both arms over the same documents, in memory (the dense arm searched exactly)."""
-        documents = list(documents)
+        documents = check_documents(documents)
         self.lexical.index(documents)
         self.dense.index(documents)
         self._lex_views = self.lexical._views

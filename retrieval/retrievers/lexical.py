@@ -22,7 +22,7 @@ from ..ranking import (RankingConfig, frame_spots, frame_weight, member_named, m
                        qualified_name, rank_candidates, scope_agrees)
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
-from .base import NOT_INDEXED, check_search_args
+from .base import NOT_INDEXED, check_bm25, check_documents, check_search_args
 
 CODE, PROSE = "code", "prose"
 PROFILES = (CODE, PROSE)
@@ -37,6 +37,7 @@ class LexicalRetriever:
 
     def __init__(self, k1: float = 1.2, b: float = 0.75, ranking: RankingConfig | None = None,
                  profile: str = CODE):
+        check_bm25(k1, b)
         self.params = BM25Params(k1=k1, b=b)
         self.ranking = ranking or RankingConfig()
         self.profile = CODE
@@ -97,7 +98,8 @@ class LexicalRetriever:
         builder = SegmentBuilder()
         # In file and line order whatever order they come in: a file's chunks are read together
         # (_owner_lists), and the same set of documents must rank the same way.
-        documents = sorted(documents, key=lambda d: (d.source_path, d.start_line or 0, d.end_line or 0, d.docid))
+        documents = sorted(check_documents(documents),
+                           key=lambda d: (d.source_path, d.start_line or 0, d.end_line or 0, d.docid))
         owners = _owner_lists(documents)
         for doc, owned in zip(documents, owners):
             context = self.indexed_context(doc, doc.source_path)

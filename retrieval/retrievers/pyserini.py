@@ -31,7 +31,7 @@ from ..ranking import RankingConfig, mention_evidence, paths_by_name, rank_candi
 from ..records import Chunk, Document, SearchHit, SourceFile
 from ..settings import env_choice
 from ..store.layout import ENV_INDEX_DIR, StoreError
-from .base import NOT_INDEXED, check_search_args
+from .base import NOT_INDEXED, Released, check_bm25, check_documents, check_search_args
 
 CODE, PROSE = "code", "prose"
 PROFILES = (CODE, PROSE)
@@ -42,6 +42,9 @@ ANALYZER_ENV = "RETRIEVAL_PYSERINI_ANALYZER"
 def problem() -> str:
     """The registry's probe: '' when Lucene can run here, else what is missing and how to install it."""
     return jvm.problem()
+
+
+RELEASED = "this pi-serini index was released (a newer snapshot replaced it): open it again"
 
 
 class PyseriniRetriever:
@@ -56,6 +59,7 @@ class PyseriniRetriever:
         if analyzer not in ANALYZERS:
             raise ValueError(f"unknown analyzer {analyzer!r}; choose one of: {', '.join(ANALYZERS)}")
         self.analyzer = analyzer
+        check_bm25(k1, b, none_is_default=True)  # None: the analyzer's default (see k1, b)
         self._k1, self._b = k1, b
         self.ranking = ranking or RankingConfig()
         self.profile = CODE
@@ -63,6 +67,10 @@ class PyseriniRetriever:
         self._reader = None
         self._fs = None
         self._opener = None  # the pid that opened them: only it can close them (see release)
+        # A host's threads share an engine (service keeps one per index), and a newer snapshot
+        # releases it while another thread may be searching it: the Lucene readers were closed under
+        # that search, and a search after the release answered no hits. A released engine says so.
+        self._released = False
         self._records: dict[str, tuple] = {}
         self._contexts: dict[str, str] = {}
         self._names = None  # (records, paths_by_name of their files), for the paths queries write out
@@ -115,7 +123,7 @@ class PyseriniRetriever:
         by_path: dict[str, list] = defaultdict(list)
         meta: dict[str, tuple[str, str]] = {}
         contexts = {}
-        for doc in documents:
+        for doc in check_documents(documents):
             path = doc.source_path or doc.docid
             meta.setdefault(path, (doc.language, doc.kind))
             by_path[path].append((doc.docid, doc.start_line or 0, doc.end_line or 0,
@@ -124,11 +132,12 @@ class PyseriniRetriever:
                 contexts[doc.docid] = doc.context
         previous = self._scratch
         directory = self._scratch = _scratch_dir()
-        state = lucene_index.update(
-            directory, None, self._lucene_analyzer(), [],
-            ((path, *meta[path], docs) for path, docs in by_path.items()),
-        )
-        self.open_store(directory, state)
+        with jvm.CALLS:
+            state = lucene_index.update(
+                directory, None, self._lucene_analyzer(), [],
+                ((path, *meta[path], docs) for path, docs in by_path.items()),
+            )
+            self.open_store(directory, state)
         self._contexts = contexts
         if previous:  # the index this one replaces (its open files stay readable until closed)
             shutil.rmtree(previous, ignore_errors=True)
@@ -142,12 +151,15 @@ class PyseriniRetriever:
         check_search_args(query, top_k)
         if not self._opened:
             raise RuntimeError(NOT_INDEXED)
-        if self._searcher is None or top_k <= 0:
-            return []
-        # A Lucene file damaged where its size does not show fails only when a search reads it:
-        # the RuntimeError the service takes for damage (and rebuilds), not a Java traceback.
-        with jvm.java_errors("Lucene could not search the index"):
-            return self._search(search_text(query), top_k, allow)
+        with jvm.CALLS:
+            if self._released:  # the service opens the index again on this RuntimeError
+                raise Released(RELEASED)
+            if self._searcher is None or top_k <= 0:
+                return []
+            # A Lucene file damaged where its size does not show fails only when a search reads it:
+            # the RuntimeError the service takes for damage (and rebuilds), not a Java traceback.
+            with jvm.java_errors("Lucene could not search the index"):
+                return self._search(search_text(query), top_k, allow)
 
     def _search(self, query: str, top_k: int, allow) -> list[SearchHit]:
         if self.profile == PROSE:
@@ -272,30 +284,34 @@ class PyseriniRetriever:
         """Documents, distinct terms and term occurrences of the open index, as Lucene counts them."""
         if not self._opened:
             raise RuntimeError(NOT_INDEXED)
-        if self._reader is None:
-            return {"documents": 0, "unique_terms": 0, "total_terms": 0}
-        j = jvm.start()
-        terms = j.autoclass("org.apache.lucene.index.MultiTerms").getTerms(
-            j.cast("org.apache.lucene.index.IndexReader", self._reader), "contents")
-        unique = 0
-        if terms is not None:
-            it = terms.iterator()
-            while it.next() is not None:
-                unique += 1
-        return {"documents": self._reader.numDocs(), "unique_terms": unique,
-                "total_terms": self._reader.getSumTotalTermFreq("contents")}
+        with jvm.CALLS:
+            if self._released:
+                raise Released(RELEASED)
+            if self._reader is None:
+                return {"documents": 0, "unique_terms": 0, "total_terms": 0}
+            j = jvm.start()
+            terms = j.autoclass("org.apache.lucene.index.MultiTerms").getTerms(
+                j.cast("org.apache.lucene.index.IndexReader", self._reader), "contents")
+            unique = 0
+            if terms is not None:
+                it = terms.iterator()
+                while it.next() is not None:
+                    unique += 1
+            return {"documents": self._reader.numDocs(), "unique_terms": unique,
+                    "total_terms": self._reader.getSumTotalTermFreq("contents")}
 
     # -- the persistent index (used by the service) -----------------------------------------
 
     def open_store(self, directory: str, state: dict) -> "PyseriniRetriever":
         _text_path(directory)
-        self.release()
-        self._records, self._contexts, self._n_docs = {}, {}, 0
-        name = state.get("index")
-        if name:
-            with jvm.java_errors("Lucene could not open the index"):
-                self._open_version(directory, name)
-        self._opened = True
+        with jvm.CALLS:
+            self.release()
+            self._records, self._contexts, self._n_docs = {}, {}, 0
+            name = state.get("index")
+            if name:
+                with jvm.java_errors("Lucene could not open the index"):
+                    self._open_version(directory, name)
+            self._opened, self._released = True, False
         return self
 
     def _open_version(self, directory: str, name: str) -> None:
@@ -316,13 +332,15 @@ class PyseriniRetriever:
         # Only in the process that opened them: a forked worker (an evaluation's pool) inherits
         # the objects but not the JVM's threads, and a call into Java there never returns.
         mine = self._opener == os.getpid()
-        for held in (self._searcher, self._reader, self._fs):
-            if held is not None and mine:
-                try:
-                    held.close()
-                except Exception:  # noqa: BLE001 - already closed, or the JVM going down: nothing to free
-                    pass
-        self._searcher = self._reader = self._fs = None
+        with jvm.CALLS:  # after the search under way, if any
+            for held in (self._searcher, self._reader, self._fs):
+                if held is not None and mine:
+                    try:
+                        held.close()
+                    except Exception:  # noqa: BLE001 - already closed, or the JVM going down: nothing to free
+                        pass
+            self._searcher = self._reader = self._fs = None
+            self._released = self._opened
 
     def update_store(self, directory: str, state: dict | None, removed_paths,
                      added: Iterable[tuple[SourceFile, list[Chunk]]], *, purge: bool = False) -> dict:
@@ -334,8 +352,9 @@ class PyseriniRetriever:
         )
         # Computing the terms is most of the work of a build (as for lexical): worker processes.
         # `purge` needs nothing more: Lucene's deleted documents are always merged away.
-        return lucene_index.update(directory, state, self._lucene_analyzer(), removed_paths,
-                                   ordered_map(_file_documents, files))
+        with jvm.CALLS:
+            return lucene_index.update(directory, state, self._lucene_analyzer(), removed_paths,
+                                       ordered_map(_file_documents, files))
 
     def check_store(self, directory: str, state: dict) -> None:
         lucene_index.check(directory, state)

@@ -1195,3 +1195,17 @@ def test_new_line_cuts_rebuild_the_dense_stores_of_those_chunks(sample_repo, mon
     monkeypatch.setattr(lines, "VERSION", lines.VERSION + 1)
     again = service.refresh(sample_repo, "turbovec")
     assert again.status == "indexed" and again.reprocessed == first.reprocessed  # every file chunked anew
+
+
+@pytest.mark.parametrize("name", ["turbovec", "hybrid"])
+@pytest.mark.parametrize("query", ["", "  \n\t"])
+def test_a_blank_query_gives_no_hits_as_it_does_from_lexical(sample_repo, name, query):
+    # The embedding of nothing ranked every chunk: a script's empty query got the whole
+    # collection in an arbitrary order, where lexical (and the CLI, refusing it) give nothing.
+    from retrieval import build_retriever, load_chunk_documents, service
+
+    retriever = build_retriever(name)
+    retriever.index(load_chunk_documents(str(sample_repo)))
+    assert retriever.search_detailed(query, 10) == []
+    assert service.search(str(sample_repo), query, retriever=name).hits == []
+    assert service.search(str(sample_repo), query, retriever="lexical").hits == []
