@@ -515,7 +515,8 @@ def _read_query(words: tuple[str, ...]) -> str:
                                    "says what to look for")
         from .read import decode
 
-        # As a file is read: a byte-order mark (Notepad's) dropped, UTF-16 behind one; else lossily.
+        # As a file is read: a byte-order mark (Notepad's) dropped, UTF-16 behind one; else lossily
+        # as UTF-8 (not read.decode_shown: `\xff\xfe` before UTF-8 words is no UTF-16 to read).
         query = decode(data)[0] or data.decode("utf-8", "replace").removeprefix("\ufeff")
         query = query.rstrip("\r\n")  # the newline `echo` or a file ends with is not part of the query
     else:

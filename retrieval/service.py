@@ -448,7 +448,7 @@ def refresh(
     layout.refuse_symlink(rdir)
     try:
         os.makedirs(rdir, exist_ok=True)
-        lock = WriterLock(os.path.join(store, "lock"))
+        lock = WriterLock(layout.lock_path(store))
         # A query's wait (lock_timeout) counts from when the writer started: see WRITER_WAIT.
         lock.acquire(timeout=lock_timeout, on_wait=progress, since_taken=lock_timeout is not None)
     except OSError as exc:
@@ -659,7 +659,7 @@ def clean(root: str, *, progress: Progress = _quiet) -> bool:
 
     # Under the writer lock: a build going on finishes first (removed under it, it recreated parts
     # of the store and said it succeeded), and one waiting for the lock sees the store gone.
-    lock = WriterLock(os.path.join(store, "lock"))
+    lock = WriterLock(layout.lock_path(store))
     try:
         lock.acquire(on_wait=progress)
     except LockDamaged:
@@ -1010,7 +1010,7 @@ def status(root: str) -> list[dict]:
 def writer(root: str) -> dict | None:
     """{"pid", "since"} of the process writing the root's store now (an `index`, a refreshing query,
     a server's refresh), else None: while a first build runs its rows still read `missing`."""
-    found = lock_writer(os.path.join(layout.store_dir(os.path.abspath(root)), "lock"))
+    found = lock_writer(layout.lock_path(layout.store_dir(root_path(root))))
     if found is None:
         return None
     pid, since = found

@@ -93,7 +93,7 @@ def _generate(root, store, model, options, context, progress, requester) -> None
     if not context.dry_run:  # an estimate writes nothing: no store is made for it, none is locked
         layout.ensure_store(store)
         os.makedirs(rdir, exist_ok=True)
-        lock = WriterLock(os.path.join(store, "lock"))
+        lock = WriterLock(layout.lock_path(store))
         # Said, not silent: behind another build's model run this waits as long as that run takes.
         lock.acquire(on_wait=progress)
     cache = ContextCache(rdir)

@@ -87,6 +87,11 @@ def retriever_dir(store: str, name: str) -> str:
     return os.path.join(store, name)
 
 
+def lock_path(store: str) -> str:
+    """The writer lock's file (retrieval.store.lock), one for the whole store."""
+    return os.path.join(store, "lock")
+
+
 def manifest_path(store: str, name: str) -> str:
     return os.path.join(store, name, "manifest.json")
 

@@ -83,17 +83,16 @@ def writer(path: str) -> tuple[int | None, float] | None:
         return None
     try:
         holder = lock_holder(fd)
-        if holder is None:
+        if holder is None:  # /proc names none: a shared lock tried once says whether one is held
             if fcntl is None:  # pragma: no cover
                 return None
             try:
                 fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                return None  # free (closing the descriptor lets our shared lock go)
             except BlockingIOError:
                 pass  # held, by a process /proc does not name
             except OSError:
                 return None
-            else:
-                return None  # closing the descriptor lets the shared lock go
         return holder, _taken_at(fd)
     finally:
         os.close(fd)
