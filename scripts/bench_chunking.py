@@ -41,10 +41,10 @@ def measure(root: str, name: str) -> dict:
     parse_seconds, chunk_seconds = [0.0], [0.0]
     restore = []
     if name == "treesitter":
-        from retrieval.chunking import ast
+        from retrieval.chunking import parsing
         from retrieval.retrievers import treesitter
 
-        real_parser, real_chunk = ast._parser, treesitter.chunk_source
+        real_parser, real_chunk = parsing.parser_for, treesitter.chunk_source
 
         def timed_parser(grammar):
             return _TimedParser(real_parser(grammar), parse_seconds)
@@ -56,8 +56,8 @@ def measure(root: str, name: str) -> dict:
             finally:
                 chunk_seconds[0] += time.perf_counter() - started
 
-        ast._parser, treesitter.chunk_source = timed_parser, timed_chunk
-        restore = [(ast, "_parser", real_parser), (treesitter, "chunk_source", real_chunk)]
+        parsing.parser_for, treesitter.chunk_source = timed_parser, timed_chunk
+        restore = [(parsing, "parser_for", real_parser), (treesitter, "chunk_source", real_chunk)]
     try:
         report = service.refresh(root, name, force=True)
     finally:

@@ -233,16 +233,16 @@ def test_a_scope_changed_in_the_store_is_damage_the_query_repairs_not_a_breadcru
 
 def test_a_file_that_fails_to_parse_is_listed_as_line_chunked(repo, monkeypatch):
     from retrieval import service
-    from retrieval.chunking import ast
+    from retrieval.chunking import parsing
 
-    real = ast._parser
+    real = parsing.parser_for
 
     def flaky(grammar):
         if grammar == "python":
             raise ValueError("simulated parser failure")
         return real(grammar)
 
-    monkeypatch.setattr(ast, "_parser", flaky)
+    monkeypatch.setattr(parsing, "parser_for", flaky)
     service.refresh(str(repo), "treesitter")
     row = [r for r in service.status(str(repo)) if r["retriever"] == "treesitter"][0]
     assert row["chunking"]["python"] == "lines"

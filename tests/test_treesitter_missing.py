@@ -54,7 +54,7 @@ def test_chunk_source_works_without_the_extra(monkeypatch):
     """Other retrievers may reuse the chunker whether or not the extra is installed."""
     import builtins
 
-    from retrieval.chunking import ast
+    from retrieval.chunking import ast, parsing
 
     real_import = builtins.__import__
 
@@ -64,7 +64,7 @@ def test_chunk_source_works_without_the_extra(monkeypatch):
         return real_import(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_tree_sitter)
-    monkeypatch.setattr(ast, "_PARSERS", {})
+    monkeypatch.setattr(parsing, "_PARSERS", {})
     chunks = ast.chunk_source("def f():\n    return 1\n", "a.py", language="python")
     assert [(c.start_line, c.end_line, c.chunk_kind) for c in chunks] == [(1, 2, "")]
     docs = ast.chunk_source("# Title\n\nText.\n", "a.md", language="markdown", kind="docs")

@@ -16,7 +16,6 @@ from ..lexical.segment import CorruptSegment, MemorySegment, SegmentBuilder
 from ..lexical import features
 from ..lexical.features import chunk_terms, member_owners
 from ..chunking import lines
-from ..languages import CODE
 from ..query import QueryPlan, plan_query, search_text
 from ..ranking import (RankingConfig, frame_spots, frame_weight, member_named, mention_evidence, paths_by_name,
                        qualified_name, rank_candidates, scope_agrees)

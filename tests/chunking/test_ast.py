@@ -28,9 +28,9 @@ def by_symbol(chunks, symbol):
 
 
 def parsed_root(text, language):
-    from retrieval.chunking.ast import _parser
+    from retrieval.chunking.parsing import parser_for
 
-    return _parser(language).parse(text.encode()).root_node
+    return parser_for(language).parse(text.encode()).root_node
 
 
 def defined(chunks):
@@ -799,7 +799,7 @@ def test_markdown_through_the_same_entry_point():
 
 
 def test_languages_without_a_grammar_and_failed_parses_fall_back_to_lines(monkeypatch):
-    from retrieval.chunking import ast
+    from retrieval.chunking import parsing
 
     text = "plain text\n\nmore text\n"
     chunks = chunks_of(text, "notes.txt", "text", kind="docs")
@@ -808,7 +808,7 @@ def test_languages_without_a_grammar_and_failed_parses_fall_back_to_lines(monkey
     def broken(grammar):
         raise ValueError("no parser")
 
-    monkeypatch.setattr(ast, "_parser", broken)
+    monkeypatch.setattr(parsing, "parser_for", broken)
     chunks = chunks_of(PYTHON, "pkg/mod.py", "python")
     assert_verbatim(PYTHON, chunks)
     assert all(c.chunk_kind == "" for c in chunks)
@@ -1013,7 +1013,7 @@ def test_deep_nesting_and_minified_files_are_bounded():
 
 
 def test_definitions_on_one_line_are_siblings_and_breadcrumbs_stay_bounded_however_deep():
-    from retrieval.chunking.ast import MAX_SCOPE
+    from retrieval.chunking.definitions import MAX_SCOPE
 
     one_line = chunks_of("function first(){return 1} function second(){return 2}\n", "a.js", "javascript",
                          policy=TINY)
@@ -1025,9 +1025,10 @@ def test_definitions_on_one_line_are_siblings_and_breadcrumbs_stay_bounded_howev
     assert_verbatim(nested, chunks)
     assert all(len(c.context.split(".")) <= MAX_SCOPE for c in chunks)
     # The scope path of the innermost function names the innermost MAX_SCOPE levels.
-    from retrieval.chunking.ast import _parser, definitions
+    from retrieval.chunking.definitions import definitions
+    from retrieval.chunking.parsing import parser_for
 
-    innermost = definitions(_parser("javascript").parse(nested.encode()), "javascript")[-1]
+    innermost = definitions(parser_for("javascript").parse(nested.encode()), "javascript")[-1]
     assert innermost.path == ".".join(f"level{i}" for i in range(depth - MAX_SCOPE, depth))
 
 
@@ -1044,11 +1045,12 @@ def test_thousands_of_parses_in_one_process():
 
 
 def test_every_mapped_grammar_loads_and_parses():
-    from retrieval.chunking.ast import _parser, _query
+    from retrieval.chunking.definitions import _query
+    from retrieval.chunking.parsing import parser_for
     from retrieval.chunking.grammars import GRAMMARS, _BY_SUFFIX
 
     for grammar in sorted(set(GRAMMARS.values()) | set(_BY_SUFFIX.values())):
-        tree = _parser(grammar).parse(b"x\n")
+        tree = parser_for(grammar).parse(b"x\n")
         assert tree.root_node is not None, grammar
         _query(grammar)  # builds without error
 
@@ -1742,17 +1744,17 @@ def test_a_file_the_parser_is_slow_over_is_chunked_by_lines_and_the_next_file_pa
     """tree-sitter-bash reads many heredocs on one command in quadratic time (136 KB: 19 s), so a
     parse has a deadline; past it the file gets line chunks, and the parser, stopped mid-file, must
     not carry that file into the next one."""
-    from retrieval.chunking import ast
+    from retrieval.chunking import ast, parsing
 
     slow = "cat " + " ".join(f"<<EOF{i}" for i in range(200)) + "\n" + "".join(
         f"line {i}\nEOF{i}\n" for i in range(200))
-    monkeypatch.setattr(ast, "PARSE_SECONDS", 0.0)  # every parse is past its deadline
+    monkeypatch.setattr(parsing, "PARSE_SECONDS", 0.0)  # every parse is past its deadline
     assert ast.chunk_syntax(slow, "many.sh", language="bash") is None
     from retrieval.chunking.lines import chunk_lines
 
     assert chunks_of(slow, "many.sh", "bash") == chunk_lines(slow, "many.sh", language="bash", kind="code", policy=SMALL)
 
-    monkeypatch.setattr(ast, "PARSE_SECONDS", 10.0)
+    monkeypatch.setattr(parsing, "PARSE_SECONDS", 10.0)
     script = "deploy() {\n  echo deploying\n}\n\nrollback() {\n  echo rolling back\n}\n"
     assert {c.symbol for c in chunks_of(script, "ops.sh", "bash", policy=TINY)} >= {"deploy", "rollback"}
 
@@ -1786,9 +1788,9 @@ def test_a_parse_stopped_by_an_interrupt_raised_as_it_is_is_not_resumed_by_the_n
     """Ctrl-C may come out of the parser as the KeyboardInterrupt itself, not wrapped in a
     SystemError (5 of 60 alarms here): the parser was not reset, and the next file's parse in the
     same process resumed the stopped one (the test above failed now and then under load)."""
-    from retrieval.chunking import ast
+    from retrieval.chunking import ast, parsing
 
-    real = ast._parser("bash")
+    real = parsing.parser_for("bash")
     n = 3000
     slow = ("cat " + " ".join(f"<<EOF{i}" for i in range(n)) + "\n" + "".join(f"line {i}\nEOF{i}\n" for i in range(n)))
 
@@ -1804,10 +1806,10 @@ def test_a_parse_stopped_by_an_interrupt_raised_as_it_is_is_not_resumed_by_the_n
         def reset(self):
             real.reset()
 
-    monkeypatch.setitem(ast._PARSERS, "bash", InterruptedOnReturn())
+    monkeypatch.setitem(parsing._PARSERS, "bash", InterruptedOnReturn())
     with pytest.raises(KeyboardInterrupt):
         ast.chunk_syntax(slow, "many.sh", language="bash")
-    monkeypatch.setitem(ast._PARSERS, "bash", real)
+    monkeypatch.setitem(parsing._PARSERS, "bash", real)
     script = "deploy() {\n  echo deploying\n}\n\nrollback() {\n  echo rolling back\n}\n"
     assert {c.symbol for c in chunks_of(script, "ops.sh", "bash", policy=TINY)} >= {"deploy", "rollback"}
 
@@ -1816,9 +1818,9 @@ def test_reading_the_names_of_a_file_of_many_definitions_costs_about_the_names(m
     """A node's text in a tree parsed from a read callback is read through it again, one slice per
     node however short: with 64 KB slices the names of a generated 1 MB file of constants cost 7 s
     (each name copied 64 KB)."""
-    from retrieval.chunking import ast
+    from retrieval.chunking import ast, parsing
 
-    real = ast._parser
+    real = parsing.parser_for
     handed = []
 
     class Counting:
@@ -1835,7 +1837,7 @@ def test_reading_the_names_of_a_file_of_many_definitions_costs_about_the_names(m
         def reset(self):
             self.parser.reset()
 
-    monkeypatch.setattr(ast, "_parser", lambda grammar: Counting(real(grammar)))
+    monkeypatch.setattr(parsing, "parser_for", lambda grammar: Counting(real(grammar)))
     text = "".join(f"X{i} = {i}\n" for i in range(5000))
     chunks = ast.chunk_syntax(text, "consts.py", language="python")
     assert_verbatim(text, chunks)
