@@ -39,8 +39,7 @@ class Reporter:
     def __init__(self, stream: TextIO | None = None, interactive: bool | None = None, messages: bool = True):
         self.stream = stream if stream is not None else sys.stderr
         if interactive is None:
-            isatty = getattr(self.stream, "isatty", None)
-            interactive = bool(isatty and isatty())
+            interactive = redraws(self.stream)
         self.interactive = interactive
         self.messages = messages or interactive  # False: other messages on a terminal only
         self._line = False  # a progress line is on screen
@@ -91,6 +90,13 @@ class Reporter:
 
     def close(self) -> None:
         self._erase()
+
+
+def redraws(stream) -> bool:
+    """Whether a line can be rewritten in place on `stream`: a terminal, unless it says it cannot
+    move the cursor (TERM=dumb: an editor's shell buffer printed every `\x1b[K` as text)."""
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
 def _columns(stream) -> int:

@@ -978,9 +978,11 @@ def status(root: str) -> list[dict]:
     rows = []
     seen: dict = {}  # stat results, shared by the indexes' checks (see is_current)
     for name, spec in sorted(REGISTRY.items(), key=lambda kv: (kv[0] != "lexical", kv[0])):  # lexical first
-        row: dict = {"retriever": name, "state": "missing", "profile": None, "files": 0, "chunks": 0, "tokens": 0,
-                     "primary_language": None, "languages": {}, "created": None, "updated": None,
-                     "store_bytes": 0, "skipped": {}}
+        # Every key in every row (`reason` null when there is none to give, `chunking` {} unless a
+        # structure-aware chunker built it): one schema for scripts reading `status --json`.
+        row: dict = {"retriever": name, "state": "missing", "reason": None, "profile": None, "files": 0, "chunks": 0,
+                     "tokens": 0, "primary_language": None, "languages": {}, "chunking": {}, "created": None,
+                     "updated": None, "store_bytes": 0, "skipped": {}}
         reason = spec.unavailable_reason()
         if reason:
             row["state"], row["reason"] = "unavailable", reason

@@ -11,6 +11,7 @@ import threading
 
 import click
 
+from .progress import redraws
 from .streams import discard_stdout
 
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a command stopped by Ctrl-C
@@ -36,7 +37,24 @@ def _catch_sigterm():
     return signal.signal(signal.SIGTERM, _raise_terminated)
 
 
+def _output_failed(exc: OSError):
+    """A closed pipe ends the command quietly with exit 0; any other failure to write stdout (a full
+    disk, > /dev/full) is one error line and exit 1. What a command does not report itself."""
+    discard_stdout()
+    if exc.errno == errno.EPIPE:
+        raise click.exceptions.Exit(0)
+    click.echo(f"error: cannot write the output: {exc.strerror or exc}", err=True)
+    raise click.exceptions.Exit(1)
+
+
 class ShellGroup(click.Group):
+    def make_context(self, *args, **kwargs) -> click.Context:
+        # The group's own --version and --help print here, while its options are parsed.
+        try:
+            return super().make_context(*args, **kwargs)
+        except OSError as exc:
+            _output_failed(exc)
+
     def invoke(self, ctx: click.Context):
         previous = _catch_sigterm()
         try:
@@ -45,17 +63,12 @@ class ShellGroup(click.Group):
                 sys.stdout.flush()  # a closed pipe shows here, not at exit
             return value
         except OSError as exc:
-            discard_stdout()
-            if exc.errno == errno.EPIPE:
-                ctx.exit(0)
-            # What a command does not report itself is the output failing: a full disk (> /dev/full).
-            click.echo(f"error: cannot write the output: {exc.strerror or exc}", err=True)
-            ctx.exit(1)
+            _output_failed(exc)
         except MemoryError:  # a memory limit (ulimit -v, a container's): one line, not a traceback
             click.echo("error: out of memory", err=True)
             ctx.exit(1)
         except KeyboardInterrupt as exc:
-            if sys.stderr.isatty():
+            if redraws(sys.stderr):
                 sys.stderr.write("\r\x1b[K")  # no half-drawn progress line left behind
             ctx.exit(EXIT_TERMINATED if isinstance(exc, Terminated) else EXIT_INTERRUPTED)
         finally:

@@ -575,6 +575,27 @@ def test_status_json_describes_each_retriever(run, sample_repo, rewrite):
     assert status()["lexical"]["state"] == "ready"
 
 
+def test_every_status_json_row_has_the_same_keys_whatever_its_retriever_or_state(run, sample_repo):
+    """A script reads `row["reason"]` or `row["chunking"]` of any row: they were missing from the
+    rows with nothing to say (reason: only unavailable, error and outdated rows had it; chunking only
+    treesitter's)."""
+    def rows():
+        result = run("status", "--root", sample_repo, "--json")
+        assert result.exit_code == 0, result.stderr
+        return json.loads(result.stdout)["retrievers"]
+
+    before = rows()
+    run("index", "--root", sample_repo)
+    after = rows()
+    assert {row["state"] for row in after} >= {"ready", "missing"}  # lexical+ctx is not part of `index` (all)
+    every = before + after
+    assert all(set(row) == set(every[0]) for row in every), [sorted(row) for row in every]
+    assert all(row["reason"] is None or isinstance(row["reason"], str) for row in every)
+    assert all(isinstance(row["chunking"], dict) for row in every)
+    lexical = next(row for row in after if row["retriever"] == "lexical")
+    assert lexical["reason"] is None and lexical["chunking"] == {}
+
+
 def test_status_text_has_one_line_per_retriever(run, sample_repo):
     run("index", "--root", sample_repo)
     result = run("status", "--root", sample_repo)

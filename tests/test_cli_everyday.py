@@ -363,6 +363,26 @@ def test_output_that_cannot_be_written_is_one_error_line(sample_repo):
     assert proc.stderr.decode() == f"error: cannot write the output: {os.strerror(errno.ENOSPC)}\n"
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["query", "--help"]])
+def test_version_and_help_into_a_full_disk_or_a_closed_pipe_end_as_any_output_does(args):
+    """The group's own --version and --help print while its options are parsed, before a command
+    runs: a full disk there was a traceback, and a closed pipe exit 1."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "retrieval.cli", *args], stdout=full, stderr=subprocess.PIPE,
+                              timeout=60)
+    said = f"error: cannot write the output: {os.strerror(errno.ENOSPC)}\n"
+    assert (proc.returncode, proc.stderr.decode()) == (1, said)
+    reader, writer = os.pipe()
+    os.close(reader)  # a reader gone before the first byte, as `| head -0` leaves it
+    try:
+        proc = subprocess.run([sys.executable, "-m", "retrieval.cli", *args], stdout=writer, stderr=subprocess.PIPE,
+                              timeout=60)
+    finally:
+        os.close(writer)
+    assert (proc.returncode, proc.stderr) == (0, b"")
+
+
 def test_a_command_started_with_stdout_closed_runs_without_a_traceback(sample_repo):
     proc = subprocess.run(["bash", "-c", 'exec "$@" >&-', "_", sys.executable, "-m", "retrieval.cli", "query",
                            "config", "--root", str(sample_repo)], stderr=subprocess.PIPE, timeout=60)
@@ -451,6 +471,45 @@ def test_a_first_build_off_a_terminal_prints_no_progress(run, wide_repo, monkeyp
     assert all(": embedding chunks no cache holds yet;" in line for line in lines)
     assert len(lines) == len({line.split(":")[0] for line in lines})
     assert result.stdout.startswith("lexical: indexed " if command == ["index"] else "pkg/")
+
+
+def stderr_on_a_terminal(root, term: str) -> bytes:
+    """What `index --retriever lexical` writes to a stderr that is a terminal of type `term`."""
+    import pty
+
+    code = ("import itertools, sys, time\n"
+            "ticks = itertools.count()\n"
+            "time.monotonic = lambda: float(next(ticks))  # every file is due a tick, however fast\n"
+            "from retrieval.cli import main\n"
+            f"sys.argv = ['retrieval', 'index', '--retriever', 'lexical', '--root', {str(root)!r}]\n"
+            "main()\n")
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.DEVNULL, stderr=follower,
+                                env={**os.environ, "TERM": term})
+    finally:
+        os.close(follower)  # the child's copy is the only one left: its exit ends the reading below
+    out = b""
+    try:
+        while True:  # read as it comes: a full terminal buffer would block the child
+            try:
+                data = os.read(leader, 1 << 16)
+            except OSError:  # EIO: the terminal's other end closed, all of it read
+                break
+            if not data:
+                break
+            out += data
+    finally:
+        os.close(leader)
+    assert proc.wait(timeout=120) == 0
+    return out
+
+
+def test_a_terminal_that_cannot_move_the_cursor_gets_no_progress_escapes(wide_repo, copy_tree):
+    """TERM=dumb (an editor's shell buffer) shows `\\x1b[K` as text: progress is left out there, as
+    colour is, while another terminal still gets its line rewritten in place."""
+    assert b"\x1b[K" in stderr_on_a_terminal(copy_tree(wide_repo), "xterm")
+    assert b"\x1b" not in stderr_on_a_terminal(wide_repo, "dumb")
 
 
 def test_a_read_only_store_error_suggests_an_index_directory_elsewhere(run, sample_repo, monkeypatch):

@@ -14,6 +14,7 @@ import time
 from typing import Callable, Iterable
 
 from ..embed import BATCH_SIZE as MODEL_BATCH, NUMPY_MAX_TEXTS
+from ..progress import redraws
 from ..records import Chunk, SourceFile
 from ..settings import env_float, env_int
 from . import store as vstore
@@ -42,7 +43,7 @@ class TerminalProgress:
     def __init__(self, label: str, stream=None):
         self.label = label
         self.stream = stream or sys.stderr
-        self.enabled = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.enabled = redraws(self.stream)  # a terminal that can rewrite a line (not TERM=dumb)
         self.started = time.monotonic()
         self.last = 0.0
         self.shown = False

@@ -4,6 +4,7 @@ The model loads once per test process (retrieval.embed.get_embedder caches it).
 """
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -930,15 +931,15 @@ def test_the_candidate_pool_does_not_follow_top_k_so_the_first_hits_do_not_eithe
     assert first[20][:5] == first[5]
 
 
-def test_on_a_terminal_embedding_says_it_started_at_once_and_never_prints_the_queue_as_a_total():
-    import io
+class Terminal(io.StringIO):
+    def isatty(self):
+        return True
 
+
+def test_on_a_terminal_embedding_says_it_started_at_once_and_never_prints_the_queue_as_a_total(monkeypatch):
     from retrieval.vectors.build import TerminalProgress
 
-    class Terminal(io.StringIO):
-        def isatty(self):
-            return True
-
+    monkeypatch.setenv("TERM", "xterm")
     screen = Terminal()
     progress = TerminalProgress("hybrid", screen)
     progress.begin()  # before the first batch: a minute of silence on 2 cores otherwise
@@ -948,6 +949,19 @@ def test_on_a_terminal_embedding_says_it_started_at_once_and_never_prints_the_qu
     progress(256, 300)
     shown = screen.getvalue()
     assert "256/256" not in shown and "embedded 256 chunks" in shown and "44 queued" in shown
+
+
+def test_on_a_terminal_that_cannot_move_the_cursor_embedding_says_it_started_in_one_plain_line(monkeypatch):
+    """TERM=dumb (an editor's shell buffer) printed each `\\r...\\x1b[K` redraw as text."""
+    from retrieval.vectors.build import TerminalProgress
+
+    monkeypatch.setenv("TERM", "dumb")
+    screen = Terminal()
+    progress = TerminalProgress("hybrid", screen)
+    progress.begin()
+    progress(256, 300, final=True)
+    assert screen.getvalue() == ("hybrid: embedding chunks no cache holds yet; this can take minutes, and what is "
+                                 "embedded is kept if the command is interrupted\n")
 
 
 def test_hybrid_builds_its_lexical_arm_in_process_and_leaves_the_environment_alone(make_tree, monkeypatch):
