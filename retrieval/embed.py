@@ -147,6 +147,11 @@ def resolve_model(name: str | None) -> tuple[str, str]:
         return directory, f"{DEFAULT_MODEL}@{DEFAULT_SHA256[:12]}"
     if os.path.isdir(name):
         directory = os.path.abspath(name)
+        # Told before its files are hashed (`--embed-model /tmp` walked all of /tmp) and before torch
+        # loads: a saved model has one of these at its top.
+        if not any(os.path.isfile(os.path.join(directory, f)) for f in ("modules.json", "config.json")):
+            raise EmbedderError(f"{directory} is not a model directory (it has no modules.json or config.json): "
+                                "pass the directory a sentence-transformers model was saved to")
         # Named by content, not path: a copy of the model elsewhere reuses what this one embedded.
         return directory, f"dir@{directory_stamp(directory)}"
     # A hub name: only what is already in the local cache, never a download.

@@ -599,6 +599,25 @@ def test_a_remembered_model_that_is_gone_makes_status_say_error_and_says_how_to_
     assert result.exit_code == 1 and hint in result.output
 
 
+def test_a_directory_that_holds_no_model_is_refused_in_one_line_before_its_files_are_read(
+        sample_repo, run, tmp_path, monkeypatch):
+    """`--embed-model /tmp` hashed every file under /tmp before torch failed to load it (an error
+    naming a temporary file that had vanished meanwhile)."""
+    from retrieval import embed
+
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")
+    plain = tmp_path / "not-a-model"
+    (plain / "sub").mkdir(parents=True)
+    (plain / "sub" / "notes.txt").write_text("hello\n")
+    read = []
+    monkeypatch.setattr(embed, "file_digests", lambda paths: read.extend(paths) or ["x"] * len(paths))
+    result = run("index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", str(plain))
+    assert result.exit_code == 1 and read == []
+    (line,) = result.output.strip().splitlines()
+    assert line == (f"error: turbovec: {plain} is not a model directory (it has no modules.json or config.json): "
+                    "pass the directory a sentence-transformers model was saved to")
+
+
 def test_a_model_directory_changed_in_place_is_another_model_and_nothing_of_the_old_one_is_reused(
         sample_repo, run, tmp_path, monkeypatch):
     from retrieval import embed
