@@ -6,7 +6,7 @@ Text form, one block per hit:
        995│ ...
       1005│ class APIRouter(routing.Router):
 
-with a blank line between hits when lines are shown. Colour only on a terminal, never with NO_COLOR.
+with a blank line between hits when lines are shown. Colour only on a terminal (or with FORCE_COLOR), never with NO_COLOR.
 """
 from __future__ import annotations
 
@@ -140,8 +140,14 @@ def within_budget(hits: list[SearchHit], snippets: dict, budget: int, cost: Cost
 
 def use_colour(stream) -> bool:
     """Colour when writing to a terminal, unless NO_COLOR is set (https://no-color.org) or the
-    terminal says it has none (TERM=dumb: an editor's shell buffer, showing escapes as text)."""
-    if os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb":
+    terminal says it has none (TERM=dumb: an editor's shell buffer, showing escapes as text);
+    FORCE_COLOR (https://force-color.org) colours a pipe too (`| less -R`), NO_COLOR still winning
+    (as Python's own colours decide)."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
         return False
     isatty = getattr(stream, "isatty", None)
     return bool(isatty and isatty())

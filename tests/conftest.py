@@ -85,6 +85,8 @@ def _no_store_environment(monkeypatch, tmp_path_factory):
     # user's home): off, except in the tests of that cache.
     monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", "off")
     monkeypatch.setenv("RETRIEVAL_CONTEXT_CACHE", "off")  # the same for model-written contexts
+    # A CI runner's FORCE_COLOR would colour every piped output the tests read.
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
 
 
 def write_tree(root: Path, files: dict) -> Path:

@@ -29,6 +29,19 @@ def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
     assert use_colour(Terminal()) is False
 
 
+def test_force_color_colours_a_pipe_but_no_color_still_wins(monkeypatch):
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("FORCE_COLOR", "1")
+    assert use_colour(io.StringIO()) is True
+    monkeypatch.setenv("TERM", "dumb")
+    assert use_colour(io.StringIO()) is True  # asked for in so many words
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert use_colour(Terminal()) is False
+    monkeypatch.setenv("FORCE_COLOR", "")  # set but empty: not asked
+    monkeypatch.delenv("NO_COLOR")
+    assert use_colour(io.StringIO()) is False
+
+
 def test_no_colour_on_a_terminal_that_says_it_has_none(monkeypatch):
     """TERM=dumb (an editor's shell buffer) showed the escape sequences as text."""
     monkeypatch.delenv("NO_COLOR", raising=False)

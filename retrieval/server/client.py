@@ -26,7 +26,7 @@ ENV_PREFIX = "RETRIEVAL_"
 ENV_IGNORED = {"RETRIEVAL_NO_SERVER", "RETRIEVAL_TESTS_NO_NETWORK", "RETRIEVAL_JOBS"}
 # Environment a command reads for itself alone (a default of its options): the server applies the
 # caller's for that one call instead of refusing a caller whose value differs from its own.
-ENV_PER_CALL = {"RETRIEVAL_RETRIEVER", "NO_COLOR", "TERM"}
+ENV_PER_CALL = {"RETRIEVAL_RETRIEVER", "NO_COLOR", "FORCE_COLOR", "TERM"}
 # Not ours, but they decide what a command does: git's per-user ignore file is found through them
 # (`~/.config/git/ignore`, core.excludesFile in `~/.gitconfig`), and `~` is the home a root is
 # refused at. A caller whose differ runs the command itself.
