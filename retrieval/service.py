@@ -23,7 +23,7 @@ from .progress import Tick
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
 from .records import SearchHit
 from .settings import env_float, env_int
-from .retrievers.base import REGISTRY, Released, build_retriever, check_search_args, get_spec
+from .retrievers.base import REGISTRY, Released, build_retriever, check_bm25, check_search_args, get_spec
 from .store import layout
 from .store.atomic import remove_stale_temps
 from .store.lock import LockBusy, LockDamaged, WriterLock, writer as lock_writer
@@ -101,6 +101,29 @@ class IndexOptions:
 
     @classmethod
     def from_json(cls, data: dict) -> "IndexOptions":
+        """The options a manifest remembers; ValueError naming the first one of the wrong shape (a
+        hand-edited manifest: a string of globs read as one glob a character, a negative size cap
+        indexing nothing, a policy not a mapping crashing the chunker)."""
+        def bad(key: str) -> ValueError:
+            return ValueError(f"its remembered option {key} is {str(data.get(key))[:40]!r}")
+
+        for key in ("include", "exclude"):
+            if not isinstance(data.get(key, []), list) or not all(isinstance(g, str) for g in data.get(key, [])):
+                raise bad(key)
+        if data.get("max_bytes") is not None and not _positive_int(data["max_bytes"]):
+            raise bad("max_bytes")
+        policy = data.get("policy", {})
+        if (not isinstance(policy, dict) or not set(policy) <= set(ChunkingPolicy().fingerprint())
+                or not all(map(_positive_int, policy.values()))):
+            raise bad("policy")
+        bm25 = data.get("bm25")
+        if bm25 and (not isinstance(bm25, list) or len(bm25) != 2):
+            raise bad("bm25")
+        for key in ("embed_model", "context_model"):
+            if data.get(key) is not None and not isinstance(data[key], str):
+                raise bad(key)
+        if not isinstance(data.get("profile", "code"), str):
+            raise bad("profile")
         return cls(
             include=tuple(data.get("include", ())),
             exclude=tuple(data.get("exclude", ())),
@@ -117,6 +140,10 @@ class IndexOptions:
         if self.profile == "prose":  # a file is one document, as in a document collection
             return whole_file(text, f.path, language=f.language, kind=f.kind)
         return chunk_lines(text, f.path, language=f.language, kind=f.kind, policy=self.policy)
+
+
+def _positive_int(value) -> bool:
+    return type(value) is int and value > 0
 
 
 def options_given(remembered: IndexOptions | None, *, include=(), exclude=(), max_bytes=None, profile=None,
@@ -255,7 +282,7 @@ def remembered_options(root: str, name: str = "lexical") -> IndexOptions | None:
         if cached is not None and cached[0] == _manifest_key(store, name):
             manifest = cached[1]
         else:
-            manifest = layout.read_manifest(store, name)
+            manifest = read_manifest(store, name)
         return IndexOptions.from_json(manifest["config"]["options"]) if manifest else None
     except (layout.ManifestProblem, layout.StoreError, ValueError, TypeError):
         return None
@@ -327,6 +354,20 @@ def _ctimes(manifest: dict) -> dict[str, int]:
 def _config(retriever, options: IndexOptions) -> dict:
     fp = getattr(retriever, "fingerprint", None)
     return {"options": options.to_json(), "retriever": fp() if fp else {}, "version": 1}
+
+
+def _config_change(old, new, key: str = "") -> str:
+    """The first setting in which two index configs differ, `terms.features 21, now 22`."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        for k in sorted(set(old) | set(new), key=str):
+            if old.get(k, _ABSENT) != new.get(k, _ABSENT):
+                inner = k if key in ("", "retriever") else f"{key}.{k}"  # the retriever's own, unprefixed
+                return _config_change(old.get(k, _ABSENT), new.get(k, _ABSENT), inner)
+    shown = ["none" if v is _ABSENT else str(v)[:40] for v in (old, new)]
+    return f"{key or 'config'} {shown[0]}, now {shown[1]}"
+
+
+_ABSENT = object()
 
 
 def _watch_json(discovery: Discovery) -> dict:
@@ -416,9 +457,22 @@ def _rebuilding(progress: Progress, name: str, damage: BaseException) -> None:
     progress(f"note: the {name} index is damaged ({first_line(damage)}); rebuilding it")  # one line, as every note
 
 
+def read_manifest(store: str, name: str) -> dict | None:
+    """layout.read_manifest, its remembered options checked too (ManifestProblem when unusable)."""
+    manifest = layout.read_manifest(store, name)
+    if manifest is not None:
+        try:
+            options = IndexOptions.from_json(manifest["config"]["options"])
+            if options.bm25:
+                check_bm25(*options.bm25)
+        except (ValueError, TypeError) as exc:
+            raise layout.ManifestProblem(f"the {name} index is corrupt ({exc})") from None
+    return manifest
+
+
 def _open_manifest(store: str, name: str, progress: Progress) -> dict | None:
     try:
-        return layout.read_manifest(store, name)
+        return read_manifest(store, name)
     except layout.ManifestProblem as exc:
         progress(f"note: {exc}; rebuilding it")
         return None
@@ -498,6 +552,11 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     _use_profile(retriever, name, options.profile)
     config = _config(retriever, options)
     if manifest is not None and (force or manifest.get("config") != config):
+        if not force and manifest["config"].get("options") == config["options"]:
+            # Not options given now: the index was written by another version of this code (an
+            # older or a newer one) or under another setting; rebuilt, and said, not silently.
+            progress(f"note: the {name} index was built by another version of retrieval or with other "
+                     f"settings ({_config_change(manifest['config'], config)}); rebuilding it")
         manifest = None  # options changed: start from nothing, old segments are collected below
     walk_options = options.discovery(store)
     checked = time.time_ns()  # before any stat: what the entries recorded below are judged against
@@ -837,7 +896,7 @@ def open_index(
             continue
         built = None  # the manifest's retriever, built once: to judge the index and to open it
         current = manifest is not None and (stale_ok or is_current(root, manifest))
-        if current and not stale_ok:
+        if current:  # with --stale-ok too: stale files are allowed, terms of another version are not
             built = _retriever_of(name, manifest)
             current = not built[1]
         if not current:
@@ -851,6 +910,11 @@ def open_index(
             except (layout.StoreError, WorkerLost) as exc:
                 if manifest is None:
                     raise
+                if _retriever_of(name, manifest)[1]:
+                    # Its terms or chunks were made another way (another version's index in a
+                    # read-only checkout): answering from it would be wrong hits, not stale ones.
+                    raise layout.StoreError(f"{exc}; the index there was built by another version of retrieval "
+                                            "or with other settings, so it cannot answer") from exc
                 # A full disk, a read-only store or a build worker killed (out of memory) must not
                 # stop a query the old snapshot can answer.
                 _note_once(notes, f"{exc}; {PREVIOUS_SNAPSHOT}")
@@ -989,7 +1053,7 @@ def status(root: str) -> list[dict]:
         try:
             # Refused as a query refuses it (see open_index): read through it, status said `ready`.
             layout.refuse_symlink(layout.retriever_dir(store, name))
-            manifest = layout.read_manifest(store, name)
+            manifest = read_manifest(store, name)
         except (layout.ManifestProblem, layout.StoreError) as exc:
             row["state"], row["reason"] = "error", str(exc)
             if isinstance(exc, layout.ManifestProblem):

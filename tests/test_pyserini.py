@@ -222,6 +222,69 @@ def test_a_garbled_document_table_is_rebuilt_by_the_next_query(make_tree, run):
     assert "the pi-serini index is damaged" in result.stderr
 
 
+def _rewrite_table(root, change, *, checked: bool) -> None:
+    """Edit the document table's columns into other valid JSON: keeping its checksum, or in the
+    form written before it had one."""
+    from retrieval.lucene.index import _read_columns
+
+    (table,) = (root / ".retrieval" / "pi-serini").glob("lucene-*/docs.json")
+    columns = _read_columns(str(table.parent))
+    change(columns)
+    body = json.dumps(columns, separators=(",", ":")).encode()
+    data = table.read_bytes()
+    at = data.find(b',"columns":') + len(b',"columns":')
+    table.write_bytes(data[:at] + body + b"}" if checked else body)
+
+
+def _swap_first_paths(c):
+    c["paths"][0], c["paths"][1] = c["paths"][1], c["paths"][0]
+
+
+@pytest.mark.parametrize("change, checked", [
+    (_swap_first_paths, True),
+    (lambda c: c["end"].__setitem__(0, -5), False),
+    (lambda c: c["start"].__setitem__(0, "x"), False),
+    (lambda c: c["file"].__setitem__(0, 99), False),
+    (lambda c: c.__setitem__("id", "x"), False),
+], ids=["paths-swapped", "negative-end", "start-a-string", "file-out-of-range", "ids-a-string"])
+def test_a_document_table_edited_into_other_files_or_lines_is_rebuilt_not_answered(make_tree, change, checked):
+    """The table names each hit's file and lines: edited, hits went to the other file, to line -5,
+    or silently vanished (their ids unknown)."""
+    root = make_tree(CODE)
+    before = [(h.docid, round(h.score, 4)) for h in service.search(root, "token route", retriever="pi-serini").hits]
+    _rewrite_table(root, change, checked=checked)
+    service._OPEN.clear()
+    notes = []
+    after = service.search(root, "token route", retriever="pi-serini", progress=notes.append).hits
+    assert [(h.docid, round(h.score, 4)) for h in after] == before
+    assert len(notes) == 1 and "docs.json is damaged" in notes[0] and "rebuilding" in notes[0], notes
+
+
+def test_a_document_table_written_before_its_checksum_is_read_as_it_was(make_tree):
+    root = make_tree(CODE)
+    before = [(h.docid, round(h.score, 4)) for h in service.search(root, "token route", retriever="pi-serini").hits]
+    _rewrite_table(root, lambda c: None, checked=False)
+    service._OPEN.clear()
+    notes = []
+    after = service.search(root, "token route", retriever="pi-serini", progress=notes.append).hits
+    assert [(h.docid, round(h.score, 4)) for h in after] == before and notes == []
+
+
+def test_a_state_edited_to_name_no_lucene_version_is_rebuilt_not_an_empty_answer(make_tree):
+    """A state naming no version read as an empty index: no hits, and no word why."""
+    root = make_tree(CODE)
+    before = [(h.docid, round(h.score, 4)) for h in service.search(root, "token route", retriever="pi-serini").hits]
+    manifest = root / ".retrieval" / "pi-serini" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["state"]["index"] = None
+    manifest.write_text(json.dumps(data))
+    service._OPEN.clear()
+    notes = []
+    after = service.search(root, "token route", retriever="pi-serini", progress=notes.append).hits
+    assert [(h.docid, round(h.score, 4)) for h in after] == before
+    assert len(notes) == 1 and "damaged" in notes[0] and "rebuilding" in notes[0], notes
+
+
 def test_what_java_prints_on_stderr_while_held_is_passed_on_after_success(capfd):
     from retrieval.lucene import jvm
 

@@ -112,11 +112,38 @@ def test_a_moved_store_is_used_for_indexing_and_cleaning(sample_repo, tmp_path, 
     assert os.path.isdir(layout.store_dir(str(other)))
 
 
+def test_an_index_directory_variable_naming_a_dangling_link_says_so_in_one_line(sample_repo, tmp_path, monkeypatch,
+                                                                              run):
+    link = tmp_path / "indexes"
+    link.symlink_to(tmp_path / "gone")
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(link))
+    result = run("query", "--root", sample_repo, "LRUCache")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: RETRIEVAL_INDEX_DIR={link} is a symbolic link to {tmp_path / 'gone'}, which does not exist: "
+        "create that directory or point the variable at another (or unset it)"]
+
+
 def test_the_store_keeps_itself_out_of_git(sample_repo):
     service.refresh(str(sample_repo))
     assert (sample_repo / ".retrieval" / ".gitignore").read_text() == "*\n"
     marker = json.loads((sample_repo / ".retrieval" / "STORE.json").read_text())
     assert marker == {"schema": layout.SCHEMA, "root": str(sample_repo)}
+
+
+def test_a_directory_of_the_users_where_the_store_goes_is_not_taken_over_so_clean_never_deletes_it(
+        sample_repo, run):
+    """It was: the first query wrote its index into it, and `clean` then removed it whole."""
+    mine = sample_repo / ".retrieval" / "notes.txt"
+    mine.parent.mkdir()
+    mine.write_text("my own notes\n")
+    result = run("query", "--root", sample_repo, "LRUCache")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: refusing to keep the index in {mine.parent}: it holds notes.txt, which retrieval did not write "
+        "(move that away, or set RETRIEVAL_INDEX_DIR to keep the index elsewhere)"]
+    assert run("clean", "--root", sample_repo).exit_code == 1
+    assert sorted(os.listdir(mine.parent)) == ["notes.txt"] and mine.read_text() == "my own notes\n"
 
 
 @pytest.mark.parametrize(
@@ -272,6 +299,17 @@ def test_a_truncated_segment_is_rebuilt_even_when_the_tree_changed_since(sample_
     assert any("rebuilding" in n for n in notes)
 
 
+def test_a_segment_whose_shard_count_was_edited_to_zero_is_rebuilt_not_a_crash(sample_repo, copy_tree):
+    """seg.json is read unchecked; a term's shard is its hash modulo the count (ZeroDivisionError)."""
+    service.refresh(str(sample_repo))
+    expected = clean_results(copy_tree, sample_repo)
+    seg = only_segment(sample_repo) / "seg.json"
+    seg.write_text(json.dumps(dict(json.loads(seg.read_text()), n_shards=0)))
+    notes = []
+    assert results(sample_repo, progress=notes.append) == expected
+    assert len(notes) == 1 and "seg.json is damaged" in notes[0] and "rebuilding" in notes[0], notes
+
+
 @pytest.mark.parametrize("missing", ["config", "state"])
 def test_a_manifest_missing_required_fields_is_rebuilt_not_a_crash(sample_repo, copy_tree, missing):
     service.refresh(str(sample_repo))
@@ -281,6 +319,88 @@ def test_a_manifest_missing_required_fields_is_rebuilt_not_a_crash(sample_repo, 
     manifest_file(sample_repo).write_text(json.dumps(data))
     service.refresh(str(sample_repo))  # what `retrieval index` does
     assert results(sample_repo) == expected  # what `retrieval query` does
+
+
+# -- an index written by another version ---------------------------------------------------------
+
+
+def edit_manifest(root, change) -> None:
+    data = json.loads(manifest_file(root).read_text())
+    change(data)
+    manifest_file(root).write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize("step", [-1, 1], ids=["older", "newer"])
+def test_an_index_whose_term_version_differs_is_rebuilt_with_one_line_saying_why(sample_repo, copy_tree, step):
+    from retrieval.lexical import features
+
+    service.refresh(str(sample_repo))
+    expected = clean_results(copy_tree, sample_repo)
+    written = features.VERSION + step
+    edit_manifest(sample_repo, lambda m: m["config"]["retriever"]["terms"].update(features=written))
+    notes = []
+    assert results(sample_repo, progress=notes.append) == expected
+    assert notes == [f"note: the lexical index was built by another version of retrieval or with other settings "
+                     f"(terms.features {written}, now {features.VERSION}); rebuilding it"]
+    assert json.loads(manifest_file(sample_repo).read_text())["config"]["retriever"]["terms"]["features"] == features.VERSION
+
+
+def test_an_index_of_another_version_is_rebuilt_not_read_even_when_staleness_is_allowed(sample_repo, copy_tree):
+    """--stale-ok allows files changed since; query terms made another way than the index's made
+    wrong hits (an index stemmed, read unstemmed)."""
+    service.refresh(str(sample_repo))
+    expected = clean_results(copy_tree, sample_repo)
+    edit_manifest(sample_repo, lambda m: m["config"]["retriever"]["terms"].update(stemming=False))
+    notes = []
+    assert results(sample_repo, stale_ok=True, progress=notes.append) == expected
+    assert len(notes) == 1 and "(terms.stemming False, now True); rebuilding it" in notes[0], notes
+
+
+def test_a_segment_of_a_newer_format_is_rebuilt_with_one_line_naming_both_formats(sample_repo, copy_tree):
+    from retrieval.lexical.segment import SEGMENT_FORMAT
+
+    service.refresh(str(sample_repo))
+    expected = clean_results(copy_tree, sample_repo)
+    seg = only_segment(sample_repo) / "seg.json"
+    seg.write_text(json.dumps(dict(json.loads(seg.read_text()), format=SEGMENT_FORMAT + 1)))
+    notes = []
+    assert results(sample_repo, progress=notes.append) == expected
+    assert len(notes) == 1 and notes[0].endswith(
+        f"has an unknown format ({SEGMENT_FORMAT + 1}; this version reads {SEGMENT_FORMAT})); rebuilding it"), notes
+
+
+def test_options_given_to_index_rebuild_it_without_calling_it_another_version(sample_repo):
+    service.refresh(str(sample_repo))
+    notes = []
+    service.refresh(str(sample_repo), options=service.IndexOptions(exclude=("docs/",)), progress=notes.append)
+    assert not [n for n in notes if "another version" in n]
+
+
+@pytest.mark.parametrize("step, age", [(-1, "an older"), (1, "a newer")])
+def test_a_manifest_of_another_schema_is_rebuilt_naming_the_version_that_wrote_it(sample_repo, copy_tree, step, age):
+    service.refresh(str(sample_repo))
+    expected = clean_results(copy_tree, sample_repo)
+    edit_manifest(sample_repo, lambda m: m.update(schema=layout.SCHEMA + step))
+    notes = []
+    assert results(sample_repo, progress=notes.append) == expected
+    assert notes == [f"note: the lexical index was written by {age} version of retrieval (store schema "
+                     f"{layout.SCHEMA + step}; this one reads {layout.SCHEMA}); rebuilding it"]
+    assert json.loads(manifest_file(sample_repo).read_text())["schema"] == layout.SCHEMA
+
+
+@pytest.mark.parametrize("option, value", [("include", "src/**"), ("exclude", 7), ("max_bytes", -5),
+                                           ("policy", []), ("policy", {"code": -1}), ("bm25", ["a", 1])])
+def test_remembered_options_edited_into_the_wrong_shape_are_a_damaged_index_rebuilt(sample_repo, copy_tree,
+                                                                                     option, value):
+    """A string of globs was one glob a character (nothing indexed: no hits, no word why), a
+    negative size cap indexed nothing, a policy not a mapping or a k1 not a number a traceback."""
+    service.refresh(str(sample_repo))
+    expected = clean_results(copy_tree, sample_repo)
+    edit_manifest(sample_repo, lambda m: m["config"]["options"].update({option: value}))
+    assert service.status(str(sample_repo))[0]["state"] == "error"
+    notes = []
+    assert results(sample_repo, progress=notes.append) == expected
+    assert len(notes) == 1 and "index is corrupt" in notes[0] and "rebuilding" in notes[0], notes
 
 
 def test_leftover_temp_files_from_a_crashed_writer_are_cleaned_up(sample_repo):

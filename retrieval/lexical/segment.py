@@ -249,7 +249,9 @@ class DiskSegment:
         except (OSError, ValueError) as exc:
             raise CorruptSegment(f"unreadable segment {os.path.basename(directory)}: {exc}") from exc
         if not isinstance(meta, dict) or meta.get("format") != SEGMENT_FORMAT:
-            raise CorruptSegment(f"segment {os.path.basename(directory)} has an unknown format")
+            written = meta.get("format") if isinstance(meta, dict) else None
+            known = f" ({written}; this version reads {SEGMENT_FORMAT})" if type(written) is int else ""
+            raise CorruptSegment(f"segment {os.path.basename(directory)} has an unknown format{known}")
         for name, size in meta["sizes"].items():
             try:
                 actual = os.path.getsize(os.path.join(directory, name))
@@ -266,6 +268,8 @@ class DiskSegment:
             raise CorruptSegment(f"segment {os.path.basename(directory)}: seg.json is damaged")
         self.n_docs = meta["n_docs"]
         self.n_shards = meta["n_shards"]
+        if type(self.n_shards) is not int or self.n_shards < 1:  # a term's shard is its hash modulo this
+            raise CorruptSegment(f"segment {os.path.basename(directory)}: seg.json is damaged")
         self.total_len = meta["total_len"]
         self._shards: dict[int, dict] = {}
         self._docs: tuple[array, array, array, array] | None = None

@@ -18,6 +18,7 @@ import json
 import os
 import shutil
 import tempfile
+import zlib
 
 from ..store.atomic import TMP_PREFIX, publish_dir, write_new
 from . import jvm
@@ -82,15 +83,45 @@ class Table:
                 columns["start"].append(start)
                 columns["end"].append(end)
         data = json.dumps(columns, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogatepass")
-        write_new(os.path.join(directory, TABLE), data)
+        write_new(os.path.join(directory, TABLE), _CHECKED % zlib.crc32(data) + data + b"}")
 
     def n_docs(self) -> int:
         return sum(len(entry[2]) for entry in self.files.values())
 
 
+# The table names every hit's file and lines, and no Lucene checksum covers it: it is written as
+# {"crc32": <of the columns' bytes>, "columns": {...}} (a table written before is read unchecked).
+_CHECKED = b'{"crc32":%d,"columns":'
+_COLUMNS_AT = b',"columns":'
+
+
 def _read_columns(directory: str) -> dict:
     with open(os.path.join(directory, TABLE), "rb") as fh:
-        return json.loads(fh.read().decode("utf-8", "surrogatepass"))
+        data = fh.read()
+    if data.startswith(_CHECKED[:9]):
+        at = data.find(_COLUMNS_AT)
+        body = data[at + len(_COLUMNS_AT):-1]
+        if at < 0 or not data[9:at].isdigit() or int(data[9:at]) != zlib.crc32(body) or data[-1:] != b"}":
+            raise ValueError(f"the Lucene index's {TABLE} is damaged")
+        data = body
+    columns = json.loads(data.decode("utf-8", "surrogatepass"))
+    if not _columns_ok(columns):  # a table of an unknown shape (or with a checksum's key renamed)
+        raise ValueError(f"the Lucene index's {TABLE} is damaged")
+    return columns
+
+
+def _columns_ok(c) -> bool:
+    if not isinstance(c, dict) or not all(isinstance(c.get(k), list) for k in
+                                          ("paths", "languages", "kinds", "file", "id", "start", "end")):
+        return False
+    n_files, n_docs = len(c["paths"]), len(c["id"])
+    return (len(c["languages"]) == len(c["kinds"]) == n_files
+            and len(c["file"]) == len(c["start"]) == len(c["end"]) == n_docs
+            and all(isinstance(x, str) for k in ("paths", "languages", "kinds", "id") for x in c[k])
+            and all(type(f) is int and 0 <= f < n_files for f in c["file"])
+            # (0: a document given without that line, in memory)
+            and all(type(a) is int and type(b) is int and 0 <= a and 0 <= b and (a <= b or not b)
+                    for a, b in zip(c["start"], c["end"])))
 
 
 def records(directory: str) -> dict[str, tuple]:
@@ -232,6 +263,8 @@ def check(directory: str, state: dict) -> None:
     """Raise when the version the state names is missing or lacks its table or commit point."""
     name = state.get("index")
     if not name:
+        if state.get("n_docs") != 0:  # a state edited into naming no version: every answer was empty
+            raise ValueError("the Lucene index's state names no version but counts documents")
         return
     path = os.path.join(directory, name)
     names = os.listdir(path)

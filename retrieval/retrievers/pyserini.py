@@ -308,7 +308,9 @@ class PyseriniRetriever:
             self.release()
             self._records, self._contexts, self._n_docs = {}, {}, 0
             name = state.get("index")
-            if name:
+            if not name:
+                lucene_index.check(directory, state)  # an empty index, or a state that lost its version
+            else:
                 with jvm.java_errors("Lucene could not open the index"):
                     self._open_version(directory, name)
             self._opened, self._released = True, False

@@ -59,6 +59,10 @@ def unwritable(action: str, store: str, exc: OSError) -> StoreError:
     moved = os.environ.get(ENV_INDEX_DIR)
     if moved and os.path.exists(moved) and not os.path.isdir(moved):
         message = f"{ENV_INDEX_DIR}={moved} is not a directory: point it at one (or unset it)"
+    elif moved and os.path.islink(moved) and not os.path.exists(moved):
+        # The error was the link's target's "No such file or directory", said of the store below it.
+        message = (f"{ENV_INDEX_DIR}={moved} is a symbolic link to {os.readlink(moved)}, which does not exist: "
+                   "create that directory or point the variable at another (or unset it)")
     elif getattr(exc, "errno", None) in _NOT_WRITABLE:
         message += f" (set {ENV_INDEX_DIR}=/a/writable/directory to keep indexes elsewhere)"
     elif getattr(exc, "errno", None) == errno.ENOTDIR:
@@ -101,6 +105,8 @@ def ensure_store(store: str) -> None:
     refuse_symlink(store)
     try:
         os.makedirs(store, exist_ok=True)
+        if not os.path.exists(os.path.join(store, "STORE.json")):
+            _refuse_foreign(store)
     except OSError as exc:
         raise unwritable("write", store, exc) from exc
 
@@ -117,6 +123,20 @@ def write_markers(store: str, root: str) -> None:
             write_bytes(gitignore, b"*\n")
     except OSError as exc:
         raise unwritable("write", store, exc) from exc
+
+
+def _refuse_foreign(store: str) -> None:
+    """A directory at the store's place that holds what no writer of ours puts there (a `.retrieval`
+    of the user's or of another tool) is not adopted: `clean` deletes a store whole, the user's
+    files with it."""
+    from ..retrievers.base import REGISTRY
+    from ..server.client import SERVE_DIRNAME
+
+    ours = {*REGISTRY, SERVE_DIRNAME, "lock", ".gitignore"}
+    foreign = sorted(n for n in os.listdir(store) if n not in ours and not n.startswith(TMP_PREFIX))
+    if foreign:
+        raise StoreError(f"refusing to keep the index in {store}: it holds {foreign[0]}, which retrieval did "
+                         f"not write (move that away, or set {ENV_INDEX_DIR} to keep the index elsewhere)")
 
 
 def refuse_symlink(path: str) -> None:
@@ -145,6 +165,12 @@ def read_manifest(store: str, name: str) -> dict | None:
     except ValueError:
         raise ManifestProblem(f"the {name} index is corrupt") from None
     if not isinstance(manifest, dict) or manifest.get("schema") != SCHEMA:
+        schema = manifest.get("schema") if isinstance(manifest, dict) else None
+        if type(schema) is int and schema > 0:
+            # Said as such: a newer version's index is rebuilt in this one's schema, not misread.
+            age = "a newer" if schema > SCHEMA else "an older"
+            raise ManifestProblem(f"the {name} index was written by {age} version of retrieval "
+                                  f"(store schema {schema}; this one reads {SCHEMA})")
         raise ManifestProblem(f"the {name} index has an old or unknown schema")
     config, state, files = manifest.get("config"), manifest.get("state"), manifest.get("files")
     if (

@@ -92,10 +92,20 @@ def write_generation(directory: str, name: str, *, model: str, dim: int, files: 
     del vectors
     sections = b"".join([np.asarray(c, dtype="<u4").tobytes() for c in (file_ids, starts, ends, crcs)] + [keys])
     header = {"n": n, "dim": dim, "model": model, "files": files, "row_crcs": True, "crc32": zlib.crc32(sections),
-              "tv_crc32": zlib.crc32(tv_bytes)}
+              "tv_crc32": zlib.crc32(tv_bytes), "files_crc32": _files_crc(files)}
     write_bytes(os.path.join(directory, name + ".rows"), _pack(ROWS_MAGIC, header, sections), durable=True)
     write_bytes(os.path.join(directory, name + ".tv"), tv_bytes, durable=True)
     return {"name": name, "n": n, "dim": dim, "model": model}
+
+
+# The keys a .rows header may have (written by this version or an earlier one): another is a
+# changed byte in a name (a checksum's key renamed leaves what it covers unchecked), or a newer format.
+ROWS_HEADER_KEYS = {"n", "dim", "model", "files", "row_crcs", "crc32", "tv_crc32", "files_crc32"}
+
+
+def _files_crc(files) -> int:
+    """The CRC-32 of the rows' file table (paths, languages, kinds), which the sections' does not cover."""
+    return zlib.crc32(json.dumps(files, separators=(",", ":"), ensure_ascii=False).encode("utf-8", "surrogateescape"))
 
 
 class Generation:
@@ -122,6 +132,10 @@ class Generation:
         # Rows with checksums came with the file's own: without it, a changed byte in its name.
         if ("crc32" in header or columns == 4) and zlib.crc32(memoryview(data)[at:]) != header.get("crc32"):
             raise VectorStoreError(f"vector rows {self.name} are damaged")
+        # The file table names each hit's path and kind: edited, hits went to other files, or to none.
+        if not set(header) <= ROWS_HEADER_KEYS or (
+                "files_crc32" in header and _files_crc(header["files"]) != header["files_crc32"]):
+            raise VectorStoreError(f"vector rows {self.name} are damaged (their file table)")
         self.n, self.dim, self.model = n, dim, header["model"]
         self.files: list[list[str]] = header["files"]  # [path, language, kind]
         self.file_ids = np.frombuffer(data, "<u4", n, at)

@@ -1142,6 +1142,33 @@ def test_vector_rows_changed_where_the_size_does_not_show_are_damage_not_other_s
     assert got == expected
 
 
+@pytest.mark.parametrize("edit", ["swap two paths", "another kind", "checksum renamed"])
+def test_vector_rows_whose_file_table_was_edited_are_damage_not_hits_in_other_files(sample_repo, copy_tree, edit):
+    """The rows' header names each row's file, and no checksum covered it: two paths swapped sent
+    hits to the other file, a kind changed moved a file's rank."""
+    from retrieval import service
+    from retrieval.vectors.store import ROWS_MAGIC, _pack, unpack_header
+
+    query = "remove an entry from the cache"
+    expected = [(h.docid, round(h.score, 4)) for h in service.search(copy_tree(sample_repo), query, retriever="turbovec").hits]
+    service.refresh(sample_repo, "turbovec")
+    path = sample_repo / ".retrieval" / "turbovec" / (_state(sample_repo)["generation"]["name"] + ".rows")
+    header, at = unpack_header(path.read_bytes(), ROWS_MAGIC, "rows")
+    files = header["files"]
+    if edit == "swap two paths":
+        files[0][0], files[-1][0] = files[-1][0], files[0][0]
+    elif edit == "another kind":
+        files[0][2] = "config" if files[0][2] != "config" else "code"
+    else:
+        header["files_crc33"] = header.pop("files_crc32")
+    path.write_bytes(_pack(ROWS_MAGIC, header, path.read_bytes()[at:]))
+    service._OPEN.clear()
+    notes = []
+    got = service.search(sample_repo, query, retriever="turbovec", progress=notes.append).hits
+    assert [(h.docid, round(h.score, 4)) for h in got] == expected
+    assert len(notes) == 1 and "file table" in notes[0] and "rebuilding" in notes[0], notes
+
+
 def test_hybrid_ranks_a_file_a_report_names_by_its_path_above_its_namesake():
     """The lexical signals apply once after fusion: the path a traceback names among them."""
     from retrieval import build_retriever

@@ -243,6 +243,28 @@ def test_a_read_only_store_gives_a_clear_error_to_index_and_an_old_answer_to_que
     assert "quokka" in run_cli(["query", "--root", sample_repo, "quokka habitat"]).stdout
 
 
+def test_a_read_only_store_written_by_another_version_is_one_error_not_its_answers(enforced, sample_repo):
+    """Its terms were made another way (here: stemmed, read unstemmed): it answered, marked only
+    stale, with hits of the wrong words."""
+    store = sample_repo / ".retrieval"
+    assert run_cli(["index", "--root", sample_repo]).returncode == 0
+    manifest = store / "lexical" / "manifest.json"
+    data = json.loads(manifest.read_text())
+    data["config"]["retriever"]["terms"]["stemming"] = False
+    manifest.write_text(json.dumps(data))
+    set_writable(store, False)
+    try:
+        for stale_ok in ([], ["--stale-ok"]):
+            proc = run_cli(["query", "--root", sample_repo, "retries config", *stale_ok], unprivileged=True)
+            assert proc.returncode == 1 and proc.stdout == ""
+            (line,) = proc.stderr.splitlines()
+            assert line.startswith(f"error: cannot write the index at {store}: ")
+            assert line.endswith("; the index there was built by another version of retrieval or with other "
+                                 "settings, so it cannot answer")
+    finally:
+        set_writable(store, True)
+
+
 @pytest.mark.extra("treesitter")
 def test_a_read_only_store_is_said_once_when_all_answers_from_every_previous_snapshot(enforced, sample_repo,
                                                                                       rewrite):
