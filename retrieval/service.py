@@ -698,6 +698,9 @@ def _settle_racy(root, manifest, files, discovery, max_bytes) -> None:
             racy_entries, checked, lambda p: read_source(by_path[p], max_bytes).digest if p in by_path else None)
 
 
+ASIDE = ".removing-"  # a store being removed is moved into <store>.removing-<pid>/ first (see clean)
+
+
 def clean(root: str, *, progress: Progress = _quiet) -> bool:
     """Remove the store of root (and nothing else). True when there was one."""
     store = layout.store_dir(root_path(root))
@@ -726,7 +729,20 @@ def clean(root: str, *, progress: Progress = _quiet) -> bool:
     except OSError as exc:
         raise layout.unwritable("remove", store, exc) from exc
     try:
-        shutil.rmtree(store)
+        # Moved aside first, then removed: a writer starting meanwhile (`index --retriever all`
+        # going on to its next retriever) recreated the lock in the store being removed, took it
+        # and wrote there, so the removal failed half done ("Directory not empty") or deleted an
+        # index that writer reported built. Now it builds a new store, and one that waited on this
+        # lock finds it removed. Aside, the store keeps its name, which walks prune: a clean
+        # killed half way leaves nothing a build would index (and the next clean removes it).
+        parent, name = os.path.split(store)
+        for leftover in os.listdir(parent):
+            if leftover.startswith(name + ASIDE):
+                shutil.rmtree(os.path.join(parent, leftover), ignore_errors=True)
+        aside = f"{store}{ASIDE}{os.getpid()}"
+        os.mkdir(aside)
+        os.rename(store, os.path.join(aside, name))
+        shutil.rmtree(aside)
     except OSError as exc:
         raise layout.unwritable("remove", store, exc) from exc
     finally:

@@ -342,6 +342,39 @@ def test_bm25_option_is_remembered_and_reaches_the_retriever(make_tree, run):
     assert run("index", "--root", root, "--bm25", "zero").exit_code == 2
 
 
+def test_builds_killed_one_after_another_leave_only_the_last_ones_temporary_directory(make_tree):
+    """A killed build's unfinished Lucene version (a `.tmp-*` directory) was removed only by a build
+    that committed: while each was killed (out of memory, every time), they piled up."""
+    import signal
+    import time
+
+    root = make_tree(CODE)
+    service.refresh(root, "pi-serini")
+    rdir = root / ".retrieval" / "pi-serini"
+
+    def temp_dirs() -> set:
+        return {p.name for p in rdir.iterdir() if p.name.startswith(".tmp-") and p.is_dir()}
+
+    command = [sys.executable, "-m", "retrieval.cli", "index", "--root", str(root), "--retriever", "pi-serini",
+               "--force"]
+    for _ in range(3):
+        before = temp_dirs()
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        try:
+            while not temp_dirs() - before:  # killed once its own temporary directory exists
+                assert child.poll() is None, "the build finished before it could be killed"
+                assert time.monotonic() < deadline
+                time.sleep(0.005)
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+        assert len(temp_dirs()) == 1, temp_dirs()
+    assert service.search(root, "refresh_token", retriever="pi-serini", stale_ok=True).hits
+    service.refresh(root, "pi-serini")
+    assert not temp_dirs()
+
+
 def test_a_fresh_process_prints_only_results_and_leaves_java_home_alone(make_tree, tmp_path):
     """Also when the user has the JVM log: its warnings and its log printed to stdout by default
     (`-XX:+UseLargePages` without large pages configured is a warning on every start), and the

@@ -40,6 +40,9 @@ REPLY_TIMEOUT = 600.0
 # How long a client waits for the server to start on its command: requests run one at a time, and
 # one behind a slow one (a first embedding build) waited up to REPLY_TIMEOUT; it now runs itself.
 STARTED_TIMEOUT = 3.0
+# A reply slower than this has the client say which writer its server waits for, as the command
+# itself says it after as long (retrieval.store.lock.WAIT_NOTE_AFTER, not imported: see above).
+SLOW_REPLY = 0.5
 
 
 def store_dir(root: str) -> str:
@@ -191,9 +194,10 @@ def connect(path: str, timeout: float = 2.0):
 
 
 def call(store: str, header: dict, *payloads: bytes, timeout: float = 2.0, reply_timeout: float = REPLY_TIMEOUT,
-         started_timeout: float | None = None):
+         started_timeout: float | None = None, slow=None):
     """Send one request to store's server; its (header, [stdout, stderr]). OSError/ValueError on trouble.
-    With `started_timeout`, the server must say it started on a command within that many seconds."""
+    With `started_timeout`, the server must say it started on a command within that many seconds;
+    `slow()` is called once when its reply then takes longer than a writer's wait note does."""
     sock = connect(socket_path(store), timeout)
     try:
         send(sock, header, *payloads)
@@ -202,6 +206,12 @@ def call(store: str, header: dict, *payloads: bytes, timeout: float = 2.0, reply
             first = receive(sock, "stdout_len", "stderr_len")
             if not first[0].get("started"):
                 return first  # refused (another version, another root): said at once
+        if slow is not None:
+            sock.settimeout(SLOW_REPLY)
+            try:
+                sock.recv(1, _socket.MSG_PEEK)  # nothing read: the reply is received whole below
+            except TimeoutError:
+                slow()
         sock.settimeout(reply_timeout)
         return receive(sock, "stdout_len", "stderr_len")
     finally:
@@ -218,9 +228,8 @@ def suspended(pid) -> bool:
         return False
 
 
-def stopped_server(store: str) -> int | None:
-    """The pid of store's server when it is suspended: it accepts a connection and reads nothing,
-    so every command waited seconds for it. Read from info.json without json (see the docstring)."""
+def _recorded_pid(store: str) -> int | None:
+    """The pid store's server recorded in its info.json, read without json (see the docstring)."""
     try:
         with open(os.path.join(serve_dir(store), "info.json"), "rb") as fh:
             data = fh.read(1 << 16)
@@ -228,7 +237,14 @@ def stopped_server(store: str) -> int | None:
         return None
     at = data.find(b'"pid": ')
     digits = data[at + 7 : at + 20].split(b",")[0].split(b"}")[0].strip() if at >= 0 else b""
-    return int(digits) if digits.isdigit() and suspended(int(digits)) else None
+    return int(digits) if digits.isdigit() else None
+
+
+def stopped_server(store: str) -> int | None:
+    """The pid of store's server when it is suspended: it accepts a connection and reads nothing,
+    so every command waited seconds for it."""
+    pid = _recorded_pid(store)
+    return pid if pid is not None and suspended(pid) else None
 
 
 def probe(store: str) -> dict | None:
@@ -318,7 +334,11 @@ def try_run(argv: list[str]) -> int | None:
                     raise ValueError("the query is too long")  # the command itself says so
             header = {"op": "run", "argv": argv, "cwd": os.getcwd(), "version": code_version(),
                       "env": environment(), "encodings": _encodings(), "stdin_len": len(stdin or b"")}
-            reply, (out, err) = call(store, header, stdin or b"", started_timeout=STARTED_TIMEOUT)
+            said: list[bytes] = []
+            slow = (lambda: said.append(_say_writer(store))) if argv[0] == "query" else None
+            reply, (out, err) = call(store, header, stdin or b"", started_timeout=STARTED_TIMEOUT, slow=slow)
+            if said and said[0]:  # the command's own note of that wait, in its stderr: said once
+                err = err.replace(said[0], b"", 1)
     except (OSError, ValueError, UnicodeError):
         reply = {}
     if not reply.get("ok") or not isinstance(reply.get("code"), int):
@@ -340,6 +360,26 @@ def try_run(argv: list[str]) -> int | None:
             sys.stderr.write(f"error: cannot write the output: {exc.strerror or exc}\n")
         return 1
     return reply["code"]
+
+
+def _say_writer(store: str) -> bytes:
+    """While a query's server waits for another process writing the index (a first build, which a
+    query waits out), say so as the command itself does: the server's notes come with its answer,
+    and a query behind a build of minutes was silent all along."""
+    from ..store.lock import writer
+
+    lock = os.path.join(store, "lock")  # layout.lock_path (the client imports nothing of the layout)
+    found = writer(lock)
+    if found is None or sys.stderr is None:
+        return b""
+    pid = found[0]
+    if pid is not None and pid == _recorded_pid(store):
+        return b""  # the server's own refresh, for this query: the command itself would not say it waits
+    who = f"process {pid}" if pid else "another process"
+    line = f"waiting for {who}, which is writing the index ({lock})\n"
+    sys.stderr.write(line)
+    sys.stderr.flush()
+    return line.encode("utf-8", "surrogateescape")
 
 
 def _encodings() -> dict:

@@ -104,9 +104,9 @@ def write_json(path: str, obj, *, durable: bool = False) -> int:
 
 
 def remove_stale_temps(directory: str, levels: int = 1) -> None:
-    """Remove the temporary files a killed writer left in directory and, for levels > 1, in its
-    subdirectories that far down (a retriever with arms writes in one each: hybrid's dense/ and
-    lexical/). Symbolic links are not followed. The caller holds the writer lock."""
+    """Remove the temporary files and directories a killed writer left in directory and, for
+    levels > 1, in its subdirectories that far down (a retriever with arms writes in one each:
+    hybrid's dense/ and lexical/). Symbolic links are not followed. The caller holds the writer lock."""
     try:
         entries = list(os.scandir(directory))
     except OSError:
@@ -114,7 +114,14 @@ def remove_stale_temps(directory: str, levels: int = 1) -> None:
     for entry in entries:
         if entry.name.startswith(TMP_PREFIX):
             try:
-                os.unlink(entry.path)
+                if entry.is_dir(follow_symlinks=False):
+                    # An unfinished version (pi-serini's Lucene directory): left to the collection
+                    # after a commit, one more piled up with each build killed before committing.
+                    import shutil  # here: its import costs a cold query more than it uses
+
+                    shutil.rmtree(entry.path, ignore_errors=True)
+                else:
+                    os.unlink(entry.path)
             except OSError:
                 pass
         elif levels > 1:

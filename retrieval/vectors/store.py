@@ -43,8 +43,13 @@ def generation_name(number: int) -> str:
 
 
 def next_generation(directory: str, state: dict | None) -> int:
-    """A number no file in the directory uses yet (a killed writer may have left some)."""
-    used = int(state.get("next", 1)) - 1 if state else 0
+    """The committed state's next number: a generation that a killed writer left under it is
+    replaced (nothing names it; taking a number past it, each build killed in turn left one more).
+    Without a state (a rebuild), a number no file in the directory uses yet: the committed
+    generation may be any of them."""
+    if state and state.get("next"):
+        return int(state["next"])
+    used = 0
     try:
         names = os.listdir(directory)
     except OSError:

@@ -168,3 +168,34 @@ def test_a_batch_larger_than_the_models_is_checkpointed_as_its_model_batches_fin
     monkeypatch.setattr(vstore, "write_checkpoint", counted)
     service.refresh(root, "turbovec")
     assert written == [BATCH_SIZE, BATCH_SIZE, files - 2 * BATCH_SIZE]
+
+
+def test_refreshes_stopped_one_after_another_while_writing_their_generation_leave_one_unfinished(
+        make_tree, rewrite, monkeypatch):
+    """Each refresh wrote its generation under a number past every file there, so each one killed
+    or interrupted after writing its vectors (the memory peak of a large build) left a whole
+    generation more in the store until one committed."""
+    from retrieval import service
+    from retrieval.vectors import build
+
+    root = make_tree({f"pkg/m{i}.py": module(i, 0) for i in range(4)}, name="stopped")
+    service.refresh(root, "turbovec")
+    before = spans(service.search(root, "retry the request", retriever="turbovec", top_k=5).hits)
+    store = root / ".retrieval" / "turbovec"
+    committed = {n for n in os.listdir(store) if n.startswith("vec-")}
+
+    def stopped(vectors, bits):  # the float vectors are on disk, the quantized index not yet
+        raise KeyboardInterrupt
+
+    real = build.build_turbovec
+    monkeypatch.setattr(build, "build_turbovec", stopped)
+    for version in (1, 2, 3):
+        rewrite(root / "pkg/m0.py", module(0, version))
+        with pytest.raises(KeyboardInterrupt):
+            service.refresh(root, "turbovec")
+        unfinished = {n.split(".")[0] for n in os.listdir(store) if n.startswith("vec-") and n not in committed}
+        assert len(unfinished) == 1, sorted(os.listdir(store))
+    assert spans(service.search(root, "retry the request", retriever="turbovec", top_k=5, stale_ok=True).hits) == before
+    monkeypatch.setattr(build, "build_turbovec", real)
+    service.refresh(root, "turbovec")
+    assert len([n for n in os.listdir(store) if n.startswith("vec-")]) == 3  # one generation: .f32, .rows, .tv

@@ -291,6 +291,56 @@ def test_clean_waits_for_a_writer_and_a_writer_that_waited_for_a_clean_writes_no
     assert not store.exists()
 
 
+def test_a_build_that_starts_while_clean_is_removing_the_store_keeps_its_index_and_clean_succeeds(make_tree,
+                                                                                                   monkeypatch):
+    """`index --retriever all` goes on to its next retriever while `clean` (which waited for the
+    lock) is deleting: that build recreated the lock inside the store being deleted, took it, and
+    clean then failed half done ("Directory not empty") or deleted the index the build reported."""
+    import shutil
+
+    from retrieval import service
+
+    root = make_repo(make_tree)
+    service.refresh(str(root), "lexical")
+    store = root / ".retrieval"
+    real_rmtree = shutil.rmtree
+    built, met = [], []
+
+    def rmtree_meeting_a_writer(path, *args, **kwargs):
+        if not met:  # clean's (the build's own removals pass through)
+            met.append(path)
+            # The lock's file is gone already (rmtree takes the entries in any order) when a build starts.
+            os.unlink(next(os.path.join(d, "lock") for d, _, names in os.walk(path) if "lock" in names))
+            built.append(service.refresh(str(root), "lexical", force=True).status)
+        real_rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", rmtree_meeting_a_writer)
+    assert service.clean(str(root)) is True
+    monkeypatch.setattr(shutil, "rmtree", real_rmtree)
+    assert built == ["indexed"]
+    assert service.is_built(str(root), "lexical") and (store / "STORE.json").exists()
+    assert service.search(str(root), QUERY, stale_ok=True).hits
+    assert sorted(os.listdir(root)) == [".retrieval", "pkg"]  # nothing left beside it
+
+
+def test_a_clean_killed_half_way_leaves_nothing_a_build_indexes_and_the_next_clean_removes_it(make_tree):
+    import shutil
+
+    from retrieval import service
+
+    root = make_repo(make_tree)
+    service.refresh(str(root), "lexical")
+    # What a clean killed while removing leaves: the store, moved aside under its own name.
+    aside = root / ".retrieval.removing-99999"
+    aside.mkdir()
+    shutil.copytree(root / ".retrieval", aside / ".retrieval")
+    (aside / ".retrieval" / ".gitignore").unlink()  # removed already
+    report = service.refresh(str(root), "lexical", force=True)
+    assert report.files == 30 and not any(p.startswith(".retrieval") for p in report.reprocessed)
+    assert service.clean(str(root)) is True
+    assert sorted(os.listdir(root)) == ["pkg"]
+
+
 @pytest.mark.extra("treesitter")
 def test_every_index_of_a_consolidated_query_shares_one_wait_for_another_writer(make_tree, monkeypatch):
     """The store has one writer lock: `--retriever all` waited the whole writer wait for each of

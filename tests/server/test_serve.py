@@ -168,6 +168,38 @@ def test_while_another_writer_holds_the_store_a_served_answer_is_stale_with_the_
     assert [h["path"] for h in json.loads(after.stdout)["results"]] == ["src/app/cache.py"]
 
 
+def test_a_served_query_waiting_for_another_writer_says_so_while_it_waits_as_the_command_itself_does(
+        sample_repo, serve, monkeypatch):
+    """The server's notes come with its answer: a query it held behind another process's build (a
+    first build is waited out, however long) printed nothing until that build was done."""
+    import fcntl
+
+    monkeypatch.setenv("RETRIEVAL_WRITER_WAIT", "60")
+    serve(sample_repo)
+    argv = ["query", "--root", sample_repo, "zqwaitedfor", "--json"]
+    assert answered_by_server(cli(*argv))
+    lock = layout.lock_path(layout.store_dir(str(sample_repo)))
+    fd = os.open(lock, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another writer (a long `index`)
+    with open(sample_repo / "src" / "app" / "cache.py", "a") as fh:
+        fh.write("\n\ndef zqwaitedfor():\n    pass\n")
+    command = [sys.executable, "-c", PROBE, *map(str, argv)]
+    waiting = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        import select
+
+        # Said while the writer still holds the lock (it would hold it for a whole build).
+        assert select.select([waiting.stderr], [], [], 10)[0], "nothing said while waiting"
+        said = waiting.stderr.readline()
+    finally:
+        os.close(fd)
+    out, err = waiting.communicate(timeout=60)
+    assert said == f"waiting for process {os.getpid()}, which is writing the index ({lock})\n".encode()
+    assert answered_by_server(subprocess.CompletedProcess(command, 0, out, err)) and waiting.returncode == 0
+    assert [h["path"] for h in json.loads(out)["results"]] == ["src/app/cache.py"]  # waited, then refreshed
+    assert b"waiting" not in err
+
+
 def test_a_relative_index_directory_never_makes_a_second_store_for_a_detached_server(sample_repo, tmp_path):
     """The server runs in the root: `RETRIEVAL_INDEX_DIR=idx serve --detach` made a second store
     inside the project and waited forever for a server where the command looked for one. A relative
