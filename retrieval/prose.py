@@ -8,7 +8,6 @@ Matching Lucene term for term is what lets BM25 over these terms reproduce a Luc
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 
 from .lazyre import LazyPattern as lazy_compile

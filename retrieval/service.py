@@ -557,6 +557,13 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             # older or a newer one) or under another setting; rebuilt, and said, not silently.
             progress(f"note: the {name} index was built by another version of retrieval or with other "
                      f"settings ({_config_change(manifest['config'], config)}); rebuilding it")
+        # Builds killed before committing left their segments, versions or generations beside the
+        # committed index (a next number each: ten kills, five times the files): none is named by
+        # it, and none is resumed but the vectors' checkpoints.
+        try:
+            retriever.collect_garbage(rdir, manifest["state"], keep_resumable=True)
+        except (KeyError, TypeError, AttributeError, ValueError):
+            pass  # a damaged state names nothing reliably: the commit's collection clears them
         manifest = None  # options changed: start from nothing, old segments are collected below
     walk_options = options.discovery(store)
     checked = time.time_ns()  # before any stat: what the entries recorded below are judged against

@@ -729,3 +729,28 @@ def test_a_root_given_as_a_pathlib_path_works_like_its_string(sample_repo):
     assert service.refresh(sample_repo).files == service.refresh(str(sample_repo)).files
     assert service.search(sample_repo, "parse config").hits == service.search(str(sample_repo), "parse config").hits
     assert service.clean(sample_repo) and not os.path.exists(layout.store_dir(str(sample_repo)))
+
+
+def test_rebuilds_killed_one_after_another_leave_only_the_last_ones_files(make_tree, monkeypatch):
+    """Each `index --force` killed before its commit left a whole index's segments beside the
+    committed one (ten kills: five times the store's files) until a rebuild finished: a rebuild
+    clears what earlier killed ones left, and a query answers from the committed index all along."""
+    root = make_tree({f"pkg/m{i}.py": f"def handler_{i}(request):\n    return retry_upload(request, {i})\n"
+                      for i in range(6)})
+    service.refresh(root, "lexical")
+    store = root / ".retrieval" / "lexical"
+    committed = {n for n in os.listdir(store) if n.startswith("seg-")}
+    before = [h.docid for h in service.search(root, "retry upload", top_k=3).hits]
+
+    def killed(*_args, **_kwargs):
+        raise KeyboardInterrupt  # the new segments are written, the manifest not yet
+
+    monkeypatch.setattr(layout, "commit_manifest", killed)
+    left = []
+    for _ in range(4):
+        with pytest.raises(KeyboardInterrupt):
+            service.refresh(root, "lexical", force=True)
+        left.append(len({n for n in os.listdir(store) if n.startswith("seg-")} - committed))
+    assert left[0] >= 1 and left == left[:1] * 4, left  # the last killed build's only
+    monkeypatch.undo()
+    assert [h.docid for h in service.search(root, "retry upload", top_k=3, stale_ok=True).hits] == before

@@ -130,8 +130,8 @@ class ContextualRetriever(LexicalRetriever):
         if not state.get("contexts") or not os.path.isfile(os.path.join(directory, state["contexts"])):
             raise RuntimeError("the contexts file is missing")
 
-    def collect_garbage(self, directory: str, state: dict) -> None:
-        super().collect_garbage(directory, state)
+    def collect_garbage(self, directory: str, state: dict, *, keep_resumable: bool = False) -> None:
+        super().collect_garbage(directory, state, keep_resumable=keep_resumable)
         live = state.get("contexts")
         try:
             names = os.listdir(directory)

@@ -109,10 +109,10 @@ class DenseRetriever:
 
         Generation(directory, state["generation"])
 
-    def collect_garbage(self, directory: str, state: dict) -> None:
+    def collect_garbage(self, directory: str, state: dict, *, keep_resumable: bool = False) -> None:
         from ..vectors.store import collect_garbage
 
-        collect_garbage(directory, state)
+        collect_garbage(directory, state, keep_checkpoints=keep_resumable)
 
     def open_store(self, directory: str, state: dict) -> "DenseRetriever":
         from ..vectors.search import DenseIndex

@@ -148,10 +148,10 @@ class HybridRetriever:
         self.lexical.check_store(lex_dir, state[LEXICAL])
         self.dense.check_store(dense_dir, state[DENSE])
 
-    def collect_garbage(self, directory: str, state: dict) -> None:
+    def collect_garbage(self, directory: str, state: dict, *, keep_resumable: bool = False) -> None:
         lex_dir, dense_dir = self._dirs(directory)
-        self.lexical.collect_garbage(lex_dir, state[LEXICAL])
-        self.dense.collect_garbage(dense_dir, state[DENSE])
+        self.lexical.collect_garbage(lex_dir, state[LEXICAL], keep_resumable=keep_resumable)
+        self.dense.collect_garbage(dense_dir, state[DENSE], keep_resumable=keep_resumable)
 
     def open_store(self, directory: str, state: dict) -> "HybridRetriever":
         lex_dir, dense_dir = os.path.join(directory, LEXICAL), os.path.join(directory, DENSE)

@@ -284,7 +284,9 @@ class LexicalRetriever:
         """Raise when a segment the state names is missing or torn (sizes are checked on open)."""
         LexicalIndex(directory, state).views()
 
-    def collect_garbage(self, directory: str, state: dict) -> None:
+    def collect_garbage(self, directory: str, state: dict, *, keep_resumable: bool = False) -> None:
+        """Remove what `state` does not name (see service: after a commit, and before a rebuild;
+        `keep_resumable` keeps what a killed build left for the next to resume from)."""
         LexicalIndex(directory, state).collect_garbage(state)
 
 

@@ -361,7 +361,7 @@ class PyseriniRetriever:
     def check_store(self, directory: str, state: dict) -> None:
         lucene_index.check(directory, state)
 
-    def collect_garbage(self, directory: str, state: dict) -> None:
+    def collect_garbage(self, directory: str, state: dict, *, keep_resumable: bool = False) -> None:
         lucene_index.collect_garbage(directory, state)
 
 

@@ -297,9 +297,10 @@ def read_checkpoints(directory: str, model: str, dim: int) -> dict[bytes, object
     return out
 
 
-def collect_garbage(directory: str, state: dict) -> None:
+def collect_garbage(directory: str, state: dict, *, keep_checkpoints: bool = False) -> None:
     """Remove generations the state does not name and every checkpoint (the state holds their
-    vectors now); called after the commit, under the writer lock."""
+    vectors now); called after the commit, under the writer lock. Before a rebuild, with
+    `keep_checkpoints`: what a killed build embedded is resumed from, not embedded again."""
     live = state.get("generation", {}).get("name") if state else None
     try:
         names = os.listdir(directory)
@@ -307,7 +308,7 @@ def collect_garbage(directory: str, state: dict) -> None:
         return
     for name in names:
         stem = name.split(".", 1)[0]
-        if (name.startswith(GEN_PREFIX) and stem != live) or name.startswith(CKPT_PREFIX):
+        if (name.startswith(GEN_PREFIX) and stem != live) or (name.startswith(CKPT_PREFIX) and not keep_checkpoints):
             try:
                 os.unlink(os.path.join(directory, name))
             except OSError:
