@@ -87,26 +87,36 @@ def _duration(seconds: float) -> str:
     return f"{seconds // 60}m{seconds % 60:02d}s" if seconds >= 60 else f"{seconds}s"
 
 
-def sample_rows(n: int, size: int = CALIBRATION_ROWS) -> list[int]:
+def sample_rows(n: int, size: int = CALIBRATION_ROWS, keys: bytes | None = None) -> list[int]:
     """A deterministic, evenly spread draw of rows (turbovec's calibration wants a representative
-    sample, not a prefix of one directory's chunks)."""
+    sample, not a prefix of one directory's chunks). Given the rows' text keys (hashes, so evenly
+    spread), the rows whose keys come first: the same vectors whatever order the rows are in (a
+    refresh appends its files' rows, a clean build has them in the walk's order), so both quantize
+    alike; drawn by position, the sample and with it the candidates differed."""
     if n <= size:
         return list(range(n))
+    if keys is not None:
+        import numpy as np
+
+        # The keys in byte order: as two big-endian halves, most significant last for lexsort.
+        halves = np.frombuffer(keys, dtype=">u8").reshape(n, vstore.KEY_BYTES // 8)
+        return sorted(np.lexsort(halves.T[::-1])[:size].tolist())
     import random
 
     return sorted(random.Random(n).sample(range(n), size))
 
 
-def build_turbovec(vectors, bits: int) -> bytes:
+def build_turbovec(vectors, bits: int, keys: bytes | None = None) -> bytes:
     """The quantized index of `vectors` (an array or a memory map), added a block at a time: the
-    same bytes as one add, without a second copy of every row in memory."""
+    same bytes as one add, without a second copy of every row in memory. `keys`: the rows' text
+    keys, which choose the calibration sample (sample_rows)."""
     import numpy as np
     import turbovec
 
     dim = vectors.shape[1]
     index = turbovec.TurboQuantIndex(dim, bits)
     if len(vectors) >= MIN_CALIBRATION_ROWS:
-        index.calibrate(np.ascontiguousarray(vectors[sample_rows(len(vectors))], dtype=np.float32))
+        index.calibrate(np.ascontiguousarray(vectors[sample_rows(len(vectors), keys=keys)], dtype=np.float32))
     for lo in range(0, len(vectors), BLOCK_ROWS):
         index.add(np.ascontiguousarray(vectors[lo:lo + BLOCK_ROWS], dtype=np.float32))
     return index.to_bytes()
@@ -285,10 +295,11 @@ def update(
             yield np.stack([vector(row[-1]) for row in new_rows[lo:lo + BLOCK_ROWS]])
 
     number = vstore.next_generation(directory, state)
+    keys = b"".join(keys)
     entry = vstore.write_generation(
         directory, vstore.generation_name(number), model=model, dim=dim, files=files, file_ids=file_ids,
-        starts=starts, ends=ends, keys=b"".join(keys), vector_blocks=vector_blocks(),
-        build_index=lambda vectors: build_turbovec(vectors, bits),
+        starts=starts, ends=ends, keys=keys, vector_blocks=vector_blocks(),
+        build_index=lambda vectors: build_turbovec(vectors, bits, keys),
     )
     entry["bits"] = bits
     shared.add(embedded, (np.stack([fresh[k] for k in embedded[lo:lo + BLOCK_ROWS]])

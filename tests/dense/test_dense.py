@@ -215,6 +215,120 @@ def test_candidates_are_re_scored_exactly_with_the_float_vectors(make_tree):
     assert found[0].row == int(np.argmax(exact)) and found[0].path == "m1.py"
 
 
+def test_a_rows_cosine_is_the_same_whichever_rows_are_scored_beside_it():
+    """A refresh keeps the old rows and appends the new ones, so a chunk sits elsewhere than in a
+    clean build; its score must not depend on that (a BLAS product rounded it by its position)."""
+    import numpy as np
+
+    from retrieval.vectors.search import MemoryIndex
+
+    rng = np.random.default_rng(7)
+    vectors = rng.standard_normal((37, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    rows = [(f"m{i}.py", "python", "code", 1, 2) for i in range(len(vectors))]
+    query = vectors[5] + vectors[11]
+    query /= np.linalg.norm(query)
+
+    def scores(order):
+        index = MemoryIndex(vectors[order], [rows[i] for i in order])
+        return {c.path: c.score for c in index.candidates(query, len(order))}
+
+    everything = scores(list(range(len(vectors))))
+    for order in (list(range(len(vectors)))[::-1], list(range(3, 37)) + [0, 1, 2], [5, 11, 20], [11]):
+        got = scores(order)
+        assert got == {path: everything[path] for path in got}
+
+
+DENSE_STEPS_QUERIES = ["parse the configuration file", "retry a failed request", "evict_oldest_entry", "queue worker"]
+
+
+def _dense_module(i: int, variant: int = 0) -> str:
+    topics = ["parse the configuration file", "retry a failed request", "evict the oldest cache entry",
+              "drain the queue worker", "render the template", "open a socket"]
+    return (f"def task_{i}_{variant}(item):\n    \"\"\"{topics[(i + variant) % len(topics)]} ({i}).\"\"\"\n"
+            f"    return item + {i * 7 + variant}\n\n\n"
+            f"def evict_oldest_entry_{i}(cache):\n    cache.pop(next(iter(cache)), None)\n")
+
+
+@pytest.mark.parametrize("name", ["turbovec", "hybrid"])
+def test_a_refreshed_dense_index_scores_exactly_like_a_clean_build_of_the_same_tree(
+        make_tree, copy_tree, rewrite, tmp_path, monkeypatch, name):
+    from retrieval import service
+
+    # Both sides get the same vectors (the clean build takes from the machine-wide cache those the
+    # refreshes embedded), so what could differ is how the index holds and scores them.
+    monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", str(tmp_path / "embeddings"))
+    root = make_tree({f"pkg/m{i}.py": _dense_module(i) for i in range(12)}, name="dense-steps")
+    service.refresh(root, name)
+    steps = [lambda: rewrite(root / "pkg/m0.py", _dense_module(0, 1)),
+             lambda: [(root / f"pkg/n{i}.py").write_text(_dense_module(i, 2)) for i in range(20, 23)],
+             lambda: (root / "pkg/m5.py").unlink(),
+             lambda: (root / "pkg/m7.py").rename(root / "pkg/M7.py"),
+             lambda: rewrite(root / "pkg/m3.py", _dense_module(3, 4))]
+    for step in steps:
+        step()
+        assert service.refresh(root, name).status == "indexed"
+        clean = copy_tree(root)
+        for query in DENSE_STEPS_QUERIES:
+            got = service.search(root, query, retriever=name, top_k=50).hits
+            expected = service.search(clean, query, retriever=name, top_k=50).hits
+            assert [(h.source_path, h.start_line, h.end_line, h.score) for h in got] == [
+                (h.source_path, h.start_line, h.end_line, h.score) for h in expected], query
+
+
+class _HashEmbedder:
+    """A stand-in model: a text's vector is drawn from its digest (thousands of chunks in no time)."""
+
+    identity = "hash-stand-in"
+
+    def dimension(self) -> int:
+        return 384
+
+    def embed(self, texts, **_kwargs):
+        import hashlib
+
+        import numpy as np
+
+        rows = [np.random.default_rng(int.from_bytes(hashlib.blake2b(t.encode()).digest()[:8], "little"))
+                .standard_normal(384) for t in texts]
+        vectors = np.asarray(rows, dtype=np.float32).reshape(len(texts), 384)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def test_a_refreshed_quantized_index_scores_each_chunk_as_a_clean_builds_does(tmp_path):
+    """Past 2,048 rows turbovec is calibrated on a sample, drawn by row position; a refresh puts its
+    files' rows last, so it drew other vectors than a clean build of the same tree, quantized them
+    otherwise, and found other candidates."""
+    from retrieval.records import Chunk, SourceFile
+    from retrieval.vectors import build
+    from retrieval.vectors.store import Generation
+
+    def source(i: int, version: int):
+        path = f"pkg/m{i:02d}.py"
+        f = SourceFile(path, path, 1, 1, "python", "code")
+        return f, [Chunk(path, n, n, f"def f_{i}_{n}_{version}(): pass", "python", "code") for n in range(1, 76)]
+
+    files = 30  # 2,250 rows
+    refreshed, clean = tmp_path / "refreshed", tmp_path / "clean"
+    refreshed.mkdir()
+    clean.mkdir()
+    state = build.update(str(refreshed), None, [], [source(i, 0) for i in range(files)],
+                         embedder=_HashEmbedder(), bits=4, progress=lambda *a, **k: None)
+    state = build.update(str(refreshed), state, [], [source(3, 1)], embedder=_HashEmbedder(), bits=4,
+                         progress=lambda *a, **k: None)
+    fresh = build.update(str(clean), None, [], [source(i, int(i == 3)) for i in range(files)],
+                         embedder=_HashEmbedder(), bits=4, progress=lambda *a, **k: None)
+
+    def approximate(directory, entry, query):
+        gen = Generation(str(directory), entry)
+        assert gen.n > build.CALIBRATION_ROWS
+        scores, ids = gen.index.search(query, gen.n)
+        return {gen.key(int(i)): float(v) for v, i in zip(scores[0], ids[0])}
+
+    query = _HashEmbedder().embed(["retry a failed request"])
+    assert approximate(refreshed, state["generation"], query) == approximate(clean, fresh["generation"], query)
+
+
 def test_hybrid_answers_a_symbol_with_its_definition_and_a_question_by_meaning(sample_repo):
     from retrieval import service
 

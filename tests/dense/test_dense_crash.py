@@ -184,7 +184,7 @@ def test_refreshes_stopped_one_after_another_while_writing_their_generation_leav
     store = root / ".retrieval" / "turbovec"
     committed = {n for n in os.listdir(store) if n.startswith("vec-")}
 
-    def stopped(vectors, bits):  # the float vectors are on disk, the quantized index not yet
+    def stopped(vectors, bits, keys=None):  # the float vectors are on disk, the quantized index not yet
         raise KeyboardInterrupt
 
     real = build.build_turbovec
