@@ -343,7 +343,8 @@ def _bm25(value: str | None):
                    "remembered), e.g. 0.9,0.4.")
 @click.option("--reset-filters", is_flag=True,
               help="Forget the remembered --include/--exclude/--max-file-bytes/--profile/--bm25/--embed-model "
-                   "(and RETRIEVAL_TURBOVEC_BITS) and index with the defaults (or with the ones given now).")
+                   "(and RETRIEVAL_TURBOVEC_BITS, RETRIEVAL_CONTEXT_MODEL) and index with the defaults (or with the "
+                   "ones given now).")
 @click.option("--contextualizer", type=click.Choice(["auto", "offline", "anthropic"]), default="auto",
               show_default=True, help="lexical+ctx only: who writes chunk contexts (auto: an Anthropic model "
                                       "when installed and ANTHROPIC_API_KEY is set, else offline).")

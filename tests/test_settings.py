@@ -86,3 +86,17 @@ def test_every_setting_the_package_reads_is_documented_in_the_readme():
     names.discard("RETRIEVAL_TESTS_NO_NETWORK")  # the test suite's own switch, not a user's
     readme = set(re.findall(r"\bRETRIEVAL_[A-Z][A-Z0-9_]*\b", (project / "README.md").read_text(encoding="utf-8")))
     assert names and sorted(names - readme) == []
+
+
+def test_an_unusable_retrieval_no_server_is_named_and_the_command_still_answers(tmp_path):
+    """RETRIEVAL_NO_SERVER=maybe was taken as "skip the server" without a word (the client read it
+    by hand): it is named like any other yes/no setting, with its default (use a server)."""
+    (tmp_path / "app.py").write_text("def refresh_token():\n    return 1\n")
+    env = {**os.environ, "RETRIEVAL_NO_SERVER": "maybe", "RETRIEVAL_INDEX_DIR": str(tmp_path / "idx")}
+    done = subprocess.run([sys.executable, "-m", "retrieval.entry", "query", "refresh token", "--root", str(tmp_path),
+                           "--json"], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert '"path": "app.py"' in done.stdout
+    warnings = [line for line in done.stderr.splitlines()
+                if line.startswith("retrieval: ignoring RETRIEVAL_NO_SERVER='maybe'")]
+    assert len(warnings) == 1, done.stderr

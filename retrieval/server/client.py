@@ -17,6 +17,7 @@ import os
 import sys
 
 from .. import __version__
+from ..settings import env_flag
 from ..streams import MAX_QUERY_BYTES, discard_stdout, read_stdin_query
 
 SERVE_DIRNAME = "serve"  # inside the store: 0700, holds the socket, the lock and the log
@@ -315,8 +316,8 @@ def query_from_stdin(argv: list[str]) -> bool:
 def try_run(argv: list[str]) -> int | None:
     """Run a `query`/`status` command line on root's server: write its output, return its exit
     status. None (nothing written) when no usable server answered."""
-    if not argv or argv[0] not in COMMANDS or \
-            os.environ.get("RETRIEVAL_NO_SERVER", "").strip().lower() not in ("", "0", "false", "no", "off"):
+    # Read as every RETRIEVAL_* yes/no setting is: `maybe` is named on stderr, not taken as yes.
+    if not argv or argv[0] not in COMMANDS or env_flag("RETRIEVAL_NO_SERVER", False):
         return None
     stdin = None
     reply: dict = {}
