@@ -724,7 +724,7 @@ def clean(root: str, *, progress: Progress = _quiet) -> bool:
         raise layout.StoreError(f"{store} does not look like a retrieval index; not removing it") from None
     except OSError as exc:  # an unreadable store is not a foreign one (it said so)
         raise layout.unwritable("remove", store, exc) from exc
-    import shutil  # here: shutil's import (archive codecs) costs a cold query more than it uses
+    from .store.atomic import remove_tree
 
     # Under the writer lock: a build going on finishes first (removed under it, it recreated parts
     # of the store and said it succeeded), and one waiting for the lock sees the store gone.
@@ -745,11 +745,11 @@ def clean(root: str, *, progress: Progress = _quiet) -> bool:
         parent, name = os.path.split(store)
         for leftover in os.listdir(parent):
             if leftover.startswith(name + ASIDE):
-                shutil.rmtree(os.path.join(parent, leftover), ignore_errors=True)
+                remove_tree(os.path.join(parent, leftover), ignore_errors=True)
         aside = f"{store}{ASIDE}{os.getpid()}"
         os.mkdir(aside)
         os.rename(store, os.path.join(aside, name))
-        shutil.rmtree(aside)
+        remove_tree(aside)
     except OSError as exc:
         raise layout.unwritable("remove", store, exc) from exc
     finally:
@@ -1003,7 +1003,10 @@ def search_repairing(root: str, retriever: str, engine, query: str, depth: int, 
         try:
             while True:
                 try:
-                    return engine.search_detailed(query, depth, allow=allow), engine
+                    hits = engine.search_detailed(query, depth, allow=allow)
+                    if any(_outside_the_root(h.source_path) for h in hits):
+                        raise ValueError("a hit names a path outside the root")
+                    return hits, engine
                 except Released:
                     # Another thread's refresh released this snapshot for a newer one: no damage,
                     # search that one (a few times at most, should refreshes keep coming).
@@ -1026,6 +1029,13 @@ def search_repairing(root: str, retriever: str, engine, query: str, depth: int, 
                 refresh(root, retriever, force=True, progress=progress)
             engine = open_index(root, retriever, stale_ok=True, progress=progress, notes=notes)
     raise AssertionError("unreachable")
+
+
+def _outside_the_root(path) -> bool:
+    """A hit's path that is no plain path below the root. The walk records none; a store committed
+    to a repository can (`/etc/passwd`, `../../.ssh/id_rsa`), and its hits were printed after every
+    refresh, which drops only the files its manifest names: the store is damaged."""
+    return not isinstance(path, str) or not path or path.startswith("/") or "\0" in path or "/../" in f"/{path}/"
 
 
 def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import sys
 
 import pytest
 
@@ -304,3 +305,54 @@ def test_an_ignore_stack_with_ignorecase_folds_ascii_letters_only():
     assert folded.names("vendor")  # a negation takes back a default directory in either case
     exact = ignore.IgnoreStack().push("", rules)
     assert not exact.ignored("Build", True) and not exact.ignored("a.log", False) and not exact.names("vendor")
+
+
+# -- an ignore file is a repository's input: matching it stays quick whatever it holds ------------
+
+
+def _seconds(check) -> float:
+    import time
+
+    started = time.monotonic()
+    check()
+    return time.monotonic() - started
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Python 3.10's re has no atomic groups")
+@pytest.mark.parametrize("pattern, path, matches", [
+    ("*a" * 8 + "b", "a" * 50, False),  # 6.6 s for this one name, hours for a name of 255 bytes
+    ("*a" * 8 + "b", "x" + "a" * 49 + "b", True),
+    ("**/a/" * 7 + "b", "a/" * 50 + "c", False),  # 3 s for this one path
+    ("**/a/" * 7 + "b", "a/" * 50 + "b", True),
+    ("**/*a/" * 7 + "b", "xa/" * 40 + "c", False),
+])
+def test_a_pattern_of_many_wildcards_is_matched_without_trying_every_split(pattern, path, matches):
+    assert _seconds(lambda: ignored_by(pattern, path)) < 0.5
+    assert ignored_by(pattern, path) is matches
+
+
+def test_a_wildcard_that_commits_to_the_first_place_still_finds_every_match_git_finds():
+    assert ignored_by("*a*a*b", "xaayb") and ignored_by("*a*a*b", "aab") and not ignored_by("*a*a*b", "xab")
+    assert ignored_by("*a*/c", "bab/c") and not ignored_by("*a*a*/c", "ba/ac")
+    assert ignored_by("**/a/**/a/b", "x/a/a/a/b") and ignored_by("**/a/**/a/b", "a/a/b")
+    assert not ignored_by("**/a/**/a/b", "x/a/b") and not ignored_by("**/a/**/a/b", "a/xa/b")
+    assert ignored_by("**/a*/**/b", "q/ab/a/b") and ignored_by("a/**/b/**/c", "a/b/x/b/c")
+
+
+def test_thousands_of_patterns_cost_time_linear_in_their_number():
+    """One alternation of 20,000 patterns took 0.7 s to match each path (re's cost per group grows
+    with the number of groups): a repository's generated .gitignore stalled the walk for hours."""
+    rules = ignore.RuleSet(ignore.parse_ignore_text("\n".join(f"name{i}" for i in range(20_000)) + "\n!name7\n"))
+    paths = [f"src/x{i}/file.py" for i in range(20)]
+    assert _seconds(lambda: [rules.verdict(p, False) for p in paths]) < 2.0
+    assert rules.verdict("a/name19999", False) is True and rules.verdict("name7", False) is False
+    assert rules.verdict("name0", True) is True and rules.verdict("file.py", False) is None
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="Python 3.10's re has no atomic groups")
+def test_a_remembered_include_glob_of_many_wildcards_is_matched_quickly_too():
+    """`--include` globs are remembered in the store, which a repository can commit."""
+    rules = ignore.compile_globs(["*a" * 8 + "b"])
+    assert _seconds(lambda: ignore.selects(rules, "a" * 50)) < 0.5
+    assert not ignore.selects(rules, "a" * 50) and ignore.selects(rules, "a" * 49 + "b")
+    assert ignore.selects(ignore.compile_globs(["*[ab]*]"]), "[ab]")  # a bracket spelled out still matches

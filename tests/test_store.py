@@ -403,12 +403,80 @@ def test_remembered_options_edited_into_the_wrong_shape_are_a_damaged_index_rebu
     assert len(notes) == 1 and "index is corrupt" in notes[0] and "rebuilding" in notes[0], notes
 
 
+@pytest.mark.parametrize("command", ["query", "index"])
+@pytest.mark.parametrize("options", [{"include": 5}, {"exclude": [7]}, {"profile": 7}, {"max_bytes": "big"}])
+def test_a_manifest_remembering_options_index_never_writes_is_rebuilt(sample_repo, run, command, options):
+    """A tampered manifest's options (a store committed to a repository) made every query a
+    traceback (`"include": 5`) or an error naming an option nobody gave (`unknown profile 7`)."""
+    service.refresh(str(sample_repo))
+    data = json.loads(manifest_file(sample_repo).read_text())
+    data["config"]["options"].update(options)
+    manifest_file(sample_repo).write_text(json.dumps(data))
+    result = run(command, "--root", sample_repo, "--retriever", "lexical", *(["class"] if command == "query" else []))
+    assert result.exit_code == 0, result.output
+    (note,) = [line for line in result.stderr.splitlines() if "corrupt" in line]
+    assert note.startswith("note: the lexical index is corrupt (its remembered option ") and note.endswith("; rebuilding it")
+    assert json.loads(manifest_file(sample_repo).read_text())["config"]["options"]["include"] == []
+
+
+def test_a_manifest_naming_a_segment_outside_the_store_is_rebuilt_without_reading_it(make_tree, run):
+    """A tampered manifest's `../../../other/.retrieval/lexical/seg-000001` had the other index's
+    files answer for this root."""
+    other = make_tree({"secret_plan.py": "def secret_plan():\n    return 1\n"}, name="other")
+    assert run("index", "--root", other, "--retriever", "lexical").exit_code == 0
+    root = make_tree({"app.py": "def secret_plan_here():\n    return 2\n"}, name="cloned")
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    (segment,) = [p.name for p in (other / ".retrieval" / "lexical").iterdir() if p.name.startswith("seg-")]
+    data = json.loads(manifest_file(root).read_text())
+    data["state"] = json.loads(manifest_file(other).read_text())["state"]  # its counts, so they agree
+    data["state"]["segments"][0]["name"] = os.path.relpath(other / ".retrieval" / "lexical" / segment,
+                                                            root / ".retrieval" / "lexical")
+    manifest_file(root).write_text(json.dumps(data))
+    result = run("query", "--root", root, "--json", "--stale-ok", "secret plan")
+    assert result.exit_code == 0, result.output
+    assert [h["path"] for h in json.loads(result.stdout)["results"]] == ["app.py"]
+    assert "the lexical index is damaged (the manifest names a segment outside the index" in result.stderr
+
+
 def test_leftover_temp_files_from_a_crashed_writer_are_cleaned_up(sample_repo):
     service.refresh(str(sample_repo))
     stray = sample_repo / ".retrieval" / "lexical" / ".tmp-crashed"
     stray.write_text("half a manifest")
     service.refresh(str(sample_repo))
     assert not stray.exists()
+
+
+def _nest(directory, levels: int) -> None:
+    """directory/d/d/... `levels` deep, made by descriptors (its path outgrows PATH_MAX)."""
+    os.mkdir(directory)
+    fd = os.open(directory, os.O_RDONLY)
+    for _ in range(levels):
+        os.mkdir("d", dir_fd=fd)
+        below = os.open("d", os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = below
+    with open(os.open("leaf", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as fh:
+        fh.write("x")
+    os.close(fd)
+
+
+def test_a_directory_in_the_store_deeper_than_the_recursion_limit_is_collected_and_cleaned(sample_repo, run):
+    """Committed to a repository (a stray segment, a directory for the manifest), it failed every
+    refresh and `clean` with "maximum recursion depth exceeded"."""
+    service.refresh(str(sample_repo))
+    lexical = sample_repo / ".retrieval" / "lexical"
+    try:
+        _nest(lexical / "seg-000099", sys.getrecursionlimit() + 500)
+        (sample_repo / "extra.py").write_text("def extra_function():\n    return 1\n")
+        result = run("query", "--root", sample_repo, "extra function")
+        assert result.exit_code == 0, result.output
+        assert result.stdout.startswith("extra.py:") and not (lexical / "seg-000099").exists()
+        _nest(sample_repo / ".retrieval" / "deep", sys.getrecursionlimit() + 500)
+        result = run("clean", "--root", sample_repo)
+        assert result.exit_code == 0, result.output
+        assert not (sample_repo / ".retrieval").exists() and (sample_repo / "extra.py").exists()
+    finally:  # pytest's own removal of old temporary directories would fail on what is left
+        subprocess.run(["rm", "-rf", str(sample_repo / ".retrieval")], check=False)
 
 
 # -- concurrent writers ------------------------------------------------------------------------

@@ -73,6 +73,10 @@ class LexicalIndex:
     def segment(self, name: str) -> DiskSegment:
         seg = self._segments.get(name)
         if seg is None:
+            if not isinstance(name, str) or not name.startswith("seg-") or "/" in name or os.sep in name:
+                # Only a tampered manifest names one elsewhere (`../../other/.retrieval/lexical/seg-000001`):
+                # that index was searched as this root's.
+                raise CorruptSegment(f"the manifest names a segment outside the index: {name!r}")
             seg = self._segments[name] = DiskSegment(os.path.join(self.directory, name))
         return seg
 
@@ -271,6 +275,6 @@ class LexicalIndex:
             return
         for name in names:
             if name.startswith("seg-") and name not in live:
-                import shutil  # only a collection needs it; its import is costly for a cold query
+                from ..store.atomic import remove_tree
 
-                shutil.rmtree(os.path.join(self.directory, name), ignore_errors=True)
+                remove_tree(os.path.join(self.directory, name), ignore_errors=True)

@@ -192,9 +192,9 @@ class SegmentBuilder:
 
 
 def _remove_tree(path: str) -> None:
-    import shutil
+    from ..store.atomic import remove_tree
 
-    shutil.rmtree(path, ignore_errors=True)
+    remove_tree(path, ignore_errors=True)
 
 
 class MemorySegment:
@@ -270,6 +270,7 @@ class DiskSegment:
         self.n_shards = meta["n_shards"]
         if type(self.n_shards) is not int or self.n_shards < 1:  # a term's shard is its hash modulo this
             raise CorruptSegment(f"segment {os.path.basename(directory)}: seg.json is damaged")
+        self._post_bytes = meta["sizes"].get("post.bin", 0)  # as checked above
         self.total_len = meta["total_len"]
         self._shards: dict[int, dict] = {}
         self._docs: tuple[array, array, array, array] | None = None
@@ -411,6 +412,10 @@ class DiskSegment:
         if entry is None:
             return None
         offset, df, *crc = entry
+        if type(df) is not int or not 0 <= 8 * df <= self._post_bytes:
+            # A tampered lexicon's count, read as given, asked for gigabytes (out of memory on
+            # every query) or for more than an int holds.
+            raise CorruptSegment(f"segment {os.path.basename(self.directory)}: a lexicon shard is damaged")
         with self.open_postings() if fh is None else nullcontext(fh) as source:
             source.seek(offset)
             data = source.read(8 * df)

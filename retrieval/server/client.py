@@ -14,6 +14,7 @@ from __future__ import annotations
 import _socket
 import marshal
 import os
+import stat  # loaded by os already
 import sys
 
 from .. import __version__
@@ -70,6 +71,17 @@ def serve_dir(store: str) -> str:
 
 def socket_path(store: str) -> str:
     return os.path.join(serve_dir(store), SOCKET_NAME)
+
+
+def our_socket(path: str) -> bool:
+    """Whether path is a socket of this user's, not a link: a repository can commit
+    `.retrieval/serve/sock` as a link to another user's socket, which was then sent every query
+    (its words, the directory, the settings) and had its reply printed as the answer."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    return stat.S_ISSOCK(st.st_mode) and st.st_uid == os.getuid()
 
 
 def code_version() -> str:
@@ -254,7 +266,7 @@ def probe(store: str) -> dict | None:
 
     if serving.STORE is not None and os.path.abspath(store) == serving.STORE:
         return dict(serving.INFO)
-    if not os.path.exists(socket_path(store)) or stopped_server(store) is not None:
+    if not our_socket(socket_path(store)) or stopped_server(store) is not None:
         return None
     try:
         header, _ = call(store, {"op": "ping"}, reply_timeout=5.0)
@@ -328,7 +340,7 @@ def try_run(argv: list[str]) -> int | None:
         if stopped is not None and argv[0] == "query" and sys.stderr is not None:  # `status` shows it
             sys.stderr.write(f"note: the server of this root (pid {stopped}) is stopped (Ctrl-Z?); answering "
                              f"without it (`kill -CONT {stopped}`, or `retrieval serve --stop`)\n")
-        if root is not None and stopped is None and os.path.exists(socket_path(store)):
+        if root is not None and stopped is None and our_socket(socket_path(store)):
             if argv[0] == "query" and query_from_stdin(argv):
                 stdin = read_stdin_query()
                 if len(stdin) > MAX_QUERY_BYTES:

@@ -62,11 +62,25 @@ def prepare_serve_dir(store: str) -> str:
     return path
 
 
+def _open_ours(path: str, flags: int) -> int:
+    """A file of the serve directory, created 0600 if missing, never through a link: a repository
+    can commit `.retrieval/serve/log` or `lock` as a link to any file of the user's, which the log
+    was then appended to (and made 0600) and the lock created."""
+    try:
+        return os.open(path, flags | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0), 0o600)
+    except OSError:
+        if os.path.islink(path):
+            from ..store import layout
+
+            raise layout.StoreError(f"refusing to use {path}: it is a symbolic link (remove it)") from None
+        raise
+
+
 def _lock(directory: str):
     """The per-root server lock (released by the kernel when the process dies, however it dies)."""
     import fcntl
 
-    fd = os.open(os.path.join(directory, "lock"), os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o600)
+    fd = _open_ours(os.path.join(directory, "lock"), os.O_RDWR)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -87,7 +101,7 @@ def _write_info(directory: str, info: dict) -> None:
     """info.json replaced whole: a reader sees the previous server's or this one's, never half."""
     path = os.path.join(directory, "info.json")
     temp = f"{path}.{os.getpid()}.tmp"
-    with open(temp, "w", encoding="utf-8") as fh:
+    with open(_open_ours(temp, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as fh:
         json.dump(info, fh)
     os.replace(temp, path)
 
@@ -526,8 +540,8 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
     # The server runs in the root: a relative index directory would be another one there (a second
     # store inside the project, and this command waiting for a server that never appears here).
     env = client.with_absolute_paths(dict(os.environ))
-    with open(log_path, "ab") as log:
-        os.chmod(log_path, 0o600)
+    with open(_open_ours(log_path, os.O_WRONLY | os.O_APPEND), "ab") as log:
+        os.fchmod(log.fileno(), 0o600)
         ours = log.tell()  # the log is appended to: earlier servers' lines are not this one's
         proc = subprocess.Popen(
             [sys.executable, "-c", _LAUNCH, _package_parent(), "--root", root, "--idle-timeout", str(idle_timeout)],

@@ -131,3 +131,46 @@ def remove_stale_temps(directory: str, levels: int = 1) -> None:
                 continue
             if below:
                 remove_stale_temps(entry.path, levels - 1)
+
+
+def remove_tree(path: str, *, ignore_errors: bool = False) -> None:
+    """shutil.rmtree that also removes a tree deeper than Python's recursion limit: a store
+    committed to a repository can hold one (`seg-000099/d/d/...` 3,000 levels down), whose
+    RecursionError failed every refresh and `clean` ("maximum recursion depth exceeded")."""
+    import shutil  # here: its import (archive codecs) costs a cold query more than it uses
+
+    try:
+        shutil.rmtree(path, ignore_errors=ignore_errors)
+    except RecursionError:
+        try:
+            _remove_deep(path)
+        except OSError:
+            if not ignore_errors:
+                raise
+
+
+def _remove_deep(path: str) -> None:
+    """Depth first with a list of directory descriptors, not recursion (nor paths, which would
+    outgrow PATH_MAX); links are removed, never followed."""
+    flags = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
+    fds, names = [os.open(path, flags)], []
+    try:
+        while fds:
+            with os.scandir(fds[-1]) as entries:
+                below = None
+                for entry in entries:
+                    if entry.is_dir(follow_symlinks=False):
+                        below = entry.name
+                        break
+                    os.unlink(entry.name, dir_fd=fds[-1])
+            if below is not None:
+                fds.append(os.open(below, flags, dir_fd=fds[-1]))
+                names.append(below)
+                continue
+            os.close(fds.pop())
+            if names:
+                os.rmdir(names.pop(), dir_fd=fds[-1])
+    finally:
+        for fd in fds:
+            os.close(fd)
+    os.rmdir(path)

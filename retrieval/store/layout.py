@@ -13,7 +13,7 @@ import json
 import os
 
 from ..blake import blake2b
-from .atomic import TMP_PREFIX, write_bytes, write_json
+from .atomic import TMP_PREFIX, remove_tree, write_bytes, write_json
 
 SCHEMA = 2  # 2: the file table is stored as columns
 STORE_DIRNAME = ".retrieval"
@@ -201,9 +201,7 @@ def _columns_ok(files: dict) -> bool:
 def commit_manifest(store: str, name: str, manifest: dict) -> None:
     path = manifest_path(store, name)
     if os.path.isdir(path) and not os.path.islink(path):  # (see read_manifest) in the way of the rename
-        import shutil
-
-        shutil.rmtree(path, ignore_errors=True)
+        remove_tree(path, ignore_errors=True)
     write_json(path, manifest, durable=True)
 
 

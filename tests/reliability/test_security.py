@@ -173,23 +173,54 @@ def test_a_file_swapped_for_a_link_or_a_fifo_after_discovery_is_not_read(make_tr
     assert (fifo.text, fifo.skip_reason) == (None, "unreadable")
 
 
-def test_a_tampered_index_naming_paths_outside_the_root_shows_nothing_from_them(make_tree, tmp_path, run):
+def _tamper_segment(root, name, edit) -> None:
+    """Rewrite one file of the lexical segment as a tamperer can: its size and CRC-32 recorded anew."""
+    (segment,) = [p for p in (root / ".retrieval" / "lexical").iterdir() if p.name.startswith("seg-")]
+    data = json.loads((segment / name).read_text())
+    edit(data)
+    (segment / name).write_text(json.dumps(data))
+    meta = json.loads((segment / "seg.json").read_text())
+    meta["sizes"][name] = (segment / name).stat().st_size
+    meta["crc32"][name] = zlib.crc32((segment / name).read_bytes())
+    (segment / "seg.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("stale_ok", [True, False])
+@pytest.mark.parametrize("named", ["../outside.py", "src/../../outside.py", "absolute"])
+def test_a_tampered_index_naming_paths_outside_the_root_is_rebuilt(make_tree, tmp_path, run, named, stale_ok):
+    """A store committed to a repository can name any path: its hits printed `/etc/passwd` or
+    `../outside.py` (with no snippet), after a refresh too, which drops only files its manifest names."""
     (tmp_path / "outside.py").write_text(f"def tampered_target():\n    return '{marker('tampered')}'\n")
     root = make_tree({"src/tampered_target.py": "def tampered_target():\n    return 1\n"})
     assert run("index", "--root", root).exit_code == 0
-    lexical = root / ".retrieval" / "lexical"
-    (segment,) = [p for p in lexical.iterdir() if p.name.startswith("seg-")]
-    files = json.loads((segment / "files.json").read_text())
-    files["path"][0] = "../outside.py"
-    (segment / "files.json").write_text(json.dumps(files))
-    meta = json.loads((segment / "seg.json").read_text())
-    meta["sizes"]["files.json"] = (segment / "files.json").stat().st_size
-    meta["crc32"]["files.json"] = zlib.crc32((segment / "files.json").read_bytes())  # a tamperer can
-    (segment / "seg.json").write_text(json.dumps(meta))
-    result = run("query", "--root", root, "--json", "--stale-ok", "--snippet-lines", "5", "tampered target")
+    named = str(tmp_path / "outside.py") if named == "absolute" else named
+    _tamper_segment(root, "files.json", lambda files: files["path"].__setitem__(0, named))
+    argv = ["--stale-ok"] if stale_ok else []
+    result = run("query", "--root", root, "--json", *argv, "--snippet-lines", "5", "tampered target")
     (hit,) = json.loads(result.stdout)["results"]
-    assert hit["path"] == "../outside.py" and hit["snippet"] == ""
-    assert marker("tampered") not in result.output
+    assert hit["path"] == "src/tampered_target.py" and hit["snippet"] == "def tampered_target():\n    return 1\n"
+    assert "the lexical index is damaged (a hit names a path outside the root); rebuilding it" in result.stderr
+    assert marker("tampered") not in result.output and "outside.py" not in result.output
+
+
+@pytest.mark.parametrize("count", [10**10, 10**30])
+def test_a_tampered_lexicon_asking_for_more_postings_than_the_store_holds_is_rebuilt(make_tree, run, count):
+    """Read as given, the count asked for 80 GB (`error: out of memory` on every query) or more
+    than an int holds (a traceback)."""
+    root = make_tree({"app.py": "def tampered_target():\n    return 1\n"})
+    assert run("index", "--root", root).exit_code == 0
+
+    def inflate(shard):
+        for entry in shard.values():
+            entry[1] = count
+
+    (segment,) = [p for p in (root / ".retrieval" / "lexical").iterdir() if p.name.startswith("seg-")]
+    for shard in sorted(segment.glob("lex-*.json")):
+        _tamper_segment(root, shard.name, inflate)
+    result = run("query", "--root", root, "--json", "tampered target")
+    assert result.exit_code == 0, result.output
+    assert [h["path"] for h in json.loads(result.stdout)["results"]] == ["app.py"]
+    assert "the lexical index is damaged" in result.stderr
 
 
 @pytest.mark.parametrize("planted", [".retrieval", ".retrieval/lexical"])
@@ -240,6 +271,51 @@ def test_a_planted_link_inside_the_store_never_creates_a_file_outside(make_tree,
         assert result.stderr.startswith("error: lexical: cannot write the index at ")
     else:
         assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("planted", ["log", "lock"])
+def test_a_planted_link_in_the_serve_directory_never_writes_or_creates_a_file_outside(make_tree, tmp_path, planted):
+    """A committed `.retrieval/serve/log` link had a detached server's output appended to its target
+    (and the target made 0600); a `lock` link had its target created."""
+    root = make_tree({"app.py": "def app():\n    return 1\n"})
+    (root / ".retrieval" / "serve").mkdir(parents=True)
+    target = tmp_path / "victim"
+    if planted == "log":
+        target.write_text("mine\n")
+        target.chmod(0o644)
+    os.symlink(target, root / ".retrieval" / "serve" / planted)
+    try:
+        result = run_cli(["serve", "--detach", "--root", root, "--idle-timeout", "30"])
+    finally:
+        run_cli(["serve", "--stop", "--root", root])
+    assert result.returncode == 1
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: ") and "symbolic link" in line
+    if planted == "log":
+        assert target.read_text() == "mine\n" and oct(target.stat().st_mode & 0o777) == oct(0o644)
+    else:
+        assert not target.exists()
+
+
+def test_a_planted_link_for_the_servers_socket_is_never_connected_to(make_tree, tmp_path):
+    """`.retrieval/serve/sock` committed as a link to someone else's socket: every query's words,
+    directory and settings went to whoever listened there, and its reply was printed as the answer."""
+    from retrieval.server import client
+
+    root = make_tree({"app.py": "def app():\n    return 1\n"})
+    (root / ".retrieval" / "serve").mkdir(parents=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(tmp_path / "elsewhere.sock"))
+    listener.listen(4)
+    listener.settimeout(0.5)
+    os.symlink(tmp_path / "elsewhere.sock", root / ".retrieval" / "serve" / "sock")
+    try:
+        assert client.probe(client.store_dir(str(root))) is None
+        assert client.try_run(["query", "--root", str(root), "app"]) is None
+        with pytest.raises(socket.timeout):
+            listener.accept()[0].close()  # nobody connected
+    finally:
+        listener.close()
 
 
 @pytest.mark.parametrize("name", ["..\\..\\evil.py", "-rf.py", "a b.py", "new\nline.py", "..evil.py", "$(id).py"])
