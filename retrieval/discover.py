@@ -118,7 +118,8 @@ class Discovery:
     user: dict = field(default_factory=dict)  # user_places() when walked: they decide git's user rules
 
 
-_NONBLOCKING = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
+# O_BINARY (Windows): read as the bytes are, not in text mode (CRLF folded, a ^Z ending the file).
+_NONBLOCKING = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 

@@ -169,8 +169,9 @@ class _Paint:
 def shown_path(path: str) -> str:
     """A path as text output prints it: control characters and backslashes escaped (`new\\nline.py`),
     so every hit stays on one line for a reader that splits on newlines, and no two paths print
-    alike. JSON carries the exact path."""
-    if path.isprintable() and "\\" not in path:
+    alike. JSON carries the exact path. On Windows a backslash is the separator (no name holds
+    one, nor a control character): left as it is there, not doubled."""
+    if path.isprintable() and ("\\" not in path or os.sep == "\\"):
         return path
     # Backslashes too: a name holding a real backslash and `n` never prints as one holding a newline.
     return "".join("\\\\" if c == "\\" else c if c.isprintable() or c == " "

@@ -87,7 +87,7 @@ def _block_stops() -> object:
     return signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
 
 
-def _worker(fn: Callable, conn, parent: int) -> None:
+def _worker(fn: Callable, conn, parent: int, forked: bool = True) -> None:
     # Ctrl-C reaches the whole process group: let the parent handle it, not every worker. A SIGTERM
     # to the group ends a worker at once (the parent's handler, inherited, would print a traceback).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -95,7 +95,8 @@ def _worker(fn: Callable, conn, parent: int) -> None:
     if hasattr(signal, "pthread_sigmask"):
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)  # blocked by the parent (_block_stops)
     _die_with(parent)
-    _close_inherited(conn.fileno())
+    if forked:  # a spawned worker (Windows) inherited nothing to close
+        _close_inherited(conn.fileno())
     while True:
         # Where the kernel cannot kill us with the parent, notice that it went (we were adopted).
         try:
@@ -145,12 +146,14 @@ def ordered_map(
     import multiprocessing
 
     # fork: workers start in milliseconds; what they inherit is closed first thing (_worker).
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    # Where there is no fork (Windows), spawn: `fn` and the items pickle, the workers import them.
+    forked = "fork" in multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if forked else "spawn")
     workers = []
     try:
         for _ in range(jobs):
             parent_end, child_end = context.Pipe()
-            process = context.Process(target=_worker, args=(fn, child_end, os.getpid()), daemon=True)
+            process = context.Process(target=_worker, args=(fn, child_end, os.getpid(), forked), daemon=True)
             mask = _block_stops()
             try:
                 process.start()

@@ -62,7 +62,8 @@ def read_snippet(
         try:
             # No links followed and regular files only: a path from a stale or tampered index, or a
             # link swapped in since indexing, must not read outside the root (or block on a FIFO).
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                         | getattr(os, "O_BINARY", 0))  # Windows: no CRLF folding, no stop at ^Z
             with os.fdopen(fd, "rb") as fh:
                 st = os.fstat(fh.fileno())
                 if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_READ_BYTES:

@@ -29,7 +29,8 @@ def _fresh_parse_lock() -> None:
     _PARSING = threading.RLock()  # in a forked worker: the parent's threads that could hold it are gone
 
 
-os.register_at_fork(after_in_child=_fresh_parse_lock)
+if hasattr(os, "register_at_fork"):  # POSIX only; Windows starts workers fresh (spawn), never forks
+    os.register_at_fork(after_in_child=_fresh_parse_lock)
 
 
 def parser_for(grammar: str):

@@ -98,9 +98,13 @@ _NO_LOCK = contextlib.nullcontext()
 
 @contextlib.contextmanager
 def _file_lock(path: str):
-    """An exclusive flock on `path` (created), for as long as the block runs."""
-    import fcntl
-
+    """An exclusive flock on `path` (created), for as long as the block runs; none where there is
+    no flock (Windows): the shared cache is a convenience, and each write of it is atomic."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
     fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

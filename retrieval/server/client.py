@@ -186,6 +186,8 @@ def receive(sock, *length_fields: str, limit: int = 1 << 30) -> tuple[dict, list
 
 
 def connect(path: str, timeout: float = 2.0):
+    if not hasattr(_socket, "AF_UNIX"):  # Windows, seeing the socket of a server in WSL: not ours to use
+        raise OSError(f"no Unix sockets here to reach {path}")
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)  # _socket: the socket module imports enum
     sock.settimeout(timeout)
     try:

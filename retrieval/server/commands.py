@@ -37,6 +37,12 @@ def serve_command(root, stop, detach, idle_timeout):
     found = found_root(root)
     root = found.path
     reason = ""
+    import socket
+
+    # Windows' Python has no Unix sockets (nor fcntl): said in one line, not a traceback from the bind.
+    if not stop and not hasattr(socket, "AF_UNIX"):
+        raise _fail("`retrieval serve` needs Unix domain sockets, which this system lacks; "
+                    "`query` and `status` work without a server")
     refusal = None if stop else too_broad(found)
     if refusal:
         raise _fail(refusal)

@@ -12,6 +12,9 @@ import json
 import os
 
 TMP_PREFIX = ".tmp-"
+# Windows opens a descriptor in text mode unless told otherwise: every b"\n" written would become
+# b"\r\n" (a segment's postings torn, its size wrong) and a read would stop at the first ^Z.
+_BINARY = getattr(os, "O_BINARY", 0)
 
 
 def write_bytes(path: str, data: bytes, *, durable: bool = False) -> int:
@@ -49,7 +52,7 @@ def _create_temp(directory: str) -> tuple[int, str]:
     for _ in range(100):
         tmp = os.path.join(directory, TMP_PREFIX + os.urandom(8).hex())
         try:
-            return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600), tmp
+            return os.open(tmp, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | _BINARY, 0o600), tmp
         except FileExistsError:
             continue
     raise FileExistsError(errno.EEXIST, "no unused temporary file name", directory)
@@ -57,7 +60,7 @@ def _create_temp(directory: str) -> tuple[int, str]:
 
 def write_new(path: str, data: bytes) -> int:
     """Create a file no reader can see yet (it lives in a directory published later), durably."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _BINARY, 0o666)
     with os.fdopen(fd, "wb") as fh:
         fh.write(data)
         fh.flush()

@@ -12,8 +12,12 @@ from typing import Callable
 
 try:
     import fcntl
-except ImportError:  # pragma: no cover - Windows
+except ImportError:  # Windows: a lock of the file's first byte instead (msvcrt.locking)
     fcntl = None
+try:
+    import msvcrt
+except ImportError:
+    msvcrt = None
 
 
 WAIT_NOTE_AFTER = 0.5  # seconds of waiting before saying so
@@ -57,10 +61,11 @@ def _same_file(fd: int, path: str) -> bool:
     return (st.st_dev, st.st_ino) == (held.st_dev, held.st_ino)
 
 
-def _stamp(fd: int) -> None:
-    """Say when the lock was taken: in its file's modification time."""
+def _stamp(fd: int, path: str) -> None:
+    """Say when the lock was taken: in its file's modification time (by name where a descriptor's
+    time cannot be set: Windows; the caller has just checked that the name is still this file)."""
     try:
-        os.utime(fd)
+        os.utime(fd if os.utime in os.supports_fd else path)
     except OSError:  # a file system that refuses: waiters wait their whole timeout, as before
         pass
 
@@ -98,6 +103,20 @@ def writer(path: str) -> tuple[int | None, float] | None:
         os.close(fd)
 
 
+def _lock_now(fd: int) -> None:
+    """Take the exclusive lock without waiting; BlockingIOError when another holds it."""
+    if fcntl is not None:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return
+    # Windows has no flock: its lock of a byte range (the first byte; a range past the end of a
+    # file may be locked), also dropped by the system when the holder dies.
+    os.lseek(fd, 0, os.SEEK_SET)
+    try:
+        msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
+    except PermissionError:  # EACCES: locked by another
+        raise BlockingIOError(errno.EAGAIN, "locked") from None
+
+
 class WriterLock:
     def __init__(self, path: str):
         self.path = path
@@ -121,7 +140,7 @@ class WriterLock:
                 raise LockDamaged(exc.errno, f"its lock file {self.path} is {what}, not a lock: remove it "
                                              "(`retrieval clean` removes the whole index)") from None
             raise
-        if fcntl is None:  # pragma: no cover
+        if fcntl is None and msvcrt is None:  # pragma: no cover - neither flock nor Windows' locks
             self._fd = fd
             return
         started = time.monotonic()
@@ -129,7 +148,7 @@ class WriterLock:
         held_checked = False
         while True:
             try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                _lock_now(fd)
             except BlockingIOError:
                 if since_taken and deadline is not None and not held_checked:
                     held_checked = True
@@ -148,7 +167,7 @@ class WriterLock:
                 continue
             if _same_file(fd, self.path):
                 self._fd = fd
-                _stamp(fd)
+                _stamp(fd, self.path)
                 return
             # `clean` removed the store while we waited: writing on would recreate pieces of it.
             os.close(fd)
@@ -158,6 +177,9 @@ class WriterLock:
         if self._fd is not None:
             if fcntl is not None:
                 fcntl.flock(self._fd, fcntl.LOCK_UN)
+            elif msvcrt is not None:
+                os.lseek(self._fd, 0, os.SEEK_SET)
+                msvcrt.locking(self._fd, msvcrt.LK_UNLCK, 1)
             os.close(self._fd)
             self._fd = None
 
