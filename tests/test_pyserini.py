@@ -240,6 +240,20 @@ def _swap_first_paths(c):
     c["paths"][0], c["paths"][1] = c["paths"][1], c["paths"][0]
 
 
+def _answers_around(root, edit):
+    """A query's (docid, score) pairs before and after `edit(root)` (read by a fresh open), and
+    the notes the second search gave."""
+    def answer(**kwargs):
+        hits = service.search(root, "token route", retriever="pi-serini", **kwargs).hits
+        return [(h.docid, round(h.score, 4)) for h in hits]
+
+    before = answer()
+    edit(root)
+    service._OPEN.clear()
+    notes: list[str] = []
+    return before, answer(progress=notes.append), notes
+
+
 @pytest.mark.parametrize("change, checked", [
     (_swap_first_paths, True),
     (lambda c: c["end"].__setitem__(0, -5), False),
@@ -250,38 +264,26 @@ def _swap_first_paths(c):
 def test_a_document_table_edited_into_other_files_or_lines_is_rebuilt_not_answered(make_tree, change, checked):
     """The table names each hit's file and lines: edited, hits went to the other file, to line -5,
     or silently vanished (their ids unknown)."""
-    root = make_tree(CODE)
-    before = [(h.docid, round(h.score, 4)) for h in service.search(root, "token route", retriever="pi-serini").hits]
-    _rewrite_table(root, change, checked=checked)
-    service._OPEN.clear()
-    notes = []
-    after = service.search(root, "token route", retriever="pi-serini", progress=notes.append).hits
-    assert [(h.docid, round(h.score, 4)) for h in after] == before
+    before, after, notes = _answers_around(make_tree(CODE), lambda root: _rewrite_table(root, change, checked=checked))
+    assert after == before
     assert len(notes) == 1 and "docs.json is damaged" in notes[0] and "rebuilding" in notes[0], notes
 
 
 def test_a_document_table_written_before_its_checksum_is_read_as_it_was(make_tree):
-    root = make_tree(CODE)
-    before = [(h.docid, round(h.score, 4)) for h in service.search(root, "token route", retriever="pi-serini").hits]
-    _rewrite_table(root, lambda c: None, checked=False)
-    service._OPEN.clear()
-    notes = []
-    after = service.search(root, "token route", retriever="pi-serini", progress=notes.append).hits
-    assert [(h.docid, round(h.score, 4)) for h in after] == before and notes == []
+    before, after, notes = _answers_around(make_tree(CODE), lambda root: _rewrite_table(root, lambda c: None, checked=False))
+    assert after == before and notes == []
 
 
 def test_a_state_edited_to_name_no_lucene_version_is_rebuilt_not_an_empty_answer(make_tree):
     """A state naming no version read as an empty index: no hits, and no word why."""
-    root = make_tree(CODE)
-    before = [(h.docid, round(h.score, 4)) for h in service.search(root, "token route", retriever="pi-serini").hits]
-    manifest = root / ".retrieval" / "pi-serini" / "manifest.json"
-    data = json.loads(manifest.read_text())
-    data["state"]["index"] = None
-    manifest.write_text(json.dumps(data))
-    service._OPEN.clear()
-    notes = []
-    after = service.search(root, "token route", retriever="pi-serini", progress=notes.append).hits
-    assert [(h.docid, round(h.score, 4)) for h in after] == before
+    def no_version(root):
+        manifest = root / ".retrieval" / "pi-serini" / "manifest.json"
+        data = json.loads(manifest.read_text())
+        data["state"]["index"] = None
+        manifest.write_text(json.dumps(data))
+
+    before, after, notes = _answers_around(make_tree(CODE), no_version)
+    assert after == before
     assert len(notes) == 1 and "damaged" in notes[0] and "rebuilding" in notes[0], notes
 
 
