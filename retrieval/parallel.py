@@ -146,8 +146,10 @@ def ordered_map(
     import multiprocessing
 
     # fork: workers start in milliseconds; what they inherit is closed first thing (_worker).
-    # Where there is no fork (Windows), spawn: `fn` and the items pickle, the workers import them.
-    forked = "fork" in multiprocessing.get_all_start_methods()
+    # Where there is no fork (Windows), and on macOS, spawn: `fn` and the items pickle, the workers
+    # import them. macOS forks, but a child forked after the parent loaded a system framework (torch's
+    # Accelerate, a JVM, CoreFoundation) may crash or hang, so its Python spawns by default too.
+    forked = sys.platform != "darwin" and "fork" in multiprocessing.get_all_start_methods()
     context = multiprocessing.get_context("fork" if forked else "spawn")
     workers = []
     try:

@@ -35,6 +35,22 @@ def test_spawned_workers_on_a_system_without_proc_or_sysconf_do_the_work(spawn_o
     assert multiprocessing.active_children() == []
 
 
+def test_on_macos_workers_are_spawned_though_fork_exists(monkeypatch):
+    """A child forked after the parent loaded a system framework (torch's Accelerate, a JVM) may
+    crash or hang on macOS, whose Python spawns by default for that reason: so do our workers."""
+    import multiprocessing.popen_spawn_posix
+
+    from windows_like_worker import square
+
+    started = []
+    monkeypatch.setattr(multiprocessing.context.SpawnProcess, "_Popen",
+                        staticmethod(lambda process: started.append(process) or
+                                     multiprocessing.popen_spawn_posix.Popen(process)))
+    monkeypatch.setattr(parallel.sys, "platform", "darwin")
+    out = list(parallel.ordered_map(square, range(100), jobs=2, serial_below=10, batch_size=8))
+    assert out == [x * x for x in range(100)] and len(started) == 2
+
+
 def test_a_build_with_spawned_workers_ranks_exactly_like_one_with_forked_workers(make_tree, monkeypatch):
     """macOS's and Windows' way of starting workers: nothing may come from globals a fork inherits."""
     import multiprocessing.popen_spawn_posix
