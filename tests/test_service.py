@@ -754,3 +754,32 @@ def test_rebuilds_killed_one_after_another_leave_only_the_last_ones_files(make_t
     assert left[0] >= 1 and left == left[:1] * 4, left  # the last killed build's only
     monkeypatch.undo()
     assert [h.docid for h in service.search(root, "retry upload", top_k=3, stale_ok=True).hits] == before
+
+
+def test_an_engine_kept_open_while_its_segments_are_collected_says_it_was_replaced(make_tree):
+    """A Python API user's engine (open_index) outlived the snapshot it opened: after a rebuild by
+    another caller its search raised FileNotFoundError for a post.bin; the service's search opens
+    the newer snapshot itself."""
+    from retrieval.retrievers.base import Released
+
+    root = make_tree({f"pkg/m{i}.py": f"def handler_{i}(request):\n    return retry_upload(request, {i})\n"
+                      for i in range(6)})
+    service.refresh(root)
+    engine = service.open_index(root, "lexical")
+    service.refresh(root, force=True)  # the old segments are collected at its commit
+    with pytest.raises(Released, match=r"lexical index was replaced by a newer snapshot .*: open it again"):
+        engine.search_detailed("retry upload", 3)
+    assert [h.source_path for h in service.search(root, "retry upload", top_k=3).hits]
+
+
+@pytest.mark.extra("local", "turbovec")
+def test_a_hybrid_engine_kept_open_while_its_lexical_segments_are_collected_says_it_was_replaced(make_tree):
+    from retrieval.retrievers.base import Released
+
+    root = make_tree({f"pkg/m{i}.py": f"def handler_{i}(request):\n    return retry_upload(request, {i})\n"
+                      for i in range(6)})
+    service.refresh(root, "hybrid")
+    engine = service.open_index(root, "hybrid")
+    service.refresh(root, "hybrid", force=True)
+    with pytest.raises(Released, match=r"hybrid index was replaced by a newer snapshot"):
+        engine.search_detailed("retry upload", 3)

@@ -23,7 +23,7 @@ from ..ranking import RankingConfig, rank_candidates, spells_file_name
 from ..records import Chunk, Document, SearchHit, SourceFile
 from .base import NOT_INDEXED, check_documents, check_search_args
 from .dense import DenseRetriever
-from .lexical import LexicalRetriever, _definers, scope_factors
+from .lexical import LexicalRetriever, _definers, reading_snapshot, scope_factors
 
 LEXICAL, DENSE = "lexical", "dense"
 DENSE_DEPTH = 100  # dense candidates fused per query
@@ -169,7 +169,10 @@ class HybridRetriever:
         check_search_args(query, top_k)
         if self._lex_views is None:
             raise RuntimeError(NOT_INDEXED)
-        query = search_text(query)
+        with reading_snapshot(self.name):
+            return self._search_detailed(search_text(query), top_k, allow)
+
+    def _search_detailed(self, query: str, top_k: int, allow) -> list[SearchHit]:
         config = self.ranking
         views = self._lex_views
         plan, first = self.lexical.first_stage(query, max(config.candidates, top_k), allow)

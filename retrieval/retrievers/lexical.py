@@ -1,6 +1,7 @@
 """`lexical`: BM25 over code-aware terms. Standard library only."""
 from __future__ import annotations
 
+import contextlib
 import os
 from array import array
 from collections import Counter
@@ -21,10 +22,26 @@ from ..ranking import (RankingConfig, frame_spots, frame_weight, member_named, m
                        qualified_name, rank_candidates, scope_agrees)
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
-from .base import NOT_INDEXED, check_bm25, check_documents, check_search_args
+from .base import NOT_INDEXED, Released, check_bm25, check_documents, check_search_args
 
 CODE, PROSE = "code", "prose"
 PROFILES = (CODE, PROSE)
+
+
+
+@contextlib.contextmanager
+def reading_snapshot(name: str):
+    """Segments' files are read as a query needs them: an engine kept open (the Python API) while
+    refreshes went on finds its snapshot's segments collected. Said as Released (the service opens
+    the newer snapshot and searches again), not as a missing post.bin."""
+    try:
+        yield
+    except FileNotFoundError as exc:
+        gone = os.path.dirname(exc.filename or "")
+        if gone and os.path.basename(gone).startswith("seg-") and not os.path.isdir(gone):
+            raise Released(f"this {name} index was replaced by a newer snapshot (its segment "
+                           f"{os.path.basename(gone)} was collected): open it again") from None
+        raise
 
 
 class LexicalRetriever:
@@ -121,7 +138,10 @@ class LexicalRetriever:
         check_search_args(query, top_k)
         if self._views is None:
             raise RuntimeError(NOT_INDEXED)
-        query = search_text(query)
+        with reading_snapshot(self.name):
+            return self._search_detailed(search_text(query), top_k, allow)
+
+    def _search_detailed(self, query: str, top_k: int, allow) -> list[SearchHit]:
         if self.profile == PROSE:
             return self._search_prose(query, top_k, allow)
         views = self._views
