@@ -6,6 +6,7 @@ slash elsewhere is anchored to its file's directory, and `**` spans directories.
 """
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 from dataclasses import dataclass
@@ -135,7 +136,10 @@ def _translate(glob: str, spelled_too: bool = False) -> str:
 
 
 _STAR, _STARSTAR = "[^/]*", "(?:.*/)?"
-_ATOMIC = sys.version_info >= (3, 11)  # `(?>...)`: Python 3.11's re
+# `(?>...)` is Python 3.11's; before it a lookahead, which re never backtracks into, captures what
+# the group would match and a backreference consumes it: the same commitment.
+_ATOMIC = sys.version_info >= (3, 11)
+_COMMITS = itertools.count()  # unique group names: rules are joined into one alternation
 
 
 def _committed(out: list[str]) -> list[str]:
@@ -147,8 +151,6 @@ def _committed(out: list[str]) -> list[str]:
     A `*` commits only to a piece within its component (it never crosses a `/`), a `**/` to whole
     components (ending in `/`, as the next `**/` begins). Remembered `--include` globs come from
     the store, which a repository can commit, so they are matched the same way."""
-    if not _ATOMIC:
-        return out
     opened = {}
     for kind in (_STAR, _STARSTAR):
         at = [k for k, piece in enumerate(out) if piece == kind]
@@ -160,14 +162,17 @@ def _committed(out: list[str]) -> list[str]:
                 opened[k] = nxt
     if not opened:
         return out
-    closing = [0] * (len(out) + 1)
-    for nxt in opened.values():
-        closing[nxt] += 1
+    closing: dict[int, str] = {}  # (each piece closes at most one: the runs of one kind are in turn)
     result = []
     for k, piece in enumerate(out):
-        result.append(")" * closing[k])
+        result.append(closing.get(k, ""))
         if k in opened:
-            piece = "(?>[^/]*?" if piece == _STAR else "(?>(?:.*?/)??"
+            lazy = "[^/]*?" if piece == _STAR else "(?:.*?/)??"
+            if _ATOMIC:
+                piece, closing[opened[k]] = "(?>" + lazy, ")"
+            else:
+                name = f"_c{next(_COMMITS)}"
+                piece, closing[opened[k]] = f"(?=(?P<{name}>{lazy}", f"))(?P={name})"
         result.append(piece)
     return result
 
