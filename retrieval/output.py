@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Callable, Iterator, Optional
 
 from .languages import KINDS
+from .progress import redraws
 from .read import line_texts, split_lines
 from .records import SearchHit, Snippet
 
@@ -147,10 +148,7 @@ def use_colour(stream) -> bool:
         return False
     if os.environ.get("FORCE_COLOR"):
         return True
-    if os.environ.get("TERM") == "dumb":
-        return False
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty())
+    return redraws(stream)  # a terminal that is not TERM=dumb, as for progress lines
 
 
 _STYLES = {"path": "35;1", "lines": "32", "high": "32", "medium": "33", "low": "2", "note": "2", "context": "36"}

@@ -117,8 +117,10 @@ class IndexOptions:
                 or not all(map(_positive_int, policy.values()))):
             raise bad("policy")
         bm25 = data.get("bm25")
-        if bm25 and (not isinstance(bm25, list) or len(bm25) != 2):
-            raise bad("bm25")
+        if bm25:
+            if not isinstance(bm25, list) or len(bm25) != 2:
+                raise bad("bm25")
+            check_bm25(*bm25)  # as `index --bm25` checks them (ValueError or TypeError naming them)
         for key in ("embed_model", "context_model"):
             if data.get(key) is not None and not isinstance(data[key], str):
                 raise bad(key)
@@ -462,9 +464,7 @@ def read_manifest(store: str, name: str) -> dict | None:
     manifest = layout.read_manifest(store, name)
     if manifest is not None:
         try:
-            options = IndexOptions.from_json(manifest["config"]["options"])
-            if options.bm25:
-                check_bm25(*options.bm25)
+            IndexOptions.from_json(manifest["config"]["options"])
         except (ValueError, TypeError) as exc:
             raise layout.ManifestProblem(f"the {name} index is corrupt ({exc})") from None
     return manifest

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
 from retrieval import service
 from retrieval.progress import Reporter, Tick
 
@@ -15,6 +17,15 @@ class Clock:
         return self.now
 
 
+@pytest.fixture
+def terminal(monkeypatch):
+    """(a clock the reporter reads, what it wrote, a reporter writing to a terminal)."""
+    clock = Clock()
+    monkeypatch.setattr("retrieval.progress.time.monotonic", clock)
+    out = io.StringIO()
+    return clock, out, Reporter(out, interactive=True)
+
+
 def test_off_a_terminal_counts_are_dropped_and_diagnostics_printed():
     out = io.StringIO()
     report = Reporter(out, interactive=False)
@@ -24,11 +35,8 @@ def test_off_a_terminal_counts_are_dropped_and_diagnostics_printed():
     assert out.getvalue() == "the lexical index is damaged; rebuilding it\n"
 
 
-def test_on_a_terminal_counts_rewrite_one_line_with_rate_and_time_left(monkeypatch):
-    clock = Clock()
-    monkeypatch.setattr("retrieval.progress.time.monotonic", clock)
-    out = io.StringIO()
-    report = Reporter(out, interactive=True)
+def test_on_a_terminal_counts_rewrite_one_line_with_rate_and_time_left(terminal):
+    clock, out, report = terminal
     report(Tick("lexical: indexed 0/100 files", 0, 100))
     clock.now = 0.05
     report(Tick("lexical: indexed 5/100 files", 5, 100))  # too soon to redraw
@@ -44,13 +52,10 @@ def test_on_a_terminal_counts_rewrite_one_line_with_rate_and_time_left(monkeypat
     assert "\n" not in out.getvalue()[: out.getvalue().index("a diagnostic")]
 
 
-def test_two_counts_of_one_retriever_each_time_their_own_rate(monkeypatch):
+def test_two_counts_of_one_retriever_each_time_their_own_rate(terminal):
     """`lexical+ctx` counts the contexts it generates, then the files it indexes: the second count's
     rate and time left were reckoned from the first one's start."""
-    clock = Clock()
-    monkeypatch.setattr("retrieval.progress.time.monotonic", clock)
-    out = io.StringIO()
-    report = Reporter(out, interactive=True)
+    clock, out, report = terminal
     report(Tick("lexical+ctx: 1/100 contexts generated", 1, 100))
     clock.now = 100.0
     report(Tick("lexical+ctx: 100/100 contexts generated", 100, 100))

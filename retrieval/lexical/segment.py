@@ -25,7 +25,7 @@ import zlib
 from contextlib import nullcontext
 from array import array
 
-from ..store.atomic import dumps, publish_dir, write_new
+from ..store.atomic import dumps, publish_dir, remove_tree, write_new
 from .features import document_length
 
 SEGMENT_FORMAT = 2
@@ -124,15 +124,15 @@ class SegmentBuilder:
         """
         tmp = directory + ".tmp"
         if os.path.exists(tmp):
-            _remove_tree(tmp)
+            remove_tree(tmp, ignore_errors=True)
         os.makedirs(tmp)
         try:
             meta = self._write_files(tmp)
             if os.path.exists(directory):
-                _remove_tree(directory)
+                remove_tree(directory, ignore_errors=True)
             publish_dir(tmp, directory)
         except BaseException:
-            _remove_tree(tmp)  # frees the space at once on a full disk
+            remove_tree(tmp, ignore_errors=True)  # frees the space at once on a full disk
             raise
         return meta
 
@@ -189,12 +189,6 @@ class SegmentBuilder:
             meta["meta_row_crcs"] = True
         write_new(os.path.join(tmp, "seg.json"), dumps(meta))
         return meta
-
-
-def _remove_tree(path: str) -> None:
-    from ..store.atomic import remove_tree
-
-    remove_tree(path, ignore_errors=True)
 
 
 class MemorySegment:

@@ -20,7 +20,7 @@ import shutil
 import tempfile
 import zlib
 
-from ..store.atomic import TMP_PREFIX, publish_dir, write_new
+from ..store.atomic import TMP_PREFIX, publish_dir, remove_tree, write_new
 from . import jvm
 
 TABLE = "docs.json"
@@ -200,10 +200,10 @@ def _update(directory, state, analyzer, removed_paths, added) -> dict:
         table.write(tmp)
         name = f"{PREFIX}{state['next']:06d}"
         # A version published by a writer that died before committing it: nothing names it.
-        shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
+        remove_tree(os.path.join(directory, name), ignore_errors=True)
         publish_dir(tmp, os.path.join(directory, name))
     except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_tree(tmp, ignore_errors=True)
         raise
     finally:
         try:
@@ -281,4 +281,4 @@ def collect_garbage(directory: str, state: dict) -> None:
         return
     for name in names:
         if (name.startswith(PREFIX) and name != live) or name.startswith(TMP_PREFIX):
-            shutil.rmtree(os.path.join(directory, name), ignore_errors=True)
+            remove_tree(os.path.join(directory, name), ignore_errors=True)

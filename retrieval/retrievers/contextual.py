@@ -102,9 +102,9 @@ class ContextualRetriever(LexicalRetriever):
         path = os.path.join(directory, name)
         if os.path.isdir(path) and not os.path.islink(path):
             # Damage in the way of the name (the rebuild that found it writes that very name).
-            import shutil
+            from ..store.atomic import remove_tree
 
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path, ignore_errors=True)
         write_bytes(path, data, durable=True)
         return {**new_state, "contexts": name}
 

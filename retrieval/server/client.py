@@ -381,7 +381,7 @@ def _say_writer(store: str) -> bytes:
     """While a query's server waits for another process writing the index (a first build, which a
     query waits out), say so as the command itself does: the server's notes come with its answer,
     and a query behind a build of minutes was silent all along."""
-    from ..store.lock import writer
+    from ..store.lock import wait_note, writer
 
     lock = os.path.join(store, "lock")  # layout.lock_path (the client imports nothing of the layout)
     found = writer(lock)
@@ -390,8 +390,7 @@ def _say_writer(store: str) -> bytes:
     pid = found[0]
     if pid is not None and pid == _recorded_pid(store):
         return b""  # the server's own refresh, for this query: the command itself would not say it waits
-    who = f"process {pid}" if pid else "another process"
-    line = f"waiting for {who}, which is writing the index ({lock})\n"
+    line = wait_note(pid, lock) + "\n"
     sys.stderr.write(line)
     sys.stderr.flush()
     return line.encode("utf-8", "surrogateescape")

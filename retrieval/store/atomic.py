@@ -120,9 +120,7 @@ def remove_stale_temps(directory: str, levels: int = 1) -> None:
                 if entry.is_dir(follow_symlinks=False):
                     # An unfinished version (pi-serini's Lucene directory): left to the collection
                     # after a commit, one more piled up with each build killed before committing.
-                    import shutil  # here: its import costs a cold query more than it uses
-
-                    shutil.rmtree(entry.path, ignore_errors=True)
+                    remove_tree(entry.path, ignore_errors=True)
                 else:
                     os.unlink(entry.path)
             except OSError:

@@ -117,6 +117,14 @@ def _lock_now(fd: int) -> None:
         raise BlockingIOError(errno.EAGAIN, "locked") from None
 
 
+def wait_note(holder: int | None, path: str) -> str:
+    """What a writer (or a served query's client) says while another holds the lock at `path`."""
+    # flock is per open file: another thread of this process can hold it too.
+    who = ("another thread of this process" if holder == os.getpid()
+           else f"process {holder}" if holder else "another process")
+    return f"waiting for {who}, which is writing the index ({path})"
+
+
 class WriterLock:
     def __init__(self, path: str):
         self.path = path
@@ -157,11 +165,7 @@ class WriterLock:
                     os.close(fd)
                     raise LockBusy(f"another process is writing the index ({self.path})")
                 if on_wait is not None and time.monotonic() - started >= WAIT_NOTE_AFTER:
-                    holder = lock_holder(fd)
-                    # flock is per open file: another thread of this process can hold it too.
-                    who = ("another thread of this process" if holder == os.getpid()
-                           else f"process {holder}" if holder else "another process")
-                    on_wait(f"waiting for {who}, which is writing the index ({self.path})")
+                    on_wait(wait_note(lock_holder(fd), self.path))
                     on_wait = None
                 time.sleep(0.05)
                 continue
