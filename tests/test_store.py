@@ -146,6 +146,26 @@ def test_a_directory_of_the_users_where_the_store_goes_is_not_taken_over_so_clea
     assert sorted(os.listdir(mine.parent)) == ["notes.txt"] and mine.read_text() == "my own notes\n"
 
 
+def test_a_marker_written_by_another_writer_between_the_checks_is_not_taken_for_a_foreign_file(
+        tmp_path, monkeypatch):
+    """It was (CI, two `index` processes at once): one saw no STORE.json, the other wrote it, and
+    the first then listed the directory and refused the store for holding STORE.json."""
+    store = tmp_path / ".retrieval"
+    real_exists = os.path.exists
+    raced = []
+
+    def marker_lands_after_the_check(path):
+        found = real_exists(path)
+        if str(path).endswith("STORE.json") and not found and not raced:
+            raced.append(path)
+            layout.write_markers(str(store), str(tmp_path))  # the other writer, just then
+        return found
+
+    monkeypatch.setattr(layout.os.path, "exists", marker_lands_after_the_check)
+    layout.ensure_store(str(store))
+    assert raced and sorted(os.listdir(store)) == [".gitignore", "STORE.json"]
+
+
 @pytest.mark.parametrize(
     "content, problem",
     [

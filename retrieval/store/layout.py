@@ -132,7 +132,8 @@ def _refuse_foreign(store: str) -> None:
     from ..retrievers.base import REGISTRY
     from ..server.client import SERVE_DIRNAME
 
-    ours = {*REGISTRY, SERVE_DIRNAME, "lock", ".gitignore"}
+    # STORE.json too: another writer may have made the store ours since the caller looked for it.
+    ours = {*REGISTRY, SERVE_DIRNAME, "lock", ".gitignore", "STORE.json"}
     foreign = sorted(n for n in os.listdir(store) if n not in ours and not n.startswith(TMP_PREFIX))
     if foreign:
         raise StoreError(f"refusing to keep the index in {store}: it holds {foreign[0]}, which retrieval did "
