@@ -7,15 +7,18 @@ import stat
 from dataclasses import dataclass, replace
 
 from .blake import blake2b
-from .languages import from_content
+from .languages import CONFIG, from_content
+from .lazyre import LazyPattern
 from .records import SourceFile
 
 BINARY, UNDECODABLE, UNREADABLE, VANISHED = "binary", "invalid-utf8", "unreadable", "vanished"
 SYMLINK = "symlink"
-# Bump when decode() takes text it refused before (2: UTF-16 behind a byte-order mark) or reads
-# text otherwise (3: lines ending in a lone CR): an index re-reads its files under another version,
-# and indexes again those skipped as BINARY or UNDECODABLE and those now `relined`.
-DECODER_VERSION = 3
+SECRET_CONTENT = "secret-content"
+# Bump when decode() takes text it refused before (2: UTF-16 behind a byte-order mark), reads
+# text otherwise (3: lines ending in a lone CR) or skips what it read (4: SECRET_CONTENT): an index
+# re-reads its files under another version, and indexes again those skipped as BINARY or
+# UNDECODABLE, those now `relined` and those whose skip reason is now another.
+DECODER_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -50,6 +53,21 @@ def decode(data: bytes) -> tuple[str | None, str]:
     except UnicodeDecodeError:
         return None, UNDECODABLE
     return _as_lines(text.removeprefix("\ufeff")), ""
+
+
+# A private key's armour with key material after it: base64 lines, or one JSON string with escaped
+# newlines (a cloud service-account key file, whatever its name). A placeholder ("...") has none.
+_PRIVATE_KEY = LazyPattern(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:(?!-----)[\s\S]){0,300}?"
+                           r"[A-Za-z0-9+/]{40}")
+_KEY_HOLDERS = frozenset({"text", "bash", "powershell", "sql"})  # besides config files
+
+
+def holds_private_key(file: SourceFile, text: str) -> bool:
+    """A config, plain-text or script file holding a private key. Source files (test fixtures) and
+    markup docs (examples in a TLS how-to) are what they are about: indexed."""
+    if file.kind != CONFIG and file.language not in _KEY_HOLDERS:
+        return False
+    return "PRIVATE KEY" in text and _PRIVATE_KEY.search(text) is not None
 
 
 def decode_shown(data: bytes) -> str:
@@ -92,6 +110,8 @@ def read_source(file: SourceFile, max_bytes: int | None = None) -> FileContent:
     if max_bytes is not None and len(data) > max_bytes:
         return FileContent(file, None, content_digest(data), "too-large")
     text, reason = decode(data)
+    if text is not None and holds_private_key(file, text):
+        return FileContent(file, None, content_digest(data), SECRET_CONTENT)
     if text is not None:
         language = from_content(file.path, file.language, text)
         if language != file.language:

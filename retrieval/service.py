@@ -624,7 +624,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             report.reread.append(f.path)
             had_chunks = entry is not None and entry[NCHUNKS] > 0
             if (entry is not None and content.digest and entry[DIGEST] == content.digest
-                    and entry[SKIP] not in undecided and not (undecided and content.relined)):
+                    and entry[SKIP] not in undecided and not (undecided and content.relined)
+                    and entry[SKIP] == content.skip_reason):
                 # Touched but identical: record the new stat, re-process nothing.
                 new_files[f.path] = [f.size, f.mtime_ns] + entry[DIGEST:]
                 if entry[SKIP]:

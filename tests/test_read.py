@@ -154,3 +154,52 @@ def test_binary_and_undecodable_files_are_skipped_and_counted_when_indexing(make
 def test_the_text_of_a_dot_h_header_decides_between_c_and_cpp(make_tree):
     root = make_tree({"a.h": "namespace util {\nint f();\n}\n", "b.h": "int f(void);\n", "c.c": "namespace x {}\n"})
     assert [read_source(source(root, p)).file.language for p in ("a.h", "b.h", "c.c")] == ["cpp", "c", "c"]
+
+
+# -- private keys in files of any name --------------------------------------------------------------
+
+KEY_BODY = "\n".join(["MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj"] * 4)
+PEM = f"-----BEGIN PRIVATE KEY-----\n{KEY_BODY}\n-----END PRIVATE KEY-----\n"
+ENCRYPTED_PEM = ("-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,5A8E0C0B1F7C\n\n"
+                 f"{KEY_BODY}\n-----END RSA PRIVATE KEY-----\n")
+# A cloud service-account key: JSON, named after the project, the key one string with escaped newlines.
+SERVICE_ACCOUNT = ('{"type": "service_account", "project_id": "shop-prod-4411",\n'
+                   ' "private_key": "' + PEM.replace("\n", "\\n") + '",\n "client_email": "ci@shop.example"}\n')
+
+
+@pytest.mark.parametrize("name, text", [
+    ("shop-prod-4411-9f1c2a.json", SERVICE_ACCOUNT),
+    ("deploy/notes.txt", "the server's key, for now:\n" + PEM),
+    ("config/tls.yaml", "tls:\n  key: |\n" + "".join(f"    {line}\n" for line in ENCRYPTED_PEM.splitlines())),
+    ("scripts/setup.sh", f"cat > /etc/ssl/key.pem <<'KEY'\n{PEM}KEY\n"),
+])
+def test_a_config_text_or_script_file_holding_a_private_key_is_skipped_whatever_its_name(make_tree, name, text):
+    root = make_tree({name: text, "app.py": "def serve():\n    return 'tls'\n"})
+    content = read_source(source(root, name))
+    assert (content.text, content.skip_reason) == (None, read.SECRET_CONTENT)
+    report = service.refresh(str(root))
+    assert report.skipped.get("secret-content") == 1 and report.reprocessed == ["app.py"]
+    assert service.search(str(root), "MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj").hits == []
+
+
+@pytest.mark.parametrize("name, text", [
+    ("tests/test_tls.py", f'TEST_KEY = """{PEM}"""\n'),  # a source file's fixture: code, indexed
+    ("docs/tls.md", f"# TLS\n\nAn example key:\n\n```\n{PEM}```\n"),  # markup docs: an example
+    ("config/tls.yaml", "tls:\n  key: |\n    -----BEGIN PRIVATE KEY-----\n    <paste yours here>\n"
+                        "    -----END PRIVATE KEY-----\n"),  # a placeholder, no key material
+])
+def test_a_private_key_in_source_markup_docs_or_a_placeholder_is_indexed(make_tree, name, text):
+    root = make_tree({name: text})
+    assert read_source(source(root, name)).text == text
+
+
+def test_an_index_built_before_keys_were_looked_for_drops_the_file_holding_one(make_tree, monkeypatch):
+    root = make_tree({"keys/notes.txt": "server key\n" + PEM, "app.py": "def serve():\n    return 1\n"})
+    with monkeypatch.context() as old:  # decoder 3: no look at what a file holds
+        old.setattr(read, "holds_private_key", lambda file, text: False)
+        old.setattr(service, "DECODER_VERSION", 3)
+        service.refresh(str(root))
+        assert [h.source_path for h in service.search(str(root), "server key").hits] == ["keys/notes.txt"]
+    report = service.refresh(str(root))
+    assert report.skipped.get("secret-content") == 1
+    assert service.search(str(root), "server key").hits == []
