@@ -551,6 +551,28 @@ def test_a_writer_waiting_on_the_lock_says_so_once_naming_the_holder(tmp_path):
         assert said[0].startswith(f"waiting for process {child.pid}, which is writing the index")
 
 
+def test_a_writer_whose_holder_lets_go_as_it_is_looked_up_says_nothing_of_waiting(tmp_path, monkeypatch):
+    """It was (CI): the holder read from /proc/locks just after it let go was nobody, and "waiting for
+    another process" was said of no one; a served query's client, which named the real holder, then
+    printed both lines."""
+    from retrieval.store import lock as lock_module
+
+    holder = WriterLock(str(tmp_path / "lock"))
+    holder.acquire(timeout=0)
+
+    def lets_go_as_looked_up(fd):
+        holder.release()
+        return None  # what /proc/locks then shows
+
+    monkeypatch.setattr(lock_module, "WAIT_NOTE_AFTER", 0.0)
+    monkeypatch.setattr(lock_module, "lock_holder", lets_go_as_looked_up)
+    said = []
+    waiter = WriterLock(str(tmp_path / "lock"))
+    waiter.acquire(timeout=5, on_wait=said.append)
+    waiter.release()
+    assert said == []
+
+
 def test_a_refresh_waiting_on_the_lock_tells_its_own_progress_not_stderr(sample_repo, capsys):
     """A library caller's progress callback gets the note; nothing is printed behind its back."""
     service.refresh(str(sample_repo))

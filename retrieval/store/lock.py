@@ -117,6 +117,14 @@ def _lock_now(fd: int) -> None:
         raise BlockingIOError(errno.EAGAIN, "locked") from None
 
 
+def _try_lock(fd: int) -> bool:
+    try:
+        _lock_now(fd)
+    except BlockingIOError:
+        return False
+    return True
+
+
 def wait_note(holder: int | None, path: str) -> str:
     """What a writer (or a served query's client) says while another holds the lock at `path`."""
     # flock is per open file: another thread of this process can hold it too.
@@ -154,28 +162,29 @@ class WriterLock:
         started = time.monotonic()
         deadline = None if timeout is None else started + timeout
         held_checked = False
-        while True:
-            try:
-                _lock_now(fd)
-            except BlockingIOError:
-                if since_taken and deadline is not None and not held_checked:
-                    held_checked = True
-                    deadline -= max(0.0, min(timeout, time.time() - _taken_at(fd)))
-                if deadline is not None and time.monotonic() >= deadline:
-                    os.close(fd)
-                    raise LockBusy(f"another process is writing the index ({self.path})")
-                if on_wait is not None and time.monotonic() - started >= WAIT_NOTE_AFTER:
-                    on_wait(wait_note(lock_holder(fd), self.path))
-                    on_wait = None
-                time.sleep(0.05)
-                continue
-            if _same_file(fd, self.path):
-                self._fd = fd
-                _stamp(fd, self.path)
-                return
-            # `clean` removed the store while we waited: writing on would recreate pieces of it.
-            os.close(fd)
-            raise OSError(errno.ENOENT, "the index was removed while this process waited to write it")
+        while not _try_lock(fd):
+            if since_taken and deadline is not None and not held_checked:
+                held_checked = True
+                deadline -= max(0.0, min(timeout, time.time() - _taken_at(fd)))
+            if deadline is not None and time.monotonic() >= deadline:
+                os.close(fd)
+                raise LockBusy(f"another process is writing the index ({self.path})")
+            if on_wait is not None and time.monotonic() - started >= WAIT_NOTE_AFTER:
+                # Who holds it, then whether it still does: a holder that let go as it was looked
+                # up is read as no one, and "another process" was said of nobody.
+                holder = lock_holder(fd)
+                if _try_lock(fd):
+                    break
+                on_wait(wait_note(holder, self.path))
+                on_wait = None
+            time.sleep(0.05)
+        if _same_file(fd, self.path):
+            self._fd = fd
+            _stamp(fd, self.path)
+            return
+        # `clean` removed the store while we waited: writing on would recreate pieces of it.
+        os.close(fd)
+        raise OSError(errno.ENOENT, "the index was removed while this process waited to write it")
 
     def release(self) -> None:
         if self._fd is not None:
