@@ -360,6 +360,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     ones `query` makes) use them; giving one again replaces only that one; --reset-filters drops them all.
     """
     from . import service
+    from .index_options import options_given
     from .notes import remembered_note
     from .retrievers.base import get_spec
 
@@ -409,8 +410,8 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
         remembered = None if reset_filters else service.remembered_options(root, name)
         options = None
         if given:
-            options = service.options_given(remembered, include=include, exclude=exclude, max_bytes=max_file_bytes,
-                                             profile=profile, bm25=bm25_values)
+            options = options_given(remembered, include=include, exclude=exclude, max_bytes=max_file_bytes,
+                                    profile=profile, bm25=bm25_values)
         if remembered is not None:
             kept = replace(remembered, include=() if include else remembered.include,
                            exclude=() if exclude else remembered.exclude,

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import service
+from ..index_options import IndexOptions, wanted_context_model
 from ..store import layout
 from ..store.lock import WriterLock
 from . import configured_model, remote_unavailable_reason
@@ -32,7 +33,7 @@ class ContextOptions:
     workers: int = DEFAULT_WORKERS
 
 
-def refresh(root: str, *, options: service.IndexOptions | None = None, context: ContextOptions | None = None,
+def refresh(root: str, *, options: IndexOptions | None = None, context: ContextOptions | None = None,
             force: bool = False, progress: Callable[[str], None] = lambda m: None, requester=None):
     """Generate the missing model contexts (after the estimate and the cost guard), then refresh the
     lexical+ctx index with them. Returns the refresh report, or None after a dry run."""
@@ -41,8 +42,8 @@ def refresh(root: str, *, options: service.IndexOptions | None = None, context: 
         raise ValueError(f"unknown contextualizer {context.mode!r}; choose one of: {', '.join(MODES)}")
     # $RETRIEVAL_CONTEXT_MODEL, else the model of the options the index is built with (given now, as
     # after --reset-filters, else remembered): the model asked is the model whose contexts it reads.
-    base = options or service.remembered_options(root, NAME) or service.IndexOptions()
-    model = service.wanted_context_model(NAME, base) or configured_model()
+    base = options or service.remembered_options(root, NAME) or IndexOptions()
+    model = wanted_context_model(NAME, base) or configured_model()
     use_model = context.mode != "offline"
     if use_model and requester is None:
         reason = remote_unavailable_reason()
@@ -86,7 +87,7 @@ def _generate(root, store, model, options, context, progress, requester) -> None
     if not os.path.isdir(root):
         raise service.DiscoveryError(f"root is not a directory: {root}")
     retriever = ContextualRetriever(model=model)
-    options = options or service.remembered_options(root, NAME) or service.IndexOptions()
+    options = options or service.remembered_options(root, NAME) or IndexOptions()
     rdir = layout.retriever_dir(store, NAME)
     layout.refuse_symlink(rdir)
     lock = None

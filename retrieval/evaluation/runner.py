@@ -350,6 +350,7 @@ def evaluate(
     from dataclasses import replace
 
     from .. import service
+    from ..index_options import IndexOptions
     from ..retrievers.base import get_spec
 
     root = os.path.abspath(root)
@@ -392,7 +393,7 @@ def evaluate(
             continue
         options = None
         if profile:
-            options = replace(service.remembered_options(root, name) or service.IndexOptions(), profile=profile)
+            options = replace(service.remembered_options(root, name) or IndexOptions(), profile=profile)
         try:
             report = service.refresh(root, name, options=options, force=force, progress=progress)
             started = time.perf_counter()
