@@ -67,6 +67,7 @@ SNIPPET_KEYS = {"snippet", "snippet_start", "snippet_end"}
 
 def test_snippet_lines_adds_at_most_n_verbatim_lines_of_each_hit(run, sample_repo):
     payload = query_json(run, sample_repo, "parse config file", "--snippet-lines", "2")
+    assert payload["results"]
     for row in payload["results"]:
         assert set(row) == HIT_KEYS | SNIPPET_KEYS
         lines = file_lines(sample_repo / row["path"])
@@ -751,6 +752,13 @@ def test_max_tokens_returns_whole_hits_that_fit_the_budget(run, make_tree):
     assert first["truncated"] is True  # the best hit always comes back, cut to fit
 
 
+def test_max_tokens_without_top_k_returns_as_many_hits_as_fit_not_the_default_ten(run, make_tree):
+    root = make_tree({f"m{i:02d}.py": f"def budget_item_{i}():\n    return 'budget'\n" for i in range(15)})
+    assert len(query_json(run, root, "budget item", "--max-tokens", "100000")["results"]) == 15
+    assert len(query_json(run, root, "budget item", "--max-tokens", "100000", "--top-k", "3")["results"]) == 3
+    assert len(query_json(run, root, "budget item")["results"]) == 10
+
+
 def test_max_tokens_cuts_a_long_hit_to_its_lines_holding_the_query_s_words(run, make_tree):
     """The cut showed a long function's signature and docstring and none of the lines that matched."""
     body = "".join(f"    step_{i} = prepare({i})\n" for i in range(30))
@@ -781,7 +789,7 @@ def long_repo(make_tree):
 def test_expand_adds_n_lines_around_each_hit_and_keeps_its_own_span(run, long_repo):
     plain = {r["path"]: r for r in query_json(run, long_repo, "quokka marsupial")["results"]}
     rows = query_json(run, long_repo, "quokka marsupial", "--expand", "3")["results"]
-    assert {r["path"] for r in rows} == set(plain)
+    assert rows and {r["path"] for r in rows} == set(plain)
     for row in rows:
         assert set(row) == HIT_KEYS | SNIPPET_KEYS
         own = plain[row["path"]]
@@ -816,13 +824,14 @@ def test_a_snippet_window_always_holds_a_line_of_its_hit_however_far_it_is_expan
     # The dense lines end one chunk; 33 lines below them, the next chunk's one mention.
     root = make_tree({"zoo.py": filler(0, 25) + dense + filler(25, 32) + "def g():\n    return 'quokka'\n\n\n"
                       + filler(32, 90)})
-    for extra in ([], ["--max-tokens", "60"]):
+    # (a budget with room for a line of the first hit: at 60 tokens it showed none, and nothing was checked)
+    for extra in ([], ["--max-tokens", "90"]):
         rows = query_json(run, root, "quokka marsupial", "-k", "5", "--expand", "40", "--snippet-lines", "2",
                           *extra)["results"]
         assert len(rows) >= 2 or extra
         for row in rows:
-            if row["snippet_start"] is not None:
-                assert row["snippet_start"] <= row["end_line"] and row["snippet_end"] >= row["start_line"], row
+            assert row["snippet_start"] is not None, row
+            assert row["snippet_start"] <= row["end_line"] and row["snippet_end"] >= row["start_line"], row
 
 
 def test_text_mode_with_expand_numbers_the_expanded_lines_and_says_which_are_shown(run, long_repo):

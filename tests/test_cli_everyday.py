@@ -89,7 +89,7 @@ def test_a_budget_smaller_than_the_first_hit_returns_that_hit_cut_to_fit(run, ma
     assert -(-len(json.dumps(row, ensure_ascii=False)) // 4) + 1 <= 150  # as printed, fields and all
     assert row["snippet_end"] == row["snippet_start"] + row["snippet"].count("\n") - 1
     roomy = query_json(run, root, "budget item", "--max-tokens", "100000")["results"]
-    assert all("truncated" not in r for r in roomy)
+    assert roomy and all("truncated" not in r for r in roomy)
 
 
 def test_a_budget_too_small_for_even_one_line_still_returns_the_first_hit(run, make_tree):
@@ -197,7 +197,7 @@ def test_remembered_filters_are_shown_announced_and_can_be_dropped(run, sample_r
 
 def test_every_status_row_has_filters_even_without_an_index(run, sample_repo):
     rows = json.loads(run("status", "--root", sample_repo, "--json").stdout)["retrievers"]
-    assert all(isinstance(row["filters"], dict) for row in rows)
+    assert rows and all(isinstance(row["filters"], dict) for row in rows)
     assert lexical_status(run, sample_repo)["state"] == "missing" and lexical_status(run, sample_repo)["filters"] == {}
 
 

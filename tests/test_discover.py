@@ -110,6 +110,17 @@ def test_info_exclude_created_after_indexing_makes_the_index_stale(make_tree):
     assert _manifest(root)["files"]["path"] == ["b.py"]
 
 
+def test_info_exclude_removed_after_indexing_makes_the_index_stale(make_tree):
+    """.git is never walked: no directory the index watches changes when its info/exclude goes."""
+    root = make_tree({".git/HEAD": "ref: refs/heads/main\n", ".git/info/exclude": "a.py\n",
+                      "a.py": "apple = 1\n", "b.py": "b = 1\n"})
+    service.refresh(str(root), "lexical")
+    assert _manifest(root)["files"]["path"] == ["b.py"]
+    os.unlink(root / ".git" / "info" / "exclude")
+    assert not service.is_current(str(root), _manifest(root))
+    assert [h.source_path for h in service.search(str(root), "apple").hits] == ["a.py"]
+
+
 def test_a_root_below_the_top_of_its_repository_keeps_the_rules_above_it(make_tree):
     root = make_tree({
         ".git/info/exclude": "info_ign.py\n",

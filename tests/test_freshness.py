@@ -7,7 +7,7 @@ import os
 import time
 
 from retrieval import service
-from retrieval.freshness import COARSE_MARGIN_NS, FINE_MARGIN_NS, racy
+from retrieval.freshness import COARSE_MARGIN_NS, FINE_MARGIN_NS, racy, settle
 from retrieval.store import layout
 
 SECOND = 1_000_000_000
@@ -73,6 +73,79 @@ def test_an_edit_forging_size_and_mtime_is_seen_through_the_ctime(make_tree):
     # git's stat check would miss it (size and mtime as recorded); the write changed the ctime
     assert service.refresh(str(root)).reread == ["pkg/a.py"]
     assert service.search(str(root), "lookup_omega").hits[0].source_path == "pkg/a.py"
+
+
+def test_an_edit_forging_size_and_mtime_is_seen_by_the_next_query(make_tree):
+    """A query checks the index by stats alone: the ctime is what tells it the file changed."""
+    before = "def lookup_alpha():\n    return 1\n"
+    after = "def lookup_omega():\n    return 1\n"
+    root = make_tree({"pkg/a.py": before})
+    stamp = time.time_ns() - 10 * SECOND
+    os.utime(root / "pkg/a.py", ns=(stamp, stamp))
+    service.refresh(str(root))
+    _set_checked(root, stamp + 5 * SECOND)
+    _same_size_edit(root / "pkg/a.py", before, after, stamp)
+    assert not service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
+    assert [h.source_path for h in service.search(str(root), "lookup_omega").hits] == ["pkg/a.py"]
+
+
+def test_a_file_over_the_size_cap_rewritten_small_with_its_old_mtime_is_indexed_by_the_next_query(make_tree):
+    """Its size is all that changes (a sync tool keeps the mtime; no directory changes)."""
+    root = make_tree({"big.py": "def lookup_big():\n    return 1\n" + "#" * 200 + "\n", "a.py": "x = 1\n"})
+    stamp = time.time_ns() - 10 * SECOND
+    os.utime(root / "big.py", ns=(stamp, stamp))
+    service.refresh(str(root), options=service.IndexOptions(max_bytes=100))
+    assert service.search(str(root), "lookup_big").hits == []
+    (root / "big.py").write_text("def lookup_big():\n    return 1\n")
+    os.utime(root / "big.py", ns=(stamp, stamp))
+    assert not service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
+    assert [h.source_path for h in service.search(str(root), "lookup_big").hits] == ["big.py"]
+
+
+def _drop_ctimes(root) -> None:
+    """The manifest as an index written before ctimes were kept has it."""
+    path = layout.manifest_path(layout.store_dir(str(root)), "lexical")
+    with open(path, encoding="utf-8") as fh:
+        manifest = json.load(fh)
+    del manifest["files"][layout.CTIME_COLUMN]
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh)
+
+
+def test_an_index_without_ctimes_still_sees_edits_that_keep_the_mtime(make_tree):
+    """With no ctime to compare, the size tells a query of a changed file, and a racy entry is read
+    again whatever its stat says."""
+    before = "def lookup_alpha():\n    return 1\n"
+    root = make_tree({"pkg/a.py": before})
+    stamp = time.time_ns() - 10 * SECOND
+    os.utime(root / "pkg/a.py", ns=(stamp, stamp))
+    service.refresh(str(root))
+    _drop_ctimes(root)
+    _set_checked(root, stamp + 5 * SECOND)
+    (root / "pkg/a.py").write_text("def lookup_longer_name():\n    return 1\n")
+    os.utime(root / "pkg/a.py", ns=(stamp, stamp))
+    assert not service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
+    assert [h.source_path for h in service.search(str(root), "lookup_longer_name").hits] == ["pkg/a.py"]
+
+    # A same-size edit in the tick of the index's check: racy, so read again.
+    stamp = time.time_ns() - 10 * SECOND
+    os.utime(root / "pkg/a.py", ns=(stamp, stamp))
+    service.refresh(str(root))
+    _drop_ctimes(root)
+    _set_checked(root, stamp)
+    _same_size_edit(root / "pkg/a.py", "def lookup_longer_name():\n    return 1\n",
+                    "def lookup_louder_name():\n    return 1\n", stamp)
+    assert service.refresh(str(root)).reread == ["pkg/a.py"]
+    assert [h.source_path for h in service.search(str(root), "lookup_louder_name").hits] == ["pkg/a.py"]
+
+
+def test_settling_leaves_racy_a_file_whose_content_changed_while_the_refresh_waited():
+    checked = time.time_ns()
+    racy_files = {"a.py": (checked, "digest as indexed")}
+    assert settle(racy_files, checked, lambda path: "another digest") == checked
+    assert settle(racy_files, checked, lambda path: None) == checked  # unreadable now
+    # (discriminating: unchanged, the present becomes the check time)
+    assert settle(racy_files, checked, lambda path: "digest as indexed") > checked
 
 
 def test_a_file_saved_just_before_indexing_is_settled_by_the_refresh_not_left_racy(make_tree):

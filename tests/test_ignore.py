@@ -91,6 +91,7 @@ def test_trailing_spaces_are_ignored_unless_escaped():
 def test_character_classes_and_question_marks():
     assert ignored_by("q?.py", "q1.py")
     assert not ignored_by("q?.py", "q22.py")
+    assert not ignored_by("q?x.py", "q/x.py")  # a `?` never matches a directory separator
     assert ignored_by("[ab]bc.py", "abc.py")
     assert not ignored_by("[ab]bc.py", "cbc.py")
     assert ignored_by("m[!a].py", "mb.py")

@@ -63,6 +63,15 @@ def test_an_expanded_snippet_is_numbered_and_its_header_names_the_lines_shown():
     ]
 
 
+def test_a_snippet_expanded_only_after_its_hit_names_the_lines_shown_too():
+    """A hit on the first lines of a file gets no context before it: the lines after it still
+    make the snippet other than the hit's span."""
+    h = hit("a.py", 1, 1)
+    snippets = {h.docid: Snippet(1, 3, "import os\nimport sys\n\n")}
+    assert list(text_lines([h], snippets))[0] == "a.py:1-1  high  (lines 1-3 shown)"
+    assert list(text_lines([h], {h.docid: Snippet(1, 1, "import os\n")}))[0] == "a.py:1-1  high"
+
+
 def test_colour_marks_the_path_the_numbers_and_the_confidence_and_nothing_else():
     h = hit("a.py", 1, 1)
     plain = list(text_lines([h], {h.docid: Snippet(1, 1, "x = 1\n")}))
@@ -107,6 +116,13 @@ def test_the_budget_keeps_whole_hits_in_order_while_they_fit():
     kept, cut = within_budget(hits, dict(snippets), 250)
     assert kept == hits[:2] and cut == set()
     assert estimate_tokens("x" * 400) == 124
+
+
+def test_hits_that_exactly_fill_the_budget_are_all_kept_whole():
+    hits = [hit(f"{n}.py", 1, 1, rank=n) for n in range(1, 4)]
+    snippets = {h.docid: Snippet(1, 1, "x" * 400) for h in hits}  # 124 tokens each
+    kept, cut = within_budget(hits, dict(snippets), 248)
+    assert kept == hits[:2] and cut == set()
 
 
 def test_the_first_hit_over_budget_is_cut_line_by_line_to_fit():

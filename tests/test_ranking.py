@@ -158,6 +158,20 @@ def test_test_files_rank_below_source_unless_the_query_asks_for_tests():
     assert ranked_paths(docs, "retry request", test_penalty=1.0)[0] == "tests/test_client.py"
 
 
+def test_a_query_asking_for_tests_takes_no_test_penalty():
+    body = "def retry_request(session):\n    return session.retry_request()\n"
+    docs = [doc("tests/test_client.py", body + "assert retry_request(session)\n"), doc("src/client.py", body)]
+
+    def scores(query, **config):
+        retriever = LexicalRetriever(ranking=RankingConfig().replace(**config))
+        retriever.index(docs)
+        return {h.source_path: h.score for h in retriever.search_detailed(query, 10)}
+
+    assert scores("retry request tests") == scores("retry request tests", test_penalty=1.0)
+    # (discriminating: without the word the test file is penalised)
+    assert scores("retry request")["tests/test_client.py"] < scores("retry request", test_penalty=1.0)["tests/test_client.py"]
+
+
 def test_path_words_find_a_file_whose_body_does_not_say_them():
     docs = [doc("net/websockets.py", "class Connection:\n    def send(self, frame):\n        pass\n"),
             doc("net/other.py", "def unrelated():\n    pass\n")]
@@ -300,6 +314,13 @@ def test_a_file_whose_name_the_query_spells_out_ranks_first():
     docs = FILLER + [doc("src/loop.py", body + "# watcher watcher\n"), doc("src/watcher.py", body)]
     assert ranked_paths(docs, "watcher poll changes")[0] == "src/watcher.py"
     assert ranked_paths(docs, "watcher poll changes", filename_boost=1.0)[0] == "src/loop.py"
+
+
+def test_a_file_name_only_partly_spelled_by_the_query_gets_no_file_name_boost():
+    body = "def start(self):\n    self.poll_changes()\n"
+    docs = FILLER + [doc("src/loop.py", body + "# watcher watcher\n"), doc("src/watcher_state.py", body)]
+    assert ranked_paths(docs, "watcher poll changes")[0] == "src/loop.py"
+    assert ranked_paths(docs, "watcher state poll changes")[0] == "src/watcher_state.py"  # every word of it
 
 
 def test_a_bare_identifier_names_the_code_defining_it_not_a_test_example_or_docs_page_named_so():

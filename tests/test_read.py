@@ -106,6 +106,22 @@ def test_a_file_that_grew_past_the_cap_after_discovery_is_skipped(make_tree):
     assert content.skip_reason == "too-large"
 
 
+def test_a_file_of_exactly_the_cap_is_read(make_tree):
+    """Discovery admits a file of max_bytes bytes; reading it must not then skip it as too large."""
+    root = make_tree({"edge.py": "x" * 20})
+    content = read_source(source(root, "edge.py"), max_bytes=20)
+    assert (content.text, content.skip_reason) == ("x" * 20, "")
+
+
+def test_a_file_swapped_for_a_symbolic_link_after_discovery_is_skipped_as_a_link(make_tree):
+    root = make_tree({"a.py": "x = 1\n", "b.py": "y = 2\n"})
+    found = source(root, "a.py")
+    os.unlink(found.abspath)
+    os.symlink(root / "b.py", found.abspath)
+    content = read_source(found)
+    assert (content.text, content.skip_reason) == (None, read.SYMLINK)
+
+
 def test_decode_distinguishes_text_binary_and_undecodable():
     assert decode(b"abc\n") == ("abc\n", "")
     assert decode(b"a\x00b") == (None, BINARY)
@@ -128,6 +144,13 @@ def test_decode_distinguishes_text_binary_and_undecodable():
 def test_split_lines_keeps_endings_and_splits_on_newline_only(text, lines):
     assert split_lines(text) == lines
     assert "".join(split_lines(text)) == text
+
+
+def test_line_texts_drop_each_lines_ending_crlf_included():
+    """The text output numbers these lines: a CR left on each line of a Windows file showed as `\\r`."""
+    assert read.line_texts("a\r\nb\r\nc") == ["a", "b", "c"]
+    assert read.line_texts("a\rb\n\n") == ["a\rb", ""]  # a lone CR is no line ending
+    assert read.split_ending("a\r\n") == ("a", "\r\n") and read.split_ending("a") == ("a", "")
 
 
 def test_binary_and_undecodable_files_are_skipped_and_counted_when_indexing(make_tree):

@@ -106,6 +106,38 @@ def test_refreshing_an_unchanged_tree_reads_nothing(sample_repo):
     assert report.files == first.files
 
 
+def test_a_refresh_after_a_change_that_touches_no_indexed_file_leaves_the_index_current(sample_repo):
+    """A new empty directory changes only the root's mtime: the refresh must record that, or the
+    index stays stale for ever (`status` says so, and every query walks the tree again)."""
+    service.refresh(str(sample_repo))
+    (sample_repo / "empty").mkdir()
+    store = layout.store_dir(str(sample_repo))
+    assert not service.is_current(str(sample_repo), layout.read_manifest(store, "lexical"))
+    assert service.refresh(str(sample_repo)).reread == []
+    assert service.is_current(str(sample_repo), layout.read_manifest(store, "lexical"))
+
+
+def test_a_file_deleted_then_created_again_is_indexed_once_without_damage(sample_repo):
+    """Its old documents stay in their segment, marked deleted: the refresh that brings the file back
+    must not take them for its live ones (deleted twice, the counts disagreed and the index was
+    rebuilt as damaged)."""
+    service.refresh(str(sample_repo))
+    cache = sample_repo / "src/app/cache.py"
+    text = cache.read_text()
+    os.unlink(cache)
+    service.refresh(str(sample_repo))
+    cache.write_text(text)
+    notes = []
+    report = service.refresh(str(sample_repo), progress=notes.append)
+    assert report.reprocessed == ["src/app/cache.py"] and not notes
+    store = layout.store_dir(str(sample_repo))
+    state = layout.read_manifest(store, "lexical")["state"]
+    live = LexicalRetriever().open_store(os.path.join(store, "lexical"), state)
+    assert live.statistics()["documents"] == state["n_docs"]
+    hits = service.search(str(sample_repo), "LRUCache", progress=notes.append).hits
+    assert hits and hits[0].source_path == "src/app/cache.py" and not notes
+
+
 def test_deleting_a_file_removes_its_hits(sample_repo):
     service.refresh(str(sample_repo))
     assert service.search(str(sample_repo), "LRUCache").hits
@@ -377,7 +409,7 @@ FILTER_FILES = {
 def test_filters_apply_before_ranking_so_every_top_k_hit_matches(make_tree, filters, matches):
     root = make_tree(FILTER_FILES)
     unfiltered = service.search(str(root), "retry", top_k=2).hits
-    assert all(h.source_path.startswith("src/") for h in unfiltered), "code should outrank the rest"
+    assert len(unfiltered) == 2 and all(h.source_path.startswith("src/") for h in unfiltered), "code should outrank the rest"
     expected = [h for h in service.search(str(root), "retry", top_k=50).hits if matches(h)]
     hits = service.search(str(root), "retry", top_k=2, filters=filters).hits
     assert hits, "a post-ranking filter would have left nothing"

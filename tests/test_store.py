@@ -166,14 +166,34 @@ def test_a_marker_written_by_another_writer_between_the_checks_is_not_taken_for_
     assert raced and sorted(os.listdir(store)) == [".gitignore", "STORE.json"]
 
 
+def _usable_manifest(**spoiled) -> bytes:
+    """A manifest read_manifest accepts, with the fields in `spoiled` put in: each case below spoils
+    one thing only (a manifest lacking `config` too was refused whatever its retriever said)."""
+    manifest = {"schema": layout.SCHEMA, "retriever": "lexical", "config": {"options": {}}, "state": {},
+                "files": {column: [] for column in layout.FILE_COLUMNS}}
+    manifest.update(spoiled)
+    return json.dumps(manifest).encode()
+
+
+def test_the_usable_manifest_the_cases_below_spoil_is_read(tmp_path):
+    (tmp_path / "lexical").mkdir()
+    (tmp_path / "lexical" / "manifest.json").write_bytes(_usable_manifest())
+    assert layout.read_manifest(str(tmp_path), "lexical")["retriever"] == "lexical"
+
+
 @pytest.mark.parametrize(
     "content, problem",
     [
         (b"{not json", "corrupt"),
         (b"[1, 2, 3]", "schema"),
-        (json.dumps({"schema": layout.SCHEMA - 1, "retriever": "lexical", "files": {}}).encode(), "schema"),
-        (json.dumps({"schema": layout.SCHEMA, "retriever": "other", "files": {}}).encode(), "corrupt"),
-        (json.dumps({"schema": layout.SCHEMA, "retriever": "lexical", "files": []}).encode(), "corrupt"),
+        (_usable_manifest(schema=layout.SCHEMA - 1), "older version"),
+        (_usable_manifest(schema=layout.SCHEMA + 1), "newer version"),
+        (_usable_manifest(schema="2"), "unknown schema"),
+        (_usable_manifest(retriever="other"), "corrupt"),
+        (_usable_manifest(files=[]), "corrupt"),
+        (_usable_manifest(files={**{c: [] for c in layout.FILE_COLUMNS}, "path": ["a.py"]}), "corrupt"),
+        (_usable_manifest(config={"options": []}), "corrupt"),
+        (_usable_manifest(state=[]), "corrupt"),
     ],
 )
 def test_an_unusable_manifest_is_a_manifest_problem(tmp_path, content, problem):

@@ -146,9 +146,22 @@ def test_an_oversized_paragraph_is_split_within_the_budget():
     assert len(chunks) >= len(text) // budget
     assert_verbatim_spans(text, chunks)
     for chunk in chunks:
-        assert len(chunk.text) <= budget + len(line)
+        assert len(chunk.text) <= budget
     # Nothing was lost: the chunks tile the whole paragraph.
     assert "".join(c.text for c in chunks) == text
+
+
+def test_the_lines_carried_past_a_cut_count_against_the_next_chunks_budget():
+    """A cut at a paragraph break leaves the lines after it to the next chunk: they count against
+    its budget too, or that chunk grows past the budget by up to half of one."""
+    paragraph = ("word " * 9 + "end\n") * 3 + "\n"  # 148 characters
+    text = paragraph * 20
+    budget = 400
+    chunks = chunk_lines(text, "p.md", kind="docs", policy=ChunkingPolicy(prose=budget))
+    assert_verbatim_spans(text, chunks)
+    assert len(chunks) >= len(text) // budget
+    for chunk in chunks:
+        assert len(chunk.text) <= budget
 
 
 def test_a_single_line_longer_than_the_budget_is_a_chunk_of_its_own():
@@ -174,6 +187,43 @@ def test_cuts_prefer_a_blank_line_before_a_new_definition():
     for chunk in chunks:
         assert chunk.text.startswith("def function_")
         assert chunk.text.endswith("return value\n")
+
+
+def test_lines_that_exactly_fill_the_budget_stay_one_chunk():
+    """A chunk grows until the next line would pass the budget: reaching it is no reason to cut."""
+    text = "alpha = 1\nbeta = 22\ngamma = 3\n"  # 30 characters
+    chunks = chunk_lines(text, "a.py", kind="code", policy=ChunkingPolicy(code=len(text)))
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 3)]
+    chunks = chunk_lines(text, "a.py", kind="code", policy=ChunkingPolicy(code=len(text) - 1))
+    assert len(chunks) == 2
+
+
+def test_of_equally_good_cuts_the_latest_is_taken_so_chunks_hold_as_much_as_fits():
+    # Every function is 50 characters (49 without its blank line): four fit a budget of 200, and
+    # each blank line before a `def` is as good a cut as the others.
+    text = "".join(f"def function_{i}():\n    value = {i}\n    return value\n\n" for i in range(8))
+    chunks = chunk_lines(text, "a.py", kind="code", policy=ChunkingPolicy(code=200))
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 15), (17, 31)]
+
+
+def test_a_chunk_is_cut_in_its_second_half_not_at_a_better_boundary_near_its_start():
+    """A blank line before a definition just after the first line would be the best cut, but a
+    chunk of one import line is no chunk: cuts are looked for in the chunk's second half only."""
+    text = "import os\n\ndef f():\n" + "".join(f"    v = {i % 10}\n" for i in range(30))
+    chunks = chunk_lines(text, "a.py", kind="code", policy=ChunkingPolicy(code=200))
+    assert_verbatim_spans(text, chunks)
+    assert [(c.start_line, c.end_line) for c in chunks] == [(1, 21), (22, 33)]
+
+
+def test_a_hash_comment_in_code_is_no_heading_to_cut_before():
+    """In prose `#` starts a heading, the best cut; in code it is a comment inside a function, and a
+    blank line before the next definition is the better place."""
+    body = "".join(f"    step_{i} = {i}\n" for i in range(6))
+    text = ("def first():\n" + body + "    # the last step\n    step_9 = 9\n\n"
+            "def second():\n" + body + "    return 0\n")
+    chunks = chunk_lines(text, "a.py", kind="code", policy=ChunkingPolicy(code=200))
+    assert_verbatim_spans(text, chunks)
+    assert [c.text.split("\n", 1)[0] for c in chunks] == ["def first():", "def second():"]
 
 
 def test_budgets_are_chosen_by_kind():
@@ -202,7 +252,8 @@ def test_chunks_of_any_text_are_verbatim_ordered_disjoint_and_cover_every_non_bl
         span = lines[chunk.start_line - 1 : chunk.end_line]
         assert span[0].strip() and span[-1].strip(), "chunks start and end on non-blank lines"
         assert len(span) <= max_lines
-        assert len(chunk.text) <= budget + max(len(line) for line in span)
+        # Only a single line longer than the budget may pass it (it becomes a chunk of its own).
+        assert len(chunk.text) <= budget or chunk.start_line == chunk.end_line
         covered.update(range(chunk.start_line, chunk.end_line + 1))
     non_blank = {i for i, line in enumerate(lines, start=1) if line.strip()}
     assert non_blank <= covered

@@ -79,6 +79,28 @@ def test_unknown_terms_and_empty_queries_score_nothing():
     assert scores_by_path(DOCS, []) == {}
 
 
+def test_deleted_documents_score_nothing_and_leave_the_statistics_as_a_clean_build_has_them():
+    """An incrementally refreshed index keeps a changed file's old chunks as deleted documents: they
+    are neither hits nor counted in a term's document frequency."""
+    views, segment = segment_of(DOCS + [("old", "cat fish fish")])
+    deleted = frozenset(d for d in range(segment.n_docs) if segment.files[segment.doc_file[d]][0] == "old")
+    view = SegmentView(segment, deleted)
+    (acc,) = score([view], ["cat", "fish"], BM25Params(), N, AVGDL)
+    got = {segment.files[segment.doc_file[d]][0]: s for d, s in acc.items()}
+    assert got == pytest.approx(scores_by_path(DOCS, ["cat", "fish"]))
+    assert got["b"] == pytest.approx(by_hand(2, 2, 4) + by_hand(1, 1, 4))
+
+
+def test_words_below_the_minimum_idf_are_skipped_unless_every_word_found_is():
+    # cat is in two of the three documents (idf 0.47), fish in one (idf 0.98)
+    views, segment = segment_of(DOCS)
+    (acc,) = score(views, ["cat", "fish"], BM25Params(), N, AVGDL, min_idf=0.7)
+    assert {segment.files[segment.doc_file[d]][0]: s for d, s in acc.items()} == {"b": pytest.approx(by_hand(1, 1, 4))}
+    # Only common words: they are all the query has, and score as without the minimum.
+    (acc,) = score(views, ["cat"], BM25Params(), N, AVGDL, min_idf=0.7)
+    assert {segment.files[segment.doc_file[d]][0]: s for d, s in acc.items()} == pytest.approx(scores_by_path(DOCS, ["cat"]))
+
+
 def test_custom_k1_and_b_change_the_scores_as_the_formula_says():
     params = BM25Params(k1=2.0, b=0.0)
     got = scores_by_path(DOCS, ["cat"], params)
@@ -130,6 +152,14 @@ def test_identical_documents_rank_by_path_then_start_line():
     ranked = best_hits(views, scores, 10)
     order = [(segment.files[segment.doc_file[d]][0], segment.starts[d]) for _s, _i, d in ranked]
     assert order == [("a.txt", 1), ("a.txt", 7), ("b.txt", 1), ("c.txt", 1)]
+
+
+def test_the_best_hits_come_best_score_first():
+    views, segment = segment_of(DOCS)
+    scores = score(views, ["fish", "bird"], BM25Params(), N, AVGDL)
+    ranked = best_hits(views, scores, 2)
+    assert [segment.files[segment.doc_file[d]][0] for _s, _i, d in ranked] == ["b", "c"]
+    assert ranked[0][0] > ranked[1][0]
 
 
 def test_the_top_k_cut_inside_a_tie_keeps_the_stable_order():

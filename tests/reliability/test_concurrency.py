@@ -184,6 +184,26 @@ def test_a_query_does_not_wait_for_a_writer_that_has_been_at_it_longer_than_the_
         assert (waited >= 2.0) is waits, (began_ago, waited)
 
 
+def test_an_answer_from_the_previous_snapshot_says_so_in_json_and_on_every_jsonl_hit(make_tree, run, monkeypatch):
+    """A pipeline reads stdout only: `--json` says `"stale": true` once, `--jsonl` on every hit."""
+    from retrieval import service
+
+    root = make_repo(make_tree)
+    service.refresh(str(root), "lexical")
+    change(root, "retry", 12)  # stale: a query would refresh it
+    monkeypatch.setenv("RETRIEVAL_WRITER_WAIT", "2.5")
+    lock_path = str(root / ".retrieval" / "lock")
+    for fmt in ("--json", "--jsonl"):
+        result, _ = while_another_writes(lock_path, lambda: run("query", "--root", root, fmt, QUERY), began_ago=30.0)
+        assert result.exit_code == 0 and service.PREVIOUS_SNAPSHOT in result.stderr
+        rows = [json.loads(line) for line in result.stdout.splitlines()]
+        if fmt == "--json":
+            (payload,) = rows
+            assert payload["stale"] is True and payload["results"]
+        else:
+            assert rows and all(row["stale"] is True for row in rows)
+
+
 def test_queries_looping_through_a_slow_forced_rebuild_each_answer_old_or_new_never_a_mix(make_tree, copy_tree):
     root = make_repo(make_tree)
     assert run_cli(["index", "--root", root]).returncode == 0
