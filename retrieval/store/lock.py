@@ -166,10 +166,10 @@ class WriterLock:
             if since_taken and deadline is not None and not held_checked:
                 held_checked = True
                 deadline -= max(0.0, min(timeout, time.time() - _taken_at(fd)))
-            if deadline is not None and time.monotonic() >= deadline:
-                os.close(fd)
-                raise LockBusy(f"another process is writing the index ({self.path})")
-            if on_wait is not None and time.monotonic() - started >= WAIT_NOTE_AFTER:
+            now = time.monotonic()
+            # Before the deadline's check: a wait past the note's delay is said even when one pause
+            # of a loaded machine overshot both at once.
+            if on_wait is not None and now - started >= WAIT_NOTE_AFTER:
                 # Who holds it, then whether it still does: a holder that let go as it was looked
                 # up is read as no one, and "another process" was said of nobody.
                 holder = lock_holder(fd)
@@ -177,6 +177,9 @@ class WriterLock:
                     break
                 on_wait(wait_note(holder, self.path))
                 on_wait = None
+            if deadline is not None and now >= deadline:
+                os.close(fd)
+                raise LockBusy(f"another process is writing the index ({self.path})")
             time.sleep(0.05)
         if _same_file(fd, self.path):
             self._fd = fd

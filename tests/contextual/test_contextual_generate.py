@@ -237,9 +237,11 @@ class Stuck(StandIn):
         super().__init__()
         self.answered = answered
         self.release = __import__("threading").Event()
+        self.stuck = __import__("threading").Event()  # set once a request hangs
 
     def request(self, path, file_text, chunk):
         if len(self.calls) >= self.answered:
+            self.stuck.set()
             self.release.wait(60)
         return super().request(path, file_text, chunk)
 
@@ -258,15 +260,21 @@ def test_ctrl_c_stops_a_run_stuck_in_a_request_within_seconds_keeping_what_was_a
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     root = make_tree(FILES)
     model = Stuck(answered=1)
-    threading.Timer(1.0, _thread.interrupt_main).start()
-    started = time.monotonic()
+    interrupted = []
+
+    def ctrl_c_once_stuck():  # not after a fixed second: a loaded machine may not have got that far
+        if model.stuck.wait(60):
+            interrupted.append(time.monotonic())
+            _thread.interrupt_main()
+
+    threading.Thread(target=ctrl_c_once_stuck, daemon=True).start()
     messages: list[str] = []
     try:
         with pytest.raises(KeyboardInterrupt):
             index(root, model, messages, workers=1)
     finally:
         signal.signal(signal.SIGINT, previous)
-    assert time.monotonic() - started < 10  # not the 60 s the request hangs for
+    assert interrupted and time.monotonic() - interrupted[0] < 10  # not the 60 s the request hangs for
     assert messages[-1] == "lexical+ctx: interrupted; 1 of 3 contexts generated and kept, run again to resume"
     model.release.set()
     resumed = StandIn()
@@ -412,6 +420,9 @@ def test_a_model_that_does_not_answer_for_a_while_is_said_to_be_waited_for(make_
     index(root, Slow(), messages, workers=1)
     waits = [m for m in messages if "no answer from the model for" in m]
     assert waits and "Ctrl-C stops and keeps the" in waits[0]
+    # Instant answers: never a note. (Not within 0.3 s: a loaded machine's disk can take that long
+    # to write the first answers to the cache.)
+    monkeypatch.setattr(generate, "QUIET_NOTE_SECONDS", 5.0)
     quick = []
     index(make_tree(FILES), StandIn(), quick)
     assert not [m for m in quick if "no answer" in m]
@@ -428,8 +439,18 @@ def test_a_model_run_waiting_for_another_writer_says_so(make_tree):
     service.refresh(str(root), "lexical")  # the store exists
     held = WriterLock(str(root / ".retrieval" / "lock"))
     held.acquire()
-    threading.Timer(1.5, held.release).start()
-    messages: list[str] = []
+    said = threading.Event()
+
+    class Messages(list):
+        def append(self, message):
+            super().append(message)
+            if str(message).startswith("waiting for"):
+                said.set()
+
+    # Released once the wait is said (at the latest after 60 s, failing the test rather than hanging
+    # it): after a fixed 1.5 s, a loaded machine could reach the lock too late to wait long enough.
+    threading.Thread(target=lambda: (said.wait(60), held.release()), daemon=True).start()
+    messages = Messages()
     index(root, StandIn(), messages)
     assert [m for m in messages if m.startswith("waiting for another thread of this process")]
     assert len(contexts_of(root)) == 3  # and then it ran
