@@ -233,6 +233,9 @@ from retrieval.shell import _raise_terminated
 
 signum, once = int(sys.argv[1]), sys.argv[2]
 signal.signal(signal.SIGTERM, _raise_terminated)  # as the CLI does
+# As in a shell's foreground job: a runner started in the background left SIGINT ignored, and the
+# map ran to its end (exit 0).
+signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 class Hook:
