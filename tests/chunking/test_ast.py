@@ -122,6 +122,11 @@ def test_a_module_level_chunk_names_its_module():
     assert chunks[0].chunk_kind == "module"
 
 
+def test_a_package_s_init_file_names_the_package_as_its_module():
+    text = "from .core import run\n\nprint(run)\n"
+    assert chunks_of(text, "pkg/sub/__init__.py", "python")[0].context == "module pkg.sub"
+
+
 def test_a_files_opening_with_a_one_line_definition_among_its_imports_is_the_modules():
     """gin's context.go: licence, imports and `type ContextKeyType int` were labelled with that type;
     a chunk that is mostly one definition is still that definition."""
@@ -247,6 +252,46 @@ def test_a_chunk_names_its_other_definitions_as_members_but_not_its_labels_overl
     assert ("add", "Group.add", "method") in {m for c in labelled for m in c.members}
 
 
+def test_a_chunk_names_every_other_definition_in_it_as_a_member():
+    text = "class Codes:\n" + "".join(f"    def code_{n}(self):\n        return {n}\n\n" for n in range(8))
+    chunks = chunks_of(text, "codes.py", "python", policy=ChunkingPolicy())
+    assert [c.context for c in chunks] == ["Codes"]
+    assert [m[:2] for m in chunks[0].members] == [(f"code_{n}", f"Codes.code_{n}") for n in range(8)]
+
+
+def test_a_definition_of_over_half_the_budget_stays_a_chunk_of_its_own_beside_a_small_one():
+    # 108 and 48 characters fit one chunk of 160; the first is big enough to stand alone, and the
+    # second, merged into it, was found only as part of `parse_header`.
+    text = ("def parse_header(line):\n    name, value = line.split(\":\", 1)\n"
+            "    return name.strip().lower(), value.strip()\n\n\ndef is_blank(line):\n    return not line.strip()\n")
+    chunks = chunks_of(text, "headers.py", "python")
+    assert_verbatim(text, chunks)
+    assert [(c.start_line, c.end_line, c.symbol) for c in chunks] == [(1, 3, "parse_header"), (6, 7, "is_blank")]
+
+
+def test_a_yaml_block_scalar_too_big_for_the_budget_starts_with_its_key():
+    """Split into its children, the scalar lost its text (in none of them) and its key's line was a
+    chunk of its own, the text after it cut apart from what it is the value of."""
+    text = ("name: build\nscript: |\n" + "".join(f"  echo step number {i} of the long build script here\n"
+                                                 for i in range(12)) + "after: done\n")
+    chunks = chunks_of(text, "ci.yml", "yaml", kind="config")
+    assert_verbatim(text, chunks)
+    first = next(c for c in chunks if "script: |" in c.text)
+    assert "echo step number 0 " in first.text
+
+
+def test_a_decorator_above_a_typescript_method_is_in_the_method_s_chunk():
+    text = ('export class Panel {\n  @Input()\n  title = "a panel with a long title that is here";\n\n'
+            '  @HostListener("window:resize", ["$event"])\n  onResize(event: Event): void {\n'
+            '    this.width = (event.target as Window).innerWidth;\n  }\n\n'
+            '  @Output()\n  closed = new EventEmitter<void>();\n}\n')
+    chunks = chunks_of(text, "panel.ts", "typescript")
+    assert_verbatim(text, chunks)
+    method = by_symbol(chunks, "onResize")
+    assert (method.context, method.start_line, method.end_line) == ("Panel.onResize", 5, 8)
+    assert method.text.startswith('  @HostListener("window:resize"')
+
+
 def test_a_long_docstring_is_cut_by_lines_and_its_first_piece_keeps_the_class_header():
     doc = "".join(f"    Line {i} of a long description of the form, kept verbatim for the reader.\n" for i in range(60))
     methods = "".join(f"    def m{i}(self):\n        return {i} * self.value_of_something_long\n\n" for i in range(30))
@@ -315,9 +360,10 @@ def test_rust_impls_traits_and_closures():
     assert by_symbol(chunks_of(RUST, "src/router.rs", "rust", TINY), "new").context == "impl Router.new"
     assert "#[derive(Debug)]" in next(c for c in chunks if "enum Method" in c.text).text  # the attribute stays with it
     assert {"Router", "call", "handler", "new", "Method", "Service", "MAX_ROUTES"} <= defined(chunks)
-    # `impl Service for Router` defines behaviour for Router, not Service
-    impl_chunk = [c for c in chunks if c.context == "impl Service for Router"]
-    assert all("Service" not in (c.definitions or ()) for c in impl_chunk)
+    # `impl Service for Router` defines behaviour for Router, not Service (nor Router, defined above)
+    impl_row = next(n for n, line in enumerate(split_lines(RUST), 1) if line.startswith("impl Service for Router"))
+    impl_chunk = [c for c in chunks if c.start_line <= impl_row <= c.end_line]
+    assert impl_chunk and all(not {"Service", "Router"} & set(c.definitions or ()) for c in impl_chunk)
 
 
 JAVASCRIPT = '''\
@@ -1017,7 +1063,9 @@ def test_definitions_on_one_line_are_siblings_and_breadcrumbs_stay_bounded_howev
 
     one_line = chunks_of("function first(){return 1} function second(){return 2}\n", "a.js", "javascript",
                          policy=TINY)
-    assert "first.second" not in {c.context for c in one_line}
+    # (the line's chunk is `first`'s: what it says of `second` is in its members)
+    named = {c.context for c in one_line} | {m[1] for c in one_line for m in c.members}
+    assert "second" in named and "first.second" not in named
     depth = 60
     nested = "".join(f"{'  ' * i}function level{i}() {{\n" for i in range(depth)) + \
         "".join(f"{'  ' * (depth - 1 - i)}}}\n" for i in range(depth))
@@ -1028,7 +1076,9 @@ def test_definitions_on_one_line_are_siblings_and_breadcrumbs_stay_bounded_howev
     from retrieval.chunking.definitions import definitions
     from retrieval.chunking.parsing import parser_for
 
-    innermost = definitions(parser_for("javascript").parse(nested.encode()), "javascript")[-1]
+    found = definitions(parser_for("javascript").parse(nested.encode()), "javascript")
+    assert all(len(d.path.split(".")) <= MAX_SCOPE for d in found)  # at every depth, the boundary's too
+    innermost = found[-1]
     assert innermost.path == ".".join(f"level{i}" for i in range(depth - MAX_SCOPE, depth))
 
 

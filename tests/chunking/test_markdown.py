@@ -97,6 +97,22 @@ def test_restructuredtext_levels_follow_the_order_of_adornments():
     assert "Title > Section two" in contexts
 
 
+def test_an_overlined_restructuredtext_title_starts_at_its_overline_and_outranks_the_same_underline():
+    text = "=====\nTitle\n=====\n\nIntro.\n\nSection\n=======\n\nText.\n"
+    chunks = chunk_headings(text, "docs/index.rst", language="rst", kind="docs", policy=ChunkingPolicy(prose=20))
+    assert_verbatim(text, chunks)
+    assert (chunks[0].start_line, chunks[0].context) == (1, "Title")
+    assert "Title > Section" in {c.context for c in chunks}
+
+
+def test_a_restructuredtext_title_underlined_one_character_short_is_still_a_title():
+    # docutils warns of it but reads it as a title
+    text = "Guide\n=====\n\nIntro.\n\nInstalling\n---------\n\nRun it.\n"
+    chunks = chunk_headings(text, "docs/index.rst", language="rst", kind="docs", policy=ChunkingPolicy(prose=20))
+    assert_verbatim(text, chunks)
+    assert "Guide > Installing" in {c.context for c in chunks}
+
+
 def test_windows_line_endings_give_the_same_sections_as_unix_ones():
     for text, name, language in ((MARKDOWN, "docs/guide.md", "markdown"), (RST, "docs/index.rst", "rst")):
         policy = ChunkingPolicy(prose=20)
@@ -140,6 +156,13 @@ def test_a_heading_inside_an_html_comment_is_not_a_heading():
     assert "Draft section" not in " ".join(c.context for c in chunks)
 
 
+def test_a_heading_several_lines_into_an_html_comment_is_not_a_heading():
+    text = "# Guide\n\nIntro.\n\n<!--\nTo do, later:\n\n## Draft section\n-->\n\n## Usage\n\nRun it.\n"
+    chunks = chunk_headings(text, "guide.md", language="markdown", kind="docs", policy=ChunkingPolicy(prose=20))
+    assert_verbatim(text, chunks)
+    assert {c.symbol for c in chunks} == {"Guide", "Usage"}
+
+
 def test_front_matter_is_not_a_setext_heading():
     """Its closing `---` underlined the last key: every section's heading path began with
     `slug: /docs/start` (Docusaurus, Jekyll, Hugo, MDX pages)."""
@@ -151,6 +174,14 @@ def test_front_matter_is_not_a_setext_heading():
     toml = "+++\ntitle = 'Start'\n+++\n\nIntro\n-----\n\nText.\n"
     assert [c.context for c in chunk_headings(toml, "start.md", language="markdown", kind="docs",
                                                policy=ChunkingPolicy(prose=20))][-1] == "Start > Intro"
+
+
+def test_a_page_opening_with_a_rule_far_from_the_next_one_keeps_its_headings():
+    """A `---` with no other within 200 lines opens no front matter: it is a thematic break."""
+    text = "---\n# Intro\n\n" + "A line of the introduction.\n" * 250 + "\n---\n\n## Usage\n\nRun it.\n"
+    chunks = chunk_headings(text, "guide.md", language="markdown", kind="docs")
+    assert_verbatim(text, chunks)
+    assert "Intro" in {c.context for c in chunks} and "Intro > Usage" in {c.context for c in chunks}
 
 
 def test_a_page_titled_in_its_front_matter_has_that_title_at_the_head_of_every_heading_path():
@@ -229,6 +260,13 @@ def test_only_a_line_of_paragraph_text_is_underlined_into_a_setext_heading():
     assert_verbatim(text, chunks)
     assert {c.context for c in chunks} == {"Guide", "Guide > Install"}
     assert chunk_headings("---", "a.md", language="markdown", kind="docs")[0].context == ""
+
+
+def test_a_thematic_break_after_a_blank_line_makes_no_heading_of_the_paragraph_above():
+    text = "# Guide\n\nA paragraph of the guide.\n\n---\n\nMore text after the rule.\n"
+    chunks = chunk_headings(text, "a.md", language="markdown", kind="docs", policy=ChunkingPolicy(prose=20))
+    assert_verbatim(text, chunks)
+    assert {c.context for c in chunks} == {"Guide"}
 
 
 def test_any_punctuation_adorns_a_restructuredtext_title():

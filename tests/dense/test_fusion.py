@@ -103,6 +103,56 @@ def test_hybrid_gives_the_rank_bonus_to_sentences_and_reports_not_to_bare_identi
     assert seen == [TrustConfig().rank_weight, 0.0, TrustConfig().rank_weight]
 
 
+def test_a_lone_dense_candidate_counts_as_the_dense_arm_s_best_not_its_floor():
+    # One chunk left to the dense arm (a filter, a tiny repository): min-max scaling has no range.
+    fused = score_fusion({"a": 2.0, "b": 1.0}, {"c": 0.6}, 0.5)
+    assert fused["c"] == pytest.approx(0.5) == fused["a"]
+    assert fused["c"] > fused["b"]
+
+
+def test_without_dense_candidates_the_ranking_is_the_lexical_arm_s():
+    config = TrustConfig()
+    lexical = {"a": 3.0, "b": 2.0, "c": 1.0}
+    share = lexical_trust("sentence", list(lexical.values()), [], config)
+    assert share == 1.0
+    fused = score_fusion(lexical, {}, share)
+    assert sorted(fused, key=lambda key: -fused[key]) == ["a", "b", "c"]
+
+
+def test_a_lone_lexical_candidate_stands_out_and_takes_the_highest_share():
+    config = TrustConfig()
+    assert margin([4.0]) == 1.0
+    assert lexical_trust("sentence", [4.0], [0.5, 0.49, 0.48], config) == config.highest
+
+
+@pytest.mark.extra("local", "turbovec")
+def test_hybrid_gives_a_sentence_naming_its_lexical_best_file_at_least_the_named_file_share(sample_repo, monkeypatch):
+    from retrieval import service
+    from retrieval.fusion import TrustConfig
+    from retrieval.retrievers import hybrid
+
+    shares = []
+    real = hybrid.score_fusion
+
+    def spy(lexical, dense, share, **options):
+        shares.append(share)
+        return real(lexical, dense, share, **options)
+
+    monkeypatch.setattr(hybrid, "score_fusion", spy)
+    hits = service.search(sample_repo, "how config.py reads the settings file", retriever="hybrid", top_k=3).hits
+    assert hits and len(shares) == 1 and shares[0] >= TrustConfig().named_file
+
+
+@pytest.mark.extra("local", "turbovec")
+def test_hybrid_hits_keep_to_the_path_filter_in_both_arms(sample_repo):
+    from retrieval import service
+
+    only = service.QueryFilter(paths=("src/app/config.py",))
+    hits = service.search(sample_repo, "fetch a URL, retrying on failure", retriever="hybrid", top_k=10,
+                          filters=only).hits
+    assert hits and {h.source_path for h in hits} == {"src/app/config.py"}
+
+
 def test_margin_tells_a_standout_from_flat_scores():
     assert margin([10, 1, 1, 1]) == pytest.approx(0.9)
     assert margin([5, 5, 5, 5]) == 0.0
@@ -235,6 +285,32 @@ def test_a_merged_span_keeps_what_its_best_placed_retriever_said_of_it():
     assert (top.language, top.kind, top.context, top.symbol) == ("python", "method", "Router.add_route", "add_route")
 
 
+def test_of_two_retrievers_that_say_what_a_merged_span_is_the_better_placed_one_names_it():
+    rankings = {
+        "treesitter": [Span("a.py", 10, 20, 9.0, kind="method", context="Router.add_route", symbol="add_route",
+                            scope=(10, 20))],
+        "pi-serini": [Span("x.py", 1, 2, 0.9), Span("a.py", 18, 30, 0.5, kind="class", context="Router",
+                                                     symbol="Router", scope=(1, 40))],
+    }
+    top = next(s for s in consolidate(rankings) if s.path == "a.py")
+    assert (top.start_line, top.end_line) == (10, 30)
+    assert (top.kind, top.context, top.symbol) == ("method", "Router.add_route", "add_route")
+
+
+def test_spans_more_than_two_lines_apart_stay_two_hits_whichever_was_found_first():
+    near, far = Span("f.py", 1, 10, 1.0), Span("f.py", 15, 20, 1.0)  # lines 11-14 between them
+    for rankings in ({"x": [near], "y": [far]}, {"x": [far], "y": [near]}):
+        merged = consolidate(rankings)
+        assert sorted((s.start_line, s.end_line) for s in merged) == [(1, 10), (15, 20)]
+
+
+def test_a_deeper_span_cut_by_a_hit_above_keeps_its_longest_free_run():
+    from retrieval.fusion import append_below
+
+    out = append_below([Span("f.py", 40, 45, 1.0)], [Span("f.py", 1, 100, 0.5)])
+    assert [(s.start_line, s.end_line) for s in out] == [(40, 45), (46, 100)]
+
+
 class _Fixed:
     """An engine that answers every query with the same hits."""
 
@@ -308,8 +384,9 @@ def test_spans_that_tie_are_ordered_by_path_whatever_order_their_retrievers_were
     rankings = {"pi-serini": spans("a.py", "f1.py", "f2.py", "f3.py", "b.py"),  # a.py: ranks 1, 2 and 5
                 "treesitter": spans("b.py", "a.py", "f4.py", "f5.py", "f6.py"),  # b.py: ranks 5, 1 and 2
                 "turbovec": spans("f7.py", "b.py", "f8.py", "f9.py", "a.py")}
-    tied = [s for s in consolidate(rankings) if s.path in ("a.py", "b.py")]
-    assert [s.path for s in tied] == ["a.py", "b.py"] and tied[0].score == tied[1].score
+    for order in (rankings, dict(reversed(rankings.items()))):  # a.py is met first in one, b.py in the other
+        tied = [s for s in consolidate(order) if s.path in ("a.py", "b.py")]
+        assert [s.path for s in tied] == ["a.py", "b.py"] and tied[0].score == tied[1].score
 
 
 def test_deeper_candidates_are_appended_without_overlapping_the_hits_above():
@@ -383,6 +460,10 @@ def test_a_remnant_of_one_or_two_lines_is_not_a_hit():
     first = [Span("f.rb", 761, 799, 1.0), Span("f.rb", 801, 850, 0.9)]
     out = append_below(first, [Span("f.rb", 761, 804, 0.5), Span("f.rb", 700, 760, 0.4)])
     assert [(s.start_line, s.end_line) for s in out] == [(761, 799), (801, 850), (700, 760)]
+    # Two lines left (800-801 between hits ending at 799 and starting at 802) are no hit either.
+    first_apart = [Span("f.rb", 761, 799, 1.0), Span("f.rb", 802, 850, 0.9)]
+    out = append_below(first_apart, [Span("f.rb", 761, 805, 0.5)])
+    assert [(s.start_line, s.end_line) for s in out] == [(761, 799), (802, 850)]
     # A hit that is one line of its own is kept.
     assert [(s.start_line, s.end_line) for s in append_below(first, [Span("f.rb", 7, 7, 0.5)])][-1] == (7, 7)
 

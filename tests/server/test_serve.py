@@ -240,6 +240,31 @@ def test_a_served_stale_ok_query_does_not_refresh_first(sample_repo, tmp_path, m
         server.close()
 
 
+def test_the_server_runs_no_request_for_another_root_or_from_another_environment(sample_repo, tmp_path, monkeypatch):
+    """Whatever client sends it: a command for another root would open (and build) that root's
+    indexes unwatched in this process; one from a caller with other settings would answer with ours."""
+    from retrieval.server import serve as serve_module
+
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "indexes"))
+    other = tmp_path / "other"
+    other.mkdir()
+    server = serve_module.Server(str(sample_repo), idle_timeout=0)
+    server.start()
+    ran = []
+    monkeypatch.setattr(serve_module, "run_cli", lambda argv, *args, **kwargs: ran.append(argv) or (0, b"", b""))
+    try:
+        ours = {"op": "run", "argv": ["query", "config"], "cwd": str(sample_repo), "version": client.code_version(),
+                "env": client.environment(), "encodings": {}, "stdin_len": 0}
+        for change in ({"argv": ["query", "--root", str(sample_repo), "config", "--root", str(other)]},
+                       {"env": dict(client.environment(), RETRIEVAL_ANOTHER_SETTING="1")}):
+            server.answer(dict(ours, **change), b"")
+        assert ran == []
+        server.answer(ours, b"")
+        assert ran == [["query", "config"]]
+    finally:
+        server.close()
+
+
 def test_without_a_server_the_command_runs_in_process(sample_repo):
     proc = cli("query", "--root", sample_repo, "parse config", "--json")
     assert proc.returncode == 0
@@ -254,6 +279,28 @@ def test_retrieval_no_server_set_to_a_false_value_still_uses_the_server(sample_r
     for value, served in (("0", True), ("false", True), ("1", False)):
         proc = cli("query", "--root", sample_repo, "parse config", env_extra={"RETRIEVAL_NO_SERVER": value})
         assert proc.returncode == 0 and answered_by_server(proc) is served, value
+
+
+def test_the_root_a_command_names_is_its_last_root_option_and_none_among_the_query_words():
+    assert client.root_argument(["query", "--root", "a", "words", "--root", "b"]) == "b"  # as click takes it
+    assert client.root_argument(["query", "--root", "a", "words", "--root=b"]) == "b"
+    assert client.root_argument(["query", "--root", "a", "--", "how", "--root", "b", "works"]) == "a"
+    assert client.root_argument(["query", "--", "--root", "b"]) is None
+
+
+def test_the_client_takes_a_socket_another_user_owns_for_no_server(tmp_path):
+    """A repository can hold `.retrieval/serve/sock`: one of another user's would be sent every query."""
+    if os.geteuid() != 0:
+        pytest.skip("making a socket another user's takes root")
+    path = str(tmp_path / "sock")
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.bind(path)
+        assert client.our_socket(path)
+        os.chown(path, os.getuid() + 1, -1)
+        assert not client.our_socket(path)
+    finally:
+        sock.close()
 
 
 def test_the_client_reads_stdin_only_for_a_query_whose_one_word_is_a_dash():

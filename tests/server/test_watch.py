@@ -262,6 +262,59 @@ def test_a_directory_made_again_while_the_queue_overflowed_is_watched_again(tmp_
 
 
 @linux_only
+def test_a_queue_that_overflowed_with_the_store_s_own_writes_is_a_change(tmp_path):
+    """The events past the kernel's queue are lost, an edit of the tree among them: an overflow
+    says changed even when every event that made it was the store's (not a change itself)."""
+    with open("/proc/sys/fs/inotify/max_queued_events") as fh:
+        limit = int(fh.read())
+    if limit > 200_000:
+        pytest.skip("the kernel's event queue is too long to fill quickly")
+    (tmp_path / ".retrieval").mkdir()
+    (tmp_path / ".retrieval-other").mkdir()
+    watcher = InotifyWatcher(str(tmp_path), (".retrieval", ".retrieval-other"))
+    try:
+        watcher.watch_dirs({"."})
+        for _ in range(limit // 2 + 1):  # two entries in turn: the kernel merges an event repeated at once
+            os.utime(tmp_path / ".retrieval")
+            os.utime(tmp_path / ".retrieval-other")
+        (tmp_path / "a.py").write_text("x = 1\n")  # past the full queue: its event is dropped
+        assert watcher.changed() is True
+    finally:
+        watcher.close()
+
+
+@linux_only
+def test_a_watcher_that_could_not_watch_a_directory_says_every_look_may_have_changed(tmp_path):
+    """Past the watch limit (ENOSPC) a directory goes unwatched: a quiet queue proves nothing."""
+    import ctypes
+
+    (tmp_path / "d").mkdir()
+    watcher = InotifyWatcher(str(tmp_path))
+
+    class WatchLimit:  # the C library, but watches of `d` fail as past the limit
+        def __init__(self, libc):
+            self.libc = libc
+
+        def __getattr__(self, name):
+            return getattr(self.libc, name)
+
+        def inotify_add_watch(self, fd, path, mask):
+            if path.endswith(b"/d"):
+                ctypes.set_errno(28)
+                return -1
+            return self.libc.inotify_add_watch(fd, path, mask)
+
+    watcher._libc = WatchLimit(watcher._libc)
+    try:
+        watcher.watch_dirs({".", "d"})
+        assert watcher.exact is False
+        assert watcher.changed() is True
+        assert watcher.changed() is True  # every look, with nothing in the queue
+    finally:
+        watcher.close()
+
+
+@linux_only
 def test_a_root_named_through_a_symbolic_link_is_watched(tmp_path):
     """`--root ~/proj`, proj a link to the checkout: its watch did not follow the link, and a file
     written at the top of the tree went unseen while those below it were seen."""
@@ -292,6 +345,10 @@ def test_the_file_system_of_a_path_is_that_of_the_deepest_mount_holding_it():
     assert filesystem_type("/home/me/share/project", MOUNTINFO) == "nfs4"
     assert filesystem_type("/home/me/share/local disk/project", MOUNTINFO) == "ext4"
     assert filesystem_type("/home/me/shared", MOUNTINFO) == "ext4"  # a name that only starts like it
+    # A file system mounted over another at the same point hides it: the later line is the one in use.
+    over = MOUNTINFO + "42 27 0:52 / /home/me/project rw,relatime - nfs server:/project rw\n"
+    assert filesystem_type("/home/me/project/src", over) == "nfs"
+    assert filesystem_type("/home/me/project/src", over + "43 42 8:3 / /home/me/project rw - ext4 /dev/sdc1 rw\n") == "ext4"
 
 
 def test_a_tree_on_a_network_file_system_is_checked_by_its_files_not_by_notifications(tmp_path, monkeypatch):
