@@ -61,15 +61,21 @@ def test_a_same_size_edit_in_the_tick_of_the_index_is_seen_at_the_next_query(mak
     assert service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
 
 
-def test_an_edit_forging_size_and_mtime_is_seen_through_the_ctime(make_tree):
+def _indexed_then_forged(make_tree):
+    """A root whose pkg/a.py was indexed, then edited keeping its size and mtime (lookup_alpha ->
+    lookup_omega), well after the index's check."""
     before = "def lookup_alpha():\n    return 1\n"
-    after = "def lookup_omega():\n    return 1\n"
     root = make_tree({"pkg/a.py": before})
     stamp = time.time_ns() - 10 * SECOND
     os.utime(root / "pkg/a.py", ns=(stamp, stamp))
     service.refresh(str(root))
     _set_checked(root, stamp + 5 * SECOND)
-    _same_size_edit(root / "pkg/a.py", before, after, stamp)
+    _same_size_edit(root / "pkg/a.py", before, "def lookup_omega():\n    return 1\n", stamp)
+    return root
+
+
+def test_an_edit_forging_size_and_mtime_is_seen_through_the_ctime(make_tree):
+    root = _indexed_then_forged(make_tree)
     # git's stat check would miss it (size and mtime as recorded); the write changed the ctime
     assert service.refresh(str(root)).reread == ["pkg/a.py"]
     assert service.search(str(root), "lookup_omega").hits[0].source_path == "pkg/a.py"
@@ -77,14 +83,7 @@ def test_an_edit_forging_size_and_mtime_is_seen_through_the_ctime(make_tree):
 
 def test_an_edit_forging_size_and_mtime_is_seen_by_the_next_query(make_tree):
     """A query checks the index by stats alone: the ctime is what tells it the file changed."""
-    before = "def lookup_alpha():\n    return 1\n"
-    after = "def lookup_omega():\n    return 1\n"
-    root = make_tree({"pkg/a.py": before})
-    stamp = time.time_ns() - 10 * SECOND
-    os.utime(root / "pkg/a.py", ns=(stamp, stamp))
-    service.refresh(str(root))
-    _set_checked(root, stamp + 5 * SECOND)
-    _same_size_edit(root / "pkg/a.py", before, after, stamp)
+    root = _indexed_then_forged(make_tree)
     assert not service.is_current(str(root), layout.read_manifest(layout.store_dir(str(root)), "lexical"))
     assert [h.source_path for h in service.search(str(root), "lookup_omega").hits] == ["pkg/a.py"]
 

@@ -544,15 +544,21 @@ def test_two_index_processes_started_at_once_both_succeed_and_leave_a_valid_stor
         )
 
 
-def test_a_writer_waiting_on_the_lock_says_so_once_naming_the_holder(tmp_path):
-    holder = WriterLock(str(tmp_path / "lock"))
+def notes_of_a_writer_timing_out(path: str) -> list[str]:
+    """What a writer says while another holds the lock at `path`, until its 1.2 s timeout."""
+    holder = WriterLock(path)
     holder.acquire(timeout=0)
-    said = []
+    said: list[str] = []
     try:
         with pytest.raises(LockBusy):
-            WriterLock(str(tmp_path / "lock")).acquire(timeout=1.2, on_wait=said.append)
+            WriterLock(path).acquire(timeout=1.2, on_wait=said.append)
     finally:
         holder.release()
+    return said
+
+
+def test_a_writer_waiting_on_the_lock_says_so_once_naming_the_holder(tmp_path):
+    said = notes_of_a_writer_timing_out(str(tmp_path / "lock"))
     assert len(said) == 1 and "waiting for" in said[0]
     if os.path.exists("/proc/locks"):
         # flock is per open file: the holder here is this very process (another thread of it)
@@ -615,14 +621,7 @@ def test_a_writer_that_waited_past_the_note_says_so_even_when_one_pause_overshot
     clock = [1000.0]
     monkeypatch.setattr(lock, "time", types.SimpleNamespace(
         monotonic=lambda: clock[0], sleep=lambda s: clock.__setitem__(0, clock[0] + 1.3), time=lock.time.time))
-    holder = WriterLock(str(tmp_path / "lock"))
-    holder.acquire(timeout=0)
-    said = []
-    try:
-        with pytest.raises(LockBusy):
-            WriterLock(str(tmp_path / "lock")).acquire(timeout=1.2, on_wait=said.append)
-    finally:
-        holder.release()
+    said = notes_of_a_writer_timing_out(str(tmp_path / "lock"))
     assert len(said) == 1 and said[0].startswith("waiting for")
 
 
