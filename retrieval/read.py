@@ -1,6 +1,8 @@
 """Read a discovered file: bytes -> text, or a counted reason to skip it."""
 from __future__ import annotations
 
+import base64
+import binascii
 import errno
 import os
 import stat
@@ -62,12 +64,30 @@ _PRIVATE_KEY = LazyPattern(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:
 _KEY_HOLDERS = frozenset({"text", "bash", "powershell", "sql"})  # besides config files
 
 
+# The same armour base64-encoded ("-----BEGIN" is "LS0tLS1CRUdJTi"), as a Kubernetes Secret's
+# `tls.key` holds it: decoded, and judged as above.
+_ENCODED_ARMOUR = "LS0tLS1CRUdJTi"
+_ENCODED_KEY = LazyPattern(_ENCODED_ARMOUR + r"[A-Za-z0-9+/]{40,}")
+_ENCODED_LOOK = 4096  # characters of one encoded value decoded: the armour and what follows it
+
+
 def holds_private_key(file: SourceFile, text: str) -> bool:
     """A config, plain-text or script file holding a private key. Source files (test fixtures) and
     markup docs (examples in a TLS how-to) are what they are about: indexed."""
     if file.kind != CONFIG and file.language not in _KEY_HOLDERS:
         return False
-    return "PRIVATE KEY" in text and _PRIVATE_KEY.search(text) is not None
+    if "PRIVATE KEY" in text and _PRIVATE_KEY.search(text) is not None:
+        return True
+    return _ENCODED_ARMOUR in text and any(_encoded_key(m.group()) for m in _ENCODED_KEY.finditer(text))
+
+
+def _encoded_key(token: str) -> bool:
+    head = token[:_ENCODED_LOOK]
+    try:
+        decoded = base64.b64decode(head[: len(head) // 4 * 4]).decode("latin-1")
+    except (binascii.Error, ValueError):
+        return False
+    return "PRIVATE KEY" in decoded and _PRIVATE_KEY.search(decoded) is not None
 
 
 def decode_shown(data: bytes) -> str:

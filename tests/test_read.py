@@ -1,6 +1,7 @@
 """Reading a discovered file: bytes to text, or a counted reason to skip it."""
 from __future__ import annotations
 
+import base64
 import os
 
 import pytest
@@ -186,6 +187,8 @@ PEM = f"-----BEGIN PRIVATE KEY-----\n{KEY_BODY}\n-----END PRIVATE KEY-----\n"
 ENCRYPTED_PEM = ("-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,5A8E0C0B1F7C\n\n"
                  f"{KEY_BODY}\n-----END RSA PRIVATE KEY-----\n")
 # A cloud service-account key: JSON, named after the project, the key one string with escaped newlines.
+# A Kubernetes Secret: the PEM base64-encoded, one line.
+K8S_SECRET = "apiVersion: v1\nkind: Secret\ntype: kubernetes.io/tls\ndata:\n  tls.key: {key}\n"
 SERVICE_ACCOUNT = ('{"type": "service_account", "project_id": "shop-prod-4411",\n'
                    ' "private_key": "' + PEM.replace("\n", "\\n") + '",\n "client_email": "ci@shop.example"}\n')
 
@@ -195,6 +198,7 @@ SERVICE_ACCOUNT = ('{"type": "service_account", "project_id": "shop-prod-4411",\
     ("deploy/notes.txt", "the server's key, for now:\n" + PEM),
     ("config/tls.yaml", "tls:\n  key: |\n" + "".join(f"    {line}\n" for line in ENCRYPTED_PEM.splitlines())),
     ("scripts/setup.sh", f"cat > /etc/ssl/key.pem <<'KEY'\n{PEM}KEY\n"),
+    ("deploy/tls-secret.yaml", K8S_SECRET.format(key=base64.b64encode(ENCRYPTED_PEM.encode()).decode())),
 ])
 def test_a_config_text_or_script_file_holding_a_private_key_is_skipped_whatever_its_name(make_tree, name, text):
     root = make_tree({name: text, "app.py": "def serve():\n    return 'tls'\n"})
@@ -210,6 +214,8 @@ def test_a_config_text_or_script_file_holding_a_private_key_is_skipped_whatever_
     ("docs/tls.md", f"# TLS\n\nAn example key:\n\n```\n{PEM}```\n"),  # markup docs: an example
     ("config/tls.yaml", "tls:\n  key: |\n    -----BEGIN PRIVATE KEY-----\n    <paste yours here>\n"
                         "    -----END PRIVATE KEY-----\n"),  # a placeholder, no key material
+    ("deploy/ca-secret.yaml", K8S_SECRET.format(key=base64.b64encode(  # a certificate: public
+        PEM.replace("PRIVATE KEY", "CERTIFICATE").encode()).decode())),
 ])
 def test_a_private_key_in_source_markup_docs_or_a_placeholder_is_indexed(make_tree, name, text):
     root = make_tree({name: text})
