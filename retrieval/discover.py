@@ -52,9 +52,6 @@ _SECRET_RE = LazyPattern(  # built on first use: a query on a fresh index never 
 )
 
 
-_SCRIPT_LANGUAGES = frozenset({"bash", "powershell", "sql"})
-
-
 def is_secret_name(name: str) -> bool:
     """A name that usually holds credentials. Source code is not data: `secrets.py` (Python's own
     module), `Credentials.scala`, `id_rsa_test.go` are programs about secrets, not secrets; but a
@@ -62,7 +59,7 @@ def is_secret_name(name: str) -> bool:
     if _SECRET_RE.match(name) is None:
         return False
     language, kind = languages.detect(name)
-    return kind != languages.CODE or language in _SCRIPT_LANGUAGES
+    return kind != languages.CODE or language in languages.VALUE_SCRIPTS
 
 
 def _check_name_encoding(name: str, path: str) -> None:

@@ -8,6 +8,9 @@ from .lazyre import LazyPattern
 
 CODE, DOCS, CONFIG = "code", "docs", "config"
 KINDS = (CODE, DOCS, CONFIG)
+# Code that usually holds values rather than logic about them (`export KEY=...`, a SQL seed):
+# taken for data where secrets are looked for (a secret-looking name, a private key inside).
+VALUE_SCRIPTS = frozenset({"bash", "powershell", "sql"})
 
 _BY_EXTENSION: dict[str, tuple[str, str]] = {}
 

@@ -10,6 +10,7 @@ import os
 from array import array
 from itertools import compress
 
+from ..store.atomic import remove_tree
 from .bm25 import SegmentView
 from .segment import CorruptSegment, DiskSegment, SegmentBuilder
 
@@ -275,6 +276,4 @@ class LexicalIndex:
             return
         for name in names:
             if name.startswith("seg-") and name not in live:
-                from ..store.atomic import remove_tree
-
                 remove_tree(os.path.join(self.directory, name), ignore_errors=True)

@@ -20,7 +20,7 @@ from ..contextual.heuristic import PARTS, HeuristicContextualizer
 from ..contextual.prompt import PROMPT_VERSION
 from ..read import content_digest
 from ..records import Chunk, SourceFile
-from ..store.atomic import dumps, write_bytes
+from ..store.atomic import dumps, remove_tree, write_bytes
 from .lexical import LexicalRetriever
 
 CONTEXTS_PREFIX = "ctx-"
@@ -102,8 +102,6 @@ class ContextualRetriever(LexicalRetriever):
         path = os.path.join(directory, name)
         if os.path.isdir(path) and not os.path.islink(path):
             # Damage in the way of the name (the rebuild that found it writes that very name).
-            from ..store.atomic import remove_tree
-
             remove_tree(path, ignore_errors=True)
         write_bytes(path, data, durable=True)
         return {**new_state, "contexts": name}

@@ -28,7 +28,6 @@ CODE, PROSE = "code", "prose"
 PROFILES = (CODE, PROSE)
 
 
-
 @contextlib.contextmanager
 def reading_snapshot(name: str):
     """Segments' files are read as a query needs them: an engine kept open (the Python API) while
