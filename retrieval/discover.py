@@ -401,8 +401,8 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
 # trusting its stats (2: extension-less scripts by their `#!` line; 3: a nested repository by its own
 # rules only; 4: ignore lines and git config values read as git reads them; 5: core.ignoreCase;
 # 6: `--include '!tests/'` leaves out the files below, and `--include '#x'` is a name; 7: Fortran
-# sources, `.mk`, `.tfvars`, `MODULE.bazel` and `Dockerfile.dev`-style files).
-RULES_VERSION = 7
+# sources, `.mk`, `.tfvars`, `MODULE.bazel` and `Dockerfile.dev`-style files; 8: view templates).
+RULES_VERSION = 8
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 

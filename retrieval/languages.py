@@ -66,6 +66,22 @@ _register("cmake", CONFIG, ".cmake")
 _register("make", CONFIG, ".mk")  # included makefiles (`common.mk`, `rules.mk`)
 _register("fortran", CODE, ".f90", ".f95", ".f03", ".f08", ".f", ".for", ".f77")
 _register("starlark", CODE, ".bzl", ".star")  # Bazel's rules and macros (BUILD files are config)
+# View templates: the markup and the code of an app's pages, mails and generated files (a Rails
+# view, a Phoenix generator's `.ex.eex`, a Jinja page). Line chunks: a template's syntax tree (text
+# runs between tags) has no definitions to cut at.
+_register("erb", CODE, ".erb", ".rhtml")
+_register("eex", CODE, ".eex", ".heex", ".leex")
+_register("ejs", CODE, ".ejs")
+_register("handlebars", CODE, ".hbs", ".handlebars")
+_register("mustache", CODE, ".mustache")
+_register("jinja", CODE, ".j2", ".jinja", ".jinja2", ".njk")
+_register("twig", CODE, ".twig")
+_register("liquid", CODE, ".liquid")
+_register("haml", CODE, ".haml")
+_register("slim", CODE, ".slim")
+_register("pug", CODE, ".pug", ".jade")
+_register("razor", CODE, ".cshtml", ".razor")
+_register("template", CODE, ".tmpl", ".tpl", ".gotmpl")  # Go's text/template, Smarty, ...
 _register("markdown", DOCS, ".md", ".markdown", ".mdx")
 _register("rst", DOCS, ".rst")
 _register("text", DOCS, ".txt", ".text")
@@ -220,6 +236,8 @@ ALIASES: dict[str, str] = {
     "latex": "tex",
     "scss": "css", "sass": "css", "less": "css", "protobuf": "proto", "sol": "solidity", "jl": "julia",
     "gql": "graphql", "vimscript": "vim", "viml": "vim", "bazel": "starlark", "bzl": "starlark",
+    "heex": "eex", "hbs": "handlebars", "jinja2": "jinja", "j2": "jinja", "nunjucks": "jinja", "njk": "jinja",
+    "cshtml": "razor", "jade": "pug", "tmpl": "template", "tpl": "template",
 }
 
 

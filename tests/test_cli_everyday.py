@@ -57,7 +57,7 @@ def test_a_language_alias_filters_like_the_language_name(run, sample_repo, alias
 def test_every_alias_names_a_known_language():
     known = set(known_languages())
     assert {"py", "js", "ts", "rs", "golang", "c++", "cs", "sh", "rb", "kt", "scss", "protobuf", "sol", "jl", "gql",
-            "bazel"} <= set(ALIASES)
+            "bazel", "hbs", "heex", "j2", "cshtml"} <= set(ALIASES)
     assert set(ALIASES.values()) <= known
     assert not set(ALIASES) & known  # an alias never shadows a real name
 

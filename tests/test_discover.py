@@ -547,6 +547,43 @@ def test_fortran_sources_and_build_files_of_known_languages_are_discovered(make_
                      "docker/api.dockerfile": ("dockerfile", "config"), "main.py": ("python", "code")}
 
 
+def test_an_index_from_before_view_templates_were_discovered_walks_again_and_finds_them(make_tree, monkeypatch):
+    """Its stats alone said it was current; the first query after the upgrade walks again (walker 8)."""
+    root = make_tree({"app/models/user.rb": "class User\nend\n",
+                      "app/views/user_mailer/password_reset.html.erb": "<p>Follow this link to reset your password</p>\n"})
+    with monkeypatch.context() as old:  # the version before: no `.erb`
+        old.setattr(languages, "DEFAULT_EXTENSIONS", languages.DEFAULT_EXTENSIONS - {".erb"})
+        service.refresh(str(root))
+    path = root / ".retrieval" / "lexical" / "manifest.json"
+    manifest = _manifest(root)
+    assert "app/views/user_mailer/password_reset.html.erb" not in manifest["files"]["path"]
+    manifest["walker"] = 7
+    path.write_text(json.dumps(manifest))
+    service._OPEN.clear()
+    assert not service.is_current(str(root), manifest)
+    hits = service.search(str(root), "reset your password").hits
+    assert [h.source_path for h in hits] == ["app/views/user_mailer/password_reset.html.erb"]
+    assert service.is_current(str(root), _manifest(root))
+
+
+def test_view_templates_are_discovered_as_code_and_a_generators_code_skeleton_is_not(make_tree):
+    """A Rails view, a Phoenix template, a Jinja page, a Handlebars partial and a Go template are the
+    markup and code of an app's pages and mails, and were never indexed. A Thor `.tt` file is a copy
+    of code a generator writes out (`railtie.rb.tt`): indexed, it outranked the code it copies."""
+    root = make_tree({"app/views/user_mailer/password_reset.html.erb": "<p><%= link_to 'Reset', url %></p>\n",
+                      "lib/app_web/components/layouts/root.html.heex": "<main><%= @inner_content %></main>\n",
+                      "templates/base.html.j2": "{% block content %}{% endblock %}\n",
+                      "views/partials/nav.hbs": "<nav>{{#each links}}{{title}}{{/each}}</nav>\n",
+                      "web/index.tmpl": "{{define \"index\"}}{{.Title}}{{end}}\n",
+                      "templates/plugin/railtie.rb.tt": "class Railtie < ::Rails::Railtie\nend\n"})
+    found = {f.path: (f.language, f.kind) for f in discover_files(str(root))}
+    assert found == {"app/views/user_mailer/password_reset.html.erb": ("erb", "code"),
+                     "lib/app_web/components/layouts/root.html.heex": ("eex", "code"),
+                     "templates/base.html.j2": ("jinja", "code"),
+                     "views/partials/nav.hbs": ("handlebars", "code"),
+                     "web/index.tmpl": ("template", "code")}
+
+
 # -- language and kind --------------------------------------------------------------------------
 
 
@@ -571,6 +608,11 @@ def test_fortran_sources_and_build_files_of_known_languages_are_discovered(make_
         ("prod.tfvars", ("hcl", "config")),
         ("solver.f90", ("fortran", "code")),
         ("rules.bzl", ("starlark", "code")),  # where Bazel's rules are defined
+        ("show.html.erb", ("erb", "code")),
+        ("form.html.heex", ("eex", "code")),
+        ("page.twig", ("twig", "code")),
+        ("Index.cshtml", ("razor", "code")),
+        ("layout.pug", ("pug", "code")),
         ("unknown.xyz", ("", "")),
     ],
 )
