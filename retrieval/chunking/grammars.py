@@ -24,6 +24,9 @@ GRAMMARS: dict[str, str] = {
 _BY_SUFFIX: dict[str, str] = {
     ".tsx": "tsx", ".mli": "ocaml_interface", ".scss": "scss", ".tf": "terraform", ".fish": "fish",
 }
+# Files named for their language whose syntax is their own: `go.mod` is not Go (parsed as Go, its
+# directives were error nodes cut every line or two).
+_BY_NAME: dict[str, str] = {"go.mod": "gomod"}
 
 # Prose formats the stdlib heading chunker handles (retrieval.chunking.markdown).
 HEADING_LANGUAGES = frozenset({"markdown", "rst"})
@@ -33,6 +36,9 @@ def grammar_for(path: str, language: str) -> str | None:
     """The grammar to parse `path` with, or None when the pack has none for it."""
     if language not in GRAMMARS:
         return None
+    special = _BY_NAME.get(path[path.rfind("/") + 1:])
+    if special is not None:
+        return special
     dot = path.rfind(".")
     if dot > path.rfind("/"):
         special = _BY_SUFFIX.get(path[dot:].lower())

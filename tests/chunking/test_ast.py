@@ -1097,12 +1097,28 @@ def test_thousands_of_parses_in_one_process():
 def test_every_mapped_grammar_loads_and_parses():
     from retrieval.chunking.definitions import _query
     from retrieval.chunking.parsing import parser_for
-    from retrieval.chunking.grammars import GRAMMARS, _BY_SUFFIX
+    from retrieval.chunking.grammars import _BY_NAME, _BY_SUFFIX, GRAMMARS
 
-    for grammar in sorted(set(GRAMMARS.values()) | set(_BY_SUFFIX.values())):
+    for grammar in sorted(set(GRAMMARS.values()) | set(_BY_SUFFIX.values()) | set(_BY_NAME.values())):
         tree = parser_for(grammar).parse(b"x\n")
         assert tree.root_node is not None, grammar
         _query(grammar)  # builds without error
+
+
+def test_a_go_mod_file_is_parsed_by_its_own_grammar_not_as_go():
+    """Parsed as Go, every directive was an error node; the chunks stay verbatim either way."""
+    from retrieval.chunking.grammars import grammar_for
+
+    text = ("module example.com/shop\n\ngo 1.22\n\nrequire (\n\tgithub.com/gin-gonic/gin v1.10.0\n)\n\n"
+            "replace example.com/shop/internal => ./internal\n")
+    assert grammar_for("go.mod", "go") == "gomod" and grammar_for("svc/go.mod", "go") == "gomod"
+    assert grammar_for("svc/main.go", "go") == "go" and grammar_for("notgo.mod", "go") == "go"
+    root = parsed_root(text, grammar_for("go.mod", "go"))
+    assert not root.has_error
+    assert [n.type for n in root.children] == ["module_directive", "go_directive", "require_directive",
+                                               "replace_directive"]
+    chunks = chunks_of(text, "go.mod", "go", kind="config")
+    assert_verbatim(text, chunks)
 
 
 def test_load_ast_chunk_documents(sample_repo):
