@@ -543,6 +543,24 @@ def _distinct_files(hits):
     return out
 
 
+# Under --max-tokens the echoed query takes at most this fraction of the budget: an agent that
+# pasted a bug report as the query got it back in full and one hit, the report eating the budget.
+ECHO_SHARE = 10
+
+
+def _echo_within(query: str, tokens: int) -> str:
+    """The query as --json echoes it under a budget: whole when its echo costs at most `tokens`,
+    else its head and an ellipsis, priced as printed (escapes included)."""
+    from .output import printed_tokens
+
+    if printed_tokens(_json(query)) <= tokens:
+        return query
+    keep = min(len(query), tokens * 4)
+    while keep > 0 and printed_tokens(_json(query[:keep] + "\u2026")) > tokens:
+        keep = keep * 3 // 4
+    return query[:keep] + "\u2026"
+
+
 def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
     row = {
         "rank": hit.rank,
@@ -697,6 +715,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                        f"{', ...' if len(stale) > 3 else ''}); their snippets show the current lines of "
                        "each span, which may have moved", err=True)
     truncated: set = set()
+    echoed = text
     if max_tokens:
         from .output import printed_tokens, text_lines, within_budget
 
@@ -713,15 +732,21 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 
         envelope = 0  # what --json prints around the results
         if as_json:
-            envelope = printed_tokens(_json({"query": text, "retriever": result.retriever, "results": []})) + 1
+            echoed = _echo_within(text, max_tokens // ECHO_SHARE)
+            around = {"query": echoed, "retriever": result.retriever, "results": []}
+            if echoed != text:
+                around["query_truncated"] = True
+            envelope = printed_tokens(_json(around)) + 1
         hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost, terms, define)
     result.hits = hits
     if as_json:
         payload = {
-            "query": text,
+            "query": echoed,
             "retriever": result.retriever,
             "results": [_hit_json(h, snippets, truncated) for h in result.hits],
         }
+        if echoed != text:
+            payload["query_truncated"] = True
         if result.stale:  # the note says why, on stderr; a pipeline reading stdout sees it too
             payload["stale"] = True
         click.echo(_json(payload))

@@ -17,9 +17,9 @@ import threading
 
 # Given to the SDK as is: it publishes a docstring with its indentation (before Python 3.13).
 SEARCH_DESCRIPTION = (
-    "Ranked code and docs spans for a query: {query, retriever, results: [{rank, path, start_line, end_line, "
-    "score, docid, context, confidence, language, kind, symbol; with expand or max_tokens also snippet, "
-    "snippet_start, snippet_end, truncated?, stale?}], notes?: [why there are no hits, ...]}."
+    "Ranked code and docs spans for a query: {query, query_truncated?, retriever, results: [{rank, path, "
+    "start_line, end_line, score, docid, context, confidence, language, kind, symbol; with expand or max_tokens "
+    "also snippet, snippet_start, snippet_end, truncated?, stale?}], notes?: [why there are no hits, ...]}."
 )
 INSTRUCTIONS = (
     "Search this repository's code and docs. `search` takes a natural-language question or a symbol and "

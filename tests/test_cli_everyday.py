@@ -609,6 +609,28 @@ def test_max_tokens_holds_for_what_is_printed_in_every_format(run, make_tree, fm
         assert len(result.stdout) / 4 <= budget, (budget, len(result.stdout))
 
 
+def test_a_pasted_report_is_echoed_cut_so_the_budget_goes_to_the_hits(run, make_tree):
+    """A 9 KB bug report as the query with --max-tokens 2000 came back whole in the envelope, and
+    with it one hit: the echo is cut to a tenth of the budget, and says so."""
+    files = {f"m{i}.py": "def refresh_token():\n" + "".join(f"    step_{n} = {n}\n" for n in range(12))
+             for i in range(30)}
+    root = make_tree(files)
+    report = "refresh token fails after expiry\n" + "Traceback line that says nothing useful\n" * 240
+    result = run("query", "--root", root, report, "--json", "--max-tokens", 2000)
+    assert result.exit_code == 0, result.stderr
+    payload = json.loads(result.stdout)
+    assert len(result.stdout) / 4 <= 2000
+    assert payload["query_truncated"] is True
+    assert payload["query"].endswith("\u2026") and report.startswith(payload["query"][:-1])
+    assert len(payload["query"]) / 4 <= 200
+    assert len(payload["results"]) >= 10
+    # A short query is echoed as it was, with no flag; text and JSONL echo no query at all.
+    short = json.loads(run("query", "--root", root, "refresh token", "--json", "--max-tokens", 2000).stdout)
+    assert short["query"] == "refresh token" and "query_truncated" not in short
+    whole = json.loads(run("query", "--root", root, report, "--json").stdout)
+    assert whole["query"] == report and "query_truncated" not in whole
+
+
 def test_an_expanded_hit_cut_to_fit_shows_its_own_lines_not_only_the_context(run, make_tree):
     body = "".join(f"    step_{n} = {n}\n" for n in range(20))
     root = make_tree({"a.py": "".join(f"filler_{n} = {n}\n\n" for n in range(60)) + "def atomic_write():\n" + body})
