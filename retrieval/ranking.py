@@ -141,10 +141,13 @@ def _path_classes(path: str) -> tuple[bool, bool, bool, bool]:
     return found
 
 
-def path_prior(path: str, kind: str, words: set[str], config: RankingConfig, long: bool = False) -> float:
-    """Multiplier for a chunk's score from what its file is."""
+def path_prior(path: str, kind: str, words: set[str], config: RankingConfig, long: bool = False,
+               marked_generated: bool = False) -> float:
+    """Multiplier for a chunk's score from what its file is (`marked_generated`: its header says a
+    tool wrote it, retrieval.generated)."""
     factor = 1.0
     test, example, vendored, generated = _path_classes(path)
+    generated = generated or marked_generated
     if long and (test or example or kind in ("docs", "config") or _DOCS_DIR.search(path)):
         # A pasted report is answered by the source that must change, not by the docs, the
         # configuration or the tests that its words also match (an issue template matches them all).
@@ -606,13 +609,15 @@ def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig,
 
 
 def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str, float] | None = None,
-                    mentioned: dict[str, float] | None = None) -> list[tuple[float, object]]:
+                    mentioned: dict[str, float] | None = None,
+                    generated: frozenset[str] = frozenset()) -> list[tuple[float, object]]:
     """The ranking every retriever applies once to its first-stage candidates.
 
     (score, path, kind, item) -> (final score, item): the query plan's path and file-name priors, for
     a pasted report the evidence that a file defines the symbols it names (`definers`), the evidence
     that the query names the file by its path (`mentioned`, from `mention_evidence`), then the best
-    chunk of each file first, translated copies of a docs page counting as one page.
+    chunk of each file first, translated copies of a docs page counting as one page. `generated`:
+    the candidates' paths whose header marks them as a tool's output (their names may not).
     """
     terms = set(plan.weights) if plan.file_words is None else plan.file_words
     docs_paths = set()
@@ -620,7 +625,8 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
     for value, path, kind, item in candidates:
         if kind == "docs":
             docs_paths.add(path)
-        factor = path_prior(path, kind, plan.asked, config, plan.long) * name_prior(path, plan.symbol, terms, config, kind)
+        factor = (path_prior(path, kind, plan.asked, config, plan.long, path in generated)
+                  * name_prior(path, plan.symbol, terms, config, kind))
         if definers:
             factor *= 1.0 + config.long_query_definer_boost * definers.get(path, 0)
         if mentioned:

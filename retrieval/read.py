@@ -9,7 +9,8 @@ import stat
 from dataclasses import dataclass, replace
 
 from .blake import blake2b
-from .languages import CONFIG, VALUE_SCRIPTS, from_content
+from .generated import marked_generated
+from .languages import CONFIG, DOCS, VALUE_SCRIPTS, from_content
 from .lazyre import LazyPattern
 from .records import SourceFile
 
@@ -134,8 +135,10 @@ def read_source(file: SourceFile, max_bytes: int | None = None) -> FileContent:
         return FileContent(file, None, content_digest(data), SECRET_CONTENT)
     if text is not None:
         language = from_content(file.path, file.language, text)
-        if language != file.language:
-            file = replace(file, language=language)
+        # A generated README or page is still the one people read: only code and config rank down.
+        generated = file.kind != DOCS and marked_generated(text)
+        if language != file.language or generated:
+            file = replace(file, language=language, generated=generated)
     relined = text is not None and b"\r" in data and "\r" not in text  # _as_lines took its CRs
     return FileContent(file, text, content_digest(data), reason, relined)
 

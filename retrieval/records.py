@@ -18,6 +18,7 @@ class SourceFile:
     language: str
     kind: str  # code | docs | config
     ctime_ns: int = 0  # changes with any write or rename, even one that keeps size and mtime
+    generated: bool = False  # its header says a tool wrote it (retrieval.generated); known once read
 
     @property
     def token_estimate(self) -> int:

@@ -45,10 +45,10 @@ class _SegmentWriter:
         self.state = state
         self.builder = SegmentBuilder()
 
-    def add_file(self, path: str, language: str, kind: str, docs) -> None:
+    def add_file(self, path: str, language: str, kind: str, docs, generated: bool = False) -> None:
         builder = self.builder
         for start, end, counts, *meta in docs:
-            builder.add(path, language, kind, start, end, counts, meta=meta[0] if meta else None)
+            builder.add(path, language, kind, start, end, counts, meta=meta[0] if meta else None, generated=generated)
         if builder.n_postings >= SEGMENT_POSTINGS:
             self.flush()
 
@@ -135,7 +135,8 @@ class LexicalIndex:
     # -- writing ---------------------------------------------------------------------------
 
     def apply(self, removed_paths, added, *, purge: bool = False) -> dict:
-        """New state after removing files and adding (path, language, kind, [(start, end, counts[, meta])]).
+        """New state after removing files and adding (path, language, kind, [(start, end, counts[, meta])][,
+        generated]).
 
         `added` is consumed once, lazily (one file in memory at a time); a path that already has
         documents is replaced, and an empty document list just removes them. Writes new segment
@@ -166,9 +167,9 @@ class LexicalIndex:
         for path in removed_paths:
             delete(path)
         writer = _SegmentWriter(self, state)
-        for path, language, kind, docs in added:
+        for path, language, kind, docs, *generated in added:
             delete(path)
-            writer.add_file(path, language, kind, docs)
+            writer.add_file(path, language, kind, docs, bool(generated and generated[0]))
         writer.flush()
         # Drop segments with nothing live, then merge where fragmentation costs too much.
         state["segments"] = [s for s in state["segments"] if len(s["deleted"]) < s["n_docs"]]
@@ -224,11 +225,13 @@ class LexicalIndex:
             remap = array("l", [-1]) * seg.n_docs
             files, doc_file, starts, ends, lens = seg.files, seg.doc_file, seg.starts, seg.ends, seg.lens
             metas = seg.meta_rows()
+            generated = seg.generated
             for d in range(seg.n_docs):
                 if d in deleted:
                     continue
                 path, language, kind = files[doc_file[d]]
-                new = builder.add(path, language, kind, starts[d], ends[d], {}, meta=metas[d])
+                new = builder.add(path, language, kind, starts[d], ends[d], {}, meta=metas[d],
+                                  generated=doc_file[d] in generated)
                 builder.lens[new] = lens[d]
                 remap[d] = new
             remaps.append(remap)

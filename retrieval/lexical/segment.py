@@ -3,8 +3,10 @@
 On disk a segment is a directory:
   seg.json       counts, shard count, the byte size of every other file (a torn write shows) and
                  the CRC-32 of each file read whole (a file changed where its size does not show)
-  files.json     {"path": [...], "language": [...], "kind": [...], "first": [...]}: per file, by
-                 file index; "first" is its first doc id (a file's docs are consecutive)
+  files.json     {"path": [...], "language": [...], "kind": [...], "first": [...], "generated": [...]}:
+                 per file, by file index; "first" is its first doc id (a file's docs are
+                 consecutive); "generated" lists the indexes of the files a header marks as written
+                 by a tool (retrieval.generated)
   docs.bin       four little-endian uint32 arrays of n_docs: file index, start line, end line, length
   post.bin       per term, its doc ids then its term frequencies (uint32 each)
   lex-NNNN.json  one shard of the lexicon: {term: [byte offset in post.bin, document frequency,
@@ -78,6 +80,7 @@ class SegmentBuilder:
     def __init__(self):
         self.files: list[list[str]] = []
         self.firsts = array("I")  # per file, its first doc
+        self.generated: set[int] = set()  # the files a header marks as a tool's output
         self._file_ids: dict[str, int] = {}
         self.doc_file = array("I")
         self.starts = array("I")
@@ -93,12 +96,14 @@ class SegmentBuilder:
         return len(self.lens)
 
     def add(self, path: str, language: str, kind: str, start: int, end: int, counts: dict, docid: str = "",
-            meta: tuple | None = None) -> int:
+            meta: tuple | None = None, generated: bool = False) -> int:
         fid = self._file_ids.get(path)
         if fid is None:
             fid = self._file_ids[path] = len(self.files)
             self.files.append([path, language, kind])
             self.firsts.append(len(self.lens))
+            if generated:
+                self.generated.add(fid)
         doc = len(self.lens)
         self.doc_file.append(fid)
         self.starts.append(max(start, 0))
@@ -164,7 +169,8 @@ class SegmentBuilder:
         put("docs.bin", b"".join(_to_bytes(a) for a in (self.doc_file, self.starts, self.ends, self.lens)))
         # Columns, not one list per file: they parse several times faster, and a cold query reads them.
         columns = {"path": [f[0] for f in self.files], "language": [f[1] for f in self.files],
-                   "kind": [f[2] for f in self.files], "first": list(self.firsts)}
+                   "kind": [f[2] for f in self.files], "first": list(self.firsts),
+                   "generated": sorted(self.generated)}
         put("files.json", dumps(columns))
         if any(self.meta):
             blobs = [dumps(list(m)) if m else b"" for m in self.meta]
@@ -196,6 +202,7 @@ class MemorySegment:
 
     def __init__(self, builder: SegmentBuilder):
         self.files = builder.files
+        self.generated = frozenset(builder.generated)
         self.doc_file = builder.doc_file
         self.starts = builder.starts
         self.ends = builder.ends
@@ -270,6 +277,7 @@ class DiskSegment:
         self._docs: tuple[array, array, array, array] | None = None
         self._files: list | None = None
         self._columns: dict | None = None
+        self._generated: frozenset[int] | None = None
         self.docids = None
         self._has_meta = "meta.bin" in meta["sizes"]
         self._meta_row_crcs = bool(meta.get("meta_row_crcs"))  # absent before checksums: unchecked
@@ -376,6 +384,16 @@ class DiskSegment:
         if self._files is None:
             self._files = _FileRows(self._file_columns())
         return self._files
+
+    @property
+    def generated(self) -> frozenset[int]:
+        """The indexes of the files a header marks as a tool's output."""
+        if self._generated is None:
+            listed = self._file_columns().get("generated", [])  # none before headers were read
+            if not isinstance(listed, list) or not all(type(i) is int and 0 <= i < len(self.files) for i in listed):
+                raise CorruptSegment(f"segment {os.path.basename(self.directory)}: files.json is damaged")
+            self._generated = frozenset(listed)
+        return self._generated
 
     def file_spans(self):
         """(path, first doc, doc count) for every file of the segment."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from ..embed import MAX_TOKENS, get_embedder, model_from_environment
+from ..generated import VERSION as GENERATED_VERSION
 from ..query import plan_query, search_text
 from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
@@ -66,7 +67,7 @@ class DenseRetriever:
 
     def fingerprint(self) -> dict:
         return {"model": self.embedder.identity, "max_tokens": self.max_tokens, "bits": self.bits,
-                "text": TEXT_FORMAT, "chunks": self._chunk_source().name,
+                "text": TEXT_FORMAT, "chunks": self._chunk_source().name, "generated": GENERATED_VERSION,
                 # New cuts are new chunks: a store of the old ones must not be refreshed file by file.
                 "chunking": self._chunk_source().chunking()}
 

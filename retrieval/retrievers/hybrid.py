@@ -179,9 +179,13 @@ class HybridRetriever:
         dense = self.dense.candidates(query, max(DENSE_DEPTH, top_k), allow)
         lex_scores: dict[tuple, float] = {}
         docs: dict[tuple, tuple] = {}
+        generated = set()  # the dense arm embeds no generated file, so the lexical arm knows them all
         for value, i, d in first:
             seg = views[i].segment
-            path, language, kind = seg.files[seg.doc_file[d]]
+            fid = seg.doc_file[d]
+            path, language, kind = seg.files[fid]
+            if fid in seg.generated:
+                generated.add(path)
             key = (path, seg.starts[d], seg.ends[d])
             lex_scores[key] = value
             docs[key] = (kind, (i, d), language)
@@ -201,7 +205,7 @@ class HybridRetriever:
         framed = self.lexical.frame_factors(plan, ((key, *key, docs[key][1]) for key in fused))
         ranked = rank_candidates([(value * scoped.get(docs[key][1], 1.0) * framed.get(key, 1.0), key[0], docs[key][0],
                                    key) for key, value in fused.items()], plan, config, definers,
-                                 self.lexical.mentioned(plan))
+                                 self.lexical.mentioned(plan), frozenset(generated))
         return self._hits(query, plan, ranked, docs, top_k)
 
     def _hits(self, query, plan, ranked, docs, top_k) -> list[SearchHit]:

@@ -17,6 +17,7 @@ from ..lexical.segment import CorruptSegment, MemorySegment, SegmentBuilder
 from ..lexical import features
 from ..lexical.features import chunk_terms, member_owners
 from ..chunking import lines
+from ..generated import VERSION as GENERATED_VERSION
 from ..query import QueryPlan, plan_query, search_text
 from ..ranking import (RankingConfig, frame_spots, frame_weight, member_named, mention_evidence, paths_by_name,
                        qualified_name, rank_candidates, scope_agrees)
@@ -80,7 +81,8 @@ class LexicalRetriever:
         return {"k1": self.params.k1, "b": self.params.b, "path_weight": self.ranking.path_weight,
                 "pairs": self._pairs(), "chunks": self.chunking(),
                 "terms": {"features": features.VERSION, "text": text.VERSION, "stem": stem.VERSION,
-                          "stemming": text.STEM}}
+                          "stemming": text.STEM},
+                "generated": GENERATED_VERSION}
 
     def chunking(self) -> dict:
         """What this retriever's chunk boundaries depend on (a dense index of its chunks says so too)."""
@@ -151,11 +153,15 @@ class LexicalRetriever:
         framed = self.frame_factors(plan, (((i, d), _path(views, i, d), views[i].segment.starts[d],
                                              views[i].segment.ends[d], (i, d)) for _, i, d in first))
         candidates = []
+        generated = set()
         for value, i, d in first:
             seg = views[i].segment
-            path, _language, kind = seg.files[seg.doc_file[d]]
+            fid = seg.doc_file[d]
+            path, _language, kind = seg.files[fid]
+            if fid in seg.generated:
+                generated.add(path)
             candidates.append((value * scoped.get((i, d), 1.0) * framed.get((i, d), 1.0), path, kind, (i, d)))
-        ranked = rank_candidates(candidates, plan, config, definers, self.mentioned(plan))
+        ranked = rank_candidates(candidates, plan, config, definers, self.mentioned(plan), frozenset(generated))
         forms, defined = query_evidence(query, plan.symbol is not None)
         levels = assess(views, self._n_docs, forms, defined, ranked, top_k)
         return self._hits(views, ranked, levels, query if plan.symbol is not None else "")
@@ -289,7 +295,7 @@ class LexicalRetriever:
             (f.path, f.language, f.kind,
              [(c.start_line, c.end_line, c.text, self.indexed_context(c, f.path), c.definitions, _meta(c))
               for c in chunks],
-             weight, pairs, self.profile)
+             weight, pairs, self.profile, f.generated)
             for f, chunks in added
         )
         # Term extraction is most of the work of a build: spread it over worker processes.
@@ -343,17 +349,17 @@ def _live_paths(views):
 
 
 def _file_documents(item):
-    """(path, language, kind, chunk spans and texts, path weight, pairs, profile) -> what
+    """(path, language, kind, chunk spans and texts, path weight, pairs, profile, generated) -> what
     LexicalIndex.apply takes."""
-    path, language, kind, chunks, path_weight, pairs, profile = item
+    path, language, kind, chunks, path_weight, pairs, profile, generated = item
     if profile == PROSE:
         return path, language, kind, [(start, end, prose.term_counts(text), meta)
-                                      for start, end, text, _, _, meta in chunks]
+                                      for start, end, text, _, _, meta in chunks], generated
     owners = _owners([c[2] for c in chunks], language, kind, [c[4] for c in chunks])
     return path, language, kind, [
         (start, end, chunk_terms(path, text, context, path_weight, language, definitions, owned, pairs), meta)
         for (start, end, text, context, definitions, meta), owned in zip(chunks, owners)
-    ]
+    ], generated
 
 
 def _owners(texts: list[str], language: str, kind: str, definitions: list) -> list:

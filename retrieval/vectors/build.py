@@ -213,7 +213,7 @@ def update(
     try:
         for f, chunks in added:
             replaced.add(f.path)
-            if not worth_embedding(f.path, f.kind):
+            if not worth_embedding(f.path, f.kind, f.generated):
                 continue
             for c in chunks:
                 key = text_key(embed_text(f.path, c.text, c.context), model)

@@ -37,10 +37,11 @@ def is_translation(path: str) -> bool:
     return False
 
 
-def worth_embedding(path: str, kind: str) -> bool:
-    """False for chunks left to the lexical index (see the module docstring)."""
+def worth_embedding(path: str, kind: str, marked_generated: bool = False) -> bool:
+    """False for chunks left to the lexical index (see the module docstring); `marked_generated`:
+    the file's header says a tool wrote it (retrieval.generated)."""
     _test, _example, vendored, generated = _path_classes(path)
-    if vendored or generated:
+    if vendored or generated or marked_generated:
         return False
     return not (kind == "docs" and is_translation(path))
 
