@@ -27,6 +27,7 @@ from typing import Callable
 from ..discover import is_secret_name, walk
 from ..progress import Tick
 from ..read import read_source
+from ..vectors.texts import left_to_lexical
 from ..records import Chunk
 from ..store import layout
 from ..store.atomic import write_bytes
@@ -115,6 +116,12 @@ def plan(root: str, retriever, options, cache: ContextCache, *, max_file_bytes: 
             continue
         content = read_source(f, walk_options.max_bytes)
         if content.text is None:
+            continue
+        left = left_to_lexical(f.path, f.kind, content.file.generated)
+        if left:
+            # What no model reads for the dense index either: a lock file or a mock is hundreds of
+            # chunks of dollars for files the ranking puts last (they keep the offline context).
+            out.withheld[left] += 1
             continue
         if len(content.text.encode("utf-8", "surrogatepass")) > max_file_bytes:
             out.withheld["too-large-to-send"] += 1

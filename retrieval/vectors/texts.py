@@ -37,13 +37,20 @@ def is_translation(path: str) -> bool:
     return False
 
 
-def worth_embedding(path: str, kind: str, marked_generated: bool = False) -> bool:
-    """False for chunks left to the lexical index (see the module docstring); `marked_generated`:
-    the file's header says a tool wrote it (retrieval.generated)."""
+def left_to_lexical(path: str, kind: str, marked_generated: bool = False) -> str:
+    """Why a file's chunks are left to the lexical index ("generated", "vendored", "translation";
+    see the module docstring), or "" when they are worth a model's time. `marked_generated`: the
+    file's header says a tool wrote it (retrieval.generated)."""
     _test, _example, vendored, generated = _path_classes(path)
-    if vendored or generated or marked_generated:
-        return False
-    return not (kind == "docs" and is_translation(path))
+    if generated or marked_generated:
+        return "generated"
+    if vendored:
+        return "vendored"
+    return "translation" if kind == "docs" and is_translation(path) else ""
+
+
+def worth_embedding(path: str, kind: str, marked_generated: bool = False) -> bool:
+    return not left_to_lexical(path, kind, marked_generated)
 
 
 def embed_text(path: str, text: str, context: str = "") -> str:
