@@ -732,11 +732,13 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 
         envelope = 0  # what --json prints around the results
         if as_json:
-            echoed = _echo_within(text, max_tokens // ECHO_SHARE)
-            around = {"query": echoed, "retriever": result.retriever, "results": []}
-            if echoed != text:
-                around["query_truncated"] = True
+            around = {"query": text, "retriever": result.retriever, "results": []}
             envelope = printed_tokens(_json(around)) + 1
+            head = _echo_within(text, max_tokens // ECHO_SHARE)
+            if head != text:
+                shorter = printed_tokens(_json(dict(around, query=head, query_truncated=True))) + 1
+                if shorter < envelope:  # the flag costs tokens too: a cut saving none only loses the query
+                    echoed, envelope = head, shorter
         hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost, terms, define)
     result.hits = hits
     if as_json:

@@ -55,10 +55,14 @@ _SECRET_RE = LazyPattern(  # built on first use: a query on a fresh index never 
 def is_secret_name(name: str) -> bool:
     """A name that usually holds credentials. Source code is not data: `secrets.py` (Python's own
     module), `Credentials.scala`, `id_rsa_test.go` are programs about secrets, not secrets; but a
-    script or SQL file so named (`secrets.sh`: `export KEY=...`) usually holds them."""
+    script or SQL file so named (`secrets.sh`: `export KEY=...`) usually holds them, and so does a
+    template of such a file (`.env.j2`, `app.key.tmpl`; `secrets.html.erb` is a page)."""
+    language, kind = languages.detect(name)
+    if language in languages.TEMPLATES:
+        rendered = name.rpartition(".")[0]
+        return bool(rendered) and is_secret_name(rendered)
     if _SECRET_RE.match(name) is None:
         return False
-    language, kind = languages.detect(name)
     return kind != languages.CODE or language in languages.VALUE_SCRIPTS
 
 
@@ -401,8 +405,9 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
 # trusting its stats (2: extension-less scripts by their `#!` line; 3: a nested repository by its own
 # rules only; 4: ignore lines and git config values read as git reads them; 5: core.ignoreCase;
 # 6: `--include '!tests/'` leaves out the files below, and `--include '#x'` is a name; 7: Fortran
-# sources, `.mk`, `.tfvars`, `MODULE.bazel` and `Dockerfile.dev`-style files; 8: view templates).
-RULES_VERSION = 8
+# sources, `.mk`, `.tfvars`, `MODULE.bazel` and `Dockerfile.dev`-style files; 8: view templates;
+# 9: drops templates of secret files, `.env.j2`).
+RULES_VERSION = 9
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 

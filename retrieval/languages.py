@@ -11,6 +11,10 @@ KINDS = (CODE, DOCS, CONFIG)
 # Code that usually holds values rather than logic about them (`export KEY=...`, a SQL seed):
 # taken for data where secrets are looked for (a secret-looking name, a private key inside).
 VALUE_SCRIPTS = frozenset({"bash", "powershell", "sql"})
+# View templates (registered below): a template renders the file it is named for, `.env.j2` an
+# `.env` and `secrets.yml.tmpl` a `secrets.yml`, its values often written in.
+TEMPLATES = frozenset({"erb", "eex", "ejs", "handlebars", "mustache", "jinja", "twig", "liquid", "haml", "slim",
+                       "pug", "razor", "template"})
 
 _BY_EXTENSION: dict[str, tuple[str, str]] = {}
 
@@ -237,7 +241,8 @@ ALIASES: dict[str, str] = {
     "scss": "css", "sass": "css", "less": "css", "protobuf": "proto", "sol": "solidity", "jl": "julia",
     "gql": "graphql", "vimscript": "vim", "viml": "vim", "bazel": "starlark", "bzl": "starlark",
     "heex": "eex", "hbs": "handlebars", "jinja2": "jinja", "j2": "jinja", "nunjucks": "jinja", "njk": "jinja",
-    "cshtml": "razor", "jade": "pug", "tmpl": "template", "tpl": "template",
+    "cshtml": "razor", "jade": "pug", "tmpl": "template", "tpl": "template", "gotmpl": "template",
+    "leex": "eex", "rhtml": "erb",
 }
 
 

@@ -516,14 +516,16 @@ def name_prior(path: str, symbol: str | None, query_terms: set[str], config: Ran
     """Multiplier from the file's own name agreeing with the query."""
     squashed, words = file_name_words(path)
     if symbol is not None:
-        if not squashed or squashed != _squash(symbol):
+        name = path.rsplit("/", 1)[-1]
+        # A query naming a file whose name has two dots (`show.html.erb`, a Rails view) names it
+        # by its whole stem: its first word alone (`show`) was no match for `show.html`.
+        if not squashed or (squashed != _squash(symbol) and name.rsplit(".", 1)[0].lower() != symbol.lower()):
             return 1.0
         test, example, _vendored, _generated = _path_classes(path)
         if test or example or kind == "docs" or _rendered_docs(path):
             # A bare identifier names the code defining it: aeson's benchmark, example and test
             # `Options.hs` ranked above its `Options` type, alamofire's rendered page for a type above it.
             return 1.0
-        name = path.rsplit("/", 1)[-1]
         # The whole stem: `JToken.cs` is JToken's own file, `JToken.Async.cs` one part of it.
         exact = name.rsplit(".", 1)[0] == symbol
         return config.symbol_filename_boost * (config.exact_filename_boost if exact else 1.0)

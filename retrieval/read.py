@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 
 from .blake import blake2b
 from .generated import marked_generated
-from .languages import CONFIG, DOCS, VALUE_SCRIPTS, from_content
+from .languages import CONFIG, DOCS, TEMPLATES, VALUE_SCRIPTS, from_content
 from .lazyre import LazyPattern
 from .records import SourceFile
 
@@ -62,7 +62,7 @@ def decode(data: bytes) -> tuple[str | None, str]:
 # newlines (a cloud service-account key file, whatever its name). A placeholder ("...") has none.
 _PRIVATE_KEY = LazyPattern(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:(?!-----)[\s\S]){0,300}?"
                            r"[A-Za-z0-9+/]{40}")
-_KEY_HOLDERS = VALUE_SCRIPTS | {"text"}  # besides config files
+_KEY_HOLDERS = VALUE_SCRIPTS | TEMPLATES | {"text"}  # besides config files (a template renders one)
 
 
 # The same armour base64-encoded ("-----BEGIN" is "LS0tLS1CRUdJTi"), as a Kubernetes Secret's

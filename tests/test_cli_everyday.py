@@ -62,6 +62,19 @@ def test_every_alias_names_a_known_language():
     assert not set(ALIASES) & known  # an alias never shadows a real name
 
 
+def test_every_view_template_extension_names_its_language_to_lang():
+    """`--lang heex` worked and `--lang leex` was a usage error: a template is asked for by the
+    extension its files wear."""
+    from retrieval.languages import TEMPLATES, detect, resolve_language
+
+    extensions = ("erb", "rhtml", "eex", "heex", "leex", "ejs", "hbs", "handlebars", "mustache", "j2", "jinja",
+                  "jinja2", "njk", "twig", "liquid", "haml", "slim", "pug", "jade", "cshtml", "razor", "tmpl",
+                  "tpl", "gotmpl")
+    for ext in extensions:
+        assert resolve_language(ext) == detect(f"views/page.{ext}")[0], ext
+    assert {detect(f"views/page.{ext}")[0] for ext in extensions} == TEMPLATES
+
+
 @pytest.mark.parametrize("name", ["klingon", "pyhton"])
 def test_an_unknown_language_is_a_usage_error_that_lists_the_valid_names(run, sample_repo, name):
     result = run("query", "--root", sample_repo, "config", "--lang", name)
@@ -629,6 +642,18 @@ def test_a_pasted_report_is_echoed_cut_so_the_budget_goes_to_the_hits(run, make_
     assert short["query"] == "refresh token" and "query_truncated" not in short
     whole = json.loads(run("query", "--root", root, report, "--json").stdout)
     assert whole["query"] == report and "query_truncated" not in whole
+
+
+def test_a_query_is_echoed_whole_when_cutting_it_would_save_nothing(run, make_tree):
+    """Under a small budget a six-word question came back as its head, an ellipsis and the
+    "query_truncated" flag: more printed than the whole question, and the question lost."""
+    root = make_tree({"auth.py": "def refresh_token():\n    return renew()\n"})
+    question = "where is the refresh token renewed"
+    for budget in (40, 60, 100):
+        result = run("query", "--root", root, question, "--json", "--max-tokens", budget)
+        assert result.exit_code == 0, result.stderr
+        payload = json.loads(result.stdout)
+        assert payload["query"] == question and "query_truncated" not in payload, budget
 
 
 def test_an_expanded_hit_cut_to_fit_shows_its_own_lines_not_only_the_context(run, make_tree):

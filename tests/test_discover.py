@@ -363,6 +363,17 @@ def test_a_script_named_after_secrets_is_taken_for_one():
     assert is_secret_name("secrets.sh") and is_secret_name("credentials.sql") and is_secret_name("secrets.ps1")
 
 
+def test_a_template_of_a_secret_file_is_taken_for_one_and_a_page_so_named_is_not(make_tree):
+    """Templates became code, and code named after secrets is indexed: an Ansible `.env.j2` with its
+    passwords was searchable. A template renders the file it is named for."""
+    files = {name: "DB_PASSWORD=hunter2\n" for name in (".env.j2", "secrets.yml.j2", "credentials.json.tmpl",
+                                                          "deploy/app.key.tpl", "id_rsa.erb", "secrets.j2")}
+    files.update({"app/views/secrets/secrets.html.erb": "<h1>Secrets</h1>\n", "main.py": "x = 1\n"})
+    result = walk(str(make_tree(files)))
+    assert [f.path for f in result.files] == ["app/views/secrets/secrets.html.erb", "main.py"]
+    assert result.skipped["secret-name"] == 6
+
+
 @pytest.mark.parametrize("name", ["secrets.py", "credentials.go", "Credentials.scala", "id_rsa_test.go",
                                   "secrets.ts", "credentials.rs"])
 def test_source_files_named_after_secrets_are_code_and_indexed(make_tree, name):
@@ -564,6 +575,24 @@ def test_an_index_from_before_view_templates_were_discovered_walks_again_and_fin
     hits = service.search(str(root), "reset your password").hits
     assert [h.source_path for h in hits] == ["app/views/user_mailer/password_reset.html.erb"]
     assert service.is_current(str(root), _manifest(root))
+
+
+def test_an_index_holding_a_template_of_a_secret_file_walks_again_and_drops_it(make_tree, monkeypatch):
+    """Walker 8 indexed `.env.j2`; its stats alone said the index was current after the upgrade."""
+    from retrieval import discover
+
+    root = make_tree({"app.py": "def connect():\n    return db\n", "deploy/.env.j2": "DB_PASSWORD=hunter2\n"})
+    with monkeypatch.context() as old:  # the walker before: a template named for secrets was code
+        old.setattr(discover, "is_secret_name", lambda name: False)
+        service.refresh(str(root))
+    path = root / ".retrieval" / "lexical" / "manifest.json"
+    manifest = _manifest(root)
+    assert "deploy/.env.j2" in manifest["files"]["path"]
+    manifest["walker"] = 8
+    path.write_text(json.dumps(manifest))
+    service._OPEN.clear()
+    assert service.search(str(root), "hunter2").hits == []
+    assert "deploy/.env.j2" not in _manifest(root)["files"]["path"]
 
 
 def test_view_templates_are_discovered_as_code_and_a_generators_code_skeleton_is_not(make_tree):

@@ -510,6 +510,25 @@ def test_a_path_names_its_file_and_a_qualified_name_its_member():
     assert symbol_key("os.path.join") == "join" and qualified_name("Group.invoke") == ("Group", "invoke")
 
 
+def test_a_file_name_with_two_dots_asked_by_name_ranks_its_file_first():
+    """`show.html.erb` (a Rails view) ranked a helper that says "show" and "HTML" above the view:
+    the name prior compared the query's `show.html` with the file's first word only."""
+    from retrieval.ranking import name_prior, symbol_key
+
+    view = "<h1><%= @post.title %></h1>\n<%= render 'comments/form', post: @post %>\n"
+    helper = ("module PostsHelper\n  # Links to show a post as HTML: show it.\n  def link_to_post(post)\n"
+              "    link_to post.title, post_path(post, format: :html)\n  end\nend\n")
+    for name in ("show.erb", "show.html.erb"):
+        docs = [doc(f"app/views/posts/{name}", view, language="erb"),
+                doc("app/helpers/posts_helper.rb", helper, language="ruby")]
+        assert ranked_paths(docs, name)[0] == f"app/views/posts/{name}", name
+    config = RankingConfig()
+    assert (name_prior("app/views/posts/show.html.erb", symbol_key("show.html.erb"), set(), config)
+            == name_prior("app/views/posts/show.erb", symbol_key("show.erb"), set(), config) > 1.0)
+    # An identifier merely spelled like a two-dot stem names no such file.
+    assert name_prior("lib/Foo.Bar.cs", "FooBar", set(), config) == 1.0
+
+
 def test_a_query_writes_out_paths_as_tracebacks_links_and_questions_do():
     from retrieval.ranking import MAX_MENTIONS, path_mentions
 

@@ -199,6 +199,7 @@ SERVICE_ACCOUNT = ('{"type": "service_account", "project_id": "shop-prod-4411",\
     ("config/tls.yaml", "tls:\n  key: |\n" + "".join(f"    {line}\n" for line in ENCRYPTED_PEM.splitlines())),
     ("scripts/setup.sh", f"cat > /etc/ssl/key.pem <<'KEY'\n{PEM}KEY\n"),
     ("deploy/tls-secret.yaml", K8S_SECRET.format(key=base64.b64encode(ENCRYPTED_PEM.encode()).decode())),
+    ("roles/web/templates/tls.yaml.j2", "tls:\n  key: |\n" + "".join(f"    {line}\n" for line in PEM.splitlines())),
 ])
 def test_a_config_text_or_script_file_holding_a_private_key_is_skipped_whatever_its_name(make_tree, name, text):
     root = make_tree({name: text, "app.py": "def serve():\n    return 'tls'\n"})

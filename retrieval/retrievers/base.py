@@ -39,6 +39,15 @@ def check_documents(documents) -> list[Document]:
     return documents
 
 
+def marked_paths(documents: list[Document]) -> frozenset[str]:
+    """The files among in-memory documents whose opening comments say a tool wrote them, told as
+    the store tells them (retrieval.read): by the text from their first line, code and config only."""
+    from ..generated import marked_generated
+
+    return frozenset(d.source_path or d.docid for d in documents
+                     if (d.start_line or 1) == 1 and d.kind != "docs" and marked_generated(d.text))
+
+
 def check_bm25(k1, b, *, none_is_default: bool = False) -> None:
     """BM25's own ranges (as `index --bm25` takes them): outside them a score divides by zero
     (k1=-1), turns NaN (no hits at all) or negative (the ranking upside down)."""

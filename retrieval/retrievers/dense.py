@@ -14,7 +14,7 @@ from ..query import plan_query, search_text
 from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from ..settings import env_choice
-from .base import NOT_INDEXED, check_documents, check_search_args
+from .base import NOT_INDEXED, check_documents, check_search_args, marked_paths
 
 DEFAULT_BITS = 4
 ENV_BITS = "RETRIEVAL_TURBOVEC_BITS"
@@ -82,8 +82,10 @@ class DenseRetriever:
         from ..vectors.search import MemoryIndex
         from ..vectors.texts import embed_text, worth_embedding
 
-        kept = [(d.source_path or d.docid, d) for d in check_documents(documents)]
-        kept = [(path, d) for path, d in kept if worth_embedding(path, d.kind)]
+        documents = check_documents(documents)
+        generated = marked_paths(documents)
+        kept = [(d.source_path or d.docid, d) for d in documents]
+        kept = [(path, d) for path, d in kept if worth_embedding(path, d.kind, path in generated)]
         texts = [embed_text(path, d.text, d.context) for path, d in kept]
         vectors = self.embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
         rows = [(path, d.language, d.kind, d.start_line or 0, d.end_line or 0) for path, d in kept]

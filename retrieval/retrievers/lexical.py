@@ -23,7 +23,7 @@ from ..ranking import (RankingConfig, frame_spots, frame_weight, member_named, m
                        qualified_name, rank_candidates, scope_agrees)
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
-from .base import NOT_INDEXED, Released, check_bm25, check_documents, check_search_args
+from .base import NOT_INDEXED, Released, check_bm25, check_documents, check_search_args, marked_paths
 
 CODE, PROSE = "code", "prose"
 PROFILES = (CODE, PROSE)
@@ -118,12 +118,14 @@ class LexicalRetriever:
         documents = sorted(check_documents(documents),
                            key=lambda d: (d.source_path, d.start_line or 0, d.end_line or 0, d.docid))
         owners = _owner_lists(documents)
+        generated = marked_paths(documents)  # ranked as the store ranks them
         for doc, owned in zip(documents, owners):
             context = self.indexed_context(doc, doc.source_path)
             counts = self._terms(doc.source_path or doc.docid, doc.text, context, doc.language, doc.definitions, owned)
             builder.add(
                 doc.source_path or doc.docid, doc.language, doc.kind,
                 doc.start_line or 0, doc.end_line or 0, counts, docid=doc.docid, meta=_meta(doc),
+                generated=(doc.source_path or doc.docid) in generated,
             )
         segment = MemorySegment(builder)
         self._views = self._search_views([SegmentView(segment)])
