@@ -38,6 +38,7 @@ _UNCOUNTED_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".r
 
 GIT_IGNORE = ".gitignore"
 IGNORE_FILES = (GIT_IGNORE, ".ignore", ".retrievalignore")
+GIT_ATTRIBUTES = ".gitattributes"  # read for the files a repository marks generated or vendored
 
 # Names that usually hold credentials. Matched case-insensitively against the base name.
 _SECRET_GLOBS = (
@@ -406,8 +407,8 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
 # rules only; 4: ignore lines and git config values read as git reads them; 5: core.ignoreCase;
 # 6: `--include '!tests/'` leaves out the files below, and `--include '#x'` is a name; 7: Fortran
 # sources, `.mk`, `.tfvars`, `MODULE.bazel` and `Dockerfile.dev`-style files; 8: view templates;
-# 9: drops templates of secret files, `.env.j2`).
-RULES_VERSION = 9
+# 9: drops templates of secret files, `.env.j2`; 10: `.gitattributes` marks, watched).
+RULES_VERSION = 10
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 
@@ -472,9 +473,10 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     result = Discovery(user=user_places())
     base_stack = _outer_rules(root, result) if options.use_ignore_files else ignore.IgnoreStack()
 
-    pending: list[tuple[str, str, ignore.IgnoreStack]] = [(root, "", base_stack)]
+    no_marks = (ignore.IgnoreStack(), ignore.IgnoreStack())  # linguist-generated, linguist-vendored
+    pending: list[tuple[str, str, ignore.IgnoreStack, tuple]] = [(root, "", base_stack, no_marks)]
     while pending:
-        abs_dir, rel_dir, stack = pending.pop()
+        abs_dir, rel_dir, stack, marks = pending.pop()
         key = rel_dir or "."
         try:
             # Stat before listing: an entry added after the listing then shows as a changed mtime.
@@ -501,6 +503,13 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             present = [e.name for e in entries if e.name in IGNORE_FILES]
             if present:
                 stack = _push_ignore_files(stack, abs_dir, rel_dir, present, result.skipped)
+        if rel_dir and any(e.name == ".git" for e in entries):
+            marks = tuple(m.entering_repository() for m in marks)  # a submodule's own attributes only
+        if any(e.name == GIT_ATTRIBUTES for e in entries):
+            text, _reason, _st = _read_text(os.path.join(abs_dir, GIT_ATTRIBUTES))
+            if text is not None:
+                marks = tuple(m.push(rel_dir, ignore.parse_attributes_text(text, attribute), repository=True)
+                              for m, attribute in zip(marks, ("linguist-generated", "linguist-vendored")))
         subdirs = []
         for entry in entries:
             name = entry.name
@@ -529,9 +538,9 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                     continue
                 if entry.path in skip_dirs:
                     continue
-                subdirs.append((entry.path, rel + "/", stack))
+                subdirs.append((entry.path, rel + "/", stack, marks))
                 continue
-            if name in IGNORE_FILES:
+            if name in IGNORE_FILES or name == GIT_ATTRIBUTES:
                 try:
                     st = entry.stat(follow_symlinks=False)
                     result.watch[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
@@ -579,9 +588,10 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 if st.st_size == 0:
                     result.watch[rel] = (0, st.st_mtime_ns)
                 continue
+            generated, vendored = (m.verdict(rel, False) for m in marks)
             result.files.append(
                 SourceFile(rel, entry.path, st.st_size, st.st_mtime_ns, language or "text", kind or languages.DOCS,
-                           st.st_ctime_ns)
+                           st.st_ctime_ns, marked=True if vendored else generated)
             )
             result.total_bytes += st.st_size
             if result.total_bytes > options.max_total_bytes:

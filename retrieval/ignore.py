@@ -236,6 +236,30 @@ def parse_ignore_text(text: str) -> list[Rule]:
     return _compile_lines(text.removeprefix("\ufeff").splitlines())
 
 
+def parse_attributes_text(text: str, attribute: str) -> list[Rule]:
+    """The lines of a `.gitattributes` that set or unset `attribute`, as rules: set (`*.pb.go
+    linguist-generated`, `=true`) is a match, unset (`-linguist-generated`, `=false`) a negation, so
+    that an IgnoreStack's verdict for a file is True, False or None as git resolves the attribute
+    (the last matching line, deeper files first). Patterns are gitignore's and match files only
+    (a `dir/` pattern marks nothing, as in git; `dir/**` does)."""
+    rules = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) < 2 or fields[0].startswith(("#", "[", "!", '"')):
+            continue  # blanks, comments, macros, the forbidden negative and quoted patterns
+        verdict = None
+        for word in fields[1:]:
+            name, _, value = word.partition("=")
+            if name.lstrip("-") == attribute and value in ("", "true", "false"):
+                verdict = not name.startswith("-") and value != "false"
+        if verdict is None:
+            continue
+        rule = compile_rule(fields[0] if verdict else "!" + fields[0])
+        if rule is not None and not rule.dir_only:
+            rules.append(rule)
+    return rules
+
+
 def compile_globs(globs) -> "RuleSet":
     """User globs (--include, --exclude, --path) with gitignore syntax, `!` included. A leading
     `./` means the root, as a shell user writes it (to git, `./src` names nothing). A bracket

@@ -135,8 +135,9 @@ def read_source(file: SourceFile, max_bytes: int | None = None) -> FileContent:
         return FileContent(file, None, content_digest(data), SECRET_CONTENT)
     if text is not None:
         language = from_content(file.path, file.language, text)
-        # A generated README or page is still the one people read: only code and config rank down.
-        generated = file.kind != DOCS and marked_generated(text)
+        # A generated README or page is still the one people read: only code and config rank down,
+        # unless the repository's .gitattributes says otherwise.
+        generated = file.marked if file.marked is not None else file.kind != DOCS and marked_generated(text)
         if language != file.language or generated:
             file = replace(file, language=language, generated=generated)
     relined = text is not None and b"\r" in data and "\r" not in text  # _as_lines took its CRs

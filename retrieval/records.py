@@ -18,7 +18,10 @@ class SourceFile:
     language: str
     kind: str  # code | docs | config
     ctime_ns: int = 0  # changes with any write or rename, even one that keeps size and mtime
-    generated: bool = False  # its header says a tool wrote it (retrieval.generated); known once read
+    generated: bool = False  # not the project's own code: marked below, else its header says a tool wrote it
+    # What the repository's .gitattributes say: linguist-generated or -vendored set (True), generated
+    # unset (False: whatever the header says), None when they say nothing. Known before it is read.
+    marked: bool | None = None
 
     @property
     def token_estimate(self) -> int:

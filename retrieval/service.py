@@ -143,14 +143,24 @@ def file_table(manifest: dict) -> dict[str, list]:
     return dict(zip(columns["path"], map(list, zip(*(columns[c] for c in layout.FILE_COLUMNS[1:])))))
 
 
-def _file_columns(files: dict[str, list], ctimes: dict[str, int]) -> dict:
+def _file_columns(files: dict[str, list], ctimes: dict[str, int], marks: dict[str, bool | None]) -> dict:
     paths = sorted(files)
     entries = [files[p] for p in paths]
     out = {"path": paths}
     for i, name in enumerate(layout.FILE_COLUMNS[1:]):
         out[name] = [e[i] for e in entries]
     out[layout.CTIME_COLUMN] = [ctimes.get(p, 0) for p in paths]
+    if any(m is not None for m in marks.values()):
+        out[layout.MARKED_COLUMN] = [marks.get(p) for p in paths]
     return out
+
+
+def _marks(manifest: dict) -> dict[str, bool | None]:
+    """{path: what .gitattributes said of it} as the manifest recorded it ({}: nothing, or before
+    attributes were read). A file whose attributes changed is indexed again, its bytes unchanged."""
+    columns = manifest["files"]
+    marks = columns.get(layout.MARKED_COLUMN)
+    return dict(zip(columns["path"], marks)) if marks else {}
 
 
 def _ctimes(manifest: dict) -> dict[str, int]:
@@ -385,13 +395,14 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     to_read: list[tuple] = []
     old_checked = manifest.get("checked_ns") if manifest else None
     old_ctimes = _ctimes(manifest) if manifest else {}
+    old_marks = _marks(manifest) if manifest else {}
     # Under another decoder every file is read again: those it refused this one may take, and one
     # it read otherwise (lines ending in a lone CR: read.DECODER_VERSION) is indexed again.
     undecided = () if manifest and manifest.get("decoder") == DECODER_VERSION else (BINARY, UNDECODABLE)
     for f in discovery.files:
         entry = old_files.get(f.path)
         if (entry is not None and entry[SIZE] == f.size and entry[MTIME] == f.mtime_ns
-                and old_ctimes.get(f.path, f.ctime_ns) == f.ctime_ns
+                and old_ctimes.get(f.path, f.ctime_ns) == f.ctime_ns and old_marks.get(f.path) == f.marked
                 and not racy(f.mtime_ns, old_checked, checked) and not undecided):
             new_files[f.path] = entry
             if entry[SKIP]:
@@ -432,7 +443,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             had_chunks = entry is not None and entry[NCHUNKS] > 0
             if (entry is not None and content.digest and entry[DIGEST] == content.digest
                     and entry[SKIP] not in undecided and not (undecided and content.relined)
-                    and entry[SKIP] == content.skip_reason):
+                    and entry[SKIP] == content.skip_reason and old_marks.get(f.path) == f.marked):
                 # Touched but identical: record the new stat, re-process nothing.
                 new_files[f.path] = [f.size, f.mtime_ns] + entry[DIGEST:]
                 if entry[SKIP]:
@@ -482,7 +493,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "created": manifest["created"] if manifest else now,
         "updated": now,
         "config": config,
-        "files": _file_columns(new_files, {f.path: f.ctime_ns for f in discovery.files}),
+        "files": _file_columns(new_files, {f.path: f.ctime_ns for f in discovery.files},
+                               {f.path: f.marked for f in discovery.files}),
         "skipped": report.skipped,
         "decoder": DECODER_VERSION,
         "walker": RULES_VERSION,

@@ -190,12 +190,16 @@ def read_manifest(store: str, name: str) -> dict | None:
 # faster than one small list per file.
 FILE_COLUMNS = ("path", "size", "mtime", "digest", "language", "kind", "chunks", "skip")
 CTIME_COLUMN = "ctime"  # optional: indexes written before it have none (0: not recorded)
+MARKED_COLUMN = "marked"  # optional: what .gitattributes said of each file when it was indexed
 
 
 def _columns_ok(files: dict) -> bool:
     columns = [files.get(c) for c in FILE_COLUMNS]
-    if CTIME_COLUMN in files:
-        columns.append(files[CTIME_COLUMN])
+    for optional in (CTIME_COLUMN, MARKED_COLUMN):
+        if optional in files:
+            columns.append(files[optional])
+    if MARKED_COLUMN in files and not all(v in (None, True, False) for v in files[MARKED_COLUMN] or ()):
+        return False
     return all(isinstance(c, list) for c in columns) and len({len(c) for c in columns}) == 1
 
 
