@@ -125,6 +125,9 @@ _NONBLOCKING = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINAR
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
+_READ_LIMIT = 1_000_000  # bytes of an ignore or attribute file read; the lines past it are dropped
+
+
 def _read_text(path: str, *, follow: bool = False) -> tuple[str | None, str, os.stat_result | None]:
     """(text, skip reason, stat) of a small file discovery reads (an ignore file, a `.git` file, a
     git config): (None, "", None) when there is none. Opened without blocking and read only when
@@ -142,7 +145,10 @@ def _read_text(path: str, *, follow: bool = False) -> tuple[str | None, str, os.
             st = os.fstat(fh.fileno())
             if not stat_mod.S_ISREG(st.st_mode):
                 return None, "special-file", st
-            return fh.read(1_000_000).decode("utf-8", "replace"), "", st
+            data = fh.read(_READ_LIMIT + 1)
+            if len(data) > _READ_LIMIT:  # the line cut in two would be another pattern (`api.py.orig`: `api.py`)
+                data = data[:data.rfind(b"\n", 0, _READ_LIMIT) + 1]
+            return data.decode("utf-8", "replace"), "", st
     except OSError:
         return None, "unreadable", None
 
@@ -473,7 +479,8 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     result = Discovery(user=user_places())
     base_stack = _outer_rules(root, result) if options.use_ignore_files else ignore.IgnoreStack()
 
-    no_marks = (ignore.IgnoreStack(), ignore.IgnoreStack())  # linguist-generated, linguist-vendored
+    # linguist-generated, linguist-vendored; git matches attribute patterns under core.ignoreCase too
+    no_marks = tuple(ignore.IgnoreStack(ignorecase=base_stack.ignorecase) for _ in range(2))
     pending: list[tuple[str, str, ignore.IgnoreStack, tuple]] = [(root, "", base_stack, no_marks)]
     while pending:
         abs_dir, rel_dir, stack, marks = pending.pop()
@@ -506,7 +513,9 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
         if rel_dir and any(e.name == ".git" for e in entries):
             marks = tuple(m.entering_repository() for m in marks)  # a submodule's own attributes only
         if any(e.name == GIT_ATTRIBUTES for e in entries):
-            text, _reason, _st = _read_text(os.path.join(abs_dir, GIT_ATTRIBUTES))
+            text, reason, _st = _read_text(os.path.join(abs_dir, GIT_ATTRIBUTES))
+            if reason and reason != "symlink":  # counted as an ignore file's are; the walk counts a link
+                result.skipped[reason] += 1
             if text is not None:
                 marks = tuple(m.push(rel_dir, ignore.parse_attributes_text(text, attribute), repository=True)
                               for m, attribute in zip(marks, ("linguist-generated", "linguist-vendored")))

@@ -11,6 +11,8 @@ import re
 import sys
 from dataclasses import dataclass
 
+from .lazyre import LazyPattern
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -243,21 +245,27 @@ def parse_attributes_text(text: str, attribute: str) -> list[Rule]:
     (the last matching line, deeper files first). Patterns are gitignore's and match files only
     (a `dir/` pattern marks nothing, as in git; `dir/**` does)."""
     rules = []
-    for line in text.splitlines():
+    for line in text.removeprefix("\ufeff").splitlines():  # git skips a byte order mark too
         fields = line.split()
-        if len(fields) < 2 or fields[0].startswith(("#", "[", "!", '"')):
+        if len(fields) < 2 or fields[0].startswith(("#", "[attr]", "!", '"')):
             continue  # blanks, comments, macros, the forbidden negative and quoted patterns
+        words = [word[word[0] in "-!":].partition("=") for word in fields[1:]]
+        if not all(_ATTRIBUTE_NAME.fullmatch(name) for name, _, _ in words):
+            continue  # git drops a line naming an invalid attribute (`# x` after one), all of it
         verdict = None
-        for word in fields[1:]:
-            name, _, value = word.partition("=")
-            if name.lstrip("-") == attribute and value in ("", "true", "false"):
-                verdict = not name.startswith("-") and value != "false"
+        for word, (name, _, value) in zip(fields[1:], words):
+            if name == attribute and not word.startswith("!"):
+                # Linguist reads any value but `false` as set (`=1`, `=yes`).
+                verdict = not word.startswith("-") and value != "false"
         if verdict is None:
             continue
         rule = compile_rule(fields[0] if verdict else "!" + fields[0])
         if rule is not None and not rule.dir_only:
             rules.append(rule)
     return rules
+
+
+_ATTRIBUTE_NAME = LazyPattern(r"[._0-9A-Za-z][-._0-9A-Za-z]*")  # git's attr_name_valid, after a `-` or `!`
 
 
 def compile_globs(globs) -> "RuleSet":

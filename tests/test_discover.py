@@ -735,6 +735,20 @@ def test_an_ignore_file_that_is_a_fifo_is_skipped_and_counted_not_waited_on(make
     assert result.skipped == {"special-file": 2}
 
 
+def test_an_ignore_file_over_the_read_limit_drops_the_line_it_cuts_not_reads_half_of_it(make_tree):
+    padding = "#" + "x" * (1_000_000 - len("api.py") - 2) + "\n"  # the limit falls after `api.py`
+    root = make_tree({".gitignore": padding + "api.py.orig\n", "api.py": "x = 1\n"})
+    assert paths(root) == ["api.py"]
+
+
+def test_a_gitattributes_that_is_a_fifo_is_skipped_and_counted_not_waited_on(make_tree):
+    root = make_tree({"a.go": "package a\n"})
+    os.mkfifo(root / ".gitattributes")
+    result = walk(str(root))
+    assert [(f.path, f.marked) for f in result.files] == [("a.go", None)]
+    assert result.skipped == {"special-file": 1}
+
+
 def test_a_fifo_named_git_is_not_waited_on(make_tree):
     root = make_tree({"a.py": "x = 1\n", "sub/b.py": "y = 2\n"})
     os.mkfifo(root / "sub" / ".git")  # taken for a worktree's `.git` file, it was read and hung

@@ -192,6 +192,9 @@ def test_the_usable_manifest_the_cases_below_spoil_is_read(tmp_path):
         (_usable_manifest(retriever="other"), "corrupt"),
         (_usable_manifest(files=[]), "corrupt"),
         (_usable_manifest(files={**{c: [] for c in layout.FILE_COLUMNS}, "path": ["a.py"]}), "corrupt"),
+        # A damaged optional column is no traceback either.
+        (_usable_manifest(files={**{c: [] for c in layout.FILE_COLUMNS}, "marked": 5}), "corrupt"),
+        (_usable_manifest(files={**{c: [] for c in layout.FILE_COLUMNS}, "marked": True}), "corrupt"),
         (_usable_manifest(config={"options": []}), "corrupt"),
         (_usable_manifest(state=[]), "corrupt"),
     ],

@@ -198,8 +198,9 @@ def _columns_ok(files: dict) -> bool:
     for optional in (CTIME_COLUMN, MARKED_COLUMN):
         if optional in files:
             columns.append(files[optional])
-    if MARKED_COLUMN in files and not all(v in (None, True, False) for v in files[MARKED_COLUMN] or ()):
-        return False
+    marked = files.get(MARKED_COLUMN)
+    if isinstance(marked, list) and not all(v is None or isinstance(v, bool) for v in marked):
+        return False  # not a list at all fails below, as any column does
     return all(isinstance(c, list) for c in columns) and len({len(c) for c in columns}) == 1
 
 
