@@ -502,17 +502,18 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             # A chmod making it readable changes only its ctime: watched, so that a query sees it.
             result.watch[key] = (0, st.st_mtime_ns, st.st_ctime_ns)
             continue
+        names = {e.name for e in entries}
+        nested = bool(rel_dir) and ".git" in names  # a nested repository or submodule
         if options.use_ignore_files:
-            if rel_dir and any(e.name == ".git" for e in entries):
-                # A nested repository or submodule: its own rules, not the outer repository's.
+            if nested:  # its own rules, not the outer repository's
                 stack = _push_file(stack.entering_repository(), _info_exclude(_git_dir(abs_dir)), rel_dir, "", root,
                                    result, repository=True)
-            present = [e.name for e in entries if e.name in IGNORE_FILES]
+            present = [name for name in IGNORE_FILES if name in names]
             if present:
                 stack = _push_ignore_files(stack, abs_dir, rel_dir, present, result.skipped)
-        if rel_dir and any(e.name == ".git" for e in entries):
+        if nested:
             marks = tuple(m.entering_repository() for m in marks)  # a submodule's own attributes only
-        if any(e.name == GIT_ATTRIBUTES for e in entries):
+        if GIT_ATTRIBUTES in names:
             text, reason, _st = _read_text(os.path.join(abs_dir, GIT_ATTRIBUTES))
             if reason and reason != "symlink":  # counted as an ignore file's are; the walk counts a link
                 result.skipped[reason] += 1

@@ -155,19 +155,13 @@ def _file_columns(files: dict[str, list], ctimes: dict[str, int], marks: dict[st
     return out
 
 
-def _marks(manifest: dict) -> dict[str, bool | None]:
-    """{path: what .gitattributes said of it} as the manifest recorded it ({}: nothing, or before
-    attributes were read). A file whose attributes changed is indexed again, its bytes unchanged."""
+def _recorded(manifest: dict, column: str) -> dict:
+    """{path: value} of an optional column of the file table ({} when the manifest has none: it
+    predates ctimes, or no .gitattributes marked anything). A file whose ctime or mark changed is
+    indexed again, its size, mtime and bytes unchanged."""
     columns = manifest["files"]
-    marks = columns.get(layout.MARKED_COLUMN)
-    return dict(zip(columns["path"], marks)) if marks else {}
-
-
-def _ctimes(manifest: dict) -> dict[str, int]:
-    """{path: ctime} as the manifest recorded them ({} when it predates them)."""
-    columns = manifest["files"]
-    ctimes = columns.get(layout.CTIME_COLUMN)
-    return dict(zip(columns["path"], ctimes)) if ctimes else {}
+    values = columns.get(column)
+    return dict(zip(columns["path"], values)) if values else {}
 
 
 def _config(retriever, options: IndexOptions) -> dict:
@@ -394,8 +388,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     # with whole-second times); an index written before ctimes were kept has none to compare.
     to_read: list[tuple] = []
     old_checked = manifest.get("checked_ns") if manifest else None
-    old_ctimes = _ctimes(manifest) if manifest else {}
-    old_marks = _marks(manifest) if manifest else {}
+    old_ctimes = _recorded(manifest, layout.CTIME_COLUMN) if manifest else {}
+    old_marks = _recorded(manifest, layout.MARKED_COLUMN) if manifest else {}
     # Under another decoder every file is read again: those it refused this one may take, and one
     # it read otherwise (lines ending in a lone CR: read.DECODER_VERSION) is indexed again.
     undecided = () if manifest and manifest.get("decoder") == DECODER_VERSION else (BINARY, UNDECODABLE)
