@@ -647,3 +647,68 @@ def test_a_length_floor_keeps_a_few_lines_from_winning_on_shortness_alone():
 
     assert first(0) == "src/a.c"
     assert first(40) == "src/b.c"
+
+
+GO_INTERFACES = """package io
+
+// Reader reads.
+type Reader interface {
+	// Read reads up to len(p) bytes (a comment, not a method).
+	Read(p []byte) (n int, err error)
+}
+
+type ReadCloser interface {
+	Reader
+	io.Closer
+	Query(
+		ctx context.Context,
+		each func(row Row) error,
+	) (Result, error)
+}
+
+type Set[T comparable] interface {
+	~int | ~string
+	Has(v T) bool
+}
+
+type Closer interface{ Close() error }
+
+type File struct {
+	Name    string
+	OnClose func(f *File) error
+}
+"""
+
+
+def test_a_go_interface_s_method_specs_define_its_methods_and_nothing_else_in_it_does():
+    """The syntax tree's method_elem: an interface's methods are declared there. An embedded
+    interface, a type union, a comment or a parameter is no definition, nor is a struct's field."""
+    from retrieval.lexical.features import member_definitions
+
+    assert defined_names(GO_INTERFACES, "go") == {"Reader", "Read", "ReadCloser", "Query", "Set", "Has",
+                                                  "Closer", "Close", "File"}
+    assert member_definitions([GO_INTERFACES], "go") == [{"Reader.Read", "ReadCloser.Query", "Set.Has",
+                                                          "Closer.Close"}]
+    # an anonymous interface declares methods too (as the syntax tree says), owned by no type
+    assert defined_names("func f(c interface{ Close() error }) {}\n", "go") == {"f", "Close"}
+    assert member_definitions(["var hooks interface {\n\tBefore() error\n}\n"], "go") == [set()]
+
+
+def test_a_bare_method_name_finds_the_go_interface_declaring_it_above_a_mock_and_an_implementation(make_tree):
+    """A hand-written mock and an implementation define `Read` with a receiver; the interface
+    declared it and ranked below them both."""
+    from retrieval import service
+
+    interface = ("package storage\n\n// Reader reads blobs from a bucket.\ntype Reader interface {\n"
+                 "\t// Read fills p from the blob.\n\tRead(p []byte) (n int, err error)\n}\n")
+    mock = ("package mocks\n\n// MockReader records every Read.\ntype MockReader struct{ calls int }\n\n"
+            "// Read records a call to Read.\nfunc (m *MockReader) Read(p []byte) (n int, err error) {\n"
+            "\tm.calls++\n\treturn len(p), nil\n}\n")
+    implementation = ("package storage\n\n// Read reads the next bytes of the open blob.\n"
+                      "func (b *Bucket) Read(p []byte) (n int, err error) {\n\tif b.closed {\n\t\treturn 0, ErrClosed\n"
+                      "\t}\n\tn, err = b.body.Read(p)\n\tb.offset += int64(n)\n\treturn n, err\n}\n")
+    root = make_tree({"storage/reader.go": interface, "mocks/reader_mock.go": mock,
+                      "storage/bucket.go": implementation})
+    for query in ("Read", "Reader.Read"):
+        hits = service.search(str(root), query, retriever="lexical", top_k=3).hits
+        assert hits[0].source_path == "storage/reader.go", (query, [h.source_path for h in hits])

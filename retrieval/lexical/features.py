@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 22  # 21: more definition forms (_MORE_DEFS); 22: weak definitions
+VERSION = 23  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -156,6 +156,41 @@ _JS_FUNCTIONS = lazy_compile(
     r"|^[ \t]+([A-Za-z_$][\w$]*)[ \t]*:[ \t]*(?:async[ \t]+)?(?:function\b|\([^()\n]*\)[ \t]*=>)",
     re.MULTILINE)
 _RUST_MACRO = lazy_compile(r"^[ \t]*macro_rules![ \t]*([A-Za-z_]\w*)", re.MULTILINE)
+# Go: an interface's method specs declare its methods (`Read(p []byte) (n int, err error)` in `type
+# Reader interface {`), as the syntax tree's method_elem does; without them a bare `Read` found an
+# implementation or a generated mock (`func (m *MockReader) Read(`) first. Read only in an
+# interface's body, a name followed by its parameters: an embedded interface (`io.Closer`), a type
+# union (`~int | ~string`) and a comment declare nothing, and a struct's fields (`Fn func() error`)
+# stay no definitions. The body is the lines up to the closing brace's (or the next interface, or
+# the chunk's end): each line is read once.
+_GO_INTERFACE_OPEN = lazy_compile(r"\binterface[ \t]*(\{)[ \t]*(?://[^\n]*)?\r?$", re.MULTILINE)
+_GO_INTERFACE_CLOSE = lazy_compile(r"^[ \t]*\}", re.MULTILINE)
+_GO_METHOD_SPEC = lazy_compile(r"^[ \t]*(?!func\b)([A-Za-z_]\w*)[ \t]*\(", re.MULTILINE)
+# ... or its body on one line, the specs after `{` or `;` (`type Closer interface{ Close() error }`)
+_GO_ONE_LINE_INTERFACE = lazy_compile(r"\binterface[ \t]*(\{)[^{}\n]*\}")
+_GO_ONE_LINE_SPEC = lazy_compile(r"[{;][ \t]*(?!func\b)([A-Za-z_]\w*)[ \t]*\(")
+# The type an interface declares, its methods' owner (`type Set[T any] interface {`, `Getter
+# interface {` in a `type (` group); an anonymous one (`func f(c interface{ Close() error })`) has none.
+_GO_INTERFACE_TYPE = lazy_compile(
+    r"^[ \t]*(?:type[ \t]+)?([A-Za-z_]\w*)(?:\[[^\n]*\])?[ \t]+interface[ \t]*\{", re.MULTILINE)
+
+
+def _go_interface_methods(text: str):
+    """(name, owner) of each method spec of the interfaces in a Go chunk's text (owner "" for an
+    anonymous interface)."""
+    types = {m.end(): m.group(1) for m in _GO_INTERFACE_TYPE.finditer(text)}
+    for m in _GO_ONE_LINE_INTERFACE.finditer(text):
+        for spec in _GO_ONE_LINE_SPEC.finditer(text, m.start(1), m.end()):
+            yield spec.group(1), types.get(m.end(1), "")
+    opened = list(_GO_INTERFACE_OPEN.finditer(text))
+    for i, m in enumerate(opened):
+        start = m.end() + 1
+        stop = opened[i + 1].start() if i + 1 < len(opened) else len(text)
+        close = _GO_INTERFACE_CLOSE.search(text, start, stop)
+        for spec in _GO_METHOD_SPEC.finditer(text, start, close.start() if close else stop):
+            yield spec.group(1), types.get(m.end(1), "")
+
+
 _MORE_DEFS: dict[str, tuple] = {
     "c": (_TYPEDEF_TAIL,), "objc": (_TYPEDEF_TAIL,),
     "lua": (_LUA_FUNCTION,), "javascript": (_JS_FUNCTIONS,), "typescript": (_JS_FUNCTIONS,),
@@ -275,6 +310,11 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
             names.add(name)
             if owners is not None:
                 member(name, m.start())
+    if go and "interface" in text:
+        for name, owner in _go_interface_methods(text):
+            names.add(name)
+            if owner and owners is not None:
+                members.add(f"{owner}.{name}")
     if weak is not None:
         for pattern in _WEAK_DEFS.get(language, ()):
             weak.update(m.group(1) for m in pattern.finditer(text))
