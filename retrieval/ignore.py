@@ -452,3 +452,33 @@ def selects(rules: RuleSet, relpath: str) -> bool:
         if verdict is not None:
             return verdict
     return False
+
+
+def selector(rules: RuleSet):
+    """selects(rules, path) for many paths, each directory's verdict worked out once: a filtered
+    query judges every file of a big index, and the directories above a file cost most of it."""
+    below: dict[str, bool] = {}  # directory -> the verdict of it or the nearest one above it
+
+    def directory_verdict(directory: str) -> bool:
+        walked = []  # from this directory up to the first one judged (a loop: paths may be deep)
+        while True:
+            verdict = below.get(directory)
+            if verdict is not None:
+                break
+            walked.append(directory)
+            verdict = rules.verdict(directory, True)
+            if verdict is not None or "/" not in directory:
+                break
+            directory = directory.rpartition("/")[0]
+        verdict = bool(verdict)  # no directory above matched: not selected
+        below.update(dict.fromkeys(walked, verdict))
+        return verdict
+
+    def select(relpath: str) -> bool:
+        relpath = _composed(relpath)
+        verdict = rules.verdict(relpath, False)
+        if verdict is not None:
+            return verdict
+        return directory_verdict(relpath.rpartition("/")[0]) if "/" in relpath else False
+
+    return select

@@ -585,9 +585,10 @@ class QueryFilter:
         return bool(self.paths or self.language or self.kind)
 
     def compile(self) -> Callable[[str, str, str], bool]:
-        from .ignore import compile_selection, selects
+        from .ignore import compile_selection, selector
 
         rules = compile_selection(self.paths)
+        selects = selector(rules) if rules else None
         language = self.language.lower()
         kind = self.kind
 
@@ -596,7 +597,7 @@ class QueryFilter:
                 return False
             if kind and k != kind:
                 return False
-            return selects(rules, path) if rules else True
+            return selects(path) if selects else True
 
         return allow
 

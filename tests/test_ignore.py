@@ -364,3 +364,19 @@ def test_a_remembered_include_glob_of_many_wildcards_is_matched_quickly_too(comm
     assert _seconds(lambda: ignore.selects(rules, "a" * 50)) < 0.5
     assert not ignore.selects(rules, "a" * 50) and ignore.selects(rules, "a" * 49 + "b")
     assert ignore.selects(ignore.compile_globs(["*[ab]*]"]), "[ab]")  # a bracket spelled out still matches
+
+
+@pytest.mark.parametrize("globs", [
+    ("src/",), ("src/app/",), ("*.py",), ("!tests/",), ("src/", "!src/gen/"), ("**/gen/", "!**/gen/keep.py"),
+    ("app/[slug]/**",), ("docs",), ("!*.md", "!vendor"), ("src/**/b.py", "a/"), ("é/",),
+])
+def test_a_selector_judging_many_paths_selects_what_selects_does(globs):
+    """A filtered query judges every file of an index with one selector, which remembers each
+    directory's verdict: the verdicts are those selects gives path by path, in any order."""
+    names = ["src", "app", "gen", "tests", "docs", "vendor", "a", "[slug]", "e\u0301", "b.py"]
+    paths = [f"{x}/{y}/{z}" for x in names for y in names for z in ("b.py", "keep.py", "r.md", "gen")]
+    paths += [p.rsplit("/", 1)[0] for p in paths[::7]] + ["b.py", "r.md", "/src/b.py", "src//b.py", "/".join(["d"] * 3000) + "/b.py"]
+    for rules in (ignore.compile_selection(globs), ignore.compile_globs(globs)):  # --path; --include
+        for order in (paths, paths[::-1]):
+            select = ignore.selector(rules)
+            assert [select(p) for p in order] == [ignore.selects(rules, p) for p in order]

@@ -39,6 +39,7 @@ def score(
     avgdl: float,
     min_idf: float = 0.0,
     k: int = 0,
+    allowed: list | None = None,
 ) -> list[dict[int, float]]:
     """Per view, {local doc id: BM25 score} for the documents that match any query term.
 
@@ -52,6 +53,10 @@ def score(
     it are dropped. Every document scoring at least the final k-th best score is kept, with its
     exact score, so the top k (ties included) are the same as without k; on a big corpus this
     skips most of the per-posting work for common words.
+
+    `allowed`, when given, holds per view a function from a list of doc ids to their verdicts (true:
+    the document may rank): only those documents are scored, so with k the k best allowed ones
+    (ties included) keep their exact scores. Collection statistics still count every live document.
     """
     results: list[dict[int, float]] = [{} for _ in views]
     if n_docs <= 0 or not query_terms:
@@ -97,9 +102,12 @@ def score(
         for i, docs, tfs in found:
             acc = results[i]
             if floor is not None:
-                # Pruning: only documents already in hand can still make the k best.
+                # Pruning: only documents already in hand (allowed ones) can still make the k best.
                 inside = list(map(acc.__contains__, docs))
                 docs, tfs = list(compress(docs, inside)), list(compress(tfs, inside))
+            elif allowed is not None:
+                keep = allowed[i](docs)
+                docs, tfs = list(compress(docs, keep)), list(compress(tfs, keep))
             _accumulate(acc, weight, docs, tfs, views[i].segment.lens, c1, c2)
         bound = remaining[t + 1] * (1 + 1e-9) + 1e-12
         # No partial score exceeds `added`: pruning cannot start while the bound is at least that.

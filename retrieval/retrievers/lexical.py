@@ -218,14 +218,12 @@ class LexicalRetriever:
             plan = QueryPlan(dict(Counter(prose.analyze(query))), frozenset(), None, False)
         else:
             plan = plan_query(query, config)
-        # A filter decides later which documents count, so the k best cannot be known while
-        # scoring: prune only unfiltered queries.
+        # The filter applies while scoring, so pruning keeps the best allowed documents and
+        # filtered queries are no slower than unfiltered ones.
+        allowed = None if allow is None else [_AllowedDocs(v.segment, allow).flags for v in views]
         scores = score(views, plan.weights, self.params, self._n_docs, self._avgdl,
-                       config.long_query_min_idf if plan.long else 0.0, k=depth if allow is None else 0)
-        allowed = None
-        if allow is not None:
-            allowed = [_AllowedDocs(v.segment, allow) for v in views]
-        return plan, best_hits(views, scores, depth, allowed)
+                       config.long_query_min_idf if plan.long else 0.0, k=depth, allowed=allowed)
+        return plan, best_hits(views, scores, depth)
 
     def _hits(self, views, ranked, levels, symbol_query: str = "") -> list[SearchHit]:
         """SearchHits for ranked [(score, (view index, doc))], as many as there are levels. A hit
@@ -411,6 +409,16 @@ class _AllowedDocs:
             path, language, kind = self._segment.files[fid]
             verdict = self._verdicts[fid] = bool(self._allow(path, language, kind))
         return verdict
+
+    def flags(self, docs) -> list[bool]:
+        """[d in self for d in docs], with the per-document work in the interpreter's C loops
+        (common words have postings in most documents)."""
+        fids = list(map(self._segment.doc_file.__getitem__, docs))
+        verdicts = self._verdicts
+        for fid in set(fids).difference(verdicts):
+            path, language, kind = self._segment.files[fid]
+            verdicts[fid] = bool(self._allow(path, language, kind))
+        return list(map(verdicts.__getitem__, fids))
 
 
 def lucene_length(n: int) -> int:

@@ -9,7 +9,7 @@ import pytest
 from retrieval.lexical.bm25 import BM25Params, SegmentView, best_hits, idf, score
 from retrieval.lexical.segment import MemorySegment, SegmentBuilder
 from retrieval.records import Document
-from retrieval.retrievers.lexical import LexicalRetriever
+from retrieval.retrievers.lexical import LexicalRetriever, _AllowedDocs
 from retrieval.text import term_counts
 
 # Three tiny documents made of words that the tokenizer keeps as they are.
@@ -190,14 +190,17 @@ def test_the_retriever_breaks_ties_by_path_then_start_line_whatever_the_index_or
 # -- pruning ------------------------------------------------------------------------------------
 
 
-def random_views(rng, n_docs, n_segments, vocabulary):
+def random_views(rng, n_docs, n_segments, vocabulary, twins=False):
     """Segments of random documents (a skewed vocabulary, so some words are in most documents),
-    some with deleted documents, as an incrementally refreshed index has."""
+    some with deleted documents, as an incrementally refreshed index has. With `twins`, every
+    document has a copy in another file (ties everywhere, at the k-th place too)."""
     views = []
     for s in range(n_segments):
         builder = SegmentBuilder()
+        words: list[str] = []
         for d in range(n_docs):
-            words = [vocabulary[int(len(vocabulary) * rng.random() ** 3)] for _ in range(rng.randint(1, 30))]
+            if not (twins and d % 2):  # a twin repeats the document before it
+                words = [vocabulary[int(len(vocabulary) * rng.random() ** 3)] for _ in range(rng.randint(1, 30))]
             builder.add(f"s{s}/f{d // 3}.py", "", "", d, d, Counter(words))
         deleted = frozenset(d for d in range(n_docs) if rng.random() < 0.2) if s else frozenset()
         views.append(SegmentView(MemorySegment(builder), deleted))
@@ -234,3 +237,77 @@ def test_pruning_drops_documents_that_cannot_reach_the_k_best():
     avgdl = sum(builder.lens) / builder.n_docs
     (pruned,) = score(views, ["rare", "common"], BM25Params(), 200, avgdl, k=2)
     assert set(pruned) == {0, 1, 2}
+
+
+def filtered_without_pruning(views, query, n_docs, avgdl, k, allow, min_idf=0.0):
+    """The k best allowed documents found the plain way: every document scored, then filtered."""
+    full = score(views, query, BM25Params(), n_docs, avgdl, min_idf)
+    return best_hits(views, full, k, [_AllowedDocs(v.segment, allow) for v in views])
+
+
+def corpus_statistics(views):
+    lens = [v.segment.lens[d] for v in views for d in range(v.segment.n_docs) if d not in v.deleted]
+    return len(lens), sum(lens) / len(lens)
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_filter_applied_while_pruning_keeps_exactly_the_k_best_allowed_documents_and_their_ties(seed):
+    import random
+
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(40)]
+    views = random_views(rng, n_docs=rng.choice((60, 300)), n_segments=rng.randint(1, 3), vocabulary=vocabulary,
+                         twins=seed % 2 == 0)
+    n_docs, avgdl = corpus_statistics(views)
+    dropped = 0  # allowed matching documents pruning left out: it must actually prune
+    for _ in range(8):
+        query = [rng.choice(vocabulary) for _ in range(rng.randint(1, 6))] + ["absent"]
+        k = rng.choice((1, 2, 5, 20))
+        # The files of the k best unfiltered documents: a filter leaving them out must find the next ones.
+        best_paths = {views[i].segment.files[views[i].segment.doc_file[d]][0]
+                      for _s, i, d in best_hits(views, score(views, query, BM25Params(), n_docs, avgdl), k)}
+        filters = {
+            "not the best": lambda path, _l, _k: path not in best_paths,
+            "half": lambda path, _l, _k: int(path.split("/f")[1].split(".")[0]) % 2 == 0,
+            "one segment": lambda path, _l, _k: path.startswith("s0/"),
+            "a few files": lambda path, _l, _k: path.endswith(("/f7.py", "/f30.py")),
+            "nothing": lambda _p, _l, _k: False,
+            "everything": lambda _p, _l, _k: True,
+        }
+        for name, allow in filters.items():
+            expected = filtered_without_pruning(views, query, n_docs, avgdl, k, allow)
+            pruned = score(views, query, BM25Params(), n_docs, avgdl, k=k,
+                           allowed=[_AllowedDocs(v.segment, allow).flags for v in views])
+            assert best_hits(views, pruned, k) == expected, name  # same documents, order and float scores
+            full = score(views, query, BM25Params(), n_docs, avgdl)
+            for view, acc_full, acc_pruned in zip(views, full, pruned):
+                assert all(allow(*view.segment.files[view.segment.doc_file[d]]) for d in acc_pruned), name
+                assert all(acc_pruned[d] == acc_full[d] for d in acc_pruned), name  # exact, not approximate
+                dropped += sum(1 for d in acc_full if allow(*view.segment.files[view.segment.doc_file[d]])) - len(acc_pruned)
+    assert dropped > 0
+
+
+def test_a_filtered_query_prunes_the_allowed_documents_that_cannot_reach_the_k_best():
+    """The filter does not switch pruning off: a common word alone cannot lift the other allowed
+    documents past the allowed ones with the rare word, whatever the best excluded ones score."""
+    builder = SegmentBuilder()
+    for d in range(200):
+        builder.add(f"f{d}.py", "", "", 1, 1, Counter({"common": 1, **({"rare": 3} if d < 6 else {})}))
+    views = [SegmentView(MemorySegment(builder))]
+    avgdl = sum(builder.lens) / builder.n_docs
+    allow = lambda path, _l, _k: path not in ("f0.py", "f1.py", "f2.py")  # noqa: E731
+    (pruned,) = score(views, ["rare", "common"], BM25Params(), 200, avgdl, k=2,
+                      allowed=[_AllowedDocs(views[0].segment, allow).flags])
+    assert set(pruned) == {3, 4, 5}
+    assert best_hits(views, [pruned], 2) == filtered_without_pruning(views, ["rare", "common"], 200, avgdl, 2, allow)
+
+
+def test_the_filter_leaves_the_collection_statistics_as_they_are():
+    """A filtered query scores a document exactly as the unfiltered one does: idf and the average
+    length count every live document, allowed or not."""
+    views, segment = segment_of(DOCS)
+    allow = lambda path, _l, _k: path == "b"  # noqa: E731
+    (acc,) = score(views, ["cat", "fish"], BM25Params(), N, AVGDL, k=1,
+                   allowed=[_AllowedDocs(segment, allow).flags])
+    assert {segment.files[segment.doc_file[d]][0]: s for d, s in acc.items()} == {
+        "b": scores_by_path(DOCS, ["cat", "fish"])["b"]}

@@ -169,3 +169,6 @@ def test_any_ignore_file_compiles_and_matches_without_error(lines, path, is_dir)
     assert stack.ignored(path, is_dir) in (True, False)
     ruleset = ignore.compile_globs(lines)
     assert ignore.selects(ruleset, path) in (True, False)
+    select = ignore.selector(ruleset)  # remembering directories' verdicts, as a filtered query does
+    assert [select(p) for p in (path, path, path + "/x", "a/" + path)] == [
+        ignore.selects(ruleset, p) for p in (path, path, path + "/x", "a/" + path)]
