@@ -387,6 +387,36 @@ def test_locals_calls_imports_and_trait_impls_are_not_definitions():
     assert defined_names("nvm_install() {\n", "bash") == {"nvm_install"}
 
 
+@pytest.mark.parametrize("language,text,names", [
+    ("go", "type S struct {\n\tfn func() error\n\tdata map[string]any\n}\n", {"S"}),
+    ("csharp", "        object value = formatter.Deserialize(ref reader);\n", set()),
+    ("typescript", "const isBinary =\n  data instanceof ArrayBuffer\n", {"isBinary"}),
+    ("elixir", "  alias Phoenix.Controller\n  Enum.map(conns,\n    fn conn -> conn end)\n", set()),
+    ("python", '    """\n    function to call on each chunk.\n    """\n', set()),
+])
+def test_a_word_that_is_another_language_s_definition_keyword_defines_nothing(language, text, names):
+    """A field, a local or a comment whose first word is a keyword elsewhere (`fn`, `data`, `object`,
+    `alias`, `function`): one keyword list for every language defined `map`, `value`, `conn`."""
+    assert defined_names(text, language) == names
+
+
+@pytest.mark.parametrize("language,text,names", [
+    ("haskell", "data Maybe a = Nothing | Just a\nnewtype Id = Id Int\ntype family F a\n", {"Maybe", "Id", "F"}),
+    ("kotlin", "data class User(val id: Int)\nobject Registry\nenum class Color { RED }\nfun interface Action {\n",
+     {"User", "Registry", "Color", "Action"}),
+    ("perl", "sub parse_args {\n    my ($data) = @_;\n", {"parse_args"}),
+    ("go", "func (s *Server) Run() error {\n", {"Run"}),
+    ("cpp", "enum class Color { red };\n", {"Color"}),
+    ("c", "typedef struct node {\n  int v;\n} node_t;\ntypedef enum {\n  A\n} mode_t;\n", {"node", "node_t", "mode_t"}),
+    ("csharp", "public readonly record struct Point(int X, int Y);\n", {"Point"}),
+    ("swift", "    override class func canInit(with request: URLRequest) -> Bool {\n", {"canInit"}),
+])
+def test_a_definition_keyword_defines_in_its_own_language_and_a_run_of_them_names_the_word_after(
+        language, text, names):
+    """`enum class Color` defined `class`, `type family F` `family`, `typedef enum {` `enum`."""
+    assert defined_names(text, language) == names
+
+
 def test_copied_in_releases_and_generated_files_rank_below_source():
     body = "function tokenize(input) {\n  return input.split(' ')\n}\n"
     for other in ("static/jquery-3.5.1.js", "dist/app.min.js", "client/core/serverSentEvents.gen.ts",

@@ -56,7 +56,8 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 23  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods
+VERSION = 24  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+# 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -68,11 +69,56 @@ _KEYWORDS = (
     r"object|record|protocol|extension|defmodule|defp|defmacro|defmacrop|defguard|defstruct|macro|"
     r"sub|namespace|union|newtype|data|instance|alias|signature|mod)"
 )
-# keyword-introduced definitions (most languages), with a Go receiver or a Lua table prefix
-_KEYWORD_DEF = lazy_compile(
-    rf"^[ \t]*{_MODIFIERS}{_KEYWORDS}\s+(?:\([^)]*\)\s*)?(?:[A-Za-z_][\w]*[.:])?([A-Za-z_$][\w$]*[?!]?)(?![\w$]|\s*[,}}])",
-    re.MULTILINE,
-)
+# The keywords that introduce a definition, by language. One list for all read another language's
+# keyword as one: a Go field `fn func() error` defined `func`, `data map[string]any` `map`, an
+# Elixir `fn conn ->` `conn`, its `alias Phoenix.Controller` (an import) `Controller`. A language
+# not listed here (or none given) reads them all. A run of them is one definition (`enum class
+# Color`, `typedef struct node`, `type family F`, `fun interface Action`, `record struct Point`): the
+# name is the word after the last, never a keyword before a space (`typedef enum {` names nothing).
+_LANGUAGE_KEYWORDS: dict[str, str] = {
+    "python": "class def type",
+    "javascript": "class function",
+    "typescript": "class function interface type enum namespace module",
+    "go": "func type",
+    "rust": "fn struct enum trait type mod union macro",
+    "java": "class interface enum record",
+    "kotlin": "fun class interface object typealias enum",
+    "scala": "class object trait def type enum",
+    "swift": "class struct enum protocol extension func typealias",
+    "csharp": "class struct interface enum record namespace",
+    "cpp": "class struct enum union typedef namespace",
+    "haskell": "data newtype type class instance module family",
+    "elixir": "defmodule def defp defmacro defmacrop defguard defstruct",
+    "ruby": "class def module alias",
+    "php": "class function interface trait enum namespace",
+    "perl": "sub",
+    "lua": "function",
+    "zig": "fn",
+    "bash": "function alias",
+    "powershell": "function class enum",
+    "dart": "class enum extension typedef",
+    "groovy": "class def interface enum trait",
+    "starlark": "def",
+    "elm": "type alias module",
+}
+_LANGUAGE_KEYWORDS["vue"] = _LANGUAGE_KEYWORDS["svelte"] = _LANGUAGE_KEYWORDS["typescript"]
+# a `.h` header is C's or C++'s (abseil's `namespace absl {`), and Objective-C++ shares `.mm`
+_LANGUAGE_KEYWORDS["c"] = _LANGUAGE_KEYWORDS["objc"] = _LANGUAGE_KEYWORDS["cpp"]
+# Modifiers on the keyword's own line: read across lines, each line of a run of `data` lines (a
+# modifier, and Haskell's keyword) was scanned on to the chunk's end.
+_LINE_MODIFIERS = _MODIFIERS.replace(r")\s+)*", r")[ \t]+)*")
+
+
+def _keyword_def(keywords: str) -> str:
+    """Keyword-introduced definitions, with a Go receiver or a Lua table prefix; a run of keywords
+    is three at most, on one line."""
+    return (rf"^[ \t]*{_LINE_MODIFIERS}{keywords}\s+(?:{keywords}[ \t]+){{0,2}}(?!{keywords}\s)(?:\([^)]*\)\s*)?"
+            r"(?:[A-Za-z_][\w]*[.:])?([A-Za-z_$][\w$]*[?!]?)(?![\w$]|\s*[,}])")
+
+
+_KEYWORD_DEF = lazy_compile(_keyword_def(_KEYWORDS), re.MULTILINE)
+_KEYWORD_DEFS = {language: lazy_compile(_keyword_def(f"(?:{'|'.join(words.split())})"), re.MULTILINE)
+                 for language, words in _LANGUAGE_KEYWORDS.items()}
 # A Python function under `@overload` (typing's, or any module's `overload`) is a declaration: the
 # name's definition is the implementation after it, which the declarations outranked for the name.
 _OVERLOADED = lazy_compile(
@@ -262,7 +308,7 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
     if (not language or language in _C_FAMILY) and "typedef" in text:
         pointers = {m.start(): m.group(1) for m in _FNPTR_TYPEDEF.finditer(text)}
         names.update(pointers.values())
-    for m in _KEYWORD_DEF.finditer(text):
+    for m in _KEYWORD_DEFS.get(language, _KEYWORD_DEF).finditer(text):
         if m.start(1) in declared or m.start() in pointers:
             continue
         names.add(m.group(1))
