@@ -410,6 +410,9 @@ def test_a_word_that_is_another_language_s_definition_keyword_defines_nothing(la
     ("c", "typedef struct node {\n  int v;\n} node_t;\ntypedef enum {\n  A\n} mode_t;\n", {"node", "node_t", "mode_t"}),
     ("csharp", "public readonly record struct Point(int X, int Y);\n", {"Point"}),
     ("swift", "    override class func canInit(with request: URLRequest) -> Bool {\n", {"canInit"}),
+    # Elixir's protocols and delegated functions are definitions; an implementation is not
+    ("elixir", "defprotocol Queryable do\n  def to_query(expr)\nend\ndefdelegate fetch(term, key), to: Map\n"
+     "defimpl Queryable, for: Atom do\n", {"Queryable", "to_query", "fetch"}),
 ])
 def test_a_definition_keyword_defines_in_its_own_language_and_a_run_of_them_names_the_word_after(
         language, text, names):

@@ -56,8 +56,9 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 24  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
-# 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition
+VERSION = 25  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+# 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
+# 25: Elixir's defprotocol and defdelegate
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -88,7 +89,7 @@ _LANGUAGE_KEYWORDS: dict[str, str] = {
     "csharp": "class struct interface enum record namespace",
     "cpp": "class struct enum union typedef namespace",
     "haskell": "data newtype type class instance module family",
-    "elixir": "defmodule def defp defmacro defmacrop defguard defstruct",
+    "elixir": "defmodule def defp defmacro defmacrop defguard defstruct defprotocol defdelegate",
     "ruby": "class def module alias",
     "php": "class function interface trait enum namespace",
     "perl": "sub",
