@@ -265,10 +265,11 @@ class LexicalRetriever:
         """Plain BM25 over the prose analyzer's terms: Lucene's ranking, ties by path."""
         views = self._views
         weights = Counter(prose.analyze(query))
-        scores = score(views, weights, self.params, self._n_docs, self._avgdl)
-        allowed = None if allow is None else [_AllowedDocs(v.segment, allow) for v in views]
         # One more than asked: the runner-up's score is a confidence signal.
-        ranked = [(value, (i, d)) for value, i, d in best_hits(views, scores, top_k + 1, allowed)]
+        depth = top_k + 1
+        allowed = None if allow is None else [_AllowedDocs(v.segment, allow).flags for v in views]
+        scores = score(views, weights, self.params, self._n_docs, self._avgdl, k=depth, allowed=allowed)
+        ranked = [(value, (i, d)) for value, i, d in best_hits(views, scores, depth)]
         levels = assess(views, self._n_docs, [((t,), False) for t in weights], (), ranked, top_k)
         return self._hits(views, ranked, levels)
 

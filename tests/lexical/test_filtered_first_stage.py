@@ -105,3 +105,32 @@ def test_a_filtered_query_keeps_only_the_allowed_documents_that_can_still_rank(m
     _plan, got = engine.first_stage(query, 3, allow)
     allowed_matching = sum(1 for _s, _i, _d in first_stage_scoring_everything(engine, query, 10_000, allow))
     assert len(got) == 3 and kept[-1] < allowed_matching
+
+
+def test_the_prose_profile_prunes_filtered_queries_too_and_finds_the_same_hits(monkeypatch):
+    """Plain BM25 over prose (`profile="prose"`): a filtered query keeps only the documents that
+    can still rank, and returns the hits and scores of scoring every document, then filtering."""
+    from retrieval import Document, build_retriever
+    from retrieval.retrievers import lexical
+
+    rng = random.Random(5)
+    docs = [Document(f"d{n:03d}", " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 40))),
+                     source_path=f"{'ab'[n % 2]}/d{n:03d}.txt") for n in range(300)]
+    engine = build_retriever("lexical", profile="prose")
+    engine.index(docs)
+    allow = lambda path, _language, _kind: path.startswith("a/")  # noqa: E731
+    query = "retry the request when the credential token expires"
+    unpruned = [(h.docid, h.score) for h in engine.search_detailed(query, 300, allow=allow)]
+    kept = []
+    original = lexical.score
+
+    def spy(*args, **kwargs):
+        results = original(*args, **kwargs)
+        kept.append(sum(len(acc) for acc in results))
+        return results
+
+    monkeypatch.setattr(lexical, "score", spy)
+    got = [(h.docid, h.score) for h in engine.search_detailed(query, 5, allow=allow)]
+    assert got == unpruned[:5]
+    assert all(docid in {d.docid for d in docs[::2]} for docid, _ in got)  # the allowed half only
+    assert kept[-1] < len(unpruned)
