@@ -85,12 +85,10 @@ def test_a_filtered_first_stage_finds_what_scoring_every_document_finds(make_tre
                 assert got == expected  # the same documents, order and float scores
 
 
-def test_a_filtered_query_keeps_only_the_allowed_documents_that_can_still_rank(make_tree, monkeypatch):
-    """With a filter, scoring prunes too: it does not keep every allowed document a word is in."""
+def documents_kept_by_scoring(monkeypatch) -> list[int]:
+    """A list that gets, for every scoring the lexical retriever does, how many documents it kept."""
     from retrieval.retrievers import lexical
 
-    root = make_tree(generated_tree(random.Random(3), 150))
-    engine = service.open_index(str(root))
     kept = []
     original = lexical.score
 
@@ -100,6 +98,14 @@ def test_a_filtered_query_keeps_only_the_allowed_documents_that_can_still_rank(m
         return results
 
     monkeypatch.setattr(lexical, "score", spy)
+    return kept
+
+
+def test_a_filtered_query_keeps_only_the_allowed_documents_that_can_still_rank(make_tree, monkeypatch):
+    """With a filter, scoring prunes too: it does not keep every allowed document a word is in."""
+    root = make_tree(generated_tree(random.Random(3), 150))
+    engine = service.open_index(str(root))
+    kept = documents_kept_by_scoring(monkeypatch)
     allow = service.QueryFilter(paths=("!beta/",)).compile()
     query = "retry the request when the credential token expires"
     _plan, got = engine.first_stage(query, 3, allow)
@@ -111,7 +117,6 @@ def test_the_prose_profile_prunes_filtered_queries_too_and_finds_the_same_hits(m
     """Plain BM25 over prose (`profile="prose"`): a filtered query keeps only the documents that
     can still rank, and returns the hits and scores of scoring every document, then filtering."""
     from retrieval import Document, build_retriever
-    from retrieval.retrievers import lexical
 
     rng = random.Random(5)
     docs = [Document(f"d{n:03d}", " ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 40))),
@@ -121,15 +126,7 @@ def test_the_prose_profile_prunes_filtered_queries_too_and_finds_the_same_hits(m
     allow = lambda path, _language, _kind: path.startswith("a/")  # noqa: E731
     query = "retry the request when the credential token expires"
     unpruned = [(h.docid, h.score) for h in engine.search_detailed(query, 300, allow=allow)]
-    kept = []
-    original = lexical.score
-
-    def spy(*args, **kwargs):
-        results = original(*args, **kwargs)
-        kept.append(sum(len(acc) for acc in results))
-        return results
-
-    monkeypatch.setattr(lexical, "score", spy)
+    kept = documents_kept_by_scoring(monkeypatch)
     got = [(h.docid, h.score) for h in engine.search_detailed(query, 5, allow=allow)]
     assert got == unpruned[:5]
     assert all(docid in {d.docid for d in docs[::2]} for docid, _ in got)  # the allowed half only
