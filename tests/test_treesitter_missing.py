@@ -35,7 +35,7 @@ def test_index_all_skips_it_and_says_why(without_extra, run, sample_repo):
     result = run("index", "--root", sample_repo)
     assert result.exit_code == 0, result.output
     assert "lexical: indexed" in result.output
-    assert f"treesitter: skipped" in result.output and HINT in result.output
+    assert "treesitter: skipped" in result.output and HINT in result.output
 
 
 def test_asking_for_it_fails_with_one_error_line(without_extra, run, sample_repo):
