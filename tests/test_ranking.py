@@ -385,6 +385,9 @@ def test_locals_calls_imports_and_trait_impls_are_not_definitions():
     assert defined_names("impl<T> Deserialize<'de> for Vec<T> {\n", "rust") == {"Vec"}
     assert defined_names("fun launch(block: () -> Unit) {\n", "kotlin") == {"launch"}
     assert defined_names("nvm_install() {\n", "bash") == {"nvm_install"}
+    # a call with type arguments on a wrapped argument line (only C# and Dart declare `name<T>(`)
+    assert defined_names("        v, static_cast<size_t>(n),\n", "cpp") == set()
+    assert defined_names("    a: new Set<string>(),\n", "typescript") == set()
 
 
 @pytest.mark.parametrize("language,text,names", [
@@ -413,6 +416,18 @@ def test_a_word_that_is_another_language_s_definition_keyword_defines_nothing(la
     # Elixir's protocols and delegated functions are definitions; an implementation is not
     ("elixir", "defprotocol Queryable do\n  def to_query(expr)\nend\ndefdelegate fetch(term, key), to: Map\n"
      "defimpl Queryable, for: Atom do\n", {"Queryable", "to_query", "fetch"}),
+    # a language's own modifiers: a `const` before `fn` or `enum` is no binding of `fn`
+    ("rust", 'pub const fn foo() {}\nconst unsafe fn bar() {}\npub(crate) const fn baz() {}\n'
+     'pub unsafe extern "C" fn ext() {}\npub const MAX: usize = 3;\n', {"foo", "bar", "baz", "ext", "MAX"}),
+    ("typescript", "export const enum Direction { Up }\n", {"Direction"}),
+    ("kotlin", "annotation class Marker\nclass Outer {\n    inner class Inner {\n    }\n    companion object Factory {\n"
+     "    }\n}\nexpect class Lock\n", {"Marker", "Outer", "Inner", "Factory", "Lock"}),
+    # Kotlin's extension functions: the receiver type (and its arguments) is not the name
+    ("kotlin", "public fun <T> Flow<T>.collectLatest(action: suspend (T) -> Unit) {\n"
+     "internal actual suspend fun Promise<ArrayBuffer>.awaitBuffer(): ArrayBuffer =\n", {"collectLatest", "awaitBuffer"}),
+    # C#'s generic methods: type parameters between the name and its parameters
+    ("csharp", "    public override string Serialize<T>(T input)\n    public static TResult Map<TSource, TResult>(\n",
+     {"Serialize", "Map"}),
 ])
 def test_a_definition_keyword_defines_in_its_own_language_and_a_run_of_them_names_the_word_after(
         language, text, names):
@@ -528,6 +543,19 @@ def test_member_definitions_name_the_owner_of_each_definition_by_indentation_or_
     cpp = ["std::string nlohmann::Json::dump(int indent) const {\n    return s;\n}\nint helper(int x) {\n}\n"]
     assert member_definitions(cpp, "cpp") == [{"Json.dump"}]
     assert {"dump", "helper"} <= defined_names(cpp[0], "cpp")
+
+
+def test_only_a_language_s_own_owner_keywords_open_an_owner():
+    """One owner list for every language made a doc line starting `module` (Elixir's) or a method
+    returning `object` (C#'s) the owner of the definitions below it."""
+    from retrieval.lexical.features import member_definitions
+
+    elixir = ['defmodule Compressor do\n  @moduledoc """\n  Add a new module implementing it and add the\n'
+              '  module to the list of compressors:\n\n      defmodule MyApp.Brotli do\n  """\nend\n']
+    assert member_definitions(elixir, "elixir") == [{"Compressor.Brotli"}]
+    csharp = ["class Resolver\n{\n    internal static object GetFormatter(Type t)\n    {\n        return Create(t);\n\n"
+              "        static int Create(Type t)\n        {\n        }\n    }\n}\n"]
+    assert member_definitions(csharp, "csharp") == [{"Resolver.GetFormatter", "Resolver.Create"}]
 
 
 def test_a_path_names_its_file_and_a_qualified_name_its_member():

@@ -56,9 +56,11 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 25  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 26  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
-# 25: Elixir's defprotocol and defdelegate
+# 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
+# Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
+# methods (`Serialize<T>(`)
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -108,17 +110,40 @@ _LANGUAGE_KEYWORDS["c"] = _LANGUAGE_KEYWORDS["objc"] = _LANGUAGE_KEYWORDS["cpp"]
 # Modifiers on the keyword's own line: read across lines, each line of a run of `data` lines (a
 # modifier, and Haskell's keyword) was scanned on to the chunk's end.
 _LINE_MODIFIERS = _MODIFIERS.replace(r")\s+)*", r")[ \t]+)*")
+# Modifiers only one language writes before its keyword, read in that language only (a word that is
+# one elsewhere is a name: a Go field `value T`): Rust's `const fn` and `extern "C" fn` defined
+# nothing and bound `fn` (below), Kotlin's `annotation class`, `inner class`, `companion object Bar`
+# nothing, TypeScript's `const enum` `enum`.
+_LANGUAGE_MODIFIERS: dict[str, str] = {
+    "rust": r'const|extern[ \t]+"[^"\n]*"',
+    "kotlin": "annotation|companion|inner|value|expect|actual|tailrec|operator|infix|external",
+    "typescript": "const",
+}
+_LANGUAGE_MODIFIERS["vue"] = _LANGUAGE_MODIFIERS["svelte"] = _LANGUAGE_MODIFIERS["typescript"]
 
 
-def _keyword_def(keywords: str) -> str:
+_PREFIX = r"(?:[A-Za-z_][\w]*[.:])?"
+# Kotlin's extension functions: type parameters, then a receiver type with its own arguments (`fun <T>
+# Flow<T>.collectLatest(` defined nothing, `fun Promise<T>.await(` `Promise`); neither holds a
+# parenthesis, a brace or `=`, so the scan ends within the line.
+_LANGUAGE_PREFIXES = {
+    "kotlin": r"(?:<[^\n(){}=]*?>[ \t]*)?(?:[A-Za-z_][\w.]*(?:<[^\n(){}=]*?>)?\??\.)?",
+}
+
+
+def _keyword_def(keywords: str, modifiers: str = "", prefix: str = _PREFIX) -> str:
     """Keyword-introduced definitions, with a Go receiver or a Lua table prefix; a run of keywords
-    is three at most, on one line."""
-    return (rf"^[ \t]*{_LINE_MODIFIERS}{keywords}\s+(?:{keywords}[ \t]+){{0,2}}(?!{keywords}\s)(?:\([^)]*\)\s*)?"
-            r"(?:[A-Za-z_][\w]*[.:])?([A-Za-z_$][\w$]*[?!]?)(?![\w$]|\s*[,}])")
+    is three at most, on one line. `modifiers`, `prefix`: the language's own (_LANGUAGE_MODIFIERS,
+    _LANGUAGE_PREFIXES)."""
+    line_modifiers = _LINE_MODIFIERS.replace("(?:(?:", f"(?:(?:{modifiers}|", 1) if modifiers else _LINE_MODIFIERS
+    return (rf"^[ \t]*{line_modifiers}{keywords}\s+(?:{keywords}[ \t]+){{0,2}}(?!{keywords}\s)(?:\([^)]*\)\s*)?"
+            rf"{prefix}([A-Za-z_$][\w$]*[?!]?)(?![\w$]|\s*[,}}])")
 
 
 _KEYWORD_DEF = lazy_compile(_keyword_def(_KEYWORDS), re.MULTILINE)
-_KEYWORD_DEFS = {language: lazy_compile(_keyword_def(f"(?:{'|'.join(words.split())})"), re.MULTILINE)
+_KEYWORD_DEFS = {language: lazy_compile(_keyword_def(f"(?:{'|'.join(words.split())})",
+                                                     _LANGUAGE_MODIFIERS.get(language, ""),
+                                                     _LANGUAGE_PREFIXES.get(language, _PREFIX)), re.MULTILINE)
                  for language, words in _LANGUAGE_KEYWORDS.items()}
 # A Python function under `@overload` (typing's, or any module's `overload`) is a declaration: the
 # name's definition is the implementation after it, which the declarations outranked for the name.
@@ -152,9 +177,11 @@ _IMPL_DEF = lazy_compile(
     r"^[ \t]*(?:unsafe\s+)?impl(?:<[^\n{]*?>)?\s+(?:[\w:]+(?:<[^\n{]*?>)?\s+for\s+)?(?:[\w]+::)*([A-Za-z_]\w*)",
     re.MULTILINE,
 )
-# Bindings define a name only at the top level: an indented `const x` is a local variable.
+# Bindings define a name only at the top level: an indented `const x` is a local variable. A `const`
+# before a keyword is a modifier (Rust's `const fn f`, `const unsafe fn`, TypeScript's `const enum E`),
+# its name the keyword pattern's.
 _BINDING_DEF = lazy_compile(
-    rf"^{_MODIFIERS}(?:val|var|let|const)\s+([A-Za-z_$][\w$]*)",
+    rf"^{_MODIFIERS}(?:val|var|let|const)\s+(?!(?:fn|unsafe|async|extern|enum)[ \t]+[A-Za-z_\"])([A-Za-z_$][\w$]*)",
     re.MULTILINE,
 )
 # Shell functions: `name() {` or `function name`.
@@ -162,11 +189,19 @@ _SHELL_DEF = lazy_compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w:-]*)[ \t]*\(
 # C-family function or method signatures: a type, a name, an open parenthesis, not a statement
 _SIGNATURE = (
     r"^[ \t]*(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
-    r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]({name})\s*\([^;\n]*$"
+    r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]({name}){generic}\s*\([^;\n]*$"
 )
-_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*"), re.MULTILINE)
+_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*", generic=""), re.MULTILINE)
 # C++ also defines members out of their class, the name qualified by its owner (`void Router::add(`)
-_QUALIFIED_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"(?:[A-Za-z_]\w*::)*[A-Za-z_~]\w*"), re.MULTILINE)
+_QUALIFIED_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"(?:[A-Za-z_]\w*::)*[A-Za-z_~]\w*", generic=""),
+                                        re.MULTILINE)
+# C# and Dart write a generic method's type parameters after its name (`string Serialize<T>(T input)`
+# defined nothing): names, commas and blanks only (`<TKey, TValue>`, `<in T>`), so the scan stops at the
+# next `<` and a line's attempts stay linear. Elsewhere a name before `<...>(` is a call's (C++'s
+# `x, static_cast<size_t>(n),` on a wrapped argument line, TypeScript's `key: new Set<string>(`).
+_GENERIC_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*", generic=r"(?:<[\w \t,]*>)?"),
+                                      re.MULTILINE)
+_GENERIC_SIGNATURE_LANGUAGES = frozenset({"csharp", "dart"})
 # `#define NAME`, Haskell `name ::`, and top-level `NAME = ...` assignments
 _OTHER_DEF = lazy_compile(
     r"^#\s*define\s+([A-Za-z_]\w*)|^([a-z_][\w']*)\s+::|^([A-Za-z_][\w.]*)\s*(?::[^=]+)?=(?!=)",
@@ -324,7 +359,8 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
     for m in _BINDING_DEF.finditer(text):
         names.add(m.group(1))
     if not language or language in _SIGNATURE_LANGUAGES:
-        signature = _QUALIFIED_SIGNATURE_DEF if language in ("cpp", "objc") else _SIGNATURE_DEF
+        signature = _QUALIFIED_SIGNATURE_DEF if language in ("cpp", "objc") else \
+            _GENERIC_SIGNATURE_DEF if language in _GENERIC_SIGNATURE_LANGUAGES else _SIGNATURE_DEF
         for m in signature.finditer(text):
             qualifier, _, name = m.group(1).rpartition("::")
             if qualifier:  # C++'s out-of-class definition names its owner: `void Router::add(`
@@ -490,11 +526,26 @@ def question_pairs(words) -> list[str]:
 # Definitions that own members: a method defined below one (indented, or up to its closing brace)
 # is that owner's.
 _OWNER_KEYWORDS = "class|struct|interface|trait|enum|object|record|protocol|extension|module|namespace|defmodule"
-_OWNER_LINE = lazy_compile(
-    rf"^([ \t]*){_MODIFIERS}(?:{_OWNER_KEYWORDS}|impl(?:<[^\n{{]*?>)?(?:\s+[\w:]+(?:<[^\n{{]*?>)?\s+for)?)"
-    r"\s+(?:[A-Za-z_][\w]*(?:\.|::))*([A-Za-z_$][\w$]*)",
-    re.MULTILINE,
-)
+_IMPL = r"impl(?:<[^\n{]*?>)?(?:\s+[\w:]+(?:<[^\n{]*?>)?\s+for)?"
+
+
+def _owner_line(keywords: str, modifiers: str = "") -> str:
+    """A line opening an owner: its indentation, the owner's name (a qualified one's last part)."""
+    mods = _MODIFIERS.replace("(?:(?:", f"(?:(?:{modifiers}|", 1) if modifiers else _MODIFIERS
+    return rf"^([ \t]*){mods}(?:{keywords})\s+(?:[A-Za-z_][\w]*(?:\.|::))*([A-Za-z_$][\w$]*)"
+
+
+_OWNER_LINE = lazy_compile(_owner_line(f"{_OWNER_KEYWORDS}|{_IMPL}"), re.MULTILINE)
+# By language, its definition keywords that own (_LANGUAGE_KEYWORDS): one list for all made a line
+# starting with another language's owner keyword an owner of the definitions below it (a C# method
+# returning `object` its body's, Elixir's doc line `module to the list` `to` of the example after it;
+# 700 such lines over semble's 40 repositories). A language with none has no owner lines (Go's
+# methods name theirs on the receiver).
+_LANGUAGE_OWNERS = {
+    language: [w for w in words.split() if w in _OWNER_KEYWORDS.split("|")] + ([_IMPL] if language == "rust" else [])
+    for language, words in _LANGUAGE_KEYWORDS.items()}
+_OWNER_LINES = {language: lazy_compile(_owner_line("|".join(words), _LANGUAGE_MODIFIERS.get(language, "")), re.MULTILINE)
+                if words else None for language, words in _LANGUAGE_OWNERS.items()}
 # MULTILINE: matched at a line's start inside a chunk (`^` alone matches only at the text's
 # start); the receiver's name is optional (`func (jsonBinding) Bind` is jsonBinding's).
 _GO_RECEIVER = lazy_compile(r"^func\s*\(\s*(?:\w+\s+)?\*?\s*([A-Za-z_]\w*)", re.MULTILINE)
@@ -510,10 +561,11 @@ def member_owners(texts: list[str], language: str = "") -> list[list[tuple[int, 
     owners: list[tuple[int, str]] = []  # (indentation, name), innermost last
     out: list[list[tuple[int, str]] | None] = []
     go = language == "go"
+    owner_line = _OWNER_LINES.get(language, _OWNER_LINE)
     for text in texts:
         end = len(text) + 1
-        opened = [(m.start(), len(m.group(1)), m.group(2)) for m in _OWNER_LINE.finditer(text)] \
-            if _OWNER_HINT.search(text) else []
+        opened = [(m.start(), len(m.group(1)), m.group(2)) for m in owner_line.finditer(text)] \
+            if owner_line is not None and _OWNER_HINT.search(text) else []
         if not owners and not opened:
             out.append([] if go else None)
             continue
