@@ -435,6 +435,59 @@ def test_a_definition_keyword_defines_in_its_own_language_and_a_run_of_them_name
     assert defined_names(text, language) == names
 
 
+@pytest.mark.parametrize("language,text,names", [
+    # C's `struct`, `enum` before a parameter, a variable or a forward declaration name a type in use
+    ("c", "struct Curl_easy *data;\nstatic enum alpnid pick(int a)\nstruct node;\nstruct timeval tv;\n", {"pick"}),
+    # a C `const` qualifies a type; no binding of `char`
+    ("c", 'const char *name = "x";\n', set()),
+    # a label or a statement ending in `:` is no annotation reaching the next `=` below
+    ("c", "out:\n  x = 1;\n", set()),
+    ("python", "try:\n    import x\nexcept E:\n    pass\nTESTS: tuple[\n    int,\n] = (1,)\n", {"TESTS"}),
+    ("cpp", "std::string name(int a) {\n  int x = a;\n", {"name"}),
+    # (Haskell's signature `render:: Int` still defines, C++'s `std::string` does not)
+    ("haskell", "render:: Int\n  -> Text\nrender n = pack (show n)\n", {"render"}),
+    # a binding to an import names another module
+    ("zig", 'const std = @import("std");\npub const Server = struct {};\n', {"Server"}),
+    ("javascript", "var express = require('express')\n", set()),
+    # a call handing over a function, a call in an export or an object: no definitions
+    ("javascript", "describe('res', function () {\n  it('works', function (done) {\n", set()),
+    ("typescript", "export default defineConfig({\n  date: new Date(),\n  provider: playwright(),\n", set()),
+    # an anonymous function's parameters are no receiver; reserved words name nothing
+    ("php", "        static function ($r) use (&$h) {\n            get: fn () => 1,\n", set()),
+    ("lua", "function (res)\n  return res\nend\n", set()),
+    ("c", "static int (*create_fptr)(pthread_t *thread,\n    void *arg);\n", set()),
+    # (a doc comment's tag is no annotation outside the languages that write them before a keyword)
+    ("cpp", "@brief namespace for Niels\n", set()),
+])
+def test_what_the_syntax_tree_reads_as_no_definition_the_patterns_do_not_define(language, text, names):
+    """With the syntax tree as the oracle: type uses, labels, imports, calls and keywords were definitions."""
+    assert defined_names(text, language) == names
+
+
+@pytest.mark.parametrize("language,text,names", [
+    ("c", "typedef uint32_t WORD;\ntypedef struct ring_s ring_t;\ntypedef char buf_t[16];\n", {"WORD", "ring_t", "buf_t"}),
+    ("php", "    public function use(array $middleware)\n", {"use"}),
+    # Java's methods with their body on the line, without one, after an annotation; not a call's
+    # wrapped arguments, an assertion or a `default:` branch
+    ("java", "    public int size() { return size; }\n    public abstract <K, V> Map<K, V[]> m10();\n"
+     "    @Override public int hashCode() { return a; }\n                property, handledType());\n"
+     "        assert check(x);\n        default: run(x);\n", {"size", "m10", "hashCode"}),
+    # annotations and Scala's qualified access before the keyword; Scala's calls are no signatures
+    ("scala", "private[http4s] abstract class Cookies(p: P) {\n  @inline final def apply[A](implicit ev: S[A]): S[A] = ev\n"
+     "class T extends Suite() {\n    val Left(_) = decoded\n", {"Cookies", "apply", "T"}),
+    ("swift", "    @discardableResult public func bar(x: Int) -> Int {\n", {"bar"}),
+    # C's and C++'s functions with their body on the line; not a wrapped call, nor a conversion
+    # operator's type
+    ("cpp", "  void clear() { Size = 0; }\n      a, f(y));\n  explicit operator bool() const { return ok_; }\n"
+     "  operator uint32_t() const {\n", {"clear"}),
+    ("c", "static int one(void) { return 1; }\nint proto(int a);\n", {"one"}),
+])
+def test_forms_the_syntax_tree_reads_as_definitions_the_patterns_define_too(language, text, names):
+    """`typedef uint32_t WORD;` defined `uint32_t`, `public int size() { return size; }` and `@inline
+    final def apply` nothing; a PHP method may be named by a reserved word."""
+    assert defined_names(text, language) == names
+
+
 def test_copied_in_releases_and_generated_files_rank_below_source():
     body = "function tokenize(input) {\n  return input.split(' ')\n}\n"
     for other in ("static/jquery-3.5.1.js", "dist/app.min.js", "client/core/serverSentEvents.gen.ts",

@@ -56,11 +56,16 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 26  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 27  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
-# methods (`Serialize<T>(`)
+# methods (`Serialize<T>(`); 27: C's type uses (`struct X *p`), `const` and one-line typedefs, an
+# annotation on its name's line, no import bindings, no `function (...) use`, JavaScript's calls
+# (`it('x', function () {`, `export default defineConfig(`), reserved words, Java's one-line and
+# bodiless methods, C's and C++'s one-line functions (no conversion operator's type), annotations
+# before a keyword (Scala, Swift, Kotlin, Java, TypeScript), Scala's `private[pkg]` and no Scala
+# signatures (syntax trees as the oracle)
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -118,7 +123,15 @@ _LANGUAGE_MODIFIERS: dict[str, str] = {
     "rust": r'const|extern[ \t]+"[^"\n]*"',
     "kotlin": "annotation|companion|inner|value|expect|actual|tailrec|operator|infix|external",
     "typescript": "const",
+    # Scala's qualified access (`private[http4s] abstract class Cookies`, `sealed abstract private[data] trait`)
+    "scala": r"private\[[^\]\n]*\]|protected\[[^\]\n]*\]",
 }
+# Annotations on the keyword's line, in the languages that write them there (`@inline final def apply`,
+# `@discardableResult public func`, `@JvmStatic fun`, `@Component class`): the definition after them
+# was missed. Not elsewhere: a C++ doc comment's `@brief namespace for X` defined `for`.
+_ANNOTATION = r"@[\w.]+(?:\([^()\n]*\))?"
+for _language in ("scala", "swift", "kotlin", "java", "typescript"):
+    _LANGUAGE_MODIFIERS[_language] = "|".join(filter(None, (_LANGUAGE_MODIFIERS.get(_language), _ANNOTATION)))
 _LANGUAGE_MODIFIERS["vue"] = _LANGUAGE_MODIFIERS["svelte"] = _LANGUAGE_MODIFIERS["typescript"]
 
 
@@ -131,19 +144,23 @@ _LANGUAGE_PREFIXES = {
 }
 
 
-def _keyword_def(keywords: str, modifiers: str = "", prefix: str = _PREFIX) -> str:
+def _keyword_def(keywords: str, modifiers: str = "", prefix: str = _PREFIX, receiver: bool = True) -> str:
     """Keyword-introduced definitions, with a Go receiver or a Lua table prefix; a run of keywords
     is three at most, on one line. `modifiers`, `prefix`: the language's own (_LANGUAGE_MODIFIERS,
-    _LANGUAGE_PREFIXES)."""
+    _LANGUAGE_PREFIXES); `receiver`: whether a parenthesis may follow the keyword (Go's receiver;
+    elsewhere it holds an anonymous function's parameters: PHP's `function ($x) use ($y) {` defined
+    `use`, Lua's `function (res) return` `return`)."""
     line_modifiers = _LINE_MODIFIERS.replace("(?:(?:", f"(?:(?:{modifiers}|", 1) if modifiers else _LINE_MODIFIERS
-    return (rf"^[ \t]*{line_modifiers}{keywords}\s+(?:{keywords}[ \t]+){{0,2}}(?!{keywords}\s)(?:\([^)]*\)\s*)?"
+    skip = r"(?:\([^)]*\)\s*)?" if receiver else ""
+    return (rf"^[ \t]*{line_modifiers}{keywords}\s+(?:{keywords}[ \t]+){{0,2}}(?!{keywords}\s){skip}"
             rf"{prefix}([A-Za-z_$][\w$]*[?!]?)(?![\w$]|\s*[,}}])")
 
 
 _KEYWORD_DEF = lazy_compile(_keyword_def(_KEYWORDS), re.MULTILINE)
 _KEYWORD_DEFS = {language: lazy_compile(_keyword_def(f"(?:{'|'.join(words.split())})",
                                                      _LANGUAGE_MODIFIERS.get(language, ""),
-                                                     _LANGUAGE_PREFIXES.get(language, _PREFIX)), re.MULTILINE)
+                                                     _LANGUAGE_PREFIXES.get(language, _PREFIX), language == "go"),
+                                        re.MULTILINE)
                  for language, words in _LANGUAGE_KEYWORDS.items()}
 # A Python function under `@overload` (typing's, or any module's `overload`) is a declaration: the
 # name's definition is the implementation after it, which the declarations outranked for the name.
@@ -158,7 +175,9 @@ _METHOD_HEAD = (
     r"(?!(?:if|for|while|switch|catch|function|return|else|do|try|with|super|this)\b)"
     r"([A-Za-z_$][\w$]*)\s*(?:<[^>\n]*>)?\s*\("
 )
-_METHOD_DEF = lazy_compile(_METHOD_HEAD + r"[^;\n]*\)\s*(?::[^;{}\n=]+)?\{\s*$", re.MULTILINE)
+# Its parameters hold no `function`: `it('works', function () {` is a call handing one over (it
+# defined `it` and `describe` in every mocha test).
+_METHOD_DEF = lazy_compile(_METHOD_HEAD + r"(?:[^;\nf]|\Bf|\bf(?!unction\b))*\)\s*(?::[^;{}\n=]+)?\{\s*$", re.MULTILINE)
 # The same with its parameters wrapped onto lines of their own (prettier's style past 80 columns):
 # `name(` ends the line, and the line closing the parameters is `)`, a return type, and `{`. A call
 # never ends that way; `if (` and the other statements are excluded as above.
@@ -172,6 +191,15 @@ _METHOD_LANGUAGES = frozenset({"javascript", "typescript", "vue", "svelte"})
 # keyword pattern read the return type (`void`) as its name.
 _FNPTR_TYPEDEF = lazy_compile(r"^[ \t]*typedef\b[^;{}()\n]*\(\s*\*\s*([A-Za-z_]\w*)\s*\)\s*\(", re.MULTILINE)
 _C_FAMILY = frozenset({"c", "cpp", "objc"})
+# ... and a one-line `typedef uint32_t WORD;`, `typedef struct ring_s ring_t;`, `typedef char buf_t[16];`
+# its last name (the keyword pattern read `uint32_t`, `ring_s`). The name is the word after the last
+# blank or `*`, so the scan of a line backs up over it once.
+_ONE_LINE_TYPEDEF = lazy_compile(
+    r"^[ \t]*typedef\b[^;{}()\n]*[^\w;{}()\n]([A-Za-z_]\w*)[ \t]*(?:\[[^\]\n]*\][ \t]*)*;", re.MULTILINE)
+# In C and C++ `struct`, `union`, `enum` and `class` name a type where it is used too: a parameter or
+# a variable (`struct Curl_easy *data`, `static enum alpnid f(`, `struct timeval tv;`) and a forward
+# declaration (`struct node;`) define nothing; what follows the name tells them from a definition.
+_C_TYPE_USE = lazy_compile(r"[ \t]*(?:[*&;]|[A-Za-z_]\w*[ \t]*[*;,)=\[(])")
 # `impl Trait for Type` defines behaviour for Type, not Trait; a bare `impl Type` is Type's.
 _IMPL_DEF = lazy_compile(
     r"^[ \t]*(?:unsafe\s+)?impl(?:<[^\n{]*?>)?\s+(?:[\w:]+(?:<[^\n{]*?>)?\s+for\s+)?(?:[\w]+::)*([A-Za-z_]\w*)",
@@ -180,8 +208,12 @@ _IMPL_DEF = lazy_compile(
 # Bindings define a name only at the top level: an indented `const x` is a local variable. A `const`
 # before a keyword is a modifier (Rust's `const fn f`, `const unsafe fn`, TypeScript's `const enum E`),
 # its name the keyword pattern's.
+# A binding to an import (`const std = @import("std")`, `var express = require('express')`) names
+# another module, as the syntax tree's bindings say (definitions._IMPORT_ALIAS): it defined `std` in
+# every Zig file and `express` in every test of express.
 _BINDING_DEF = lazy_compile(
-    rf"^{_MODIFIERS}(?:val|var|let|const)\s+(?!(?:fn|unsafe|async|extern|enum)[ \t]+[A-Za-z_\"])([A-Za-z_$][\w$]*)",
+    rf"^{_MODIFIERS}(?:val|var|let|const)\s+(?!(?:fn|unsafe|async|extern|enum)[ \t]+[A-Za-z_\"])([A-Za-z_$][\w$]*)"
+    r"(?![\w$]|[ \t]*=[ \t]*(?:@import|require|import)[ \t]*[(\"'])",
     re.MULTILINE,
 )
 # Shell functions: `name() {` or `function name`.
@@ -189,30 +221,70 @@ _SHELL_DEF = lazy_compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w:-]*)[ \t]*\(
 # C-family function or method signatures: a type, a name, an open parenthesis, not a statement
 _SIGNATURE = (
     r"^[ \t]*(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
-    r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]({name}){generic}\s*\([^;\n]*$"
+    r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]({name}){generic}\s*\({params}$"
 )
-_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*", generic=""), re.MULTILINE)
+_PARAMS = r"[^;\n]*"  # the rest of the line: no statement's `;`
+_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*", generic="", params=_PARAMS), re.MULTILINE)
+# C and C++ also define a function with its body on the line (`void clear() { Size = 0; }`, 573 of
+# the C++ functions the syntax tree finds in semble's checkouts): parameters holding no call, then
+# `{` (a call's wrapped arguments `x, f(y));` and a constructor's `: x_(x) {}` stay out).
+_ONE_LINE_BODY = r"(?:[^;\n]*|[^;{}()\n]*\)[^;{}()\n=]*\{[^\n]*)"
+_C_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*", generic="", params=_ONE_LINE_BODY),
+                                re.MULTILINE)
 # C++ also defines members out of their class, the name qualified by its owner (`void Router::add(`)
-_QUALIFIED_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"(?:[A-Za-z_]\w*::)*[A-Za-z_~]\w*", generic=""),
+_QUALIFIED_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"(?:[A-Za-z_]\w*::)*[A-Za-z_~]\w*", generic="",
+                                                          params=_ONE_LINE_BODY),
                                         re.MULTILINE)
 # C# and Dart write a generic method's type parameters after its name (`string Serialize<T>(T input)`
 # defined nothing): names, commas and blanks only (`<TKey, TValue>`, `<in T>`), so the scan stops at the
 # next `<` and a line's attempts stay linear. Elsewhere a name before `<...>(` is a call's (C++'s
 # `x, static_cast<size_t>(n),` on a wrapped argument line, TypeScript's `key: new Set<string>(`).
-_GENERIC_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*", generic=r"(?:<[\w \t,]*>)?"),
+_GENERIC_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*", generic=r"(?:<[\w \t,]*>)?",
+                                                        params=_PARAMS),
                                       re.MULTILINE)
 _GENERIC_SIGNATURE_LANGUAGES = frozenset({"csharp", "dart"})
-# `#define NAME`, Haskell `name ::`, and top-level `NAME = ...` assignments
+_CONVERSION = lazy_compile(r"\boperator[ \t]+$")  # before a signature's name: a conversion operator
+# Java also declares a method with its body on the line (`public int size() { return size; }`), or
+# none (`public abstract Object m0();` in an abstract class or an interface), and after annotations
+# (`@Override public int hashCode() {`): a Java statement never starts with a type and a name
+# followed by `(` (`assert check(x);` and `default: run(x);` are the exceptions, excluded), and the
+# parameters of such a declaration hold no call (a wrapped argument line `property, handledType());`).
+_JAVA_SIGNATURE_DEF = lazy_compile(
+    r"^[ \t]*(?:@\w+(?:\([^()\n]*\))?[ \t]+)*"
+    r"(?!assert\b|default\b|return\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|yield\b)"
+    r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]([A-Za-z_]\w*)\s*\((?:[^;\n]*|[^;{}()\n]*\)[^;{}()\n=]*(?:;|\{[^\n]*))$",
+    re.MULTILINE)
+# JavaScript and TypeScript write no type before a function's name: the words before it are
+# modifiers, any other word is a call's context (`export default defineConfig({` in every config
+# file, `date: new Date(`, `provider: playwright(),`).
+_JS_SIGNATURE_DEF = lazy_compile(
+    r"^[ \t]*(?:(?:export|declare|function|public|private|protected|static|async|readonly|override|abstract|get|set)"
+    r"[ \t]+)+\*?[ \t]*([A-Za-z_~]\w*)\s*\([^;\n]*$", re.MULTILINE)
+# Reserved words that no definition is named, read where a name stands: PHP's `static function (` and
+# `get: fn () =>`, JavaScript's `f: function () {`, C's `static int (*fp)(` and
+# `sizeof (`, C++'s `-> decltype(`.
+_C_RESERVED = frozenset("int char void short long unsigned signed float double sizeof struct union enum".split())
+_RESERVED = {
+    "javascript": frozenset({"function", "extends", "typeof"}),
+    "php": frozenset({"function", "fn"}),
+    "c": _C_RESERVED, "objc": _C_RESERVED, "cpp": _C_RESERVED | {"decltype", "alignas", "using"},
+}
+_RESERVED["typescript"] = _RESERVED["vue"] = _RESERVED["svelte"] = _RESERVED["javascript"]
+# `#define NAME`, Haskell `name ::` (or `name:: T`, not C++'s `std::string`), and top-level `NAME =
+# ...` assignments. An annotation (`x: int = 3`) is on the name's line: read across lines, a C label
+# (`out:`), Python's `try:`, C++'s `using ::testing::Eq;` defined themselves at the next `=` however
+# far below (and each line's scan ran on).
 _OTHER_DEF = lazy_compile(
-    r"^#\s*define\s+([A-Za-z_]\w*)|^([a-z_][\w']*)\s+::|^([A-Za-z_][\w.]*)\s*(?::[^=]+)?=(?!=)",
+    r"^#\s*define\s+([A-Za-z_]\w*)|^([a-z_][\w']*)(?:\s+::|::(?![\w:]))|^([A-Za-z_][\w.]*)[ \t]*(?::[^=\n]+)?=(?!=)",
     re.MULTILINE,
 )
 
 
 # Languages whose functions are declared by a type and a name, with no keyword; elsewhere the
-# signature pattern only finds calls (a Python `x: Annotated[T, Depends(dep)]` is not a definition).
+# signature pattern only finds calls (a Python `x: Annotated[T, Depends(dep)]` is not a definition; a
+# Scala `extends SemanticRuleSuite() {`, `val Left(_) = decoded`: its functions are all `def`s).
 _SIGNATURE_LANGUAGES = frozenset(
-    "c cpp objc java csharp javascript typescript php dart groovy swift kotlin scala vue svelte solidity".split()
+    "c cpp objc java csharp javascript typescript php dart groovy swift kotlin vue svelte solidity".split()
 )
 _SHELL_LANGUAGES = frozenset({"bash", "powershell"})
 # Definitions the patterns above miss, by language (a helper's sample of 800 bare names over 25
@@ -273,7 +345,10 @@ def _go_interface_methods(text: str):
             yield spec.group(1), types.get(m.end(1), "")
 
 
+# Python: a top-level name whose annotation wraps (`TESTS: tuple[` ending its line, `= [...]` lines below)
+_PYTHON_WRAPPED_ANNOTATION = lazy_compile(r"^([A-Za-z_]\w*)[ \t]*:[^=\n]*[\[(][ \t]*$", re.MULTILINE)
 _MORE_DEFS: dict[str, tuple] = {
+    "python": (_PYTHON_WRAPPED_ANNOTATION,),
     "c": (_TYPEDEF_TAIL,), "objc": (_TYPEDEF_TAIL,),
     "lua": (_LUA_FUNCTION,), "javascript": (_JS_FUNCTIONS,), "typescript": (_JS_FUNCTIONS,),
     "vue": (_JS_FUNCTIONS,), "svelte": (_JS_FUNCTIONS,), "rust": (_RUST_MACRO,),
@@ -341,11 +416,14 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
 
     declared = {m.start(1) for m in _OVERLOADED.finditer(text)} if language == "python" and "overload" in text else ()
     pointers = {}  # where a function-pointer typedef starts -> the name it defines
-    if (not language or language in _C_FAMILY) and "typedef" in text:
+    c_family = language in _C_FAMILY
+    if (not language or c_family) and "typedef" in text:
         pointers = {m.start(): m.group(1) for m in _FNPTR_TYPEDEF.finditer(text)}
+        if c_family:
+            pointers.update((m.start(), m.group(1)) for m in _ONE_LINE_TYPEDEF.finditer(text))
         names.update(pointers.values())
     for m in _KEYWORD_DEFS.get(language, _KEYWORD_DEF).finditer(text):
-        if m.start(1) in declared or m.start() in pointers:
+        if m.start(1) in declared or m.start() in pointers or c_family and _C_TYPE_USE.match(text, m.end(1)):
             continue
         names.add(m.group(1))
         if weak is not None:
@@ -356,12 +434,17 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
             member(m.group(1), m.start())
     for m in _IMPL_DEF.finditer(text):
         names.add(m.group(1))
-    for m in _BINDING_DEF.finditer(text):
+    # C's and C++'s `const` qualifies a type (`const char *name`): no binding (it defined `char`)
+    for m in _BINDING_DEF.finditer(text) if language not in _C_FAMILY else ():
         names.add(m.group(1))
     if not language or language in _SIGNATURE_LANGUAGES:
-        signature = _QUALIFIED_SIGNATURE_DEF if language in ("cpp", "objc") else \
-            _GENERIC_SIGNATURE_DEF if language in _GENERIC_SIGNATURE_LANGUAGES else _SIGNATURE_DEF
+        signature = _QUALIFIED_SIGNATURE_DEF if language in ("cpp", "objc") else _C_SIGNATURE_DEF if language == "c" else \
+            _GENERIC_SIGNATURE_DEF if language in _GENERIC_SIGNATURE_LANGUAGES else \
+            _JS_SIGNATURE_DEF if language in _METHOD_LANGUAGES else \
+            _JAVA_SIGNATURE_DEF if language == "java" else _SIGNATURE_DEF
         for m in signature.finditer(text):
+            if _CONVERSION.search(text, max(0, m.start(1) - 12), m.start(1)):
+                continue  # `operator bool() const {` converts to a type, it does not define it
             qualifier, _, name = m.group(1).rpartition("::")
             if qualifier:  # C++'s out-of-class definition names its owner: `void Router::add(`
                 owner = qualifier.rpartition("::")[2]
@@ -402,6 +485,7 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
         for pattern in _WEAK_DEFS.get(language, ()):
             weak.update(m.group(1) for m in pattern.finditer(text))
         weak -= names
+    names -= _RESERVED.get(language, frozenset())
     return names, members
 
 
