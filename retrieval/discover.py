@@ -471,6 +471,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     scripts = options.extensions is None  # a caller naming the extensions it wants gets only those
     exclude_dirs = DEFAULT_EXCLUDE_DIRS if options.exclude_dirs is None else options.exclude_dirs
     include_rules = ignore.compile_selection(options.include_globs)
+    included = ignore.selector(include_rules) if include_rules else None
     exclude_rules = ignore.compile_globs(options.exclude_globs)
     # Compared as strings against walked paths (which start from the absolute root): no per-directory
     # realpath() calls on the hot path.
@@ -560,8 +561,8 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             # Eligibility first, so the skip counts below only count files that would be indexed
             # (a possible script is not counted: whether it would be is in the text not yet read).
             script = False
-            if include_rules:
-                if not ignore.selects(include_rules, rel):
+            if included is not None:
+                if not included(rel):
                     continue
             elif name not in basenames and not _known_extension(os.path.splitext(name)[1], extensions) \
                     and not (scripts and languages.dockerfile_variant(name)):

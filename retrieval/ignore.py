@@ -441,22 +441,13 @@ def matches_any(rules: RuleSet, relpath: str, is_dir: bool = False) -> bool:
 
 def selects(rules: RuleSet, relpath: str) -> bool:
     """True when a file, or any directory above it, is matched positively: `--include src/` and
-    `--path docs` select everything below those directories."""
-    relpath = _composed(relpath)
-    verdict = rules.verdict(relpath, False)
-    if verdict is not None:
-        return verdict
-    parts = relpath.split("/")[:-1]
-    for i in range(len(parts), 0, -1):
-        verdict = rules.verdict("/".join(parts[:i]), True)
-        if verdict is not None:
-            return verdict
-    return False
+    `--path docs` select everything below those directories. (Many paths: `selector`.)"""
+    return selector(rules)(relpath)
 
 
 def selector(rules: RuleSet):
-    """selects(rules, path) for many paths, each directory's verdict worked out once: a filtered
-    query judges every file of a big index, and the directories above a file cost most of it."""
+    """selects(rules, path) for many paths, each directory's verdict worked out once: a walk and a
+    filtered query judge every file, and the directories above a file cost most of it."""
     below: dict[str, bool] = {}  # directory -> the verdict of it or the nearest one above it
 
     def directory_verdict(directory: str) -> bool:

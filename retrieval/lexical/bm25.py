@@ -155,22 +155,14 @@ def best_hits(
     views: list[SegmentView],
     scores: list[dict[int, float]],
     k: int,
-    allowed: list | None = None,
 ) -> list[tuple[float, int, int]]:
-    """The k best (score, view index, doc) with ties broken by (path, start line).
-
-    `allowed`, when given, holds per view a container of permitted doc ids (filters apply before
-    ranking, so k results all match).
-    """
+    """The k best (score, view index, doc) with ties broken by (path, start line). A filter has
+    applied already, while scoring (`score(allowed=...)`)."""
     if k <= 0:
         return []
     candidates: list[tuple[float, int, int]] = []
     for i, acc in enumerate(scores):
-        keep = allowed[i] if allowed is not None else None
-        if keep is None:
-            candidates.extend((s, i, d) for d, s in acc.items())
-        else:
-            candidates.extend((s, i, d) for d, s in acc.items() if d in keep)
+        candidates.extend((s, i, d) for d, s in acc.items())
     if not candidates:
         return []
     best = heapq.nlargest(k, candidates, key=lambda c: c[0])

@@ -396,20 +396,12 @@ def _meta(chunk) -> tuple | None:
 
 
 class _AllowedDocs:
-    """A lazy `doc in allowed` test: the filter runs once per file, not once per document."""
+    """Which documents a filter allows, asked once per file, not once per document."""
 
     def __init__(self, segment, allow):
         self._segment = segment
         self._allow = allow
         self._verdicts: dict[int, bool] = {}
-
-    def __contains__(self, d: int) -> bool:
-        fid = self._segment.doc_file[d]
-        verdict = self._verdicts.get(fid)
-        if verdict is None:
-            path, language, kind = self._segment.files[fid]
-            verdict = self._verdicts[fid] = bool(self._allow(path, language, kind))
-        return verdict
 
     def flags(self, docs) -> list[bool]:
         """[d in self for d in docs], with the per-document work in the interpreter's C loops

@@ -239,10 +239,16 @@ def test_pruning_drops_documents_that_cannot_reach_the_k_best():
     assert set(pruned) == {0, 1, 2}
 
 
+def only_allowed(views, scores, allow):
+    """The scores of the documents `allow` permits: the filter applied after scoring."""
+    return [{d: s for d, s in acc.items() if allow(*v.segment.files[v.segment.doc_file[d]])}
+            for v, acc in zip(views, scores)]
+
+
 def filtered_without_pruning(views, query, n_docs, avgdl, k, allow, min_idf=0.0):
     """The k best allowed documents found the plain way: every document scored, then filtered."""
     full = score(views, query, BM25Params(), n_docs, avgdl, min_idf)
-    return best_hits(views, full, k, [_AllowedDocs(v.segment, allow) for v in views])
+    return best_hits(views, only_allowed(views, full, allow), k)
 
 
 def corpus_statistics(views):

@@ -9,7 +9,6 @@ from retrieval import service
 from retrieval.lexical.bm25 import best_hits, score
 from retrieval.query import plan_query
 from retrieval.retrievers.base import get_spec
-from retrieval.retrievers.lexical import _AllowedDocs
 
 WORDS = ("cache credential token retry queue worker handler request session route parse render "
          "encode decode config loader store index query record field value error state event").split()
@@ -42,7 +41,8 @@ def first_stage_scoring_everything(engine, query: str, depth: int, allow):
     views = engine._views
     full = score(views, plan.weights, engine.params, engine._n_docs, engine._avgdl,
                  engine.ranking.long_query_min_idf if plan.long else 0.0)
-    return best_hits(views, full, depth, [_AllowedDocs(v.segment, allow) for v in views])
+    return best_hits(views, [{d: s for d, s in acc.items() if allow(*v.segment.files[v.segment.doc_file[d]])}
+                             for v, acc in zip(views, full)], depth)
 
 
 QUERIES = ("retry the request when the credential token expires", "cache_loader", "QueueWorker",
