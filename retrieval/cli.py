@@ -721,7 +721,10 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 
         if as_json or as_jsonl:  # priced as printed: its fields, escapes and all
             def render(h, shown, cut):
-                return _json(_hit_json(h, shown, cut))
+                row = _hit_json(h, shown, cut)
+                if as_jsonl and result.stale:  # each row says it, as printed below
+                    row["stale"] = True
+                return _json(row)
         else:  # its header, and each line with its number
             def render(h, shown, cut):
                 return "\n".join(text_lines([h], shown, cut))
@@ -733,6 +736,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         envelope = 0  # what --json prints around the results
         if as_json:
             around = {"query": text, "retriever": result.retriever, "results": []}
+            if result.stale:  # printed after the results, and priced with the envelope
+                around["stale"] = True
             envelope = printed_tokens(_json(around)) + 1
             head = _echo_within(text, max_tokens // ECHO_SHARE)
             if head != text:

@@ -752,6 +752,25 @@ def test_max_tokens_returns_whole_hits_that_fit_the_budget(run, make_tree):
     assert first["truncated"] is True  # the best hit always comes back, cut to fit
 
 
+def test_max_tokens_prices_the_stale_flag_of_an_answer_from_the_previous_snapshot(run, make_tree, monkeypatch):
+    """`"stale": true` (another writer, a full disk) is printed too, so it is paid from the budget."""
+    root = make_tree({f"m{i}.py": "def budget_item():\n" + "    value = 'budget'\n" * 40 for i in range(6)})
+    query_json(run, root, "budget item")  # builds the index
+    search = service.search
+
+    def previous_snapshot(*args, **kwargs):
+        result = search(*args, **kwargs)
+        result.notes.append(f"lexical: {service.PREVIOUS_SNAPSHOT} (another process is refreshing it)")
+        return result
+
+    monkeypatch.setattr(service, "search", previous_snapshot)
+    for budget in range(150, 600, 11):
+        for form in ("--json", "--jsonl"):
+            printed = run("query", "--root", root, form, "--max-tokens", budget, "budget item").stdout
+            assert '"stale": true' in printed
+            assert -(-len(printed.rstrip("\n")) // 4) <= budget, (form, budget)
+
+
 def test_max_tokens_without_top_k_returns_as_many_hits_as_fit_not_the_default_ten(run, make_tree):
     root = make_tree({f"m{i:02d}.py": f"def budget_item_{i}():\n    return 'budget'\n" for i in range(15)})
     assert len(query_json(run, root, "budget item", "--max-tokens", "100000")["results"]) == 15
