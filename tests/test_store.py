@@ -96,6 +96,17 @@ def test_a_root_with_a_name_as_long_as_a_file_name_can_be_has_a_moved_store(tmp_
     assert layout.store_dir(str(root)) != layout.store_dir(str(root) + "y")
 
 
+def test_one_tree_reached_through_a_link_has_one_moved_store(sample_repo, tmp_path, monkeypatch):
+    """As its `.retrieval` is one directory: a second path made a second store, a full rebuild."""
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "shared"))
+    link = tmp_path / "link"
+    link.symlink_to(sample_repo, target_is_directory=True)
+    assert layout.store_dir(str(link)) == layout.store_dir(str(sample_repo))
+    service.refresh(str(sample_repo))
+    assert service.refresh(str(link)).status == "up to date"
+    assert len(os.listdir(tmp_path / "shared")) == 1
+
+
 def test_a_moved_store_is_used_for_indexing_and_cleaning(sample_repo, tmp_path, monkeypatch):
     monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "shared"))
     service.refresh(str(sample_repo))

@@ -55,13 +55,9 @@ def store_dir(root: str) -> str:
     if moved:
         if not os.path.isabs(moved):  # refused by the command itself, which says why
             raise ValueError(f"RETRIEVAL_INDEX_DIR={moved} is a relative path: it must be absolute (or unset it)")
-        try:  # the blake2 module alone: hashlib would load OpenSSL first (milliseconds per process)
-            from _blake2 import blake2b
-        except ImportError:  # pragma: no cover - an interpreter built without it
-            from hashlib import blake2b
+        from ..store.naming import store_name
 
-        tag = blake2b(root.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
-        return os.path.join(os.path.abspath(moved), f"{os.path.basename(root.rstrip(os.sep)) or 'root'}-{tag}")
+        return os.path.join(os.path.abspath(moved), store_name(root))
     return os.path.join(root, ".retrieval")
 
 

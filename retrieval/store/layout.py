@@ -12,8 +12,8 @@ import errno
 import json
 import os
 
-from ..blake import blake2b
 from .atomic import TMP_PREFIX, remove_tree, write_bytes, write_json
+from .naming import store_name
 
 SCHEMA = 2  # 2: the file table is stored as columns
 STORE_DIRNAME = ".retrieval"
@@ -28,9 +28,6 @@ class ManifestProblem(Exception):
     """A manifest that exists but cannot be used as-is; the store is rebuilt."""
 
 
-STORE_NAME_BYTES = 64  # of a root's name in its store's name under RETRIEVAL_INDEX_DIR
-
-
 def store_dir(root: str) -> str:
     root = os.path.abspath(root)
     moved = os.environ.get(ENV_INDEX_DIR)
@@ -40,11 +37,7 @@ def store_dir(root: str) -> str:
             # command ran from, each a full rebuild.
             raise StoreError(f"{ENV_INDEX_DIR}={moved} is a relative path: it must be absolute (or unset it)")
         # One subdirectory per root, so several repositories can share one index directory.
-        tag = blake2b(root.encode("utf-8", "surrogateescape"), digest_size=6).hexdigest()
-        # A readable hint, cut short: a name of 243+ bytes made the directory's name too long to exist.
-        name = os.path.basename(root.rstrip(os.sep)).encode("utf-8", "surrogateescape")[:STORE_NAME_BYTES]
-        name = name.decode("utf-8", "ignore") or "root"
-        return os.path.join(os.path.abspath(moved), f"{name}-{tag}")
+        return os.path.join(os.path.abspath(moved), store_name(root))
     return os.path.join(root, STORE_DIRNAME)
 
 

@@ -807,6 +807,11 @@ def test_the_client_finds_the_store_where_the_store_module_puts_it(tmp_path, mon
     assert client.store_dir(str(tmp_path)) == layout.store_dir(str(tmp_path))
     monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "elsewhere"))
     assert client.store_dir(str(tmp_path / "r")) == layout.store_dir(str(tmp_path / "r"))
+    # A name the store cuts short, and a path through a link (the warm path was never found for them).
+    (tmp_path / ("é" * 120 + "x" * 14)).mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / ("é" * 120 + "x" * 14), target_is_directory=True)
+    for root in (tmp_path / ("é" * 120 + "x" * 14), tmp_path / "link"):
+        assert client.store_dir(str(root)) == layout.store_dir(str(root))
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
