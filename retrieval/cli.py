@@ -669,6 +669,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     if files_only:
         hits = _distinct_files(hits)[:top_k]
     snippets = None
+    cut_scopes: set[str] = set()  # the hits whose scope shows only the lines around them
     if snippet_lines or expand is not None or max_tokens:
         from .snippets import MAX_SCOPE_LINES, defined_name, read_snippet
         from .text import tokenize
@@ -680,7 +681,6 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         define = defined_name(text)
         snippets = {}
         scope_lines = snippet_lines or MAX_SCOPE_LINES
-        cut_scopes = 0
         for h in hits:
             shown = h
             if expand == "scope" and h.scope and not (snippet_lines and snippet_lines < h.end_line - h.start_line + 1):
@@ -692,7 +692,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                     margin = max(0, (scope_lines - (h.end_line - h.start_line + 1)) // 2)
                     first = max(first, min(h.start_line - margin, last - scope_lines + 1))
                     last = first + scope_lines - 1
-                    cut_scopes += not snippet_lines
+                    if not snippet_lines:
+                        cut_scopes.add(h.docid)
                 shown = replace(h, start_line=first, end_line=last)  # the snippet's span only
             snippet = read_snippet(root, shown, expand=expand if isinstance(expand, int) else 0,
                                    max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path),
@@ -704,16 +705,6 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             # Only tree-sitter chunks know their scope: without a word, `scope` looked like it did nothing.
             click.echo("note: --expand scope: no hit has an enclosing scope (scopes come from the treesitter "
                        "retriever's chunks: --retriever treesitter); each shows its own lines", err=True)
-        if cut_scopes:
-            click.echo(f"note: {cut_scopes} scope(s) longer than {MAX_SCOPE_LINES} lines show the {MAX_SCOPE_LINES} "
-                       "around their hit (--snippet-lines N for more)", err=True)
-        stale = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale})
-        if stale:
-            from .output import shown_path
-
-            click.echo(f"note: {len(stale)} file(s) changed since indexing ({', '.join(map(shown_path, stale[:3]))}"
-                       f"{', ...' if len(stale) > 3 else ''}); their snippets show the current lines of "
-                       "each span, which may have moved", err=True)
     truncated: set = set()
     echoed = text
     if max_tokens:
@@ -745,6 +736,19 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 if shorter < envelope:  # the flag costs tokens too: a cut saving none only loses the query
                     echoed, envelope = head, shorter
         hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost, terms, define)
+    if snippets is not None:
+        # Said of the hits printed: --max-tokens may have left most of those read out.
+        cut = sum(h.docid in cut_scopes for h in hits)
+        if cut:
+            click.echo(f"note: {cut} scope(s) longer than {MAX_SCOPE_LINES} lines show the {MAX_SCOPE_LINES} "
+                       "around their hit (--snippet-lines N for more)", err=True)
+        stale = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale})
+        if stale:
+            from .output import shown_path
+
+            click.echo(f"note: {len(stale)} file(s) changed since indexing ({', '.join(map(shown_path, stale[:3]))}"
+                       f"{', ...' if len(stale) > 3 else ''}); their snippets show the current lines of "
+                       "each span, which may have moved", err=True)
     result.hits = hits
     if as_json:
         payload = {

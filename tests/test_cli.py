@@ -899,6 +899,18 @@ def test_the_note_naming_changed_files_escapes_what_a_terminal_would_obey(run, m
     assert len(note) == 1 and "(a\\x1b[2Jb\\nc.py)" in note[0] and "\x1b" not in result.stderr
 
 
+def test_the_note_naming_changed_files_names_only_those_of_the_hits_printed(run, make_tree, rewrite):
+    """Under --max-tokens, the note named three changed files when the one hit printed was from one."""
+    names = ["a.py", "b.py", "c.py"]
+    root = make_tree({name: "def marsupial():\n    pass\n" + "# filler line\n" * 60 for name in names})
+    assert run("index", "--root", root).exit_code == 0
+    for name in names:
+        rewrite(root / name, "# moved\n" + (root / name).read_text())
+    result = run("query", "--root", root, "marsupial", "--stale-ok", "--json", "--max-tokens", "150")
+    (hit,) = json.loads(result.stdout)["results"]
+    assert f"note: 1 file(s) changed since indexing ({hit['path']})" in result.stderr
+
+
 def test_a_file_changed_since_indexing_gives_a_stale_snippet_of_its_current_lines(run, long_repo, rewrite, touch):
     (before,) = query_json(run, long_repo, "marsupial", "--expand", "1")["results"]
     touch(long_repo / "mid.py")  # a new mtime, the same bytes: not stale

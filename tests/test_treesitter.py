@@ -168,6 +168,16 @@ def test_expand_scope_with_snippet_lines_shows_the_lines_of_the_scope_around_the
     assert hit["snippet_start"] <= hit["start_line"] <= hit["end_line"] <= hit["snippet_end"]
 
 
+def test_the_long_scope_note_counts_only_the_hits_a_token_budget_keeps(run, make_tree):
+    """`--expand scope --max-tokens` read up to 100 hits, kept one and said "13 scope(s) longer than 200
+    lines": the count was of hits the budget then left out."""
+    root = make_tree({f"engine{i}.py": _engine(300) for i in range(3)})
+    result = run("query", "--root", root, "--retriever", "treesitter", "stop", "--json", "--expand", "scope",
+                 "--max-tokens", "2500")
+    assert len(json.loads(result.stdout)["results"]) == 1
+    assert "note: 1 scope(s) longer than 200 lines" in result.stderr
+
+
 def test_expand_scope_with_fewer_snippet_lines_than_the_hit_shows_its_lines_holding_the_query(run, make_tree):
     """Centred on a long hit, five lines of `--expand scope --snippet-lines 5` showed its opening,
     none of the query's words; without `scope` the same five lines hold them."""

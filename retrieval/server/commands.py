@@ -34,6 +34,13 @@ def serve_command(root, stop, detach, idle_timeout):
     from ..cli import _expected_errors, found_root
     from . import serve
 
+    if stop:
+        # Silently ignored, they made `serve --stop --detach` (a restart?) stop the server and start none.
+        source = click.get_current_context().get_parameter_source("idle_timeout")
+        extra = [flag for flag, used in (("--detach", detach),
+                                         ("--idle-timeout", source != click.core.ParameterSource.DEFAULT)) if used]
+        if extra:
+            raise click.UsageError(f"--stop takes no {' or '.join(extra)}: it only stops the running server")
     found = found_root(root)
     root = found.path
     reason = ""

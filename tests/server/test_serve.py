@@ -521,6 +521,15 @@ def test_serve_stop(sample_repo, serve):
     assert again.returncode == 0 and b"no server is running" in again.stderr
 
 
+@pytest.mark.parametrize("extra", [["--detach"], ["--idle-timeout", "60"]])
+def test_serve_stop_with_an_option_of_a_starting_server_is_a_usage_error(run, sample_repo, serve, extra):
+    """`serve --stop --detach` stopped the server, ignored --detach and left none running."""
+    pid = serve(sample_repo)
+    result = run("serve", "--stop", *extra, "--root", sample_repo)
+    assert result.exit_code == 2 and f"--stop takes no {extra[0]}" in result.stderr.splitlines()[-1]
+    assert client.probe(client.store_dir(str(sample_repo)))["pid"] == pid  # still serving
+
+
 def test_a_starting_server_records_its_own_pid_before_it_opens_the_indexes(sample_repo, monkeypatch):
     from retrieval.server import serve as serve_module
     from retrieval.server.warm import Warm
