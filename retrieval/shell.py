@@ -5,6 +5,9 @@ does: model contexts in flight are kept, locks released)."""
 from __future__ import annotations
 
 import errno
+import os
+import re
+import shlex
 import signal
 import sys
 import threading
@@ -47,7 +50,30 @@ def _output_failed(exc: OSError):
     raise click.exceptions.Exit(1)
 
 
+_EXTRA_ARGUMENTS = re.compile(r"^Got unexpected extra arguments? \((.*)\)$", re.DOTALL)
+
+
+class RootCommand(click.Command):
+    """A command whose root is an option: a directory given as an argument (`retrieval index ~/repo`,
+    a newcomer's first try) is told how to say it, not only that the argument was unexpected."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # the parser consumes the list it is given
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            extra = _EXTRA_ARGUMENTS.match(exc.message)
+            directory = next((a for a in given if a in (extra.group(1) if extra else "").split(" ")
+                              and os.path.isdir(a)), None)
+            rooted = any(a == "--root" or a.startswith("--root=") for a in given)
+            if directory is None or rooted or not any(p.name == "root" for p in self.params):
+                raise
+            raise click.UsageError(f"{exc.message}: a root is given as --root {shlex.quote(directory)}", ctx) from None
+
+
 class ShellGroup(click.Group):
+    command_class = RootCommand
+
     def make_context(self, *args, **kwargs) -> click.Context:
         # The group's own --version and --help print here, while its options are parsed.
         try:

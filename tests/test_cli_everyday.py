@@ -799,3 +799,19 @@ def test_a_stdout_that_cannot_write_every_character_gets_escapes_not_a_traceback
     # JSON is all ASCII there, and reads back as the file's exact text.
     (row,) = json.loads(query("--snippet-lines", "5", "--json"))["results"]
     assert row["snippet"] == 'def zqunicode():\n    return "\u2713 done \U0001f600"\n'
+
+
+@pytest.mark.parametrize("command", ["index", "status", "clean", "serve", "mcp"])
+def test_a_directory_given_as_an_argument_is_told_to_be_given_as_root(run, sample_repo, command):
+    """`retrieval index ~/repo`, a newcomer's first try, said only "unexpected extra argument"."""
+    result = run(command, str(sample_repo))
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[-1] == (f"Error: Got unexpected extra argument ({sample_repo}): "
+                                              f"a root is given as --root {sample_repo}")
+    assert not (sample_repo / ".retrieval").exists()
+
+
+def test_an_extra_argument_that_is_no_directory_or_follows_a_root_gets_click_s_own_error(run, sample_repo):
+    for args in (["index", "nosuchdir"], ["index", "--root", str(sample_repo), str(sample_repo)]):
+        result = run(*args)
+        assert result.exit_code == 2 and result.stderr.splitlines()[-1].endswith(f"({args[-1]})")

@@ -10,6 +10,7 @@ import click
 from ..options import RootPath
 from ..output import shown_path
 from ..roots import too_broad
+from ..shell import RootCommand
 from .serve import DEFAULT_IDLE_TIMEOUT
 
 _root = click.option("--root", type=RootPath(), default=None,
@@ -22,7 +23,7 @@ def _fail(message: str):
     return UserError(message.splitlines()[0] if message else "failed")
 
 
-@click.command("serve", short_help="Keep indexes warm for fast queries.")
+@click.command("serve", cls=RootCommand, short_help="Keep indexes warm for fast queries.")
 @_root
 @click.option("--stop", is_flag=True, help="Stop the root's running server.")
 @click.option("--detach", is_flag=True, help="Run in the background; return once the server answers.")
@@ -76,7 +77,7 @@ def serve_command(root, stop, detach, idle_timeout):
             click.get_current_context().exit(128 + getattr(signal, name))
 
 
-@click.command("mcp", short_help="Serve search to coding agents over MCP.")
+@click.command("mcp", cls=RootCommand, short_help="Serve search to coding agents over MCP.")
 @_root
 def mcp_command(root):
     """A Model Context Protocol server on stdio (tools: search, status) for coding agents."""
