@@ -470,7 +470,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
             aside = [f"and {report.empty} empty"] if report.empty else []
             if report.embedded is not None and report.embedded < report.new_chunks:
                 # A resumed build, or vectors another index or the cache had: say it did not redo them.
-                aside.append(f"{report.embedded} embedded, the others' vectors reused")
+                aside.append(f"{report.embedded} embedded, {report.new_chunks - report.embedded} already had vectors")
             if (report.new_chunks, files) != (report.chunks, report.files):  # a refresh: the whole index too
                 aside.append(f"{_counted(report.chunks, 'chunk')}, {_counted(report.files, 'file')} in the index")
             _report(f"{name}: indexed {_counted(report.new_chunks, 'chunk')} from {_counted(files, 'file')}"
@@ -703,8 +703,12 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         if expand == "scope" and hits and not any(h.scope for h in hits) and retriever_name != "treesitter" \
                 and not any("treesitter" in h.extra.get("provenance", ()) for h in hits):
             # Only tree-sitter chunks know their scope: without a word, `scope` looked like it did nothing.
+            from .extras import install_hint, missing_modules
+
+            where = (f"its extra is not installed: {install_hint('treesitter')}" if missing_modules("treesitter")
+                     else "--retriever treesitter")
             click.echo("note: --expand scope: no hit has an enclosing scope (scopes come from the treesitter "
-                       "retriever's chunks: --retriever treesitter); each shows its own lines", err=True)
+                       f"retriever's chunks: {where}); each shows its own lines", err=True)
     truncated: set = set()
     echoed = text
     if max_tokens:

@@ -271,15 +271,22 @@ def test_expand_takes_ascii_digits_or_scope_and_anything_else_is_a_usage_error(r
     assert result.exit_code == 2 and "--expand" in result.stderr and "Traceback" not in result.output
 
 
-def test_expand_scope_without_scoped_hits_says_once_that_scopes_come_from_treesitter(run, sample_repo):
+@pytest.mark.parametrize("installed", [True, False])
+def test_expand_scope_without_scoped_hits_says_once_that_scopes_come_from_treesitter(run, sample_repo, monkeypatch,
+                                                                                    installed):
     """`--expand scope` with lexical (the default) showed each hit's own lines without a word: it
-    looked like the option did nothing."""
+    looked like the option did nothing. Without the extra, the note said to use a retriever that
+    could not run: it names the install command instead."""
+    from retrieval import extras
+
+    monkeypatch.setattr(extras, "missing_modules", lambda extra: [] if installed else ["tree_sitter"])
     result = run("query", "--root", sample_repo, "config retries", "--expand", "scope", "--json")
     assert result.exit_code == 0, result.stderr
     assert len(json.loads(result.stdout)["results"]) > 1  # several hits, one note
     said = [line for line in result.stderr.splitlines() if "--expand scope" in line]
+    where = "--retriever treesitter" if installed else f"its extra is not installed: {extras.install_hint('treesitter')}"
     assert said == ["note: --expand scope: no hit has an enclosing scope (scopes come from the treesitter "
-                    "retriever's chunks: --retriever treesitter); each shows its own lines"]
+                    f"retriever's chunks: {where}); each shows its own lines"]
     assert "--expand scope" not in run("query", "--root", sample_repo, "config retries", "--expand", "3").stderr
 
 
