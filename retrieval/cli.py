@@ -829,10 +829,13 @@ def status(root, as_json):
     refusal = too_broad(found)
     if hint and refusal:  # the commands the hint names would refuse this root
         hint = refusal
-    from .server.client import probe, stopped_server, store_dir
+    from .server.client import NOT_HERE, probe, serves_here, stopped_server, store_dir
 
     stopped = stopped_server(store_dir(root))  # it holds the root's server lock and answers nothing
     server = {"pid": stopped, "stopped": True} if stopped is not None else probe(store_dir(root))
+    if server is not None and stopped is None:
+        # A server of other code or settings answers none of this shell's commands (they run in process).
+        server = dict(server, used=bool(server.get("starting")) or serves_here(server))
     writer = service.writer(root)
     if as_json:
         click.echo(_json({"root": root, "root_reason": found.reason, "retrievers": rows, "server": server,
@@ -876,7 +879,7 @@ def status(root, as_json):
     if stopped is not None:
         click.echo(f"server: stopped (pid {stopped}; `kill -CONT {stopped}`, or `retrieval serve --stop`)")
     elif server:
-        click.echo(f"server: running (pid {server['pid']})")
+        click.echo(f"server: running (pid {server['pid']})" + ("" if server["used"] else f"; {NOT_HERE}"))
     if hint:
         click.echo(f"note: {hint}", err=True)
 

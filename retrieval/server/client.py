@@ -130,6 +130,24 @@ def shared_environment(env: dict) -> dict:
     return {k: v for k, v in env.items() if k not in ENV_PER_CALL}
 
 
+def settings_tag(env: dict) -> str:
+    """A digest of `env`'s shared_environment: a server's ping says its own (values stay unsaid:
+    the ping's info is written to a file too), so a caller can tell it would not be served."""
+    from ..blake import blake2b
+
+    return blake2b(marshal.dumps(sorted(shared_environment(env).items())), digest_size=8).hexdigest()
+
+
+NOT_HERE = ("that server runs other code, RETRIEVAL_* settings, HOME or XDG_CONFIG_HOME than this shell: "
+            "queries from here run without it")
+
+
+def serves_here(info: dict) -> bool:
+    """Whether a running server (its ping `info`) would answer this process's commands: the same
+    code and the same shared settings, as the server checks each request."""
+    return info.get("version") == code_version() and info.get("settings") == settings_tag(environment())
+
+
 # -- framing -----------------------------------------------------------------------------------
 
 

@@ -11,6 +11,7 @@ from ..options import RootPath
 from ..output import shown_path
 from ..roots import too_broad
 from ..shell import RootCommand
+from .client import NOT_HERE, serves_here
 from .serve import DEFAULT_IDLE_TIMEOUT
 
 _root = click.option("--root", type=RootPath(), default=None,
@@ -64,6 +65,9 @@ def serve_command(root, stop, detach, idle_timeout):
             info = serve.start_detached(root, idle_timeout)
             said = "already serving" if info.get("already") else "serving"
             click.echo(f"{said} {shown_path(root)} (pid {info['pid']})", err=True)
+            if info.get("already") and not serves_here(info):
+                # It looked ready, and every query from here quietly ran without it.
+                click.echo(f"note: {NOT_HERE}; `retrieval serve --stop` first to serve this shell", err=True)
         else:
             reason = serve.run(root, idle_timeout)
     except serve.AlreadyRunning as exc:

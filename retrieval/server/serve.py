@@ -244,7 +244,7 @@ class Server:
             self.sock_ino = os.stat(socket_path(self.store)).st_ino
             info = {"pid": os.getpid(), "root": self.root, "version": self.version,
                     "started": time.time(), "idle_timeout": self.idle_timeout,
-                    "watcher": type(self.warm.watcher).__name__}
+                    "watcher": type(self.warm.watcher).__name__, "settings": client.settings_tag(self.environment)}
             _write_info(self.dir, info)
             serving.STORE, serving.INFO = self.store, info
         except BaseException:

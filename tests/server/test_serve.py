@@ -506,6 +506,23 @@ def test_serve_detach_when_a_server_already_answers_says_so_and_succeeds(sample_
     assert client.probe(client.store_dir(str(sample_repo)))["pid"] == pid
 
 
+def test_serve_detach_and_status_say_when_the_running_server_would_not_serve_this_shell(sample_repo, serve):
+    """Started with other RETRIEVAL_* settings, the server looked ready ("already serving", "server:
+    running") while every query from this shell quietly ran without it."""
+    pid = serve(sample_repo)
+    other = {"RETRIEVAL_TURBOVEC_BITS": "2"}
+    again = cli("serve", "--detach", "--root", sample_repo, server=False, env_extra=other)
+    assert again.returncode == 0
+    assert strip_probe(again.stderr).decode().splitlines() == [
+        f"already serving {sample_repo} (pid {pid})",
+        f"note: {client.NOT_HERE}; `retrieval serve --stop` first to serve this shell"]
+    assert f"server: running (pid {pid}); {client.NOT_HERE}\n" in cli("status", "--root", sample_repo,
+                                                                         env_extra=other).stdout.decode()
+    assert f"server: running (pid {pid})\n" in cli("status", "--root", sample_repo).stdout.decode()
+    assert json.loads(cli("status", "--root", sample_repo, "--json", env_extra=other).stdout)["server"]["used"] is False
+    assert json.loads(cli("status", "--root", sample_repo, "--json").stdout)["server"]["used"] is True
+
+
 def test_an_idle_server_exits_and_removes_its_socket(sample_repo, serve):
     pid = serve(sample_repo, idle=1)
     assert wait_gone(pid, 20)
