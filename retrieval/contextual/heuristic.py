@@ -19,7 +19,7 @@ from ..lexical.features import defined_names
 from ..read import line_texts
 from ..records import Chunk
 
-VERSION = 6  # bump when the text this module produces changes (it is part of the index fingerprint)
+VERSION = 7  # bump when the text this module produces changes (it is part of the index fingerprint)
 PARTS = ("scopes", "doc", "about", "uses")  # what contexts() writes by default; "path" is available too
 ALL_PARTS = ("path", "scopes", "doc", "about", "uses")
 
@@ -29,7 +29,6 @@ _MAX_USES = 8
 
 _LICENCE = re.compile(r"copyright|spdx-license|all rights reserved|licensed under|permission is hereby granted|"
                       r"\(c\) \d{4}", re.IGNORECASE)
-_HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 
 # Import statements, by family. Each yields (module, local names) through _imports().
@@ -68,11 +67,11 @@ class HeuristicContextualizer:
         so a file costs one pass whatever its number of chunks."""
         lines = line_texts(text)  # indexed by the chunks' line numbers
         markdown = language == "markdown" or path.lower().endswith((".md", ".markdown", ".mdx", ".rst"))
-        about = leading_doc(lines, markdown) if "about" in self.parts else ""
+        rst = language == "rst" or path.lower().endswith(".rst")
+        about = leading_doc(lines, markdown, "rst" if rst else "markdown") if "about" in self.parts else ""
         imported = imports(text, language) if "uses" in self.parts else {}
         wants_scopes = ("scopes" in self.parts or "doc" in self.parts) and not markdown
         outline = Outline(lines) if wants_scopes else None
-        rst = language == "rst" or path.lower().endswith(".rst")
         titles = HeadingIndex(lines, "rst" if rst else "markdown") if markdown and "scopes" in self.parts else None
         out = []
         for chunk in chunks:
@@ -233,13 +232,15 @@ def headings(lines: list[str], start_line: int, language: str = "markdown") -> s
     return HeadingIndex(lines, language).at(start_line)
 
 
-def leading_doc(lines: list[str], markdown: bool = False) -> str:
-    """The first sentence of the file's leading docstring or comment block (not a licence)."""
+def leading_doc(lines: list[str], markdown: bool = False, language: str = "markdown") -> str:
+    """The first sentence of the file's leading docstring or comment block (not a licence); of a
+    Markdown (or `rst`) file, its first heading as rendered (a regular expression of its own here
+    kept MkDocs' `{ #anchor }`, link targets and badges, and missed setext and reST titles)."""
     if markdown:
-        for line in lines[:50]:
-            m = _HEADING.match(line)
-            if m:
-                return m.group(2)[:_MAX_ABOUT]
+        from ..chunking.markdown import heading_rows
+
+        for _row, _level, title in heading_rows(lines[:50], language):
+            return title[:_MAX_ABOUT]
         return ""
     i, n = 0, min(len(lines), 200)
     while i < n:

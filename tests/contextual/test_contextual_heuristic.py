@@ -87,6 +87,18 @@ def test_the_leading_doc_skips_licence_headers_and_keeps_the_first_sentence():
     assert leading_doc("import os\n# late comment\n".splitlines()) == ""
 
 
+def test_the_leading_doc_of_a_page_is_its_first_heading_as_rendered():
+    """The offline `about:` kept MkDocs' anchors (`Dependencies with yield { #dependencies-with-yield }`)."""
+    page = "# Dependencies with `yield` { #dependencies-with-yield }\n\nText.\n"
+    assert leading_doc(page.splitlines(), markdown=True) == "Dependencies with `yield`"
+    badge = "[![CI](https://ci.example/badge.svg)](https://ci.example) text\n\nAcme Client\n===========\n"
+    assert leading_doc(badge.splitlines(), markdown=True) == "Acme Client"  # a setext title
+    assert leading_doc("Guide\n=====\n\nText.\n".splitlines(), markdown=True, language="rst") == "Guide"
+    (context,) = HeuristicContextualizer().contexts(page, "docs/deps.md", [Chunk("docs/deps.md", 3, 3, "Text.\n")],
+                                                   "markdown")
+    assert "about: Dependencies with `yield`" in context.splitlines()
+
+
 def test_imports_map_local_names_to_where_they_come_from():
     found = imports(PYTHON, "python")
     assert found["time"] == "time"
