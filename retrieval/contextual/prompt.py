@@ -108,10 +108,15 @@ class Estimate:
         total_in = self.input_tokens + self.cache_write_tokens + self.cache_read_tokens
         note = "" if known else f" (unknown model: priced at ${row.input}/${row.output} per MTok to err high)"
         return (
-            f"{self.files} files, {self.chunks} chunks to contextualize with {model}: ~{total_in:,} input tokens "
+            f"{_counted(self.files, 'file')}, {_counted(self.chunks, 'chunk')} to contextualize with {model}: "
+            f"~{total_in:,} input tokens "
             f"({self.cache_read_tokens:,} cache reads, {self.cache_write_tokens:,} cache writes), "
             f"~{self.output_tokens:,} output tokens, estimated {dollars(self.dollars)}{note}"
         )
+
+
+def _counted(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def dollars(amount: float) -> str:

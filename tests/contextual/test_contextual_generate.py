@@ -131,6 +131,13 @@ def test_a_dry_run_prints_the_estimate_and_sends_and_builds_nothing(make_tree):
     assert not (root / ".retrieval").exists()  # an estimate writes nothing (a read-only tree gets one too)
 
 
+def test_the_estimate_counts_one_file_and_one_chunk_in_the_singular():
+    from retrieval.contextual.prompt import Estimate
+
+    assert Estimate(files=1, chunks=1).describe("claude-haiku-4-5").startswith("1 file, 1 chunk to contextualize")
+    assert Estimate(files=2, chunks=3).describe("claude-haiku-4-5").startswith("2 files, 3 chunks to contextualize")
+
+
 def test_generated_vendored_and_translated_files_are_not_sent_and_keep_their_offline_context(make_tree):
     """What the dense index leaves to the lexical one: a lock file or a mock is many chunks of
     dollars for files the ranking puts last."""
