@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 27  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 28  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -65,7 +65,11 @@ VERSION = 27  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # (`it('x', function () {`, `export default defineConfig(`), reserved words, Java's one-line and
 # bodiless methods, C's and C++'s one-line functions (no conversion operator's type), annotations
 # before a keyword (Scala, Swift, Kotlin, Java, TypeScript), Scala's `private[pkg]` and no Scala
-# signatures (syntax trees as the oracle)
+# signatures (syntax trees as the oracle); 28: no Kotlin signatures (calls, supertypes, getters) and no
+# bare assignments where bindings are declared, Kotlin's `const val X`, `fun<T>` and extension
+# properties, a qualified namespace's last part (PHP, C#; Elixir's weakly), Go's declaration groups
+# and an interface or group cut by a chunk boundary, Rust's statics and nested consts (no trait
+# impl's `type Output =`, no `impl X`), TypeScript's `declare`, Elixir's `def f, do:` (no heredoc's examples)
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -122,7 +126,8 @@ _LINE_MODIFIERS = _MODIFIERS.replace(r")\s+)*", r")[ \t]+)*")
 _LANGUAGE_MODIFIERS: dict[str, str] = {
     "rust": r'const|extern[ \t]+"[^"\n]*"',
     "kotlin": "annotation|companion|inner|value|expect|actual|tailrec|operator|infix|external",
-    "typescript": "const",
+    # and its ambient declarations (`declare class X`, `export declare function f(`)
+    "typescript": "const|declare",
     # Scala's qualified access (`private[http4s] abstract class Cookies`, `sealed abstract private[data] trait`)
     "scala": r"private\[[^\]\n]*\]|protected\[[^\]\n]*\]",
 }
@@ -149,11 +154,14 @@ def _keyword_def(keywords: str, modifiers: str = "", prefix: str = _PREFIX, rece
     is three at most, on one line. `modifiers`, `prefix`: the language's own (_LANGUAGE_MODIFIERS,
     _LANGUAGE_PREFIXES); `receiver`: whether a parenthesis may follow the keyword (Go's receiver;
     elsewhere it holds an anonymous function's parameters: PHP's `function ($x) use ($y) {` defined
-    `use`, Lua's `function (res) return` `return`)."""
+    `use`, Lua's `function (res) return` `return`). A name followed by `,` or `}` is a list's
+    (`import { type X, }`), except Elixir's one-line `def name, do: value`."""
     line_modifiers = _LINE_MODIFIERS.replace("(?:(?:", f"(?:(?:{modifiers}|", 1) if modifiers else _LINE_MODIFIERS
-    skip = r"(?:\([^)]*\)\s*)?" if receiver else ""
-    return (rf"^[ \t]*{line_modifiers}{keywords}\s+(?:{keywords}[ \t]+){{0,2}}(?!{keywords}\s){skip}"
-            rf"{prefix}([A-Za-z_$][\w$]*[?!]?)(?![\w$]|\s*[,}}])")
+    # (a receiver is on the keyword's line: read across lines, Go's `type (` group skipped to its
+    # closing parenthesis and defined the `func` after it)
+    skip = r"(?:\([^)\n]*\)[ \t]*)?" if receiver else ""
+    return (rf"^[ \t]*{line_modifiers}{keywords}(?:\s+|(?=<))(?:{keywords}[ \t]+){{0,2}}(?!{keywords}\s){skip}"
+            rf"{prefix}([A-Za-z_$][\w$]*[?!]?)(?![\w$]|\s*\}}|\s*,(?![ \t]*do:))")
 
 
 _KEYWORD_DEF = lazy_compile(_keyword_def(_KEYWORDS), re.MULTILINE)
@@ -200,19 +208,17 @@ _ONE_LINE_TYPEDEF = lazy_compile(
 # a variable (`struct Curl_easy *data`, `static enum alpnid f(`, `struct timeval tv;`) and a forward
 # declaration (`struct node;`) define nothing; what follows the name tells them from a definition.
 _C_TYPE_USE = lazy_compile(r"[ \t]*(?:[*&;]|[A-Za-z_]\w*[ \t]*[*;,)=\[(])")
-# `impl Trait for Type` defines behaviour for Type, not Trait; a bare `impl Type` is Type's.
-_IMPL_DEF = lazy_compile(
-    r"^[ \t]*(?:unsafe\s+)?impl(?:<[^\n{]*?>)?\s+(?:[\w:]+(?:<[^\n{]*?>)?\s+for\s+)?(?:[\w]+::)*([A-Za-z_]\w*)",
-    re.MULTILINE,
-)
 # Bindings define a name only at the top level: an indented `const x` is a local variable. A `const`
 # before a keyword is a modifier (Rust's `const fn f`, `const unsafe fn`, TypeScript's `const enum E`),
-# its name the keyword pattern's.
+# its name the keyword pattern's; before `val` it is Kotlin's (`const val MAX` defined `val`).
+# TypeScript's ambient `declare const x: T` is a binding too, and a Kotlin extension property
+# (`val ApplicationCall.locale: Locale get() =`) binds its name, not its receiver type.
 # A binding to an import (`const std = @import("std")`, `var express = require('express')`) names
 # another module, as the syntax tree's bindings say (definitions._IMPORT_ALIAS): it defined `std` in
 # every Zig file and `express` in every test of express.
 _BINDING_DEF = lazy_compile(
-    rf"^{_MODIFIERS}(?:val|var|let|const)\s+(?!(?:fn|unsafe|async|extern|enum)[ \t]+[A-Za-z_\"])([A-Za-z_$][\w$]*)"
+    rf"^{_MODIFIERS}(?:declare[ \t]+)?(?:const[ \t]+(?=va[lr][ \t]))?(?:val|var|let|const)\s+(?!(?:fn|unsafe|async|extern|enum)[ \t]+[A-Za-z_\"])"
+    rf"{_LANGUAGE_PREFIXES['kotlin']}([A-Za-z_$][\w$]*)"
     r"(?![\w$]|[ \t]*=[ \t]*(?:@import|require|import)[ \t]*[(\"'])",
     re.MULTILINE,
 )
@@ -268,6 +274,8 @@ _RESERVED = {
     "javascript": frozenset({"function", "extends", "typeof"}),
     "php": frozenset({"function", "fn"}),
     "c": _C_RESERVED, "objc": _C_RESERVED, "cpp": _C_RESERVED | {"decltype", "alignas", "using"},
+    # C#'s constraint `where T : new()`, a tuple return type's `private static (int, T) Pair(`
+    "csharp": frozenset({"new", "static"}),
 }
 _RESERVED["typescript"] = _RESERVED["vue"] = _RESERVED["svelte"] = _RESERVED["javascript"]
 # `#define NAME`, Haskell `name ::` (or `name:: T`, not C++'s `std::string`), and top-level `NAME =
@@ -280,11 +288,15 @@ _OTHER_DEF = lazy_compile(
 )
 
 
+# Languages whose bindings are all declared (`val x =`, `var x`, `let`, a type), where a top-level
+# `name = value` only assigns: a Gradle script's `description = ""` and `version = "1.0"` defined
+# `description` in every Kotlin build file.
+_DECLARED_BINDINGS = frozenset("kotlin java csharp go rust swift scala dart".split())
 # Languages whose functions are declared by a type and a name, with no keyword; elsewhere the
 # signature pattern only finds calls (a Python `x: Annotated[T, Depends(dep)]` is not a definition; a
 # Scala `extends SemanticRuleSuite() {`, `val Left(_) = decoded`: its functions are all `def`s).
 _SIGNATURE_LANGUAGES = frozenset(
-    "c cpp objc java csharp javascript typescript php dart groovy swift kotlin vue svelte solidity".split()
+    "c cpp objc java csharp javascript typescript php dart groovy swift vue svelte solidity".split()
 )
 _SHELL_LANGUAGES = frozenset({"bash", "powershell"})
 # Definitions the patterns above miss, by language (a helper's sample of 800 bare names over 25
@@ -310,6 +322,38 @@ _JS_FUNCTIONS = lazy_compile(
     r"|^[ \t]+([A-Za-z_$][\w$]*)[ \t]*:[ \t]*(?:async[ \t]+)?(?:function\b|\([^()\n]*\)[ \t]*=>)",
     re.MULTILINE)
 _RUST_MACRO = lazy_compile(r"^[ \t]*macro_rules![ \t]*([A-Za-z_]\w*)", re.MULTILINE)
+# Rust: a `const` or `static` item (`pub static NAME: T`, `static mut NAME: T`) at any depth (an item,
+# never a local, which `let` binds: a test's `const N: usize = 64;` inside its function); its type
+# follows its name, which a `const fn` lacks.
+_RUST_CONST = lazy_compile(
+    r"^[ \t]*(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:const|static(?:[ \t]+mut)?)[ \t]+([A-Za-z_]\w*)[ \t]*:",
+    re.MULTILINE)
+# (A Rust `impl X`, `impl Trait for X`, defines nothing either: it adds to a type defined elsewhere, as
+# the syntax tree reads it. Read as X's definition, `impl Serialize for Vec<T>` and its kind outranked
+# the traits for `Serialize` and `Deserialize`: semble-dev's serde +0.026.)
+# Rust: `type Output = T;` in an `impl Future for X` binds the trait's associated type, it defines no
+# type of that name (as the syntax tree reads it): every Future, Iterator and Deref defined `Output`,
+# `Item`, `Target`. The item around it is the last line opening one less indented above it.
+_RUST_TYPE_BINDING = lazy_compile(r"^([ \t]+)type[ \t]+([A-Za-z_]\w*)[ \t]*(?:<[^\n=]*>[ \t]*)?=", re.MULTILINE)
+_RUST_ITEM_LINE = lazy_compile(
+    r"^([ \t]*)(?:pub(?:\([^)\n]*\))?[ \t]+)?(?:(?:unsafe|async|const|default|extern(?:[ \t]+\"[^\"\n]*\")?)[ \t]+)*"
+    r"(impl|trait|mod|fn|struct|enum|union)\b([^\n]*)", re.MULTILINE)
+
+
+def _rust_trait_bindings(text: str) -> set[int]:
+    """Where the names of the associated type bindings of a Rust chunk's trait impls start."""
+    items = [(m.start(), len(m.group(1)), m.group(2) == "impl" and " for " in m.group(3))
+             for m in _RUST_ITEM_LINE.finditer(text)]
+    starts = [start for start, _, _ in items]
+    out = set()
+    for m in _RUST_TYPE_BINDING.finditer(text):
+        indent = len(m.group(1))
+        i = bisect_right(starts, m.start()) - 1
+        while i >= 0 and items[i][1] >= indent:
+            i -= 1
+        if i >= 0 and items[i][2]:
+            out.add(m.start(2))
+    return out
 # Go: an interface's method specs declare its methods (`Read(p []byte) (n int, err error)` in `type
 # Reader interface {`), as the syntax tree's method_elem does; without them a bare `Read` found an
 # implementation or a generated mock (`func (m *MockReader) Read(`) first. Read only in an
@@ -329,14 +373,19 @@ _GO_INTERFACE_TYPE = lazy_compile(
     r"^[ \t]*(?:type[ \t]+)?([A-Za-z_]\w*)(?:\[[^\n]*\])?[ \t]+interface[ \t]*\{", re.MULTILINE)
 
 
-def _go_interface_methods(text: str):
+def _go_interface_methods(text: str, carried: str = ""):
     """(name, owner) of each method spec of the interfaces in a Go chunk's text (owner "" for an
-    anonymous interface)."""
+    anonymous interface); `carried`: what the file's chunks before it left open (_go_left_open)."""
     types = {m.end(): m.group(1) for m in _GO_INTERFACE_TYPE.finditer(text)}
     for m in _GO_ONE_LINE_INTERFACE.finditer(text):
         for spec in _GO_ONE_LINE_SPEC.finditer(text, m.start(1), m.end()):
             yield spec.group(1), types.get(m.end(1), "")
     opened = list(_GO_INTERFACE_OPEN.finditer(text))
+    if carried and carried != _GO_GROUP:  # the chunk starts inside an interface's body
+        close = _GO_INTERFACE_CLOSE.search(text, 0, opened[0].start() if opened else len(text))
+        owner = "" if carried == _GO_ANONYMOUS else carried
+        for spec in _GO_METHOD_SPEC.finditer(text, 0, close.start() if close else len(text)):
+            yield spec.group(1), owner
     for i, m in enumerate(opened):
         start = m.end() + 1
         stop = opened[i + 1].start() if i + 1 < len(opened) else len(text)
@@ -345,13 +394,109 @@ def _go_interface_methods(text: str):
             yield spec.group(1), types.get(m.end(1), "")
 
 
+# What a Go chunk leaves open for the next (member_owners): a declaration group, an interface (its
+# type's name), an anonymous interface, or nothing (""). Line chunks cut long interfaces and groups
+# (gin's `IRoutes`, its MIME constants): the specs and names after the cut were lost.
+_GO_GROUP = "("
+_GO_ANONYMOUS = "interface"
+
+
+def _go_left_open(text: str, carried: str = "") -> str:
+    pos = 0
+    if carried:
+        close = (_GO_GROUP_CLOSE if carried == _GO_GROUP else _GO_INTERFACE_CLOSE).search(text)
+        if close is None:
+            return carried
+        pos = close.end()
+    types = {m.end(): m.group(1) for m in _GO_INTERFACE_TYPE.finditer(text, pos)}
+    openers = sorted([(m.start(), m.end(), _GO_GROUP) for m in _GO_GROUP_OPEN.finditer(text, pos)] +
+                     [(m.start(), m.end(), types.get(m.end(1), _GO_ANONYMOUS))
+                      for m in _GO_INTERFACE_OPEN.finditer(text, pos)])
+    for start, end, state in openers:
+        if start < pos:  # inside a block closed already (an interface in a `type (` group)
+            continue
+        close = (_GO_GROUP_CLOSE if state == _GO_GROUP else _GO_INTERFACE_CLOSE).search(text, end)
+        if close is None:
+            return state
+        pos = close.end()
+    return ""
+
+
+# Go: a group (`const (`, `var (`, `type (`) declares the names its members start with (`MIMEJSON =
+# "application/json"`, `debugCode = iota`, `releaseCode`, `a, b = 1, 2`, `formBinding struct{}`), one
+# indentation in (gofmt's tab); deeper lines are a member's value or body. The group ends at its `)`
+# (or the chunk's end).
+_GO_GROUP_OPEN = lazy_compile(r"^(?:const|var|type)[ \t]*\([ \t]*(?://[^\n]*)?\r?$", re.MULTILINE)
+_GO_GROUP_CLOSE = lazy_compile(r"^\)", re.MULTILINE)
+_GO_GROUP_MEMBER = lazy_compile(
+    r"^(?:\t|    )([A-Za-z_]\w*(?:[ \t]*,[ \t]*[A-Za-z_]\w*)*)(?=[ \t]|\r?$)", re.MULTILINE)
+
+
+def _go_group_names(text: str, carried: str = ""):
+    """The names the `const (`, `var (` and `type (` groups of a Go chunk's text declare (`carried`
+    _GO_GROUP: the chunk starts inside one)."""
+    # One group after another (they do not nest), each from its opening to its `)`: a search for
+    # each opening's `)` from every opening was quadratic on many unclosed ones.
+    pos, inside = 0, carried == _GO_GROUP
+    while True:
+        if inside:
+            start, inside = 0, False
+        else:
+            opening = _GO_GROUP_OPEN.search(text, pos)
+            if opening is None:
+                return
+            start = opening.end()
+        close = _GO_GROUP_CLOSE.search(text, start)
+        for member in _GO_GROUP_MEMBER.finditer(text, start, close.start() if close else len(text)):
+            for name in member.group(1).split(","):
+                if name.strip() != "_":
+                    yield name.strip()
+        if close is None:
+            return
+        pos = close.end()
+
+
 # Python: a top-level name whose annotation wraps (`TESTS: tuple[` ending its line, `= [...]` lines below)
 _PYTHON_WRAPPED_ANNOTATION = lazy_compile(r"^([A-Za-z_]\w*)[ \t]*:[^=\n]*[\[(][ \t]*$", re.MULTILINE)
+# Elixir's heredocs (`@moduledoc """`, `@doc """`) hold documentation: the example modules and
+# functions they show (`defmodule User do`, `def changeset(`) define nothing (164 names over phoenix
+# and ecto; strings to the syntax tree). One opens at the end of a line and closes at the start of
+# one. A `"""` alone on its line opens one after a line ending in an operator (`string =`, `:html ->`)
+# and closes one after a line of its text: so a chunk that starts inside one is read right too.
+_ELIXIR_HEREDOC_LINE = lazy_compile(
+    r'''^[ \t]*((?:"""|\'\'\')[^\n]*|[^\n]*(?:"""|\'\'\')[ \t]*\r?)$''', re.MULTILINE)
+_ELIXIR_OPERATOR_END = lazy_compile(r'(?:[=(,\[{>]|\bdo)[ \t]*\r?\n[ \t\r\n]*\Z')
+
+
+def _without_heredocs(text: str) -> str:
+    """An Elixir chunk's text with its heredocs' lines blanked (offsets kept)."""
+    out, pos = [], 0
+    inside = ""  # the delimiter of the heredoc open here
+    start = 0
+    for i, m in enumerate(_ELIXIR_HEREDOC_LINE.finditer(text)):
+        line = m.group(1).strip()
+        opens, closes = line[-3:] if line[-3:] in ('"""', "'''") else "", line[:3] if line[:3] in ('"""', "'''") else ""
+        if i == 0 and closes and (not opens or m.start() == 0 or not _ELIXIR_OPERATOR_END.search(text, 0, m.start())):
+            inside = closes  # the chunk starts inside one
+        if inside and closes == inside:
+            out.append(text[pos:start])
+            out.append(re.sub(r"[^\n]", " ", text[start:m.start()]))
+            pos, inside = m.start(), ""
+        elif not inside and opens:
+            start, inside = m.end(), opens
+    if inside:
+        out.append(text[pos:start])
+        out.append(re.sub(r"[^\n]", " ", text[start:]))
+        pos = len(text)
+    out.append(text[pos:])
+    return "".join(out)
+
+
 _MORE_DEFS: dict[str, tuple] = {
     "python": (_PYTHON_WRAPPED_ANNOTATION,),
     "c": (_TYPEDEF_TAIL,), "objc": (_TYPEDEF_TAIL,),
     "lua": (_LUA_FUNCTION,), "javascript": (_JS_FUNCTIONS,), "typescript": (_JS_FUNCTIONS,),
-    "vue": (_JS_FUNCTIONS,), "svelte": (_JS_FUNCTIONS,), "rust": (_RUST_MACRO,),
+    "vue": (_JS_FUNCTIONS,), "svelte": (_JS_FUNCTIONS,), "rust": (_RUST_MACRO, _RUST_CONST),
 }
 _PROSE = frozenset({"markdown", "rst", "text", "asciidoc", "org", "tex"})
 
@@ -373,8 +518,18 @@ _CSHARP_PROPERTY = lazy_compile(
     r"[\w<>\[\]?,.]+(?:[ \t]*<[^\n>]*>)?[?\[\]]*[ \t]+([A-Za-z_]\w*)[ \t]*(?:\{[ \t]*(?:get|set|init|private|protected|internal)|=>)",
     re.MULTILINE)
 _USING_DEF = lazy_compile(r"^[ \t]*(?:template\s*<[^\n]*>\s*)?using\s+([A-Za-z_]\w*)\s*=", re.MULTILINE)
-# What follows a keyword definition's name when it is qualified: its last part is the name
-_QUALIFIED_TAIL = lazy_compile(r"(?:(?:::|\.)[A-Za-z_]\w*)*(?:::|\.)([A-Za-z_]\w*[?!]?)(?![\w$])")
+# What follows a keyword definition's name when it is qualified (`::`, `.`, PHP's `\`): its last part
+_QUALIFIED_TAIL = lazy_compile(r"(?:(?:::|\.|\\)[A-Za-z_]\w*)*(?:::|\.|\\)([A-Za-z_]\w*[?!]?)(?![\w$])")
+# A name qualified twice or more (`namespace Newtonsoft.Json.Tests`; once, the prefix reads its last
+# part already), by language where measured: its last part (True), or none with the last part a weak
+# definition (False); elsewhere its second part, as the prefix leaves it. The syntax tree's answer is
+# the last part. A PHP or C# namespace follows its directory (`Illuminate\Support\Facades` in
+# `Support/Facades/`): as a definition its last part helps a question about that directory
+# (semble-dev: 6 laravel and guzzle questions up, 1 down; 1 newtonsoft up). An Elixir module's did
+# not (2 phoenix and 1 ecto questions down, as the weak definitions above say), and its second part
+# (`Tasks` in every Mix task) helped none (1 phoenix question up without it). Haskell's `module
+# Text.Pandoc.Readers.LaTeX` keeps `Pandoc`: without it, pandoc's questions moved both ways.
+_QUALIFIED_NAMES = {"php": True, "csharp": True, "elixir": False}
 _WEAK_DEFS: dict[str, tuple] = {
     "swift": (_MEMBER_BINDING,), "kotlin": (_MEMBER_BINDING,), "scala": (_MEMBER_BINDING,),
     "csharp": (_CSHARP_PROPERTY,), "cpp": (_USING_DEF,),
@@ -399,8 +554,13 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
     receives its weak definitions that are not its definitions too."""
     names: set[str] = set()
     members: set[str] = set()
+    if language == "elixir" and ('"""' in text or "'''" in text):
+        text = _without_heredocs(text)
     go = language == "go"
-    at = [offset for offset, _ in owners] if owners else []
+    # A Go chunk's owners say only what the chunks before it left open (member_owners): its
+    # methods name their owner on the receiver.
+    carried = owners[0][1] if go and owners else ""
+    at = [offset for offset, _ in owners] if owners and not go else []
 
     def member(name: str, offset: int) -> str:
         """Record `owner.name` for a definition at offset; its owner's name ("" for none)."""
@@ -414,7 +574,8 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
             members.add(f"{owner}.{name}")
         return owner
 
-    declared = {m.start(1) for m in _OVERLOADED.finditer(text)} if language == "python" and "overload" in text else ()
+    declared = {m.start(1) for m in _OVERLOADED.finditer(text)} if language == "python" and "overload" in text else \
+        _rust_trait_bindings(text) if language == "rust" and "type" in text else ()
     pointers = {}  # where a function-pointer typedef starts -> the name it defines
     c_family = language in _C_FAMILY
     if (not language or c_family) and "typedef" in text:
@@ -425,15 +586,18 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
     for m in _KEYWORD_DEFS.get(language, _KEYWORD_DEF).finditer(text):
         if m.start(1) in declared or m.start() in pointers or c_family and _C_TYPE_USE.match(text, m.end(1)):
             continue
-        names.add(m.group(1))
-        if weak is not None:
-            tail = _QUALIFIED_TAIL.match(text, m.end(1))
-            if tail:
-                weak.add(tail.group(1))
-        if owners is not None:
-            member(m.group(1), m.start())
-    for m in _IMPL_DEF.finditer(text):
-        names.add(m.group(1))
+        # A qualified name (`defmodule Mix.Tasks.Phx.New`, `namespace Illuminate\Support\Facades;`) was
+        # read to its second part (the prefix takes one), which it does not define (_QUALIFIED_NAMES).
+        name = m.group(1)
+        tail = _QUALIFIED_TAIL.match(text, m.end(1))
+        if tail is not None and language in _QUALIFIED_NAMES:
+            name = tail.group(1) if _QUALIFIED_NAMES[language] else ""
+        if name:
+            names.add(name)
+        if weak is not None and tail and tail.group(1) != name:
+            weak.add(tail.group(1))
+        if owners is not None and name:
+            member(name, m.start())
     # C's and C++'s `const` qualifies a type (`const char *name`): no binding (it defined `char`)
     for m in _BINDING_DEF.finditer(text) if language not in _C_FAMILY else ():
         names.add(m.group(1))
@@ -467,7 +631,7 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
         for m in _SHELL_DEF.finditer(text):
             names.add(m.group(1))
     for m in _OTHER_DEF.finditer(text):
-        name = m.group(1) or m.group(2) or m.group(3)
+        name = m.group(1) or m.group(2) or (m.group(3) if language not in _DECLARED_BINDINGS else None)
         if name:
             names.add(name.rsplit(".", 1)[-1])
     for pattern in _MORE_DEFS.get(language, ()):
@@ -476,8 +640,10 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
             names.add(name)
             if owners is not None:
                 member(name, m.start())
-    if go and "interface" in text:
-        for name, owner in _go_interface_methods(text):
+    if go and ("(" in text or carried):
+        names.update(_go_group_names(text, carried))
+    if go and ("interface" in text or carried):
+        for name, owner in _go_interface_methods(text, carried):
             names.add(name)
             if owner and owners is not None:
                 members.add(f"{owner}.{name}")
@@ -640,18 +806,24 @@ def member_owners(texts: list[str], language: str = "") -> list[list[tuple[int, 
     """For a file's consecutive chunks, where each chunk's lines change owner: [(offset, name of
     the innermost owning definition from there on, or "")], by indentation, which every
     mainstream style keeps (an Allman brace on its own line stays with its owner); None for a
-    chunk with no owner anywhere (a Go method names its owner on its receiver instead). Work is
+    chunk with no owner anywhere. A Go method names its owner on its receiver instead: a Go chunk's
+    list is [(0, the interface or group the chunks before it left open)] or []. Work is
     per owner opened or closed, not per line: a few regex scans a chunk."""
     owners: list[tuple[int, str]] = []  # (indentation, name), innermost last
     out: list[list[tuple[int, str]] | None] = []
     go = language == "go"
     owner_line = _OWNER_LINES.get(language, _OWNER_LINE)
+    carried = ""  # Go: what the chunks so far left open (_go_left_open)
     for text in texts:
+        if go:  # no owner lines: a method names its owner on its receiver
+            out.append([(0, carried)] if carried else [])
+            carried = _go_left_open(text, carried)
+            continue
         end = len(text) + 1
         opened = [(m.start(), len(m.group(1)), m.group(2)) for m in owner_line.finditer(text)] \
             if owner_line is not None and _OWNER_HINT.search(text) else []
         if not owners and not opened:
-            out.append([] if go else None)
+            out.append(None)
             continue
         changes = [(0, owners[-1][1] if owners else "")]
         pos, i = 0, 0
@@ -677,7 +849,7 @@ def member_owners(texts: list[str], language: str = "") -> list[list[tuple[int, 
             line_end = text.find("\n", start)
             pos = end - 1 if line_end < 0 else line_end + 1
             changes.append((pos, name))
-        out.append(changes if go or any(name for _, name in changes) else None)
+        out.append(changes if any(name for _, name in changes) else None)
     return out
 
 
