@@ -109,7 +109,9 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
         # capitals (`echo` in a question is a word, `Echo` a name).
         if (symbol is not None or word != word.lower()) and config.exact_definition_weight:
             key = exact_def_term(word)
-            weights[key] = weights.get(key, 0.0) + weight * config.exact_definition_weight
+            share = config.capitalised_exact_weight if symbol is not None and word[:1].isupper() \
+                else config.exact_definition_weight
+            weights[key] = weights.get(key, 0.0) + weight * share
         if symbol is not None and config.weak_definition_weight:
             # A bare identifier asks for its declarations that a sentence's words would not mean.
             key = weak_def_term(word)

@@ -75,6 +75,12 @@ class RankingConfig:
     candidates: int = 300  # first-stage depth
     symbol_filename_boost: float = 2.5  # bare identifier == the file's name (`Axios` -> Axios.js)
     exact_definition_weight: float = 0.5  # share of the definition weight for the exact spelling
+    # The same share for a bare identifier spelled with a capital (`Deserialize`, a type's name in
+    # most languages): all of it. serde's `impl Deserialize for Bound` defines `deserialize` too, whose
+    # case-folded term is the trait's, and a short impl outranked the trait on length (semble-dev:
+    # serde's `Serialize` and `Deserialize` 0.631 -> 1.0 in lexical, treesitter and hybrid, no other
+    # query moved). For every identifier it cost express's `application` and `response` (session 47).
+    capitalised_exact_weight: float = 1.0
     weak_definition_weight: float = 1.0  # share of a bare identifier's for a weak definition (features)
     exact_filename_boost: float = 1.25  # further boost when the file name has the exact spelling
     long_query_words: int = 40  # a query this long is a pasted report, not a question

@@ -357,12 +357,16 @@ def test_a_symbol_query_prefers_the_file_named_after_it():
 
 
 def test_a_symbol_s_own_file_ranks_before_the_other_parts_of_a_partial_class():
-    part = "public abstract partial class JToken\n{\n    public Task WriteToAsync() { return null; }\n}\n"
+    """Both define the class under its exact spelling, in chunks of about one length: the file
+    named for it is its own (the name's whole stem), the other one part of it."""
+    part = ("public abstract partial class JToken\n{\n"
+            + "".join(f"    public Task WriteTo{i}Async() {{ return null; }}\n" for i in range(2)) + "}\n")
     main = ("/// <summary>Represents an abstract JSON token.</summary>\n"
             "public abstract partial class JToken : IJEnumerable<JToken>, IJsonLineInfo, ICloneable\n{\n"
             + "".join(f"    private JToken _field{i};\n" for i in range(2)) + "}\n")
     docs = FILLER + [doc("Linq/JToken.Async.cs", part), doc("Linq/JToken.cs", main)]
     assert ranked_paths(docs, "JToken")[0] == "Linq/JToken.cs"
+    assert ranked_paths(docs, "JToken", exact_filename_boost=1.0)[0] == "Linq/JToken.Async.cs"
 
 
 def test_the_exact_spelling_of_a_file_name_breaks_a_case_insensitive_tie():
@@ -374,7 +378,19 @@ def test_the_exact_spelling_of_a_file_name_breaks_a_case_insensitive_tie():
 def test_a_symbol_query_prefers_the_definition_with_its_exact_spelling():
     docs = FILLER + [doc("src/a.ts", "export const vitest = vitest\n"), doc("src/b.ts", "export class Vitest {\n}\n")]
     assert ranked_paths(docs, "Vitest")[0] == "src/b.ts"
-    assert ranked_paths(docs, "Vitest", exact_definition_weight=0)[0] == "src/a.ts"
+    assert ranked_paths(docs, "Vitest", exact_definition_weight=0, capitalised_exact_weight=0)[0] == "src/a.ts"
+
+
+def test_a_capitalised_identifier_finds_the_type_spelled_so_above_a_short_method_of_its_folded_name():
+    """`Deserialize` asks for the trait: a short `impl Deserialize for Bound` defines `deserialize`,
+    whose case-folded term is the trait's, and outranked the trait's long chunk on length alone."""
+    trait = ("pub trait Deserialize<'de>: Sized {\n" + "    /// Deserialize this value from the given deserializer.\n" * 20
+             + "    fn deserialize<D>(deserializer: D) -> Result<Self, D::Error>\n    where\n        D: Deserializer<'de>;\n}\n")
+    impl = "impl<'de> Deserialize<'de> for Bound {\n    fn deserialize<D>(d: D) -> Result<Self, D::Error> {\n        todo!()\n    }\n}\n"
+    docs = FILLER + [doc("src/de/mod.rs", trait), doc("src/de/impls.rs", impl)]
+    assert ranked_paths(docs, "Deserialize")[0] == "src/de/mod.rs"
+    assert ranked_paths(docs, "deserialize")[0] == "src/de/impls.rs"  # the method's own spelling: as before
+    assert ranked_paths(docs, "Deserialize", capitalised_exact_weight=0.5)[0] == "src/de/impls.rs"
 
 
 def test_locals_calls_imports_and_trait_impls_are_not_definitions():
