@@ -712,9 +712,17 @@ def _bindings(root) -> list[Definition]:
             continue
         holders = [child] if child.type == "assignment" else [
             c for c in child.named_children if c.type in _BINDING_NAMES]
+        for group in (c for c in child.named_children if c.type == "var_spec_list"):  # Go's `var (` group
+            holders += [c for c in group.named_children if c.type in _BINDING_NAMES]
         if child.type == "property_declaration":  # Kotlin/Swift `val x = ...`
             holders = [child]
         for holder in holders:
+            if holder.type in ("const_spec", "var_spec"):  # Go's `B, C = 2, 3` names each
+                for target in holder.children_by_field_name("name")[1:]:
+                    name = _last_word(node_text(target))
+                    if name:
+                        out.append(Definition(name, name, "constant", child.start_point[0], end_row(child),
+                                              target.start_point[0], (child.start_byte, child.end_byte)))
             target = holder.child_by_field_name("name") or holder.child_by_field_name("left") or \
                 holder.child_by_field_name("pattern")
             if target is None:

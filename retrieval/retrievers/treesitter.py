@@ -15,7 +15,7 @@ from ..chunking.lines import whole_file
 from ..records import Chunk, SourceFile
 from .lexical import LexicalRetriever
 
-CHUNKER_VERSION = 66  # bump when chunk boundaries or their metadata change: stores are rebuilt
+CHUNKER_VERSION = 67  # bump when chunk boundaries or their metadata change: stores are rebuilt
 
 
 class TreesitterRetriever(LexicalRetriever):

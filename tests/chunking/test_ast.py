@@ -928,6 +928,13 @@ def test_a_go_struct_too_big_for_one_chunk_keeps_its_doc_and_header_with_its_fir
     assert {"A", "B"} <= defined(chunks_of(grouped, "x.go", "go"))
 
 
+def test_go_declaration_groups_and_lists_define_every_name():
+    """A `var (` group's specs sit in a var_spec_list the bindings never entered, and `B, C = 2, 3`
+    defined only B."""
+    text = "package x\n\nvar (\n\tA = 1\n\tB, C = 2, 3\n)\n\nconst (\n\tD, E = iota, 2\n\tF\n)\n\nvar G, H int\n"
+    assert {"A", "B", "C", "D", "E", "F", "G", "H"} <= defined(chunks_of(text, "x.go", "go"))
+
+
 def test_a_constructor_does_not_define_its_class_s_name():
     text = ("public class Fraction {\n    private int numerator;\n\n"
             "    public Fraction(int numerator) {\n        this.numerator = numerator;\n    }\n\n"
