@@ -29,6 +29,8 @@ def _check_policy(policy) -> None:
 
 
 def load_chunks(root: str, *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Chunk]:
+    """The line chunks of every eligible, readable text file, in path order (discover_kw as
+    discover_files takes them)."""
     _check_policy(policy)
     chunks: list[Chunk] = []
     for f, text in _read_all(root, **discover_kw):

@@ -7,6 +7,7 @@ the command line gives; the indexes stay open and the tree is watched as `retrie
 """
 # No `from __future__ import annotations`: the SDK reads the tool signatures' annotations, which
 # are imported inside build() (the extra is loaded only when the command runs).
+import inspect
 import io
 import json
 import logging
@@ -19,7 +20,8 @@ import threading
 SEARCH_DESCRIPTION = (
     "Ranked code and docs spans for a query: {query, query_truncated?, retriever, results: [{rank, path, "
     "start_line, end_line, score, docid, context, confidence, language, kind, symbol; with expand or max_tokens "
-    "also snippet, snippet_start, snippet_end, truncated?, stale?}], notes?: [why there are no hits, ...]}."
+    "also snippet, snippet_start, snippet_end, truncated?, stale?; with retriever all also provenance, agreement, "
+    "ranks}], notes?: [why there are no hits, ...]}."
 )
 INSTRUCTIONS = (
     "Search this repository's code and docs. `search` takes a natural-language question or a symbol and "
@@ -70,9 +72,9 @@ class Searcher:
             payload["notes"] = notes
         return payload
 
-    def search(self, query: str, top_k: int | None = None, retriever: str = "",
-               path: list[str] | str | None = None, lang: str = "", kind: str = "", max_tokens: int | None = None,
-               expand: int | str | None = None, files: bool = False) -> dict:
+    def search(self, query: str, top_k: int | None = None, retriever: str | None = "",
+               path: list[str] | str | None = None, lang: str | None = "", kind: str | None = "",
+               max_tokens: int | None = None, expand: int | str | None = None, files: bool | None = False) -> dict:
         argv = ["query", "--root", self.root, "--json"]
         if retriever:  # absent, the command's default (RETRIEVAL_RETRIEVER, else lexical)
             argv += ["--retriever", retriever]
@@ -130,15 +132,39 @@ def build(root: str):
     from typing import Annotated, Literal
 
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.mcpserver.exceptions import ToolError
-    from pydantic import Field
+    from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+    from pydantic import Field, ValidationError
 
     searcher = Searcher(root)
     from . import __version__
 
+    takes: dict[str, list[str]] = {}  # each tool's arguments, filled in below
+
+    class Server(MCPServer):
+        async def list_tools(self):
+            # The schemas say what call_tool refuses: an argument the tool does not take.
+            return [tool.model_copy(update={"input_schema": {**tool.input_schema, "additionalProperties": False}})
+                    for tool in await super().list_tools()]
+
+        async def call_tool(self, name, arguments, context=None):
+            # An argument the tool does not take was dropped without a word: `"language": "python"`
+            # answered from every language, as if it had been applied.
+            unknown = [arg for arg in arguments if name in takes and arg not in takes[name]]
+            if unknown:
+                raise ToolError(f"Error executing tool {name}: {_unknown_arguments(unknown, takes[name])}")
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                # The SDK's message for a value the schema refuses was pydantic's report: several
+                # lines, its error types and a link to its documentation, for an agent to read.
+                cause = exc.__cause__
+                if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
+                    raise ToolError(f"Error executing tool {name}: {_invalid_arguments(cause)}") from cause
+                raise
+
     # The version: a host shows it. Warnings only on stderr: the SDK logged each refused call at
     # INFO, in a drawn table, into the host's log.
-    server = MCPServer("retrieval", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
+    server = Server("retrieval", instructions=INSTRUCTIONS, version=__version__, log_level="WARNING")
 
     @server.tool(description=SEARCH_DESCRIPTION)
     def search(
@@ -146,18 +172,20 @@ def build(root: str):
         # Bounded: an agent's context is the cost; a CLI user can still ask for more.
         top_k: Annotated[int | None, Field(ge=1, le=MAX_TOP_K, description="How many hits (default 10, at most "
                                            f"{MAX_TOP_K}; with max_tokens, as many as fit).")] = None,
-        retriever: Annotated[str, Field(description="Retriever name (see status); default: RETRIEVAL_RETRIEVER "
+        # null as absent, for each optional argument: agents write `"lang": null` for one they leave
+        # out, which was refused here while `"top_k": null` was taken.
+        retriever: Annotated[str | None, Field(description="Retriever name (see status); default: RETRIEVAL_RETRIEVER "
                                                     "of the server's environment, else lexical.")] = "",
         # One glob as a string too: agents often write `"path": "src/**"` (a list was a validation error).
         path: Annotated[list[str] | str | None, Field(description="Only paths matching these globs.")] = None,
-        lang: Annotated[str, Field(description="Only this language, e.g. python.")] = "",
-        kind: Annotated[Literal["", "code", "docs", "config"], Field(description="Only this kind of file.")] = "",
+        lang: Annotated[str | None, Field(description="Only this language, e.g. python.")] = "",
+        kind: Annotated[Literal["", "code", "docs", "config"] | None, Field(description="Only this kind of file.")] = "",
         max_tokens: Annotated[int | None, Field(ge=1, description="As many hits as fit, snippets included.")] = None,
         expand: Annotated[Annotated[int, Field(ge=0, le=MAX_EXPAND)] | Literal["scope"] | None,
                           Field(description=f"Include each hit's lines plus N (at most {MAX_EXPAND}) around it, or "
                                             f"'scope': its enclosing definition (treesitter hits; at most {MAX_EXPAND} "
                                             "lines of it, around the hit).")] = None,
-        files: Annotated[bool, Field(description="One hit per file (its best span).")] = False,
+        files: Annotated[bool | None, Field(description="One hit per file (its best span).")] = False,
     ) -> dict:
         try:
             return _result(searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files))
@@ -172,7 +200,34 @@ def build(root: str):
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 
+    takes.update({tool.__name__: list(inspect.signature(tool).parameters) for tool in (search, status)})
     return server
+
+
+def _unknown_arguments(unknown: list[str], known: list[str]) -> str:
+    """One line naming the arguments a tool does not take, the likely one meant, and those it takes."""
+    from difflib import get_close_matches
+
+    guesses = [f"{arg!r} (did you mean {close[0]!r}?)" if (close := get_close_matches(arg, known, n=1)) else repr(arg)
+               for arg in unknown]
+    return (f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(guesses)}; "
+            f"the arguments are: {', '.join(known) or 'none'}")
+
+
+def _invalid_arguments(error) -> str:
+    """A pydantic ValidationError of a tool's arguments as one line: each argument (a list's item
+    by its index) and what its value should be, the alternatives of a union joined by "or"."""
+    said: dict[str, list[str]] = {}
+    for detail in error.errors(include_url=False):
+        loc = detail["loc"]
+        where = str(loc[0]) + "".join(f"[{part}]" for part in loc[1:] if isinstance(part, int)) if loc else "arguments"
+        message = " ".join(str(detail["msg"]).split())
+        message = message[:1].lower() + message[1:]
+        if message not in said.setdefault(where, []):
+            said[where].append(message)
+    return "; ".join(f"{where}: {messages[0]}"
+                     + "".join(", or " + m.removeprefix("input should be ") for m in messages[1:])
+                     for where, messages in said.items())
 
 
 def _only_os_error(exc: BaseException) -> OSError | None:

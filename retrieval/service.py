@@ -577,9 +577,32 @@ def clean(root: str, *, progress: Progress = _quiet) -> bool:
 
 @dataclass
 class QueryFilter:
+    """What a search keeps: paths matching any of these globs (as --path reads them), files of
+    this language (a name or alias, any case) and of this kind (code, docs or config)."""
+
     paths: tuple[str, ...] = ()
     language: str = ""
     kind: str = ""
+
+    def __post_init__(self) -> None:
+        # Checked as the command line checks --path, --lang and --kind: a lone string was taken
+        # glob by glob, letter by letter (`"docs/*"` as `*`: every file), and a language alias
+        # (`py`) or an unknown language or kind matched nothing, silently.
+        from .languages import CODE, CONFIG, DOCS, resolve_language
+
+        if isinstance(self.paths, (str, bytes)):
+            raise TypeError(f"paths takes a collection of globs, not one string: use ({self.paths!r},)")
+        self.paths = tuple(self.paths)
+        for glob in self.paths:
+            if not isinstance(glob, str):
+                raise TypeError(f"paths takes strings, not {type(glob).__name__} ({glob!r})")
+        for name in ("language", "kind"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name} must be a str, not {type(getattr(self, name)).__name__}")
+        if self.language:
+            self.language = resolve_language(self.language)
+        if self.kind not in ("", CODE, DOCS, CONFIG):
+            raise ValueError(f"kind must be one of {CODE}, {DOCS}, {CONFIG}, not {self.kind!r}")
 
     def __bool__(self) -> bool:
         return bool(self.paths or self.language or self.kind)
@@ -880,6 +903,8 @@ def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:
 
 
 def status(root: str) -> list[dict]:
+    """One row per registered retriever (lexical first): its index's state, size and languages, the
+    rows of `retrieval status --json`."""
     root = root_path(root)
     if not os.path.isdir(root):
         raise DiscoveryError(f"root is not a directory: {root}")

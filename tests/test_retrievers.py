@@ -1,6 +1,8 @@
 """The retriever protocol and registry, exercised through the lexical retriever."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from retrieval import REGISTRY, Retriever, build_retriever, load_chunk_documents
@@ -182,3 +184,18 @@ def test_indexing_something_other_than_documents_is_a_type_error_and_keeps_the_p
     with pytest.raises(TypeError, match=f"^{message}$"):
         retriever.index(documents)
     assert retriever.search("parse config", 3) == before
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("document, message", [
+    (Document(docid="d", text=None), "Document 'd': text must be a str, not NoneType"),
+    (Document(docid=7, text="def main(): pass"), "Document 7: docid must be a str, not int"),
+    (Document(docid="d", text="x", source_path="a.py", start_line="1", end_line=1),
+     "Document 'd': start_line must be an int or None, not str")])
+def test_a_document_with_a_field_of_the_wrong_type_is_refused_naming_it(name, document, message):
+    # Deep inside indexing it was "'int' object has no attribute 'rsplit'", or for pi-serini "the
+    # Lucene index's docs.json is damaged".
+    if REGISTRY[name].unavailable_reason():
+        pytest.skip(REGISTRY[name].unavailable_reason())
+    with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
+        build_retriever(name).index([Document(docid="ok", text="def ok(): pass"), document])

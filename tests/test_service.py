@@ -430,6 +430,27 @@ def test_an_empty_filter_is_falsy_and_a_set_one_is_truthy():
     assert service.QueryFilter(kind="docs")
 
 
+def test_a_filters_language_is_read_as_lang_reads_it_an_alias_in_any_case(make_tree):
+    """`language="py"` matched no file (the index records `python`), with no word why."""
+    root = make_tree(FILTER_FILES)
+    hits = service.search(str(root), "retry", top_k=3, filters=service.QueryFilter(language="py")).hits
+    assert hits and all(h.source_path.endswith(".py") for h in hits)
+    assert service.QueryFilter(language="GO").language == "go"
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"paths": "docs/*"}, TypeError, r"^paths takes a collection of globs, not one string: use \('docs/\*',\)$"),
+    ({"paths": ("docs/*", 3)}, TypeError, r"^paths takes strings, not int \(3\)$"),
+    ({"language": "klingon"}, ValueError, r"^unknown language 'klingon'; did you mean kotlin\?"),
+    ({"kind": "function"}, ValueError, r"^kind must be one of code, docs, config, not 'function'$"),
+    ({"language": None}, TypeError, r"^language must be a str, not NoneType$")])
+def test_a_filter_that_could_match_nothing_or_everything_by_mistake_is_refused(kwargs, error, message):
+    """A lone string was read glob by glob, letter by letter (`"docs/*"` as `*`: every file), and an
+    unknown language or kind matched nothing, silently: refused as --path, --lang and --kind are."""
+    with pytest.raises(error, match=message):
+        service.QueryFilter(**kwargs)
+
+
 # -- status and clean ----------------------------------------------------------------------------
 
 

@@ -100,6 +100,7 @@ def _emit(path: str, lines: list[str], a: int, b: int, language: str, kind: str,
 def chunk_lines(
     text: str, path: str, *, language: str = "", kind: str = "", policy: ChunkingPolicy | None = None
 ) -> list[Chunk]:
+    """text (the file at path) as chunks of whole lines within policy's budget ([] for no lines)."""
     policy = policy or ChunkingPolicy()
     lines = split_lines(text)
     if not lines:

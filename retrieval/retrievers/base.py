@@ -36,7 +36,20 @@ def check_documents(documents) -> list[Document]:
     for doc in documents:
         if not isinstance(doc, Document):
             raise TypeError(f"documents must be Document records, not {type(doc).__name__}")
+        # A field of another type (text None, an int docid, a line number as a str) failed deep
+        # inside too, as an AttributeError, or as "docs.json is damaged" (pi-serini).
+        for name in _TEXT_FIELDS:
+            value = getattr(doc, name)
+            if not isinstance(value, str):
+                raise TypeError(f"Document {doc.docid!r}: {name} must be a str, not {type(value).__name__}")
+        for name in ("start_line", "end_line"):
+            value = getattr(doc, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise TypeError(f"Document {doc.docid!r}: {name} must be an int or None, not {type(value).__name__}")
     return documents
+
+
+_TEXT_FIELDS = ("docid", "text", "url", "source_path", "context", "language", "kind", "symbol", "chunk_kind")
 
 
 def marked_paths(documents: list[Document]) -> frozenset[str]:

@@ -362,3 +362,41 @@ def test_the_search_description_an_agent_reads_is_one_clean_line_naming_every_fi
     tools = {t.name: t.description for t in anyio.run(build(str(tmp_path)).list_tools)}
     assert "\n" not in tools["search"] and "  " not in tools["search"]
     assert all(field in tools["search"] for field in ("snippet_start", "snippet_end", "truncated", "notes"))
+    # and those a hit of `retriever: all` carries besides (it named none of them)
+    assert all(field in tools["search"] for field in ("provenance", "agreement", "ranks"))
+
+
+def test_an_argument_the_schema_refuses_is_said_in_one_line_naming_it(sample_repo):
+    """The SDK answered with pydantic's report: several lines, error types and a documentation link."""
+    _tools, results = _call(sample_repo, [("search", {"query": "parse config", "top_k": 0}),
+                                          ("search", {"query": "parse config", "expand": "everything"}),
+                                          ("search", {"top_k": 3})])
+    texts = [r.content[0].text for r in results]
+    assert all(_is_error(r) for r in results), texts
+    assert not any("\n" in text or "pydantic" in text for text in texts), texts
+    assert "top_k: input should be greater than or equal to 1" in texts[0]
+    assert "expand:" in texts[1] and "'scope'" in texts[1]
+    assert "query: field required" in texts[2]
+
+
+def test_an_argument_the_tool_does_not_take_is_refused_not_ignored(sample_repo):
+    """`"language": "python"` (the tool's is `lang`) was dropped: every language answered, as if filtered."""
+    tools, results = _call(sample_repo, [("search", {"query": "parse config", "language": "python"}),
+                                         ("status", {"root": "."})])
+    searched, status = results
+    assert _is_error(searched) and _is_error(status)
+    assert "unknown argument 'language' (did you mean 'lang'?)" in searched.content[0].text
+    assert "\n" not in searched.content[0].text
+    assert "unknown argument 'root'" in status.content[0].text
+    # The schemas say so, for hosts that check the arguments before calling.
+    assert all((t.input_schema if hasattr(t, "input_schema") else t.inputSchema)["additionalProperties"] is False
+               for t in tools.tools)
+
+
+def test_every_optional_argument_may_be_null_as_if_left_out(sample_repo):
+    """Agents write null for an argument they leave out: `"top_k": null` was taken, `"lang": null`
+    refused ("input should be a valid string")."""
+    nulls = {name: None for name in ("top_k", "retriever", "path", "lang", "kind", "max_tokens", "expand", "files")}
+    _tools, (given, left_out) = _call(sample_repo, [("search", {"query": "parse config", **nulls}),
+                                                    ("search", {"query": "parse config"})])
+    assert _payload(given) == _payload(left_out)
