@@ -622,6 +622,8 @@ class QueryFilter:
                 return False
             return selects(path) if selects else True
 
+        # What the verdicts depend on: an open index keeps them per filter (retrievers.lexical).
+        allow.verdict_key = (tuple(self.paths), language, kind)
         return allow
 
 

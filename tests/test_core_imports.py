@@ -149,3 +149,18 @@ def test_every_module_but_the_command_line_and_the_anthropic_client_imports_on_t
 def test_the_public_api_is_exported_from_the_package(name):
     assert getattr(retrieval, name) is not None
     assert name in retrieval.__all__
+
+
+def test_a_query_in_process_does_not_import_the_server():
+    """The server module (sockets, selectors, traceback) serves `serve`; a cold query paid for
+    importing it because the CLI showed its idle timeout's default in `serve --help`."""
+    script = textwrap.dedent(
+        """
+        import sys
+        import retrieval.cli
+        assert "retrieval.server.serve" not in sys.modules, "the CLI imported the server"
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": PACKAGE_PARENT})
+    assert done.returncode == 0, done.stderr

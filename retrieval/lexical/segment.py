@@ -113,12 +113,14 @@ class SegmentBuilder:
         self.meta.append(meta)
         self.n_postings += len(counts)
         postings = self.postings
+        get = postings.get  # once per posting: the loop a build's main process spends most in
         for term, tf in counts.items():
-            entry = postings.get(term)
+            entry = get(term)
             if entry is None:
-                entry = postings[term] = (array("I"), array("I"))
-            entry[0].append(doc)
-            entry[1].append(tf)
+                postings[term] = (array("I", (doc,)), array("I", (tf,)))
+            else:
+                entry[0].append(doc)
+                entry[1].append(tf)
         return doc
 
     def write(self, directory: str) -> dict:

@@ -45,6 +45,9 @@ STARTED_TIMEOUT = 3.0
 # A reply slower than this has the client say which writer its server waits for, as the command
 # itself says it after as long (retrieval.store.lock.WAIT_NOTE_AFTER, not imported: see above).
 SLOW_REPLY = 0.5
+# Seconds without a request before the server exits (0: never). Here, not in serve.py: the CLI
+# shows it in `serve --help`, and every command then imported the server (sockets, traceback).
+DEFAULT_IDLE_TIMEOUT = 1800.0
 
 
 def store_dir(root: str) -> str:

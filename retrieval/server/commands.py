@@ -11,8 +11,7 @@ from ..options import RootPath
 from ..output import shown_path
 from ..roots import too_broad
 from ..shell import RootCommand
-from .client import NOT_HERE, serves_here
-from .serve import DEFAULT_IDLE_TIMEOUT
+from .client import DEFAULT_IDLE_TIMEOUT, NOT_HERE, serves_here
 
 _root = click.option("--root", type=RootPath(), default=None,
                      help="Repository root to serve (default: found as for `query`).")

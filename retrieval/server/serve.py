@@ -26,10 +26,10 @@ import traceback
 
 from ..output import shown_path
 from . import client, serving
-from .client import COMMANDS, environment, send, serve_dir, shared_environment, socket_path, store_dir
+from .client import (COMMANDS, DEFAULT_IDLE_TIMEOUT, environment, send, serve_dir, shared_environment, socket_path,
+                     store_dir)
 from .runner import run_cli
 
-DEFAULT_IDLE_TIMEOUT = 1800.0  # seconds without a request before the server exits (0: never)
 QUIET_BEFORE_REFRESH = 0.3  # after the last file event, refresh ahead of the next query
 POLL_INTERVAL = 5.0  # without inotify: how often an idle server checks the stats itself
 HOUSEKEEPING = 2.0  # how often the server checks that its root, store and socket still exist
