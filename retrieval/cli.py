@@ -621,7 +621,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
           kind, files_only, max_tokens, min_confidence):
     """Search ROOT for QUERY: words (quoted or not) or a symbol; '-' reads the query from stdin."""
     from . import service
-    from .notes import no_hits, remembered_note
+    from .notes import remembered_note
 
     if as_json and as_jsonl:
         raise click.UsageError("choose one of --json and --jsonl")
@@ -661,10 +661,10 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     for note in result.notes:
         click.echo(f"note: {note}", err=True)
     noted = "lexical" if retriever_name == "all" else retriever_name  # all-mode: the lexical index speaks for it
-    for note in (remembered_note(service.remembered_options(root, noted), "query"),
-                 no_hits(root, noted, filters, min_confidence, text) if not result.hits else None):
-        if note:
-            click.echo(f"note: {note}", err=True)
+    # (why a query has no hit, retrieval.notes.no_hits, is among the result's notes)
+    note = remembered_note(service.remembered_options(root, noted), "query")
+    if note:
+        click.echo(f"note: {note}", err=True)
     hits = result.hits
     if files_only:
         hits = _distinct_files(hits)[:top_k]

@@ -430,6 +430,20 @@ def test_an_empty_filter_is_falsy_and_a_set_one_is_truthy():
     assert service.QueryFilter(kind="docs")
 
 
+def test_an_empty_answer_says_why_in_its_notes(make_tree):
+    """The command line said why a query had no hit (on stderr); an API caller got an empty list
+    and no word: filters matching no indexed file, words no file holds."""
+    from retrieval.multi import search_all
+
+    root = str(make_tree(FILTER_FILES))
+    result = service.search(root, "retry", filters=service.QueryFilter(paths=("nowhere/",)))
+    assert result.hits == [] and result.notes == ["no indexed file matches --path nowhere/"]
+    result = service.search(root, "xylophonequux")
+    assert result.notes == ["no hits: no indexed text contains a word of the query"]
+    assert search_all(root, "xylophonequux").notes[-1] == "no hits: no indexed text contains a word of the query"
+    assert service.search(root, "retry").notes == []  # hits: nothing to explain
+
+
 def test_a_filters_language_is_read_as_lang_reads_it_an_alias_in_any_case(make_tree):
     """`language="py"` matched no file (the index records `python`), with no word why."""
     root = make_tree(FILTER_FILES)
