@@ -897,6 +897,9 @@ def skill(install_dir):
     if install_dir is None:
         click.echo(agent_skill.text(), nl=False)
         return
+    if not install_dir:  # `--install "$DIR"` with DIR unset: a usage error, as the other empty options
+        raise click.BadParameter("is empty (an unset variable?): give a directory, or no value for the default",
+                                 param_hint="'--install'")
     try:
         path, what = agent_skill.install(install_dir)
     except OSError as exc:

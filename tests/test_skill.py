@@ -59,4 +59,7 @@ def test_install_into_an_unwritable_place_is_a_one_line_error(run, tmp_path):
     assert result.exit_code == 1
     assert len(result.stderr.splitlines()) == 1 and result.stderr.startswith("error: ")
     assert result.stderr == f"error: cannot install the skill into {tmp_path / 'file' / 'sub'}: Not a directory\n"
-    assert run("skill", "--install=").stderr == "error: no directory given to --install\n"
+    empty = run("skill", "--install=")  # an unset variable: a usage error, as other empty options are
+    assert empty.exit_code == 2 and empty.stderr.splitlines()[-1] == (
+        "Error: Invalid value for '--install': is empty (an unset variable?): give a directory, or no value "
+        "for the default")
