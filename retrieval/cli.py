@@ -376,6 +376,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
         raise click.UsageError(f"{', '.join(context_flags)} applies to --retriever lexical+ctx only")
     outside_built: list[str] = []
     hybrid_existed = service.is_built(root, "hybrid")
+    lexical_existed = service.is_built(root, "lexical")
     if retriever_name == "all":
         targets = service.available_retrievers()
         # One built on request is kept current with the others (from its cached contexts and the
@@ -491,10 +492,11 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
         # built, so it gets used (said on every `index` it was noise).
         click.echo("note: `retrieval query` uses lexical unless told: `--retriever hybrid` (or "
                    f"{ENV_RETRIEVER}=hybrid) adds the embeddings", err=True)
-    if not single:
+    if not single and not lexical_existed:
         for name in service.retrievers_outside_all():
             if name not in outside_built:
-                # Said so a user who wanted every index knows this one is built on request only.
+                # Said so a user who wanted every index knows this one is built on request only; once,
+                # at the first build (said on every `index` it was noise).
                 click.echo(f"{name}: not part of all (build it on its own: retrieval index --retriever {name})",
                            err=True)
     if others_failed:

@@ -380,6 +380,8 @@ def test_index_all_names_the_retrievers_it_never_builds_and_how_to_build_them(ru
     assert ("lexical+ctx: not part of all (build it on its own: retrieval index --retriever lexical+ctx)"
             in result.stderr)
     assert not os.path.exists(os.path.join(root, ".retrieval", "lexical+ctx"))
+    again = run("index", "--root", root, "--retriever", "all")  # said once, at the first build
+    assert again.exit_code == 0 and "not part of all" not in again.stderr
 
 
 def test_index_all_keeps_a_contextual_index_built_on_request_current_without_asking_a_model(run, make_tree,
