@@ -494,6 +494,19 @@ def test_a_definition_keyword_defines_in_its_own_language_and_a_run_of_them_name
      '        def changeset(user), do: user\n      end\n  """\n  def all(q), do: q\nend\n', {"Repo", "all"}),
     ("elixir", '      def changeset(user), do: user\n  """\n  def insert(s) do\n', {"insert"}),
     ("elixir", '  def render do\n    string =\n      """\n      def fake\n      """\n  end\n', {"render"}),
+    # a Rust macro template's metavariables name the macro's arguments
+    ("rust", "macro_rules! mk {\n    ($name:ident, $t:ty) => {\n        fn $name() {}\n        struct $t;\n"
+     "        pub fn helper_$name() {}\n    };\n}\n", {"mk"}),
+    # a Haskell instance and a Swift extension add to a class or type defined elsewhere (as Rust's `impl`)
+    ("haskell", "instance FromJSON Value where\n  parseJSON = undefined\ndata instance Fam Int = A\n", set()),
+    ("swift", "extension DataRequest {\n}\nextension Int: ConstraintConstantTarget {}\n", set()),
+    # C++'s call operator defines no `operator`; a C prototype wrapped over lines is a declaration
+    ("cpp", "  To operator()(T&& v) const {\n  bool operator==(const A& other) const {\n", set()),
+    ("c", "CURLcode Curl_cf_def_send(struct Curl_cfilter *cf,\n                          int x);\n", set()),
+    # a Ruby heredoc is a string: the app file a Rails test writes defines nothing of the test's
+    ("ruby", 'class EngineTest\n  def test_x\n    write "a.rb", <<~RUBY\n      class PostsController\n'
+     '        def index; end\n      end\n    RUBY\n  end\n  # doc: execute <<~SQL\n  def after; end\nend\n',
+     {"EngineTest", "test_x", "after"}),
 ])
 def test_what_the_syntax_tree_reads_as_no_definition_the_patterns_do_not_define(language, text, names):
     """With the syntax tree as the oracle: type uses, labels, imports, calls and keywords were definitions."""
@@ -532,6 +545,12 @@ def test_what_the_syntax_tree_reads_as_no_definition_the_patterns_do_not_define(
      "declare let __MODE__: string\ndeclare namespace NS {\n", {"Axios", "f", "axios", "__MODE__", "NS"}),
     # Elixir's one-line function without parameters
     ("elixir", "  def __sockets__, do: []\n  defp deps, do: []\n", {"__sockets__", "deps"}),
+    # a Haskell class after its superclass context (not the superclass)
+    ("haskell", "class Monoid pairs => FromPairs enc pairs | enc -> pairs where\n"
+     "class (Eq a, Show a) => Pretty a where\n", {"FromPairs", "Pretty"}),
+    # a C function-type typedef wrapped over lines; a C function whose body opens on a later line
+    ("c", "typedef void Curl_cft_close(struct Curl_cfilter *cf,\n    struct Curl_easy *data);\n"
+     "int main(int argc,\n         char **argv)\n{\n  return f(argc);\n}\n", {"Curl_cft_close", "main"}),
 ])
 def test_forms_the_syntax_tree_reads_as_definitions_the_patterns_define_too(language, text, names):
     """`typedef uint32_t WORD;` defined `uint32_t`, `public int size() { return size; }` and `@inline
@@ -892,14 +911,30 @@ def test_many_unclosed_go_groups_are_read_in_time_linear_in_the_text():
     assert names == {"Last"}
 
 
-def test_a_qualified_namespace_defines_its_last_part_and_an_elixir_module_its_last_part_weakly():
+def test_a_qualified_namespace_defines_its_last_part_and_an_elixir_haskell_or_ruby_module_its_last_part_weakly():
     """`namespace Illuminate\\Support\\Facades;` defined `Illuminate` in every Laravel file, and `namespace
-    Newtonsoft.Json.Tests` and `defmodule Mix.Tasks.Phx.New` their second part (`Json`, `Tasks`)."""
+    Newtonsoft.Json.Tests`, `defmodule Mix.Tasks.Phx.New`, `module Text.Pandoc.Readers.LaTeX` and `class
+    ActiveStorage::Blob` their second or first part (`Json`, `Tasks`, `Pandoc`, `ActiveStorage`)."""
     assert defined_names("<?php\nnamespace Illuminate\\Support\\Facades;\n", "php") == {"Facades"}
     assert defined_names("namespace Newtonsoft.Json.Tests\n{\n", "csharp") == {"Tests"}
     assert defined_names("defmodule Mix.Tasks.Phx.New do\n", "elixir") == set()
     assert weak_definitions("defmodule Mix.Tasks.Phx.New do\n", "elixir") == {"New"}
     assert defined_names("defmodule Phoenix.Socket do\n", "elixir") == {"Socket"}  # one qualifier: the last part
+    assert defined_names("module Text.Pandoc.Readers.LaTeX (readLaTeX) where\n", "haskell") == set()
+    assert weak_definitions("module Text.Pandoc.Readers.LaTeX (readLaTeX) where\n", "haskell") == {"LaTeX"}
+    assert defined_names("class ActiveStorage::Blob < ActiveRecord::Base\n", "ruby") == set()
+    assert weak_definitions("class ActiveStorage::Blob < ActiveRecord::Base\n", "ruby") == {"Blob"}
+
+
+def test_unclosed_c_signatures_and_ruby_heredocs_are_read_in_time_linear_in_the_text():
+    """Each wrapped signature looks for the `;` or `{` after it, each heredoc for its end: neither scans
+    the rest of the text again for every one of 50,000."""
+    import time
+
+    started = time.perf_counter()
+    assert defined_names("int f(int a,\n" * 50_000, "c") == {"f"}
+    assert defined_names("x = <<~A\n" * 50_000 + "def after\n", "ruby") == {"x"}  # (the first line's `x`)
+    assert time.perf_counter() - started < 4.0
 
 
 def test_a_bare_method_name_finds_the_go_interface_declaring_it_above_a_mock_and_an_implementation(make_tree):

@@ -17,7 +17,7 @@ The prefix character cannot come out of the tokenizer, so feature terms never co
 from __future__ import annotations
 
 import re
-from bisect import bisect_right
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from itertools import combinations, compress, repeat
 
@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 28  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 29  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -69,7 +69,10 @@ VERSION = 28  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # bare assignments where bindings are declared, Kotlin's `const val X`, `fun<T>` and extension
 # properties, a qualified namespace's last part (PHP, C#; Elixir's weakly), Go's declaration groups
 # and an interface or group cut by a chunk boundary, Rust's statics and nested consts (no trait
-# impl's `type Output =`, no `impl X`), TypeScript's `declare`, Elixir's `def f, do:` (no heredoc's examples)
+# impl's `type Output =`, no `impl X`), TypeScript's `declare`, Elixir's `def f, do:` (no heredoc's examples);
+# 29: no Rust macro template's `$name`, no Haskell `instance` nor Swift `extension`, a Haskell class
+# after its context, a Haskell module's and a Ruby `class A::B`'s last part weakly (no first part), no
+# Ruby heredoc's code, no C++ `operator`, no C or C++ prototype wrapped over lines (syntax trees as the oracle)
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -96,10 +99,10 @@ _LANGUAGE_KEYWORDS: dict[str, str] = {
     "java": "class interface enum record",
     "kotlin": "fun class interface object typealias enum",
     "scala": "class object trait def type enum",
-    "swift": "class struct enum protocol extension func typealias",
+    "swift": "class struct enum protocol func typealias",
     "csharp": "class struct interface enum record namespace",
     "cpp": "class struct enum union typedef namespace",
-    "haskell": "data newtype type class instance module family",
+    "haskell": "data newtype type class module family",
     "elixir": "defmodule def defp defmacro defmacrop defguard defstruct defprotocol defdelegate",
     "ruby": "class def module alias",
     "php": "class function interface trait enum namespace",
@@ -250,6 +253,12 @@ _GENERIC_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*", g
                                       re.MULTILINE)
 _GENERIC_SIGNATURE_LANGUAGES = frozenset({"csharp", "dart"})
 _CONVERSION = lazy_compile(r"\boperator[ \t]+$")  # before a signature's name: a conversion operator
+# A C or C++ signature wrapped over lines (its parameters left open on the line) is a prototype when a
+# `;` ends it before any `{` opens a body (`CURLcode Curl_cf_def_send(struct Curl_cfilter *cf,` in a
+# header, `int x);` on the next line): a declaration, as the one-line `int proto(int a);` is and as the
+# syntax tree reads them.
+_STATEMENT_OR_BODY = lazy_compile(r"[;{]")
+_TYPEDEF_START = lazy_compile(r"[ \t]*typedef\b")  # `typedef void Curl_cft_close(...);` defines its type
 # Java also declares a method with its body on the line (`public int size() { return size; }`), or
 # none (`public abstract Object m0();` in an abstract class or an interface), and after annotations
 # (`@Override public int hashCode() {`): a Java statement never starts with a type and a name
@@ -273,9 +282,10 @@ _C_RESERVED = frozenset("int char void short long unsigned signed float double s
 _RESERVED = {
     "javascript": frozenset({"function", "extends", "typeof"}),
     "php": frozenset({"function", "fn"}),
-    "c": _C_RESERVED, "objc": _C_RESERVED, "cpp": _C_RESERVED | {"decltype", "alignas", "using"},
+    "c": _C_RESERVED, "objc": _C_RESERVED, "cpp": _C_RESERVED | {"decltype", "alignas", "using", "operator"},
     # C#'s constraint `where T : new()`, a tuple return type's `private static (int, T) Pair(`
     "csharp": frozenset({"new", "static"}),
+    "haskell": frozenset({"instance"}),  # `data instance Fam Int`, `type instance F a = b`
 }
 _RESERVED["typescript"] = _RESERVED["vue"] = _RESERVED["svelte"] = _RESERVED["javascript"]
 # `#define NAME`, Haskell `name ::` (or `name:: T`, not C++'s `std::string`), and top-level `NAME =
@@ -321,6 +331,10 @@ _JS_FUNCTIONS = lazy_compile(
     r"|^[ \t]+(?:const|let|var)[ \t]+([A-Za-z_$][\w$]*)[ \t]*=[ \t]*(?:async[ \t]+)?(?:function\b|\([^()\n]*\)[ \t]*=>|[A-Za-z_$][\w$]*[ \t]*=>)"
     r"|^[ \t]+([A-Za-z_$][\w$]*)[ \t]*:[ \t]*(?:async[ \t]+)?(?:function\b|\([^()\n]*\)[ \t]*=>)",
     re.MULTILINE)
+# Haskell: a class with a superclass context (`class Monoid p => FromPairs enc p | enc -> p where`)
+# defines the name after `=>`, not the superclass the keyword pattern reads (_HASKELL_CONTEXT).
+_HASKELL_CLASS = lazy_compile(r"^class[ \t]+[^\n=]*=>[ \t]*([A-Z]\w*)", re.MULTILINE)
+_HASKELL_CONTEXT = lazy_compile(r"[^\n=]*=>")
 _RUST_MACRO = lazy_compile(r"^[ \t]*macro_rules![ \t]*([A-Za-z_]\w*)", re.MULTILINE)
 # Rust: a `const` or `static` item (`pub static NAME: T`, `static mut NAME: T`) at any depth (an item,
 # never a local, which `let` binds: a test's `const N: usize = 64;` inside its function); its type
@@ -492,11 +506,39 @@ def _without_heredocs(text: str) -> str:
     return "".join(out)
 
 
+# A Ruby heredoc (`write "app.rb", <<~RUBY` ... `RUBY`) is a string: the classes and methods of the
+# app file a Rails test writes are no definitions of the test's (as the syntax tree reads them).
+# (the first on a line that is no comment: a doc comment's example `#   execute <<~SQL` opens none)
+_RUBY_HEREDOC = lazy_compile(r"^[ \t]*[^#\s][^\n]*?<<[~-]?(['\"]?)([A-Z_][A-Z0-9_]*)\1", re.MULTILINE)
+
+
+def _without_ruby_heredocs(text: str) -> str:
+    """A Ruby chunk's text with the bodies of the heredocs opened in it blanked (offsets kept). Each
+    body is searched for past the one before, and one left open runs to the end: linear."""
+    out, pos = [], 0
+    for m in _RUBY_HEREDOC.finditer(text):
+        if m.start() < pos:
+            continue  # in a body blanked already
+        start = text.find("\n", m.end())
+        if start < 0:
+            break
+        close = re.compile(rf"^[ \t]*{m.group(2)}[ \t]*\r?$", re.MULTILINE).search(text, start + 1)
+        end = close.start() if close else len(text)
+        out.append(text[pos:start + 1])
+        out.append(re.sub(r"[^\n]", " ", text[start + 1:end]))
+        pos = end
+        if not close:
+            break
+    out.append(text[pos:])
+    return "".join(out)
+
+
 _MORE_DEFS: dict[str, tuple] = {
     "python": (_PYTHON_WRAPPED_ANNOTATION,),
     "c": (_TYPEDEF_TAIL,), "objc": (_TYPEDEF_TAIL,),
     "lua": (_LUA_FUNCTION,), "javascript": (_JS_FUNCTIONS,), "typescript": (_JS_FUNCTIONS,),
     "vue": (_JS_FUNCTIONS,), "svelte": (_JS_FUNCTIONS,), "rust": (_RUST_MACRO, _RUST_CONST),
+    "haskell": (_HASKELL_CLASS,),
 }
 _PROSE = frozenset({"markdown", "rst", "text", "asciidoc", "org", "tex"})
 
@@ -528,8 +570,11 @@ _QUALIFIED_TAIL = lazy_compile(r"(?:(?:::|\.|\\)[A-Za-z_]\w*)*(?:::|\.|\\)([A-Za
 # (semble-dev: 6 laravel and guzzle questions up, 1 down; 1 newtonsoft up). An Elixir module's did
 # not (2 phoenix and 1 ecto questions down, as the weak definitions above say), and its second part
 # (`Tasks` in every Mix task) helped none (1 phoenix question up without it). Haskell's `module
-# Text.Pandoc.Readers.LaTeX` keeps `Pandoc`: without it, pandoc's questions moved both ways.
-_QUALIFIED_NAMES = {"php": True, "csharp": True, "elixir": False}
+# Text.Pandoc.Readers.LaTeX` defined `Pandoc` in every pandoc module; as Elixir's, its last part is
+# weak (semble-dev: 3 pandoc questions moved, 1 up and 2 down, pandoc's mean -0.0004). Ruby's `class
+# ActiveStorage::Blob` (`::` is no prefix) defined `ActiveStorage`, its last part weakly already: only
+# that (no question moved, nor with `Blob` a definition).
+_QUALIFIED_NAMES = {"php": True, "csharp": True, "elixir": False, "haskell": False, "ruby": False}
 _WEAK_DEFS: dict[str, tuple] = {
     "swift": (_MEMBER_BINDING,), "kotlin": (_MEMBER_BINDING,), "scala": (_MEMBER_BINDING,),
     "csharp": (_CSHARP_PROPERTY,), "cpp": (_USING_DEF,),
@@ -556,6 +601,8 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
     members: set[str] = set()
     if language == "elixir" and ('"""' in text or "'''" in text):
         text = _without_heredocs(text)
+    elif language == "ruby" and "<<" in text:
+        text = _without_ruby_heredocs(text)
     go = language == "go"
     # A Go chunk's owners say only what the chunks before it left open (member_owners): its
     # methods name their owner on the receiver.
@@ -584,7 +631,8 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
             pointers.update((m.start(), m.group(1)) for m in _ONE_LINE_TYPEDEF.finditer(text))
         names.update(pointers.values())
     for m in _KEYWORD_DEFS.get(language, _KEYWORD_DEF).finditer(text):
-        if m.start(1) in declared or m.start() in pointers or c_family and _C_TYPE_USE.match(text, m.end(1)):
+        if m.start(1) in declared or m.start() in pointers or c_family and _C_TYPE_USE.match(text, m.end(1)) \
+                or language == "haskell" and _HASKELL_CONTEXT.match(text, m.end(1)):
             continue
         # A qualified name (`defmodule Mix.Tasks.Phx.New`, `namespace Illuminate\Support\Facades;`) was
         # read to its second part (the prefix takes one), which it does not define (_QUALIFIED_NAMES).
@@ -606,9 +654,17 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
             _GENERIC_SIGNATURE_DEF if language in _GENERIC_SIGNATURE_LANGUAGES else \
             _JS_SIGNATURE_DEF if language in _METHOD_LANGUAGES else \
             _JAVA_SIGNATURE_DEF if language == "java" else _SIGNATURE_DEF
+        stops = None  # where each `;` or `{` is (a C or C++ chunk's), found once for every signature
         for m in signature.finditer(text):
             if _CONVERSION.search(text, max(0, m.start(1) - 12), m.start(1)):
                 continue  # `operator bool() const {` converts to a type, it does not define it
+            line = m.group(0)
+            if c_family and "{" not in line and line.count("(") > line.count(")") and not _TYPEDEF_START.match(line):
+                if stops is None:
+                    stops = [(stop.start(), stop.group(0)) for stop in _STATEMENT_OR_BODY.finditer(text)]
+                i = bisect_left(stops, (m.end(), ""))
+                if i < len(stops) and stops[i][1] == ";":
+                    continue  # a prototype
             qualifier, _, name = m.group(1).rpartition("::")
             if qualifier:  # C++'s out-of-class definition names its owner: `void Router::add(`
                 owner = qualifier.rpartition("::")[2]
@@ -651,6 +707,10 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
         for pattern in _WEAK_DEFS.get(language, ()):
             weak.update(m.group(1) for m in pattern.finditer(text))
         weak -= names
+    if language == "rust" and "$" in text:
+        # a `macro_rules!` template's `fn $name(` or `struct $t` names a macro argument, nothing defined
+        names = {name for name in names if "$" not in name}
+        members = {pair for pair in members if "$" not in pair}
     names -= _RESERVED.get(language, frozenset())
     return names, members
 
