@@ -16,7 +16,6 @@ import json
 import os
 import sys
 import time
-from collections import defaultdict
 
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)

@@ -253,7 +253,7 @@ class PythonWriter:
             out.append(f"import {mod}")
         for _ in range(rng.randint(0, 3)):
             out.append(f"from .{nm.noun()}_{nm.noun()} import {nm.type()}, {nm.func('snake')}")
-        out += ["", f"logger = logging.getLogger(__name__)", f"{nm.const()} = {rng.randint(1, 5000)}", "", ""]
+        out += ["", "logger = logging.getLogger(__name__)", f"{nm.const()} = {rng.randint(1, 5000)}", "", ""]
         return out
 
     def body(self, nm: Namer, indent: str, n: int) -> list[str]:
@@ -358,7 +358,7 @@ class TypeScriptWriter(CLikeWriter):
     def header(self, nm: Namer) -> list[str]:
         rng = nm.rng
         out = [f"import {{ {nm.type()}, {nm.type()} }} from './{nm.noun()}-{nm.noun()}';" for _ in range(rng.randint(2, 6))]
-        out += [f"import {{ logger }} from '../logger';", "", f"export const {nm.const()} = {rng.randint(1, 9000)};", ""]
+        out += ["import { logger } from '../logger';", "", f"export const {nm.const()} = {rng.randint(1, 9000)};", ""]
         return out
 
     def unit(self, nm: Namer) -> list[str]:
