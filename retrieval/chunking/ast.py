@@ -25,6 +25,7 @@ from __future__ import annotations
 import bisect
 import re
 from dataclasses import replace
+from itertools import accumulate
 
 from ..languages import CODE, from_content
 from ..read import split_lines
@@ -304,6 +305,7 @@ class _Splitter:
         """The items in `count` spans that fit (no two definitions together where one stays alone),
         of sizes as even as can be (the least sum of squares); None if they do not go in `count`."""
         n = len(items)
+        off, budget, max_lines = self.off, self.budget, self.max_lines  # fits() and size(), inlined: the hot loop
         best: list = [(0, 0, -1)] + [None] * n  # for the first j items: (spans, sum of squares, start of the last)
         for j in range(1, n + 1):
             end, defs, lone, found = -1, 0, False, None
@@ -312,10 +314,11 @@ class _Splitter:
                 end = max(end, b)
                 defs += is_def
                 lone = lone or alone
-                if not self.fits(a, end) or (defs > 1 and lone):
+                size = off[end + 1] - off[a]
+                if size > budget or end - a >= max_lines or (defs > 1 and lone):
                     break
                 if best[i] is not None:
-                    cost = (best[i][0] + 1, best[i][1] + self.size(a, end) ** 2, i)
+                    cost = (best[i][0] + 1, best[i][1] + size ** 2, i)
                     if found is None or cost[:2] < found[:2]:
                         found = cost
             best[j] = found
@@ -374,12 +377,7 @@ def _rows(source: bytes) -> list[str]:
 
 
 def _line_offsets(lines: list[str]) -> list[int]:
-    offsets = [0]
-    total = 0
-    for line in lines:
-        total += len(line)
-        offsets.append(total)
-    return offsets
+    return [0, *accumulate(map(len, lines))]
 
 
 def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: int, min_span: int,

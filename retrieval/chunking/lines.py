@@ -101,8 +101,15 @@ def chunk_lines(
     text: str, path: str, *, language: str = "", kind: str = "", policy: ChunkingPolicy | None = None
 ) -> list[Chunk]:
     """text (the file at path) as chunks of whole lines within policy's budget ([] for no lines)."""
+    return chunk_rows(split_lines(text), path, language=language, kind=kind, policy=policy)
+
+
+def chunk_rows(
+    lines: list[str], path: str, *, language: str = "", kind: str = "", policy: ChunkingPolicy | None = None
+) -> list[Chunk]:
+    """chunk_lines of text already split into its lines (split_lines): a caller holding them (the
+    heading chunker, for each section) does not join and split them again."""
     policy = policy or ChunkingPolicy()
-    lines = split_lines(text)
     if not lines:
         return []
     budget = policy.budget(kind)
@@ -110,8 +117,11 @@ def chunk_lines(
     prose = kind == DOCS
     underline = (RST_ADORNMENT if language == "rst" else SETEXT_UNDERLINE) if prose else None
     out: list[Chunk] = []
-    start, size = 0, 0
     n = len(lines)
+    if n <= max_lines and sum(map(len, lines)) <= budget:  # all of it fits: no cut (most sections of a page)
+        _emit(path, lines, 0, n, language, kind, out)
+        return out
+    start, size = 0, 0
     i = 0
     while i < n:
         length = len(lines[i])

@@ -11,11 +11,12 @@ a title reads as rendered (no link targets, badges or HTML tags). A section's `s
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 
 from ..languages import DOCS
 from ..read import split_lines
 from ..records import Chunk
-from .lines import RST_ADORNMENT, SETEXT_UNDERLINE, ChunkingPolicy, chunk_lines
+from .lines import RST_ADORNMENT, SETEXT_UNDERLINE, ChunkingPolicy, chunk_rows
 
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$")
 # A closing run of `#` follows a space (or is all there is): `# C#` is about C#.
@@ -77,7 +78,10 @@ def _plain(raw: str) -> str:
     `v3.7.2 (2019-11-10)`, `<small>nlohmann::json::</small>parse` is `nlohmann::json::parse`; a
     badge's URLs went into the heading path of every chunk under it. Code spans are kept as written;
     a heading that is only an image is named by its alt text."""
-    raw = raw[:MAX_RAW_TITLE].replace("\x00", "")
+    raw = raw[:MAX_RAW_TITLE]
+    if not any(c in raw for c in "`[<\x00"):  # most headings: no code span, image, link or tag to read
+        return _BLANKS.sub(" ", raw).strip(" \t")
+    raw = raw.replace("\x00", "")
     spans, masked, done = [], [], 0
     for start, end in _code_spans(raw):  # set aside: `<T>` in code is no tag
         spans.append(raw[start:end])
@@ -127,16 +131,19 @@ def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
     # fence, a heading, a list item, a line of HTML or another `---` (a thematic break).
     text_row: int | None = None
     front = _front_matter_end(lines)
-    for i, raw in enumerate(lines):
-        if i < front:
-            continue
-        line = raw.rstrip("\r\n")
+    done = None  # the row read before this one
+    # Each pattern below is tried only on a line whose first characters could start its match:
+    # most lines are none of these, and the patterns were most of the chunker's time.
+    for i in _rows_to_read(lines, front):
+        before, done = done, i
+        line = lines[i].rstrip("\r\n")
         if comment:
             comment = "-->" not in line
             continue
         if not fence and "<!--" in line and "-->" not in line[line.index("<!--") + 4 :]:
             comment = True  # from the next line on
-        m = _FENCE.match(line)
+        lead = line.lstrip(" \t")[:3]
+        m = _FENCE.match(line) if lead in ("```", "~~~") else None
         # A backtick fence's info string holds no backtick (```` ```a``` ```` is inline code); a
         # closing fence is as long as the opening one, or longer, and has none.
         if m and not fence and not (m.group(2)[0] == "`" and "`" in m.group(3)):
@@ -148,20 +155,56 @@ def _markdown_headings(lines: list[str]) -> list[tuple[int, int, str]]:
             continue
         if fence:
             continue
-        m = _ATX.match(line)
+        m = _ATX.match(line) if "#" in line[:4] else None
         if m:
-            title = _ATX_CLOSE.sub("", (m.group(2) or "").rstrip())
-            out.append((i, len(m.group(1)), _title(_plain(_ATTRS.sub("", title)))))
+            title = (m.group(2) or "").rstrip()
+            if title.endswith("#"):
+                title = _ATX_CLOSE.sub("", title)
+            if "}" in title:
+                title = _ATTRS.sub("", title)
+            out.append((i, len(m.group(1)), _title(_plain(title))))
             continue
-        if SETEXT_UNDERLINE.match(line):
-            if text_row == i - 1:
+        if lead[:1] in ("=", "-") and SETEXT_UNDERLINE.match(line):
+            # (a row skipped just before, outside fences and comments as this one: text, or not)
+            if text_row == i - 1 or (before != i - 1 and i - 1 >= front and _is_text(lines[i - 1].rstrip("\r\n"))):
                 out.append((i - 1, 1 if line.strip()[0] == "=" else 2, _title(_plain(lines[i - 1].strip()))))
             continue
-        stripped = line.strip()
-        if stripped and not _LIST_ITEM.match(line) and not stripped.startswith((">", "|")) \
-                and not (stripped.startswith("<") and stripped.endswith(">")):
+        if _is_text(line):
             text_row = i
     return out
+
+
+def _is_text(line: str) -> bool:
+    """A line of paragraph text (not a list item, a quote, a table row or a line of HTML)."""
+    stripped = line.strip()
+    listed = (stripped[:1] in ("-", "*", "+") or stripped[:1].isdigit()) and _LIST_ITEM.match(line)
+    return bool(stripped) and not listed and not stripped.startswith((">", "|")) \
+        and not (stripped.startswith("<") and stripped.endswith(">"))
+
+
+# A line that may open or close a fence, or be a heading or an underline: at its start (after
+# indentation) three backticks or tildes, `#`, `=` or `-`. Searched for with its line break first,
+# which the regular expression engine finds fast.
+_BLOCK_LINE = re.compile(r"\n[ \t]*(?:```|~~~|[#=-])")
+
+
+def _rows_to_read(lines: list[str], front: int):
+    """The rows from `front` on that the heading scan must read: in a file without HTML comments
+    only those that may be a fence, a heading or an underline (no other row changes what follows;
+    whether a skipped row is paragraph text is asked only of the one above an underline). With a
+    comment (`<!--`, `-->`), which may start or end on any row, every row; and every row of
+    lines not split at line breaks kept (read.split_lines): a caller may give them without."""
+    text = "\n" + "".join(lines)  # a line break before every row, the first one's too
+    if not lines or "<!--" in text or "-->" in text or text.count("\n") != len(lines) + lines[-1].endswith("\n") \
+            or not all(line.endswith("\n") for line in lines[:-1]):
+        return range(front, len(lines))
+    rows, row, at = [], 0, 0
+    for m in _BLOCK_LINE.finditer(text):
+        row += text.count("\n", at, m.start())  # line breaks before this one's: its row
+        at = m.start()
+        if row >= front:
+            rows.append(row)
+    return rows
 
 
 def _rst_headings(lines: list[str]) -> list[tuple[int, int, str]]:
@@ -235,10 +278,11 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
         sections.append([row, end, " > ".join(t for _, t, _ in stack), title, level, scope])
     # Merge a section into the previous chunk while both fit and it is not a shallower heading.
     merged = []
+    offsets = [0, *accumulate(map(len, lines))]  # characters before each row: a span's size at once
     for sec in sections:
         if merged:
             prev = merged[-1]
-            size = sum(len(line) for line in lines[prev[0] : sec[1] + 1])
+            size = offsets[sec[1] + 1] - offsets[prev[0]]
             # a child or a sibling of the chunk's first heading (or anything after a preamble)
             if size <= budget and sec[1] - prev[0] < policy.max_lines and (sec[4] >= prev[4] or not prev[3]):
                 prev[1] = sec[1]
@@ -247,11 +291,11 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
     out: list[Chunk] = []
     for start, end, context, title, _level, around in merged:
         kind_name = "section" if title else "document"
-        body = "".join(lines[start : end + 1])
-        if not body.strip():
+        rows = lines[start : end + 1]
+        if not any(line.strip() for line in rows):
             continue
         pieces = [(p.start_line, p.end_line, p.text) for p in
-                  chunk_lines(body, path, language=language, kind=kind, policy=policy)]
+                  chunk_rows(rows, path, language=language, kind=kind, policy=policy)]
         if title and len(pieces) > 1 and _only_heading(pieces[0][2], language):
             # A heading over one long line (a paragraph never wrapped) was a chunk of its own,
             # saying nothing: it goes with what it heads.

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from retrieval.chunking import ChunkingPolicy
-from retrieval.chunking.markdown import chunk_headings
+from retrieval.chunking.markdown import chunk_headings, heading_rows
 from retrieval.read import split_lines
 
 from chunk_checks import assert_verbatim
@@ -260,6 +260,17 @@ def test_only_a_line_of_paragraph_text_is_underlined_into_a_setext_heading():
     assert_verbatim(text, chunks)
     assert {c.context for c in chunks} == {"Guide", "Guide > Install"}
     assert chunk_headings("---", "a.md", language="markdown", kind="docs")[0].context == ""
+
+
+def test_headings_read_alike_from_lines_with_or_without_their_endings_and_beside_a_comment():
+    """The scan skips the rows that cannot change what follows; a paragraph line it skipped is still
+    underlined into a heading, and lines given without their endings (contextual's) read the same."""
+    text = ("Intro line\n\nSetext title\n============\n\n- item\n---\n\n```\n# not a heading\n```\n"
+            "Paragraph\n---\n# ATX #\n")
+    expected = heading_rows(split_lines(text))
+    assert expected == [(2, 1, "Setext title"), (11, 2, "Paragraph"), (13, 1, "ATX")]
+    assert heading_rows(text.splitlines()) == expected
+    assert heading_rows(split_lines(text + "<!-- a note\n# hidden\n-->\n")) == expected
 
 
 def test_a_thematic_break_after_a_blank_line_makes_no_heading_of_the_paragraph_above():
