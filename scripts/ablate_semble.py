@@ -67,6 +67,14 @@ def evaluate_repo(docs, queries, prefix: str, config: RankingConfig, k: int,
     return out
 
 
+def positive_int(text: str) -> int:
+    """-k 0 ended in a division by zero: a usage error instead (exit 2)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkouts", default="/work/checkouts/semble")
@@ -75,7 +83,7 @@ def main(argv=None) -> int:
     parser.add_argument("--variants", default="", help="comma-separated subset of variant names")
     parser.add_argument("--retriever", choices=("lexical", "treesitter"), default="lexical",
                         help="treesitter: the same variants over syntax-aware chunks (needs the extra)")
-    parser.add_argument("-k", type=int, default=10)
+    parser.add_argument("-k", type=positive_int, default=10)
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args(argv)
     import retrieval.text as text
@@ -87,12 +95,24 @@ def main(argv=None) -> int:
 
         load, retriever_class = load_ast_chunk_documents, TreesitterRetriever
 
-    with open(os.path.join(args.bench, "repos.json"), encoding="utf-8") as fh:
-        repos = json.load(fh)
+    try:
+        with open(os.path.join(args.bench, "repos.json"), encoding="utf-8") as fh:
+            repos = json.load(fh)
+    except (OSError, ValueError) as exc:  # one line, not a traceback
+        print(f"error: cannot read {os.path.join(args.bench, 'repos.json')}: {getattr(exc, 'strerror', None) or exc}",
+              file=sys.stderr)
+        return 1
     if args.repos:
         wanted = set(args.repos.split(","))
         repos = [r for r in repos if r["name"] in wanted]
     variants = [v for v in VARIANTS if not args.variants or v[0] in args.variants.split(",")]
+    # An unknown --repos or --variants name printed an empty table and exit 0: an ablation that passed
+    repos = [r for r in repos if os.path.isdir(os.path.join(args.checkouts, r["name"], r.get("benchmark_root") or ""))]
+    if not variants:
+        parser.error(f"--variants names no known variant; choose from: {', '.join(v[0] for v in VARIANTS)}")
+    if not repos:
+        print("error: no repository to evaluate (none of --repos has a checkout under --checkouts)", file=sys.stderr)
+        return 1
     results = {name: {} for name, _, _ in variants}  # variant -> repo -> [(category, ndcg)]
     languages = {}
     started = time.perf_counter()

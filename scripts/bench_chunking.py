@@ -80,6 +80,9 @@ def main(argv=None) -> int:
     ap.add_argument("--retrievers", default="lexical,treesitter")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    if not os.path.isdir(args.root):  # was a DiscoveryError traceback
+        print(f"error: root is not a directory: {args.root}", file=sys.stderr)
+        return 1
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-chunking-") as tmp:
         os.environ["RETRIEVAL_INDEX_DIR"] = tmp

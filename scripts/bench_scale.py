@@ -83,7 +83,12 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="also write every run's full results to this file")
     ap.add_argument("--rg", action="store_true", help="also time rg for reference")
     args = ap.parse_args(argv)
-    sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    try:
+        sizes = [int(x) for x in args.sizes.split(",") if x.strip()]
+    except ValueError:  # was a traceback
+        ap.error(f"--sizes takes file counts separated by commas, not {args.sizes!r}")
+    if not sizes or min(sizes) < 1:
+        ap.error("--sizes takes positive file counts")
     data = os.path.abspath(args.data)
     os.makedirs(data, exist_ok=True)
     rows = []

@@ -84,6 +84,10 @@ def main(argv=None) -> int:
     parser.add_argument("--anserini-ids", action="store_true",
                         help="keep the qrels' unpadded ids as Anserini's regression does (see above)")
     args = parser.parse_args(argv)
+    for name in ("cacm.tar.gz", "topics.cacm.txt", "qrels.cacm.txt"):  # checked before anything is written
+        if not os.path.isfile(os.path.join(args.cacm, name)):
+            print(f"error: no {name} in {args.cacm} (--cacm: the CACM collection's directory)", file=sys.stderr)
+            return 1
     docs = os.path.join(args.out, "docs")
     n_docs = write_documents(os.path.join(args.cacm, "cacm.tar.gz"), docs)
     topics = read_topics(os.path.join(args.cacm, "topics.cacm.txt"))

@@ -80,11 +80,22 @@ def main(argv=None) -> int:
     parser.add_argument("after")
     parser.add_argument("--queries", action="store_true", help="list every query whose NDCG@10 moved")
     args = parser.parse_args(argv)
-    with open(args.before, encoding="utf-8") as fh:
-        before = json.load(fh)
-    with open(args.after, encoding="utf-8") as fh:
-        after = json.load(fh)
-    c = compare(before, after)
+    results = []
+    for path in (args.before, args.after):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                result = json.load(fh)
+        except (OSError, ValueError) as exc:
+            print(f"error: cannot read {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+            return 1
+        if not isinstance(result, dict) or not isinstance(result.get("repos"), list):
+            print(f"error: {path} is not an eval_semble.py --json result (no 'repos' list)", file=sys.stderr)
+            return 1
+        results.append(result)
+    c = compare(*results)
+    if not c["repos"]:  # printed as "0 repositories: nan -> nan" with exit 0, a comparison that passed
+        print("error: no repository was scored in both results", file=sys.stderr)
+        return 1
     print(f"{c['repos']} repositories: {c['before']:.4f} -> {c['after']:.4f} "
           f"({c['after'] - c['before']:+.4f}); queries up {c['up']}, down {c['down']}")
     if c["interval"]:

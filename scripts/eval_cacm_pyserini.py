@@ -63,9 +63,16 @@ def main(argv=None) -> int:
     parser.add_argument("--run", default=os.path.join(PROJECT, "..", "shared", "bench", "cacm", "cacm-bm25.lucene-run.txt"))
     parser.add_argument("-k", type=int, default=1000)
     args = parser.parse_args(argv)
-    docs = load_documents(os.path.join(args.cacm_out, "docs"))
-    with open(os.path.join(args.cacm_out, "cacm.jsonl"), encoding="utf-8") as fh:
-        queries = [json.loads(line) for line in fh if line.strip()]
+    try:  # every input read first: a missing run file ended the run with a traceback after the scoring
+        docs = load_documents(os.path.join(args.cacm_out, "docs"))
+        with open(os.path.join(args.cacm_out, "cacm.jsonl"), encoding="utf-8") as fh:
+            queries = [json.loads(line) for line in fh if line.strip()]
+        shipped = read_run(args.run)
+    except (OSError, ValueError) as exc:
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else ""
+        print(f"error: cannot read{where}: {getattr(exc, 'strerror', None) or exc} "
+              "(--cacm-out: the --out of cacm_to_jsonl.py; --run: Anserini's run)", file=sys.stderr)
+        return 2
     relevant = {q["id"]: [os.path.splitext(p)[0] for p in q["relevant"]] for q in queries}
 
     started = time.perf_counter()
@@ -91,7 +98,6 @@ def main(argv=None) -> int:
     print(f"MAP  {mean_ap:.4f}  (Anserini {ANSERINI_MAP}, diff {mean_ap - ANSERINI_MAP:+.4f}; lexical prose {prose_map:.4f})")
     print(f"P@30 {p30:.4f}  (Anserini {ANSERINI_P30}, diff {p30 - ANSERINI_P30:+.4f}; lexical prose {prose_p30:.4f})")
 
-    shipped = read_run(args.run)
     judged = [q["id"] for q in queries if q["id"] in shipped]
     same_set = sum(set(got[t][:30]) == set(shipped[t][:30]) for t in judged)
     same_list = sum(got[t][:30] == shipped[t][:30] for t in judged)

@@ -80,20 +80,35 @@ def evaluate(tree: str, questions: list[dict], name: str, depth: int) -> dict:
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--bench", default=os.path.join(PROJECT, "..", "shared", "bench", "cosqa"))
+    parser.add_argument("--bench", default=None, help="the CoSQA data (default: ../shared/bench/cosqa)")
     parser.add_argument("--workdir", required=True, help="where the tree and its index go")
     parser.add_argument("--retrievers", default="lexical")
     parser.add_argument("--depth", type=int, default=100)
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args(argv)
-    bench = os.path.abspath(args.bench)
-    if not os.path.isdir(bench):
+    from retrieval.retrievers.base import get_spec
+
+    for name in args.retrievers.split(","):  # a misspelt name was a traceback after the tree was written
+        try:
+            get_spec(name)
+        except ValueError as exc:
+            parser.error(str(exc))
+    bench = os.path.abspath(args.bench or os.path.join(PROJECT, "..", "shared", "bench", "cosqa"))
+    if args.bench is None and not os.path.isdir(bench):  # a copy of the project elsewhere
         bench = "/work/shared/bench/cosqa"
+    if not os.path.isdir(bench):  # a --bench given was silently replaced by the default data
+        print(f"error: no CoSQA data at {bench}", file=sys.stderr)
+        return 1
     tree = os.path.join(os.path.abspath(args.workdir), "tree")
     os.environ.setdefault("RETRIEVAL_INDEX_DIR", os.path.join(os.path.abspath(args.workdir), "index"))
-    n = write_tree(bench, tree)
-    with open(os.path.join(bench, "cosqa-retrieval-dev-500.json"), encoding="utf-8") as fh:
-        questions = json.load(fh)
+    try:  # a bench directory without the data: one line, not a traceback
+        with open(os.path.join(bench, "cosqa-retrieval-dev-500.json"), encoding="utf-8") as fh:
+            questions = json.load(fh)
+        n = write_tree(bench, tree)
+    except (OSError, ValueError) as exc:
+        where = f" {exc.filename}" if getattr(exc, "filename", None) else f" the data in {bench}"
+        print(f"error: cannot read{where}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return 1
     results = []
     for name in args.retrievers.split(","):
         result = evaluate(tree, questions, name, args.depth)

@@ -43,6 +43,14 @@ def mean(values):
     return sum(values) / len(values) if values else None
 
 
+def positive_int(text: str) -> int:
+    """-k 0 failed every repository on a division by zero: a usage error instead (exit 2)."""
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
 def run_repo(job: dict) -> dict:
     """Evaluate one repository (in a worker process). Never raises: failures come back as data."""
     started = time.perf_counter()
@@ -226,18 +234,30 @@ def main(argv=None) -> int:
     parser.add_argument("--retriever", default="lexical")
     parser.add_argument("--repos", default="", help="comma-separated subset of repository names")
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("-k", type=int, default=10)
+    parser.add_argument("-k", type=positive_int, default=10)
     parser.add_argument("--index-dir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "retrieval-eval-index"),
                         help="where indexes are kept (RETRIEVAL_INDEX_DIR), reused while fresh")
     parser.add_argument("--force", action="store_true", help="rebuild every index (times the builds)")
     parser.add_argument("--json", dest="json_out", help="write all numbers, per query too, to this file")
     args = parser.parse_args(argv)
     args.bench = os.path.normpath(args.bench)
+    if args.retriever != "all":  # a misspelt name failed every repository, one table row at a time
+        from retrieval.retrievers.base import get_spec
+
+        try:
+            get_spec(args.retriever)
+        except ValueError as exc:
+            parser.error(str(exc))
 
     started = time.perf_counter()
     os.environ["RETRIEVAL_INDEX_DIR"] = os.path.abspath(args.index_dir)  # inherited by the workers
     published = load_published(args.bench)
-    jobs, skipped = plan(args)
+    try:
+        jobs, skipped = plan(args)
+    except (OSError, ValueError) as exc:  # no or a broken repos.json: one line, not a traceback
+        print(f"error: cannot read {os.path.join(args.bench, 'repos.json')}: {getattr(exc, 'strerror', None) or exc}",
+              file=sys.stderr)
+        return 1
     if not jobs:
         print("error: no repository to evaluate", file=sys.stderr)
         return 1
@@ -251,7 +271,12 @@ def main(argv=None) -> int:
         payload = {"args": vars(args), "seconds": elapsed, "overall": overall, "skipped": skipped, "repos": results}
         with open(args.json_out, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, ensure_ascii=False, indent=1)
-    return 1 if any("error" in r for r in results) else 0
+    failed = any("error" in r for r in results)  # each named above
+    if not failed and not overall["mean_over_repos"]["repos"]:  # as `retrieval eval`: a run that measured nothing must not pass
+        print("error: no repository could be scored: no annotated file exists in any checkout; is --checkouts "
+              "the semble-dev checkouts?", file=sys.stderr)
+        return 1
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

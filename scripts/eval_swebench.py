@@ -255,17 +255,33 @@ def main(argv=None) -> int:
         parser.error(f"--span-budgets takes whole numbers separated by commas, not {args.span_budgets!r}")
     if any(b <= 0 for b in budgets) or (budgets and not args.max_tokens):
         parser.error("--span-budgets takes positive budgets, beside a --max-tokens budget")
+    if args.retriever != "all":  # a misspelt name failed every instance, one at a time
+        from retrieval.retrievers.base import get_spec
+
+        try:
+            get_spec(args.retriever)
+        except ValueError as exc:
+            parser.error(str(exc))
     started = time.perf_counter()
-    with open(os.path.join(args.bench, "instances.jsonl"), encoding="utf-8") as fh:
-        instances = [json.loads(line) for line in fh if line.strip()]
+    try:  # a missing or broken input: one line, not a traceback
+        path = os.path.join(args.bench, "instances.jsonl")
+        with open(path, encoding="utf-8") as fh:
+            instances = [json.loads(line) for line in fh if line.strip()]
+        path = args.gitdirs
+        with open(path, encoding="utf-8") as fh:
+            gitdirs = json.load(fh)
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot read {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return 1
     if args.repos:
         wanted = set(args.repos.split(","))
         instances = [i for i in instances if i["repo"] in wanted]
     instances = instances[args.skip:]
     if args.limit:
         instances = instances[: args.limit]
-    with open(args.gitdirs, encoding="utf-8") as fh:
-        gitdirs = json.load(fh)
+    if not instances:  # an empty table and exit 0 passed for a measurement
+        print("error: no instance to evaluate (--repos names repositories as owner/name)", file=sys.stderr)
+        return 1
     workdir = os.path.abspath(args.workdir)
     os.makedirs(os.path.join(workdir, "trees"), exist_ok=True)
     os.environ["RETRIEVAL_INDEX_DIR"] = os.path.join(workdir, "index")  # inherited by the workers

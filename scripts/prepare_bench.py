@@ -81,8 +81,13 @@ def main(argv=None) -> int:
     parser.add_argument("--repos", default="", help="comma-separated subset of semble-dev names")
     args = parser.parse_args(argv)
 
-    with open(os.path.join(args.bench, "semble-dev", "repos.json"), encoding="utf-8") as fh:
-        repos = json.load(fh)
+    path = os.path.join(args.bench, "semble-dev", "repos.json")
+    try:
+        with open(path, encoding="utf-8") as fh:
+            repos = json.load(fh)
+    except (OSError, ValueError) as exc:  # one line, not a traceback
+        print(f"error: cannot read {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return 1
     if args.repos:
         wanted = set(args.repos.split(","))
         repos = [r for r in repos if r["name"] in wanted]

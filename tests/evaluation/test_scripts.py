@@ -317,3 +317,152 @@ def test_a_comparison_gives_the_difference_an_interval_from_resampling_repositor
     low, high = c["interval"]
     assert low <= 0.0 < high and (c["up"], c["down"]) == (1, 0) and c["sign_p"] == 1.0
     assert compare(_semble_run(base), _semble_run(one))["interval"] == c["interval"]  # seeded
+
+
+def test_the_semble_scripts_refuse_a_zero_cut_off_as_a_usage_error(tmp_path, capsys):
+    # -k 0 failed every repository on a division by zero (eval_semble) or ended in a traceback (ablate).
+    import pytest
+
+    for name in ("eval_semble", "ablate_semble"):
+        script = _load(name)
+        with pytest.raises(SystemExit) as exit_info:
+            script.main(["--bench", str(tmp_path), "-k", "0"])
+        assert exit_info.value.code == 2
+        assert "must be at least 1" in capsys.readouterr().err
+
+
+def test_the_semble_script_refuses_an_unknown_retriever_as_a_usage_error(tmp_path, capsys):
+    import pytest
+
+    with pytest.raises(SystemExit) as exit_info:
+        _load("eval_semble").main(["--bench", str(tmp_path), "--retriever", "lexicl"])
+    assert exit_info.value.code == 2
+    assert "unknown retriever 'lexicl'" in capsys.readouterr().err
+
+
+def test_the_semble_scripts_name_a_missing_benchmark_in_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "index"))  # eval_semble sets it; restored after
+    for name in ("eval_semble", "ablate_semble"):
+        assert _load(name).main(["--bench", str(tmp_path / "absent")]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("error: cannot read ") and "repos.json" in err and len(err.splitlines()) == 1
+
+
+def test_the_comparison_names_an_unreadable_or_foreign_result_in_one_line(tmp_path, capsys):
+    compare = _load("compare_semble")
+    good = tmp_path / "good.json"
+    good.write_text(json.dumps({"repos": []}))
+    (tmp_path / "broken.json").write_text('{"repos": [')
+    (tmp_path / "other.json").write_text(json.dumps([{"retriever": "lexical"}]))  # eval_cosqa's output
+    for bad in ("absent.json", "broken.json", "other.json"):
+        assert compare.main([str(tmp_path / bad), str(good)]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and bad in err and len(err.splitlines()) == 1
+
+
+def test_a_comparison_with_no_repository_scored_in_both_fails_instead_of_printing_nan(tmp_path, capsys):
+    compare = _load("compare_semble")
+
+    def result(name):
+        return {"repos": [{"name": name, "language": "go", "summary": {"ndcg": 0.5},
+                           "queries": [{"query": "q", "category": "symbol", "n_existing": 1, "scores": {"ndcg": 0.5}}]}]}
+
+    (tmp_path / "a.json").write_text(json.dumps(result("cobra")))
+    (tmp_path / "b.json").write_text(json.dumps(result("fastapi")))
+    assert compare.main([str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 1
+    out, err = capsys.readouterr()
+    assert "nan" not in out and err == "error: no repository was scored in both results\n"
+
+
+def test_the_cosqa_script_does_not_replace_a_missing_bench_with_the_default_data(tmp_path, capsys):
+    cosqa = _load("eval_cosqa")
+    assert cosqa.main(["--bench", str(tmp_path / "absent"), "--workdir", str(tmp_path / "work")]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"error: no CoSQA data at {tmp_path / 'absent'}\n"
+    assert not (tmp_path / "work").exists()
+    (tmp_path / "empty").mkdir()  # a directory without the data files
+    assert cosqa.main(["--bench", str(tmp_path / "empty"), "--workdir", str(tmp_path / "work")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: cannot read ") and len(err.splitlines()) == 1
+
+
+def test_the_benchmark_scripts_name_a_missing_input_in_one_line_before_writing_anything(tmp_path, capsys):
+    absent = str(tmp_path / "absent")
+    runs = {"cacm_to_jsonl": (["--cacm", absent, "--out", str(tmp_path / "out")], 1),
+            "eval_swebench": (["--bench", absent, "--workdir", str(tmp_path / "out")], 1),
+            "prepare_bench": (["--bench", absent, "--checkouts", str(tmp_path / "out")], 1),
+            # 1 says the figures are off Anserini's: an unreadable input is told apart
+            "eval_cacm_pyserini": (["--cacm-out", absent], 2)}
+    for name, (argv, code) in runs.items():
+        assert _load(name).main(argv) == code, name
+        err = capsys.readouterr().err
+        assert err.startswith("error: ") and absent in err and len(err.splitlines()) == 1, (name, err)
+        assert not (tmp_path / "out").exists(), name
+
+
+def test_the_semble_script_fails_when_no_repository_could_be_scored(tmp_path, monkeypatch, capsys):
+    # As `retrieval eval`: checkouts of other trees gave an empty report and exit 0, which passed a CI step.
+    semble = _load("eval_semble")
+    bench = tmp_path / "bench"
+    (bench / "annotations").mkdir(parents=True)
+    (bench / "repos.json").write_text(json.dumps([{"name": "demo", "language": "python"}]))
+    (bench / "annotations" / "demo.json").write_text(json.dumps([
+        {"query": "retry an upload", "relevant": ["net/retry.py"], "secondary": [], "category": "semantic"}]))
+    (tmp_path / "checkouts" / "demo").mkdir(parents=True)
+    (tmp_path / "checkouts" / "demo" / "other.py").write_text("def unrelated():\n    pass\n")
+    out = tmp_path / "result.json"
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "index"))  # the script sets it; restored after
+    code = semble.main(["--bench", str(bench), "--checkouts", str(tmp_path / "checkouts"), "--workers", "1",
+                        "--index-dir", str(tmp_path / "index"), "--json", str(out)])
+    assert code == 1
+    assert capsys.readouterr().err.startswith("error: no repository could be scored")
+    assert json.loads(out.read_text())["overall"]["unscored_repos"] == ["demo"]  # the report still written
+
+
+def test_the_ablation_refuses_names_that_select_nothing_instead_of_printing_an_empty_table(tmp_path, capsys):
+    import pytest
+
+    ablate = _load("ablate_semble")
+    (tmp_path / "repos.json").write_text(json.dumps([{"name": "demo", "language": "python"}]))
+    (tmp_path / "checkouts" / "demo").mkdir(parents=True)
+    argv = ["--bench", str(tmp_path), "--checkouts", str(tmp_path / "checkouts")]
+    assert ablate.main(argv + ["--repos", "demoo"]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("error: no repository to evaluate")
+    with pytest.raises(SystemExit) as exit_info:
+        ablate.main(argv + ["--variants", "fulll"])
+    assert exit_info.value.code == 2 and "names no known variant" in capsys.readouterr().err
+
+
+def test_the_swebench_and_cosqa_scripts_refuse_an_unknown_retriever_before_any_work(tmp_path, capsys):
+    import pytest
+
+    runs = {"eval_swebench": ["--bench", str(tmp_path), "--workdir", str(tmp_path / "work"), "--retriever", "lexicl"],
+            "eval_cosqa": ["--bench", str(tmp_path), "--workdir", str(tmp_path / "work"), "--retrievers", "lexicl"]}
+    for name, argv in runs.items():
+        with pytest.raises(SystemExit) as exit_info:
+            _load(name).main(argv)
+        assert exit_info.value.code == 2, name
+        assert "unknown retriever 'lexicl'" in capsys.readouterr().err
+        assert not (tmp_path / "work").exists()
+
+
+def test_the_swebench_script_fails_when_no_instance_is_selected(tmp_path, capsys):
+    (tmp_path / "instances.jsonl").write_text(json.dumps({"repo": "psf/requests", "instance_id": "x"}) + "\n")
+    (tmp_path / "gitdirs.json").write_text("{}")
+    code = _load("eval_swebench").main(["--bench", str(tmp_path), "--gitdirs", str(tmp_path / "gitdirs.json"),
+                                        "--workdir", str(tmp_path / "work"), "--repos", "requests"])
+    out, err = capsys.readouterr()
+    assert code == 1 and out == "" and err.startswith("error: no instance to evaluate")
+
+
+def test_the_bench_scripts_refuse_a_missing_root_or_bad_sizes_without_a_traceback(tmp_path, capsys):
+    import pytest
+
+    assert _load("bench_chunking").main(["--root", str(tmp_path / "absent")]) == 1
+    assert capsys.readouterr().err == f"error: root is not a directory: {tmp_path / 'absent'}\n"
+    for sizes in ("5k", "0", ","):
+        with pytest.raises(SystemExit) as exit_info:
+            _load("bench_scale").main(["--data", str(tmp_path / "data"), "--sizes", sizes])
+        assert exit_info.value.code == 2 and "--sizes takes" in capsys.readouterr().err
+    assert not (tmp_path / "data").exists()
