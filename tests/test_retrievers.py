@@ -187,6 +187,16 @@ def test_indexing_something_other_than_documents_is_a_type_error_and_keeps_the_p
 
 
 @pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_a_docid_given_twice_is_refused_before_anything_is_indexed(name):
+    """Indexed twice, a search returned the one docid twice (lexical, treesitter, lexical+ctx)."""
+    if REGISTRY[name].unavailable_reason():
+        pytest.skip(REGISTRY[name].unavailable_reason())
+    retriever = build_retriever(name)
+    with pytest.raises(ValueError, match="^Document 'a' is given twice: a docid names one document$"):
+        retriever.index([Document("a", "alpha"), Document("b", "beta"), Document("a", "alpha two")])
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
 @pytest.mark.parametrize("document, message", [
     (Document(docid="d", text=None), "Document 'd': text must be a str, not NoneType"),
     (Document(docid=7, text="def main(): pass"), "Document 7: docid must be a str, not int"),

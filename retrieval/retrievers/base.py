@@ -46,6 +46,12 @@ def check_documents(documents) -> list[Document]:
             value = getattr(doc, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise TypeError(f"Document {doc.docid!r}: {name} must be an int or None, not {type(value).__name__}")
+    # A docid names one document: given twice, a search returned it twice (once from pi-serini).
+    seen: set[str] = set()
+    for doc in documents:
+        if doc.docid in seen:
+            raise ValueError(f"Document {doc.docid!r} is given twice: a docid names one document")
+        seen.add(doc.docid)
     return documents
 
 
