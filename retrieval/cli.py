@@ -282,10 +282,6 @@ def _skip_counts(skipped: dict) -> str:
     return ", ".join(f"{n} {reason}" for reason, n in sorted(skipped.items()))
 
 
-def _counted(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
-
-
 def _describe_skips(skipped: dict) -> str:
     return f" (skipped: {_skip_counts(skipped)})" if skipped else ""
 
@@ -398,7 +394,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     built: list[str] = []
     said: set[str] = set()  # the same remembered filters are said once, not once per retriever
     checked_include = False
-    from .output import shell_word, shown_path
+    from .output import counted, shell_word, shown_path
 
     shown_include = " ".join(f"--include {shell_word(g)}" for g in include)
     for name, reason in targets:
@@ -473,12 +469,12 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                 # A resumed build, or vectors another index or the cache had: say it did not redo them.
                 aside.append(f"{report.embedded} embedded, {report.new_chunks - report.embedded} already had vectors")
             if (report.new_chunks, files) != (report.chunks, report.files):  # a refresh: the whole index too
-                aside.append(f"{_counted(report.chunks, 'chunk')}, {_counted(report.files, 'file')} in the index")
-            _report(f"{name}: indexed {_counted(report.new_chunks, 'chunk')} from {_counted(files, 'file')}"
+                aside.append(f"{counted(report.chunks, 'chunk')}, {counted(report.files, 'file')} in the index")
+            _report(f"{name}: indexed {counted(report.new_chunks, 'chunk')} from {counted(files, 'file')}"
                        + (f" ({'; '.join(aside)})" if aside else "") + f" in {report.seconds:.1f}s"
                        + _describe_skips(report.skipped))
         else:
-            _report(f"{name}: up to date ({_counted(report.chunks, 'chunk')}, {_counted(report.files, 'file')})"
+            _report(f"{name}: up to date ({counted(report.chunks, 'chunk')}, {counted(report.files, 'file')})"
                        + _describe_skips(report.skipped))
         if include and not report.files and name == built[0]:
             # The walk found files, but none held text (binaries by content, empty files).
@@ -845,7 +841,7 @@ def status(root, as_json):
         if hint:
             click.echo(f"note: {hint}", err=True)
         return
-    from .output import shell_word, shown_path
+    from .output import counted, shell_word, shown_path
 
     click.echo(f"root: {shown_path(root)} ({DESCRIPTIONS[found.reason]})")
     for row in rows:
@@ -857,8 +853,8 @@ def status(root, as_json):
             click.echo(f"{row['retriever']}: {row['state']} ({why})")
             continue
         line = (
-            f"{row['retriever']}: {row['state']}, {_counted(row['files'], 'file')}, {_counted(row['chunks'], 'chunk')}, "
-            f"~{_counted(row['tokens'], 'token')}, {_counted(row['store_bytes'], 'byte')}"
+            f"{row['retriever']}: {row['state']}, {counted(row['files'], 'file')}, {counted(row['chunks'], 'chunk')}, "
+            f"~{counted(row['tokens'], 'token')}, {counted(row['store_bytes'], 'byte')}"
         )
         if row["primary_language"]:
             line += f", mostly {row['primary_language']}"

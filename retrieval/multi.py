@@ -180,7 +180,7 @@ def search_all(root: str, query: str, *, retriever: str = ALL, top_k: int = 10, 
     else:
         hits = engine.search_detailed(query, top_k, allow=allow)
     if not hits:  # the lexical index speaks for them all
-        service._say_why_empty(root, "lexical", filters, min_confidence, query, notes)
+        service.say_why_empty(root, "lexical", filters, min_confidence, query, notes)
     return service.SearchResult(query, ALL, hits, notes, _indexed(root, engine.engines, hits))
 
 

@@ -164,6 +164,11 @@ class _Paint:
         return f"\x1b[{_STYLES[style]}m{text}\x1b[0m"
 
 
+def counted(n: int, noun: str) -> str:
+    """`1 file`, `2 files`: a count with its noun."""
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def shown_path(path: str) -> str:
     """A path as text output prints it: control characters and backslashes escaped (`new\\nline.py`),
     so every hit stays on one line for a reader that splits on newlines, and no two paths print

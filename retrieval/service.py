@@ -831,11 +831,11 @@ def search(
 
         hits = keep_at_least(hits, min_confidence, top_k)
     if not hits:
-        _say_why_empty(root, retriever, filters, min_confidence, query, notes)
+        say_why_empty(root, retriever, filters, min_confidence, query, notes)
     return SearchResult(query, retriever, hits, notes, _indexed_files(root, retriever, engine, hits))
 
 
-def _say_why_empty(root: str, retriever: str, filters, min_confidence, query: str, notes: list[str]) -> None:
+def say_why_empty(root: str, retriever: str, filters, min_confidence, query: str, notes: list[str]) -> None:
     """Add why a search came back empty (retrieval.notes.no_hits): an empty list said nothing to a
     caller of this API (the command line alone said it, on stderr)."""
     from .notes import no_hits

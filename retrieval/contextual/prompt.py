@@ -8,6 +8,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..output import counted
+
 PROMPT_VERSION = 1
 MAX_OUTPUT_TOKENS = 200
 EXPECTED_OUTPUT_TOKENS = 110  # 2-3 sentences and a line of terms
@@ -108,15 +110,11 @@ class Estimate:
         total_in = self.input_tokens + self.cache_write_tokens + self.cache_read_tokens
         note = "" if known else f" (unknown model: priced at ${row.input}/${row.output} per MTok to err high)"
         return (
-            f"{_counted(self.files, 'file')}, {_counted(self.chunks, 'chunk')} to contextualize with {model}: "
+            f"{counted(self.files, 'file')}, {counted(self.chunks, 'chunk')} to contextualize with {model}: "
             f"~{total_in:,} input tokens "
             f"({self.cache_read_tokens:,} cache reads, {self.cache_write_tokens:,} cache writes), "
             f"~{self.output_tokens:,} output tokens, estimated {dollars(self.dollars)}{note}"
         )
-
-
-def _counted(n: int, noun: str) -> str:
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def dollars(amount: float) -> str:

@@ -152,6 +152,11 @@ _LANGUAGE_PREFIXES = {
 }
 
 
+def _with_modifiers(pattern: str, modifiers: str) -> str:
+    """A modifier run (_MODIFIERS, _LINE_MODIFIERS) that takes a language's own modifiers too."""
+    return pattern.replace("(?:(?:", f"(?:(?:{modifiers}|", 1) if modifiers else pattern
+
+
 def _keyword_def(keywords: str, modifiers: str = "", prefix: str = _PREFIX, receiver: bool = True) -> str:
     """Keyword-introduced definitions, with a Go receiver or a Lua table prefix; a run of keywords
     is three at most, on one line. `modifiers`, `prefix`: the language's own (_LANGUAGE_MODIFIERS,
@@ -159,7 +164,7 @@ def _keyword_def(keywords: str, modifiers: str = "", prefix: str = _PREFIX, rece
     elsewhere it holds an anonymous function's parameters: PHP's `function ($x) use ($y) {` defined
     `use`, Lua's `function (res) return` `return`). A name followed by `,` or `}` is a list's
     (`import { type X, }`), except Elixir's one-line `def name, do: value`."""
-    line_modifiers = _LINE_MODIFIERS.replace("(?:(?:", f"(?:(?:{modifiers}|", 1) if modifiers else _LINE_MODIFIERS
+    line_modifiers = _with_modifiers(_LINE_MODIFIERS, modifiers)
     # (a receiver is on the keyword's line: read across lines, Go's `type (` group skipped to its
     # closing parenthesis and defined the `func` after it)
     skip = r"(?:\([^)\n]*\)[ \t]*)?" if receiver else ""
@@ -482,6 +487,12 @@ _ELIXIR_HEREDOC_LINE = lazy_compile(
 _ELIXIR_OPERATOR_END = lazy_compile(r'(?:[=(,\[{>]|\bdo)[ \t]*\r?\n[ \t\r\n]*\Z')
 
 
+def _blanked(span: str) -> str:
+    """A span of a chunk's text with every character but its line breaks a space: what a string
+    holds defines nothing, and the offsets (and so the owners) stay where they were."""
+    return re.sub(r"[^\n]", " ", span)
+
+
 def _without_heredocs(text: str) -> str:
     """An Elixir chunk's text with its heredocs' lines blanked (offsets kept)."""
     out, pos = [], 0
@@ -494,13 +505,13 @@ def _without_heredocs(text: str) -> str:
             inside = closes  # the chunk starts inside one
         if inside and closes == inside:
             out.append(text[pos:start])
-            out.append(re.sub(r"[^\n]", " ", text[start:m.start()]))
+            out.append(_blanked(text[start:m.start()]))
             pos, inside = m.start(), ""
         elif not inside and opens:
             start, inside = m.end(), opens
     if inside:
         out.append(text[pos:start])
-        out.append(re.sub(r"[^\n]", " ", text[start:]))
+        out.append(_blanked(text[start:]))
         pos = len(text)
     out.append(text[pos:])
     return "".join(out)
@@ -525,7 +536,7 @@ def _without_ruby_heredocs(text: str) -> str:
         close = re.compile(rf"^[ \t]*{m.group(2)}[ \t]*\r?$", re.MULTILINE).search(text, start + 1)
         end = close.start() if close else len(text)
         out.append(text[pos:start + 1])
-        out.append(re.sub(r"[^\n]", " ", text[start + 1:end]))
+        out.append(_blanked(text[start + 1:end]))
         pos = end
         if not close:
             break
@@ -845,8 +856,7 @@ _IMPL = r"impl(?:<[^\n{]*?>)?(?:\s+[\w:]+(?:<[^\n{]*?>)?\s+for)?"
 
 def _owner_line(keywords: str, modifiers: str = "") -> str:
     """A line opening an owner: its indentation, the owner's name (a qualified one's last part)."""
-    mods = _MODIFIERS.replace("(?:(?:", f"(?:(?:{modifiers}|", 1) if modifiers else _MODIFIERS
-    return rf"^([ \t]*){mods}(?:{keywords})\s+(?:[A-Za-z_][\w]*(?:\.|::))*([A-Za-z_$][\w$]*)"
+    return rf"^([ \t]*){_with_modifiers(_MODIFIERS, modifiers)}(?:{keywords})\s+(?:[A-Za-z_][\w]*(?:\.|::))*([A-Za-z_$][\w$]*)"
 
 
 _OWNER_LINE = lazy_compile(_owner_line(f"{_OWNER_KEYWORDS}|{_IMPL}"), re.MULTILINE)
