@@ -137,6 +137,7 @@ def build(root: str):
 
     searcher = Searcher(root)
     from . import __version__
+    from .retrievers.base import REGISTRY
 
     takes: dict[str, list[str]] = {}  # each tool's arguments, filled in below
 
@@ -174,8 +175,11 @@ def build(root: str):
                                            f"{MAX_TOP_K}; with max_tokens, as many as fit).")] = None,
         # null as absent, for each optional argument: agents write `"lang": null` for one they leave
         # out, which was refused here while `"top_k": null` was taken.
-        retriever: Annotated[str | None, Field(description="Retriever name (see status); default: RETRIEVAL_RETRIEVER "
-                                                    "of the server's environment, else lexical.")] = "",
+        # The names as an enum: a host or an agent sees the choices instead of guessing one.
+        retriever: Annotated[Literal[("", "all", *sorted(REGISTRY))] | None,
+                             Field(description="Retriever (see status for the indexed ones; all: every indexed one, "
+                                               "consolidated); default: RETRIEVAL_RETRIEVER of the server's "
+                                               "environment, else lexical.")] = "",
         # One glob as a string too: agents often write `"path": "src/**"` (a list was a validation error).
         path: Annotated[list[str] | str | None, Field(description="Only paths matching these globs.")] = None,
         lang: Annotated[str | None, Field(description="Only this language, e.g. python.")] = "",
@@ -218,6 +222,7 @@ def _invalid_arguments(error) -> str:
     """A pydantic ValidationError of a tool's arguments as one line: each argument (a list's item
     by its index) and what its value should be, the alternatives of a union joined by "or"."""
     said: dict[str, list[str]] = {}
+    given: dict[str, str] = {}
     for detail in error.errors(include_url=False):
         loc = detail["loc"]
         where = str(loc[0]) + "".join(f"[{part}]" for part in loc[1:] if isinstance(part, int)) if loc else "arguments"
@@ -225,8 +230,13 @@ def _invalid_arguments(error) -> str:
         message = message[:1].lower() + message[1:]
         if message not in said.setdefault(where, []):
             said[where].append(message)
+        value = detail.get("input")
+        # The value refused, when short: an agent sees which of its words was wrong.
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool) and len(repr(value)) <= 60:
+            given[where] = f" (got {value!r})"
     return "; ".join(f"{where}: {messages[0]}"
                      + "".join(", or " + m.removeprefix("input should be ") for m in messages[1:])
+                     + given.get(where, "")
                      for where, messages in said.items())
 
 

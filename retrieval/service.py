@@ -814,7 +814,15 @@ def search(
     progress: Progress = _quiet,
 ) -> SearchResult:
     """The top_k hits for query; with `min_confidence`, the top_k of those at that level or above
-    (ranks renumbered from 1), possibly fewer or none."""
+    (ranks renumbered from 1), possibly fewer or none. `retriever="all"`: every usable retriever's
+    hits consolidated (`retrieval.multi.search_all`), as `query --retriever all` gives them."""
+    if retriever == "all":
+        from .multi import search_all
+
+        return search_all(root, query, top_k=top_k, filters=filters, stale_ok=stale_ok,
+                          min_confidence=min_confidence, progress=progress)
+    if retriever not in REGISTRY:  # here "all" is a choice too
+        raise ValueError(f"unknown retriever {retriever!r}; choose one of: all, {', '.join(sorted(REGISTRY))}")
     check_query(query, top_k, filters, min_confidence)
     notes: list[str] = []
     engine = open_index(root, retriever, stale_ok=stale_ok, progress=progress, notes=notes)

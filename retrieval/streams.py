@@ -42,6 +42,18 @@ def discard_stdout() -> None:
         pass
 
 
+def run_piped(main) -> int:
+    """main()'s exit code, for a script whose output a reader may stop reading (`| head`): a closed
+    pipe ends it quietly with 0, as the commands end, instead of a BrokenPipeError traceback."""
+    try:
+        code = main()
+        sys.stdout.flush()  # inside: what is still buffered fails here, not at exit
+        return code
+    except BrokenPipeError:
+        discard_stdout()
+        return 0
+
+
 # A query read from stdin is a question or a pasted report, not a log file: past this it is refused
 # (`query - < /dev/zero` grew until the kernel killed it; 10 MB of words took 14 s to rank).
 MAX_QUERY_BYTES = 1 << 20

@@ -105,11 +105,13 @@ def main(argv=None) -> int:
     if args.repos:
         wanted = set(args.repos.split(","))
         repos = [r for r in repos if r["name"] in wanted]
-    variants = [v for v in VARIANTS if not args.variants or v[0] in args.variants.split(",")]
+    asked = [name for name in args.variants.split(",") if name]
+    unknown = [name for name in asked if name not in {v[0] for v in VARIANTS}]
+    if unknown:  # `full,bogus` ran `full` alone, as if bogus had been measured
+        parser.error(f"--variants: unknown {', '.join(unknown)}; choose from: {', '.join(v[0] for v in VARIANTS)}")
+    variants = [v for v in VARIANTS if not asked or v[0] in asked]
     # An unknown --repos or --variants name printed an empty table and exit 0: an ablation that passed
     repos = [r for r in repos if os.path.isdir(os.path.join(args.checkouts, r["name"], r.get("benchmark_root") or ""))]
-    if not variants:
-        parser.error(f"--variants names no known variant; choose from: {', '.join(v[0] for v in VARIANTS)}")
     if not repos:
         print("error: no repository to evaluate (none of --repos has a checkout under --checkouts)", file=sys.stderr)
         return 1
@@ -167,4 +169,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from retrieval.streams import run_piped
+
+    sys.exit(run_piped(main))

@@ -191,4 +191,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from retrieval.streams import run_piped
+
+    sys.exit(run_piped(main))

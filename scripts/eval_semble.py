@@ -280,4 +280,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from retrieval.streams import run_piped
+
+    sys.exit(run_piped(main))

@@ -352,4 +352,6 @@ def _ms(value):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from retrieval.streams import run_piped
+
+    sys.exit(run_piped(main))

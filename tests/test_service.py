@@ -850,3 +850,17 @@ def test_a_hybrid_engine_kept_open_while_its_lexical_segments_are_collected_says
     service.refresh(root, "hybrid", force=True)
     with pytest.raises(Released, match=r"hybrid index was replaced by a newer snapshot"):
         engine.search_detailed("retry upload", 3)
+
+
+def test_search_with_retriever_all_is_the_consolidated_search(sample_repo):
+    # the CLI and MCP took "all"; the API said it was an unknown retriever
+    result = service.search(str(sample_repo), "LRUCache", retriever="all")
+    assert result.retriever == "all"
+    assert result.hits[0].source_path == "src/app/cache.py"
+    assert "lexical" in result.hits[0].extra["provenance"]
+    assert all(h.extra["agreement"] == len(h.extra["provenance"]) for h in result.hits)
+
+
+def test_an_unknown_retriever_names_all_among_the_choices(sample_repo):
+    with pytest.raises(ValueError, match=r"unknown retriever 'bogus'; choose one of: all, "):
+        service.search(str(sample_repo), "LRUCache", retriever="bogus")

@@ -400,3 +400,18 @@ def test_every_optional_argument_may_be_null_as_if_left_out(sample_repo):
     _tools, (given, left_out) = _call(sample_repo, [("search", {"query": "parse config", **nulls}),
                                                     ("search", {"query": "parse config"})])
     assert _payload(given) == _payload(left_out)
+
+
+def test_the_retriever_argument_lists_its_choices_and_refuses_others_in_one_line(sample_repo):
+    """It was a free string: an agent guessed names (`bm25`) and learned them from an error."""
+    tools, results = _call(sample_repo, [("search", {"query": "parse config", "retriever": "bm25"}),
+                                         ("search", {"query": "parse config", "retriever": "lexical"})])
+    tool = next(t for t in tools.tools if t.name == "search")
+    schema = (tool.input_schema if hasattr(tool, "input_schema") else tool.inputSchema)["properties"]["retriever"]
+    choices = {value for option in schema["anyOf"] for value in option.get("enum", ())}
+    assert {"all", "lexical", "treesitter", "hybrid"} <= choices
+    refused, answered = results
+    assert _is_error(refused) and "\n" not in refused.content[0].text
+    assert "retriever:" in refused.content[0].text and "'lexical'" in refused.content[0].text
+    assert refused.content[0].text.endswith("(got 'bm25')")
+    assert _payload(answered)["results"]
