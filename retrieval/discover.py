@@ -3,6 +3,7 @@ extension-less file (a script says its language there), never other contents."""
 from __future__ import annotations
 
 import errno
+import operator
 import os
 import re
 import stat as stat_mod
@@ -39,6 +40,7 @@ _UNCOUNTED_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".r
 GIT_IGNORE = ".gitignore"
 IGNORE_FILES = (GIT_IGNORE, ".ignore", ".retrievalignore")
 GIT_ATTRIBUTES = ".gitattributes"  # read for the files a repository marks generated or vendored
+_RULE_FILES = frozenset((*IGNORE_FILES, GIT_ATTRIBUTES))  # watched, never indexed
 
 # Names that usually hold credentials. Matched case-insensitively against the base name.
 _SECRET_GLOBS = (
@@ -51,6 +53,13 @@ _SECRET_GLOBS = (
 _SECRET_RE = LazyPattern(  # built on first use: a query on a fresh index never walks
     lambda: "|".join(ignore.compile_rule(g).regex.pattern for g in _SECRET_GLOBS), re.IGNORECASE
 )
+_UNANCHORED = "^(?:.*/)?"  # what compile_rule puts before a glob without a slash (all of the above)
+# The same globs for a name without a slash, where that prefix can only match nothing: without it
+# the match no longer tries, for each glob, every place a `/` could end (half a walk's time).
+_SECRET_NAME_RE = LazyPattern(
+    lambda: "^(?:" + "|".join(ignore.compile_rule(g).regex.pattern.removeprefix(_UNANCHORED)[:-1]
+                              for g in _SECRET_GLOBS) + ")$", re.IGNORECASE
+)
 
 
 def is_secret_name(name: str) -> bool:
@@ -62,7 +71,7 @@ def is_secret_name(name: str) -> bool:
     if language in languages.TEMPLATES:
         rendered = name.rpartition(".")[0]
         return bool(rendered) and is_secret_name(rendered)
-    if _SECRET_RE.match(name) is None:
+    if (_SECRET_NAME_RE if "/" not in name else _SECRET_RE).match(name) is None:
         return False
     return kind != languages.CODE or language in languages.VALUE_SCRIPTS
 
@@ -118,6 +127,23 @@ class Discovery:
     # that (ignore files, files over the size cap). Values are (size, mtime_ns); size 0 for dirs.
     watch: dict[str, tuple[int, int]] = field(default_factory=dict)
     user: dict = field(default_factory=dict)  # user_places() when walked: they decide git's user rules
+    # What else the walk read or judged by its contents that `watch` leaves out, so that a refresh
+    # can tell the walk would find the same (service._as_walked): a `.git` (a file names the
+    # repository), a worktree's `commondir`, and the files whose first line it read and did not
+    # index. Values are stamp()s.
+    unwatched: dict[str, tuple] = field(default_factory=dict)
+
+
+def stamp(path: str, *, follow: bool = False, dir_fd: int | None = None) -> tuple:
+    """(size, mtime_ns, ctime_ns, follow) of a path as read now; (0, 0, 0, follow) when it is absent
+    and (-1, -1, -1, follow), which nothing matches, when it cannot be stat'ed."""
+    try:
+        st = os.stat(path, follow_symlinks=follow, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return (0, 0, 0, follow)
+    except (OSError, ValueError):
+        return (-1, -1, -1, follow)
+    return (st.st_size, st.st_mtime_ns, st.st_ctime_ns, follow)
 
 
 # O_BINARY (Windows): read as the bytes are, not in text mode (CRLF folded, a ^Z ending the file).
@@ -195,11 +221,13 @@ def _git_dir(top: str) -> str | None:
     return os.path.normpath(os.path.join(top, line[len("gitdir:"):].strip()))
 
 
-def _info_exclude(git_dir: str | None) -> str | None:
+def _info_exclude(git_dir: str | None, unwatched: dict | None = None) -> str | None:
     """The info/exclude file of a repository (_git_dir). A worktree shares it with its main
     repository (the `commondir` file names that one)."""
     if git_dir is None:
         return None
+    if unwatched is not None:
+        unwatched[os.path.join(git_dir, "commondir")] = stamp(os.path.join(git_dir, "commondir"), follow=True)
     common, _reason, _ = _read_text(os.path.join(git_dir, "commondir"), follow=True)
     if common and common.strip():
         git_dir = os.path.normpath(os.path.join(git_dir, common.split("\n", 1)[0].strip()))
@@ -388,6 +416,7 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     # Paths below the root, as the rules of the top (or of a directory between) see them.
     below = os.path.relpath(root, top)
     prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
+    result.unwatched[os.path.join(top, ".git")] = stamp(os.path.join(top, ".git"))
     git_dir = _git_dir(top)
     excludes, ignorecase = _git_config(git_dir, result.watch)
     # git sets core.ignoreCase on a case-insensitive filesystem (macOS, Windows) and then matches its
@@ -396,7 +425,7 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     stack = ignore.IgnoreStack(ignorecase=ignorecase)
     # A relative core.excludesFile is git's from the top of the work tree, where git runs.
     stack = _push_file(stack, os.path.join(top, excludes), "", prefix, root, result, absolute=True)
-    stack = _push_file(stack, _info_exclude(git_dir), "", prefix, root, result, repository=True)
+    stack = _push_file(stack, _info_exclude(git_dir, result.unwatched), "", prefix, root, result, repository=True)
     if prefix:
         parts = prefix.rstrip("/").split("/")
         for depth in range(len(parts)):
@@ -457,6 +486,34 @@ def root_path(root) -> str:
     return os.path.abspath(root)
 
 
+def _name_classes(basenames, extensions, scripts: bool, selected: bool):
+    """(memo, classify): what a file's name alone decides, judged once per name and walk (a tree
+    repeats its names: `__init__.py`, `index.ts`, a translated docs page). classify(name) is None
+    for a name that is not eligible (with `selected`, --include decides that by path instead), else
+    (a possible script taken for its name's lack of an extension, secret name, language, kind,
+    whether its first line may name its language)."""
+    memo: dict = {}
+
+    def classify(name: str):
+        known = (name in basenames or _known_extension(languages.extension(name), extensions)
+                 or (scripts and languages.dockerfile_variant(name)))
+        may_script = scripts and _may_be_script(name)
+        if not known and not may_script and not selected:
+            found = None
+        else:
+            # A possible script's language is in its text (read later), unless --include took it.
+            language, kind = languages.detect(name) if known or selected else ("", "")
+            found = (not known and not selected, is_secret_name(name), language, kind, may_script)
+        memo[name] = found
+        return found
+
+    return memo, classify
+
+
+_BY_NAME = operator.attrgetter("name")
+_BY_PATH = operator.attrgetter("path")
+
+
 def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     """Eligible files under root, sorted by relative path; skips are counted by reason."""
     options = options or DiscoveryOptions()
@@ -473,12 +530,18 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     include_rules = ignore.compile_selection(options.include_globs)
     included = ignore.selector(include_rules) if include_rules else None
     exclude_rules = ignore.compile_globs(options.exclude_globs)
+    excluded = (lambda rel, is_dir=False: ignore.matches_any(exclude_rules, rel, is_dir)) if exclude_rules else None
     # Compared as strings against walked paths (which start from the absolute root): no per-directory
     # realpath() calls on the hot path.
     skip_dirs = {os.path.abspath(p) for p in options.skip_paths} | {os.path.realpath(p) for p in options.skip_paths}
+    by_name, classify = _name_classes(basenames, extensions, scripts, included is not None)
+    max_bytes, max_total_bytes = options.max_bytes, options.max_total_bytes
 
     result = Discovery(user=user_places())
     base_stack = _outer_rules(root, result) if options.use_ignore_files else ignore.IgnoreStack()
+    files, watch, counted, unwatched = result.files, result.watch, result.skipped, result.unwatched
+    total_bytes = 0
+    uncounted: Counter = Counter()  # a possible script's skips: whether it would be indexed is in its text
 
     # linguist-generated, linguist-vendored; git matches attribute patterns under core.ignoreCase too
     no_marks = tuple(ignore.IgnoreStack(ignorecase=base_stack.ignorecase) for _ in range(2))
@@ -490,90 +553,90 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             # Stat before listing: an entry added after the listing then shows as a changed mtime.
             st = os.stat(abs_dir)
         except OSError:
-            result.skipped["unreadable"] += 1
+            counted["unreadable"] += 1
             continue
         # The ctime too: a chmod that makes its entries unreachable, or reachable again, changes
         # only that.
-        result.watch[key] = (0, st.st_mtime_ns, st.st_ctime_ns)
+        watch[key] = (0, st.st_mtime_ns, st.st_ctime_ns)
         try:
             with os.scandir(abs_dir) as it:
-                entries = sorted(it, key=lambda e: e.name)
+                entries = sorted(it, key=_BY_NAME)
         except OSError:
-            result.skipped["unreadable"] += 1
+            counted["unreadable"] += 1
             # A chmod making it readable changes only its ctime: watched, so that a query sees it.
-            result.watch[key] = (0, st.st_mtime_ns, st.st_ctime_ns)
+            watch[key] = (0, st.st_mtime_ns, st.st_ctime_ns)
             continue
         names = {e.name for e in entries}
         nested = bool(rel_dir) and ".git" in names  # a nested repository or submodule
         if options.use_ignore_files:
             if nested:  # its own rules, not the outer repository's
-                stack = _push_file(stack.entering_repository(), _info_exclude(_git_dir(abs_dir)), rel_dir, "", root,
-                                   result, repository=True)
+                result.unwatched[rel_dir + ".git"] = stamp(os.path.join(abs_dir, ".git"))
+                stack = _push_file(stack.entering_repository(), _info_exclude(_git_dir(abs_dir), result.unwatched),
+                                   rel_dir, "", root, result, repository=True)
             present = [name for name in IGNORE_FILES if name in names]
             if present:
-                stack = _push_ignore_files(stack, abs_dir, rel_dir, present, result.skipped)
+                stack = _push_ignore_files(stack, abs_dir, rel_dir, present, counted)
         if nested:
             marks = tuple(m.entering_repository() for m in marks)  # a submodule's own attributes only
         if GIT_ATTRIBUTES in names:
             text, reason, _st = _read_text(os.path.join(abs_dir, GIT_ATTRIBUTES))
             if reason and reason != "symlink":  # counted as an ignore file's are; the walk counts a link
-                result.skipped[reason] += 1
+                counted[reason] += 1
             if text is not None:
                 marks = tuple(m.push(rel_dir, ignore.parse_attributes_text(text, attribute), repository=True)
                               for m, attribute in zip(marks, ("linguist-generated", "linguist-vendored")))
+        # The rules that can decide for a path in this directory, found once for all its entries.
+        ignored = stack.judge(rel_dir)
+        marked = None if all(m.empty for m in marks) else tuple(m.judge(rel_dir) for m in marks)
+        prefix = abs_dir + os.sep if not abs_dir.endswith(os.sep) else abs_dir
         subdirs = []
         for entry in entries:
             name = entry.name
-            if not _utf8_name(name):
+            if not name.isascii() and not _utf8_name(name):
                 _check_name_encoding(name, os.path.join(abs_dir, name))
-                result.skipped["undecodable-name"] += 1
+                counted["undecodable-name"] += 1
                 continue
             rel = rel_dir + name
             try:
                 if entry.is_symlink():
                     # Never followed: a link can leave the root or loop.
-                    result.skipped["symlink"] += 1
+                    counted["symlink"] += 1
                     continue
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
-                result.skipped["unreadable"] += 1
+                counted["unreadable"] += 1
                 continue
             if is_dir:
-                verdict = stack.verdict(rel, True)
+                verdict = ignored(rel, True)
                 if name in exclude_dirs and (name in _UNCOUNTED_DIRS or verdict is not False or not stack.names(rel)):
                     # `!vendor/` in an ignore file takes one back; `!*/` (a whitelist's) does not
                     if name not in _UNCOUNTED_DIRS:
-                        result.skipped["excluded-dir"] += 1
+                        counted["excluded-dir"] += 1
                     continue
-                if verdict or ignore.matches_any(exclude_rules, rel, True):
+                if verdict or (excluded is not None and excluded(rel, True)):
                     continue
                 if entry.path in skip_dirs:
                     continue
                 subdirs.append((entry.path, rel + "/", stack, marks))
                 continue
-            if name in IGNORE_FILES or name == GIT_ATTRIBUTES:
+            if name in _RULE_FILES:
                 try:
                     st = entry.stat(follow_symlinks=False)
-                    result.watch[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+                    watch[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
                 except OSError:
                     pass
                 continue
             # Eligibility first, so the skip counts below only count files that would be indexed
             # (a possible script is not counted: whether it would be is in the text not yet read).
-            script = False
-            if included is not None:
-                if not included(rel):
-                    continue
-            elif name not in basenames and not _known_extension(os.path.splitext(name)[1], extensions) \
-                    and not (scripts and languages.dockerfile_variant(name)):
-                if not (scripts and _may_be_script(name)):
-                    continue
-                script = True
-            skipped = Counter() if script else result.skipped  # a possible script's skips go uncounted
-            if is_secret_name(name):
+            found = by_name[name] if name in by_name else classify(name)
+            if found is None or (included is not None and not included(rel)):
+                continue
+            script, secret, language, kind, may_be_script = found
+            skipped = uncounted if script else counted
+            if secret:
                 skipped["secret-name"] += 1
                 continue
-            if stack.ignored(rel, False) or ignore.matches_any(exclude_rules, rel):
+            if ignored(rel, False) is True or (excluded is not None and excluded(rel)):
                 skipped["ignored"] += 1
                 continue
             try:
@@ -584,35 +647,155 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             if not stat_mod.S_ISREG(st.st_mode):
                 skipped["special-file"] += 1  # a FIFO, socket or device: never opened
                 continue
-            if st.st_size > options.max_bytes:
+            size = st.st_size
+            if size > max_bytes:
                 if not script:
                     skipped["too-large"] += 1
-                    result.watch[rel] = (st.st_size, st.st_mtime_ns)
+                    watch[rel] = (size, st.st_mtime_ns)
+                else:  # (its first line is not read, but a smaller one may be)
+                    unwatched[rel] = (size, st.st_mtime_ns, st.st_ctime_ns, False)
                 continue
-            language, kind = ("", "") if script else languages.detect(name)
-            if not language and scripts and _may_be_script(name):  # also one an --include pattern took
-                language, kind = languages.script_language(_script_head(entry.path))
+            path = prefix + name
+            if not language and may_be_script:  # also one an --include pattern took
+                language, kind = languages.script_language(_script_head(path))
             if script and not language:
                 # An empty one is watched: a script begun with `touch bin/x` gets its `#!` line by an
                 # edit that changes no directory. Not the others: a tree of data files without a name
                 # extension (curl's 1,980 test cases) would cost every query a stat each.
-                if st.st_size == 0:
-                    result.watch[rel] = (0, st.st_mtime_ns)
+                if size == 0:
+                    watch[rel] = (0, st.st_mtime_ns)
+                else:
+                    unwatched[rel] = (size, st.st_mtime_ns, st.st_ctime_ns, False)
                 continue
-            generated, vendored = (m.verdict(rel, False) for m in marks)
-            result.files.append(
-                SourceFile(rel, entry.path, st.st_size, st.st_mtime_ns, language or "text", kind or languages.DOCS,
-                           st.st_ctime_ns, marked=True if vendored else generated)
-            )
-            result.total_bytes += st.st_size
-            if result.total_bytes > options.max_total_bytes:
+            if marked is None:
+                mark = None
+            else:
+                generated, vendored = (judge(rel, False) for judge in marked)
+                mark = True if vendored else generated
+            files.append(SourceFile(rel, path, size, st.st_mtime_ns, language or "text", kind or languages.DOCS,
+                                    st.st_ctime_ns, marked=mark))
+            total_bytes += size
+            if total_bytes > max_total_bytes:
                 raise DiscoveryError(
-                    f"more than {options.max_total_bytes} bytes of eligible files under {root}; "
+                    f"more than {max_total_bytes} bytes of eligible files under {root}; "
                     "narrow the tree with --include/--exclude or raise RETRIEVAL_MAX_TOTAL_BYTES"
                 )
         # Reverse so that popping from the end visits subdirectories in sorted order.
         pending.extend(reversed(subdirs))
-    result.files.sort(key=lambda f: f.path)
+    result.total_bytes = total_bytes
+    files.sort(key=_BY_PATH)
+    return result
+
+
+def walk_record(discovery: Discovery, checked_ns: int) -> dict:
+    """What as_walked() needs of a walk, as JSON: its skip counts, how many files it found, its
+    `unwatched` stamps, and whether every stamp it took was clearly older than the walk (checked_ns,
+    taken before its first stat). A directory changed in the clock tick in which it was stat'ed may
+    be changed again in that tick, after its listing, and keep its stat (see freshness): the stats
+    of such a walk prove nothing, and the next refresh walks again."""
+    from .freshness import margin
+
+    stamps = [t for value in discovery.watch.values() for t in value[1:3]]
+    stamps += [t for value in discovery.unwatched.values() for t in value[1:3]]
+    return {"files": len(discovery.files), "skipped": dict(sorted(discovery.skipped.items())),
+            "unwatched": {path: list(value) for path, value in sorted(discovery.unwatched.items())},
+            "settled": all(t < checked_ns - margin(t) for t in stamps if t > 0)}
+
+
+def as_walked(root: str, options: DiscoveryOptions | None, record: dict, watch: dict, files: tuple) -> Discovery | None:
+    """What walk(root, options) would find now, worked out from stats alone, or None when that
+    cannot be told so (then walk). An earlier walk (`record`, from walk_record(); `watch`, its
+    watch) saw every directory, rule file and file whose contents it judged by. When each still has
+    the stat it had, and all were clearly older than that walk (`settled`), every listing and rule
+    is as it was, so the eligible files are the same: those of `files` (paths and marks as the
+    index recorded them), each stat'ed again. A file that is no longer a regular file or has
+    outgrown the size cap, or an extension-less one whose first line no longer names a language,
+    sends the caller to a walk. A record holding an unreadable directory or file is not used:
+    permissions can change what a stat shows of it."""
+    options = options or DiscoveryOptions()
+    if os.stat not in os.supports_dir_fd or not isinstance(record, dict) or not isinstance(watch, dict):
+        return None  # (Windows: a walk)
+    root = root_path(root)
+    paths, marks = files
+    try:
+        skipped, unwatched = record["skipped"], record["unwatched"]
+        if (record["settled"] is not True or record["files"] != len(paths) or "unreadable" in skipped
+                or not isinstance(unwatched, dict)):
+            return None
+        fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        try:
+            for path, value in watch.items():
+                if list(value) == [0, 0]:  # absent when walked (`.git` above the root: a lexists)
+                    try:
+                        os.stat(path, dir_fd=fd, follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue
+                    return None
+                st = os.stat(path, dir_fd=fd)
+                size = 0 if stat_mod.S_ISDIR(st.st_mode) else st.st_size  # a directory's is recorded 0
+                if (size, st.st_mtime_ns, st.st_ctime_ns)[:len(value)] != tuple(value):
+                    return None
+            for path, (size, mtime, ctime, follow) in unwatched.items():
+                try:
+                    st = os.stat(path, dir_fd=fd, follow_symlinks=bool(follow))
+                except FileNotFoundError:
+                    if (size, mtime, ctime) == (0, 0, 0):
+                        continue
+                    return None
+                if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) != (size, mtime, ctime):
+                    return None
+            result = _as_walked_files(root, options, paths, marks, fd)
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, TypeError, KeyError, UnicodeError):
+        return None
+    if result is not None:
+        result.skipped.update(skipped)
+        result.watch = {path: tuple(value) for path, value in watch.items()}
+        result.unwatched = {path: tuple(value) for path, value in unwatched.items()}
+    return result
+
+
+def _as_walked_files(root: str, options: DiscoveryOptions, paths, marks, fd: int) -> Discovery | None:
+    """as_walked()'s files, stat'ed as walk() does. Their names were judged by this walker's rules
+    (RULES_VERSION) and their rules are as they were: only a name whose first line may name its
+    language is judged again, as the walk does it (its first line is read)."""
+    extensions = languages.DEFAULT_EXTENSIONS if options.extensions is None else options.extensions
+    basenames = languages.DEFAULT_BASENAMES if options.include_basenames is None else options.include_basenames
+    scripts = options.extensions is None
+    include_rules = ignore.compile_selection(options.include_globs)
+    by_name, classify = _name_classes(basenames, extensions, scripts, bool(include_rules))
+    detected: dict = {}
+    result = Discovery(user=user_places())
+    files, stat, detect = result.files, os.stat, languages.detect
+    prefix = root if root.endswith(os.sep) else root + os.sep
+    total, max_bytes = 0, options.max_bytes
+    for rel, mark in zip(paths, marks):
+        name = rel.rpartition("/")[2]
+        if scripts and _may_be_script(name):
+            found = by_name[name] if name in by_name else classify(name)
+            if found is None or found[1]:
+                return None  # not eligible by its name, or a secret one: not this walker's index
+            script, _secret, language, kind, may_be_script = found
+        else:
+            script = may_be_script = False
+            language, kind = detected[name] if name in detected else detected.setdefault(name, detect(name))
+        st = stat(rel, dir_fd=fd, follow_symlinks=False)
+        size = st.st_size
+        if not stat_mod.S_ISREG(st.st_mode) or size > max_bytes:
+            return None
+        path = prefix + rel if os.sep == "/" else prefix + rel.replace("/", os.sep)
+        if not language and may_be_script:
+            language, kind = languages.script_language(_script_head(path))
+            if script and not language:
+                return None
+        files.append(SourceFile(rel, path, size, st.st_mtime_ns, language or "text", kind or languages.DOCS,
+                                st.st_ctime_ns, marked=mark))
+        total += size
+    if total > options.max_total_bytes:
+        return None  # the walk says so
+    result.total_bytes = total
+    files.sort(key=_BY_PATH)
     return result
 
 

@@ -413,6 +413,35 @@ class IgnoreStack:
     def ignored(self, relpath: str, is_dir: bool) -> bool:
         return self.verdict(relpath, is_dir) is True
 
+    @property
+    def empty(self) -> bool:
+        return not self._layers
+
+    def judge(self, directory: str):
+        """verdict(relpath, is_dir) for the paths directly in `directory` ('' or ending in '/'),
+        with the layers that can apply to them picked once: a walk asks for every entry."""
+        layers = []
+        for base, prefix, ruleset, _ in reversed(self._layers):
+            if not base or (base.endswith("/") and directory.startswith(base)):
+                layers.append((len(base), prefix, ruleset, None))  # every path in the directory is below it
+            elif not base.endswith("/"):
+                layers.append((len(base), prefix, ruleset, base))  # not a directory's: as verdict() checks it
+        if not layers:
+            return _no_verdict
+        if len(layers) == 1 and layers[0][:2] == (0, "") and layers[0][3] is None:
+            return layers[0][2].verdict  # the root's rules only: the path is theirs as it is
+
+        def verdict(relpath: str, is_dir: bool) -> bool | None:
+            for cut, prefix, ruleset, base in layers:
+                if base is not None and not relpath.startswith(base):
+                    continue
+                found = ruleset.verdict(prefix + relpath[cut:], is_dir)
+                if found is not None:
+                    return found
+            return None
+
+        return verdict
+
     def names(self, relpath: str) -> bool:
         """Whether a negation spells this path out (`!vendor/`, `!src/build/`): a wildcard that
         happens to match it (`!*/`) does not take back what is pruned by default."""
@@ -473,3 +502,7 @@ def selector(rules: RuleSet):
         return directory_verdict(relpath.rpartition("/")[0]) if "/" in relpath else False
 
     return select
+
+
+def _no_verdict(relpath: str, is_dir: bool) -> None:
+    return None

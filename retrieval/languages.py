@@ -173,12 +173,21 @@ def dockerfile_variant(name: str) -> bool:
     return lower.startswith(("dockerfile.", "containerfile.")) or lower.endswith((".dockerfile", ".containerfile"))
 
 
+def extension(name: str) -> str:
+    """os.path.splitext(name)[1] of a base name (no separator in it), without its path handling: a
+    walk asks for every file's. A leading dot starts no extension (`.bashrc`, `..x`)."""
+    dot = name.rfind(".")
+    if dot <= 0 or (name[0] == "." and not name[:dot].lstrip(".")):
+        return ""
+    return name[dot:]
+
+
 def detect(path: str) -> tuple[str, str]:
     """Return (language, kind) for a file name; ("", "") when unknown."""
     name = os.path.basename(path)
     if name in _BY_NAME:
         return _BY_NAME[name]
-    ext = os.path.splitext(name)[1]
+    ext = extension(name)
     found = _BY_EXTENSION.get(ext) or _BY_EXTENSION.get(ext.lower())
     if found:
         return found

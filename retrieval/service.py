@@ -18,7 +18,7 @@ from .index_options import (CONTEXTUAL, IndexOptions, chunker_for, configured_re
                             wanted_bits, wanted_context_model, wanted_model)
 from .memo import Memo
 from .parallel import WorkerLost
-from .discover import RULES_VERSION, Discovery, DiscoveryError, root_path, user_places, walk
+from .discover import RULES_VERSION, Discovery, DiscoveryError, as_walked, root_path, user_places, walk, walk_record
 from .extras import SetupError
 from .progress import Tick
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
@@ -377,8 +377,18 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             pass  # a damaged state names nothing reliably: the commit's collection clears them
         manifest = None  # options changed: start from nothing, old segments are collected below
     walk_options = options.discovery(store)
+    # Under another decoder every file is read again: those it refused this one may take, and one
+    # it read otherwise (lines ending in a lone CR: read.DECODER_VERSION) is indexed again.
+    undecided = () if manifest and manifest.get("decoder") == DECODER_VERSION else (BINARY, UNDECODABLE)
     checked = time.time_ns()  # before any stat: what the entries recorded below are judged against
-    discovery = walk(root, walk_options)
+    # The last walk's findings when nothing it saw has changed (stats only: a walk lists every
+    # directory and matches every name against the rules), else a walk.
+    discovery = _as_walked(root, manifest, walk_options) if manifest is not None and not undecided else None
+    if discovery is None:
+        discovery = walk(root, walk_options)
+        walked = walk_record(discovery, checked)
+    else:
+        walked = manifest["walked"]
     report = RefreshReport(name, "up to date", skipped=dict(discovery.skipped))
     old_files = file_table(manifest) if manifest else {}
     new_files: dict[str, list] = {}
@@ -390,9 +400,6 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     old_checked = manifest.get("checked_ns") if manifest else None
     old_ctimes = _recorded(manifest, layout.CTIME_COLUMN) if manifest else {}
     old_marks = _recorded(manifest, layout.MARKED_COLUMN) if manifest else {}
-    # Under another decoder every file is read again: those it refused this one may take, and one
-    # it read otherwise (lines ending in a lone CR: read.DECODER_VERSION) is indexed again.
-    undecided = () if manifest and manifest.get("decoder") == DECODER_VERSION else (BINARY, UNDECODABLE)
     for f in discovery.files:
         entry = old_files.get(f.path)
         if (entry is not None and entry[SIZE] == f.size and entry[MTIME] == f.mtime_ns
@@ -407,7 +414,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     gone = [p for p in old_files if p not in discovered]
     watch = _watch_json(discovery)
     if (manifest is not None and not to_read and not gone and manifest.get("watch") == watch and not undecided
-            and manifest.get("user") == discovery.user and manifest.get("walker", 1) == RULES_VERSION):
+            and manifest.get("user") == discovery.user and manifest.get("walker", 1) == RULES_VERSION
+            and _same_walk(manifest.get("walked"), walked)):
         # Nothing to commit, but a writer killed earlier may have left segments behind.
         retriever.collect_garbage(rdir, manifest["state"])
         report.skipped = dict(sorted(skip_counts.items()))
@@ -494,6 +502,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "walker": RULES_VERSION,
         "watch": watch,
         "user": discovery.user,
+        "walked": walked,
         "checked_ns": checked,
         "state": state,
     }
@@ -506,6 +515,24 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     if isinstance(dense, dict) and isinstance(dense.get("embedded"), int):
         report.embedded = dense["embedded"]
     return report
+
+
+def _as_walked(root: str, manifest: dict, walk_options) -> Discovery | None:
+    """discover.as_walked() for the tree this manifest indexed (None: walk)."""
+    walked = manifest.get("walked")
+    if (walked is None or manifest.get("root") != root or manifest.get("walker") != RULES_VERSION
+            or manifest.get("user") != user_places()):
+        return None
+    columns = manifest["files"]
+    marks = columns.get(layout.MARKED_COLUMN) or [None] * len(columns["path"])
+    return as_walked(root, walk_options, walked, manifest.get("watch"), (columns["path"], marks))
+
+
+def _same_walk(old, new: dict) -> bool:
+    """Whether a walk found what the recorded one did. A manifest without the record (an index
+    written before it was kept), or whose walk's stats proved nothing (walk_record: `settled`),
+    is written again with this one's."""
+    return old == new
 
 
 def _settle_racy(root, manifest, files, discovery, max_bytes) -> None:

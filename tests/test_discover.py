@@ -388,6 +388,58 @@ def test_secret_name_detection_recognises_credential_files(name):
     assert is_secret_name(name)
 
 
+def test_a_name_is_judged_a_secret_as_the_path_pattern_judges_it():
+    """The walk matches names (no `/` in them) against the secret globs without the `(?:.*/)?` a
+    path pattern starts with: the same verdict for every name, whatever its case, accents or a
+    trailing newline (a `$` matches before one)."""
+    import random
+    from retrieval import discover
+
+    whole = discover._SECRET_RE.compiled()
+    names = [glob.replace("*", fill) for glob in discover._SECRET_GLOBS for fill in ("", "a", "A.b", "\n", "é", "ſ")]
+    names += [n.upper() for n in names] + [n + "\n" for n in names] + ["\n" + n for n in names]
+    rng = random.Random(1)
+    names += ["".join(rng.choice("aeds.-_\nKſ") for _ in range(rng.randint(0, 12))) for _ in range(20_000)]
+    for name in names:
+        assert (discover._SECRET_NAME_RE.match(name) is None) == (whole.match(name) is None), repr(name)
+        assert is_secret_name(name) == _secret_by_path_pattern(name, whole), repr(name)
+
+
+def _secret_by_path_pattern(name: str, whole) -> bool:
+    """is_secret_name as written before the name pattern (the reference)."""
+    language, kind = languages.detect(name)
+    if language in languages.TEMPLATES:
+        rendered = name.rpartition(".")[0]
+        return bool(rendered) and _secret_by_path_pattern(rendered, whole)
+    if whole.match(name) is None:
+        return False
+    return kind != languages.CODE or language in languages.VALUE_SCRIPTS
+
+
+def test_the_extension_of_a_name_is_what_splitext_says():
+    import itertools
+
+    names = ["".join(t) for k in range(7) for t in itertools.product("a.B", repeat=k)]
+    names += [".bashrc", "..x", "a.", "...", "x.tar.gz", ".a.b", "README", "..", ".", "", "Makefile.am", ".env.j2"]
+    for name in names:
+        assert languages.extension(name) == os.path.splitext(name)[1], repr(name)
+
+
+def test_a_walk_judges_a_name_met_in_many_directories_once(make_tree, monkeypatch):
+    """A tree repeats its names (`__init__.py` in every package): what the name alone decides (its
+    language, whether it names a secret) is worked out once per walk, and holds for each of them."""
+    from retrieval import discover
+
+    root = make_tree({f"pkg{i}/{name}": "x = 1\n" for i in range(5) for name in ("__init__.py", "secrets.sh", "notes")})
+    judged = []
+    real = discover.is_secret_name
+    monkeypatch.setattr(discover, "is_secret_name", lambda name: judged.append(name) or real(name))
+    result = walk(str(root))
+    assert sorted(judged) == ["__init__.py", "notes", "secrets.sh"]
+    assert [f.path for f in result.files] == [f"pkg{i}/__init__.py" for i in range(5)]
+    assert result.skipped == {"secret-name": 5}
+
+
 @pytest.mark.parametrize("name", ["environment.py", "env.py", "monkey.py", "keyboard.py", "credential_helpers.py",
                                   "secret_sauce.md", "id.py", "database.py"])
 def test_secret_name_detection_does_not_flag_ordinary_source_files(name):
@@ -773,3 +825,21 @@ def test_a_wildcard_negation_does_not_take_back_the_default_directories(make_tre
     assert ".git/hooks/" not in result.watch and ".git/" not in result.watch  # never walked
     named = make_tree({".retrievalignore": "!vendor/\n!.git/\n", "vendor/v.py": "", ".git/hooks/h.py": ""}, name="n")
     assert [f.path for f in walk(str(named)).files] == ["vendor/v.py"]  # named: back; version control: never
+
+
+def test_a_walk_begun_in_the_clock_tick_a_directory_changed_in_is_not_taken_for_the_tree(make_tree):
+    """A directory changed again in that tick, after its listing, keeps its stat (see freshness):
+    such a walk's stats prove nothing, and as_walked() sends the caller to walk again."""
+    import time
+
+    from retrieval.discover import as_walked, walk_record
+
+    root = make_tree({"src/app.py": "x = 1\n", "README.md": "# demo\n"})
+    found = walk(str(root))
+    files = ([f.path for f in found.files], [f.marked for f in found.files])
+    watch = {path: list(value) for path, value in found.watch.items()}
+    in_its_tick = walk_record(found, os.stat(root / "src").st_mtime_ns)
+    assert not in_its_tick["settled"] and as_walked(str(root), None, in_its_tick, watch, files) is None
+    time.sleep(0.06)
+    later = walk_record(walk(str(root)), time.time_ns())
+    assert later["settled"] and as_walked(str(root), None, later, watch, files).files == found.files

@@ -380,3 +380,25 @@ def test_a_selector_judging_many_paths_selects_what_selects_does(globs):
         for order in (paths, paths[::-1]):
             select = ignore.selector(rules)
             assert [select(p) for p in order] == [ignore.selects(rules, p) for p in order]
+
+
+def test_the_rules_a_walk_picks_once_per_directory_judge_its_entries_as_the_whole_stack_does():
+    """A walk asks for every entry of a directory; judge(directory) picks the layers that can apply
+    to them once. Its verdicts are verdict()'s, whatever layers, bases and prefixes were pushed."""
+    import random
+
+    rng = random.Random(7)
+    patterns = ["*.log", "!keep.log", "build/", "/a/b", "b", "!b/", "**/c", "a/**", "*", "!*.py", "x?z", "[ab]*",
+                "d/", "!d/e"]
+    names = ["a", "b", "c", "d", "e", "keep.log", "x.log", "m.py", "xyz", "build"]
+    for _ in range(200):
+        stack = ignore.IgnoreStack(ignorecase=rng.random() < 0.3)
+        for _ in range(rng.randint(0, 4)):
+            base = rng.choice(["", "a/", "a/b/", "b/", "a/b/c/", "a", "ab"])  # (a base without `/` too)
+            rules = ignore.parse_ignore_text("\n".join(rng.sample(patterns, rng.randint(1, 5))))
+            stack = stack.push(base, rules, prefix=rng.choice(["", "sub/"]), repository=rng.random() < 0.5)
+        for directory in ["", "a/", "a/b/", "b/", "a/b/c/", "ab/", "abc/", "a/bc/"]:
+            judge = stack.judge(directory)
+            for name in names:
+                for is_dir in (False, True):
+                    assert judge(directory + name, is_dir) == stack.verdict(directory + name, is_dir)

@@ -864,3 +864,119 @@ def test_search_with_retriever_all_is_the_consolidated_search(sample_repo):
 def test_an_unknown_retriever_names_all_among_the_choices(sample_repo):
     with pytest.raises(ValueError, match=r"unknown retriever 'bogus'; choose one of: all, "):
         service.search(str(sample_repo), "LRUCache", retriever="bogus")
+
+
+# -- a refresh lists the tree only when something a walk saw has changed ----------------------------
+
+
+def _indexed(root, **options):
+    """An index of a tree older than a clock tick's margin (freshness.FINE_MARGIN_NS): an edit in
+    the tick in which a walk stat'ed a directory leaves its stat as it was, so such a directory is
+    listed again. The store made in the tree is such an edit of the root: indexed twice."""
+    import time
+
+    for _ in range(2):
+        time.sleep(0.06)
+        service.refresh(str(root), options=service.IndexOptions(**options))
+    return root
+
+
+def _no_walk(monkeypatch):
+    def walk(*args, **kwargs):
+        raise AssertionError("the tree was walked")
+
+    monkeypatch.setattr(service, "walk", walk)
+
+
+def test_a_refresh_of_an_unchanged_tree_lists_no_directory(sample_repo, monkeypatch):
+    """Nothing the last walk saw (a directory, an ignore file, a file) has another stat: the walk
+    would find the same files, and their stats are all it takes."""
+    _indexed(sample_repo)
+    before = manifest_of(sample_repo)
+    _no_walk(monkeypatch)
+    report = service.refresh(str(sample_repo))
+    assert report.status == "up to date" and report.reread == []
+    assert manifest_of(sample_repo) == before
+
+
+def test_an_edited_file_is_indexed_again_without_listing_the_tree(sample_repo, copy_tree, rewrite, monkeypatch):
+    _indexed(sample_repo)
+    rewrite(sample_repo / "src/app/cache.py", "class LRUCache:\n    def shrink_to_fit(self):\n        pass\n")
+    with monkeypatch.context() as patched:
+        _no_walk(patched)
+        report = service.refresh(str(sample_repo))
+    assert report.reprocessed == ["src/app/cache.py"]
+    fresh = copy_tree(sample_repo)
+    for query in QUERIES + ["shrink to fit"]:
+        assert_same_hits(service.search(str(sample_repo), query).hits, service.search(str(fresh), query).hits)
+
+
+@pytest.mark.parametrize("change", ["data file gets a #! line", "script loses its #! line", "ignore file edited",
+                                    "file added", "file outgrows the cap", "file shrinks under the cap",
+                                    "empty script gets a #! line", "directory made unreadable"])
+def test_a_refresh_finds_what_a_walk_finds_after_a_change_no_directory_shows(make_tree, rewrite, change):
+    """Edits in place change no directory's stat: the files whose contents decide what is eligible
+    (ignore files, an extension-less file's first line, a size against the cap) are stat'ed too."""
+    root = _indexed(make_tree({
+        "main.py": "def main():\n    return 1\n", ".gitignore": "*.log\n", "tests/data/case1": "GET / HTTP/1.1\n",
+        "bin/deploy": "#!/bin/sh\necho deploy\n", "bin/empty": "", "big.py": "x = 1\n" * 40, "huge.py": "y = 2\n" * 60,
+        "lib/util.py": "def util():\n    pass\n"}), max_bytes=300)
+    if change == "data file gets a #! line":
+        rewrite(root / "tests/data/case1", "#!/usr/bin/env python3\nprint('case')\n")
+    elif change == "script loses its #! line":
+        rewrite(root / "bin/deploy", "echo deploy\n")
+    elif change == "ignore file edited":
+        rewrite(root / ".gitignore", "*.log\nbig.py\n")
+    elif change == "file added":
+        (root / "lib/new.py").write_text("def new():\n    pass\n")
+    elif change == "file outgrows the cap":
+        rewrite(root / "big.py", "x = 1\n" * 80)
+    elif change == "file shrinks under the cap":
+        rewrite(root / "huge.py", "y = 2\n")
+    elif change == "empty script gets a #! line":
+        rewrite(root / "bin/empty", "#!/bin/bash\necho hi\n")
+    elif change == "directory made unreadable":
+        if os.geteuid() == 0:
+            pytest.skip("root reads any directory")
+        os.chmod(root / "lib", 0)
+    try:
+        service.refresh(str(root))
+        walked = service.walk(str(root), service.IndexOptions(max_bytes=300).discovery(layout.store_dir(str(root))))
+        assert manifest_of(root)["files"]["path"] == [f.path for f in walked.files]
+        assert manifest_of(root)["watch"] == service._watch_json(walked)
+    finally:
+        os.chmod(root / "lib", 0o755)
+
+
+def test_a_directory_changed_in_the_tick_it_was_listed_in_is_listed_again(sample_repo, monkeypatch):
+    """An entry added in the same clock tick as the walk's stat of its directory leaves that stat
+    as it was: such a directory is never taken as unchanged, and the next refresh lists it."""
+    _indexed(sample_repo)
+    path = layout.manifest_path(layout.store_dir(str(sample_repo)), "lexical")
+    manifest = manifest_of(sample_repo)
+    manifest["walked"]["settled"] = False  # as if the walk had begun in the tick `src/` was last changed in
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh)
+    walks = []
+    real = service.walk
+    monkeypatch.setattr(service, "walk", lambda *a, **k: walks.append(1) or real(*a, **k))
+    service.refresh(str(sample_repo))
+    assert walks == [1]
+    service.refresh(str(sample_repo))  # that walk was recorded: the next refresh trusts it
+    assert walks == [1]
+
+
+def test_an_index_written_before_walks_were_recorded_is_walked_once_then_trusted(sample_repo, monkeypatch):
+    _indexed(sample_repo)
+    path = layout.manifest_path(layout.store_dir(str(sample_repo)), "lexical")
+    manifest = manifest_of(sample_repo)
+    del manifest["walked"]
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(manifest, fh)
+    walks = []
+    real = service.walk
+    monkeypatch.setattr(service, "walk", lambda *a, **k: walks.append(1) or real(*a, **k))
+    assert service.refresh(str(sample_repo)).status == "up to date"
+    assert walks == [1] and "walked" in manifest_of(sample_repo)
+    service.refresh(str(sample_repo))
+    assert walks == [1]
