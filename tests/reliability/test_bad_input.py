@@ -64,6 +64,30 @@ def test_unreadable_files_and_directories_are_counted_and_indexed_once_readable(
     assert run_cli(["query", "--root", root, "sealed room"]).stdout.startswith("sealed/inner.py:1-2")
 
 
+def test_a_directory_made_unreadable_after_indexing_is_seen_by_the_next_refresh(make_tree, tmp_path):
+    """A refresh takes its files from the index, stat'ing each, when nothing its last walk saw has
+    changed: a chmod changes only a directory's ctime, and that must send it to a walk. (Mode 111:
+    its files can still be stat'ed, but not listed, which a walk counts as unreadable.)"""
+    import time
+
+    reason = permissions_enforced(tmp_path)
+    if reason:
+        pytest.skip(reason)
+    root = make_tree({"open.py": "def open_door():\n    return 'welcome'\n",
+                      "sealed/inner.py": "def sealed_room():\n    return 'dust'\n"})
+    for _ in range(2):  # the first build changes the root (its store): the second walk's stats are settled
+        time.sleep(0.06)
+        assert run_cli(["index", "--root", root, "--retriever", "lexical"], unprivileged=True).returncode == 0
+    (root / "sealed").chmod(0o111)
+    try:
+        proc = run_cli(["index", "--root", root, "--retriever", "lexical"], unprivileged=True)
+        assert proc.returncode == 0 and "1 unreadable" in proc.stdout, proc.stdout + proc.stderr
+        assert run_cli(["query", "--root", root, "sealed room", "--stale-ok"], unprivileged=True).stdout == ""
+    finally:
+        (root / "sealed").chmod(0o755)
+    assert run_cli(["query", "--root", root, "sealed room"], unprivileged=True).stdout.startswith("sealed/inner.py:1-2")
+
+
 def test_an_ignore_file_made_unreadable_and_readable_again_is_seen_by_the_next_query(make_tree, tmp_path):
     """An unreadable `.gitignore` has no rules for a fresh walk; a chmod changes only its ctime,
     which was not watched: the incremental index kept the old rules either way."""
