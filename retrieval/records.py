@@ -5,6 +5,7 @@ Spans always live in fields; a docid string is an identifier, never parsed back 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,18 @@ class Chunk:
     @property
     def docid(self) -> str:
         return chunk_docid(self.path, self.start_line, self.end_line)
+
+
+@dataclass(frozen=True)
+class Unchunked:
+    """A file's text, handed to a retriever that cuts it into chunks where it extracts their terms
+    (in its worker processes: a retriever with `chunks_in_workers`), with the index options that say
+    how. `chunked(n)` is called in this process, in file order, with the number of chunks the file
+    got; it answers whether the file goes on to the index (one with no chunks, and none before, not)."""
+
+    text: str
+    options: object
+    chunked: Callable[[int], bool]
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from .discover import RULES_VERSION, Discovery, DiscoveryError, as_walked, root_
 from .extras import SetupError
 from .progress import Tick
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
-from .records import SearchHit
+from .records import SearchHit, Unchunked
 from .settings import env_float
 from .retrievers.base import REGISTRY, Released, build_retriever, check_search_args, get_spec
 from .store import layout
@@ -428,6 +428,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     total = len(to_read)
     max_bytes = walk_options.max_bytes
     chunk = chunker_for(retriever, options)
+    # A retriever that chunks in its worker processes gets the text, and says how many chunks came.
+    in_workers = getattr(retriever, "chunks_in_workers", False)
 
     # A first build indexes files; a refresh re-reads the changed ones.
     verb, noun = ("indexed", "files") if manifest is None else ("re-read", "changed files")
@@ -435,6 +437,17 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         # Said once, whatever stderr is: off a terminal (an agent's shell) a first query on a large
         # repository was half a minute of silence.
         progress(f"{name}: building the index of {total} files (once: later runs re-read only what changed)")
+
+    def counted(entry: list, had_chunks: bool, n: int) -> bool:
+        """Record a read file's chunk count; whether the index must hear of the file."""
+        nonlocal changed
+        entry[NCHUNKS] = n
+        report.new_chunks += n
+        report.empty += not n
+        if n or had_chunks:
+            changed = True
+            return True
+        return False
 
     def changes():
         nonlocal changed
@@ -465,14 +478,14 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
                     yield f, []  # its old chunks go
                 continue
             f = content.file  # its language as its text tells it (a C++ `.h` header)
-            chunks = chunk(content.text, f)
-            new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, len(chunks), ""]
+            entry = new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, ""]
             report.reprocessed.append(f.path)
-            report.new_chunks += len(chunks)
-            report.empty += not chunks
-            if chunks or had_chunks:
-                changed = True
-                yield f, chunks
+            if in_workers:
+                yield f, Unchunked(content.text, options, functools.partial(counted, entry, had_chunks))
+            else:
+                chunks = chunk(content.text, f)
+                if counted(entry, had_chunks, len(chunks)):
+                    yield f, chunks
             if time.monotonic() - last_note > 0.1:
                 progress(Tick(f"{name}: {verb} {i + 1}/{total} {noun}", i + 1, total))
                 last_note = time.monotonic()

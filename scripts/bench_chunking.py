@@ -3,7 +3,8 @@
 
 For each retriever: a full build into a temporary store (wall seconds, files/s, chunks, store
 bytes); for `treesitter` also the seconds spent inside tree-sitter's parser and in the chunker as a
-whole (both in the main process, which reads and chunks while workers extract terms).
+whole, summed over the processes that chunk (the worker processes that also extract terms, in a
+build of 64 files or more: shares of the wall time above 1 mean they chunked side by side).
 
     python scripts/bench_chunking.py --root /work/checkouts/semble/fastapi --retrievers lexical,treesitter
 """
@@ -20,25 +21,31 @@ PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)
 
 
-class _TimedParser:
-    """A parser whose parse() adds its wall time to a counter."""
+def _note(log: str, what: str, seconds: float) -> None:
+    """Add a timing to the log: the chunking runs in worker processes, whose memory is their own."""
+    with open(log, "a") as fh:
+        fh.write(f"{what} {seconds}\n")
 
-    def __init__(self, parser, counter):
-        self._parser, self._counter = parser, counter
+
+class _TimedParser:
+    """A parser whose parse() notes its wall time in the log."""
+
+    def __init__(self, parser, log):
+        self._parser, self._log = parser, log
 
     def parse(self, *args, **kwargs):
         started = time.perf_counter()
         try:
             return self._parser.parse(*args, **kwargs)
         finally:
-            self._counter[0] += time.perf_counter() - started
+            _note(self._log, "parse", time.perf_counter() - started)
 
 
 def measure(root: str, name: str) -> dict:
     from retrieval import service
     from retrieval.store import layout
 
-    parse_seconds, chunk_seconds = [0.0], [0.0]
+    log = os.path.join(os.environ["RETRIEVAL_INDEX_DIR"], f"timings-{name}")
     restore = []
     if name == "treesitter":
         from retrieval.chunking import parsing
@@ -47,14 +54,14 @@ def measure(root: str, name: str) -> dict:
         real_parser, real_chunk = parsing.parser_for, treesitter.chunk_source
 
         def timed_parser(grammar):
-            return _TimedParser(real_parser(grammar), parse_seconds)
+            return _TimedParser(real_parser(grammar), log)
 
         def timed_chunk(*args, **kwargs):
             started = time.perf_counter()
             try:
                 return real_chunk(*args, **kwargs)
             finally:
-                chunk_seconds[0] += time.perf_counter() - started
+                _note(log, "chunk", time.perf_counter() - started)
 
         parsing.parser_for, treesitter.chunk_source = timed_parser, timed_chunk
         restore = [(parsing, "parser_for", real_parser), (treesitter, "chunk_source", real_chunk)]
@@ -68,6 +75,12 @@ def measure(root: str, name: str) -> dict:
            "files_per_s": round(report.files / report.seconds, 1) if report.seconds else None,
            "store_bytes": layout.directory_size(store)}
     if name == "treesitter":
+        parse_seconds, chunk_seconds = [0.0], [0.0]
+        if os.path.exists(log):
+            with open(log) as fh:
+                for line in fh:
+                    what, seconds = line.split()
+                    (parse_seconds if what == "parse" else chunk_seconds)[0] += float(seconds)
         out.update(parse_seconds=round(parse_seconds[0], 2), chunk_seconds=round(chunk_seconds[0], 2),
                    parse_share=round(parse_seconds[0] / report.seconds, 3),
                    chunk_share=round(chunk_seconds[0] / report.seconds, 3))

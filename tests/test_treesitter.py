@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 
@@ -490,3 +491,213 @@ def test_threads_chunking_at_once_get_the_chunks_one_thread_gets(make_tree, tmp_
                           cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.split()[0] == "ok", done.stdout
+
+
+# -- a build big enough for worker processes (64 files) chunks there ------------------------------
+
+def _worker_tree(make_tree, name: str = "big"):
+    """90 Python modules, a guide, an empty file, a binary one and two JavaScript files: a build
+    of it starts worker processes (RETRIEVAL_JOBS=2)."""
+    from test_service import module_text
+
+    files = {f"pkg/mod_{i}.py": module_text(i) for i in range(90)}
+    files.update({"docs/guide.md": "# Guide\n\n## Handlers\n\nEvery handler renders a response.\n",
+                  "pkg/empty.py": "", "pkg/blob.bin.py": b"\x00\x01\x02binary\x00",
+                  "web/widget.js": "function renderWidget(total) {\n  return total + 1;\n}\n",
+                  "web/panel.js": "class Panel {\n  render() { return 'panel'; }\n}\n"})
+    return make_tree(files, name=name)
+
+
+def _chunking_recorded(monkeypatch, tmp_path, action=None):
+    """Record the process that chunks each file (a line `pid path` in a file: a worker's memory is
+    its own); `action(path)` runs in a worker process before it chunks `path`. The path of the file."""
+    from retrieval.retrievers import treesitter
+
+    log = tmp_path / "chunked-by"
+    real, here = treesitter.chunk_source, os.getpid()
+
+    def recording(text, path, **kwargs):
+        with open(log, "a") as fh:
+            fh.write(f"{os.getpid()} {path}\n")
+        if action is not None and os.getpid() != here:
+            action(path)
+        return real(text, path, **kwargs)
+
+    monkeypatch.setattr(treesitter, "chunk_source", recording)
+    return log
+
+
+def _chunkers(log) -> set[int]:
+    pids = {int(line.split()[0]) for line in log.read_text().splitlines()} if log.exists() else set()
+    log.unlink(missing_ok=True)
+    return pids
+
+
+def _store_files(index_dir) -> dict:
+    """{path under the index directory: bytes}, the manifest without the fields that say when."""
+    out = {}
+    for path in sorted(index_dir.rglob("*")):
+        if path.is_file() and path.name != "lock":
+            data = path.read_bytes()
+            if path.name == "manifest.json":
+                manifest = json.loads(data)
+                for when in ("created", "updated", "checked_ns"):
+                    manifest.pop(when, None)
+                data = json.dumps(manifest, sort_keys=True).encode()
+            out[str(path.relative_to(index_dir))] = data
+    return out
+
+
+def test_a_build_big_enough_for_workers_chunks_there_and_stores_what_a_build_in_this_process_does(
+        make_tree, tmp_path, monkeypatch):
+    """Chunk counts, empty and skipped files, and the files that fell back to line chunks (one
+    whose tree the parser gave up on, a language whose grammar is missing) come back from the
+    workers: the store, the report and `status` are those of a build without workers."""
+    from retrieval import parallel, service
+    from retrieval.chunking import ast, parsing
+
+    root = _worker_tree(make_tree)
+    real_parse, real_parser = ast.parse, parsing.parser_for
+
+    def gives_up_on_mod_3(grammar, source, allowance=None):
+        return None if b"handler_3(" in source else real_parse(grammar, source, allowance)
+
+    def no_javascript(grammar):
+        if grammar == "javascript":
+            raise LookupError("simulated missing grammar")
+        return real_parser(grammar)
+
+    monkeypatch.setattr(ast, "parse", gives_up_on_mod_3)
+    monkeypatch.setattr(parsing, "parser_for", no_javascript)
+    log = _chunking_recorded(monkeypatch, tmp_path)
+    built = {}
+    for jobs in ("1", "2"):
+        monkeypatch.setenv(parallel.ENV_JOBS, jobs)
+        monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / f"jobs-{jobs}"))
+        report = service.refresh(str(root), "treesitter")
+        row = [r for r in service.status(str(root)) if r["retriever"] == "treesitter"][0]
+        for when in ("created", "updated"):
+            row.pop(when)
+        built[jobs] = (_chunkers(log), (report.files, report.chunks, report.new_chunks, report.empty,
+                                        report.skipped), row, _store_files(tmp_path / f"jobs-{jobs}"))
+    assert built["1"][0] == {os.getpid()}
+    assert built["2"][0] and os.getpid() not in built["2"][0]
+    assert built["2"][1:] == built["1"][1:]
+    files, chunks, _, empty, skipped = built["2"][1]
+    assert (files, empty, skipped) == (93, 1, {"binary": 1}) and chunks >= files
+    chunking = built["2"][2]["chunking"]
+    assert chunking["python"] == "ast (1 of 90 files by lines)"
+    assert chunking["javascript"] == "lines" and chunking["markdown"] == "headings"
+
+
+def test_a_tree_the_chunker_mishandles_in_a_worker_is_reported_in_this_process(make_tree, tmp_path, monkeypatch):
+    """The test suite fails on any such tree (conftest): a worker's list of them was its own."""
+    from retrieval import parallel, service
+    from retrieval.chunking import ast
+
+    root = _worker_tree(make_tree)
+    real = ast._annotate
+
+    def fails_on_mod_7(spans, defs, path, *args, **kwargs):
+        if path == "pkg/mod_7.py":
+            raise IndexError("simulated chunker bug")
+        return real(spans, defs, path, *args, **kwargs)
+
+    monkeypatch.setattr(ast, "_annotate", fails_on_mod_7)
+    log = _chunking_recorded(monkeypatch, tmp_path)
+    monkeypatch.setenv(parallel.ENV_JOBS, "2")
+    service.refresh(str(root), "treesitter")
+    assert os.getpid() not in _chunkers(log)
+    mishandled = list(ast.MISHANDLED)
+    ast.MISHANDLED.clear()
+    assert mishandled == ["pkg/mod_7.py: IndexError: simulated chunker bug"]
+    row = [r for r in service.status(str(root)) if r["retriever"] == "treesitter"][0]
+    assert row["chunking"]["python"] == "ast (1 of 90 files by lines)"
+
+
+def _built_then_all_touched(make_tree, monkeypatch):
+    """The tree indexed without workers, then every file changed: (root, its hits before)."""
+    from retrieval import parallel, service
+
+    root = _worker_tree(make_tree)
+    monkeypatch.setenv(parallel.ENV_JOBS, "1")
+    service.refresh(str(root), "treesitter")
+    before = service.search(str(root), "handler_50", retriever="treesitter", top_k=5).hits
+    monkeypatch.setenv(parallel.ENV_JOBS, "2")
+    for path in (root / "pkg").glob("mod_*.py"):
+        path.write_text(path.read_text() + "\n# touched\n")
+    return root, before
+
+
+def test_a_worker_killed_while_chunking_fails_the_build_as_a_lost_worker_and_keeps_the_index(
+        make_tree, tmp_path, monkeypatch):
+    import multiprocessing
+    import signal
+
+    from retrieval import parallel, service
+    from test_service import assert_same_hits
+
+    root, before = _built_then_all_touched(make_tree, monkeypatch)
+
+    def killed_on_mod_50(path):
+        if path == "pkg/mod_50.py":
+            os.kill(os.getpid(), signal.SIGKILL)  # as the OOM killer, or a grammar's crash, would
+
+    log = _chunking_recorded(monkeypatch, tmp_path, killed_on_mod_50)
+    said = []
+    with pytest.raises(parallel.WorkerLost):
+        service.refresh(str(root), "treesitter", progress=said.append)
+    assert os.getpid() not in _chunkers(log)
+    assert not any("damaged" in line for line in said)
+    assert multiprocessing.active_children() == []
+    got = service.search(str(root), "handler_50", retriever="treesitter", top_k=5, stale_ok=True)
+    assert_same_hits(got.hits, before)
+    monkeypatch.undo()  # workers that live
+    monkeypatch.setenv(parallel.ENV_JOBS, "2")
+    assert service.refresh(str(root), "treesitter").status == "indexed"
+
+
+def test_a_worker_hung_while_chunking_is_ended_with_the_build_when_it_is_interrupted(make_tree, tmp_path, monkeypatch):
+    """Ctrl-C on a build waiting for a worker that ignores SIGTERM and never finishes: the build
+    stops, the worker is killed, and the writer lock is free for the next build."""
+    import multiprocessing
+    import signal
+    import threading
+    import time
+
+    from retrieval import parallel, service
+
+    root, _ = _built_then_all_touched(make_tree, monkeypatch)
+    hung = tmp_path / "hung"
+
+    def hangs_on_mod_5(path):
+        if path == "pkg/mod_5.py":
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+            hung.touch()
+            time.sleep(3600)
+
+    log = _chunking_recorded(monkeypatch, tmp_path, hangs_on_mod_5)
+    finished = threading.Event()
+
+    def interrupt_once_hung():
+        while not finished.is_set() and not hung.exists():
+            time.sleep(0.05)
+        if not finished.is_set():
+            os.kill(os.getpid(), signal.SIGINT)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    watcher = threading.Thread(target=interrupt_once_hung, daemon=True)
+    watcher.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            service.refresh(str(root), "treesitter")
+    finally:
+        finished.set()
+        signal.signal(signal.SIGINT, previous)
+    assert hung.exists() and os.getpid() not in _chunkers(log)
+    assert time.monotonic() - started < 60
+    assert multiprocessing.active_children() == []
+    monkeypatch.undo()
+    monkeypatch.setenv(parallel.ENV_JOBS, "2")
+    assert service.refresh(str(root), "treesitter", lock_timeout=5).status == "indexed"

@@ -313,13 +313,9 @@ class LexicalRetriever:
         index = LexicalIndex(directory, state or empty_state(directory))
         weight = self.ranking.path_weight
         pairs = self._pairs()
-        files = (
-            (f.path, f.language, f.kind,
-             [(c.start_line, c.end_line, c.text, self.indexed_context(c, f.path), c.definitions, _meta(c))
-              for c in chunks],
-             weight, pairs, self.profile, f.generated)
-            for f, chunks in added
-        )
+        files = (file_item(f.path, f.language, f.kind, chunks, self.indexed_context, weight, pairs, self.profile,
+                           f.generated)
+                 for f, chunks in added)
         # Term extraction is most of the work of a build: spread it over worker processes.
         return index.apply(removed_paths, ordered_map(_file_documents, files, jobs=self.jobs), purge=purge)
 
@@ -368,6 +364,15 @@ def _live_paths(views):
             yield from (f[0] for f in seg.files)
         else:
             yield from (path for path, first, _ in spans() if first not in view.deleted)
+
+
+def file_item(path: str, language: str, kind: str, chunks, indexed_context, path_weight, pairs: bool,
+              profile: str, generated: bool) -> tuple:
+    """What _file_documents takes for a file's chunks (`indexed_context(chunk, path)`: the part of a
+    chunk's context indexed with it). It pickles: it goes to a worker process."""
+    return (path, language, kind,
+            [(c.start_line, c.end_line, c.text, indexed_context(c, path), c.definitions, _meta(c)) for c in chunks],
+            path_weight, pairs, profile, generated)
 
 
 def _file_documents(item):
