@@ -30,6 +30,9 @@ INSTRUCTIONS = (
 )
 
 
+MAX_ECHO_TOKENS = 100  # of the query, echoed in an answer (its head and an ellipsis past that)
+
+
 class ToolFailure(RuntimeError):
     pass
 
@@ -95,7 +98,17 @@ class Searcher:
         if files:
             argv.append("--files")
         # On stdin, as `query -` takes it: any text is the query, `-` itself included.
-        return self._run(argv + ["-"], stdin=query.encode("utf-8", "surrogatepass"))
+        payload = self._run(argv + ["-"], stdin=query.encode("utf-8", "surrogatepass"))
+        echoed = payload.get("query")
+        if isinstance(echoed, str) and not payload.get("query_truncated"):
+            from .cli import _echo_within
+
+            # The agent wrote the query: a pasted report echoed whole (200 KB of a log) filled its
+            # context a second time. Its head says which call this answers.
+            head = _echo_within(echoed, MAX_ECHO_TOKENS)
+            if head != echoed:
+                payload["query"], payload["query_truncated"] = head, True
+        return payload
 
     def status(self) -> dict:
         return self._run(["status", "--root", self.root, "--json"])

@@ -415,3 +415,17 @@ def test_the_retriever_argument_lists_its_choices_and_refuses_others_in_one_line
     assert "retriever:" in refused.content[0].text and "'lexical'" in refused.content[0].text
     assert refused.content[0].text.endswith("(got 'bm25')")
     assert _payload(answered)["results"]
+
+
+def test_a_pasted_report_is_not_echoed_whole_into_the_agents_context(sample_repo):
+    """The answer echoed the query: a 30 KB log the agent pasted came back in full."""
+    from retrieval.mcp import MAX_ECHO_TOKENS
+    from retrieval.output import printed_tokens
+
+    report = "Traceback: config parse failed in load_settings\n" + "DEBUG retry tick\n" * 1800
+    _tools, (long, short) = _call(sample_repo, [("search", {"query": report}), ("search", {"query": "parse config"})])
+    echoed = _payload(long)
+    assert echoed["query_truncated"] is True and echoed["results"]
+    assert echoed["query"].endswith("\u2026") and report.startswith(echoed["query"][:-1])
+    assert printed_tokens(json.dumps(echoed["query"])) <= MAX_ECHO_TOKENS
+    assert _payload(short)["query"] == "parse config" and "query_truncated" not in _payload(short)
