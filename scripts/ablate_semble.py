@@ -104,6 +104,9 @@ def main(argv=None) -> int:
         return 1
     if args.repos:
         wanted = set(args.repos.split(","))
+        unknown = sorted(wanted - {r["name"] for r in repos})
+        if unknown:  # `cobra,cobraa` ablated cobra alone, as if both had been measured
+            parser.error(f"--repos: no repository {', '.join(unknown)} in the benchmark")
         repos = [r for r in repos if r["name"] in wanted]
     asked = [name for name in args.variants.split(",") if name]
     unknown = [name for name in asked if name not in {v[0] for v in VARIANTS}]

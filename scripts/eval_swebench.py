@@ -275,6 +275,9 @@ def main(argv=None) -> int:
         return 1
     if args.repos:
         wanted = set(args.repos.split(","))
+        unknown = sorted(wanted - {i["repo"] for i in instances})
+        if unknown:  # `pallets/flask,pytest` measured flask alone, as if both had been measured
+            parser.error(f"--repos: no instance of {', '.join(unknown)} (repositories are named owner/name)")
         instances = [i for i in instances if i["repo"] in wanted]
     instances = instances[args.skip:]
     if args.limit:

@@ -90,6 +90,9 @@ def main(argv=None) -> int:
         return 1
     if args.repos:
         wanted = set(args.repos.split(","))
+        unknown = sorted(wanted - {r["name"] for r in repos})
+        if unknown:  # a misspelt name prepared the others and said nothing of it
+            parser.error(f"--repos: no repository {', '.join(unknown)} in semble-dev")
         repos = [r for r in repos if r["name"] in wanted]
     os.makedirs(args.checkouts, exist_ok=True)
     report = prepare_semble(repos, os.path.abspath(args.mirrors), args.checkouts)

@@ -435,12 +435,17 @@ def test_the_ablation_refuses_names_that_select_nothing_instead_of_printing_an_e
     import pytest
 
     ablate = _load("ablate_semble")
-    (tmp_path / "repos.json").write_text(json.dumps([{"name": "demo", "language": "python"}]))
+    (tmp_path / "repos.json").write_text(json.dumps([{"name": "demo", "language": "python"},
+                                                     {"name": "other", "language": "go"}]))
     (tmp_path / "checkouts" / "demo").mkdir(parents=True)
     argv = ["--bench", str(tmp_path), "--checkouts", str(tmp_path / "checkouts")]
-    assert ablate.main(argv + ["--repos", "demoo"]) == 1
+    assert ablate.main(argv + ["--repos", "other"]) == 1  # in the benchmark, not checked out
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("error: no repository to evaluate")
+    for repos in ("demoo", "demo,demoo"):  # the second ablated demo alone, as if both had been measured
+        with pytest.raises(SystemExit) as exit_info:
+            ablate.main(argv + ["--repos", repos])
+        assert exit_info.value.code == 2 and "no repository demoo in the benchmark" in capsys.readouterr().err
     for variants in ("fulll", "full,bogus"):  # the second ran `full` alone, as if bogus had been measured
         with pytest.raises(SystemExit) as exit_info:
             ablate.main(argv + ["--variants", variants])
@@ -461,12 +466,19 @@ def test_the_swebench_and_cosqa_scripts_refuse_an_unknown_retriever_before_any_w
 
 
 def test_the_swebench_script_fails_when_no_instance_is_selected(tmp_path, capsys):
+    import pytest
+
     (tmp_path / "instances.jsonl").write_text(json.dumps({"repo": "psf/requests", "instance_id": "x"}) + "\n")
     (tmp_path / "gitdirs.json").write_text("{}")
-    code = _load("eval_swebench").main(["--bench", str(tmp_path), "--gitdirs", str(tmp_path / "gitdirs.json"),
-                                        "--workdir", str(tmp_path / "work"), "--repos", "requests"])
+    argv = ["--bench", str(tmp_path), "--gitdirs", str(tmp_path / "gitdirs.json"), "--workdir", str(tmp_path / "work")]
+    code = _load("eval_swebench").main(argv + ["--skip", "1"])
     out, err = capsys.readouterr()
     assert code == 1 and out == "" and err.startswith("error: no instance to evaluate")
+    for repos in ("requests", "psf/requests,pallets/flask"):  # a name no instance has, alone or beside one
+        with pytest.raises(SystemExit) as exit_info:
+            _load("eval_swebench").main(argv + ["--repos", repos])
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and "--repos: no instance of " in err and "owner/name" in err
 
 
 def test_the_bench_scripts_refuse_a_missing_root_or_bad_sizes_without_a_traceback(tmp_path, capsys):
@@ -496,3 +508,15 @@ def test_a_script_whose_reader_stops_early_ends_quietly_with_exit_0(tmp_path):
     err = proc.stderr.read().decode()
     assert proc.wait() == 0, err
     assert "Traceback" not in err and "Broken pipe" not in err, err
+
+
+def test_the_bench_preparation_refuses_a_repository_name_not_in_the_benchmark(tmp_path, capsys):
+    import pytest
+
+    (tmp_path / "semble-dev").mkdir()
+    (tmp_path / "semble-dev" / "repos.json").write_text(json.dumps([{"name": "cobra", "language": "go"}]))
+    with pytest.raises(SystemExit) as exit_info:  # it prepared cobra and said nothing of `gin`
+        _load("prepare_bench").main(["--bench", str(tmp_path), "--checkouts", str(tmp_path / "out"),
+                                     "--repos", "cobra,gin"])
+    assert exit_info.value.code == 2 and "no repository gin in semble-dev" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
