@@ -546,7 +546,7 @@ def _distinct_files(hits):
 ECHO_SHARE = 10
 
 
-def _echo_within(query: str, tokens: int) -> str:
+def echo_within(query: str, tokens: int) -> str:
     """The query as --json echoes it under a budget: whole when its echo costs at most `tokens`,
     else its head and an ellipsis, priced as printed (escapes included)."""
     from .output import printed_tokens
@@ -732,7 +732,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             if result.stale:  # printed after the results, and priced with the envelope
                 around["stale"] = True
             envelope = printed_tokens(_json(around)) + 1
-            head = _echo_within(text, max_tokens // ECHO_SHARE)
+            head = echo_within(text, max_tokens // ECHO_SHARE)
             if head != text:
                 shorter = printed_tokens(_json(dict(around, query=head, query_truncated=True))) + 1
                 if shorter < envelope:  # the flag costs tokens too: a cut saving none only loses the query

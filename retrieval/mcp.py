@@ -101,11 +101,11 @@ class Searcher:
         payload = self._run(argv + ["-"], stdin=query.encode("utf-8", "surrogatepass"))
         echoed = payload.get("query")
         if isinstance(echoed, str) and not payload.get("query_truncated"):
-            from .cli import _echo_within
+            from .cli import echo_within
 
             # The agent wrote the query: a pasted report echoed whole (200 KB of a log) filled its
             # context a second time. Its head says which call this answers.
-            head = _echo_within(echoed, MAX_ECHO_TOKENS)
+            head = echo_within(echoed, MAX_ECHO_TOKENS)
             if head != echoed:
                 payload["query"], payload["query_truncated"] = head, True
         return payload

@@ -24,7 +24,7 @@ from .progress import Tick
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
 from .records import SearchHit, Unchunked
 from .settings import env_float
-from .retrievers.base import REGISTRY, Released, build_retriever, check_search_args, get_spec
+from .retrievers.base import REGISTRY, Released, build_retriever, check_search_args, get_spec, unknown_retriever
 from .store import layout
 from .store.atomic import remove_stale_temps
 from .store.lock import LockBusy, LockDamaged, WriterLock, writer as lock_writer
@@ -413,9 +413,11 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     discovered = {f.path for f in discovery.files}
     gone = [p for p in old_files if p not in discovered]
     watch = _watch_json(discovery)
+    # A manifest without the walk's record (written before it was kept), or whose walk's stats
+    # proved nothing (walk_record: `settled`), is written again with this walk's.
     if (manifest is not None and not to_read and not gone and manifest.get("watch") == watch and not undecided
             and manifest.get("user") == discovery.user and manifest.get("walker", 1) == RULES_VERSION
-            and _same_walk(manifest.get("walked"), walked)):
+            and manifest.get("walked") == walked):
         # Nothing to commit, but a writer killed earlier may have left segments behind.
         retriever.collect_garbage(rdir, manifest["state"])
         report.skipped = dict(sorted(skip_counts.items()))
@@ -539,13 +541,6 @@ def _as_walked(root: str, manifest: dict, walk_options) -> Discovery | None:
     columns = manifest["files"]
     marks = columns.get(layout.MARKED_COLUMN) or [None] * len(columns["path"])
     return as_walked(root, walk_options, walked, manifest.get("watch"), (columns["path"], marks))
-
-
-def _same_walk(old, new: dict) -> bool:
-    """Whether a walk found what the recorded one did. A manifest without the record (an index
-    written before it was kept), or whose walk's stats proved nothing (walk_record: `settled`),
-    is written again with this one's."""
-    return old == new
 
 
 def _settle_racy(root, manifest, files, discovery, max_bytes) -> None:
@@ -862,7 +857,7 @@ def search(
         return search_all(root, query, top_k=top_k, filters=filters, stale_ok=stale_ok,
                           min_confidence=min_confidence, progress=progress)
     if retriever not in REGISTRY:  # here "all" is a choice too
-        raise ValueError(f"unknown retriever {retriever!r}; choose one of: all, {', '.join(sorted(REGISTRY))}")
+        raise unknown_retriever(retriever, "all")
     check_query(query, top_k, filters, min_confidence)
     notes: list[str] = []
     engine = open_index(root, retriever, stale_ok=stale_ok, progress=progress, notes=notes)

@@ -194,9 +194,13 @@ register(
 def get_spec(name: str) -> RetrieverSpec:
     spec = REGISTRY.get(name)
     if spec is None:
-        choices = ", ".join(sorted(REGISTRY))
-        raise ValueError(f"unknown retriever {name!r}; choose one of: {choices}")
+        raise unknown_retriever(name)
     return spec
+
+
+def unknown_retriever(name: str, *also: str) -> ValueError:
+    """The error for a name no retriever has; `also`: the other names the caller takes (`all`)."""
+    return ValueError(f"unknown retriever {name!r}; choose one of: {', '.join([*also, *sorted(REGISTRY)])}")
 
 
 def build_retriever(name: str, **kwargs) -> Retriever:
