@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -553,10 +554,13 @@ def test_a_build_big_enough_for_workers_chunks_there_and_stores_what_a_build_in_
     """Chunk counts, empty and skipped files, and the files that fell back to line chunks (one
     whose tree the parser gave up on, a language whose grammar is missing) come back from the
     workers: the store, the report and `status` are those of a build without workers."""
-    from retrieval import parallel, service
+    from retrieval import freshness, parallel, service
     from retrieval.chunking import ast, parsing
 
     root = _worker_tree(make_tree)
+    # Both builds must find the tree's stamps settled (see discover.walk_record): a build within
+    # the racy margin of the tree's creation records an unsettled walk, one byte longer.
+    time.sleep(freshness.FINE_MARGIN_NS / 1e9 + 0.02)
     real_parse, real_parser = ast.parse, parsing.parser_for
 
     def gives_up_on_mod_3(grammar, source, allowance=None):
