@@ -221,9 +221,9 @@ def _git_dir(top: str) -> str | None:
     return os.path.normpath(os.path.join(top, line[len("gitdir:"):].strip()))
 
 
-def _info_exclude(git_dir: str | None, unwatched: dict | None = None) -> str | None:
-    """The info/exclude file of a repository (_git_dir). A worktree shares it with its main
-    repository (the `commondir` file names that one)."""
+def _info_file(git_dir: str | None, unwatched: dict | None = None, name: str = "exclude") -> str | None:
+    """A repository's (_git_dir) info/`name` file: info/exclude, info/attributes. A worktree shares
+    them with its main repository (the `commondir` file names that one)."""
     if git_dir is None:
         return None
     if unwatched is not None:
@@ -231,7 +231,7 @@ def _info_exclude(git_dir: str | None, unwatched: dict | None = None) -> str | N
     common, _reason, _ = _read_text(os.path.join(git_dir, "commondir"), follow=True)
     if common and common.strip():
         git_dir = os.path.normpath(os.path.join(git_dir, common.split("\n", 1)[0].strip()))
-    return os.path.join(git_dir, "info", "exclude")
+    return os.path.join(git_dir, "info", name)
 
 
 def _config_core(path: str, core: dict, git_dir: str | None = None, depth: int = 0,
@@ -374,8 +374,26 @@ def _push_file(stack, path, base, prefix, root, result, *, absolute=False, repos
     """Push one ignore file's rules (a missing file is no rules) and watch it, existing or not: a
     later one changes what is eligible, like an edit does. Watched by its path from the root (the
     tree may move with its index), or `absolute` for the user's own file."""
-    if path is None:
+    text = _read_watched(path, root, result, absolute=absolute)
+    if text is None:
         return stack
+    return stack.push(base, ignore.parse_ignore_text(text), prefix=prefix, repository=repository)
+
+
+def _push_attributes(marks: tuple, path, base, prefix, root, result) -> tuple:
+    """marks (the linguist-generated and linguist-vendored stacks) with one attributes file
+    outside the walked directories pushed, watched as _push_file watches an ignore file."""
+    text = _read_watched(path, root, result)
+    if text is None:
+        return marks
+    return tuple(m.push(base, ignore.parse_attributes_text(text, attribute), prefix=prefix, repository=True)
+                 for m, attribute in zip(marks, MARKS))
+
+
+def _read_watched(path, root, result, *, absolute=False) -> str | None:
+    """The text of a rules file (None: none, or unreadable), its stat watched (see _push_file)."""
+    if path is None:
+        return None
     key = path if absolute else os.path.relpath(path, root)
     text, reason, st = _read_text(path, follow=True)
     if reason and not absolute:  # the user's own file is none of the tree's (core.excludesFile=/dev/null)
@@ -391,9 +409,7 @@ def _push_file(stack, path, base, prefix, root, result, *, absolute=False, repos
         result.watch[key] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns)
     elif not reason:
         result.watch[key] = (0, 0)  # absent
-    if text is None:
-        return stack
-    return stack.push(base, ignore.parse_ignore_text(text), prefix=prefix, repository=repository)
+    return text
 
 
 def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
@@ -401,22 +417,9 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     them: the user's global excludes, the repository's info/exclude, and the ignore files of the
     directories between the work tree's top and the root (a root below the top)."""
     stack = ignore.IgnoreStack()
-    top = _git_top(root)
-    # Watched absent below the top (or up to `/` outside a repository): a `git init` there puts the
-    # root in another repository, whose rules apply instead (as a clean build would see).
-    d = root
-    while d != top:
-        result.watch[os.path.join(d, ".git")] = (0, 0)
-        parent = os.path.dirname(d)
-        if parent == d:
-            break
-        d = parent
+    top, prefix = _watched_top(root, result)
     if top is None:
         return stack
-    # Paths below the root, as the rules of the top (or of a directory between) see them.
-    below = os.path.relpath(root, top)
-    prefix = "" if below == "." else below.replace(os.sep, "/") + "/"
-    result.unwatched[os.path.join(top, ".git")] = stamp(os.path.join(top, ".git"))
     git_dir = _git_dir(top)
     excludes, ignorecase = _git_config(git_dir, result.watch)
     # git sets core.ignoreCase on a case-insensitive filesystem (macOS, Windows) and then matches its
@@ -425,7 +428,7 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     stack = ignore.IgnoreStack(ignorecase=ignorecase)
     # A relative core.excludesFile is git's from the top of the work tree, where git runs.
     stack = _push_file(stack, os.path.join(top, excludes), "", prefix, root, result, absolute=True)
-    stack = _push_file(stack, _info_exclude(git_dir, result.unwatched), "", prefix, root, result, repository=True)
+    stack = _push_file(stack, _info_file(git_dir, result.unwatched), "", prefix, root, result, repository=True)
     if prefix:
         parts = prefix.rstrip("/").split("/")
         for depth in range(len(parts)):
@@ -437,13 +440,72 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     return stack
 
 
+def _watched_top(root: str, result: Discovery) -> tuple[str | None, str]:
+    """The top of root's work tree (_git_top) and root's path below it as rules there see it
+    ('' or `sub/dir/`), with the `.git` entries that decide the top watched."""
+    top = _git_top(root)
+    # Watched absent below the top (or up to `/` outside a repository): a `git init` there puts the
+    # root in another repository, whose rules apply instead (as a clean build would see).
+    d = root
+    while d != top:
+        result.watch[os.path.join(d, ".git")] = (0, 0)
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    if top is None:
+        return None, ""
+    result.unwatched[os.path.join(top, ".git")] = stamp(os.path.join(top, ".git"))
+    below = os.path.relpath(root, top)
+    return top, "" if below == "." else below.replace(os.sep, "/") + "/"
+
+
+MARKS = ("linguist-generated", "linguist-vendored")  # the attributes a file's `marked` is read from
+
+
+def _outer_marks(root: str, result: Discovery, ignorecase: bool) -> tuple[tuple, tuple]:
+    """The attribute rules that apply to the tree from outside it, as two pairs of stacks (see
+    MARKS): the `.gitattributes` files of the directories between the work tree's top and the root
+    (a root below the top), which the tree's own files override; and the repository's
+    info/attributes, which override every `.gitattributes` (git's order of precedence)."""
+    marks = overrides = tuple(ignore.IgnoreStack(ignorecase=ignorecase) for _ in MARKS)
+    top, prefix = _watched_top(root, result)
+    if top is None:
+        return marks, overrides
+    overrides = _push_attributes(overrides, _info_file(_git_dir(top), result.unwatched, "attributes"),
+                                 "", prefix, root, result)
+    if prefix:
+        parts = prefix.rstrip("/").split("/")
+        for depth in range(len(parts)):
+            marks = _push_attributes(marks, os.path.join(top, *parts[:depth], GIT_ATTRIBUTES), "",
+                                     "/".join(parts[depth:]) + "/", root, result)
+    return marks, overrides
+
+
+def _mark_judges(marks: tuple, overrides: tuple, directory: str):
+    """For the files directly in `directory`: a verdict function per attribute of MARKS, an
+    override's verdict before the tree's (None when no rules apply at all)."""
+    if all(m.empty for m in marks + overrides):
+        return None
+    judges = []
+    for tree, override in zip(marks, overrides):
+        if override.empty:
+            judges.append(tree.judge(directory))
+            continue
+        first, then = override.judge(directory), tree.judge(directory)
+        judges.append(lambda rel, is_dir, first=first, then=then: (
+            verdict if (verdict := first(rel, is_dir)) is not None else then(rel, is_dir)))
+    return tuple(judges)
+
+
 # Bump when walk() admits (or drops) files it did not before, so that an index walks again instead of
 # trusting its stats (2: extension-less scripts by their `#!` line; 3: a nested repository by its own
 # rules only; 4: ignore lines and git config values read as git reads them; 5: core.ignoreCase;
 # 6: `--include '!tests/'` leaves out the files below, and `--include '#x'` is a name; 7: Fortran
 # sources, `.mk`, `.tfvars`, `MODULE.bazel` and `Dockerfile.dev`-style files; 8: view templates;
-# 9: drops templates of secret files, `.env.j2`; 10: `.gitattributes` marks, watched).
-RULES_VERSION = 10
+# 9: drops templates of secret files, `.env.j2`; 10: `.gitattributes` marks, watched; 11: marks
+# from the `.gitattributes` above the root and from info/attributes).
+RULES_VERSION = 11
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 
@@ -543,11 +605,11 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     total_bytes = 0
     uncounted: Counter = Counter()  # a possible script's skips: whether it would be indexed is in its text
 
-    # linguist-generated, linguist-vendored; git matches attribute patterns under core.ignoreCase too
-    no_marks = tuple(ignore.IgnoreStack(ignorecase=base_stack.ignorecase) for _ in range(2))
-    pending: list[tuple[str, str, ignore.IgnoreStack, tuple]] = [(root, "", base_stack, no_marks)]
+    # git matches attribute patterns under core.ignoreCase too
+    outer_marks, overrides = _outer_marks(root, result, base_stack.ignorecase)
+    pending: list[tuple[str, str, ignore.IgnoreStack, tuple, tuple]] = [(root, "", base_stack, outer_marks, overrides)]
     while pending:
-        abs_dir, rel_dir, stack, marks = pending.pop()
+        abs_dir, rel_dir, stack, marks, overrides = pending.pop()
         key = rel_dir or "."
         try:
             # Stat before listing: an entry added after the listing then shows as a changed mtime.
@@ -571,23 +633,26 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
         if options.use_ignore_files:
             if nested:  # its own rules, not the outer repository's
                 result.unwatched[rel_dir + ".git"] = stamp(os.path.join(abs_dir, ".git"))
-                stack = _push_file(stack.entering_repository(), _info_exclude(_git_dir(abs_dir), result.unwatched),
+                stack = _push_file(stack.entering_repository(), _info_file(_git_dir(abs_dir), result.unwatched),
                                    rel_dir, "", root, result, repository=True)
             present = [name for name in IGNORE_FILES if name in names]
             if present:
                 stack = _push_ignore_files(stack, abs_dir, rel_dir, present, counted)
         if nested:
             marks = tuple(m.entering_repository() for m in marks)  # a submodule's own attributes only
+            overrides = _push_attributes(tuple(m.entering_repository() for m in overrides),
+                                         _info_file(_git_dir(abs_dir), result.unwatched, "attributes"),
+                                         rel_dir, "", root, result)
         if GIT_ATTRIBUTES in names:
             text, reason, _st = _read_text(os.path.join(abs_dir, GIT_ATTRIBUTES))
             if reason and reason != "symlink":  # counted as an ignore file's are; the walk counts a link
                 counted[reason] += 1
             if text is not None:
                 marks = tuple(m.push(rel_dir, ignore.parse_attributes_text(text, attribute), repository=True)
-                              for m, attribute in zip(marks, ("linguist-generated", "linguist-vendored")))
+                              for m, attribute in zip(marks, MARKS))
         # The rules that can decide for a path in this directory, found once for all its entries.
         ignored = stack.judge(rel_dir)
-        marked = None if all(m.empty for m in marks) else tuple(m.judge(rel_dir) for m in marks)
+        marked = _mark_judges(marks, overrides, rel_dir)
         prefix = abs_dir + os.sep if not abs_dir.endswith(os.sep) else abs_dir
         subdirs = []
         for entry in entries:
@@ -617,7 +682,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                     continue
                 if entry.path in skip_dirs:
                     continue
-                subdirs.append((entry.path, rel + "/", stack, marks))
+                subdirs.append((entry.path, rel + "/", stack, marks, overrides))
                 continue
             if name in _RULE_FILES:
                 try:

@@ -181,6 +181,48 @@ def test_a_nested_repository_takes_only_its_own_attributes(make_tree):
     assert {f.path: f.marked for f in walk(str(root)).files} == {"a_mock.go": True, "sub/b_mock.go": None}
 
 
+def test_a_root_below_the_top_of_its_repository_takes_the_attributes_of_the_directories_above(make_tree):
+    """As git resolves them for `services/api/...`: the top's .gitattributes and those between it
+    and the root apply (paths as those files see them), and a deeper file's line wins."""
+    from retrieval.discover import walk
+
+    top = make_tree({".git/HEAD": "ref: refs/heads/main\n",
+                     ".gitattributes": "*.pb.go linguist-generated\nservices/api/third/** linguist-vendored\n",
+                     "services/.gitattributes": "api/keep.pb.go -linguist-generated\n",
+                     "services/api/orders.pb.go": "package api\n", "services/api/keep.pb.go": "package api\n",
+                     "services/api/third/lib.go": "package lib\n", "services/api/server.go": "package api\n"})
+    assert {f.path: f.marked for f in walk(str(top / "services" / "api")).files} == {
+        "keep.pb.go": False, "orders.pb.go": True, "server.go": None, "third/lib.go": True}
+
+
+def test_info_attributes_override_every_gitattributes_file_and_stay_out_of_a_nested_repository(make_tree):
+    """git's order: $GIT_DIR/info/attributes first, then the tree's files, deepest first; a nested
+    repository has only its own (its info/attributes too)."""
+    from retrieval.discover import walk
+
+    root = make_tree({".git/HEAD": "ref: refs/heads/main\n",
+                      ".git/info/attributes": "gen/keep.go -linguist-generated\nnotes.go linguist-generated\n",
+                      ".gitattributes": "*.go -linguist-generated\n", "gen/.gitattributes": "*.go linguist-generated\n",
+                      "gen/keep.go": "package gen\n", "gen/made.go": "package gen\n", "notes.go": "package x\n",
+                      "sub/.git/HEAD": "ref: refs/heads/main\n", "sub/.git/info/attributes": "own.go linguist-vendored\n",
+                      "sub/notes.go": "package sub\n", "sub/own.go": "package sub\n"})
+    assert {f.path: f.marked for f in walk(str(root)).files} == {
+        "gen/keep.go": False, "gen/made.go": True, "notes.go": True, "sub/notes.go": None, "sub/own.go": True}
+
+
+def test_attributes_written_above_the_root_after_indexing_are_seen_by_the_next_query(make_tree):
+    """Watched like the tree's own: the refresh marks the mock, as a clean build would."""
+    top = make_tree({".git/HEAD": "ref: refs/heads/main\n", "svc/store/postgres.go": POSTGRES,
+                     "svc/mocks/store_mock.go": _mock("")})
+    root = top / "svc"
+    assert _paths(root) == ["mocks/store_mock.go", "store/postgres.go"]
+    (top / ".gitattributes").write_text("svc/mocks/** linguist-generated\n")
+    assert _paths(root) == ["store/postgres.go", "mocks/store_mock.go"]
+    (top / ".git" / "info").mkdir()
+    (top / ".git" / "info" / "attributes").write_text("svc/mocks/** -linguist-generated\n")
+    assert _paths(root) == ["mocks/store_mock.go", "store/postgres.go"]
+
+
 @pytest.mark.parametrize("attributes, marked", [
     ("*.go linguist-generated=1\n", True),  # linguist reads any value but `false` as set
     ("*.go -linguist-generated\n*.go linguist-generated=yes\n", True),  # and a later line wins with it
