@@ -689,3 +689,28 @@ def test_threads_searching_while_another_refreshes_get_the_hits_every_time(make_
                           cwd=tmp_path)  # where a crashing JVM writes its report
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     assert done.stdout.split()[0] == "ok", done.stdout
+
+
+def test_a_file_marked_generated_ranks_below_the_code_it_mocks_as_lexical_ranks_it(make_tree):
+    """By its header or by .gitattributes, in the store and through the in-memory API: a mock
+    that repeats the interface's words outranked the implementation until its mark was read."""
+    import retrieval
+    from test_generated import MOCKGEN, POSTGRES, QUERY, _mock
+
+    root = make_tree({"store/postgres.go": POSTGRES, "mocks/store_mock.go": _mock("")})
+
+    def ranked(name):
+        return [h.source_path for h in service.search(root, QUERY, retriever=name, top_k=2).hits]
+
+    assert ranked("pi-serini") == ranked("lexical") == ["mocks/store_mock.go", "store/postgres.go"]
+    (root / "mocks/store_mock.go").write_text(_mock(MOCKGEN))
+    assert ranked("pi-serini") == ranked("lexical") == ["store/postgres.go", "mocks/store_mock.go"]
+    (root / "mocks/store_mock.go").write_text(_mock(""))
+    (root / ".gitattributes").write_text("mocks/** linguist-generated\n")
+    assert ranked("pi-serini") == ranked("lexical") == ["store/postgres.go", "mocks/store_mock.go"]
+
+    (root / ".gitattributes").unlink()
+    (root / "mocks/store_mock.go").write_text(_mock(MOCKGEN))
+    retriever = build_retriever("pi-serini")
+    retriever.index(retrieval.load_chunk_documents(str(root)))
+    assert [h.source_path for h in retriever.search_detailed(QUERY, 2)] == ["store/postgres.go", "mocks/store_mock.go"]

@@ -55,27 +55,32 @@ def indexer_args(directory: str, analyzer: str, append: bool) -> list[str]:
 
 
 class Table:
-    """{docid: (path, language, kind, start, end)}, kept per file while an update edits it and
-    stored in columns (a query process parses it faster: hundreds of thousands of documents)."""
+    """{docid: (path, language, kind, start, end)} and which files are generated, kept per file
+    while an update edits it and stored in columns (a query process parses it faster: hundreds of
+    thousands of documents)."""
 
     def __init__(self, files: dict | None = None):
-        # path -> [language, kind, [[docid, start, end], ...]]
+        # path -> [language, kind, [[docid, start, end], ...], generated]
         self.files: dict[str, list] = files or {}
 
     @classmethod
     def read(cls, directory: str) -> "Table":
         columns = _read_columns(directory)
-        files: dict[str, list] = {p: [lang, kind, []] for p, lang, kind in
+        files: dict[str, list] = {p: [lang, kind, [], False] for p, lang, kind in
                                   zip(columns["paths"], columns["languages"], columns["kinds"])}
         paths = columns["paths"]
         for f, docid, start, end in zip(columns["file"], columns["id"], columns["start"], columns["end"]):
             files[paths[f]][2].append([docid, start, end])
+        for f in columns.get("generated", ()):
+            files[paths[f]][3] = True
         return cls(files)
 
     def write(self, directory: str) -> None:
         paths = list(self.files)
         columns = {"paths": paths, "languages": [self.files[p][0] for p in paths],
-                   "kinds": [self.files[p][1] for p in paths], "file": [], "id": [], "start": [], "end": []}
+                   "kinds": [self.files[p][1] for p in paths], "file": [], "id": [], "start": [], "end": [],
+                   # the files a header or .gitattributes marks (see retrieval.generated), by position
+                   "generated": [f for f, p in enumerate(paths) if self.files[p][3]]}
         for f, path in enumerate(paths):
             for docid, start, end in self.files[path][2]:
                 columns["file"].append(f)
@@ -119,16 +124,20 @@ def _columns_ok(c) -> bool:
             and len(c["file"]) == len(c["start"]) == len(c["end"]) == n_docs
             and all(isinstance(x, str) for k in ("paths", "languages", "kinds", "id") for x in c[k])
             and all(type(f) is int and 0 <= f < n_files for f in c["file"])
+            and isinstance(c.get("generated", []), list)
+            and all(type(f) is int and 0 <= f < n_files for f in c.get("generated", ()))
             # (0: a document given without that line, in memory)
             and all(type(a) is int and type(b) is int and 0 <= a and 0 <= b and (a <= b or not b)
                     for a, b in zip(c["start"], c["end"])))
 
 
-def records(directory: str) -> dict[str, tuple]:
-    """{docid: (path, language, kind, start, end)} of an index version, straight from the columns."""
+def records(directory: str) -> tuple[dict[str, tuple], frozenset[str]]:
+    """{docid: (path, language, kind, start, end)} of an index version, straight from the columns,
+    and the paths of its generated files."""
     c = _read_columns(directory)
     files = list(zip(c["paths"], c["languages"], c["kinds"]))
-    return {docid: (*files[f], start, end) for f, docid, start, end in zip(c["file"], c["id"], c["start"], c["end"])}
+    found = {docid: (*files[f], start, end) for f, docid, start, end in zip(c["file"], c["id"], c["start"], c["end"])}
+    return found, frozenset(c["paths"][f] for f in c.get("generated", ()))
 
 
 def _link_tree(src: str, dest: str) -> None:
@@ -143,7 +152,8 @@ def _link_tree(src: str, dest: str) -> None:
 
 def update(directory: str, state: dict | None, analyzer: str, removed_paths, added) -> dict:
     """The next state after removing `removed_paths` and replacing each (path, language, kind,
-    [(docid, start, end, contents)]) of `added` (consumed lazily). Writes a new index version.
+    [(docid, start, end, contents)], generated) of `added` (consumed lazily). Writes a new index
+    version.
 
     The new documents are first spooled as Pyserini JSON lines (so memory holds one file's chunks
     at a time, and every old document to delete is known before Lucene is opened), then the old
@@ -169,10 +179,11 @@ def _update(directory, state, analyzer, removed_paths, added) -> dict:
         for path in removed_paths:
             drop(path)
         with open(spool, "w", encoding="utf-8") as out:
-            for path, language, kind, docs in added:
+            for path, language, kind, docs, generated in added:
                 drop(path)
                 if docs:
-                    table.files[path] = [language, kind, [[docid, start, end] for docid, start, end, _ in docs]]
+                    table.files[path] = [language, kind, [[docid, start, end] for docid, start, end, _ in docs],
+                                         bool(generated)]
                     for docid, _, _, contents in docs:
                         # A chunk without a term (stop words, punctuation) is one Anserini refuses,
                         # failing the whole build; it could match no query anyway.

@@ -21,6 +21,7 @@ from typing import Iterable
 from .. import prose
 from ..chunking import lines
 from ..confidence import assess, query_evidence
+from ..generated import VERSION as GENERATED_VERSION
 from ..lexical.bm25 import idf
 from ..lexical.features import DEF, PAIR, chunk_terms, path_terms
 from ..lucene import index as lucene_index
@@ -31,7 +32,7 @@ from ..ranking import RankingConfig, mention_evidence, paths_by_name, rank_candi
 from ..records import Chunk, Document, SearchHit, SourceFile
 from ..settings import env_choice
 from ..store.layout import ENV_INDEX_DIR, StoreError
-from .base import NOT_INDEXED, Released, check_bm25, check_documents, check_search_args
+from .base import NOT_INDEXED, Released, check_bm25, check_documents, check_search_args, marked_paths
 
 CODE, PROSE = "code", "prose"
 PROFILES = (CODE, PROSE)
@@ -72,6 +73,7 @@ class PyseriniRetriever:
         # that search, and a search after the release answered no hits. A released engine says so.
         self._released = False
         self._records: dict[str, tuple] = {}
+        self._generated: frozenset[str] = frozenset()  # paths of the files marked generated
         self._contexts: dict[str, str] = {}
         self._names = None  # (records, paths_by_name of their files), for the paths queries write out
         self._n_docs = 0
@@ -105,7 +107,7 @@ class PyseriniRetriever:
         # What the stored index depends on. k1 and b are not part of it: Lucene applies them when
         # it searches (its norms do not depend on them).
         fp = {"profile": self.profile, "analyzer": self.analyzer, "contents": 1,
-              "path_weight": self.ranking.path_weight}
+              "path_weight": self.ranking.path_weight, "generated": GENERATED_VERSION}
         if self.profile != PROSE:  # a prose index holds whole files
             fp["chunks"] = {"lines": lines.VERSION}
         return fp
@@ -123,19 +125,21 @@ class PyseriniRetriever:
         by_path: dict[str, list] = defaultdict(list)
         meta: dict[str, tuple[str, str]] = {}
         contexts = {}
-        for doc in check_documents(documents):
+        documents = list(check_documents(documents))
+        for doc in documents:
             path = doc.source_path or doc.docid
             meta.setdefault(path, (doc.language, doc.kind))
             by_path[path].append((doc.docid, doc.start_line or 0, doc.end_line or 0,
                                   self.contents(path, doc.text, doc.context, doc.language)))
             if doc.context:
                 contexts[doc.docid] = doc.context
+        generated = marked_paths(documents)  # ranked as the store ranks them
         previous = self._scratch
         directory = self._scratch = _scratch_dir()
         with jvm.CALLS:
             state = lucene_index.update(
                 directory, None, self._lucene_analyzer(), [],
-                ((path, *meta[path], docs) for path, docs in by_path.items()),
+                ((path, *meta[path], docs, path in generated) for path, docs in by_path.items()),
             )
             self.open_store(directory, state)
         self._contexts = contexts
@@ -189,7 +193,7 @@ class PyseriniRetriever:
         for value, docid in first:
             path, _language, kind, _start, _end = self._records[docid]
             candidates.append((value, path, kind, docid))
-        ranked = rank_candidates(candidates, plan, config, definers, self._mentioned(plan))
+        ranked = rank_candidates(candidates, plan, config, definers, self._mentioned(plan), self._generated)
         if self.analyzer == "code":
             forms, defined = query_evidence(query, plan.symbol is not None)
         else:
@@ -306,7 +310,7 @@ class PyseriniRetriever:
         _text_path(directory)
         with jvm.CALLS:
             self.release()
-            self._records, self._contexts, self._n_docs = {}, {}, 0
+            self._records, self._generated, self._contexts, self._n_docs = {}, frozenset(), {}, 0
             name = state.get("index")
             if not name:
                 lucene_index.check(directory, state)  # an empty index, or a state that lost its version
@@ -319,7 +323,7 @@ class PyseriniRetriever:
     def _open_version(self, directory: str, name: str) -> None:
         j = jvm.start()
         path = os.path.join(directory, name)
-        self._records = lucene_index.records(path)
+        self._records, self._generated = lucene_index.records(path)
         self._n_docs = len(self._records)
         self._searcher = j.autoclass("io.anserini.search.SimpleSearcher")(path)
         self._searcher.set_bm25(float(self.k1), float(self.b))
@@ -349,7 +353,8 @@ class PyseriniRetriever:
         _text_path(directory)
         layout = self._layout()
         files = (
-            (layout, f.path, f.language, f.kind, [(c.docid, c.start_line, c.end_line, c.text, c.context) for c in chunks])
+            (layout, f.path, f.language, f.kind, [(c.docid, c.start_line, c.end_line, c.text, c.context) for c in chunks],
+             f.generated)
             for f, chunks in added
         )
         # Computing the terms is most of the work of a build (as for lexical): worker processes.
@@ -388,12 +393,12 @@ def document_contents(layout: tuple[str, str, int], path: str, text: str, contex
 
 
 def _file_documents(item):
-    """(layout, path, language, kind, chunks) -> what lucene.index.update takes (in a worker)."""
-    layout, path, language, kind, chunks = item
+    """(layout, path, language, kind, chunks, generated) -> what lucene.index.update takes (in a worker)."""
+    layout, path, language, kind, chunks, generated = item
     return path, language, kind, [
         (docid, start, end, document_contents(layout, path, text, context, language))
         for docid, start, end, text, context in chunks
-    ]
+    ], generated
 
 
 class _LuceneView:
