@@ -530,6 +530,11 @@ def test_what_the_syntax_tree_reads_as_no_definition_the_patterns_do_not_define(
     ("cpp", "  void clear() { Size = 0; }\n      a, f(y));\n  explicit operator bool() const { return ok_; }\n"
      "  operator uint32_t() const {\n", {"clear"}),
     ("c", "static int one(void) { return 1; }\nint proto(int a);\n", {"one"}),
+    # after C++11 (and C23) attributes on the line; a declaration still defines nothing
+    ("cpp", "[[nodiscard]] inline bool SimpleAtoi(absl::string_view s, int* out) {\n"
+     "  [[nodiscard, gnu::pure]] [[deprecated(\"no\")]] int size() const { return n_; }\n"
+     "[[nodiscard]] std::string StrCat(const AlphaNum& a);\n      [[fallthrough]];\n", {"SimpleAtoi", "size"}),
+    ("c", "[[nodiscard]] static int parse(const char *s) {\n", {"parse"}),
     # Kotlin's `fun<T>` without a blank, an extension property (its name, not its receiver type)
     ("kotlin", "    private fun<T> interceptNormalMethod(\npublic val ApplicationCall.locale: Locale get() = x\n",
      {"interceptNormalMethod", "locale"}),

@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 29  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 30  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -72,7 +72,8 @@ VERSION = 29  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # impl's `type Output =`, no `impl X`), TypeScript's `declare`, Elixir's `def f, do:` (no heredoc's examples);
 # 29: no Rust macro template's `$name`, no Haskell `instance` nor Swift `extension`, a Haskell class
 # after its context, a Haskell module's and a Ruby `class A::B`'s last part weakly (no first part), no
-# Ruby heredoc's code, no C++ `operator`, no C or C++ prototype wrapped over lines (syntax trees as the oracle)
+# Ruby heredoc's code, no C++ `operator`, no C or C++ prototype wrapped over lines (syntax trees as the oracle);
+# 30: a C or C++ signature after attributes on its line (`[[nodiscard]] inline bool SimpleAtoi(`)
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -234,26 +235,32 @@ _BINDING_DEF = lazy_compile(
 _SHELL_DEF = lazy_compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w:-]*)[ \t]*\(\)", re.MULTILINE)
 # C-family function or method signatures: a type, a name, an open parenthesis, not a statement
 _SIGNATURE = (
-    r"^[ \t]*(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
+    r"^[ \t]*{attributes}(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
     r"[A-Za-z_](?:[\w:<>,.*&? \t]|\[\])*[\s*&>]({name}){generic}\s*\({params}$"
 )
 _PARAMS = r"[^;\n]*"  # the rest of the line: no statement's `;`
-_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*", generic="", params=_PARAMS), re.MULTILINE)
+_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(attributes="", name=r"[A-Za-z_~]\w*", generic="", params=_PARAMS),
+                              re.MULTILINE)
+# C++11 and C23 attributes open a declaration (`[[nodiscard]] inline std::string Substitute(`: abseil
+# writes 160 of them); elsewhere `[[` opens other things (a Lua long string, a nested array literal).
+_ATTRIBUTES = r"(?:\[\[[^\[\]\n]*\]\][ \t]*)*"
 # C and C++ also define a function with its body on the line (`void clear() { Size = 0; }`, 573 of
 # the C++ functions the syntax tree finds in semble's checkouts): parameters holding no call, then
 # `{` (a call's wrapped arguments `x, f(y));` and a constructor's `: x_(x) {}` stay out).
 _ONE_LINE_BODY = r"(?:[^;\n]*|[^;{}()\n]*\)[^;{}()\n=]*\{[^\n]*)"
-_C_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*", generic="", params=_ONE_LINE_BODY),
+_C_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(attributes=_ATTRIBUTES, name=r"[A-Za-z_~]\w*", generic="",
+                                                  params=_ONE_LINE_BODY),
                                 re.MULTILINE)
 # C++ also defines members out of their class, the name qualified by its owner (`void Router::add(`)
-_QUALIFIED_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"(?:[A-Za-z_]\w*::)*[A-Za-z_~]\w*", generic="",
+_QUALIFIED_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(attributes=_ATTRIBUTES,
+                                                          name=r"(?:[A-Za-z_]\w*::)*[A-Za-z_~]\w*", generic="",
                                                           params=_ONE_LINE_BODY),
                                         re.MULTILINE)
 # C# and Dart write a generic method's type parameters after its name (`string Serialize<T>(T input)`
 # defined nothing): names, commas and blanks only (`<TKey, TValue>`, `<in T>`), so the scan stops at the
 # next `<` and a line's attempts stay linear. Elsewhere a name before `<...>(` is a call's (C++'s
 # `x, static_cast<size_t>(n),` on a wrapped argument line, TypeScript's `key: new Set<string>(`).
-_GENERIC_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(name=r"[A-Za-z_~]\w*", generic=r"(?:<[\w \t,]*>)?",
+_GENERIC_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(attributes="", name=r"[A-Za-z_~]\w*", generic=r"(?:<[\w \t,]*>)?",
                                                         params=_PARAMS),
                                       re.MULTILINE)
 _GENERIC_SIGNATURE_LANGUAGES = frozenset({"csharp", "dart"})
