@@ -535,6 +535,13 @@ def test_what_the_syntax_tree_reads_as_no_definition_the_patterns_do_not_define(
      "  [[nodiscard, gnu::pure]] [[deprecated(\"no\")]] int size() const { return n_; }\n"
      "[[nodiscard]] std::string StrCat(const AlphaNum& a);\n      [[fallthrough]];\n", {"SimpleAtoi", "size"}),
     ("c", "[[nodiscard]] static int parse(const char *s) {\n", {"parse"}),
+    # C#'s methods after attributes on the line, with an expression body or none (abstract, an
+    # interface's); not a call, a lambda, a property or a wrapped call's arguments
+    ("csharp", "    [Benchmark] public object AnswerSerialize() => this.Serialize(a);\n"
+     "    public override string ToString() => Name;\n    public abstract void Write(JsonWriter writer);\n"
+     "    public int Count => items.Count;\n        DoWork(a, b);\n        Func<int, int> f = (x) => x;\n"
+     "            property, handledType());\n        var t = Task.Run(() => Work());\n",
+     {"AnswerSerialize", "ToString", "Write"}),
     # Kotlin's `fun<T>` without a blank, an extension property (its name, not its receiver type)
     ("kotlin", "    private fun<T> interceptNormalMethod(\npublic val ApplicationCall.locale: Locale get() = x\n",
      {"interceptNormalMethod", "locale"}),

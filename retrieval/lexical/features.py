@@ -73,7 +73,8 @@ VERSION = 30  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # 29: no Rust macro template's `$name`, no Haskell `instance` nor Swift `extension`, a Haskell class
 # after its context, a Haskell module's and a Ruby `class A::B`'s last part weakly (no first part), no
 # Ruby heredoc's code, no C++ `operator`, no C or C++ prototype wrapped over lines (syntax trees as the oracle);
-# 30: a C or C++ signature after attributes on its line (`[[nodiscard]] inline bool SimpleAtoi(`)
+# 30: a C, C++ or C# signature after attributes on its line (`[[nodiscard]] inline bool SimpleAtoi(`), C#'s
+# and Dart's expression-bodied and bodiless methods
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -244,6 +245,8 @@ _SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(attributes="", name=r"[A-Za-z_~]
 # C++11 and C23 attributes open a declaration (`[[nodiscard]] inline std::string Substitute(`: abseil
 # writes 160 of them); elsewhere `[[` opens other things (a Lua long string, a nested array literal).
 _ATTRIBUTES = r"(?:\[\[[^\[\]\n]*\]\][ \t]*)*"
+# C#'s attributes likewise (`[Benchmark] public object Serialize() => ...`; Dart writes none so).
+_CSHARP_ATTRIBUTES = r"(?:\[[^\[\]\n]*\][ \t]*)*"
 # C and C++ also define a function with its body on the line (`void clear() { Size = 0; }`, 573 of
 # the C++ functions the syntax tree finds in semble's checkouts): parameters holding no call, then
 # `{` (a call's wrapped arguments `x, f(y));` and a constructor's `: x_(x) {}` stay out).
@@ -256,12 +259,16 @@ _QUALIFIED_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(attributes=_ATTRIBUTES
                                                           name=r"(?:[A-Za-z_]\w*::)*[A-Za-z_~]\w*", generic="",
                                                           params=_ONE_LINE_BODY),
                                         re.MULTILINE)
+# C# and Dart also declare a method with an expression body (`public override string ToString() =>
+# Name;`) or none (an abstract or interface method, `void Write(JsonWriter writer);`): as Java's,
+# parameters that hold no call, then `;`, `{` or `=>` (a wrapped call's `x, f(y));` stays out).
+_DECLARED_BODY = r"(?:[^;\n]*|[^;{}()\n]*\)[^;{}()\n=]*(?:;|\{[^\n]*|=>[^\n]*))"
 # C# and Dart write a generic method's type parameters after its name (`string Serialize<T>(T input)`
 # defined nothing): names, commas and blanks only (`<TKey, TValue>`, `<in T>`), so the scan stops at the
 # next `<` and a line's attempts stay linear. Elsewhere a name before `<...>(` is a call's (C++'s
 # `x, static_cast<size_t>(n),` on a wrapped argument line, TypeScript's `key: new Set<string>(`).
-_GENERIC_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(attributes="", name=r"[A-Za-z_~]\w*", generic=r"(?:<[\w \t,]*>)?",
-                                                        params=_PARAMS),
+_GENERIC_SIGNATURE_DEF = lazy_compile(_SIGNATURE.format(attributes=_CSHARP_ATTRIBUTES, name=r"[A-Za-z_~]\w*",
+                                                        generic=r"(?:<[\w \t,]*>)?", params=_DECLARED_BODY),
                                       re.MULTILINE)
 _GENERIC_SIGNATURE_LANGUAGES = frozenset({"csharp", "dart"})
 _CONVERSION = lazy_compile(r"\boperator[ \t]+$")  # before a signature's name: a conversion operator
