@@ -44,3 +44,24 @@ def test_new_line_cuts_rebuild_every_index_of_line_chunks(monkeypatch):
     monkeypatch.setattr(lines, "VERSION", lines.VERSION + 1)
     after = (LexicalRetriever().fingerprint(), PyseriniRetriever().fingerprint())
     assert before[0] != after[0] and before[1] != after[1]
+
+
+def test_a_lucene_index_of_our_terms_is_rebuilt_when_they_change_and_a_prose_one_is_not(monkeypatch):
+    """pi-serini's code documents are our terms and its English ones carry our path words: an index
+    kept across a change of them answered with the old terms (the query is planned with the new)."""
+    from retrieval.retrievers.pyserini import PyseriniRetriever
+
+    kinds = {"code": lambda: PyseriniRetriever(), "english": lambda: PyseriniRetriever(analyzer="english"),
+             "prose": lambda: PyseriniRetriever(profile="prose")}
+    base = {kind: make().fingerprint() for kind, make in kinds.items()}
+    for module in (features, text, stem):
+        monkeypatch.setattr(module, "VERSION", module.VERSION + 1)
+        now = {kind: make().fingerprint() for kind, make in kinds.items()}
+        assert now["code"] != base["code"] and now["english"] != base["english"], module.__name__
+        assert now["prose"] == base["prose"]
+        monkeypatch.undo()
+    try:
+        text.set_stemming(False)
+        assert PyseriniRetriever().fingerprint() != base["code"]
+    finally:
+        text.set_stemming(True)

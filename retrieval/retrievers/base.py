@@ -67,6 +67,15 @@ def marked_paths(documents: list[Document]) -> frozenset[str]:
                      if (d.start_line or 1) == 1 and d.kind != "docs" and marked_generated(d.text))
 
 
+def term_versions() -> dict:
+    """What a document's code-aware terms (lexical.features, with text's and stem's rules) depend
+    on: an index of them says so in its fingerprint, and is rebuilt when one changes."""
+    from .. import stem, text
+    from ..lexical import features
+
+    return {"features": features.VERSION, "text": text.VERSION, "stem": stem.VERSION, "stemming": text.STEM}
+
+
 def check_bm25(k1, b, *, none_is_default: bool = False) -> None:
     """BM25's own ranges (as `index --bm25` takes them): outside them a score divides by zero
     (k1=-1), turns NaN (no hits at all) or negative (the ranking upside down)."""

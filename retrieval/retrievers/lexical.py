@@ -9,7 +9,7 @@ from functools import partial
 from itertools import groupby
 from typing import Iterable
 
-from .. import prose, stem, text
+from .. import prose, stem
 from ..confidence import assess, in_postings, query_evidence
 from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
 from ..lexical.index import LexicalIndex, empty_state
@@ -23,7 +23,7 @@ from ..ranking import (RankingConfig, frame_spots, frame_weight, member_named, m
                        qualified_name, rank_candidates, scope_agrees)
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
-from .base import NOT_INDEXED, Released, check_bm25, check_documents, check_search_args, marked_paths
+from .base import NOT_INDEXED, Released, check_bm25, check_documents, check_search_args, marked_paths, term_versions
 
 CODE, PROSE = "code", "prose"
 PROFILES = (CODE, PROSE)
@@ -82,8 +82,7 @@ class LexicalRetriever:
             return {"profile": PROSE, "terms": {"prose": prose.VERSION, "stem": stem.VERSION}}
         return {"k1": self.params.k1, "b": self.params.b, "path_weight": self.ranking.path_weight,
                 "pairs": self._pairs(), "chunks": self.chunking(),
-                "terms": {"features": features.VERSION, "text": text.VERSION, "stem": stem.VERSION,
-                          "stemming": text.STEM},
+                "terms": term_versions(),
                 "generated": GENERATED_VERSION}
 
     def chunking(self) -> dict:

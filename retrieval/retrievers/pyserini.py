@@ -32,7 +32,7 @@ from ..ranking import RankingConfig, mention_evidence, paths_by_name, rank_candi
 from ..records import Chunk, Document, SearchHit, SourceFile
 from ..settings import env_choice
 from ..store.layout import ENV_INDEX_DIR, StoreError
-from .base import NOT_INDEXED, Released, check_bm25, check_documents, check_search_args, marked_paths
+from .base import NOT_INDEXED, Released, check_bm25, check_documents, check_search_args, marked_paths, term_versions
 
 CODE, PROSE = "code", "prose"
 PROFILES = (CODE, PROSE)
@@ -108,8 +108,10 @@ class PyseriniRetriever:
         # it searches (its norms do not depend on them).
         fp = {"profile": self.profile, "analyzer": self.analyzer, "contents": 1,
               "path_weight": self.ranking.path_weight, "generated": GENERATED_VERSION}
-        if self.profile != PROSE:  # a prose index holds whole files
+        if self.profile != PROSE:  # a prose index holds whole files, analysed by Lucene alone
             fp["chunks"] = {"lines": lines.VERSION}
+            # Our terms: all of a code document's, the path words of an English one.
+            fp["terms"] = term_versions()
         return fp
 
     def contents(self, path: str, text: str, context: str = "", language: str = "") -> str:
