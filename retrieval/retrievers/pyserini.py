@@ -127,7 +127,7 @@ class PyseriniRetriever:
         by_path: dict[str, list] = defaultdict(list)
         meta: dict[str, tuple[str, str]] = {}
         contexts = {}
-        documents = list(check_documents(documents))
+        documents = check_documents(documents)
         for doc in documents:
             path = doc.source_path or doc.docid
             meta.setdefault(path, (doc.language, doc.kind))
