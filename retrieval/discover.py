@@ -380,13 +380,15 @@ def _push_file(stack, path, base, prefix, root, result, *, absolute=False, repos
     return stack.push(base, ignore.parse_ignore_text(text), prefix=prefix, repository=repository)
 
 
-def _push_attributes(marks: tuple, path, base, prefix, root, result) -> tuple:
+def _push_attributes(marks: tuple, path, base, prefix, root, result, *, override: bool = False) -> tuple:
     """marks (the linguist-generated and linguist-vendored stacks) with one attributes file
-    outside the walked directories pushed, watched as _push_file watches an ignore file."""
+    outside the walked directories pushed (`override`: above every `.gitattributes`), watched as
+    _push_file watches an ignore file."""
     text = _read_watched(path, root, result)
     if text is None:
         return marks
-    return tuple(m.push(base, ignore.parse_attributes_text(text, attribute), prefix=prefix, repository=True)
+    return tuple(m.push(base, ignore.parse_attributes_text(text, attribute), prefix=prefix, repository=True,
+                        override=override)
                  for m, attribute in zip(marks, MARKS))
 
 
@@ -463,39 +465,23 @@ def _watched_top(root: str, result: Discovery) -> tuple[str | None, str]:
 MARKS = ("linguist-generated", "linguist-vendored")  # the attributes a file's `marked` is read from
 
 
-def _outer_marks(root: str, result: Discovery, ignorecase: bool) -> tuple[tuple, tuple]:
-    """The attribute rules that apply to the tree from outside it, as two pairs of stacks (see
-    MARKS): the `.gitattributes` files of the directories between the work tree's top and the root
-    (a root below the top), which the tree's own files override; and the repository's
-    info/attributes, which override every `.gitattributes` (git's order of precedence)."""
-    marks = overrides = tuple(ignore.IgnoreStack(ignorecase=ignorecase) for _ in MARKS)
+def _outer_marks(root: str, result: Discovery, ignorecase: bool) -> tuple:
+    """The attribute rules that apply to the tree from outside it, a stack per attribute of MARKS,
+    in git's order of precedence: the repository's info/attributes above every `.gitattributes`,
+    and the files of the directories between the work tree's top and the root (a root below the
+    top) below the tree's own."""
+    marks = tuple(ignore.IgnoreStack(ignorecase=ignorecase) for _ in MARKS)
     top, prefix = _watched_top(root, result)
     if top is None:
-        return marks, overrides
-    overrides = _push_attributes(overrides, _info_file(_git_dir(top), result.unwatched, "attributes"),
-                                 "", prefix, root, result)
+        return marks
+    marks = _push_attributes(marks, _info_file(_git_dir(top), result.unwatched, "attributes"), "", prefix, root,
+                             result, override=True)
     if prefix:
         parts = prefix.rstrip("/").split("/")
         for depth in range(len(parts)):
             marks = _push_attributes(marks, os.path.join(top, *parts[:depth], GIT_ATTRIBUTES), "",
                                      "/".join(parts[depth:]) + "/", root, result)
-    return marks, overrides
-
-
-def _mark_judges(marks: tuple, overrides: tuple, directory: str):
-    """For the files directly in `directory`: a verdict function per attribute of MARKS, an
-    override's verdict before the tree's (None when no rules apply at all)."""
-    if all(m.empty for m in marks + overrides):
-        return None
-    judges = []
-    for tree, override in zip(marks, overrides):
-        if override.empty:
-            judges.append(tree.judge(directory))
-            continue
-        first, then = override.judge(directory), tree.judge(directory)
-        judges.append(lambda rel, is_dir, first=first, then=then: (
-            verdict if (verdict := first(rel, is_dir)) is not None else then(rel, is_dir)))
-    return tuple(judges)
+    return marks
 
 
 # Bump when walk() admits (or drops) files it did not before, so that an index walks again instead of
@@ -606,10 +592,10 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     uncounted: Counter = Counter()  # a possible script's skips: whether it would be indexed is in its text
 
     # git matches attribute patterns under core.ignoreCase too
-    outer_marks, overrides = _outer_marks(root, result, base_stack.ignorecase)
-    pending: list[tuple[str, str, ignore.IgnoreStack, tuple, tuple]] = [(root, "", base_stack, outer_marks, overrides)]
+    outer_marks = _outer_marks(root, result, base_stack.ignorecase)
+    pending: list[tuple[str, str, ignore.IgnoreStack, tuple]] = [(root, "", base_stack, outer_marks)]
     while pending:
-        abs_dir, rel_dir, stack, marks, overrides = pending.pop()
+        abs_dir, rel_dir, stack, marks = pending.pop()
         key = rel_dir or "."
         try:
             # Stat before listing: an entry added after the listing then shows as a changed mtime.
@@ -639,10 +625,9 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             if present:
                 stack = _push_ignore_files(stack, abs_dir, rel_dir, present, counted)
         if nested:
-            marks = tuple(m.entering_repository() for m in marks)  # a submodule's own attributes only
-            overrides = _push_attributes(tuple(m.entering_repository() for m in overrides),
-                                         _info_file(_git_dir(abs_dir), result.unwatched, "attributes"),
-                                         rel_dir, "", root, result)
+            marks = _push_attributes(tuple(m.entering_repository() for m in marks),  # a submodule's own only
+                                     _info_file(_git_dir(abs_dir), result.unwatched, "attributes"),
+                                     rel_dir, "", root, result, override=True)
         if GIT_ATTRIBUTES in names:
             text, reason, _st = _read_text(os.path.join(abs_dir, GIT_ATTRIBUTES))
             if reason and reason != "symlink":  # counted as an ignore file's are; the walk counts a link
@@ -652,7 +637,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                               for m, attribute in zip(marks, MARKS))
         # The rules that can decide for a path in this directory, found once for all its entries.
         ignored = stack.judge(rel_dir)
-        marked = _mark_judges(marks, overrides, rel_dir)
+        marked = None if all(m.empty for m in marks) else tuple(m.judge(rel_dir) for m in marks)
         prefix = abs_dir + os.sep if not abs_dir.endswith(os.sep) else abs_dir
         subdirs = []
         for entry in entries:
@@ -682,7 +667,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                     continue
                 if entry.path in skip_dirs:
                     continue
-                subdirs.append((entry.path, rel + "/", stack, marks, overrides))
+                subdirs.append((entry.path, rel + "/", stack, marks))
                 continue
             if name in _RULE_FILES:
                 try:

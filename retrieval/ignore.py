@@ -9,7 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .lazyre import LazyPattern
 
@@ -20,6 +20,20 @@ class Rule:
     negated: bool
     dir_only: bool
     literal: str = ""  # the path the pattern spells out, when it has no wildcard (`vendor`, `src/build`)
+    # An attribute line's `!attr`: a match that leaves the attribute unspecified, as if no line of
+    # lower priority had set or unset it (their verdict is then None, not theirs).
+    unspecified: bool = False
+
+
+class _Unspecified:
+    """What RuleSet.verdict answers for a match of an `unspecified` rule: no verdict, and no rule
+    of lower priority is asked (IgnoreStack turns it into None)."""
+
+    def __repr__(self) -> str:
+        return "UNSPECIFIED"
+
+
+UNSPECIFIED = _Unspecified()
 
 
 # POSIX character classes inside a bracket expression (`[[:digit:]]`), ASCII as in git.
@@ -240,10 +254,11 @@ def parse_ignore_text(text: str) -> list[Rule]:
 
 def parse_attributes_text(text: str, attribute: str) -> list[Rule]:
     """The lines of a `.gitattributes` that set or unset `attribute`, as rules: set (`*.pb.go
-    linguist-generated`, `=true`) is a match, unset (`-linguist-generated`, `=false`) a negation, so
-    that an IgnoreStack's verdict for a file is True, False or None as git resolves the attribute
-    (the last matching line, deeper files first). Patterns are gitignore's and match files only
-    (a `dir/` pattern marks nothing, as in git; `dir/**` does)."""
+    linguist-generated`, `=true`) is a match, unset (`-linguist-generated`, `=false`) a negation,
+    unspecified (`!linguist-generated`) an `unspecified` rule, so that an IgnoreStack's verdict for
+    a file is True, False or None as git resolves the attribute (the last matching line, deeper
+    files first). Patterns are gitignore's and match files only (a `dir/` pattern marks nothing,
+    as in git; `dir/**` does)."""
     rules = []
     for line in text.removeprefix("\ufeff").splitlines():  # git skips a byte order mark too
         fields = line.split()
@@ -254,14 +269,14 @@ def parse_attributes_text(text: str, attribute: str) -> list[Rule]:
             continue  # git drops a line naming an invalid attribute (`# x` after one), all of it
         verdict = None
         for word, (name, _, value) in zip(fields[1:], words):
-            if name == attribute and not word.startswith("!"):
+            if name == attribute:
                 # Linguist reads any value but `false` as set (`=1`, `=yes`).
-                verdict = not word.startswith("-") and value != "false"
+                verdict = UNSPECIFIED if word.startswith("!") else not word.startswith("-") and value != "false"
         if verdict is None:
             continue
-        rule = compile_rule(fields[0] if verdict else "!" + fields[0])
+        rule = compile_rule("!" + fields[0] if verdict is False else fields[0])
         if rule is not None and not rule.dir_only:
-            rules.append(rule)
+            rules.append(replace(rule, unspecified=True) if verdict is UNSPECIFIED else rule)
     return rules
 
 
@@ -326,6 +341,7 @@ class RuleSet:
 
     def __init__(self, rules: list[Rule], *, ignorecase: bool = False):
         self.rules = tuple(rules)
+        self.leaves_unspecified = any(r.unspecified for r in rules)  # some verdict may be UNSPECIFIED
         # git's core.ignoreCase folds ASCII letters only (`É` is not `é`), as re.ASCII does.
         flags = re.DOTALL | (re.IGNORECASE | re.ASCII if ignorecase else 0)
         ordered = list(reversed(rules))
@@ -346,26 +362,27 @@ class RuleSet:
     @staticmethod
     def _alternation(rules: list[Rule], flags: int):
         pattern = "|".join(f"({r.regex.pattern})" for r in rules)
-        negated = [r.negated for r in rules]
+        outcomes = [UNSPECIFIED if r.unspecified else not r.negated for r in rules]
         # Group numbers shift when a rule's own pattern has groups: map each rule to its group.
         starts, group = [], 1
         for r in rules:
             starts.append(group)
             group += 1 + r.regex.groups
-        return re.compile(pattern, flags), dict(zip(starts, negated))
+        return re.compile(pattern, flags), dict(zip(starts, outcomes))
 
     def __bool__(self) -> bool:
         return bool(self.rules)
 
-    def verdict(self, local: str, is_dir: bool) -> bool | None:
-        """True ignored, False re-included, None when no rule matches."""
+    def verdict(self, local: str, is_dir: bool):
+        """True ignored, False re-included, None when no rule matches (UNSPECIFIED: the last
+        matching rule is an `unspecified` one)."""
         combined = self._dirs if is_dir else self._files
         if combined is None:
             return None
-        for regex, negated_by_group in combined:  # highest priority first
+        for regex, outcome_by_group in combined:  # highest priority first
             m = regex.match(local)
             if m is not None:
-                return not negated_by_group[m.lastindex if m.lastindex in negated_by_group else _first_group(m)]
+                return outcome_by_group[m.lastindex if m.lastindex in outcome_by_group else _first_group(m)]
         return None
 
 
@@ -377,37 +394,48 @@ def _first_group(m) -> int:
 
 
 class IgnoreStack:
-    """Ignore rules collected while walking down a tree, each set scoped to its directory."""
+    """Ignore rules collected while walking down a tree, each set scoped to its directory (or
+    attribute rules: the same patterns, the same precedence)."""
 
-    def __init__(self, layers: tuple[tuple[str, str, RuleSet, bool], ...] = (), *, ignorecase: bool = False):
+    def __init__(self, layers: tuple[tuple[str, str, RuleSet, bool], ...] = (), *, ignorecase: bool = False,
+                 overrides: tuple[tuple[str, str, RuleSet, bool], ...] = ()):
         # (directory relative to the root with a trailing '/', or '';
         #  what to put before a path below that directory to make it relative to the rules' own
         #  directory: '' for ignore files inside the tree, 'sub/' when the rules are above it;
         #  rules;
         #  whether they are one git repository's own: its .gitignore files and info/exclude)
         self._layers = layers
+        # Layers asked before every one of `layers`, the last pushed first: a repository's
+        # info/attributes, which git ranks above each directory's .gitattributes.
+        self._overrides = overrides
+        self._ordered = tuple(reversed(overrides)) + tuple(reversed(layers))  # the order they are asked in
         self.ignorecase = ignorecase  # git's core.ignoreCase: every rule pushed matches letters in either case
 
-    def push(self, base: str, rules: list[Rule], prefix: str = "", *, repository: bool = False) -> "IgnoreStack":
+    def push(self, base: str, rules: list[Rule], prefix: str = "", *, repository: bool = False,
+             override: bool = False) -> "IgnoreStack":
         if not rules:
             return self
         layer = (base, prefix, RuleSet(rules, ignorecase=self.ignorecase), repository)
-        return IgnoreStack(self._layers + (layer,), ignorecase=self.ignorecase)
+        if override:
+            return IgnoreStack(self._layers, ignorecase=self.ignorecase, overrides=self._overrides + (layer,))
+        return IgnoreStack(self._layers + (layer,), ignorecase=self.ignorecase, overrides=self._overrides)
 
     def entering_repository(self) -> "IgnoreStack":
         """The rules inside a nested repository or submodule: git applies none of the outer
         repository's own there (the user's global excludes, `.ignore` and `.retrievalignore` still)."""
-        return IgnoreStack(tuple(layer for layer in self._layers if not layer[3]), ignorecase=self.ignorecase)
+        return IgnoreStack(tuple(layer for layer in self._layers if not layer[3]), ignorecase=self.ignorecase,
+                           overrides=tuple(layer for layer in self._overrides if not layer[3]))
 
     def verdict(self, relpath: str, is_dir: bool) -> bool | None:
-        """True ignored, False re-included by a negation, None when no rule matches."""
+        """True ignored, False re-included by a negation, None when no rule matches (or the one
+        that decides leaves it unspecified)."""
         # Deeper ignore files take precedence: the first layer (from the deepest) with a match decides.
-        for base, prefix, ruleset, _ in reversed(self._layers):
+        for base, prefix, ruleset, _ in self._ordered:
             if base and not relpath.startswith(base):
                 continue
             verdict = ruleset.verdict(prefix + relpath[len(base):], is_dir)
             if verdict is not None:
-                return verdict
+                return None if verdict is UNSPECIFIED else verdict
         return None
 
     def ignored(self, relpath: str, is_dir: bool) -> bool:
@@ -415,20 +443,21 @@ class IgnoreStack:
 
     @property
     def empty(self) -> bool:
-        return not self._layers
+        return not self._ordered
 
     def judge(self, directory: str):
         """verdict(relpath, is_dir) for the paths directly in `directory` ('' or ending in '/'),
         with the layers that can apply to them picked once: a walk asks for every entry."""
         layers = []
-        for base, prefix, ruleset, _ in reversed(self._layers):
+        for base, prefix, ruleset, _ in self._ordered:
             if not base or (base.endswith("/") and directory.startswith(base)):
                 layers.append((len(base), prefix, ruleset, None))  # every path in the directory is below it
             elif not base.endswith("/"):
                 layers.append((len(base), prefix, ruleset, base))  # not a directory's: as verdict() checks it
         if not layers:
             return _no_verdict
-        if len(layers) == 1 and layers[0][:2] == (0, "") and layers[0][3] is None:
+        if (len(layers) == 1 and layers[0][:2] == (0, "") and layers[0][3] is None
+                and not layers[0][2].leaves_unspecified):
             return layers[0][2].verdict  # the root's rules only: the path is theirs as it is
 
         def verdict(relpath: str, is_dir: bool) -> bool | None:
@@ -437,7 +466,7 @@ class IgnoreStack:
                     continue
                 found = ruleset.verdict(prefix + relpath[cut:], is_dir)
                 if found is not None:
-                    return found
+                    return None if found is UNSPECIFIED else found
             return None
 
         return verdict
