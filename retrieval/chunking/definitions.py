@@ -416,6 +416,17 @@ def _last_word(text: str) -> str:
     return m.group(0) if m else ""
 
 
+def _exports_named_function(node) -> bool:
+    """`module.exports = function renderFile(...)` (CommonJS): the module's export object is no
+    name of the function, its own name is (the binding named the chunk `exports`); the binding
+    still spans the definition."""
+    if node.type != "assignment_expression":
+        return False
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    return (left is not None and right is not None and right.type == "function_expression"
+            and right.child_by_field_name("name") is not None and node_text(left) in ("module.exports", "exports"))
+
+
 def _definition(node, captures) -> Definition | None:
     node_type = node.type
     key = captures.get("key")
@@ -524,6 +535,8 @@ def _definition(node, captures) -> Definition | None:
         name_node = named[0] if named else node.child_by_field_name("name") or \
             node.child_by_field_name("pattern") or node.child_by_field_name("left") or \
             node.child_by_field_name("property")
+        if _exports_named_function(node):
+            name_node = node.child_by_field_name("right").child_by_field_name("name")
         kind = "function"
     else:
         name_node = _name_node(node)

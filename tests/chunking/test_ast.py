@@ -422,6 +422,35 @@ def test_javascript_functions_assigned_to_properties_are_definitions():
     assert {"sendFile", "route"} <= defined(chunks)
 
 
+JS_EXPORTED = """\
+'use strict';
+
+/**
+ * Render the template at fileName with the options given.
+ */
+module.exports = function renderFile(fileName, options, callback) {
+  var template = compile(read(fileName), options);
+  callback(null, template(options.locals));
+};
+
+exports.clearCache = function () {
+  cache.reset();
+};
+"""
+
+
+def test_a_commonjs_export_of_a_named_function_is_a_definition_of_that_name_not_of_exports():
+    """`module.exports` names the module's export object: the chunk was labelled `exports`, and a
+    search for `renderFile` found no definition of it. An anonymous function keeps the property."""
+    chunks = chunks_of(JS_EXPORTED, "lib/render.js", "javascript", TINY)
+    assert_verbatim(JS_EXPORTED, chunks)
+    render = by_symbol(chunks, "renderFile")
+    assert (render.context, render.chunk_kind) == ("renderFile", "function")
+    (defining,) = [c for c in chunks if "renderFile" in (c.definitions or ())]
+    assert "module.exports = function renderFile(" in defining.text and "exports" not in defined(chunks)
+    assert by_symbol(chunks, "clearCache").context == "exports.clearCache"
+
+
 def test_a_name_bound_to_an_import_is_an_alias_not_a_definition():
     zig = "pub const references = @import(\"features/references.zig\");\npub const LIMIT: u32 = 64;\n"
     assert defined(chunks_of(zig, "src/root.zig", "zig")) == {"LIMIT"}
