@@ -24,22 +24,22 @@ def _register(language: str, kind: str, *extensions: str) -> None:
         _BY_EXTENSION[ext] = (language, kind)
 
 
-_register("python", CODE, ".py", ".pyi", ".pyx")
+_register("python", CODE, ".py", ".pyi", ".pyx", ".pxd")
 _register("javascript", CODE, ".js", ".mjs", ".cjs", ".jsx")
 _register("typescript", CODE, ".ts", ".tsx", ".mts", ".cts")
 _register("go", CODE, ".go")
 _register("java", CODE, ".java")
 _register("kotlin", CODE, ".kt", ".kts")
-_register("scala", CODE, ".scala", ".sc")
+_register("scala", CODE, ".scala", ".sc", ".sbt")
 _register("swift", CODE, ".swift")
 _register("c", CODE, ".c", ".h")
 _register("cpp", CODE, ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++", ".inl", ".ipp", ".tpp")
-_register("csharp", CODE, ".cs")
+_register("csharp", CODE, ".cs", ".csx")
 _register("rust", CODE, ".rs")
-_register("ruby", CODE, ".rb", ".rake", ".gemspec")
-_register("php", CODE, ".php")
+_register("ruby", CODE, ".rb", ".rake", ".gemspec", ".podspec", ".jbuilder", ".rabl", ".builder", ".thor", ".ru")
+_register("php", CODE, ".php", ".phtml")
 _register("elixir", CODE, ".ex", ".exs")
-_register("haskell", CODE, ".hs", ".lhs")
+_register("haskell", CODE, ".hs", ".lhs", ".hs-boot")
 _register("lua", CODE, ".lua")
 _register("zig", CODE, ".zig")
 _register("bash", CODE, ".sh", ".bash", ".zsh", ".ksh", ".fish")
@@ -65,11 +65,54 @@ _register("svelte", CODE, ".svelte")
 _register("html", CODE, ".html", ".htm")
 _register("css", CODE, ".css", ".scss", ".sass", ".less")
 _register("proto", CODE, ".proto")
-_register("graphql", CODE, ".graphql", ".gql")
+_register("graphql", CODE, ".graphql", ".gql", ".graphqls")
 _register("cmake", CONFIG, ".cmake")
 _register("make", CONFIG, ".mk")  # included makefiles (`common.mk`, `rules.mk`)
 _register("fortran", CODE, ".f90", ".f95", ".f03", ".f08", ".f", ".for", ".f77")
 _register("starlark", CODE, ".bzl", ".star")  # Bazel's rules and macros (BUILD files are config)
+# More languages with a grammar in the pack (or none: line chunks): GPU kernels and shaders, HDLs,
+# Lisps, assembly, Pascal and Ada, Tcl (redis's test suite), Windows batch files, schemas.
+_register("cuda", CODE, ".cu", ".cuh")
+_register("metal", CODE, ".metal")
+_register("glsl", CODE, ".glsl", ".vert", ".frag", ".geom", ".tesc", ".tese", ".comp")
+_register("hlsl", CODE, ".hlsl", ".hlsli")
+_register("wgsl", CODE, ".wgsl")
+_register("verilog", CODE, ".sv", ".svh")  # (`.v` is Coq's and V's too)
+_register("vhdl", CODE, ".vhd", ".vhdl")
+_register("asm", CODE, ".s", ".S", ".asm")
+_register("commonlisp", CODE, ".lisp", ".lsp", ".asd")
+_register("elisp", CODE, ".el")
+_register("scheme", CODE, ".scm", ".sld")
+_register("racket", CODE, ".rkt")
+_register("fennel", CODE, ".fnl")
+_register("crystal", CODE, ".cr")
+_register("pascal", CODE, ".pas", ".dpr", ".lpr")
+_register("ada", CODE, ".ads", ".adb")
+_register("tcl", CODE, ".tcl")
+_register("gleam", CODE, ".gleam")
+_register("odin", CODE, ".odin")
+_register("haxe", CODE, ".hx")
+_register("gdscript", CODE, ".gd")
+_register("qml", CODE, ".qml")
+_register("purescript", CODE, ".purs")
+_register("rescript", CODE, ".res", ".resi")
+_register("cairo", CODE, ".cairo")
+_register("cobol", CODE, ".cob", ".cbl")
+_register("batch", CODE, ".bat", ".cmd")
+_register("awk", CODE, ".awk")
+_register("wat", CODE, ".wat", ".wast")
+_register("astro", CODE, ".astro")
+_register("jsp", CODE, ".jsp")
+_register("prisma", CODE, ".prisma")
+_register("thrift", CODE, ".thrift")
+_register("capnp", CODE, ".capnp")
+_register("flatbuffers", CODE, ".fbs")
+_register("puppet", CODE, ".pp")
+_register("bitbake", CONFIG, ".bb", ".bbappend", ".bbclass")
+_register("jsonnet", CONFIG, ".jsonnet", ".libsonnet")
+_register("cabal", CONFIG, ".cabal")
+_register("gn", CONFIG, ".gn", ".gni")
+_register("ninja", CONFIG, ".ninja")
 # View templates: the markup and the code of an app's pages, mails and generated files (a Rails
 # view, a Phoenix generator's `.ex.eex`, a Jinja page). Line chunks: a template's syntax tree (text
 # runs between tags) has no definitions to cut at.
@@ -86,7 +129,7 @@ _register("slim", CODE, ".slim")
 _register("pug", CODE, ".pug", ".jade")
 _register("razor", CODE, ".cshtml", ".razor")
 _register("template", CODE, ".tmpl", ".tpl", ".gotmpl")  # Go's text/template, Smarty, ...
-_register("markdown", DOCS, ".md", ".markdown", ".mdx")
+_register("markdown", DOCS, ".md", ".markdown", ".mdx", ".rmd", ".qmd")  # (R Markdown, Quarto)
 _register("rst", DOCS, ".rst")
 _register("text", DOCS, ".txt", ".text")
 _register("asciidoc", DOCS, ".adoc", ".asciidoc")
@@ -96,7 +139,7 @@ _register("json", CONFIG, ".json", ".jsonc", ".json5")
 _register("yaml", CONFIG, ".yaml", ".yml")
 _register("toml", CONFIG, ".toml")
 _register("ini", CONFIG, ".ini", ".cfg", ".conf", ".properties")
-_register("xml", CONFIG, ".xml", ".xsd", ".plist")
+_register("xml", CONFIG, ".xml", ".xsd", ".plist", ".xaml")
 _register("nix", CONFIG, ".nix")
 _register("hcl", CONFIG, ".tf", ".hcl", ".tfvars")
 
@@ -112,6 +155,16 @@ _BY_NAME: dict[str, tuple[str, str]] = {
     "Gemfile": ("ruby", CONFIG),
     "Podfile": ("ruby", CONFIG),
     "Vagrantfile": ("ruby", CONFIG),
+    "Guardfile": ("ruby", CONFIG),
+    "Capfile": ("ruby", CONFIG),
+    "Brewfile": ("ruby", CONFIG),
+    "Berksfile": ("ruby", CONFIG),
+    "Dangerfile": ("ruby", CONFIG),
+    "Fastfile": ("ruby", CONFIG),
+    "Appfile": ("ruby", CONFIG),
+    "Thorfile": ("ruby", CODE),
+    "meson.build": ("meson", CONFIG),
+    "meson_options.txt": ("meson", CONFIG),
     "Jenkinsfile": ("groovy", CONFIG),
     "Procfile": ("text", CONFIG),
     "BUILD": ("starlark", CONFIG),

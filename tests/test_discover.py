@@ -694,10 +694,25 @@ def test_view_templates_are_discovered_as_code_and_a_generators_code_skeleton_is
         ("page.twig", ("twig", "code")),
         ("Index.cshtml", ("razor", "code")),
         ("layout.pug", ("pug", "code")),
+        ("saxpy.cu", ("cuda", "code")),
+        ("shade.frag", ("glsl", "code")),
+        ("counter.sv", ("verilog", "code")),
+        ("memcpy.S", ("asm", "code")),
+        ("init.el", ("elisp", "code")),
+        ("replication.tcl", ("tcl", "code")),
+        ("build.bat", ("batch", "code")),
+        ("schema.prisma", ("prisma", "code")),
+        ("config.ru", ("ruby", "code")),
+        ("index.json.jbuilder", ("ruby", "code")),
+        ("Guardfile", ("ruby", "config")),
+        ("meson.build", ("meson", "config")),
+        ("analysis.Rmd", ("markdown", "docs")),
         ("unknown.xyz", ("", "")),
     ],
 )
 def test_language_and_kind_are_detected_from_the_file_name(name, expected):
+    """Beyond the mainstream: a CUDA kernel, redis's Tcl test suite, a Rails JSON view or a Windows
+    build script was never indexed, nor counted as skipped."""
     assert languages.detect(name) == expected
     assert languages.detect(f"some/dir/{name}") == expected
 

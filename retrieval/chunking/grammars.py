@@ -19,10 +19,18 @@ GRAMMARS: dict[str, str] = {
     "graphql": "graphql", "cmake": "cmake", "json": "json", "yaml": "yaml", "toml": "toml",
     "ini": "ini", "xml": "xml", "nix": "nix", "hcl": "hcl", "dockerfile": "dockerfile",
     "make": "make", "starlark": "starlark", "fortran": "fortran",
+    "cuda": "cuda", "metal": "cpp", "glsl": "glsl", "hlsl": "hlsl", "wgsl": "wgsl", "verilog": "verilog",
+    "vhdl": "vhdl", "asm": "asm", "commonlisp": "commonlisp", "elisp": "elisp", "scheme": "scheme",
+    "racket": "racket", "fennel": "fennel", "pascal": "pascal", "ada": "ada", "tcl": "tcl", "gleam": "gleam",
+    "odin": "odin", "haxe": "haxe", "gdscript": "gdscript", "qml": "qmljs", "purescript": "purescript",
+    "cairo": "cairo", "wat": "wat", "astro": "astro", "prisma": "prisma", "thrift": "thrift",
+    "capnp": "capnp", "puppet": "puppet", "bitbake": "bitbake", "jsonnet": "jsonnet", "gn": "gn",
+    "ninja": "ninja", "meson": "meson",
 }
 
 _BY_SUFFIX: dict[str, str] = {
     ".tsx": "tsx", ".mli": "ocaml_interface", ".scss": "scss", ".tf": "terraform", ".fish": "fish",
+    ".wast": "wast",
 }
 # Files named for their language whose syntax is their own: `go.mod` is not Go (parsed as Go, its
 # directives were error nodes cut every line or two).

@@ -74,7 +74,7 @@ VERSION = 30  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # after its context, a Haskell module's and a Ruby `class A::B`'s last part weakly (no first part), no
 # Ruby heredoc's code, no C++ `operator`, no C or C++ prototype wrapped over lines (syntax trees as the oracle);
 # 30: a C, C++ or C# signature after attributes on its line (`[[nodiscard]] inline bool SimpleAtoi(`), C#'s
-# and Dart's expression-bodied and bodiless methods
+# and Dart's expression-bodied and bodiless methods, CUDA, Metal, GLSL and HLSL read as C++ or C
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -617,11 +617,17 @@ def defined_names(text: str, language: str = "") -> set[str]:
     return definitions_and_members(text, language)[0]
 
 
+# Languages written as another one's dialect, read by that one's patterns: CUDA and Metal are C++
+# with kernels, GLSL and HLSL C-like shaders.
+_DIALECTS = {"cuda": "cpp", "metal": "cpp", "glsl": "c", "hlsl": "c"}
+
+
 def definitions_and_members(text: str, language: str = "", owners: list[tuple[int, str]] | None = None,
                             weak: set[str] | None = None) -> tuple[set[str], set[str]]:
     """(names the chunk defines, its `owner.name` pairs), in one pass of the patterns. `owners`:
     where its lines change owner (member_owners), None when it has none. `weak`, when given,
     receives its weak definitions that are not its definitions too."""
+    language = _DIALECTS.get(language, language)
     names: set[str] = set()
     members: set[str] = set()
     if language == "elixir" and ('"""' in text or "'''" in text):
@@ -897,6 +903,7 @@ def member_owners(texts: list[str], language: str = "") -> list[list[tuple[int, 
     chunk with no owner anywhere. A Go method names its owner on its receiver instead: a Go chunk's
     list is [(0, the interface or group the chunks before it left open)] or []. Work is
     per owner opened or closed, not per line: a few regex scans a chunk."""
+    language = _DIALECTS.get(language, language)
     owners: list[tuple[int, str]] = []  # (indentation, name), innermost last
     out: list[list[tuple[int, str]] | None] = []
     go = language == "go"

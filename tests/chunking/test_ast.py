@@ -1141,6 +1141,22 @@ def test_every_mapped_grammar_loads_and_parses():
         _query(grammar)  # builds without error
 
 
+def test_a_cuda_kernel_and_a_shader_are_chunked_by_their_grammars_and_define_their_functions():
+    """CUDA parsed by its own grammar (`<<<...>>>` launches are errors to C++'s), its definitions
+    read as C++'s where the tree does not say them; an HLSL entry point likewise as C's."""
+    from retrieval.lexical.features import defined_names
+
+    kernel = ("#include <cuda_runtime.h>\n\n__global__ void saxpy(int n, float a, const float *x, float *y) {\n"
+              "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = a * x[i] + y[i];\n}\n\n"
+              "void launch(int n, float a, float *x, float *y) {\n  saxpy<<<(n + 255) / 256, 256>>>(n, a, x, y);\n}\n")
+    chunks = chunks_of(kernel, "kernels/saxpy.cu", "cuda", TINY)
+    assert_verbatim(kernel, chunks)
+    assert by_symbol(chunks, "saxpy").context == "saxpy" and by_symbol(chunks, "launch").context == "launch"
+    assert defined_names(kernel, "cuda") == {"saxpy", "launch"}
+    shader = "float4 main(float3 p : POSITION) : SV_POSITION {\n  return float4(p, 1);\n}\n"
+    assert defined_names(shader, "hlsl") == {"main"}
+
+
 def test_a_go_mod_file_is_parsed_by_its_own_grammar_not_as_go():
     """Parsed as Go, every directive was an error node; the chunks stay verbatim either way."""
     from retrieval.chunking.grammars import grammar_for
