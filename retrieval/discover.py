@@ -490,9 +490,9 @@ def _outer_marks(root: str, result: Discovery, ignorecase: bool) -> tuple:
 # 6: `--include '!tests/'` leaves out the files below, and `--include '#x'` is a name; 7: Fortran
 # sources, `.mk`, `.tfvars`, `MODULE.bazel` and `Dockerfile.dev`-style files; 8: view templates;
 # 9: drops templates of secret files, `.env.j2`; 10: `.gitattributes` marks, watched; 11: marks
-# from the `.gitattributes` above the root and from info/attributes, and the files of more
+# from the `.gitattributes` above the root and from info/attributes; 12: the files of some 40 more
 # languages: CUDA, shaders, HDLs, Lisps, assembly, Tcl, batch files, ...).
-RULES_VERSION = 11
+RULES_VERSION = 12
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 
