@@ -535,6 +535,15 @@ def test_what_the_syntax_tree_reads_as_no_definition_the_patterns_do_not_define(
      "  [[nodiscard, gnu::pure]] [[deprecated(\"no\")]] int size() const { return n_; }\n"
      "[[nodiscard]] std::string StrCat(const AlphaNum& a);\n      [[fallthrough]];\n", {"SimpleAtoi", "size"}),
     ("c", "[[nodiscard]] static int parse(const char *s) {\n", {"parse"}),
+    # the Lisps' defining forms, the name as written; Tcl's procedures (a namespaced one's last part),
+    # not `namespace eval` nor a `name ::` signature
+    ("clojure", "(ns my.app)\n(defn foo [x] x)\n(defn- bar [y] y)\n(defmacro baz [y] y)\n(def x 1)\n  (inc x)\n",
+     {"foo", "bar", "baz", "x"}),
+    ("elisp", "(defun my-mode-setup ()\n  (setq x 1))\n(defcustom my-opt nil \"doc\")\n(provide 'my-mode)\n",
+     {"my-mode-setup", "my-opt"}),
+    ("scheme", "(define (square x) (* x x))\n(define-syntax swap!\n", {"square", "swap!"}),
+    ("tcl", "proc wait_for_ofs_sync {r1 r2} {\n    wait_for_condition 50 100 {\n    }\n}\n"
+     "proc ::redis::reconnect {} {\n}\nnamespace eval ::tester {\n}\n", {"wait_for_ofs_sync", "reconnect"}),
     # C#'s methods after attributes on the line, with an expression body or none (abstract, an
     # interface's); not a call, a lambda, a property or a wrapped call's arguments
     ("csharp", "    [Benchmark] public object AnswerSerialize() => this.Serialize(a);\n"

@@ -45,6 +45,7 @@ _FUNCTION_KINDS: dict[str, str] = {
     "preproc_function_def": "macro", "preproc_def": "constant", "const_item": "constant",
     "static_item": "constant", "function_statement": "function", "class_statement": "class",
     "FnProto": "function", "VarDecl": "constant", "TestDecl": "test",
+    "procedure": "function",  # Tcl's `proc`
     # Members with a name of their own (C#, Kotlin, Swift): one line is a value ("constant": named,
     # never a chunk's label), more is a member with code (see _MEMBERS).
     "bind": "function",  # Haskell `name = ...` without arguments (a one-line one is a value)
@@ -557,9 +558,10 @@ def _definition(node, captures) -> Definition | None:
         return None
     # A shell or PowerShell function's name is all of it (`_bash-it-component-help`, `git::status`,
     # `Remove-ExpiredBackup`), as the definition patterns read it.
+    # A Lisp's symbol too (`my-mode-setup`).
     name = _last_word(display) if name_node.type not in ("identifier", "type_identifier", "simple_identifier",
                                                          "constant", "name", "variable", "word",
-                                                         "function_name") else display
+                                                         "function_name", "symbol") else display
     if name in ("operator", "operator!"):
         # C++'s `operator==`: the symbol is the name (`operator` alone named every operator of a
         # class, and `operator!=` came out as `operator!`); a conversion (`operator bool`) stays `operator`.

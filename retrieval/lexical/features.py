@@ -74,7 +74,8 @@ VERSION = 30  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # after its context, a Haskell module's and a Ruby `class A::B`'s last part weakly (no first part), no
 # Ruby heredoc's code, no C++ `operator`, no C or C++ prototype wrapped over lines (syntax trees as the oracle);
 # 30: a C, C++ or C# signature after attributes on its line (`[[nodiscard]] inline bool SimpleAtoi(`), C#'s
-# and Dart's expression-bodied and bodiless methods, CUDA, Metal, GLSL and HLSL read as C++ or C
+# and Dart's expression-bodied and bodiless methods, CUDA, Metal, GLSL and HLSL read as C++ or C, the
+# Lisps' `(defun`/`(defn`/`(define` forms and Tcl's `proc`
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -117,6 +118,7 @@ _LANGUAGE_KEYWORDS: dict[str, str] = {
     "groovy": "class def interface enum trait",
     "starlark": "def",
     "elm": "type alias module",
+    "tcl": "proc",  # (not `namespace eval ::x`: that defined `eval`)
 }
 _LANGUAGE_KEYWORDS["vue"] = _LANGUAGE_KEYWORDS["svelte"] = _LANGUAGE_KEYWORDS["typescript"]
 # a `.h` header is C's or C++'s (abseil's `namespace absl {`), and Objective-C++ shares `.mm`
@@ -558,12 +560,22 @@ def _without_ruby_heredocs(text: str) -> str:
     return "".join(out)
 
 
+# The Lisps: `(defun name`, `(defn- name`, `(define (name args)`, `(defmacro name`, ... at the top
+# level (a line's first form); the name as written (`my-mode-setup`, `valid?`).
+_LISP_DEF = lazy_compile(
+    r"^\((?:def(?:n-?|un|macro|multi|method|generic|class|struct|record|type|protocol|interface|var|const|"
+    r"custom|parameter|ine(?:-syntax|-record-type|-values)?|fn)?|fn)[ \t]+(?:\([ \t]*)?([^\s()\[\]{}\"';`,]+)",
+    re.MULTILINE)
+# Tcl: `proc name args body` (a namespaced `::pkg::name` defines its last part)
+_TCL_PROC = lazy_compile(r"^[ \t]*proc[ \t]+(?:[\w:]*::)?([^\s{}:]+)", re.MULTILINE)
 _MORE_DEFS: dict[str, tuple] = {
     "python": (_PYTHON_WRAPPED_ANNOTATION,),
     "c": (_TYPEDEF_TAIL,), "objc": (_TYPEDEF_TAIL,),
     "lua": (_LUA_FUNCTION,), "javascript": (_JS_FUNCTIONS,), "typescript": (_JS_FUNCTIONS,),
     "vue": (_JS_FUNCTIONS,), "svelte": (_JS_FUNCTIONS,), "rust": (_RUST_MACRO, _RUST_CONST),
     "haskell": (_HASKELL_CLASS,),
+    "clojure": (_LISP_DEF,), "commonlisp": (_LISP_DEF,), "elisp": (_LISP_DEF,), "scheme": (_LISP_DEF,),
+    "racket": (_LISP_DEF,), "fennel": (_LISP_DEF,), "tcl": (_TCL_PROC,),
 }
 _PROSE = frozenset({"markdown", "rst", "text", "asciidoc", "org", "tex"})
 
@@ -718,7 +730,9 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
         for m in _SHELL_DEF.finditer(text):
             names.add(m.group(1))
     for m in _OTHER_DEF.finditer(text):
-        name = m.group(1) or m.group(2) or (m.group(3) if language not in _DECLARED_BINDINGS else None)
+        # (Tcl's `proc ::ns::name` and `namespace eval ::ns` are no `name ::` signatures)
+        name = m.group(1) or (m.group(2) if language != "tcl" else None) or \
+            (m.group(3) if language not in _DECLARED_BINDINGS else None)
         if name:
             names.add(name.rsplit(".", 1)[-1])
     for pattern in _MORE_DEFS.get(language, ()):

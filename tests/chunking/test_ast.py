@@ -1157,6 +1157,17 @@ def test_a_cuda_kernel_and_a_shader_are_chunked_by_their_grammars_and_define_the
     assert defined_names(shader, "hlsl") == {"main"}
 
 
+def test_a_tcl_procedure_is_a_definition_named_by_its_name():
+    """redis's test suite: `proc wait_for_ofs_sync` was a module-level chunk with no name."""
+    text = ("proc wait_for_ofs_sync {r1 r2} {\n    wait_for_condition 50 100 {\n"
+            "        [status $r1 master_repl_offset] eq [status $r2 master_repl_offset]\n    } else {\n"
+            "        fail \"replica offset didn't match in time\"\n    }\n}\n")
+    chunks = chunks_of(text, "tests/support/util.tcl", "tcl", TINY)
+    assert_verbatim(text, chunks)
+    assert (by_symbol(chunks, "wait_for_ofs_sync").context, by_symbol(chunks, "wait_for_ofs_sync").chunk_kind) == (
+        "wait_for_ofs_sync", "function")
+
+
 def test_a_go_mod_file_is_parsed_by_its_own_grammar_not_as_go():
     """Parsed as Go, every directive was an error node; the chunks stay verbatim either way."""
     from retrieval.chunking.grammars import grammar_for
