@@ -10,7 +10,7 @@ CODE, DOCS, CONFIG = "code", "docs", "config"
 KINDS = (CODE, DOCS, CONFIG)
 # Code that usually holds values rather than logic about them (`export KEY=...`, a SQL seed):
 # taken for data where secrets are looked for (a secret-looking name, a private key inside).
-VALUE_SCRIPTS = frozenset({"bash", "powershell", "sql"})
+VALUE_SCRIPTS = frozenset({"bash", "powershell", "batch", "sql"})
 # View templates (registered below): a template renders the file it is named for, `.env.j2` an
 # `.env` and `secrets.yml.tmpl` a `secrets.yml`, its values often written in.
 TEMPLATES = frozenset({"erb", "eex", "ejs", "handlebars", "mustache", "jinja", "twig", "liquid", "haml", "slim",

@@ -361,6 +361,7 @@ def test_skip_counts_only_count_files_that_would_otherwise_be_indexed(make_tree)
 
 def test_a_script_named_after_secrets_is_taken_for_one():
     assert is_secret_name("secrets.sh") and is_secret_name("credentials.sql") and is_secret_name("secrets.ps1")
+    assert is_secret_name("secrets.bat") and is_secret_name("credentials.cmd")  # `set API_KEY=...`, as a shell's
 
 
 def test_a_template_of_a_secret_file_is_taken_for_one_and_a_page_so_named_is_not(make_tree):
