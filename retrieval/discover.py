@@ -221,17 +221,20 @@ def _git_dir(top: str) -> str | None:
     return os.path.normpath(os.path.join(top, line[len("gitdir:"):].strip()))
 
 
-def _info_file(git_dir: str | None, unwatched: dict | None = None, name: str = "exclude") -> str | None:
-    """A repository's (_git_dir) info/`name` file: info/exclude, info/attributes. A worktree shares
-    them with its main repository (the `commondir` file names that one)."""
+def _info_dir(git_dir: str | None, unwatched: dict) -> str | None:
+    """A repository's (_git_dir) `info` directory, of info/exclude and info/attributes. A worktree
+    shares it with its main repository (the `commondir` file names that one, watched here)."""
     if git_dir is None:
         return None
-    if unwatched is not None:
-        unwatched[os.path.join(git_dir, "commondir")] = stamp(os.path.join(git_dir, "commondir"), follow=True)
+    unwatched[os.path.join(git_dir, "commondir")] = stamp(os.path.join(git_dir, "commondir"), follow=True)
     common, _reason, _ = _read_text(os.path.join(git_dir, "commondir"), follow=True)
     if common and common.strip():
         git_dir = os.path.normpath(os.path.join(git_dir, common.split("\n", 1)[0].strip()))
-    return os.path.join(git_dir, "info", name)
+    return os.path.join(git_dir, "info")
+
+
+def _info_file(info: str | None, name: str) -> str | None:
+    return os.path.join(info, name) if info is not None else None
 
 
 def _config_core(path: str, core: dict, git_dir: str | None = None, depth: int = 0,
@@ -381,12 +384,14 @@ def _push_file(stack, path, base, prefix, root, result, *, absolute=False, repos
 
 
 def _push_attributes(marks: tuple, path, base, prefix, root, result, *, override: bool = False) -> tuple:
-    """marks (the linguist-generated and linguist-vendored stacks) with one attributes file
-    outside the walked directories pushed (`override`: above every `.gitattributes`), watched as
-    _push_file watches an ignore file."""
+    """marks with one attributes file outside the walked directories pushed (`override`: above
+    every `.gitattributes`), watched as _push_file watches an ignore file."""
     text = _read_watched(path, root, result)
-    if text is None:
-        return marks
+    return marks if text is None else _with_attributes(marks, text, base, prefix, override=override)
+
+
+def _with_attributes(marks: tuple, text: str, base: str, prefix: str = "", *, override: bool = False) -> tuple:
+    """marks (a stack per attribute of MARKS) with the lines of one attributes file pushed."""
     return tuple(m.push(base, ignore.parse_attributes_text(text, attribute), prefix=prefix, repository=True,
                         override=override)
                  for m, attribute in zip(marks, MARKS))
@@ -414,15 +419,15 @@ def _read_watched(path, root, result, *, absolute=False) -> str | None:
     return text
 
 
-def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
+def _outer_rules(root: str, result: Discovery, top: str | None, prefix: str, git_dir: str | None,
+                 info: str | None) -> ignore.IgnoreStack:
     """The rules that apply to the tree from outside it, lowest priority first, as git applies
     them: the user's global excludes, the repository's info/exclude, and the ignore files of the
-    directories between the work tree's top and the root (a root below the top)."""
+    directories between the work tree's top and the root (a root below the top). `top`, `prefix`:
+    _watched_top's; `git_dir`, `info`: the top's repository directory and its info directory."""
     stack = ignore.IgnoreStack()
-    top, prefix = _watched_top(root, result)
     if top is None:
         return stack
-    git_dir = _git_dir(top)
     excludes, ignorecase = _git_config(git_dir, result.watch)
     # git sets core.ignoreCase on a case-insensitive filesystem (macOS, Windows) and then matches its
     # ignore rules so. `.ignore` and `.retrievalignore` follow it too (there `Build/` is `build/`), and
@@ -430,16 +435,20 @@ def _outer_rules(root: str, result: Discovery) -> ignore.IgnoreStack:
     stack = ignore.IgnoreStack(ignorecase=ignorecase)
     # A relative core.excludesFile is git's from the top of the work tree, where git runs.
     stack = _push_file(stack, os.path.join(top, excludes), "", prefix, root, result, absolute=True)
-    stack = _push_file(stack, _info_file(git_dir, result.unwatched), "", prefix, root, result, repository=True)
-    if prefix:
-        parts = prefix.rstrip("/").split("/")
-        for depth in range(len(parts)):
-            directory = os.path.join(top, *parts[:depth])
-            inner = "/".join(parts[depth:]) + "/"
-            for name in IGNORE_FILES:
-                stack = _push_file(stack, os.path.join(directory, name), "", inner, root, result,
-                                   repository=name == GIT_IGNORE)
+    stack = _push_file(stack, _info_file(info, "exclude"), "", prefix, root, result, repository=True)
+    for directory, inner in _dirs_above(top, prefix):
+        for name in IGNORE_FILES:
+            stack = _push_file(stack, os.path.join(directory, name), "", inner, root, result,
+                               repository=name == GIT_IGNORE)
     return stack
+
+
+def _dirs_above(top: str, prefix: str):
+    """(directory, the root's path below it) for each directory from the top of the work tree down
+    to the root's parent (none when the root is the top)."""
+    parts = prefix.rstrip("/").split("/") if prefix else []
+    for depth in range(len(parts)):
+        yield os.path.join(top, *parts[:depth]), "/".join(parts[depth:]) + "/"
 
 
 def _watched_top(root: str, result: Discovery) -> tuple[str | None, str]:
@@ -465,22 +474,18 @@ def _watched_top(root: str, result: Discovery) -> tuple[str | None, str]:
 MARKS = ("linguist-generated", "linguist-vendored")  # the attributes a file's `marked` is read from
 
 
-def _outer_marks(root: str, result: Discovery, ignorecase: bool) -> tuple:
+def _outer_marks(root: str, result: Discovery, top: str | None, prefix: str, info: str | None,
+                 ignorecase: bool) -> tuple:
     """The attribute rules that apply to the tree from outside it, a stack per attribute of MARKS,
     in git's order of precedence: the repository's info/attributes above every `.gitattributes`,
     and the files of the directories between the work tree's top and the root (a root below the
-    top) below the tree's own."""
+    top) below the tree's own. Arguments as _outer_rules takes them."""
     marks = tuple(ignore.IgnoreStack(ignorecase=ignorecase) for _ in MARKS)
-    top, prefix = _watched_top(root, result)
     if top is None:
         return marks
-    marks = _push_attributes(marks, _info_file(_git_dir(top), result.unwatched, "attributes"), "", prefix, root,
-                             result, override=True)
-    if prefix:
-        parts = prefix.rstrip("/").split("/")
-        for depth in range(len(parts)):
-            marks = _push_attributes(marks, os.path.join(top, *parts[:depth], GIT_ATTRIBUTES), "",
-                                     "/".join(parts[depth:]) + "/", root, result)
+    marks = _push_attributes(marks, _info_file(info, "attributes"), "", prefix, root, result, override=True)
+    for directory, inner in _dirs_above(top, prefix):
+        marks = _push_attributes(marks, os.path.join(directory, GIT_ATTRIBUTES), "", inner, root, result)
     return marks
 
 
@@ -587,13 +592,17 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     max_bytes, max_total_bytes = options.max_bytes, options.max_total_bytes
 
     result = Discovery(user=user_places())
-    base_stack = _outer_rules(root, result) if options.use_ignore_files else ignore.IgnoreStack()
+    top, prefix = _watched_top(root, result)
+    git_dir = _git_dir(top) if top is not None else None
+    info = _info_dir(git_dir, result.unwatched)
+    base_stack = (_outer_rules(root, result, top, prefix, git_dir, info) if options.use_ignore_files
+                  else ignore.IgnoreStack())
     files, watch, counted, unwatched = result.files, result.watch, result.skipped, result.unwatched
     total_bytes = 0
     uncounted: Counter = Counter()  # a possible script's skips: whether it would be indexed is in its text
 
     # git matches attribute patterns under core.ignoreCase too
-    outer_marks = _outer_marks(root, result, base_stack.ignorecase)
+    outer_marks = _outer_marks(root, result, top, prefix, info, base_stack.ignorecase)
     pending: list[tuple[str, str, ignore.IgnoreStack, tuple]] = [(root, "", base_stack, outer_marks)]
     while pending:
         abs_dir, rel_dir, stack, marks = pending.pop()
@@ -617,25 +626,24 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             continue
         names = {e.name for e in entries}
         nested = bool(rel_dir) and ".git" in names  # a nested repository or submodule
+        nested_info = _info_dir(_git_dir(abs_dir), result.unwatched) if nested else None
         if options.use_ignore_files:
             if nested:  # its own rules, not the outer repository's
                 result.unwatched[rel_dir + ".git"] = stamp(os.path.join(abs_dir, ".git"))
-                stack = _push_file(stack.entering_repository(), _info_file(_git_dir(abs_dir), result.unwatched),
+                stack = _push_file(stack.entering_repository(), _info_file(nested_info, "exclude"),
                                    rel_dir, "", root, result, repository=True)
             present = [name for name in IGNORE_FILES if name in names]
             if present:
                 stack = _push_ignore_files(stack, abs_dir, rel_dir, present, counted)
         if nested:
             marks = _push_attributes(tuple(m.entering_repository() for m in marks),  # a submodule's own only
-                                     _info_file(_git_dir(abs_dir), result.unwatched, "attributes"),
-                                     rel_dir, "", root, result, override=True)
+                                     _info_file(nested_info, "attributes"), rel_dir, "", root, result, override=True)
         if GIT_ATTRIBUTES in names:
             text, reason, _st = _read_text(os.path.join(abs_dir, GIT_ATTRIBUTES))
             if reason and reason != "symlink":  # counted as an ignore file's are; the walk counts a link
                 counted[reason] += 1
             if text is not None:
-                marks = tuple(m.push(rel_dir, ignore.parse_attributes_text(text, attribute), repository=True)
-                              for m, attribute in zip(marks, MARKS))
+                marks = _with_attributes(marks, text, rel_dir)
         # The rules that can decide for a path in this directory, found once for all its entries.
         ignored = stack.judge(rel_dir)
         marked = None if all(m.empty for m in marks) else tuple(m.judge(rel_dir) for m in marks)

@@ -107,11 +107,12 @@ class PyseriniRetriever:
         # What the stored index depends on. k1 and b are not part of it: Lucene applies them when
         # it searches (its norms do not depend on them).
         fp = {"profile": self.profile, "analyzer": self.analyzer, "contents": 1,
-              "path_weight": self.ranking.path_weight, "generated": GENERATED_VERSION}
-        if self.profile != PROSE:  # a prose index holds whole files, analysed by Lucene alone
+              "path_weight": self.ranking.path_weight}
+        if self.profile != PROSE:  # a prose index holds whole files, analysed and ranked by Lucene alone
             fp["chunks"] = {"lines": lines.VERSION}
             # Our terms: all of a code document's, the path words of an English one.
             fp["terms"] = term_versions()
+            fp["generated"] = GENERATED_VERSION  # the marks the shared ranking reads
         return fp
 
     def contents(self, path: str, text: str, context: str = "", language: str = "") -> str:
