@@ -18,6 +18,8 @@ import threading
 
 # Given to the SDK as is: it publishes a docstring with its indentation (before Python 3.13).
 SEARCH_DESCRIPTION = (
+    "Search the repository for a natural-language question, a symbol (`Router.add_route`), or a pasted "
+    "error or bug report; read the returned line ranges next. "
     "Ranked code and docs spans for a query: {query, query_truncated?, retriever, results: [{rank, path, "
     "start_line, end_line, score, docid, context, confidence, language, kind, symbol; with expand or max_tokens "
     "also snippet, snippet_start, snippet_end, truncated?, stale?; with retriever all also provenance, agreement, "
@@ -46,12 +48,14 @@ class Searcher:
         self._warm = None
 
     def _run(self, argv: list[str], stdin: bytes = b"") -> dict:
+        from .discover import root_problem
         from .server.runner import run_cli
         from .server.warm import Warm
 
         with self._lock:
-            if not os.path.isdir(self.root):  # removed since (a fresh clone will be watched anew)
-                raise ToolFailure(f"root is not a directory: {self.root}")
+            problem = root_problem(self.root)  # removed since? (a fresh clone will be watched anew)
+            if problem:
+                raise ToolFailure(problem)
             if self._warm is None:
                 self._warm = Warm(self.root)  # watches from the first call on
             # The MCP SDK gives the root logger a handler at INFO: libraries' INFO records (loading
@@ -184,25 +188,31 @@ def build(root: str):
     def search(
         query: Annotated[str, Field(description="A question in words, a symbol, or a pasted error/bug report.")],
         # Bounded: an agent's context is the cost; a CLI user can still ask for more.
-        top_k: Annotated[int | None, Field(ge=1, le=MAX_TOP_K, description="How many hits (default 10, at most "
+        # Strict: `"top_k": true` was taken as 1 and `"files": "yes"` as true.
+        top_k: Annotated[int | None, Field(ge=1, le=MAX_TOP_K, strict=True, description="How many hits (default 10, at most "
                                            f"{MAX_TOP_K}; with max_tokens, as many as fit).")] = None,
         # null as absent, for each optional argument: agents write `"lang": null` for one they leave
         # out, which was refused here while `"top_k": null` was taken.
         # The names as an enum: a host or an agent sees the choices instead of guessing one.
         retriever: Annotated[Literal[("", "all", *sorted(REGISTRY))] | None,
                              Field(description="Retriever (see status for the indexed ones; all: every indexed one, "
-                                               "consolidated); default: RETRIEVAL_RETRIEVER of the server's "
-                                               "environment, else lexical.")] = "",
+                                               "consolidated); default (empty): RETRIEVAL_RETRIEVER of the server's "
+                                               "environment, else lexical. One not indexed yet is built by this call "
+                                               "(the embedding ones, turbovec and hybrid, can take minutes).")] = "",
         # One glob as a string too: agents often write `"path": "src/**"` (a list was a validation error).
-        path: Annotated[list[str] | str | None, Field(description="Only paths matching these globs.")] = None,
+        path: Annotated[list[str] | str | None, Field(description=(
+            "Only files matching one of these globs, read as in .gitignore: with a slash inside, from the "
+            "repository root (src/**/*.py, src/app/); without, at any depth (*.test.ts, core.py); a glob "
+            "starting with ! leaves out what it names (['*.py', '!tests/']), the later one deciding."))] = None,
         lang: Annotated[str | None, Field(description="Only this language, e.g. python.")] = "",
         kind: Annotated[Literal["", "code", "docs", "config"] | None, Field(description="Only this kind of file.")] = "",
-        max_tokens: Annotated[int | None, Field(ge=1, description="As many hits as fit, snippets included.")] = None,
-        expand: Annotated[Annotated[int, Field(ge=0, le=MAX_EXPAND)] | Literal["scope"] | None,
+        max_tokens: Annotated[int | None, Field(ge=1, strict=True,
+                                                description="As many hits as fit, snippets included.")] = None,
+        expand: Annotated[Annotated[int, Field(ge=0, le=MAX_EXPAND, strict=True)] | Literal["scope"] | None,
                           Field(description=f"Include each hit's lines plus N (at most {MAX_EXPAND}) around it, or "
                                             f"'scope': its enclosing definition (treesitter hits; at most {MAX_EXPAND} "
                                             "lines of it, around the hit).")] = None,
-        files: Annotated[bool | None, Field(description="One hit per file (its best span).")] = False,
+        files: Annotated[bool | None, Field(strict=True, description="One hit per file (its best span).")] = False,
     ) -> dict:
         try:
             return _result(searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files))
@@ -244,9 +254,9 @@ def _invalid_arguments(error) -> str:
         if message not in said.setdefault(where, []):
             said[where].append(message)
         value = detail.get("input")
-        # The value refused, when short: an agent sees which of its words was wrong.
-        if isinstance(value, (str, int, float)) and not isinstance(value, bool) and len(repr(value)) <= 60:
-            given[where] = f" (got {value!r})"
+        # The value refused, when short, as the agent wrote it (JSON): it sees which was wrong.
+        if value is None or isinstance(value, (str, int, float)) and len(repr(value)) <= 60:
+            given[where] = f" (got {json.dumps(value, ensure_ascii=False)})"
     return "; ".join(f"{where}: {messages[0]}"
                      + "".join(", or " + m.removeprefix("input should be ") for m in messages[1:])
                      + given.get(where, "")

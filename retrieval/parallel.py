@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 import time
 from collections import deque
 from itertools import chain, islice
@@ -37,6 +38,45 @@ def default_jobs() -> int:
 
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+# Workers being forked now (by any thread): only those forks get standard streams of their own.
+_FORKING = 0
+_FORKING_LOCK = threading.Lock()
+_KEPT: list = []  # in a worker: the parent's standard streams, never to be finalized there
+
+
+def _own_std_streams() -> None:
+    """In a worker just forked: standard streams of its own, before multiprocessing's start closes
+    stdin and flushes stdout and stderr. A lock another thread of the parent held at the fork stays
+    held in the child: under `retrieval mcp` the SDK's reader thread sits in a read of stdin, and a
+    refresh of 64 files or more hung in its workers' start (the writer lock kept by them, the server
+    never answering). The parent's stream objects are kept, untouched: dropped, the last reference
+    to one finalizes it, and its close waits on that lock too. A worker exits by os._exit."""
+    if not _FORKING:
+        return
+    _KEPT.extend((sys.stdin, sys.stdout, sys.stderr))
+    sys.stdin = None  # nothing to close (multiprocessing's start skips a None stdin)
+    for name, fd in (("stdout", 1), ("stderr", 2)):
+        try:
+            stream = open(fd, "w", encoding="utf-8", errors="backslashreplace", closefd=False)
+        except (OSError, ValueError):  # started with the descriptor closed
+            stream = None
+        setattr(sys, name, stream)
+
+
+if hasattr(os, "register_at_fork"):  # POSIX; where there is no fork, workers are spawned fresh
+    os.register_at_fork(after_in_child=_own_std_streams)
+
+
+def _start(process) -> None:
+    global _FORKING
+    with _FORKING_LOCK:
+        _FORKING += 1
+    try:
+        process.start()
+    finally:
+        with _FORKING_LOCK:
+            _FORKING -= 1
 
 
 def _die_with(parent: int) -> None:
@@ -158,7 +198,7 @@ def ordered_map(
             process = context.Process(target=_worker, args=(fn, child_end, os.getpid(), forked), daemon=True)
             mask = _block_stops()
             try:
-                process.start()
+                _start(process)
             except OSError:
                 # fork refused (EAGAIN at a process limit, ENOMEM): the work goes to the workers that
                 # did start, or to this process. It failed the build as if the store could not be written.

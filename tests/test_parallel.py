@@ -281,3 +281,39 @@ def test_a_query_whose_refresh_loses_a_worker_answers_from_the_previous_snapshot
     assert result.stale
     assert any("a worker process stopped unexpectedly" in note for note in result.notes)
     assert_same_hits(result.hits, before)
+
+
+WHILE_A_THREAD_READS_STDIN = """
+import os, sys, threading, time
+from retrieval import parallel
+
+reading = threading.Event()
+r, w = os.pipe()
+sys.stdin = open(r)  # the only reference: dropped in a worker, it would be finalized there
+
+def read():
+    reading.set()
+    sys.stdin.read()  # blocks, holding the stream's lock (as the MCP SDK's reader thread does)
+
+threading.Thread(target=read, daemon=True).start()
+reading.wait()
+time.sleep(0.2)
+print(sum(parallel.ordered_map(abs, range(-200, 0), jobs=2, serial_below=10)), flush=True)
+"""
+
+
+def test_workers_start_while_another_thread_sits_in_a_read_of_stdin():
+    """Under `retrieval mcp`, a forked worker inherited stdin's lock held by the SDK's reader thread;
+    multiprocessing's start closes stdin, and the worker (and the build, and its index lock) hung."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-c", WHILE_A_THREAD_READS_STDIN], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # the workers too
+        proc.communicate()
+        pytest.fail("the workers never started")
+    assert proc.returncode == 0 and out.strip() == "20100", err

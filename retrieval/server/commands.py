@@ -23,11 +23,27 @@ def _fail(message: str):
     return UserError(message.splitlines()[0] if message else "failed")
 
 
+class _Seconds(click.FloatRange):
+    """A finite number of seconds, 0 or more: `nan` passed the range (no comparison is true of it),
+    the server never idled out, and its info file held NaN, which no JSON reader takes."""
+
+    def __init__(self):
+        super().__init__(min=0)
+
+    def convert(self, value, param, ctx):
+        import math
+
+        seconds = super().convert(value, param, ctx)
+        if not math.isfinite(seconds):
+            self.fail(f"{value!r} is not a number of seconds (0: never)", param, ctx)
+        return seconds
+
+
 @click.command("serve", cls=RootCommand, short_help="Keep indexes warm for fast queries.")
 @_root
 @click.option("--stop", is_flag=True, help="Stop the root's running server.")
 @click.option("--detach", is_flag=True, help="Run in the background; return once the server answers.")
-@click.option("--idle-timeout", type=click.FloatRange(min=0), default=DEFAULT_IDLE_TIMEOUT, show_default=True,
+@click.option("--idle-timeout", type=_Seconds(), default=DEFAULT_IDLE_TIMEOUT, show_default=True,
               metavar="SECONDS", help="Exit after this long without a request (0: never).")
 def serve_command(root, stop, detach, idle_timeout):
     """Keep ROOT's indexes open and answer `query` and `status` from a warm process (a Unix socket
@@ -91,14 +107,16 @@ def mcp_command(root):
         raise _fail(f"`retrieval mcp` needs the mcp extra ({', '.join(missing)} missing): {install_hint('mcp')}")
     from .. import mcp
     from ..cli import found_root
+    from ..discover import root_problem
 
     found = found_root(root)
     root = found.path
     refusal = too_broad(found)
     if refusal:
         raise _fail(refusal)
-    if not os.path.isdir(root):  # said now, not as every tool call's failure
-        raise _fail(f"root is not a directory: {shown_path(root)}")
+    problem = root_problem(root, shown_path(root))
+    if problem:  # said now, not as every tool call's failure
+        raise _fail(problem)
     # The protocol runs over both (started `>&-`, the SDK failed with a traceback).
     closed = [name for name in ("stdin", "stdout") if getattr(sys, name) is None]
     if closed:

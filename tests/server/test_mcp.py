@@ -13,8 +13,9 @@ import retrieval
 pytestmark = pytest.mark.extra("mcp")
 
 
-def _call(root, calls, env=None, cwd=None):
-    """Start `retrieval mcp --root ROOT`, make each (tool, arguments) call; the results."""
+def _call(root, calls, env=None, cwd=None, timeout=None):
+    """Start `retrieval mcp --root ROOT`, make each (tool, arguments) call; the results (TimeoutError
+    after `timeout` seconds)."""
     import anyio
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -23,6 +24,12 @@ def _call(root, calls, env=None, cwd=None):
                                    env=env, cwd=cwd)
 
     async def main():
+        if timeout is not None:
+            with anyio.fail_after(timeout):
+                return await calls_made()
+        return await calls_made()
+
+    async def calls_made():
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
@@ -133,6 +140,23 @@ def test_a_root_removed_and_made_again_is_searched_afresh(make_tree):
     assert [r["path"] for r in _payload(results[2])["results"]] == ["c.py"]
 
 
+def test_a_refresh_big_enough_for_worker_processes_answers(make_tree):
+    """Workers forked while the SDK's thread sat in a read of stdin inherited that stream's lock,
+    held for ever: their start, which closes stdin, hung, and with it the call and the index's lock.
+    A refresh of 64 files or more takes workers; the suite's trees had been too small to."""
+    root = make_tree({f"pkg/m{i}.py": f"def zqmodule_{i}():\n    return {i}\n" for i in range(90)})
+
+    def edit_many():
+        for i in range(80):
+            (root / f"pkg/m{i}.py").write_text(f"def zqmodule_{i}():\n    return 'zqedited{i}'\n")
+
+    env = {**os.environ, "RETRIEVAL_JOBS": "2"}
+    _tools, results = _call(root, [("search", {"query": "zqmodule_7"}), edit_many,
+                                   ("search", {"query": "zqedited42"})], env=env, timeout=90)
+    assert _payload(results[0])["results"][0]["path"] == "pkg/m7.py"
+    assert _payload(results[1])["results"][0]["path"] == "pkg/m42.py"
+
+
 def test_a_root_that_is_gone_fails_each_call_with_the_reason(make_tree):
     import shutil
 
@@ -140,14 +164,14 @@ def test_a_root_that_is_gone_fails_each_call_with_the_reason(make_tree):
     _tools, results = _call(root, [("search", {"query": "zqgone"}), lambda: shutil.rmtree(root),
                                    ("search", {"query": "zqgone"})])
     assert _payload(results[0])["results"]
-    assert _is_error(results[1]) and "root is not a directory" in results[1].content[0].text
+    assert _is_error(results[1]) and "root does not exist" in results[1].content[0].text
 
 
 def test_mcp_on_a_missing_root_exits_at_once_with_one_line(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(tmp_path / "nope")],
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert proc.returncode == 1
-    assert proc.stderr.strip() == f"error: root is not a directory: {tmp_path / 'nope'}"
+    assert proc.stderr.strip() == f"error: root does not exist: {tmp_path / 'nope'}"
 
 
 def test_search_expands_a_hit_to_its_scope_as_query_expand_scope_does(sample_repo):
@@ -413,8 +437,20 @@ def test_the_retriever_argument_lists_its_choices_and_refuses_others_in_one_line
     refused, answered = results
     assert _is_error(refused) and "\n" not in refused.content[0].text
     assert "retriever:" in refused.content[0].text and "'lexical'" in refused.content[0].text
-    assert refused.content[0].text.endswith("(got 'bm25')")
+    assert refused.content[0].text.endswith('(got "bm25")')  # as the agent wrote it, in JSON
     assert _payload(answered)["results"]
+
+
+def test_a_value_of_another_type_than_the_schema_says_is_refused_not_converted(sample_repo):
+    """`"top_k": true` answered one hit and `"files": "yes"` one hit a file: the schema says an
+    integer and a boolean, and pydantic's lax mode took what merely converts to one."""
+    calls = [{"top_k": True}, {"top_k": "5"}, {"files": "yes"}, {"expand": "5"}, {"max_tokens": 2.5}, {"query": None}]
+    _tools, results = _call(sample_repo, [("search", {"query": "parse config", **args}) for args in calls]
+                            + [("search", {"query": "parse config", "top_k": 2, "files": True, "expand": 1})])
+    refused = [result.content[0].text for result in results[:-1]]
+    assert all(_is_error(result) for result in results[:-1]), refused
+    assert [text.rsplit("(got ", 1)[-1] for text in refused] == ['true)', '"5")', '"yes")', '"5")', '2.5)', 'null)']
+    assert len(_payload(results[-1])["results"]) == 2
 
 
 def test_a_pasted_report_is_not_echoed_whole_into_the_agents_context(sample_repo):

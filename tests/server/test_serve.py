@@ -143,6 +143,25 @@ def test_a_caller_with_another_home_runs_the_command_itself(make_tree, serve, tm
     assert [h["path"] for h in json.loads(other.stdout)["results"]] == ["keep.py"]
 
 
+def test_a_caller_with_another_git_configuration_runs_the_command_itself(make_tree, serve, tmp_path):
+    """GIT_CONFIG_GLOBAL names the file whose core.excludesFile the walk reads: a server started
+    without it answered from files the caller's own command leaves out."""
+    from retrieval import discover
+    from retrieval.server import client
+
+    assert set(discover._CONFIG_VARIABLES) <= set(client.ENV_SHARED)  # every one the walk reads
+    root = make_tree({"keep.py": "def zqkeep():\n    pass\n", "notes.py": "def zqkeep_notes():\n    pass\n"})
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (tmp_path / "excludes").write_text("notes.py\n")
+    (tmp_path / "gitconfig").write_text(f"[core]\n\texcludesFile = {tmp_path / 'excludes'}\n")
+    serve(root)
+    argv = ["query", "--root", root, "zqkeep", "--json", "--files"]
+    assert answered_by_server(cli(*argv))
+    other = cli(*argv, env_extra={"GIT_CONFIG_GLOBAL": str(tmp_path / "gitconfig")})
+    assert not answered_by_server(other), other.stderr
+    assert [h["path"] for h in json.loads(other.stdout)["results"]] == ["keep.py"]
+
+
 def test_while_another_writer_holds_the_store_a_served_answer_is_stale_with_the_note_and_current_after(
         sample_repo, serve, monkeypatch):
     """The server vouched for the previous snapshot it fell back to: its answer had no note and no
@@ -547,6 +566,14 @@ def test_serve_stop_with_an_option_of_a_starting_server_is_a_usage_error(run, sa
     assert client.probe(client.store_dir(str(sample_repo)))["pid"] == pid  # still serving
 
 
+@pytest.mark.parametrize("value", ["nan", "inf", "-1"])
+def test_an_idle_timeout_that_is_no_number_of_seconds_is_a_usage_error(run, sample_repo, value):
+    """`nan` passed the range check: the server never idled out and wrote NaN into its info file."""
+    result = run("serve", "--idle-timeout", value, "--root", sample_repo)
+    assert result.exit_code == 2 and "--idle-timeout" in result.stderr
+    assert not (sample_repo / ".retrieval").exists()  # nothing was started
+
+
 def test_a_starting_server_records_its_own_pid_before_it_opens_the_indexes(sample_repo, monkeypatch):
     from retrieval.server import serve as serve_module
     from retrieval.server.warm import Warm
@@ -585,7 +612,7 @@ def test_serve_stop_never_signals_a_process_that_is_not_a_server(sample_repo):
 def test_serve_detach_on_a_missing_root_says_so_and_creates_nothing(tmp_path):
     missing = tmp_path / "no-such-repo"
     proc = cli("serve", "--detach", "--root", missing, server=False)
-    assert proc.returncode == 1 and f"error: root is not a directory: {missing}".encode() in proc.stderr
+    assert proc.returncode == 1 and f"error: root does not exist: {missing}".encode() in proc.stderr
     assert not missing.exists()
 
 
@@ -631,6 +658,24 @@ def test_the_socket_appears_only_when_the_server_listens_and_replaces_a_stale_on
             peer.connect(path)
     finally:
         sock.close()
+
+
+def test_a_header_whose_counts_exceed_its_bytes_is_refused_before_marshal_makes_room_for_them():
+    """80 bytes of a request, a list's count corrupted to 1.7 billion: marshal.loads made its slots
+    first, and the server spent 39 s and 13 GB to say the header was malformed."""
+    import marshal
+    import resource
+
+    corrupt = bytes.fromhex("7bda026f70da0372756eda04747267765b02000000da057175657279da0178a803637764fa042f746d707f07"
+                            "76657273696f59da0176da03656e767b30da09737464696e5f6c656ee90000000030")
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(ValueError, match="not a header"):
+        client.parse_header(corrupt, ("stdin_len",), 1 << 20)
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 100_000  # KiB: no room was made
+    header = {"op": "run", "argv": ["query", "zq", "--json"], "cwd": "/tmp/é", "env": client.environment(),
+              "stdin_len": 3, "version": client.code_version(), "none": None, "flags": (True, False), "ratio": 1.5,
+              "big": 2 ** 70, "nested": {"a": [1, {"b": -5}]}, "empty": [], "set": frozenset({"x"})}
+    assert client.parse_header(marshal.dumps(header), ("stdin_len",), 1 << 20) == (header, [3])
 
 
 def test_a_malformed_request_gets_an_error_and_the_server_goes_on(sample_repo, serve):
