@@ -39,6 +39,7 @@ from .parsing import Allowance, parse
 
 ALONE_SHARE = 0.5  # a definition at least this share of the budget is a chunk of its own
 MIN_SPAN = 300  # a span smaller than this (in characters) joins a neighbour
+_MAX_WRAPPED = 16  # a wrapper's parent holds it and a few comments: a long list is none (and not scanned)
 
 # A definition this far over the budget, most of it documentation, stays whole: cut, a Javadoc
 # longer than its three-line method was a chunk of its own and the method joined the next Javadoc.
@@ -141,7 +142,11 @@ class _Splitter:
             handed = handed_on(node)
             stop = handed[0].start_byte if handed else None
         b = end_row(node) if stop is None or stop >= node.end_byte else max(a, row_before(node, stop))
-        if self.fits(a, b) or (alone is not None and prefix and self._mostly_documentation(a, node, b)):
+        # A body's one wrapper (Go's `statement_list`, all a function's `block` holds) is spliced as
+        # the body was, where its header could not take it whole: as a unit, gin's `ClientIP` was
+        # its documentation and signature alone, its body another chunk.
+        spliced = alone is None and depth < MAX_DEPTH and self.fits(node.start_point[0], b) and self._wraps_body(node, b)
+        if (self.fits(a, b) and not spliced) or (alone is not None and prefix and self._mostly_documentation(a, node, b)):
             # [start, end, is a definition, stays alone, cut by lines]
             items.append([a, b, alone is not None, bool(alone), False])
             return handed
@@ -162,7 +167,8 @@ class _Splitter:
         # the function before it, and the table was a chunk of its own).
         # Not a file's opening comments before its first node: they are the file's (a Haskell module's
         # documentation went apart from its `module` line, a short chunk that won on its shortness).
-        whole = bool(prefix) and self.fits(node.start_point[0], b) and (fenced or not _opens_file(prefix[0]))
+        whole = bool(prefix) and not spliced and self.fits(node.start_point[0], b) and (
+            fenced or not _opens_file(prefix[0]))
         if fenced or whole:
             items.append(self.FENCE)
             if prefix:
@@ -194,6 +200,22 @@ class _Splitter:
         if fenced:
             items.append(self.FENCE)
         return handed
+
+    def _wraps_body(self, node, b: int) -> bool:
+        """Whether the node, over more than one row, is all a split node holds but comments and
+        the like (not the file's one node: the root is never split), splitting it loses none of its
+        text, and what holds that node, with the comments leading it, is too big for its header to
+        take the node whole (`_tidy` joins a header and its body up to the budget and a small span)."""
+        parent = node.parent
+        holder = parent.parent if parent is not None else None
+        if holder is None or b == node.start_point[0] or node.child_count == 0 or node.type in TEXT_NODES \
+                or wraps(node) or parent.named_child_count > _MAX_WRAPPED:
+            return False
+        start = min(self.lead_rows.get(key, holder.start_point[0]) for key in _definition_keys(holder))
+        if self.size(start, b) <= self.budget + min(MIN_SPAN, self.budget // 4):
+            return False
+        return all(child == node or is_prefix(child) for child in parent.named_children) \
+            and not self._hides_text(node)
 
     def _even_pieces(self, a: int, b: int) -> list[tuple[int, int]] | None:
         """Rows a..b in the fewest pieces that fit, of even size (None when a row alone is over

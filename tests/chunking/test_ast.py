@@ -957,6 +957,25 @@ def test_a_go_struct_too_big_for_one_chunk_keeps_its_doc_and_header_with_its_fir
     assert {"A", "B"} <= defined(chunks_of(grouped, "x.go", "go"))
 
 
+def test_a_go_function_too_big_for_one_chunk_keeps_its_signature_with_its_first_statements():
+    """Go's `statement_list`, all a function's `block` holds, fitted the budget: kept whole (with the
+    comment opening the body), it could not join the function's header, and the first chunk was the
+    documentation and the signature alone (gin's `ClientIP`, 7 of its 55 lines), the body another."""
+    steps = "".join(f'\tif step{i}(value) {{\n\t\treturn "step {i} said so, in a message long enough"\n\t}}\n'
+                    for i in range(19))
+    doc = "".join(f"// Resolve's rule {i}: every step is asked in turn, and the first one that answers decides.\n"
+                  for i in range(6))
+    text = (f"package server\n\n{doc}func (s *Server) Resolve(value string) string {{\n"
+            f"\t// The steps, most likely first.\n{steps}\treturn \"\"\n}}\n")
+    budget = ChunkingPolicy().code
+    assert len(steps) < budget < len(text) - len(doc)  # the body fits the budget, the function does not
+    chunks = chunks_of(text, "server.go", "go", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    (first, *rest) = [c for c in chunks if c.end_line >= 3]
+    assert rest and all(c.context == "Server.Resolve" for c in (first, *rest))
+    assert first.start_line <= 3 and "if step0(value)" in first.text and "if step1(value)" in first.text
+
+
 def test_go_declaration_groups_and_lists_define_every_name():
     """A `var (` group's specs sit in a var_spec_list the bindings never entered, and `B, C = 2, 3`
     defined only B."""
