@@ -172,13 +172,13 @@ class RetrieverName(click.Choice):
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter:
-            from difflib import get_close_matches
+            from .retrievers.base import closest_name
 
-            close = get_close_matches(str(value).lower(), self.choices, n=1, cutoff=0.5)
+            close = closest_name(value, self.choices)
             if not close:
                 raise
             names = ", ".join(self.choices)
-            self.fail(f"{value!r} is not a retriever; did you mean {close[0]!r}? (one of: {names})", param, ctx)
+            self.fail(f"{value!r} is not a retriever; did you mean {close!r}? (one of: {names})", param, ctx)
 
 
 class _Expand(click.ParamType):
@@ -189,8 +189,13 @@ class _Expand(click.ParamType):
     def convert(self, value, param, ctx):
         if isinstance(value, int) or value == "scope":
             return value
-        if str(value).isascii() and str(value).isdigit():  # '²' is a digit to isdigit(), not to int()
-            return int(value)
+        text = str(value).strip()
+        if text.lower() == "scope":  # as --lang and --retriever take any case
+            return "scope"
+        if text.isascii() and text.isdigit():  # '²' is a digit to isdigit(), not to int()
+            return int(text)
+        if text.startswith("-") and text[1:].isascii() and text[1:].isdigit():
+            self.fail(f"{value!r}: the lines to add around a hit are 0 or more (or 'scope')", param, ctx)
         self.fail(f"{value!r} is neither a number of lines nor 'scope'", param, ctx)
 
 
@@ -222,14 +227,16 @@ def found_root(root: str | None):
 def _root(root: str | None, builds: bool = False) -> str:
     """The root a command works on (see retrieval.roots). `builds`: the command may index it, so a
     home directory or `/` that nothing but the current directory chose is refused."""
+    from .discover import root_problem
     from .output import shown_path
     from .roots import too_broad
 
     found = found_root(root)
-    if not os.path.isdir(found.path):
+    problem = root_problem(found.path, shown_path(found.path))
+    if problem:
         # Said once, by every command alike (`index` named one retriever, serve/mcp/eval were usage errors);
         # escaped, or a newline in the name cut the message at it.
-        raise _fail(f"root is not a directory: {shown_path(found.path)}")
+        raise _fail(problem)
     refusal = too_broad(found) if builds else None
     if refusal:
         raise UserError(refusal)
@@ -358,7 +365,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     from . import service
     from .index_options import options_given
     from .notes import remembered_note
-    from .retrievers.base import get_spec
+    from .retrievers.base import get_spec, not_installed
 
     root = _root(root, builds=True)
     progress = _progress_sink()
@@ -397,11 +404,17 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
     from .output import counted, shell_word, shown_path
 
     shown_include = " ".join(f"--include {shell_word(g)}" for g in include)
+    # Those not installed are said in one line, with one install command (as `query --retriever all`
+    # says them): a core-only installation printed four long install commands on every `index`.
+    uninstalled = [name for name, reason in targets if reason and get_spec(name).missing()]
     for name, reason in targets:
         if reason:
             if single:
                 raise UserError(reason)
-            click.echo(f"{name}: skipped ({reason})", err=True)  # a diagnostic: stdout says what was built
+            if name not in uninstalled:
+                click.echo(f"{name}: skipped ({reason})", err=True)  # a diagnostic: stdout says what was built
+            elif name == uninstalled[0]:
+                click.echo(not_installed(uninstalled), err=True)
             continue
         # Each option given now replaces its remembered value; the others stay remembered (and are said).
         remembered = None if reset_filters else service.remembered_options(root, name)
@@ -783,11 +796,13 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 def clean(root):
     """Remove ROOT's index (and nothing else)."""
     from . import service
+    from .discover import root_problem
     from .output import shown_path
 
     root = _root(root)
-    if not os.path.isdir(root):
-        raise UserError(f"root is not a directory: {shown_path(root)}")
+    problem = root_problem(root, shown_path(root))
+    if problem:
+        raise UserError(problem)
     from .server import serve
 
     try:

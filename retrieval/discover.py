@@ -530,6 +530,15 @@ def _known_extension(ext: str, extensions: frozenset[str]) -> bool:
     return ext in extensions or ext.lower() in extensions
 
 
+def root_problem(root: str, shown: str | None = None) -> str | None:
+    """Why `root` cannot be searched, in one line naming it as `shown` (None: it is a directory).
+    A mistyped --root said "is not a directory", as if a file were there."""
+    if os.path.isdir(root):
+        return None
+    what = "does not exist" if not os.path.lexists(root) else "is not a directory"
+    return f"root {what}: {root if shown is None else shown}"
+
+
 def root_path(root) -> str:
     """root (a str or os.PathLike) as an absolute path. Of another type it is the caller's error,
     said as such: bytes failed deep in a path join ("Can't mix strings and bytes")."""
@@ -572,10 +581,9 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     """Eligible files under root, sorted by relative path; skips are counted by reason."""
     options = options or DiscoveryOptions()
     root = root_path(root)
-    if not os.path.exists(root):
-        raise DiscoveryError(f"root does not exist: {root}")
-    if not os.path.isdir(root):
-        raise DiscoveryError(f"root is not a directory: {root}")
+    problem = root_problem(root)
+    if problem:
+        raise DiscoveryError(problem)
 
     extensions = languages.DEFAULT_EXTENSIONS if options.extensions is None else options.extensions
     basenames = languages.DEFAULT_BASENAMES if options.include_basenames is None else options.include_basenames

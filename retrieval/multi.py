@@ -16,8 +16,7 @@ from .fusion import append_below, as_spans, consolidate, uncovered
 from .notes import first_line
 from .output import shell_word
 from .records import SearchHit, chunk_docid
-from .extras import install_hint
-from .retrievers.base import REGISTRY, check_search_args
+from .retrievers.base import REGISTRY, check_search_args, not_installed
 
 ALL = "all"
 DEPTH_FACTOR = 2  # each retriever is asked for this many times top_k (merging shortens the list)
@@ -45,11 +44,10 @@ def participants(root: str) -> tuple[list[str], list[str]]:
 
     root = os.path.abspath(root)
     names, notes = [], []
-    uninstalled, extras = [], set()
+    uninstalled = []
     for name, reason in service.available_retrievers():
         if reason and REGISTRY[name].missing():
             uninstalled.append(name)
-            extras.update(REGISTRY[name].extras)
         elif reason:
             notes.append(f"{name}: skipped ({reason})")
         elif name == "lexical" or service.is_built(root, name):
@@ -58,8 +56,7 @@ def participants(root: str) -> tuple[list[str], list[str]]:
             notes.append(f"{name}: skipped (not indexed; run `retrieval index --retriever {name} "
                          f"--root {shell_word(root)}`)")
     if uninstalled:
-        # One line for them all: a core-only installation said four install commands on every query.
-        notes.insert(0, f"{', '.join(uninstalled)}: skipped (not installed here: {install_hint(*sorted(extras))})")
+        notes.insert(0, not_installed(uninstalled))
     # One outside all (lexical+ctx, built on request only) goes unnamed: all never takes it in (the
     # README and `index` say so), and a note saying it on every query was noise.
     return names, notes

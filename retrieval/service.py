@@ -18,7 +18,7 @@ from .index_options import (CONTEXTUAL, IndexOptions, chunker_for, configured_re
                             wanted_bits, wanted_context_model, wanted_model)
 from .memo import Memo
 from .parallel import WorkerLost
-from .discover import RULES_VERSION, Discovery, DiscoveryError, as_walked, root_path, user_places, walk, walk_record
+from .discover import RULES_VERSION, Discovery, DiscoveryError, as_walked, root_path, root_problem, user_places, walk, walk_record
 from .extras import SetupError
 from .progress import Tick
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
@@ -102,8 +102,28 @@ def admits_a_file(root: str, options: IndexOptions) -> bool:
 
 
 def remembered_options(root: str, name: str = "lexical") -> IndexOptions | None:
-    """The options root's index was last built with (None without a readable index)."""
+    """The options root's index of `name` was last built with; for a retriever with no readable
+    index of its own, the filters its others were built with (`_inherited`); None without either."""
     store = layout.store_dir(os.path.abspath(root))
+    own = _built_options(store, name)
+    return own if own is not None else _inherited(store, name)
+
+
+def _inherited(store: str, name: str) -> IndexOptions | None:
+    """What a retriever's first build starts from: the filters the user gave an earlier `index`
+    (what is walked and how it is read), taken from the lexical index, else the first other one
+    built. The filters are the index's, not one retriever's: `index --include 'src/**'` and then
+    `index` with an extra installed since built that extra over the whole tree, under a note saying
+    the remembered filters applied. Not BM25's parameters nor the models: each retriever's own."""
+    for other in dict.fromkeys(("lexical", *sorted(REGISTRY))):
+        options = _built_options(store, other) if other != name else None
+        if options is not None:
+            return IndexOptions(include=options.include, exclude=options.exclude, max_bytes=options.max_bytes,
+                                policy=options.policy, profile=options.profile)
+    return None
+
+
+def _built_options(store: str, name: str) -> IndexOptions | None:
     cached = _OPEN.get((store, name))
     try:
         # The manifest a query in this process just opened, when it is still the committed one.
@@ -306,8 +326,9 @@ def refresh(
     started = time.perf_counter()
     retriever = build_retriever(name)
     store = layout.store_dir(root)
-    if not os.path.isdir(root):
-        raise DiscoveryError(f"root is not a directory: {root}")
+    problem = root_problem(root)
+    if problem:
+        raise DiscoveryError(problem)
     layout.ensure_store(store)
     rdir = layout.retriever_dir(store, name)
     layout.refuse_symlink(rdir)
@@ -352,7 +373,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             _rebuilding(progress, name, exc)
             force = True
     if options is None:
-        options = IndexOptions.from_json(manifest["config"]["options"]) if manifest else IndexOptions()
+        options = IndexOptions.from_json(manifest["config"]["options"]) if manifest else (
+            _inherited(store, name) or IndexOptions())
     if options.bm25 and not get_spec(name).bm25:
         options = replace(options, bm25=None)  # given to every retriever by `index --bm25` in all-mode
     # The models asked for now, or the defaults again: remembered from here on.
@@ -769,8 +791,9 @@ def open_index(
     `wait_until` (time.monotonic()): when to stop waiting for another writer, for callers opening
     several indexes of one store (its one lock) within one wait."""
     root = root_path(root)
-    if not os.path.isdir(root):
-        raise DiscoveryError(f"root is not a directory: {root}")
+    problem = root_problem(root)
+    if problem:
+        raise DiscoveryError(problem)
     spec = get_spec(name)
     reason = spec.unavailable_reason()
     if reason:
@@ -963,8 +986,9 @@ def status(root: str) -> list[dict]:
     """One row per registered retriever (lexical first): its index's state, size and languages, the
     rows of `retrieval status --json`."""
     root = root_path(root)
-    if not os.path.isdir(root):
-        raise DiscoveryError(f"root is not a directory: {root}")
+    problem = root_problem(root)
+    if problem:
+        raise DiscoveryError(problem)
     store = layout.store_dir(root)
     # A linked store is refused by every command (one line): read through it, status said `ready`
     # for an index no query would answer from.
@@ -1013,6 +1037,16 @@ def writer(root: str) -> dict | None:
     return {"pid": pid, "since": _dt.datetime.fromtimestamp(since, _dt.timezone.utc).isoformat(timespec="seconds")}
 
 
+def _primary_language(langs: Counter) -> str | None:
+    """The language of most files among those of code (else among all): redis, 402 JSON command
+    specifications beside 225 C files, was "mostly json". Ties go to the name first in order."""
+    from .languages import CODE, languages_of
+
+    code = languages_of(CODE)
+    pool = {lang: n for lang, n in langs.items() if lang in code} or langs
+    return min(pool, key=lambda lang: (-pool[lang], lang)) if pool else None
+
+
 def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, row: dict, seen: dict) -> None:
     """Fill `row` from a committed manifest (values of the wrong type raise as parsing them would)."""
     langs: Counter = Counter()
@@ -1027,7 +1061,7 @@ def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, r
         files=sum(langs.values()),
         chunks=sum(files["chunks"]),
         tokens=tokens,
-        primary_language=langs.most_common(1)[0][0] if langs else None,
+        primary_language=_primary_language(langs),
         languages=dict(sorted(langs.items(), key=lambda kv: (-kv[1], kv[0]))),
         created=manifest.get("created"),
         updated=manifest.get("updated"),

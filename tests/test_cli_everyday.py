@@ -269,6 +269,13 @@ def test_bm25_parameters_outside_their_range_are_a_usage_error(run, sample_repo,
 def test_expand_takes_ascii_digits_or_scope_and_anything_else_is_a_usage_error(run, sample_repo, value):
     result = run("query", "--root", sample_repo, "config", "--expand", value)
     assert result.exit_code == 2 and "--expand" in result.stderr and "Traceback" not in result.output
+    if value == "-1":  # it is a number: what is wrong with it is said
+        assert "0 or more" in result.stderr
+
+
+def test_expand_scope_is_taken_in_any_case_as_lang_and_retriever_are(run, sample_repo):
+    result = run("query", "--root", sample_repo, "config", "--expand", "SCOPE", "--json")
+    assert result.exit_code == 0, result.output
 
 
 @pytest.mark.parametrize("installed", [True, False])
@@ -342,7 +349,7 @@ def test_outside_any_repository_a_query_says_it_indexes_the_current_directory_on
 def test_clean_of_a_missing_root_is_an_error(run, tmp_path):
     result = run("clean", "--root", tmp_path / "nonexistent")
     assert result.exit_code == 1
-    assert result.stderr.startswith("error: root is not a directory: ")
+    assert result.stderr.startswith("error: root does not exist: ")
 
 
 # -- shell manners ----------------------------------------------------------------------------------
@@ -485,7 +492,7 @@ def test_a_first_build_off_a_terminal_prints_no_progress(run, wide_repo, monkeyp
     # neither is a progress report.
     lines = [line for line in result.stderr.splitlines()
              if not line.startswith("note: `retrieval query` uses lexical unless told")
-             and not re.match(r"[\w+-]+: (skipped \(|not part of all \()", line)]  # all-mode's diagnostics
+             and not re.match(r"[\w+, -]+: (skipped \(|not part of all \()", line)]  # all-mode's diagnostics
     assert "\r" not in result.stderr
     assert all(": embedding chunks no cache holds yet;" in line for line in lines)
     assert len(lines) == len({line.split(":")[0] for line in lines})
@@ -822,3 +829,36 @@ def test_an_extra_argument_that_is_no_directory_or_follows_a_root_gets_click_s_o
     for args in (["index", "nosuchdir"], ["index", "--root", str(sample_repo), str(sample_repo)]):
         result = run(*args)
         assert result.exit_code == 2 and result.stderr.splitlines()[-1].endswith(f"({args[-1]})")
+
+
+def test_a_retriever_built_later_takes_the_filters_the_index_remembers(run, sample_repo):
+    """The filters are the index's: `index --include 'src/**'`, then `index` once an extra was
+    installed, built the new retriever over the whole tree under a note saying the filters applied,
+    and `query --retriever all` mixed in hits from outside them. BM25's parameters stay lexical's."""
+    assert run("index", "--root", sample_repo, "--retriever", "lexical", "--include", "src/**",
+               "--exclude", "*cache*", "--bm25", "0.9,0.4").exit_code == 0
+    later = run("index", "--root", sample_repo, "--retriever", "lexical+ctx", "--contextualizer", "offline")
+    assert later.exit_code == 0, later.output
+    assert "remembered filters --include 'src/**' --exclude '*cache*'" in later.stderr
+    rows = {r["retriever"]: r for r in json.loads(run("status", "--root", sample_repo, "--json").stdout)["retrievers"]}
+    assert rows["lexical+ctx"]["filters"] == {"include": ["src/**"], "exclude": ["*cache*"]}
+    assert rows["lexical+ctx"]["files"] == rows["lexical"]["files"] < 6
+    hits = json.loads(run("query", "--root", sample_repo, "--retriever", "lexical+ctx", "--json", "config").stdout)
+    assert hits["results"] and all(h["path"].startswith("src/") for h in hits["results"])
+
+
+def test_a_retriever_first_built_by_a_query_takes_the_remembered_filters_too(run, sample_repo):
+    assert run("index", "--root", sample_repo, "--retriever", "lexical", "--include", "src/**").exit_code == 0
+    report = service.refresh(str(sample_repo), "lexical+ctx")
+    assert report.status == "indexed" and all(path.startswith("src/") for path in report.reprocessed)
+    assert service.remembered_options(str(sample_repo), "lexical+ctx").include == ("src/**",)
+
+
+def test_filters_reset_for_one_retriever_are_not_taken_back_from_another(run, sample_repo):
+    assert run("index", "--root", sample_repo, "--retriever", "lexical", "--include", "src/**").exit_code == 0
+    reset = run("index", "--root", sample_repo, "--retriever", "lexical+ctx", "--contextualizer", "offline",
+                "--reset-filters")
+    assert reset.exit_code == 0, reset.output
+    rows = {r["retriever"]: r for r in json.loads(run("status", "--root", sample_repo, "--json").stdout)["retrievers"]}
+    assert rows["lexical+ctx"]["filters"] == {} and rows["lexical+ctx"]["files"] == 6
+    assert rows["lexical"]["filters"] == {"include": ["src/**"]}

@@ -7,6 +7,7 @@ import json
 from click.testing import CliRunner
 
 from retrieval import multi, service
+from retrieval.retrievers import base
 from retrieval.cli import main
 from retrieval.extras import SetupError
 
@@ -100,14 +101,26 @@ def test_index_all_builds_the_others_when_one_fails_and_exits_1(make_tree, monke
     assert query.exit_code == 0 and json.loads(query.stdout)["results"][0]["path"] == "hooks.py"
 
 
-def test_index_all_skipping_a_missing_extra_still_succeeds(make_tree, monkeypatch):
+def test_index_all_skipping_a_retriever_that_cannot_run_still_succeeds(make_tree, monkeypatch):
     root = make_tree(FILES)
-    monkeypatch.setattr(service, "available_retrievers",
-                        lambda: [("lexical", ""), ("turbovec", "pip install 'retrieval[turbovec]'")])
+    monkeypatch.setattr(service, "available_retrievers", lambda: [("lexical", ""), ("pi-serini", "no Java here")])
+    monkeypatch.setattr(base, "missing_modules", lambda extra: [])  # installed, but cannot run
     result = CliRunner().invoke(main, ["index", "--root", str(root), "--retriever", "all"])
     assert result.exit_code == 0, result.output
-    assert "turbovec: skipped (pip install 'retrieval[turbovec]')" in result.stderr
-    assert result.stdout.startswith("lexical: indexed") and "turbovec" not in result.stdout  # what was built
+    assert "pi-serini: skipped (no Java here)" in result.stderr
+    assert result.stdout.startswith("lexical: indexed") and "pi-serini" not in result.stdout  # what was built
+
+
+def test_index_all_names_the_retrievers_not_installed_in_one_line_with_one_install_command(make_tree, monkeypatch):
+    """A core-only installation printed four long install commands, one per extra, on every `index`."""
+    root = make_tree(FILES)
+    monkeypatch.setattr(base, "missing_modules", lambda extra: [f"{extra}_module"])  # every extra absent
+    result = CliRunner().invoke(main, ["index", "--root", str(root), "--retriever", "all"])
+    assert result.exit_code == 0, result.output
+    skipped = [line for line in result.stderr.splitlines() if "skipped" in line]
+    assert len(skipped) == 1 and skipped[0].startswith("hybrid, pi-serini, treesitter, turbovec: skipped (not installed here: ")
+    assert "[local,pyserini,treesitter,turbovec]" in skipped[0] and skipped[0].count("torch==") == 1
+    assert result.stdout.startswith("lexical: indexed")
 
 
 def test_a_participant_failing_mid_query_with_a_long_message_is_named_in_one_line_each_time(make_tree, monkeypatch):

@@ -973,3 +973,17 @@ def test_an_index_written_before_walks_were_recorded_is_walked_once_then_trusted
     assert walks == [1] and "walked" in manifest_of(sample_repo)
     service.refresh(str(sample_repo))
     assert walks == [1]
+
+
+def test_status_names_the_language_of_most_code_files_not_of_most_data_files(make_tree):
+    """redis, 402 JSON command specifications beside 225 C files, was "mostly json"."""
+    files = {f"commands/cmd{i}.json": f'{{"name": "cmd{i}"}}\n' for i in range(5)}
+    files.update({"src/server.c": "int main(void) { return 0; }\n", "src/util.c": "int util(void) { return 1; }\n"})
+    root = make_tree(files)
+    service.refresh(str(root))
+    (row,) = [r for r in service.status(str(root)) if r["retriever"] == "lexical"]
+    assert row["languages"] == {"json": 5, "c": 2} and row["primary_language"] == "c"
+    docs = make_tree({"a.md": "# A\n", "b.md": "# B\n", "c.toml": "x = 1\n"})
+    service.refresh(str(docs))
+    (row,) = [r for r in service.status(str(docs)) if r["retriever"] == "lexical"]
+    assert row["primary_language"] == "markdown"  # no code: the most files of any kind

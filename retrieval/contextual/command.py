@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import service
+from ..discover import root_problem
 from ..index_options import IndexOptions, wanted_context_model
 from ..store import layout
 from ..store.lock import WriterLock
@@ -84,8 +85,9 @@ def _generate(root, store, model, options, context, progress, requester) -> None
     """Plan, estimate, guard and ask the model, under the writer lock (a dry run reads only)."""
     from ..retrievers.contextual import ContextualRetriever
 
-    if not os.path.isdir(root):
-        raise service.DiscoveryError(f"root is not a directory: {root}")
+    problem = root_problem(root)
+    if problem:
+        raise service.DiscoveryError(problem)
     retriever = ContextualRetriever(model=model)
     options = options or service.remembered_options(root, NAME) or IndexOptions()
     rdir = layout.retriever_dir(store, NAME)

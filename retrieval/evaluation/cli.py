@@ -8,7 +8,7 @@ from ..options import RootPath
 
 def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
     """Names to run and {name: reason} for those skipped. Unknown names are a usage error."""
-    from ..retrievers.base import get_spec
+    from ..retrievers.base import REGISTRY, get_spec, unknown_retriever
     from ..service import available_retrievers
 
     if choice == "all":
@@ -25,10 +25,9 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
             raise click.UsageError("--retriever: 'all' (every installed retriever) stands alone; "
                                    "or list the names to run")
         for name in names:
-            try:
-                pairs.append((name, get_spec(name).unavailable_reason()))
-            except ValueError as exc:
-                raise click.UsageError(str(exc))
+            if name not in REGISTRY:  # `all` is among the choices, on its own
+                raise click.UsageError(str(unknown_retriever(name, "all")))
+            pairs.append((name, get_spec(name).unavailable_reason()))
     return [n for n, reason in pairs if not reason], {n: reason for n, reason in pairs if reason}
 
 

@@ -207,9 +207,29 @@ def get_spec(name: str) -> RetrieverSpec:
     return spec
 
 
+def not_installed(names) -> str:
+    """One line for retrievers whose extras are missing: their names and one command installing
+    them all (a core-only installation said four install commands, one per extra, on every run)."""
+    extras = sorted({extra for name in names for extra in REGISTRY[name].extras})
+    return f"{', '.join(names)}: skipped (not installed here: {install_hint(*extras)})"
+
+
 def unknown_retriever(name: str, *also: str) -> ValueError:
-    """The error for a name no retriever has; `also`: the other names the caller takes (`all`)."""
-    return ValueError(f"unknown retriever {name!r}; choose one of: {', '.join([*also, *sorted(REGISTRY)])}")
+    """The error for a name no retriever has, with the one it was probably meant to be; `also`: the
+    other names the caller takes (`all`)."""
+    choices = [*also, *sorted(REGISTRY)]
+    close = closest_name(name, choices)
+    if close:
+        return ValueError(f"unknown retriever {name!r}; did you mean {close!r}? (one of: {', '.join(choices)})")
+    return ValueError(f"unknown retriever {name!r}; choose one of: {', '.join(choices)}")
+
+
+def closest_name(value: str, choices) -> str | None:
+    """The choice a mistyped value was probably meant to be (`lexcal`: lexical), or None."""
+    from difflib import get_close_matches
+
+    close = get_close_matches(str(value).lower(), list(choices), n=1, cutoff=0.5)
+    return close[0] if close else None
 
 
 def build_retriever(name: str, **kwargs) -> Retriever:

@@ -224,11 +224,12 @@ class Server:
 
     def start(self) -> None:
         """Take the root's lock, open its indexes, then listen. AlreadyRunning if a server has it."""
-        from ..discover import DiscoveryError
+        from ..discover import DiscoveryError, root_problem
         from .warm import Warm
 
-        if not os.path.isdir(self.root):
-            raise DiscoveryError(f"root is not a directory: {self.root}")
+        problem = root_problem(self.root)
+        if problem:
+            raise DiscoveryError(problem)
         self.dir = prepare_serve_dir(self.store)
         self.lock_fd = _lock(self.dir)
         if self.lock_fd is None:
@@ -526,11 +527,12 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
     """Start a server in the background and wait until it answers: its ping info."""
     import subprocess
 
-    from ..discover import DiscoveryError
+    from ..discover import DiscoveryError, root_problem
 
     root = os.path.abspath(root)
-    if not os.path.isdir(root):  # before the store is made: it would create the root
-        raise DiscoveryError(f"root is not a directory: {shown_path(root)}")
+    problem = root_problem(root, shown_path(root))
+    if problem:  # before the store is made: it would create the root
+        raise DiscoveryError(problem)
     store = store_dir(root)
     running = client.probe(store)
     if running is not None:  # "make sure it runs" is done: not an error

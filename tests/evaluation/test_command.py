@@ -114,6 +114,9 @@ def test_eval_errors(make_tree, tmp_path):
     ds = _dataset(tmp_path, [{"query": "q", "relevant": ["pkg/alpha.py"]}])
     result = runner.invoke(main, ["eval", ds, "--root", str(root), "--retriever", "nosuch"])
     assert result.exit_code == 2
+    # A near miss is told the name it was meant to be, and `all` (the default) is among the choices.
+    result = runner.invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical,lexcal"])
+    assert result.exit_code == 2 and "unknown retriever 'lexcal'; did you mean 'lexical'? (one of: all, " in result.stderr
     result = runner.invoke(main, ["eval", ds, "--root", str(root), "--metrics", "bogus"])
     assert result.exit_code == 2 and "unknown metric family 'bogus'" in result.stderr  # a usage error
     result = runner.invoke(main, ["eval", ds, "--root", str(root), "--metrics", " , "])  # "$UNSET": not auto
