@@ -202,20 +202,25 @@ class _Splitter:
         return handed
 
     def _wraps_body(self, node, b: int) -> bool:
-        """Whether the node, over more than one row, is all a split node holds but comments and
-        the like (not the file's one node: the root is never split), splitting it loses none of its
-        text, and what holds that node, with the comments leading it, is too big for its header to
-        take the node whole (`_tidy` joins a header and its body up to the budget and a small span)."""
+        """Whether the node, over more than one row, is a split definition's body (its last part) or
+        all a split node holds but comments and the like (a body's wrapper; not the file's one
+        node: the root is never split), splitting it loses none of its text, and what holds it, with
+        the comments leading it, is too big for its header to take it whole (`_tidy` joins a header
+        and its body up to the budget and a small span)."""
         parent = node.parent
-        holder = parent.parent if parent is not None else None
-        if holder is None or b == node.start_point[0] or node.child_count == 0 or node.type in TEXT_NODES \
-                or wraps(node) or parent.named_child_count > _MAX_WRAPPED:
+        if parent is None or b == node.start_point[0] or node.child_count == 0 or node.type in TEXT_NODES \
+                or wraps(node):
+            return False
+        if any(key in self.defs for key in _definition_keys(parent)) \
+                and parent.named_child(parent.named_child_count - 1) == node:
+            holder = parent
+        elif parent.parent is not None and parent.named_child_count <= _MAX_WRAPPED \
+                and all(child == node or is_prefix(child) for child in parent.named_children):
+            holder = parent.parent
+        else:
             return False
         start = min(self.lead_rows.get(key, holder.start_point[0]) for key in _definition_keys(holder))
-        if self.size(start, b) <= self.budget + min(MIN_SPAN, self.budget // 4):
-            return False
-        return all(child == node or is_prefix(child) for child in parent.named_children) \
-            and not self._hides_text(node)
+        return self.size(start, b) > self.budget + min(MIN_SPAN, self.budget // 4) and not self._hides_text(node)
 
     def _even_pieces(self, a: int, b: int) -> list[tuple[int, int]] | None:
         """Rows a..b in the fewest pieces that fit, of even size (None when a row alone is over
@@ -403,15 +408,26 @@ def _line_offsets(lines: list[str]) -> list[int]:
 
 
 def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: int, min_span: int,
-          lead_rows: frozenset = frozenset(), apart=lambda prev, span: False, max_lines: int = 1 << 30) -> list[list]:
+          lead_rows: frozenset = frozenset(), apart=lambda prev, span: False, max_lines: int = 1 << 30,
+          starts_on=lambda row: False) -> list[list]:
     """Ordered, disjoint, blank-trimmed spans; tiny tails join their predecessor; comment lines at
     the end of a span move down to the definition they document. Joins keep to the budget and to
-    `max_lines` (rows of a few characters each fit any budget)."""
+    `max_lines` (rows of a few characters each fit any budget). A row two spans share is the
+    earlier one's, unless a definition starts on it (`starts_on`) and the later span starts there."""
     spans.sort(key=lambda s: (s[0], -s[1]))
     out: list[list] = []
     for a, b, cut in spans:
         if out and a <= out[-1][1]:
-            a = out[-1][1] + 1
+            prev = out[-1]
+            if a == prev[1] and prev[0] < a and not cut and not prev[2] and starts_on(a):
+                # The row opens a definition (Zig's `pub` before `fn name(...) {`, a JS declarator
+                # `const onIntersect = (entries) => {`): its signature, not the previous chunk's last
+                # line. Given to the earlier span, the definition's chunk began without it.
+                prev[1] = a - 1
+                while prev[1] > prev[0] and not lines[prev[1]].strip():
+                    prev[1] -= 1
+            else:
+                a = prev[1] + 1
         while a <= b and not lines[a].strip():
             a += 1
         while b >= a and not lines[b].strip():
@@ -449,7 +465,9 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
                 joined.append(carry)
             carry = None
         if not span[2] and size(span) < min_span:
-            if opens(span[0], span[1]):
+            # (The documentation of a definition that fits alone but not with it, too: joined to
+            # the chunk before, curl's doc of a function ended the previous function's chunk.)
+            if opens(span[0], span[1]) or span[0] in lead_rows:
                 carry = span
                 continue
             if joined and not joined[-1][2] and fits(joined[-1][0], span[1]) and not apart(joined[-1], span):
@@ -841,6 +859,13 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         return any(d.end > b and d.kind != "constant" for d in defs[bisect.bisect_left(starts, a):
                                                                     bisect.bisect_right(starts, b)])
 
+    # Rows a definition starts on and goes on after, where none that began before ends.
+    ending = {d.end for d in defs if d.start < d.end and d.kind != "constant"}
+    opening = {d.start for d in defs if d.start < d.end and d.kind != "constant"} - ending
+
+    def starts_on(row: int) -> bool:
+        return row in opening
+
     def apart(prev: list, span: list) -> bool:
         """A whole definition does not join the last piece of a definition split before it: that
         chunk would be two definitions' and neither's (the tail of `start` and all of `stop`)."""
@@ -860,7 +885,8 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         # rows the parser saw blank (a directive line) join their neighbours like any small span
         spans += _uncovered(spans, lines, parsed_lines)
         spans = _tidy(spans, lines, off, opens, budget, min(MIN_SPAN, budget // 4),
-                      frozenset(first for first, _last, _keys in splitter.leads), apart, policy.max_lines)
+                      frozenset(first for first, _last, _keys in splitter.leads), apart, policy.max_lines,
+                      starts_on)
         chunks = _annotate(spans, defs, path, language, kind, lines, policy, splitter.leads, splitter.lead_rows)
     except Exception as exc:  # noqa: BLE001 - a tree this chunker mishandles costs its file the AST chunks, not the index
         if len(MISHANDLED) < 100:

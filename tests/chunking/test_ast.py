@@ -976,6 +976,54 @@ def test_a_go_function_too_big_for_one_chunk_keeps_its_signature_with_its_first_
     assert first.start_line <= 3 and "if step0(value)" in first.text and "if step1(value)" in first.text
 
 
+def test_a_row_that_opens_a_definition_starts_its_chunk_not_the_end_of_the_previous_one():
+    """Zig's `pub` is a node of its own before `fn`: it joined the small functions before it, the
+    row it shares with the signature went to that chunk, and `resolve`'s chunk began in its body."""
+    small = "".join(f"pub fn helper{i}(x: u32) u32 {{\n"
+                    + "".join(f"    const v{j} = x + {j}; // step {j} of helper {i}\n" for j in range(6))
+                    + "    return x;\n}\n\n" for i in range(3))
+    big = ("pub fn resolve(tree: *const Tree, node: u32) u32 {\n"
+           + "".join(f"    const value{j} = tree.lookup(node, {j}); // the {j}th lookup of the node\n" for j in range(18))
+           + "    return node;\n}\n")
+    text = 'const std = @import("std");\n\n' + small + big
+    chunks = chunks_of(text, "a.zig", "zig", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    (resolve,) = [c for c in chunks if c.symbol == "resolve"]
+    assert resolve.text.startswith("pub fn resolve(") and resolve.end_line == len(split_lines(text))
+    assert all("pub fn resolve" not in c.text for c in chunks if c is not resolve)
+
+
+def test_a_function_whose_body_fits_but_not_with_its_header_gives_the_header_its_first_statements():
+    """curl's style, `{` on a row of its own: the body was one unit that fit the budget, the
+    documentation and the signature a chunk of their own, and the body's chunk had no signature."""
+    doc = "/*\n" + "".join(f" * Rule {i}: every step is asked in turn, and the first one that answers decides.\n"
+                          for i in range(6)) + " */\n"
+    steps = "".join(f'  if(step{i}(value))\n    return "step {i} said so, in a message";\n' for i in range(22))
+    text = ("#include <stdio.h>\n\n" + doc + "static const char *resolve(struct context *context,\n"
+            "                           const char *value)\n{\n" + steps + '  return "";\n}\n')
+    assert len(steps) < ChunkingPolicy().code < len(text) - len(doc)  # the body fits, the function does not
+    chunks = chunks_of(text, "r.c", "c", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    (first, *rest) = [c for c in chunks if c.symbol == "resolve"]
+    assert rest and "static const char *resolve(" in first.text and "if(step0(value))" in first.text
+
+
+def test_a_short_comment_documenting_a_definition_is_in_its_chunk_not_at_the_end_of_the_one_before():
+    """The function fitted the budget, not with its comment: the comment, too small to stand alone,
+    joined the chunk before it, another function's (curl's vauth/digest.c)."""
+    setup = "".join(f"    step_{i}(context); /* the {i}th step of the setup, said at length */\n" for i in range(14))
+    work = "".join(f'    result += measure_{i}(context, "a message for the {i}th measure");\n' for i in range(20))
+    text = (f"static void setup(struct context *context)\n{{\n{setup}}}\n\n"
+            "/* Sum the measures of a context, each one asked in turn with the message it\n"
+            " * is given, and return their total to the caller that asked for it\n */\n"
+            f"static int measure(struct context *context)\n{{\n    int result = 0;\n{work}    return result;\n}}\n")
+    chunks = chunks_of(text, "a.c", "c", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    (measure,) = [c for c in chunks if "static int measure(" in c.text]
+    assert measure.text.startswith("/* Sum the measures") and measure.symbol == "measure"
+    assert all("Sum the measures" not in c.text for c in chunks if c is not measure)
+
+
 def test_go_declaration_groups_and_lists_define_every_name():
     """A `var (` group's specs sit in a var_spec_list the bindings never entered, and `B, C = 2, 3`
     defined only B."""
