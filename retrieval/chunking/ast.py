@@ -557,6 +557,16 @@ def _label(a: int, b: int, before: Definition | None, starting: list[Definition]
         held = {id(m): led(m) for m in candidates if m.parent is d}
         return held.get(id(k), led(k)) >= led(d) - sum(held.values())
 
+    def wrapper(d: Definition) -> bool:
+        """Whether d is a module that is a namespace in all but name: its one member holds all its
+        lines but its first and last few (Ruby's `module ActiveSupport` around `class OptionMerger
+        ... end`: the whole class was labelled `ActiveSupport`, a module). A class around one
+        method is still the class."""
+        if d.kind != "module":
+            return False
+        members = [m for m in candidates if m.parent is d]
+        return len(members) == 1 and (d.end - d.start + 1) - led(members[0]) <= WRAPPER_ROWS
+
     current = None
     while True:
         kids = [d for d in candidates if (d.parent if d.parent is not None and id(d.parent) in held else None) is current]
@@ -582,11 +592,12 @@ def _label(a: int, b: int, before: Definition | None, starting: list[Definition]
             # type: the chunk is the module's.
             return None
         current = best
-        if a <= current.start and current.end <= b and current.kind != "namespace":
+        if a <= current.start and current.end <= b and current.kind != "namespace" and not wrapper(current):
             return current  # all of it is in the chunk: the chunk is that definition (a namespace is only a prefix)
 
 
 MINOR_SHARE = 5  # a top-level definition holding less than 1/this of a chunk's lines does not name it
+WRAPPER_ROWS = 3  # a definition with no more rows of its own around its one member is a namespace
 
 MAX_MEMBERS = 32  # a chunk of a long enum or constant table names more: its first ones are kept
 

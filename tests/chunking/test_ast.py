@@ -1024,6 +1024,19 @@ def test_a_short_comment_documenting_a_definition_is_in_its_chunk_not_at_the_end
     assert all("Sum the measures" not in c.text for c in chunks if c is not measure)
 
 
+def test_a_module_around_one_class_names_the_class_not_the_module():
+    """Rails' files wrap a class in its namespace (`module ActiveSupport` / `class OptionMerger`): the
+    whole class was labelled `ActiveSupport`, a module, in 36 of 1,000 Ruby chunks."""
+    text = ("# frozen_string_literal: true\n\nmodule ActiveSupport\n  class OptionMerger\n"
+            "    def initialize(context, options)\n      @context, @options = context, options\n    end\n\n"
+            "    def method_missing(name, *args)\n      @context.__send__(name, *args)\n    end\n  end\nend\n")
+    (chunk,) = chunks_of(text, "option_merger.rb", "ruby", policy=ChunkingPolicy())
+    assert (chunk.context, chunk.symbol, chunk.chunk_kind) == ("ActiveSupport.OptionMerger", "OptionMerger", "class")
+    two = text.replace("  end\nend\n", "  end\n\n  class Other\n  end\nend\n")
+    (chunk,) = chunks_of(two, "option_merger.rb", "ruby", policy=ChunkingPolicy())
+    assert chunk.context == "ActiveSupport"  # a module holding more than one: itself
+
+
 def test_go_declaration_groups_and_lists_define_every_name():
     """A `var (` group's specs sit in a var_spec_list the bindings never entered, and `B, C = 2, 3`
     defined only B."""
