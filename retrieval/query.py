@@ -22,9 +22,10 @@ from .text import STOPWORDS, operator_name, tokenize
 
 # Words a report writes as code: called, dotted, snake_case or camelCase, or quoted in backticks.
 # Each alternative starts where a word does: an unanchored `[A-Za-z_]\w*(?=\()` was retried from
-# every letter of a long run (a hex dump in a pasted report: 40 KB took 20 s).
+# every letter of a long run (a hex dump in a pasted report: 40 KB took 20 s). A word before `(s)`
+# is a plural a message leaves open (`flag(s)`, `file(s)`), not a call.
 _CODE_WORD = re.compile(
-    r"(?<!\w)[A-Za-z_]\w*(?=\()|(?<=\.)[A-Za-z_]\w*|\b\w*[a-z0-9]_\w+|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*|(?<=`)[A-Za-z_]\w*(?=`)"
+    r"(?<!\w)[A-Za-z_]\w*(?=\()(?!\(s\))|(?<=\.)[A-Za-z_]\w*|\b\w*[a-z0-9]_\w+|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*|(?<=`)[A-Za-z_]\w*(?=`)"
 )
 
 

@@ -188,3 +188,12 @@ def test_a_definition_keyword_before_an_identifier_asks_for_that_definition():
     for query in ["class hierarchy", "type error", "function composition", "def echo twice", "how echo"]:
         assert search_text(query) == query
     assert echo_retriever().search_detailed("def echo", 1)[0].source_path == "src/click/utils.py"
+
+
+def test_a_word_before_a_plural_s_is_no_call_so_a_pasted_message_names_no_definition_by_it():
+    """`Error: required flag(s) "config" not set` read `flag(` as a call, a name written as code:
+    in cobra `func (c *Command) Flag` came first and the code raising the message 15th (first now)."""
+    assert code_words("required flag(s) not set; file(s) missing, call run(s) and load(path)") == ["load"]
+    plan = plan_query('Error: required flag(s) "config" not set', CONFIG)
+    assert plan.weights[def_term("flag")] == CONFIG.definition_weight  # a word of a sentence, no more
+    assert CONFIG.code_definition_weight > CONFIG.definition_weight
