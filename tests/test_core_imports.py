@@ -40,7 +40,9 @@ BLOCKER = textwrap.dedent(
 
 CORE = textwrap.dedent(
     """
+    import atexit
     import os
+    import shutil
     import sys
     import tempfile
 
@@ -49,6 +51,7 @@ CORE = textwrap.dedent(
     from retrieval import build_retriever, load_chunk_documents
 
     root = tempfile.mkdtemp()
+    atexit.register(shutil.rmtree, root, True)  # every run left a tree (and its index) in the temp directory
     with open(os.path.join(root, "greet.py"), "w") as fh:
         fh.write("def greet_visitor(name):\\n    return 'hello ' + name\\n")
     with open(os.path.join(root, "notes.md"), "w") as fh:
