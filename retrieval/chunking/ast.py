@@ -142,10 +142,11 @@ class _Splitter:
             handed = handed_on(node)
             stop = handed[0].start_byte if handed else None
         b = end_row(node) if stop is None or stop >= node.end_byte else max(a, row_before(node, stop))
-        # A body's one wrapper (Go's `statement_list`, all a function's `block` holds) is spliced as
-        # the body was, where its header could not take it whole: as a unit, gin's `ClientIP` was
-        # its documentation and signature alone, its body another chunk.
-        spliced = alone is None and depth < MAX_DEPTH and self.fits(node.start_point[0], b) and self._wraps_body(node, b)
+        bare_fits = self.fits(node.start_point[0], b)  # without the comments leading it
+        # A split definition's body, or a body's one wrapper (Go's `statement_list`), is spliced even
+        # where it fits, when the header could not take it whole: as a unit, gin's `ClientIP` was its
+        # documentation and signature alone, its body another chunk.
+        spliced = alone is None and depth < MAX_DEPTH and bare_fits and self._wraps_body(node, b)
         if (self.fits(a, b) and not spliced) or (alone is not None and prefix and self._mostly_documentation(a, node, b)):
             # [start, end, is a definition, stays alone, cut by lines]
             items.append([a, b, alone is not None, bool(alone), False])
@@ -167,7 +168,7 @@ class _Splitter:
         # the function before it, and the table was a chunk of its own).
         # Not a file's opening comments before its first node: they are the file's (a Haskell module's
         # documentation went apart from its `module` line, a short chunk that won on its shortness).
-        whole = bool(prefix) and not spliced and self.fits(node.start_point[0], b) and (
+        whole = bool(prefix) and not spliced and bare_fits and (
             fenced or not _opens_file(prefix[0]))
         if fenced or whole:
             items.append(self.FENCE)
