@@ -272,7 +272,7 @@ def scope_agrees(context: str, parts: tuple[str, ...], exact: bool = False) -> b
 
 def member_named(query: str, context: str, symbol: str, members) -> tuple[str, str, str] | None:
     """The (name, scope path, kind) of the definition a symbol query names in a chunk holding
-    several (`members`: the others than its label, context and symbol), when its label names
+    several (`members`: the others than its label, context and symbol, as Chunk.members), when its label names
     another: `Context.JSON` in a chunk of merged methods labelled `Context.JSONP`. None when the
     label already names it, the query is no symbol, or no member is named in its letter case (any
     case when the query is all lower case)."""
@@ -287,7 +287,7 @@ def member_named(query: str, context: str, symbol: str, members) -> tuple[str, s
         found = [m for m in members if scope_agrees(m[1], parts, exact=True)]
         if not found and loose and not scope_agrees(context, parts):
             found = [m for m in members if scope_agrees(m[1], parts)]
-        return tuple(found[0]) if found else None
+        return tuple(found[0][:3]) if found else None
     if "/" in query or file_query_stem(query) is not None:
         return None  # a path names a file, not a definition
     key = symbol_key(query)
@@ -296,7 +296,7 @@ def member_named(query: str, context: str, symbol: str, members) -> tuple[str, s
     found = [m for m in members if m[0] == key]
     if not found and loose and symbol.lower() != key.lower():
         found = [m for m in members if m[0].lower() == key.lower()]
-    return tuple(found[0]) if found else None
+    return tuple(found[0][:3]) if found else None
 
 
 _QUERY_WORD = re.compile(r"[^\W_][\w-]*")

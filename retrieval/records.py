@@ -48,9 +48,10 @@ class Chunk:
     chunk_kind: str = ""
     scope: tuple[int, int] | None = None
     definitions: tuple[str, ...] | None = None
-    # The other definitions named in the chunk, (name, scope path, kind) each: a chunk of merged
-    # siblings is labelled by one, and a query naming another is told that one's label instead.
-    members: tuple[tuple[str, str, str], ...] = ()
+    # The other definitions named in the chunk, (name, scope path, kind, first line, last line) each:
+    # a chunk of merged siblings is labelled by one, and a query naming another, or whose words are
+    # in another's lines, is told that one's label instead (lines (0, 0): inside the label or around it).
+    members: tuple[tuple[str, str, str, int, int], ...] = ()
 
     @property
     def docid(self) -> str:
@@ -86,7 +87,7 @@ class Document:
     chunk_kind: str = ""
     scope: tuple[int, int] | None = None
     definitions: tuple[str, ...] | None = None
-    members: tuple[tuple[str, str, str], ...] = ()
+    members: tuple[tuple[str, str, str, int, int], ...] = ()
 
     @classmethod
     def from_chunk(cls, chunk: Chunk) -> "Document":
@@ -124,6 +125,9 @@ class SearchHit:
     kind: str = ""  # the chunk's kind when known (function, method, class, section, ...), else the file's
     symbol: str = ""  # the name the chunk defines (syntax-aware chunkers only)
     scope: tuple[int, int] | None = None  # lines of the enclosing scope, when known
+    # The chunk's other definitions beside its label, as Chunk.members: the query's words may name
+    # one of them the hit's label (retrieval.labels). Not printed.
+    members: tuple = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)

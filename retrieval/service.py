@@ -898,7 +898,34 @@ def search(
         hits = keep_at_least(hits, min_confidence, top_k)
     if not hits:
         say_why_empty(root, retriever, filters, min_confidence, query, notes)
-    return SearchResult(query, retriever, hits, notes, _indexed_files(root, retriever, engine, hits))
+    indexed = _indexed_files(root, retriever, engine, hits)
+    return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed)
+
+
+def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dict) -> list[SearchHit]:
+    """hits, those of packed chunks labelled by the member their query's words are in
+    (retrieval.labels), read from files unchanged since indexing. A label is no ranking: when the
+    weights cannot be had (a refresh collected the snapshot meanwhile) the hits keep theirs."""
+    if not any(h.members for h in hits) or not hasattr(engine, "term_weights"):
+        return hits
+    from .labels import relabel
+    from .query import search_text
+    from .read import split_lines
+    from .snippets import read_snippet
+    from .text import tokenize
+
+    try:
+        weights = engine.term_weights(tokenize(search_text(query)))
+    except (OSError, Released, *_DAMAGE):
+        return hits
+    out = []
+    for h in hits:
+        if h.members and h.source_path in indexed:
+            snippet = read_snippet(root, h, indexed=indexed[h.source_path])
+            if snippet is not None and not snippet.stale and not snippet.cut_lines and snippet.start_line == h.start_line:
+                h = relabel(h, split_lines(snippet.text), weights)
+        out.append(h)
+    return out
 
 
 def say_why_empty(root: str, retriever: str, filters, min_confidence, query: str, notes: list[str]) -> None:

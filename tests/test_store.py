@@ -661,7 +661,7 @@ def _segment_with_metadata(directory):
 
     builder = SegmentBuilder()
     builder.add("src/router.py", "python", "code", 1, 9, {"route": 2},
-                meta=("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match", "method"]]))
+                meta=("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match", "method", 10, 20]]))
     builder.add("src/router.py", "python", "code", 10, 20, {"match": 1}, meta=None)
     # a row as written before chunks named their other definitions (members)
     builder.add("src/app.py", "python", "code", 1, 5, {"app": 1}, meta=("module app", "module", "", 1, 5))
@@ -675,7 +675,7 @@ def test_a_metadata_row_changed_where_neither_size_nor_syntax_shows_is_damage(tm
 
     seg = _segment_with_metadata(tmp_path / "seg")
     assert DiskSegment(str(seg)).meta(0) == ("Router.add_route", "method", "add_route", 1, 20,
-                                             [["match", "Router.match", "method"]])
+                                             [["match", "Router.match", "method", 10, 20]])
     path = seg / "meta.bin"
     path.write_bytes(path.read_bytes().replace(b"Router.add_route", b"Router.add_rouse"))
     damaged = DiskSegment(str(seg))
@@ -685,15 +685,29 @@ def test_a_metadata_row_changed_where_neither_size_nor_syntax_shows_is_damage(tm
         damaged.meta(0)
 
 
-def test_a_metadata_row_whose_members_are_not_names_is_damage_not_a_crash_of_the_query(tmp_path):
+@pytest.mark.parametrize("member", [["match", "Router.match"], ["match", "Router.match", "method", 20, 10],
+                                    ["match", "Router.match", "method", -1, 10], ["match", "Router.match", "method", 1],
+                                    ["match", "Router.match", "method", True, 10], ["match", "Router.match", "method", "1", "2"]],
+                         ids=["no kind", "lines reversed", "negative line", "one line", "a flag for a line", "lines as text"])
+def test_a_metadata_row_whose_members_are_not_names_and_lines_is_damage_not_a_crash_of_the_query(tmp_path, member):
     from retrieval.lexical.segment import CorruptSegment, SegmentBuilder
 
     builder = SegmentBuilder()
     builder.add("src/router.py", "python", "code", 1, 9, {"route": 2},
-                meta=("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match"]]))
+                meta=("Router.add_route", "method", "add_route", 1, 20, [member]))
     builder.write(str(tmp_path / "seg"))
     with pytest.raises(CorruptSegment, match="meta.bin is damaged"):
         DiskSegment(str(tmp_path / "seg")).meta(0)
+
+
+def test_members_written_before_they_had_lines_read_as_members_with_none_to_choose_by(tmp_path):
+    from retrieval.lexical.segment import SegmentBuilder
+
+    builder = SegmentBuilder()
+    builder.add("src/router.py", "python", "code", 1, 9, {"route": 2},
+                meta=("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match", "method"]]))
+    builder.write(str(tmp_path / "seg"))
+    assert DiskSegment(str(tmp_path / "seg")).meta(0)[5] == [["match", "Router.match", "method", 0, 0]]
 
 
 def test_metadata_written_before_row_checksums_is_read_as_it_was(tmp_path):
@@ -705,6 +719,6 @@ def test_metadata_written_before_row_checksums_is_read_as_it_was(tmp_path):
     description["sizes"]["meta.bin"] = len(data)
     (seg / "seg.json").write_text(json.dumps(description))
     old = DiskSegment(str(seg))
-    assert old.meta(0) == ("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match", "method"]])
-    assert old.meta_rows() == [("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match", "method"]]),
+    assert old.meta(0) == ("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match", "method", 10, 20]])
+    assert old.meta_rows() == [("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match", "method", 10, 20]]),
                                None, ("module app", "module", "", 1, 5, [])]

@@ -373,6 +373,36 @@ def test_a_symbol_query_naming_one_of_a_merged_chunk_s_definitions_is_told_that_
     assert first("errorMsgs.JSON")[:1] == ("errors.go",)
 
 
+def test_a_question_in_the_words_of_one_of_a_packed_chunk_s_definitions_is_told_that_one(run, make_tree):
+    """sinatra's small `halt`, `pass` and `forward` are one chunk, labelled by the longest
+    (`forward`): a question about passing control to the next route found it and said `forward`,
+    where an agent looked for the answer in vain. The hit names the definition whose lines hold the
+    question's words (the span stays the chunk's); a file changed since indexing keeps the label it
+    was indexed with, as its lines may have moved."""
+    base = ("import os\n\n\n# Exit the current block, halting any further processing.\ndef halt():\n"
+            "    throw('halt')\n\n# Pass control to the next matching route.\ndef pass_():\n    throw('pass')\n\n"
+            "def forward(app):\n    status = app.call(os.environ)\n    app.status = status\n"
+            "    app.body = status.body\n    app.headers.update(status.headers)\n    return None\n")
+    files = {"base.py": base}
+    for n in range(6):
+        files[f"other{n}.py"] = f"def helper{n}(value):\n    return value + {n}\n"
+    root = make_tree(files)
+    assert run("index", "--root", root, "--retriever", "treesitter").exit_code == 0
+
+    def first(query, *options):
+        out = run("query", "--root", root, "--retriever", "treesitter", "--json", "-k", "1", *options, query)
+        assert out.exit_code == 0, out.output
+        (hit,) = json.loads(out.output)["results"]
+        return hit["path"], hit["start_line"], hit["end_line"], hit["context"], hit["symbol"], hit["kind"]
+
+    assert first("how is the status of the app call copied") == ("base.py", 1, 17, "forward", "forward", "function")
+    assert first("pass control to the next matching route") == ("base.py", 1, 17, "pass_", "pass_", "function")
+    assert first("where is further processing halted")[3:] == ("halt", "halt", "function")
+    (root / "base.py").write_text("# moved down a line\n" + base)
+    assert first("pass control to the next matching route", "--stale-ok")[3:] == ("forward", "forward", "function")
+    assert first("pass control to the next matching route")[1:] == (1, 18, "pass_", "pass_", "function")
+
+
 def test_a_language_whose_definitions_the_tree_tables_miss_keeps_the_patterns_definitions(run, make_tree):
     """Julia's grammar shares `function_definition` with the tables but names its structs and
     short functions otherwise: the tree alone found no definition where the patterns find each,

@@ -603,14 +603,21 @@ WRAPPER_ROWS = 3  # a definition with no more rows of its own around its one mem
 MAX_MEMBERS = 32  # a chunk of a long enum or constant table names more: its first ones are kept
 
 
-def _members(named: list[Definition], primary: Definition | None) -> tuple[tuple[str, str, str], ...]:
-    """(name, scope path, kind) of the definitions named in a chunk other than the one labelling it
-    (or its overloads, which share its scope path)."""
+def _members(named: list[Definition], primary: Definition | None,
+             lead_rows: dict[tuple, int] | None = None) -> tuple[tuple[str, str, str, int, int], ...]:
+    """(name, scope path, kind, first line, last line) of the definitions named in a chunk other
+    than the one labelling it (or its overloads, which share its scope path). The lines (1-based,
+    its leading documentation included) are those of a definition beside the label, which the
+    query's words may choose instead (retrieval.labels); (0, 0) for one inside the label or around it,
+    which the label already names."""
     out = {}
     label = primary.path if primary is not None else None
+    rows = lead_rows or {}
     for d in named:
         if d.path != label and d.kind != "test" and not _constructor(d) and d.path not in out:
-            out[d.path] = (d.name, d.path, d.kind)
+            beside = primary is None or d.end < primary.start or primary.end < d.start
+            first = min(d.start, rows.get(d.key, d.start))
+            out[d.path] = (d.name, d.path, d.kind, *((first + 1, d.end + 1) if beside else (0, 0)))
     return tuple(out.values())[:MAX_MEMBERS]
 
 
@@ -674,10 +681,10 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
                 own_symbol = symbol if primary is not None else next(
                     (d.name for d in held if d.start >= a), "")
                 chunks.append(Chunk(path, s, e, piece.text, language, kind, context, own_symbol, chunk_kind,
-                                    scope or (a + 1, b + 1), defined, _members(held, primary)))
+                                    scope or (a + 1, b + 1), defined, _members(held, primary, lead_rows)))
             continue
         chunks.append(Chunk(path, a + 1, b + 1, "".join(lines[a : b + 1]), language, kind, context, symbol,
-                            chunk_kind, scope, names, _members(inside, primary)))
+                            chunk_kind, scope, names, _members(inside, primary, lead_rows)))
     return chunks
 
 

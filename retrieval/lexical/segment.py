@@ -68,10 +68,17 @@ def _meta_row(row) -> tuple:
     if len(row) < len(META_COLUMNS):
         return (*row, [])
     members = row[-1]
-    if not isinstance(members, list) or not all(
-            isinstance(m, list) and len(m) == 3 and all(isinstance(x, str) for x in m) for m in members):
+    if not isinstance(members, list) or not all(map(_member, members)):
         raise ValueError("not a metadata row's members")
+    if any(len(m) == 3 for m in members):  # written before members had lines: none to choose by
+        return (*row[:-1], [m if len(m) == 5 else [*m, 0, 0] for m in members])
     return tuple(row)
+
+
+def _member(m) -> bool:
+    """Whether m is a stored member: [name, scope path, kind], then its first and last line."""
+    return (isinstance(m, list) and len(m) in (3, 5) and all(isinstance(x, str) for x in m[:3])
+            and all(type(x) is int and 0 <= x for x in m[3:]) and (len(m) == 3 or m[3] <= m[4]))
 
 
 class SegmentBuilder:

@@ -11,7 +11,7 @@ from typing import Iterable
 
 from .. import prose, stem
 from ..confidence import assess, in_postings, query_evidence
-from ..lexical.bm25 import BM25Params, SegmentView, best_hits, score
+from ..lexical.bm25 import BM25Params, SegmentView, best_hits, idf, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import CorruptSegment, MemorySegment, SegmentBuilder
 from ..lexical import features
@@ -261,10 +261,33 @@ class LexicalRetriever:
             named = member_named(symbol_query, context, symbol, members) if symbol_query else None
             if named is not None:
                 symbol, context, chunk_kind = named
+            # A symbol query's label is the definition it names, in its letter case (above); a
+            # question's is chosen by where its words are (retrieval.labels, given the lines).
+            beside = () if symbol_query else tuple(tuple(m) for m in members if m[3])
             hits.append(SearchHit(docid, path, start, end, rank, value, context, confidence, language=language,
                                   kind=chunk_kind or kind, symbol=symbol,
-                                  scope=(scope_start, scope_end) if scope_start else None))
+                                  scope=(scope_start, scope_end) if scope_start else None, members=beside))
         return hits
+
+    def term_weights(self, terms) -> dict[str, float]:
+        """Each of `terms` the open index holds, weighted by its idf over the live documents (what
+        retrieval.labels weighs a query's words by)."""
+        views = self._views
+        if views is None:
+            raise RuntimeError(NOT_INDEXED)
+        n = max(self._n_docs, 1)
+        weights = {}
+        with reading_snapshot(self.name):
+            for term in set(terms):
+                df = 0
+                for view in views:
+                    plist = view.segment.postings(term)
+                    if plist is not None:
+                        docs = plist[0]
+                        df += len(docs) - (sum(1 for d in docs if d in view.deleted) if view.deleted else 0)
+                if df:
+                    weights[term] = idf(n, df)
+        return weights
 
     def statistics(self) -> dict:
         """Documents, distinct terms and term occurrences of the open index (with the code

@@ -249,7 +249,7 @@ def test_a_chunk_names_its_other_definitions_as_members_but_not_its_labels_overl
     assert_verbatim(text, chunks)
     labelled = [c for c in chunks if c.context == "Group.group"]
     assert labelled and all(m[1] != "Group.group" for c in labelled for m in c.members)
-    assert ("add", "Group.add", "method") in {m for c in labelled for m in c.members}
+    assert ("add", "Group.add", "method", 14, 15) in {m for c in labelled for m in c.members}
 
 
 def test_a_chunk_names_every_other_definition_in_it_as_a_member():
@@ -257,6 +257,19 @@ def test_a_chunk_names_every_other_definition_in_it_as_a_member():
     chunks = chunks_of(text, "codes.py", "python", policy=ChunkingPolicy())
     assert [c.context for c in chunks] == ["Codes"]
     assert [m[:2] for m in chunks[0].members] == [(f"code_{n}", f"Codes.code_{n}") for n in range(8)]
+    # inside the class that labels the chunk: the label names them already, no lines to choose by
+    assert {m[3:] for m in chunks[0].members} == {(0, 0)}
+
+
+def test_members_beside_the_label_carry_their_lines_with_their_documentation():
+    text = ("import os\n\n\n# Exit the current block.\ndef halt():\n    throw('halt')\n\n"
+            "# Pass control to the next matching route.\ndef pass_():\n    throw('pass')\n\n"
+            "def forward(app):\n    status = app.call()\n    app.status = status\n"
+            "    app.body = status.body\n    return None\n")
+    chunks = chunks_of(text, "base.py", "python", policy=ChunkingPolicy(code=300))
+    assert_verbatim(text, chunks)
+    assert [(c.start_line, c.end_line, c.context) for c in chunks] == [(1, 16, "forward")]
+    assert chunks[0].members == (("halt", "halt", "function", 4, 6), ("pass_", "pass_", "function", 8, 10))
 
 
 def test_a_definition_of_over_half_the_budget_stays_a_chunk_of_its_own_beside_a_small_one():

@@ -1,0 +1,58 @@
+"""A packed chunk's label chosen by the query's words (retrieval.labels)."""
+from __future__ import annotations
+
+from retrieval.labels import member_in_focus, relabel
+from retrieval.records import SearchHit
+
+# Lines 10-19 of a file: `halt` (10-12) and `pass_` (14-16) beside the label, `forward` (18-19).
+LINES = [
+    "# Exit the current block.\n", "def halt():\n", "    throw('halt')\n", "\n",
+    "# Pass control to the next matching route.\n", "def pass_():\n", "    throw('pass')\n", "\n",
+    "def forward(app):\n", "    return app.call(route)\n",
+]
+HALT = ("halt", "Base.halt", "method", 10, 12)
+PASS = ("pass_", "Base.pass_", "method", 14, 16)
+
+
+def weights(*terms, rare=()):
+    return {**{t: 1.0 for t in terms}, **{t: 5.0 for t in rare}}
+
+
+def test_the_member_whose_lines_hold_more_of_the_words_than_the_label_s_own_is_chosen():
+    assert member_in_focus(LINES, 10, (HALT, PASS), weights("pass", "control", "next")) == PASS
+    assert member_in_focus(LINES, 10, (HALT, PASS), weights("exit", "block")) == HALT
+
+
+def test_words_the_label_s_own_lines_hold_as_much_keep_the_label():
+    assert member_in_focus(LINES, 10, (HALT, PASS), weights("forward", "app")) is None
+    # `route` is in pass_'s comment and in forward's body: a tie, and the label stays
+    assert member_in_focus(LINES, 10, (HALT, PASS), weights("route")) is None
+    assert member_in_focus(LINES, 10, (HALT, PASS), weights("nowhere")) is None
+    assert member_in_focus(LINES, 10, (HALT, PASS), {}) is None
+
+
+def test_each_word_counts_once_per_definition_by_its_weight():
+    # `throw` three times in halt and pass_ counts once; the rare `call` outweighs two common words
+    assert member_in_focus(LINES, 10, (HALT, PASS), weights("exit", "throw", rare=("call",))) is None
+    assert member_in_focus(LINES, 10, (HALT, PASS), weights("exit", "current", "call")) == HALT
+
+
+def test_of_members_holding_as_much_the_shortest_is_chosen():
+    """A module-level chunk's members are its classes and their methods: the method, not the class."""
+    whole = ("Base", "Base", "class", 10, 19)
+    assert member_in_focus(LINES, 10, (whole, HALT, PASS), weights("pass", "control")) == PASS
+
+
+def test_members_outside_the_chunk_s_lines_are_not_chosen():
+    later = ("stop", "Base.stop", "method", 30, 40)
+    assert member_in_focus(LINES, 10, (later,), weights("pass", "control")) is None
+
+
+def test_a_hit_keeps_its_span_and_takes_the_member_s_name_scope_path_and_kind():
+    hit = SearchHit("base.rb:10-19", "base.rb", 10, 19, 1, 2.5, "Base.forward", "high", language="ruby",
+                    kind="method", symbol="forward", scope=(1, 40), members=(HALT, PASS))
+    told = relabel(hit, LINES, weights("pass", "control"))
+    assert (told.context, told.symbol, told.kind) == ("Base.pass_", "pass_", "method")
+    assert (told.start_line, told.end_line, told.score, told.scope) == (10, 19, 2.5, (1, 40))
+    # lines that are not the hit's (a file shorter now) choose nothing
+    assert relabel(hit, LINES[:-1], weights("pass", "control")) is hit
