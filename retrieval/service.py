@@ -918,12 +918,21 @@ def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dic
         weights = engine.term_weights(tokenize(search_text(query)))
     except (OSError, Released, *_DAMAGE):
         return hits
+    last: dict[str, int] = {}  # each file is read once, up to the last line of its hits
+    for h in hits:
+        if h.members and h.source_path in indexed and h.end_line:
+            last[h.source_path] = max(last.get(h.source_path, 0), h.end_line)
+    files = {}
+    for h in hits:
+        if h.source_path in last and h.source_path not in files:
+            snippet = read_snippet(root, replace(h, start_line=1, end_line=last[h.source_path]),
+                                   indexed=indexed[h.source_path])
+            files[h.source_path] = split_lines(snippet.text) if snippet is not None and not snippet.stale else None
     out = []
     for h in hits:
-        if h.members and h.source_path in indexed:
-            snippet = read_snippet(root, h, indexed=indexed[h.source_path])
-            if snippet is not None and not snippet.stale and not snippet.cut_lines and snippet.start_line == h.start_line:
-                h = relabel(h, split_lines(snippet.text), weights)
+        lines = files.get(h.source_path)
+        if h.members and lines and h.end_line:
+            h = relabel(h, lines[h.start_line - 1 : h.end_line], weights)  # (a short slice: the label stays)
         out.append(h)
     return out
 
