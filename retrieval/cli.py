@@ -530,7 +530,8 @@ def _read_query(words: tuple[str, ...]) -> str:
 
         # As a file is read: a byte-order mark (Notepad's) dropped, UTF-16 behind one; else lossily
         # as UTF-8 (not read.decode_shown: `\xff\xfe` before UTF-8 words is no UTF-16 to read).
-        query = decode(data)[0] or data.decode("utf-8", "replace").removeprefix("\ufeff")
+        text = decode(data)[0]  # "" for a byte-order mark alone: an empty query, not its bytes
+        query = text if text is not None else data.decode("utf-8", "replace").removeprefix("\ufeff")
         query = query.rstrip("\r\n")  # the newline `echo` or a file ends with is not part of the query
     else:
         # An argument that is not UTF-8 arrives with lone surrogates, which cannot be printed back.
@@ -686,9 +687,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         from .text import tokenize
 
         # The lines of a long hit that --snippet-lines shows, or --max-tokens cuts it to: those
-        # holding the query's words.
-        terms = frozenset(tokenize(text))
-        focus = terms if snippet_lines else frozenset()
+        # holding the query's words; and a line too long to show whole, around its first of them.
+        terms = focus = frozenset(tokenize(text))
         define = defined_name(text)
         snippets = {}
         scope_lines = snippet_lines or MAX_SCOPE_LINES

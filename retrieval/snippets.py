@@ -19,6 +19,9 @@ Indexed = tuple
 # A snippet line longer than this is shortened: one line of a minified file can be a megabyte, all
 # of it landing in an agent's context. Code lines stay far below it.
 MAX_LINE_CHARS = 1000
+# ... unless it is at most this much longer: saying what was left out would take more (a line of
+# 1,001 characters came out as 1,022).
+LINE_SLACK = 100
 # A file grown past this since indexing (far over any size cap an index takes) is not read for a
 # snippet: a 400 MB log written over an indexed file cost 1.25 GB to show two lines.
 MAX_READ_BYTES = 64 * 1024 * 1024
@@ -72,9 +75,9 @@ def read_snippet(
             pass
     if data is None:
         return Snippet(None, None, "", stale=indexed is not None)
-    stale = False
-    if indexed is not None and (st.st_size, st.st_mtime_ns) != (indexed[0], indexed[1]):
-        stale = content_digest(data) != indexed[2]  # touched but identical is not stale
+    # By content: touched but identical is not stale, and an edit that kept the size and the
+    # modification time (`cp -p`, `rsync -t`, two writes within a clock tick) is.
+    stale = indexed is not None and content_digest(data) != indexed[2]
     text = decode_shown(data)  # as when it was indexed
     # Split exactly as the chunker did, so line numbers agree (a lone \r is not a line break).
     lines = split_lines(text)
@@ -100,7 +103,7 @@ def read_snippet(
     cut = 0
     for i, line in enumerate(shown):
         body, ending = split_ending(line)
-        if len(body) > MAX_LINE_CHARS:
+        if len(body) > MAX_LINE_CHARS + LINE_SLACK:
             cut += 1
             shown[i] = shorten_line(body, focus) + ending
     return Snippet(start, end, "".join(shown), stale=stale, cut_lines=cut)

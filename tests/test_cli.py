@@ -141,12 +141,28 @@ def test_a_minified_line_in_a_snippet_is_shortened_and_the_hit_says_so(run, make
     assert "truncated" not in query_json(run, root, "after", "--snippet-lines", "5")["results"][0]
 
 
-def test_a_minified_line_is_shortened_around_the_query_s_first_match_past_its_head(run, make_tree):
+def test_a_line_barely_over_the_limit_is_shown_whole_as_saying_what_was_cut_would_take_more(run, make_tree):
+    """A line of 1,001 characters came out as 1,022: its first 1,000 and ` … (1 more characters)`."""
+    from retrieval.snippets import LINE_SLACK, MAX_LINE_CHARS
+
+    whole, over = "x_" + "b" * (MAX_LINE_CHARS + LINE_SLACK - 2), "y_" + "b" * (MAX_LINE_CHARS + LINE_SLACK - 1)
+    root = make_tree({"data.txt": f"needle one\n{whole}\n", "more.txt": f"needle two\n{over}\n"})
+    rows = {r["path"]: r for r in query_json(run, root, "needle", "--expand", "1")["results"]}
+    assert rows["data.txt"]["snippet"] == f"needle one\n{whole}\n" and "truncated" not in rows["data.txt"]
+    assert rows["more.txt"]["snippet"].endswith(f" … ({LINE_SLACK + 1} more characters)\n")
+    assert rows["more.txt"]["truncated"] is True
+
+
+@pytest.mark.parametrize("shown", [["--snippet-lines", "5"], ["--expand", "0"], ["--expand", "2"],
+                                   ["--max-tokens", "2000"]], ids=" ".join)
+def test_a_minified_line_is_shortened_around_the_query_s_first_match_past_its_head(run, make_tree, shown):
+    """However the snippet is asked for: with --expand or --max-tokens alone the line's first
+    thousand characters were shown, the match 160,000 characters further on."""
     from retrieval.snippets import MAX_LINE_CHARS
 
     before, after = "var a=1;" * 20000, ";var b=2" * 500  # the match 160,000 characters in
     root = make_tree({"bundle.js": before + "function frobnicate_total(){return 3}" + after + "\n"})
-    (row,) = query_json(run, root, "frobnicate_total", "--snippet-lines", "5")["results"]
+    (row,) = query_json(run, root, "frobnicate_total", *shown)["results"]
     assert "frobnicate_total" in row["snippet"] and row["truncated"] is True
     at = len(before) + len("function ")
     assert row["snippet"].startswith(f"… ({at - MAX_LINE_CHARS // 4} characters before) ;var a=1;")
@@ -931,6 +947,21 @@ def test_a_file_changed_since_indexing_gives_a_stale_snippet_of_its_current_line
     assert "changed since indexing (mid.py)" in result.stderr
     (fresh,) = query_json(run, long_repo, "marsupial", "--expand", "1")["results"]  # refreshes first
     assert "stale" not in fresh and "marsupial" in fresh["snippet"]
+
+
+def test_an_edit_keeping_size_and_modification_time_still_gives_a_stale_snippet(run, long_repo):
+    """`cp -p` or `rsync -t` of a same-size version, or two writes within a clock tick: the snippet
+    was compared with the index by size and mtime only, and showed other lines as current."""
+    path = long_repo / "mid.py"
+    (before,) = query_json(run, long_repo, "marsupial", "--expand", "0")["results"]
+    st = path.stat()
+    lines = path.read_text().splitlines(keepends=True)
+    hit = "".join(lines[before["start_line"] - 1 : before["end_line"]])
+    path.write_text(path.read_text().replace("marsupial", "kangaroos"))  # as long
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert path.stat().st_size == st.st_size
+    (row,) = query_json(run, long_repo, "marsupial", "--expand", "0", "--stale-ok")["results"]
+    assert row["stale"] is True and row["snippet"] != hit
 
 
 def test_a_vanished_file_gives_an_empty_stale_snippet(run, long_repo):

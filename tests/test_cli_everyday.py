@@ -729,6 +729,14 @@ def test_a_query_read_from_stdin_drops_the_byte_order_mark_a_windows_editor_save
     assert payload["query"] == "parse config" and payload["results"]
 
 
+@pytest.mark.parametrize("mark", [b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff", b"\xff\xfe\r\x00\n\x00"],
+                         ids=["utf-8", "utf-16-le", "utf-16-be", "utf-16-le and a newline"])
+def test_a_byte_order_mark_alone_on_stdin_is_an_empty_query(run, sample_repo, mark):
+    """A UTF-16 mark alone was read as UTF-8: the query `\ufffd\ufffd`, no hits, exit 0."""
+    result = run("query", "--root", sample_repo, "-", "--json", input=mark)
+    assert result.exit_code == 2 and "the query is empty" in result.output and not result.stdout.strip()
+
+
 @pytest.mark.parametrize("command", [["query", "alpha"], ["index"], ["status"], ["serve"], ["clean"], ["eval", "q.json"]])
 def test_an_empty_root_is_a_usage_error_not_the_current_directory(run, sample_repo, command, monkeypatch):
     """`--root "$UNSET"` was the current directory: from a folder of repositories it indexed them all."""
