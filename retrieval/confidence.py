@@ -23,7 +23,7 @@ import re
 from bisect import bisect_left
 from dataclasses import replace
 
-from .lexical.bm25 import idf
+from .lexical.bm25 import idf, live_count
 from .lexical.features import def_term
 from .ranking import file_names_only, query_words
 from .text import split_identifier
@@ -85,7 +85,7 @@ def assess(views, n_docs: int, words, defined, ranked, count: int) -> list[str]:
             if plist is None:
                 continue
             docs = plist[0]
-            df += len(docs) - (sum(1 for d in docs if d in view.deleted) if view.deleted else 0)
+            df += live_count(view, docs)
             if i in hit_views:
                 docs_of[(term, i)] = docs
         if df:

@@ -31,6 +31,11 @@ class SegmentView:
     deleted: frozenset = frozenset()
 
 
+def live_count(view, docs) -> int:
+    """How many of `docs` (a posting list's ids) the view (anything with `deleted`) has not deleted."""
+    return len(docs) - (sum(1 for d in docs if d in view.deleted) if view.deleted else 0)
+
+
 def score(
     views: list[SegmentView],
     query_terms,

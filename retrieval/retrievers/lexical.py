@@ -11,7 +11,7 @@ from typing import Iterable
 
 from .. import prose, stem
 from ..confidence import assess, in_postings, query_evidence
-from ..lexical.bm25 import BM25Params, SegmentView, best_hits, idf, score
+from ..lexical.bm25 import BM25Params, SegmentView, best_hits, idf, live_count, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import CorruptSegment, MemorySegment, SegmentBuilder
 from ..lexical import features
@@ -283,8 +283,7 @@ class LexicalRetriever:
                 for view in views:
                     plist = view.segment.postings(term)
                     if plist is not None:
-                        docs = plist[0]
-                        df += len(docs) - (sum(1 for d in docs if d in view.deleted) if view.deleted else 0)
+                        df += live_count(view, plist[0])
                 if df:
                     weights[term] = idf(n, df)
         return weights
