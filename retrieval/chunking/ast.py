@@ -771,8 +771,9 @@ def _with_scripts(host: list[Chunk], text: str, path: str, language: str, kind: 
         shift = first
         for c in pieces:
             scope = (c.scope[0] + shift, c.scope[1] + shift) if c.scope else None
+            members = tuple((*m[:3], m[3] + shift, m[4] + shift) if m[3] else m for m in c.members)
             inner.append(replace(c, start_line=c.start_line + shift, end_line=c.end_line + shift,
-                                 language=language, scope=scope))
+                                 language=language, scope=scope, members=members))
         taken.append((first + 1, last + 1))
     if not taken:
         return host

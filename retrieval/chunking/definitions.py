@@ -69,7 +69,8 @@ _MEMBERS = frozenset({"property_declaration", "event_declaration", "indexer_decl
 
 # Where a property declares a member (or a module-level value), not a local of a function body.
 _MEMBER_HOLDERS = frozenset({"class_body", "declaration_list", "enum_class_body", "protocol_body", "enum_body",
-                             "source_file", "compilation_unit", "interface_body", "object_body"})
+                             "source_file", "compilation_unit", "interface_body", "object_body",
+                             "class_interface"})  # (Objective-C's `@interface`)
 
 # Declarations of languages beyond the benchmark's whose grammar puts the name in a child, not a
 # field: protobuf's `message User`, SQL's `CREATE TABLE users`, GraphQL's `type User`, CMake's
@@ -108,6 +109,15 @@ _OTHER_KINDS: dict[str, str] = {
 # (the benchmark's tables first and unchanged: `function`, `module`, ... keep their kinds there)
 _KINDS = {**_SCOPE_KINDS, **_FUNCTION_KINDS, **_OTHER_KINDS,
           **{t: kind for t, (kind, _) in _NAMED_BY_CHILD.items() if t not in _SCOPE_KINDS and t not in _FUNCTION_KINDS}}
+
+
+def _leftmost(node):
+    """The first identifier down the first children of node (`Point` of `Point{T<:Real} <: Shape`)."""
+    for _ in range(6):
+        if node is None or node.type == "identifier":
+            return node
+        node = node.named_children[0] if node.named_child_count else None
+    return None
 
 
 def _child_name(node):
@@ -162,6 +172,9 @@ _EXTRA_PATTERNS = (
 _YAML_PAIR = "(block_mapping_pair key: (_) @key value: (block_node)) @def"
 _JSON_PAIR = "(pair key: (string) @key value: [(object) (array)]) @def"
 _SECTION_PATTERNS = {
+    # Julia's short form `area(r) = pi * r^2` at a file's or module's top level: a function
+    "julia": ("(source_file (assignment . (call_expression . (identifier) @name)) @def)",
+              "(module_definition (block (assignment . (call_expression . (identifier) @name)) @def))"),
     "yaml": (f"(document (block_node (block_mapping {_YAML_PAIR})))",
              f"(document (block_node (block_mapping (block_mapping_pair value: (block_node (block_mapping {_YAML_PAIR}))))))"),
     "toml": ("(table . [(bare_key) (dotted_key) (quoted_key)] @key) @def",
@@ -241,6 +254,11 @@ def is_prefix(node) -> bool:
         after = node.next_named_sibling
         return (after is not None and after.type in ("function", "bind") and node.named_child_count > 0
                 and after.named_child_count > 0 and node_text(node.named_children[0]) == node_text(after.named_children[0]))
+    if kind == "string_literal" and node.parent is not None and node.parent.type in ("source_file", "block"):
+        # Julia's docstring: a string standing alone on the rows just above what it documents (its
+        # last line was cut off from the definition, and its first ended the chunk before).
+        after = node.next_named_sibling
+        return after is not None and after.start_point[0] == node.end_point[0] + 1
     if kind == "unary_operator" and node.child_count == 2 and node.children[0].type == "@":
         target = node.children[1]
         name = target.children[0] if target.type == "call" and target.child_count else target
@@ -335,8 +353,10 @@ def _name_node(node):
     if node.type in _KEYWORD_NAMED:  # (a subscript's `name` field holds its return type)
         return next((c for c in node.children if c.type == _KEYWORD_NAMED[node.type]), None)
     found = node.child_by_field_name("name")
-    if found is not None and found.is_named:  # R's `function` keyword sits in that field
-        return found
+    if found is not None:
+        # R's `function` keyword sits in that field: an anonymous function (`list(value = function()
+        # count)` was named by the first identifier of its body); a binding names one that has a name
+        return found if found.is_named else None
     declarator = node.child_by_field_name("declarator")
     for _ in range(8):
         if declarator is None:
@@ -426,6 +446,14 @@ def _exports_named_function(node) -> bool:
     left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
     return (left is not None and right is not None and right.type == "function_expression"
             and right.child_by_field_name("name") is not None and node_text(left) in ("module.exports", "exports"))
+
+
+# (parent, node) types of other grammars' nodes that share a definition's type but define nothing
+# of their own: Solidity's `using ShareMath for uint256` (a type_alias), Fortran's `function`
+# header statement (the `function` around it is the definition: it was counted twice), the type of
+# an Objective-C `@property NSString *body` (the property is the member: NSString was a struct).
+_PARTS_NOT_DEFINITIONS = frozenset({("using_directive", "type_alias"), ("function", "function_statement"),
+                                    ("property_declaration", "struct_declaration")})
 
 
 def _definition(node, captures) -> Definition | None:
@@ -540,10 +568,19 @@ def _definition(node, captures) -> Definition | None:
             name_node = node.child_by_field_name("right").child_by_field_name("name")
         kind = "function"
     else:
+        if node_type == "rule" and _child_name(node) is None:
+            return None  # F#'s match arm (`| Paid _ -> ...`), not a Make target
+        if node.parent is not None and (node.parent.type, node_type) in _PARTS_NOT_DEFINITIONS:
+            return None
+        if node_type == "function_declaration" and node.parent is not None and node.parent.type == "function_body" \
+                and any(c.type == "keyword_declare" for c in node.parent.children):
+            return None  # a variable a SQL function DECLAREs
         name_node = _name_node(node)
         kind = _KINDS.get(node_type, "")
         if name_node is None and node_type in _NAMED_BY_CHILD:
             name_node = _child_name(node)
+            if name_node is None and node_type == "struct_definition":  # Julia `struct Point{T<:Real}`, `struct A <: B`
+                name_node = _leftmost(next((c for c in node.named_children if c.type == "type_head"), None))
             if node_type == "rule" and name_node is not None and node_text(name_node).startswith("."):
                 return None  # `.PHONY:`, `.SUFFIXES:`: directives to make, not targets
     if name_node is None or not kind:
@@ -678,6 +715,17 @@ def _overload(node, wrapper, name: str) -> bool:
     return False
 
 
+def _objc_property_name(node):
+    """The identifier an Objective-C `@property (copy) NSString *body;` declares (`body`), or None."""
+    found = next((c for c in node.named_children if c.type == "struct_declaration"), None)
+    found = next((c for c in found.named_children if c.type == "struct_declarator"), None) if found is not None else None
+    for _ in range(8):
+        if found is None or found.type in _IDENTIFIERS:
+            return found
+        found = found.child_by_field_name("declarator") or next(iter(found.named_children), None)
+    return None
+
+
 def _member(node) -> Definition | None:
     """A property, event, indexer or operator: `Name`, `this[]`, `operator +`, `explicit operator int`."""
     node_type = node.type
@@ -687,7 +735,7 @@ def _member(node) -> Definition | None:
     if name_node is None and node_type == "property_declaration":  # Kotlin: `val timeout: Int`
         declaration = next((c for c in node.named_children if c.type == "variable_declaration"), None)
         name_node = next((c for c in declaration.named_children if c.type in _IDENTIFIERS), None) \
-            if declaration is not None else None
+            if declaration is not None else _objc_property_name(node)
     if node_type == "indexer_declaration":
         name, display, row = "this", "this[]", node.start_point[0]
     elif node_type in ("operator_declaration", "conversion_operator_declaration"):

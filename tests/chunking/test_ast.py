@@ -1841,6 +1841,22 @@ def test_scripts_in_svelte_and_html_are_chunked_and_a_template_script_is_left_to
     assert not [c for c in chunks if c.symbol == "notCode"]
 
 
+def test_the_members_of_a_script_s_chunks_carry_the_lines_of_the_page_not_of_the_script():
+    """A script's chunks were moved to the page's lines, their members' lines not: a question about
+    `load` was told `addTodo`, the definition at load's script-relative lines."""
+    script = ("import { ref } from 'vue'\n\n// Reads the saved todos from local storage.\nfunction load() {\n"
+              "  return JSON.parse(localStorage.todos || '[]')\n}\n\n"
+              "function addTodo(list, draft) {\n  list.push({ text: draft, done: false })\n  return list\n}\n")
+    page = f"<template>\n  <ul><li v-for=\"t in todos\">{{{{ t.text }}}}</li></ul>\n</template>\n\n<script setup>\n{script}</script>\n"
+    chunks = chunks_of(page, "TodoList.vue", "vue", ChunkingPolicy())
+    assert_verbatim(page, chunks)
+    lines = page.splitlines()
+    ranged = [m for c in chunks for m in c.members if m[3]]
+    assert {m[0] for m in ranged} & {"load", "addTodo"}
+    for name, _path, _kind, first, last in ranged:
+        assert any(f"function {name}(" in line for line in lines[first - 1 : last]), (name, first, last)
+
+
 def test_an_r_function_is_named_by_the_binding_that_holds_it():
     """R has no `def`: `compute_mean <- function(x)` was a chunk labelled `module`."""
     body = "".join(f"  s{i} <- sum(x[{i}], na.rm = na.rm)\n" for i in range(12))
@@ -2430,6 +2446,64 @@ def test_declarations_of_other_mainstream_languages_name_their_chunks(text, path
     found = {(c.symbol, c.chunk_kind) for c in chunks}
     assert expected <= found, found
     assert not any(c.symbol.startswith(".") for c in chunks)  # `.PHONY` is a directive, not a target
+
+
+def named(chunks) -> set:
+    """(name, kind) of every definition the chunks name: their labels and their members."""
+    return {(c.symbol, c.chunk_kind) for c in chunks if c.chunk_kind != "module"} | {
+        (m[0], m[2]) for c in chunks for m in c.members}
+
+
+@pytest.mark.parametrize("text, path, language, expected, not_definitions", [
+    ("module M\n\nlet ship trackingId order =\n    match order with\n    | Paid _ -> Ok trackingId\n"
+     "    | s -> Error s\n", "Orders.fs", "fsharp", set(), {"_", "s", "Paid _"}),
+    ("CREATE FUNCTION billing.recompute_total(p_id BIGINT) RETURNS BIGINT AS $$\nDECLARE\n  v_total BIGINT;\n"
+     "BEGIN\n  SELECT sum(amount) INTO v_total FROM items WHERE order_id = p_id;\n  RETURN v_total;\nEND;\n"
+     "$$ LANGUAGE plpgsql;\n", "db/billing.sql", "sql", {("recompute_total", "function")}, {"v_total"}),
+    ("make_counter <- function(start = 0) {\n  count <- start\n"
+     "  list(value = function() count, inc = function() { count <<- count + 1 })\n}\n",
+     "R/counter.R", "r", {("make_counter", "function")}, {"count"}),
+    ("contract Vault {\n    using ShareMath for uint256;\n    uint256 public total;\n"
+     "    function deposit(uint256 x) external { total += x; }\n}\n", "Vault.sol", "solidity",
+     {("Vault", "class"), ("deposit", "method")}, {"ShareMath"}),
+    ("@interface Message : NSObject\n@property (nonatomic, copy) NSString *body;\n"
+     "@property (nonatomic) dispatch_queue_t queue;\n- (void)send;\n@end\n", "Message.m", "objc",
+     {("Message", "class"), ("body", "constant"), ("queue", "constant")}, {"NSString", "dispatch_queue_t"}),
+])
+def test_other_grammars_nodes_that_share_a_definition_s_type_but_define_nothing_are_no_definitions(
+        text, path, language, expected, not_definitions):
+    """F#'s match arm is a `rule` (a Make target's type), a variable a SQL function DECLAREs a
+    `function_declaration`, R's anonymous function was named by its body's first identifier,
+    Solidity's `using L for T` held a `type_alias`, and an Objective-C property's type was a struct:
+    each was a member a query was then told, as a definition that is not there."""
+    chunks = chunks_of(text, path, language, policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    found = named(chunks)
+    assert expected <= found and not {name for name, _kind in found} & not_definitions, found
+
+
+def test_a_fortran_function_is_one_definition_not_two():
+    text = ("module heat_solver\ncontains\n  pure function total_heat(self) result(t)\n    real :: t\n"
+            "    t = 1.0\n  end function total_heat\nend module heat_solver\n")
+    chunks = chunks_of(text, "heat.f90", "fortran", policy=ChunkingPolicy())
+    paths = [c.context for c in chunks] + [m[1] for c in chunks for m in c.members]
+    assert "heat_solver.total_heat.total_heat" not in paths and "heat_solver.total_heat" in paths
+
+
+def test_a_julia_docstring_stays_with_what_it_documents_and_short_and_parametric_definitions_are_named():
+    """A docstring is a string standing above its definition: it was cut off, its last line a chunk
+    of its own and the rest ending the chunk before (labelled by the next function)."""
+    body = "".join(f"    y{i} = x + {i} * 2 + sqrt(x) - {i}\n" for i in range(20))
+    text = (f"function f(x)\n{body}    return x\nend\n\n\"\"\"\n    g(x)\n\nDoc for g.\n\"\"\"\nfunction g(x)\n"
+            f"{body}    return x\nend\n\n\"\"\"\n    Point(x, y)\n\"\"\"\nstruct Point{{T<:Real}} <: Shape\n    x::T\n"
+            "    y::T\nend\n\n\"Area of a circle.\"\narea(r) = pi * r^2\n")
+    chunks = chunks_of(text, "src/Geometry.jl", "julia", policy=ChunkingPolicy(code=1000))
+    assert_verbatim(text, chunks)
+    g = by_symbol(chunks, "g")
+    assert g.text.startswith('"""\n    g(x)') and "function g(x)" in g.text
+    assert by_symbol(chunks, "f").text.rstrip().endswith("end")  # none of g's docstring
+    assert all(c.text.strip() != '"""' for c in chunks)
+    assert {("Point", "struct"), ("area", "function")} <= named(chunks)
 
 
 def test_a_terraform_block_is_labelled_by_its_type_and_labels():
