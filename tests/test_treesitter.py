@@ -403,6 +403,23 @@ def test_a_question_in_the_words_of_one_of_a_packed_chunk_s_definitions_is_told_
     assert first("pass control to the next matching route")[1:] == (1, 18, "pass_", "pass_", "function")
 
 
+def test_a_question_in_the_words_of_a_method_of_a_whole_class_chunk_is_told_that_method(run, repo):
+    """A small class is one chunk, labelled the class; a question about one of its methods is told
+    that method (the span stays the class's), one about the class itself the class, and a query
+    naming the class too."""
+    assert run("index", "--root", repo, "--retriever", "treesitter").exit_code == 0
+
+    def first(query):
+        out = run("query", "--root", repo, "--retriever", "treesitter", "--json", "-k", "1", query)
+        (hit,) = json.loads(out.output)["results"]
+        return hit["path"], hit["start_line"], hit["end_line"], hit["context"], hit["kind"]
+
+    whole = first("Router")
+    assert whole[0] == "app/routing.py" and whole[3:] == ("Router", "class")
+    assert first("register an endpoint for a path pattern") == (*whole[:3], "Router.add_route", "method")
+    assert first("keeps the routes of an application") == whole
+
+
 def test_a_language_whose_definitions_the_tree_tables_miss_keeps_the_patterns_definitions(run, make_tree):
     """Julia's grammar shares `function_definition` with the tables but names its structs and
     short functions otherwise: the tree alone found no definition where the patterns find each,

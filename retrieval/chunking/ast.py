@@ -586,8 +586,9 @@ def _label(a: int, b: int, before: Definition | None, starting: list[Definition]
                          or outweighs(best, current)))):
             return current
         if current is not None and a <= current.name_row <= b and current.kind not in _FUNCTION_LIKE \
-                and current.kind != "namespace" and (best.name in _CONSTRUCTOR_NAMES or _constructor(best)):
-            return current  # the class's header with its constructor: the class
+                and current.kind != "namespace" and any(k.name in _CONSTRUCTOR_NAMES or _constructor(k)
+                                                        for k in kids if k.start >= a):
+            return current  # the class's header with its constructor (a longer method after it too): the class
         if current is None and MINOR_SHARE * led(best) < b - a + 1:
             # A file's licence and imports with a one-line `type ContextKeyType int` are not that
             # type: the chunk is the module's.
@@ -607,17 +608,19 @@ def _members(named: list[Definition], primary: Definition | None,
              lead_rows: dict[tuple, int] | None = None) -> tuple[tuple[str, str, str, int, int], ...]:
     """(name, scope path, kind, first line, last line) of the definitions named in a chunk other
     than the one labelling it (or its overloads, which share its scope path). The lines (1-based,
-    its leading documentation included) are those of a definition beside the label, which the
-    query's words may choose instead (retrieval.labels); (0, 0) for one inside the label or around it,
-    which the label already names."""
+    its leading documentation included) are those of a definition the query's words may choose
+    instead (retrieval.labels): beside the label, or a member of a class-like one; (0, 0) for one
+    around it or inside a function (a closure is part of what the function does)."""
     out = {}
     label = primary.path if primary is not None else None
     rows = lead_rows or {}
     for d in named:
         if d.path != label and d.kind != "test" and not _constructor(d) and d.path not in out:
-            beside = primary is None or d.end < primary.start or primary.end < d.start
+            around = primary is not None and d.start <= primary.start and primary.end <= d.end
+            inside = primary is not None and primary.start <= d.start and d.end <= primary.end
             first = min(d.start, rows.get(d.key, d.start))
-            out[d.path] = (d.name, d.path, d.kind, *((first + 1, d.end + 1) if beside else (0, 0)))
+            fixed = around or (inside and primary.kind in _FUNCTION_LIKE)
+            out[d.path] = (d.name, d.path, d.kind, *((0, 0) if fixed else (first + 1, d.end + 1)))
     return tuple(out.values())[:MAX_MEMBERS]
 
 

@@ -241,6 +241,33 @@ def test_a_class_header_with_its_constructor_is_the_class(path, language, text):
     assert {c.chunk_kind for c in chunks[1:]} == {"method"}
 
 
+@pytest.mark.parametrize("path, language, text", [
+    ("Inventory.swift", "swift",
+     "/// Keeps the stock of one warehouse.\npublic actor Inventory {\n    private var items: [String: Int] = [:]\n\n"
+     "    init(items: [String: Int]) {\n        self.items = items\n    }\n\n"
+     "    func receive(_ name: String, count: Int) {\n"
+     + "".join(f"        items[name, default: 0] += count * {i}\n" for i in range(8)) + "    }\n\n"
+     + "".join(f"    func audit{n}() -> Int {{\n" + "".join(f"        check(items, {n}, {i})\n" for i in range(14))
+               + "        return 0\n    }\n\n" for n in range(3)) + "}\n"),
+    ("UserRepository.php", "php",
+     "<?php\n\nclass UserRepository\n{\n    public function __construct(private Connection $db)\n    {\n    }\n\n"
+     "    public function find(int $id): ?User\n    {\n"
+     + "".join(f"        $row{i} = $this->db->select('users', $id, {i});\n" for i in range(8)) + "        return null;\n    }\n\n"
+     + "".join(f"    public function audit{n}(): int\n    {{\n" + "".join(f"        check($this->db, {n}, {i});\n" for i in range(14))
+               + "        return 0;\n    }\n\n" for n in range(3)) + "}\n"),
+])
+def test_a_class_header_with_its_constructor_is_the_class_with_a_longer_method_after_it(path, language, text):
+    """`public actor Inventory`, its documentation, fields and `init` were labelled by `receive`,
+    the longer method after them, in the same chunk: a query naming the class met a method."""
+    chunks = chunks_of(text, path, language, policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    first = chunks[0]
+    assert ("init(" in first.text or "__construct" in first.text) and ("func receive" in first.text or "function find" in first.text)
+    assert "audit2" not in first.text  # a piece of the class, not all of it
+    name = path.split(".")[0]
+    assert (first.context, first.symbol, first.chunk_kind) == (name, name, "class")
+
+
 def test_a_chunk_names_its_other_definitions_as_members_but_not_its_labels_overloads():
     text = ("import typing as t\n\n\nclass Group:\n    @t.overload\n    def group(self, name: str) -> 'Group': ...\n\n"
             "    @t.overload\n    def group(self) -> 'Group': ...\n\n    def group(self, name=None):\n        return name\n\n"
@@ -250,6 +277,8 @@ def test_a_chunk_names_its_other_definitions_as_members_but_not_its_labels_overl
     labelled = [c for c in chunks if c.context == "Group.group"]
     assert labelled and all(m[1] != "Group.group" for c in labelled for m in c.members)
     assert ("add", "Group.add", "method", 14, 15) in {m for c in labelled for m in c.members}
+    # the class around the label: no lines (a question's words in them are the label's too)
+    assert ("Group", "Group", "class", 0, 0) in {m for c in labelled for m in c.members}
 
 
 def test_a_chunk_names_every_other_definition_in_it_as_a_member():
@@ -257,8 +286,8 @@ def test_a_chunk_names_every_other_definition_in_it_as_a_member():
     chunks = chunks_of(text, "codes.py", "python", policy=ChunkingPolicy())
     assert [c.context for c in chunks] == ["Codes"]
     assert [m[:2] for m in chunks[0].members] == [(f"code_{n}", f"Codes.code_{n}") for n in range(8)]
-    # inside the class that labels the chunk: the label names them already, no lines to choose by
-    assert {m[3:] for m in chunks[0].members} == {(0, 0)}
+    # inside the class that labels the chunk: their lines, for a question's words to choose by
+    assert [m[3:] for m in chunks[0].members] == [(2 + 3 * n, 3 + 3 * n) for n in range(8)]
 
 
 def test_members_beside_the_label_carry_their_lines_with_their_documentation():
