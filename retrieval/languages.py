@@ -259,11 +259,20 @@ _CPP_HEADER = LazyPattern(r"^\s*(?:namespace\s+[\w:]+\s*\{|template\s*<|(?:publi
 HEADER_SCAN = 200_000  # characters looked at: enough for any header's first declarations
 
 
+# An Objective-C header: its declarations (`@interface X : NSObject`, `@protocol`), or Foundation's.
+_OBJC_HEADER = LazyPattern(r"^\s*(?:@(?:interface|protocol|implementation)\b|#import\s*<(?:Foundation|UIKit|AppKit)/)",
+                           re.M)
+
+
 def from_content(path: str, language: str, text: str) -> str:
-    """The language of a file once its text is known: a `.h` header written in C++ is `cpp`
-    (so `--lang cpp` and `status` count it, and the C++ grammar parses it); else `language`."""
-    if language == "c" and path[-2:].lower() == ".h" and _CPP_HEADER.search(text, 0, HEADER_SCAN):
-        return "cpp"
+    """The language of a file once its text is known: a `.h` header written in Objective-C is
+    `objc`, one in C++ `cpp` (so `--lang` and `status` count it, and its grammar parses it); else
+    `language`."""
+    if language == "c" and path[-2:].lower() == ".h":
+        if _OBJC_HEADER.search(text, 0, HEADER_SCAN):
+            return "objc"
+        if _CPP_HEADER.search(text, 0, HEADER_SCAN):
+            return "cpp"
     return language
 
 

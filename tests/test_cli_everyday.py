@@ -612,14 +612,20 @@ CPP_HEADER = "#pragma once\nnamespace absl {\nclass Cord {\n public:\n  void App
 C_HEADER = "#ifndef BUF_H\n#define BUF_H\nstruct buffer { char *data; };\nvoid Append(struct buffer *b);\n#endif\n"
 
 
+OBJC_HEADER = "#import <Foundation/Foundation.h>\n\n@interface Cord : NSObject\n- (void)Append:(Cord *)src;\n@end\n"
+
+
 def test_a_header_named_h_counts_as_the_language_its_text_is_written_in(run, make_tree):
-    """`--lang cpp` on a C++ project whose headers end in `.h` left every header out."""
-    root = make_tree({"absl/cord.h": CPP_HEADER, "lib/buf.h": C_HEADER, "absl/cord.cc": "void Append() {}\n"})
+    """`--lang cpp` on a C++ project whose headers end in `.h` left every header out; an
+    Objective-C header was C, parsed by C's grammar (its `@interface` no class)."""
+    root = make_tree({"absl/cord.h": CPP_HEADER, "lib/buf.h": C_HEADER, "absl/cord.cc": "void Append() {}\n",
+                      "ios/Cord.h": OBJC_HEADER})
     paths = lambda lang: {r["path"] for r in query_json(run, root, "Append", "--lang", lang, "-k", "10")["results"]}
     assert paths("cpp") == {"absl/cord.h", "absl/cord.cc"}
     assert paths("c") == {"lib/buf.h"}
+    assert paths("objc") == {"ios/Cord.h"}
     hits = {r["path"]: r["language"] for r in query_json(run, root, "Append", "-k", "10")["results"]}
-    assert hits == {"absl/cord.h": "cpp", "lib/buf.h": "c", "absl/cord.cc": "cpp"}
+    assert hits == {"absl/cord.h": "cpp", "lib/buf.h": "c", "absl/cord.cc": "cpp", "ios/Cord.h": "objc"}
 
 
 @pytest.mark.parametrize("fmt", [[], ["--json"], ["--jsonl"]])
