@@ -103,7 +103,8 @@ _NAMED_BY_CHILD: dict[str, tuple[str, tuple[str, ...]]] = {
 _OTHER_KINDS: dict[str, str] = {
     "contract_declaration": "class", "library_declaration": "module", "modifier_definition": "function",
     "event_definition": "type", "class_implementation": "class", "class_interface": "class",
-    "subroutine_declaration_statement": "function",
+    "subroutine_declaration_statement": "function", "mixin_declaration": "trait",  # (Dart's mixin)
+    "extension_definition": "impl",  # (Scala 3's)
 }
 
 # (the benchmark's tables first and unchanged: `function`, `module`, ... keep their kinds there)
@@ -388,7 +389,12 @@ def handed_on(node) -> list:
     puts the next method's doc comment inside a brace-less body (`def x: T =` then an indented
     block). Only comments indented no deeper than the definition itself, with code before them
     and a definition right after them; [] when there are none."""
-    following = node.next_named_sibling
+    following, last = node.next_named_sibling, node
+    for _ in range(MAX_DEPTH):  # the last member of a body: what follows the body's owner (an enum's
+        if following is not None or last.parent is None:  # method took the next class's documentation)
+            break
+        last = last.parent
+        following = last.next_named_sibling
     if following is None or (following.type not in _KINDS and not wraps(following)):
         return []
     inner = node
@@ -510,6 +516,17 @@ def _definition(node, captures) -> Definition | None:
         d = Definition(name, display, "impl", node.start_point[0], end_row(node), target.start_point[0])
         d.instance = True  # see _EXTENDS
         return d
+    if node_type == "extension_definition":  # Scala 3 `extension (s: String)`: methods added to String
+        params = node.child_by_field_name("parameters")
+        first = params.named_children[0] if params is not None and params.named_children else None
+        target = first.child_by_field_name("type") if first is not None else None
+        if target is None:
+            return None
+        name = _last_word(node_text(target))
+        d = Definition(name, f"extension {node_text(target)}", "impl", node.start_point[0], end_row(node),
+                       target.start_point[0])
+        d.instance = True  # see _EXTENDS
+        return d
     if node_type == "instance":  # Haskell `instance Show T`
         cls = node.child_by_field_name("name")
         if cls is None:
@@ -617,9 +634,11 @@ def _definition(node, captures) -> Definition | None:
     if parent is not None and wraps(parent):  # decorators, `export`, `template<...>`
         start = parent.start_point[0]
     last = span_node
-    if node_type in _SIGNATURES and last.next_named_sibling is not None \
-            and last.next_named_sibling.type == "function_body":
-        last = last.next_named_sibling  # Dart: the body is the signature's sibling, not its child
+    if node_type in _SIGNATURES:
+        # Dart: the body is the signature's sibling, not its child (a method's: its method_signature's)
+        holder = last.parent if last.parent is not None and last.parent.type in _SIGNATURES else last
+        if holder.next_named_sibling is not None and holder.next_named_sibling.type == "function_body":
+            last = holder.next_named_sibling
     found = Definition(name, display if display != name else name, kind, start, end_row(last),
                        name_node.start_point[0], (span_node.start_byte, last.end_byte))
     found.declaration = _overload(span_node, parent, name) or _trait_binding(node)

@@ -2535,6 +2535,32 @@ def test_a_julia_docstring_stays_with_what_it_documents_and_short_and_parametric
     assert {("Point", "struct"), ("area", "function")} <= named(chunks)
 
 
+def test_a_dart_mixin_is_a_scope_and_a_method_spans_its_body():
+    """`mixin Observable` was no definition (its methods had no scope), and a method was its
+    signature's line alone (the body is the signature's sibling in Dart's tree)."""
+    text = ("mixin Observable {\n  final _listeners = <void Function()>[];\n\n  void addListener(void Function() f) {\n"
+            "    _listeners.add(f);\n  }\n}\n")
+    chunks = chunks_of(text, "lib/observable.dart", "dart", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    assert ("Observable", "trait") in named(chunks) and ("addListener", "method") in named(chunks)
+    member = next(m for c in chunks for m in c.members if m[0] == "addListener")
+    assert (member[1], member[3:]) == ("Observable.addListener", (4, 6))
+
+
+def test_scala_3_extension_methods_and_an_enum_s_last_method_keep_their_scope():
+    """An indentation-delimited enum method took in the next class's documentation, ended past its
+    enum and lost it as its scope; `extension (s: String)` methods had none."""
+    text = ("extension (s: String)\n  def checkAll: Boolean = s.nonEmpty\n  def shout: String = s.toUpperCase\n\n"
+            "enum Decision:\n  case Allow, Deny\n  def allowed: Boolean = this match\n    case Allow => true\n"
+            "    case Deny => false\n\n/** A limiter. */\nclass Limiter { }\n")
+    chunks = chunks_of(text, "Decision.scala", "scala", policy=TINY)
+    assert_verbatim(text, chunks)
+    paths = {c.context for c in chunks} | {m[1] for c in chunks for m in c.members}
+    assert {"Decision.allowed", "extension String.checkAll", "extension String.shout"} <= paths
+    limiter = by_symbol(chunks, "Limiter")
+    assert limiter.text.startswith("/** A limiter. */")
+
+
 def test_a_terraform_block_is_labelled_by_its_type_and_labels():
     """Every block of a `.tf` file is a section named as Terraform addresses it, not the file's name."""
     text = ('variable "region" {\n  type        = string\n  default     = "us-east-1"\n'
