@@ -227,7 +227,7 @@ _LAST_WORD = re.compile(r"[A-Za-z_$][\w$]*[?!]?(?=[^\w$]*$)")
 # A binding whose value is an import (`const x = @import("x.zig")`, `const fs = require("fs")`,
 # `local util = require "util"`) names another module; it defines nothing a query could be after.
 _IMPORT_ALIAS = re.compile(r"[^=]*=\s*(?:@import|require|import)\s*[(\"']")
-_ZIG_CONTAINER = re.compile(r"[^=]*=\s*(?:extern\s+|packed\s+)?(?:struct|enum|union|opaque)\b")
+_ZIG_CONTAINER = re.compile(r"[^=]*=\s*(?:extern\s+|packed\s+)?(struct|enum|union|opaque)\b")
 
 
 # Elixir's documentation and annotation attributes precede the definition they describe, as
@@ -548,8 +548,9 @@ def _definition(node, captures) -> Definition | None:
         return None  # a Zig local, not a declaration of its container
     if node_type in ("FnProto", "VarDecl") and node.parent is not None and node.parent.type == "Decl":
         span_node = node.parent  # Zig: the declaration holds the prototype and the body
-        if node_type == "VarDecl" and _ZIG_CONTAINER.match(node_text(node)[:300]):
-            node_type = "struct_item"
+        container = _ZIG_CONTAINER.match(node_text(node)[:300]) if node_type == "VarDecl" else None
+        if container:  # `const Color = enum(u8) {...}`: an enum, the others structs
+            node_type = "enum_item" if container.group(1) == "enum" else "struct_item"
     if node_type == "function_declaration" and node.parent is not None and node.parent.type == "function_definition":
         span_node = node.parent  # Vim: the declaration line is the head of a definition holding the body
     if node_type in _MEMBERS:

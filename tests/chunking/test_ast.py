@@ -2561,6 +2561,15 @@ def test_scala_3_extension_methods_and_an_enum_s_last_method_keep_their_scope():
     assert limiter.text.startswith("/** A limiter. */")
 
 
+def test_a_zig_enum_is_an_enum_and_a_struct_a_struct():
+    text = ("const std = @import(\"std\");\n\npub const Color = enum(u8) {\n    red,\n    green,\n\n"
+            "    pub fn name(self: Color) []const u8 {\n        return @tagName(self);\n    }\n};\n\n"
+            "pub const Point = struct {\n    x: i32,\n};\n")
+    chunks = chunks_of(text, "src/color.zig", "zig", policy=TINY)
+    assert_verbatim(text, chunks)
+    assert {("Color", "enum"), ("Point", "struct")} <= named(chunks)
+
+
 def test_a_terraform_block_is_labelled_by_its_type_and_labels():
     """Every block of a `.tf` file is a section named as Terraform addresses it, not the file's name."""
     text = ('variable "region" {\n  type        = string\n  default     = "us-east-1"\n'
