@@ -97,6 +97,10 @@ _NAMED_BY_CHILD: dict[str, tuple[str, tuple[str, ...]]] = {
     "struct_definition": ("struct", ("type_head", "identifier")),
     "type_definition": ("type", ("type_binding", "type_constructor")),  # OCaml
     "module_definition": ("module", ("module_binding", "module_name")),  # OCaml (Julia's has a name field)
+    # F#: `type Order = {...}`, `type Status = | A | B`, `module Order =`, `let pay o = ...`
+    "record_type_defn": ("type", ("type_name", "identifier")), "union_type_defn": ("type", ("type_name", "identifier")),
+    "module_defn": ("module", ("identifier",)),
+    "function_or_value_defn": ("function", ("function_declaration_left", "identifier")),
 }
 
 # Definitions of other languages named by a field, as the tables above: Solidity, Objective-C, Perl.
@@ -105,6 +109,8 @@ _OTHER_KINDS: dict[str, str] = {
     "event_definition": "type", "class_implementation": "class", "class_interface": "class",
     "subroutine_declaration_statement": "function", "mixin_declaration": "trait",  # (Dart's mixin)
     "extension_definition": "impl",  # (Scala 3's)
+    "class_method_definition": "method", "enum_statement": "enum",  # (PowerShell's)
+    "package_statement": "namespace",  # Perl's `package Job::Queue;`: a scope up to the next one
 }
 
 # (the benchmark's tables first and unchanged: `function`, `module`, ... keep their kinds there)
@@ -923,7 +929,8 @@ def definitions(tree, grammar: str, inner=()) -> list[Definition]:
                         d.key = (node.parent.start_byte, node.parent.end_byte)  # Zig: the splitter meets the Decl
                     if d.bytes == (0, 0):
                         d.bytes = d.key
-                    if d.kind == "namespace" and node.child_by_field_name("body") is None:
+                    if d.kind == "namespace" and node.child_by_field_name("body") is None \
+                            and not any(c.type == "block" for c in node.named_children):  # Perl's `package X { }`
                         _to_next_namespace(d, node, tree.root_node)
                     handed = handed_on(node) if d.end > d.start else []
                     if handed:  # the next definition's documentation is not this one's

@@ -2570,6 +2570,28 @@ def test_a_zig_enum_is_an_enum_and_a_struct_a_struct():
     assert {("Color", "enum"), ("Point", "struct")} <= named(chunks)
 
 
+@pytest.mark.parametrize("text, path, language, expected", [
+    ("enum Level { Low; High }\n\nclass Backup {\n    [string] $Path\n\n    [int] Run([string] $target) {\n"
+     "        Write-Host $target\n        return 0\n    }\n}\n", "Backup.psm1", "powershell",
+     {"Level", "Backup", "Backup.Run"}),
+    ("package Job::Queue;\nuse strict;\n\nsub new {\n    my ($class) = @_;\n    return bless {}, $class;\n}\n\n"
+     "package Job::Queue::Stats;\n\nsub new {\n    return bless {}, shift;\n}\n\npackage Counter {\n"
+     "    sub inc { return 1; }\n}\n\nsub outside { 2 }\n1;\n", "lib/Job/Queue.pm", "perl",
+     {"Job::Queue.new", "Job::Queue::Stats.new", "Counter.inc", "outside"}),
+    ("namespace Shop\n\n/// An order.\ntype Order =\n    { Id: int; Total: decimal }\n\ntype Status =\n    | Pending\n"
+     "    | Paid of int\n\nmodule Orders =\n    let pay (o: Order) = Paid o.Id\n\n    let validate o =\n"
+     "        o.Total > 0m\n", "src/Shop.fs", "fsharp", {"Order", "Status", "Orders", "Orders.pay", "Orders.validate"}),
+])
+def test_scopes_and_definitions_of_powershell_perl_and_fsharp(text, path, language, expected):
+    """A PowerShell class's methods and enums, Perl's packages (a statement up to the next, or a
+    block) and F#'s types, modules and functions were no definitions: chunks said `module` or were
+    named by a match arm."""
+    chunks = chunks_of(text, path, language, policy=TINY)
+    assert_verbatim(text, chunks)
+    paths = {c.context for c in chunks} | {m[1] for c in chunks for m in c.members}
+    assert expected <= paths, paths
+
+
 def test_a_terraform_block_is_labelled_by_its_type_and_labels():
     """Every block of a `.tf` file is a section named as Terraform addresses it, not the file's name."""
     text = ('variable "region" {\n  type        = string\n  default     = "us-east-1"\n'
