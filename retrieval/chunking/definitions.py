@@ -111,6 +111,7 @@ _OTHER_KINDS: dict[str, str] = {
     "extension_definition": "impl",  # (Scala 3's)
     "class_method_definition": "method", "enum_statement": "enum",  # (PowerShell's)
     "package_statement": "namespace",  # Perl's `package Job::Queue;`: a scope up to the next one
+    "value_definition": "function",  # OCaml's `let` (see _definition)
 }
 
 # (the benchmark's tables first and unchanged: `function`, `module`, ... keep their kinds there)
@@ -533,6 +534,16 @@ def _definition(node, captures) -> Definition | None:
                        target.start_point[0])
         d.instance = True  # see _EXTENDS
         return d
+    if node_type == "value_definition":  # OCaml's `let apply t amount = ...` of a module or file
+        if node.parent is None or node.parent.type not in ("structure", "compilation_unit"):
+            return None  # a local `let ... in`
+        binding = next((c for c in node.named_children if c.type == "let_binding"), None)
+        name_node = binding.child_by_field_name("pattern") if binding is not None else None
+        if name_node is None or name_node.type != "value_name":
+            return None  # `let () = ...`, a tuple
+        function = any(c.type == "parameter" for c in binding.named_children)
+        return Definition(node_text(name_node), node_text(name_node), "function" if function else "constant",
+                          node.start_point[0], end_row(node), name_node.start_point[0])
     if node_type == "instance":  # Haskell `instance Show T`
         cls = node.child_by_field_name("name")
         if cls is None:

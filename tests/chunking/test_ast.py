@@ -2581,15 +2581,19 @@ def test_a_zig_enum_is_an_enum_and_a_struct_a_struct():
     ("namespace Shop\n\n/// An order.\ntype Order =\n    { Id: int; Total: decimal }\n\ntype Status =\n    | Pending\n"
      "    | Paid of int\n\nmodule Orders =\n    let pay (o: Order) = Paid o.Id\n\n    let validate o =\n"
      "        o.Total > 0m\n", "src/Shop.fs", "fsharp", {"Order", "Status", "Orders", "Orders.pay", "Orders.validate"}),
+    ("module Account = struct\n  type t = { id : int; balance : int }\n\n  let open_account id = { id; balance = 0 }\n\n"
+     "  let apply t amount =\n    let total = t.balance + amount in\n    { t with balance = total }\nend\n\nlet limit = 3\n",
+     "lib/account.ml", "ocaml", {"Account.open_account", "Account.apply", "limit"}),
 ])
-def test_scopes_and_definitions_of_powershell_perl_and_fsharp(text, path, language, expected):
+def test_scopes_and_definitions_of_powershell_perl_fsharp_and_ocaml(text, path, language, expected):
     """A PowerShell class's methods and enums, Perl's packages (a statement up to the next, or a
-    block) and F#'s types, modules and functions were no definitions: chunks said `module` or were
-    named by a match arm."""
+    block), F#'s types, modules and functions and OCaml's `let`s were no definitions: chunks said
+    `module` or were named by a match arm."""
     chunks = chunks_of(text, path, language, policy=TINY)
     assert_verbatim(text, chunks)
     paths = {c.context for c in chunks} | {m[1] for c in chunks for m in c.members}
     assert expected <= paths, paths
+    assert "Account.apply.total" not in paths  # a local `let ... in`
 
 
 def test_a_terraform_block_is_labelled_by_its_type_and_labels():
