@@ -177,6 +177,9 @@ class Span:
     # What each retriever returned that was merged here: (name, rank, start, end, its share of the
     # score). A span cut to fewer lines keeps the credit of those whose lines it still shows.
     members: tuple = ()
+    # The other definitions of the chunk that said the label, with their lines (SearchHit.members):
+    # a query's words may name one of them instead (retrieval.labels).
+    definitions: tuple = ()
 
     @property
     def agreement(self) -> int:
@@ -223,7 +226,8 @@ def consolidate(rankings: dict[str, Sequence[Span]], k: int = CONSOLIDATE_K,
             weight = (weights or {}).get(name, 1.0)
             piece = Span(span.path, span.start_line, span.end_line, weight / (k + rank), [name], {name: rank},
                          span.language, span.kind, span.context, span.symbol, scope=span.scope,
-                         members=((name, rank, span.start_line, span.end_line, weight / (k + rank)),))
+                         members=((name, rank, span.start_line, span.end_line, weight / (k + rank)),),
+                         definitions=span.definitions)
             group = merged.setdefault(span.path, [])
             # Absorb every existing span it touches while the union stays within bounds (a new span
             # can bridge two), the one it overlaps most first: a piece inside a span is credited to
@@ -377,10 +381,11 @@ def _join(a: Span, b: Span, k: int = CONSOLIDATE_K, weights: dict[str, float] | 
     if scope is not None and start is not None:  # the scope encloses the whole merged span
         scope = (min(scope[0], start), max(scope[1], end))
     return Span(a.path, start, end, score, provenance, ranks, a.language or b.language, said.kind,
-                said.context, said.symbol, max(_longest(a), _longest(b)), scope, a.members + b.members)
+                said.context, said.symbol, max(_longest(a), _longest(b)), scope, a.members + b.members,
+                said.definitions)
 
 
 def as_spans(hits: Iterable) -> list[Span]:
     """SearchHits as Spans."""
     return [Span(h.source_path, h.start_line, h.end_line, h.score, language=h.language, kind=h.kind,
-                 context=h.context, symbol=h.symbol, scope=h.scope) for h in hits]
+                 context=h.context, symbol=h.symbol, scope=h.scope, definitions=h.members) for h in hits]

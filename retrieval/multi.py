@@ -131,7 +131,7 @@ def hits_from_spans(spans, lead_hits=(), lead_name: str | None = None) -> list[S
         extra = {"provenance": list(span.provenance), "agreement": span.agreement, "ranks": dict(span.ranks)}
         out.append(SearchHit(docid, span.path, span.start_line, span.end_line, rank, span.score, span.context,
                              confidence, language=span.language, kind=span.kind, symbol=span.symbol,
-                             scope=span.scope, extra=extra))
+                             scope=span.scope, extra=extra, members=span.definitions))
     return out
 
 
@@ -178,7 +178,10 @@ def search_all(root: str, query: str, *, retriever: str = ALL, top_k: int = 10, 
         hits = engine.search_detailed(query, top_k, allow=allow)
     if not hits:  # the lexical index speaks for them all
         service.say_why_empty(root, "lexical", filters, min_confidence, query, notes)
-    return service.SearchResult(query, ALL, hits, notes, _indexed(root, engine.engines, hits))
+    indexed = _indexed(root, engine.engines, hits)
+    # A label is the treesitter chunk's (the others have none): its words are weighed by its index.
+    weigher = engine.engines.get("treesitter") or engine.engines.get("lexical")
+    return service.SearchResult(query, ALL, service._labelled(root, weigher, query, hits, indexed), notes, indexed)
 
 
 def _indexed(root: str, engines: dict, hits) -> dict[str, tuple]:

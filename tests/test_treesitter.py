@@ -403,6 +403,26 @@ def test_a_question_in_the_words_of_one_of_a_packed_chunk_s_definitions_is_told_
     assert first("pass control to the next matching route")[1:] == (1, 18, "pass_", "pass_", "function")
 
 
+def test_a_consolidated_hit_of_a_packed_chunk_is_told_the_definition_its_question_s_words_are_in(
+        run, make_tree, monkeypatch):
+    """`--retriever all` kept the index's label: the chunk's definitions did not reach its hits."""
+    from retrieval import multi
+
+    base = ("import os\n\n\n# Exit the current block, halting any further processing.\ndef halt():\n"
+            "    throw('halt')\n\n# Pass control to the next matching route.\ndef pass_():\n    throw('pass')\n\n"
+            "def forward(app):\n    status = app.call(os.environ)\n    app.status = status\n"
+            "    app.body = status.body\n    app.headers.update(status.headers)\n    return None\n")
+    root = make_tree({"base.py": base, **{f"other{n}.py": f"def helper{n}(value):\n    return value + {n}\n"
+                                          for n in range(6)}})
+    monkeypatch.setattr(multi, "participants", lambda root: (["lexical", "treesitter"], []))
+    out = run("query", "--root", root, "--retriever", "all", "--json", "-k", "1",
+              "pass control to the next matching route")
+    assert out.exit_code == 0, out.output
+    (hit,) = json.loads(out.stdout)["results"]
+    assert (hit["path"], hit["context"], hit["symbol"]) == ("base.py", "pass_", "pass_")
+    assert "treesitter" in hit["provenance"]
+
+
 def test_a_question_in_the_words_of_a_method_of_a_whole_class_chunk_is_told_that_method(run, repo):
     """A small class is one chunk, labelled the class; a question about one of its methods is told
     that method (the span stays the class's), one about the class itself the class, and a query
