@@ -1123,6 +1123,14 @@ def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, r
             row["state"] = "stale"
             # Another version, or a setting of the environment that shapes the index (RETRIEVAL_TURBOVEC_BITS).
             row["reason"] = "built by another version or with other index settings; the next query rebuilds it"
+        elif row["state"] == "stale":
+            # (a file written within the file system's clock tick of the last refresh stays stale until
+            # a refresh a tick later has read it: `stale` with no word looked like a fault)
+            row["reason"] = STALE_FILES
+
+
+STALE_FILES = ("files changed since its last refresh, or were written too close to it to tell; "
+               "the next query refreshes it")
 
 
 def available_retrievers() -> list[tuple[str, str]]:

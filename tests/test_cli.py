@@ -592,8 +592,9 @@ def test_status_json_describes_each_retriever(run, sample_repo, rewrite):
     assert row["store_bytes"] > 0
     rewrite(sample_repo / "src/app/config.py", "def parse_config():\n    return {}\n")
     assert status()["lexical"]["state"] == "stale"
+    assert "the next query refreshes it" in status()["lexical"]["reason"]  # a state said without a word looked like a fault
     run("query", "--root", sample_repo, "config")
-    assert status()["lexical"]["state"] == "ready"
+    assert status()["lexical"]["state"] == "ready" and status()["lexical"]["reason"] is None
 
 
 def test_every_status_json_row_has_the_same_keys_whatever_its_retriever_or_state(run, sample_repo):
