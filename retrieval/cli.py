@@ -329,7 +329,7 @@ def _bm25(value: str | None):
 @root_option
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
               type=RetrieverName(),
-              help="The retriever to index for, or 'all' for every installed one.")
+              help="The retriever to index for, or 'all' for every installed one (lexical+ctx is built by name only).")
 @click.option("--force", is_flag=True, help="Rebuild from scratch (remembered filters are kept).")
 @click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)
 @click.option("--include", multiple=True, metavar="GLOB", callback=lambda ctx, param, globs: _no_empty_glob(globs),

@@ -36,8 +36,9 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
 @click.option("--root", type=RootPath(), default=None,
               help="The tree the dataset's paths are relative to. Default: found as for `query`.")
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
-              help="A retriever name, a comma list, or 'all' for every installed one (and, with two or "
-                   "more, their consolidated ranking as `query --retriever all` gives it, in a row named all).")
+              help="A retriever name, a comma list, or 'all' for every installed one but lexical+ctx (and, "
+                   "with two or more, their consolidated ranking as `query --retriever all` gives it, in a row "
+                   "named all).")
 @click.option("-k", "--top-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
               help="Cut-off of the ranked list that is scored.")
 @click.option("--metrics", default="auto", show_default=True,
