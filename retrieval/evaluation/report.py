@@ -78,7 +78,8 @@ def evaluation_text(ev: Evaluation, per_query: bool = False) -> str:
     unscored = ev.runs[0].summary()["unscored"]
     if unscored:
         have = "query has" if unscored == 1 else "queries have"
-        notes.append(f"{unscored} {have} no target in the tree and {'is' if unscored == 1 else 'are'} not scored")
+        counted = " (but for MAP and P@30, which count it as 0)" if "map" in ev.metrics else ""
+        notes.append(f"{unscored} {have} no target in the tree and {'is' if unscored == 1 else 'are'} not scored{counted}")
     if notes:
         out.append("note: " + "; ".join(notes))
     if per_query:

@@ -191,7 +191,9 @@ class RetrieverRun:
         existing target, except MAP and P@30, which count every judged query as trec_eval does)."""
         rows = self.rows if rows is None else rows
         out: dict = {name: _mean(r.scores.get(name) for r in rows) for name in self.metric_names}
-        scored = sum(1 for r in rows if any(v is not None for v in r.scores.values()))
+        # By their targets, not their scores: MAP's 0 for a query with none in the tree counted it
+        # as scored, while every other metric's mean left it out.
+        scored = sum(1 for r in rows if r.n_existing)
         out["queries"] = scored
         out["unscored"] = len(rows) - scored
         return out

@@ -43,6 +43,14 @@ def test_eval_json_numbers(make_tree, tmp_path):
     assert run["summary"]["ndcg"] == 1.0
     assert run["summary"]["queries"] == 3 and run["summary"]["unscored"] == 1
     assert run["by_category"]["symbol"]["ndcg"] == 1.0
+    # MAP counts the query without a target (as 0) but the others still do not: it stays unscored
+    # (MAP on made it `queries 4, unscored 0`, over the same NDCG of three)
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical", "--json",
+                                       "--metrics", "ndcg,files,map"])
+    summary = json.loads(result.stdout)["runs"][0]["summary"]
+    assert (summary["queries"], summary["unscored"], summary["ndcg"]) == (3, 1, 1.0) and summary["map"] < 1.0
+    text = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical", "--metrics", "ndcg,map"])
+    assert "1 query has no target in the tree and is not scored (but for MAP and P@30" in text.output
     assert [q["ranks"]["span"] for q in run["queries"]] == [[1], [1], [1], []]
     assert run["cold_query_seconds"] > 0 and run["warm_query_p50_seconds"] > 0
     # Every file is one two-line chunk: the lines an agent reads per hit.
