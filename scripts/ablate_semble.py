@@ -20,6 +20,7 @@ import time
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)
 
+from retrieval.evaluation.arguments import check_output, description, positive_int  # noqa: E402
 from retrieval.evaluation.datasets import load_dataset  # noqa: E402
 from retrieval.evaluation.metrics import ndcg, path_matches, target_ranks  # noqa: E402
 from retrieval.evaluation.report import table  # noqa: E402
@@ -67,16 +68,8 @@ def evaluate_repo(docs, queries, prefix: str, config: RankingConfig, k: int,
     return out
 
 
-def positive_int(text: str) -> int:
-    """-k 0 ended in a division by zero: a usage error instead (exit 2)."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
-
-
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--checkouts", default="/work/checkouts/semble")
     parser.add_argument("--bench", default=os.path.join(PROJECT, "..", "shared", "bench", "semble-dev"))
     parser.add_argument("--repos", default="")
@@ -86,6 +79,7 @@ def main(argv=None) -> int:
     parser.add_argument("-k", type=positive_int, default=10)
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args(argv)
+    check_output(parser, args.json_out)
     import retrieval.text as text
 
     load, retriever_class = load_chunk_documents, LexicalRetriever

@@ -22,6 +22,7 @@ sys.path.insert(0, PROJECT)
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 from eval_swebench import materialise  # noqa: E402
+from retrieval.evaluation.arguments import check_output, description, positive_int  # noqa: E402
 from retrieval.evaluation.metrics import accuracy_at_k, distinct_files, file_mrr  # noqa: E402
 from retrieval.evaluation.report import table  # noqa: E402
 from retrieval.loader import load_chunk_documents  # noqa: E402
@@ -44,13 +45,14 @@ VARIANTS = [
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--bench", default=os.path.join(PROJECT, "..", "shared", "bench", "swebench-dev"))
     parser.add_argument("--gitdirs", default="/work/checkouts/gitdirs.json")
     parser.add_argument("--workdir", default="/tmp/swebench-ablation")
-    parser.add_argument("--depth", type=int, default=50)
+    parser.add_argument("--depth", type=positive_int, default=50)
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args(argv)
+    check_output(parser, args.json_out)
     with open(os.path.join(args.bench, "instances.jsonl"), encoding="utf-8") as fh:
         instances = [json.loads(line) for line in fh if line.strip()]
     with open(args.gitdirs, encoding="utf-8") as fh:
@@ -61,6 +63,9 @@ def main(argv=None) -> int:
     scores = {name: defaultdict(list) for name, _ in VARIANTS}
     started = time.perf_counter()
     for repo, insts in sorted(by_repo.items()):
+        if repo not in gitdirs:  # as eval_swebench: a repository without a mirror is left out, and said
+            print(f"{repo}: skipped (no git dir in {args.gitdirs})", file=sys.stderr, flush=True)
+            continue
         root = os.path.join(args.workdir, repo.replace("/", "+") + "@" + insts[-1]["base_commit"][:12])
         materialise(gitdirs[repo], insts[-1]["base_commit"], root)
         docs = load_chunk_documents(root)

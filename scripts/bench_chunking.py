@@ -20,6 +20,8 @@ import time
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)
 
+from retrieval.evaluation.arguments import description  # noqa: E402
+
 
 def _note(log: str, what: str, seconds: float) -> None:
     """Add a timing to the log: the chunking runs in worker processes, whose memory is their own."""
@@ -88,18 +90,26 @@ def measure(root: str, name: str) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=description(__doc__))
     ap.add_argument("--root", required=True)
     ap.add_argument("--retrievers", default="lexical,treesitter")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
+    from retrieval.retrievers.base import get_spec
+
+    names = args.retrievers.split(",")
+    for name in names:  # a bad name ended the run with a traceback
+        try:
+            get_spec(name)
+        except ValueError as exc:
+            ap.error(f"--retrievers: {exc}")
     if not os.path.isdir(args.root):  # was a DiscoveryError traceback
         print(f"error: root is not a directory: {args.root}", file=sys.stderr)
         return 1
     rows = []
     with tempfile.TemporaryDirectory(prefix="bench-chunking-") as tmp:
         os.environ["RETRIEVAL_INDEX_DIR"] = tmp
-        for name in args.retrievers.split(","):
+        for name in names:
             rows.append(measure(args.root, name))
     if args.json:
         print(json.dumps(rows, indent=1))

@@ -19,6 +19,7 @@ from collections import defaultdict
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # run from a source checkout
 
+from retrieval.evaluation.arguments import description  # noqa: E402
 from retrieval.evaluation.stats import bootstrap_interval, sign_test  # noqa: E402
 
 
@@ -75,7 +76,7 @@ def compare(before: dict, after: dict) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("before")
     parser.add_argument("after")
     parser.add_argument("--queries", action="store_true", help="list every query whose NDCG@10 moved")

@@ -23,6 +23,7 @@ PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)
 
 from retrieval import Document, build_retriever  # noqa: E402
+from retrieval.evaluation.arguments import description, positive_int  # noqa: E402
 from retrieval.evaluation.metrics import average_precision, precision_at_k  # noqa: E402
 
 ANSERINI_MAP, ANSERINI_P30 = 0.3123, 0.1942
@@ -31,6 +32,8 @@ ANSERINI_MAP, ANSERINI_P30 = 0.3123, 0.1942
 def load_documents(docs_dir: str) -> list[Document]:
     out = []
     for name in sorted(os.listdir(docs_dir)):
+        if not os.path.isfile(os.path.join(docs_dir, name)):
+            continue  # the index `retrieval eval --root <out>/docs` leaves there (`.retrieval/`)
         with open(os.path.join(docs_dir, name), encoding="utf-8") as fh:
             text = fh.read()
         docid = os.path.splitext(name)[0]
@@ -58,10 +61,10 @@ def evaluate(retriever, queries, k: int) -> tuple[dict, dict]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--cacm-out", default="/tmp/cacm", help="the --out of scripts/cacm_to_jsonl.py")
     parser.add_argument("--run", default=os.path.join(PROJECT, "..", "shared", "bench", "cacm", "cacm-bm25.lucene-run.txt"))
-    parser.add_argument("-k", type=int, default=1000)
+    parser.add_argument("-k", type=positive_int, default=1000)
     args = parser.parse_args(argv)
     try:  # every input read first: a missing run file ended the run with a traceback after the scoring
         docs = load_documents(os.path.join(args.cacm_out, "docs"))

@@ -18,6 +18,8 @@ import time
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)  # run from a source checkout without installing
 
+from retrieval.evaluation.arguments import check_output, description, positive_int  # noqa: E402
+
 
 def file_name(index: int) -> str:
     return f"functions/f{index:05d}.py"
@@ -79,13 +81,14 @@ def evaluate(tree: str, questions: list[dict], name: str, depth: int) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--bench", default=None, help="the CoSQA data (default: ../shared/bench/cosqa)")
     parser.add_argument("--workdir", required=True, help="where the tree and its index go")
     parser.add_argument("--retrievers", default="lexical")
-    parser.add_argument("--depth", type=int, default=100)
+    parser.add_argument("--depth", type=positive_int, default=100)
     parser.add_argument("--json", dest="json_out")
     args = parser.parse_args(argv)
+    check_output(parser, args.json_out)
     from retrieval.retrievers.base import get_spec
 
     for name in args.retrievers.split(","):  # a misspelt name was a traceback after the tree was written

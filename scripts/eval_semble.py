@@ -21,6 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)  # run from a source checkout without installing
 
+from retrieval.evaluation.arguments import check_output, description, positive_int  # noqa: E402
 from retrieval.evaluation.datasets import load_dataset  # noqa: E402
 from retrieval.evaluation.report import calibration_text, fmt, table  # noqa: E402
 from retrieval.evaluation.runner import evaluate, hit_lines  # noqa: E402
@@ -41,14 +42,6 @@ def load_published(bench: str) -> dict[str, dict]:
 def mean(values):
     values = [v for v in values if v is not None]
     return sum(values) / len(values) if values else None
-
-
-def positive_int(text: str) -> int:
-    """-k 0 failed every repository on a division by zero: a usage error instead (exit 2)."""
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
-    return value
 
 
 def run_repo(job: dict) -> dict:
@@ -228,12 +221,12 @@ def print_report(results, skipped, overall, published, k):
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--checkouts", default="/work/checkouts/semble", help="directory of checkouts named like repos.json")
     parser.add_argument("--bench", default=os.path.join(PROJECT, "..", "shared", "bench", "semble-dev"))
     parser.add_argument("--retriever", default="lexical")
     parser.add_argument("--repos", default="", help="comma-separated subset of repository names")
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=positive_int, default=2)
     parser.add_argument("-k", type=positive_int, default=10)
     parser.add_argument("--index-dir", default=os.path.join(os.environ.get("TMPDIR", "/tmp"), "retrieval-eval-index"),
                         help="where indexes are kept (RETRIEVAL_INDEX_DIR), reused while fresh")
@@ -241,13 +234,14 @@ def main(argv=None) -> int:
     parser.add_argument("--json", dest="json_out", help="write all numbers, per query too, to this file")
     args = parser.parse_args(argv)
     args.bench = os.path.normpath(args.bench)
+    check_output(parser, args.json_out)
     if args.retriever != "all":  # a misspelt name failed every repository, one table row at a time
         from retrieval.retrievers.base import get_spec
 
         try:
             get_spec(args.retriever)
         except ValueError as exc:
-            parser.error(str(exc))
+            parser.error(f"{exc} (or all)")
 
     started = time.perf_counter()
     os.environ["RETRIEVAL_INDEX_DIR"] = os.path.abspath(args.index_dir)  # inherited by the workers
@@ -258,8 +252,9 @@ def main(argv=None) -> int:
         print(f"error: cannot read {os.path.join(args.bench, 'repos.json')}: {getattr(exc, 'strerror', None) or exc}",
               file=sys.stderr)
         return 1
-    if not jobs:
-        print("error: no repository to evaluate", file=sys.stderr)
+    if not jobs:  # and why: each asked for is not in the benchmark, or has no checkout
+        why = "; ".join(f"{name}: {reason}" for name, reason in sorted(skipped.items())) or "the benchmark lists none"
+        print(f"error: no repository to evaluate ({why})", file=sys.stderr)
         return 1
     with ProcessPoolExecutor(max_workers=max(1, args.workers)) as pool:
         results = list(pool.map(run_repo, jobs))

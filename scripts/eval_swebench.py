@@ -31,6 +31,7 @@ from concurrent.futures import ProcessPoolExecutor
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)  # run from a source checkout without installing
 
+from retrieval.evaluation.arguments import check_output, count, description, positive_int  # noqa: E402
 from retrieval.evaluation.datasets import EvalQuery, Target  # noqa: E402
 from retrieval.evaluation.report import fmt, table  # noqa: E402
 from retrieval.evaluation.runner import evaluate  # noqa: E402
@@ -230,24 +231,25 @@ def summarise(rows: list[dict]) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(description=description(__doc__))
     parser.add_argument("--bench", default=os.path.join(PROJECT, "..", "shared", "bench", "swebench-dev"))
     parser.add_argument("--gitdirs", default="/work/checkouts/gitdirs.json", help='JSON {"owner/name": bare git dir}')
     parser.add_argument("--workdir", default="/tmp/swebench-trees")
     parser.add_argument("--keep", action="store_true", help="keep trees and indexes for the next run")
-    parser.add_argument("--skip", type=int, default=0, help="leave out the first N instances (a long run in parts)")
-    parser.add_argument("--limit", type=int, default=0, help="only the first N instances (after --skip)")
+    parser.add_argument("--skip", type=count, default=0, help="leave out the first N instances (a long run in parts)")
+    parser.add_argument("--limit", type=count, default=0, help="only the first N instances (after --skip)")
     parser.add_argument("--repos", default="", help="comma-separated subset (owner/name)")
     parser.add_argument("--chain", action="store_true",
                         help="one tree per repository, refreshed from commit to commit (several times faster)")
     parser.add_argument("--retriever", default="lexical")
-    parser.add_argument("--depth", type=int, default=50, help="chunks retrieved per query (widened to cover 5 files)")
-    parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--max-tokens", type=int, default=2000, help="budget of the span figure (0: skip it)")
+    parser.add_argument("--depth", type=positive_int, default=50, help="chunks retrieved per query (widened to cover 5 files)")
+    parser.add_argument("--workers", type=positive_int, default=2)
+    parser.add_argument("--max-tokens", type=count, default=2000, help="budget of the span figure (0: skip it)")
     parser.add_argument("--span-budgets", default="",
                         help="comma-separated further budgets whose span figures are reported too (e.g. 500,1000,4000)")
     parser.add_argument("--json", dest="json_out", help="write all numbers, per instance too, to this file")
     args = parser.parse_args(argv)
+    check_output(parser, args.json_out)
 
     try:
         budgets = sorted({int(b) for b in args.span_budgets.split(",") if b.strip()})

@@ -74,7 +74,7 @@ def swebench_gitdirs(instances_path: str, mirrors: str) -> tuple[dict, list[str]
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     bench = os.path.join(PROJECT, "..", "shared", "bench")
-    parser.add_argument("--bench", default=bench)
+    parser.add_argument("--bench", default=bench, help="the shared bench directory (holding semble-dev/ and swebench-dev/)")
     parser.add_argument("--mirrors", default=os.path.join(PROJECT, "..", ".mirror"))
     parser.add_argument("--checkouts", default="/work/checkouts/semble", help="semble-dev checkouts go here")
     parser.add_argument("--gitdirs", help="write the swebench-dev {owner/name: git dir} map here")
@@ -94,6 +94,10 @@ def main(argv=None) -> int:
         if unknown:  # a misspelt name prepared the others and said nothing of it
             parser.error(f"--repos: no repository {', '.join(unknown)} in semble-dev")
         repos = [r for r in repos if r["name"] in wanted]
+    if not os.path.isdir(args.mirrors):  # every repository was "skipped (no mirror)", exit 0
+        print(f"error: no directory of mirrors at {args.mirrors} (--mirrors: where `fetch` brings them)",
+              file=sys.stderr)
+        return 1
     os.makedirs(args.checkouts, exist_ok=True)
     report = prepare_semble(repos, os.path.abspath(args.mirrors), args.checkouts)
     for name, entry in report.items():

@@ -520,3 +520,52 @@ def test_the_bench_preparation_refuses_a_repository_name_not_in_the_benchmark(tm
                                      "--repos", "cobra,gin"])
     assert exit_info.value.code == 2 and "no repository gin in semble-dev" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_the_scripts_refuse_bad_counts_and_an_unwritable_report_before_any_work(tmp_path, capsys):
+    """`--depth 0` scored every query 0 and `--workers 0` ran "with 0 workers", exit 0; a `--json`
+    into a missing directory was a traceback after the whole run, its numbers lost."""
+    import pytest
+
+    cases = [("eval_cosqa", ["--workdir", str(tmp_path / "w"), "--depth", "0"], "must be at least 1"),
+             ("eval_swebench", ["--depth", "0"], "must be at least 1"),
+             ("eval_swebench", ["--max-tokens", "-5"], "must be at least 0"),
+             ("eval_swebench", ["--workers", "0"], "must be at least 1"),
+             ("eval_semble", ["--workers", "0"], "must be at least 1"),
+             ("eval_semble", ["--json", str(tmp_path / "absent" / "out.json")], "--json: no directory"),
+             ("eval_swebench", ["--json", str(tmp_path)], "is a directory"),
+             ("ablate_semble", ["--json", str(tmp_path / "absent" / "out.json")], "--json: no directory"),
+             ("bench_chunking", ["--root", str(tmp_path), "--retrievers", "lexical,bogus"], "unknown retriever 'bogus'")]
+    for name, argv, said in cases:
+        with pytest.raises(SystemExit) as exit_info:
+            _load(name).main(argv)
+        err = capsys.readouterr().err
+        assert exit_info.value.code == 2 and said in err, (name, argv, err)
+    assert not (tmp_path / "w").exists()
+
+
+def test_the_semble_script_says_why_no_repository_is_left_to_evaluate(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "index"))
+    (tmp_path / "repos.json").write_text(json.dumps([{"name": "cobra", "language": "go"}]))
+    script = _load("eval_semble")
+    assert script.main(["--bench", str(tmp_path), "--checkouts", str(tmp_path / "none"), "--repos", "cobra,gin"]) == 1
+    err = capsys.readouterr().err
+    assert err == (f"error: no repository to evaluate (cobra: no checkout at {tmp_path / 'none' / 'cobra'}; "
+                   "gin: not in repos.json)\n")
+
+
+def test_the_cacm_comparison_reads_the_documents_beside_an_index_retrieval_eval_left_there(tmp_path):
+    """The documented `retrieval eval <out>/cacm.jsonl --root <out>/docs` leaves `docs/.retrieval/`:
+    the next documented step failed on it (`cannot read .../.retrieval: Is a directory`)."""
+    (tmp_path / "CACM-0001.txt").write_text("preliminary report\n")
+    (tmp_path / ".retrieval").mkdir()
+    docs = _load("eval_cacm_pyserini").load_documents(str(tmp_path))
+    assert [(d.docid, d.source_path) for d in docs] == [("CACM-0001", "CACM-0001.txt")]
+
+
+def test_the_bench_preparation_without_its_mirrors_is_an_error_not_every_repository_skipped(tmp_path, capsys):
+    (tmp_path / "semble-dev").mkdir()
+    (tmp_path / "semble-dev" / "repos.json").write_text(json.dumps([{"name": "cobra", "language": "go"}]))
+    assert _load("prepare_bench").main(["--bench", str(tmp_path), "--checkouts", str(tmp_path / "out"),
+                                        "--mirrors", str(tmp_path / "absent")]) == 1
+    assert "error: no directory of mirrors at" in capsys.readouterr().err and not (tmp_path / "out").exists()
