@@ -719,8 +719,9 @@ def _minified(text: str) -> bool:
 
 
 # Markup whose `<script>` elements hold code of another language (a Vue or Svelte component's
-# logic): the script is chunked by its own grammar, the rest by the host's.
-_SCRIPT_HOSTS = frozenset({"vue", "svelte", "html"})
+# logic): the script is chunked by its own grammar, the rest by the host's. A PHP page's HTML is
+# text to its grammar: its scripts are found in the text (_scripts_in_text).
+_SCRIPT_HOSTS = frozenset({"vue", "svelte", "html", "php"})
 
 _SCRIPT_LANG = re.compile(r"""\blang\s*=\s*["']?(tsx?|typescript)\b""", re.IGNORECASE)
 
@@ -753,6 +754,37 @@ def _scripts(root) -> list[tuple[int, int, str]]:
     return sorted(found)
 
 
+_SCRIPT_OPEN = re.compile(r"<script\b[^>]*>", re.IGNORECASE)
+_SCRIPT_CLOSE = re.compile(r"</script\s*>", re.IGNORECASE)
+
+
+def _scripts_in_text(text: str) -> list[tuple[int, int, str]]:
+    """As _scripts, for a page whose grammar reads its HTML as text (PHP's): the rows between each
+    `<script>` tag and its end tag. A script holding PHP (`<?= $x ?>`) is no JavaScript alone: left out."""
+    found = []
+    at = 0
+    while (opened := _SCRIPT_OPEN.search(text, at)) is not None:
+        closed = _SCRIPT_CLOSE.search(text, opened.end())
+        if closed is None:
+            break
+        at = closed.end()
+        head = opened.group(0)
+        kind = _SCRIPT_TYPE.search(head)
+        if "<?" in text[opened.end() : closed.start()] or (kind and kind.group(1).lower() not in _SCRIPT_TYPES):
+            continue
+        first, last = text.count("\n", 0, opened.end()) + 1, text.count("\n", 0, closed.start()) - 1
+        if first <= last:
+            typed = _SCRIPT_LANG.search(head) or (kind and kind.group(1).lower() == "text/typescript")
+            found.append((first, last, "typescript" if typed else "javascript"))
+    return found
+
+
+def _html_texts(root) -> list:
+    """The `text` nodes of a PHP page: its HTML, outside `<?php ... ?>`."""
+    return [child for top in root.children if top.type in ("text", "text_interpolation")
+            for child in ([top] if top.type == "text" else top.children) if child.type == "text"]
+
+
 def _with_scripts(host: list[Chunk], text: str, path: str, language: str, kind: str,
                   policy: ChunkingPolicy, grammar: str) -> list[Chunk]:
     """The host's chunks with each script's rows replaced by that script's own AST chunks (their
@@ -763,10 +795,16 @@ def _with_scripts(host: list[Chunk], text: str, path: str, language: str, kind: 
         return host
     if tree is None:
         return host
+    if grammar == "php":  # in the page's HTML only: a PHP string building a `<script>` is PHP
+        scripts = [(node.start_point[0] + first, node.start_point[0] + last, script_language)
+                   for node in _html_texts(tree.root_node)
+                   for first, last, script_language in _scripts_in_text(node_text(node))]
+    else:
+        scripts = _scripts(tree.root_node)
     lines = split_lines(text)
     inner: list[Chunk] = []
     taken: list[tuple[int, int]] = []  # 1-based rows now chunked by a script's grammar
-    for first, last, script_language in _scripts(tree.root_node):
+    for first, last, script_language in scripts:
         code = "".join(lines[first : last + 1])
         pieces = _chunk_tree(code, path, script_language, kind, policy, grammar_for(path, script_language))
         if not pieces:
@@ -800,7 +838,38 @@ def _with_scripts(host: list[Chunk], text: str, path: str, language: str, kind: 
             elif piece.strip():
                 kept.append(replace(c, start_line=s, end_line=e, text=piece, scope=None,
                                     definitions=None if c.definitions is None else ()))
-    return sorted(kept + inner, key=lambda c: (c.start_line, c.end_line))
+    return _glue_tags(sorted(kept + inner, key=lambda c: (c.start_line, c.end_line)), {id(c) for c in inner}, lines)
+
+
+_TAG_LINE = re.compile(r"\s*<(/?)script\b[^>]*>\s*$", re.IGNORECASE)
+
+
+def _glue_tags(chunks: list[Chunk], inner: set[int], lines: list[str]) -> list[Chunk]:
+    """A host chunk of a script's tag lines alone (`</script>`, `<script setup>`) joined to the
+    script's chunk beside it: a chunk of one tag said nothing, and outranked code on its length."""
+    out: list[Chunk] = []
+    for i, c in enumerate(chunks):
+        tags = [_TAG_LINE.match(line) for line in c.text.splitlines() if line.strip()]
+        if id(c) in inner or not tags or not all(tags):
+            out.append(c)
+            continue
+        closing, opening = any(t.group(1) for t in tags), any(not t.group(1) for t in tags)
+        before = out[-1] if out else None
+        after = chunks[i + 1] if i + 1 < len(chunks) else None
+        if closing and not opening and before is not None and id(before) in inner and before.end_line + 1 == c.start_line:
+            out[-1] = _joined(before, c.end_line, lines)
+        elif opening and not closing and after is not None and id(after) in inner and c.end_line + 1 == after.start_line:
+            chunks[i + 1] = _joined(after, c.start_line, lines)
+            inner.add(id(chunks[i + 1]))
+        else:
+            out.append(c)
+    return out
+
+
+def _joined(c: Chunk, line: int, lines: list[str]) -> Chunk:
+    """c widened to `line` (before or after it), its text the file's lines."""
+    start, end = min(c.start_line, line), max(c.end_line, line)
+    return replace(c, start_line=start, end_line=end, text="".join(lines[start - 1 : end]))
 
 
 def _chunk_tree(text: str, path: str, language: str, kind: str, policy: ChunkingPolicy,

@@ -1860,7 +1860,9 @@ def test_scripts_in_svelte_and_html_are_chunked_and_a_template_script_is_left_to
     svelte = f"<script>\n{code}</script>\n\n<h1>Hello</h1>\n"
     chunks = chunks_of(svelte, "App.svelte", "svelte", TINY)
     assert_verbatim(svelte, chunks)
-    assert by_symbol(chunks, "compute").start_line == 2
+    # the script's tags join its chunks beside them: a chunk of `<script>` alone said nothing
+    assert by_symbol(chunks, "compute").text.startswith("<script>\nfunction compute(value) {")
+    assert not [c for c in chunks if c.text.strip() in ("<script>", "</script>")]
     assert by_symbol(chunks, "reset").chunk_kind == "function"
     html = (f"<html>\n<head>\n<script type=\"module\">\n{code}</script>\n"
             f"<script type=\"text/x-template\" id=\"row\">\nfunction notCode() {{ }}\n</script>\n</head>\n</html>\n")
@@ -1884,6 +1886,21 @@ def test_the_members_of_a_script_s_chunks_carry_the_lines_of_the_page_not_of_the
     assert {m[0] for m in ranged} & {"load", "addTodo"}
     for name, _path, _kind, first, last in ranged:
         assert any(f"function {name}(" in line for line in lines[first - 1 : last]), (name, first, last)
+
+
+def test_a_script_in_a_php_page_is_chunked_by_javascript_s_grammar():
+    """PHP's grammar reads a page's HTML as text: `toggleFollow`, defined in its `<script>`, was no
+    definition, and a query naming it found the footer that calls it first."""
+    page = ("<?php $user = load_user(); ?>\n<html>\n<body>\n<script>\nfunction toggleFollow(button) {\n"
+            "  button.classList.toggle('on');\n}\n</script>\n<script>\nconst x = <?= json_encode($user) ?>;\n</script>\n"
+            "<?php render_footer(); ?>\n</body>\n</html>\n")
+    chunks = chunks_of(page, "profile.php", "php", TINY)
+    assert_verbatim(page, chunks)
+    toggle = by_symbol(chunks, "toggleFollow")
+    assert (toggle.start_line, toggle.chunk_kind, toggle.language) == (5, "function", "php")
+    assert "toggleFollow" in defined(chunks)
+    # a script holding PHP is no JavaScript alone: the host's lines
+    assert any("json_encode" in c.text and c.chunk_kind == "module" for c in chunks)
 
 
 def test_an_r_function_is_named_by_the_binding_that_holds_it():
