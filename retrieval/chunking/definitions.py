@@ -170,6 +170,8 @@ _EXTRA_PATTERNS = (
     "(fun_decl . clause: (function_clause name: (atom) @name)) @def",
     '(call target: (identifier) @kw (#any-of? @kw "def" "defp" "defmacro" "defmacrop" "defguard"'
     ' "defmodule" "defprotocol" "defimpl" "defdelegate")) @def',
+    # Clojure's top-level `(defn name ...)`, `(defprotocol Name ...)`, ...: see _LISP_KINDS
+    "(source (list_lit . value: (sym_lit name: (sym_name) @lisp) . value: (sym_lit name: (sym_name) @name)) @def)",
     # ExUnit's `test "name" do` and `describe "group" do`: labels of their blocks, as Zig's tests
     '(call target: (identifier) @kw (#any-of? @kw "test" "describe") (arguments . (string)) (do_block)) @def',
 )
@@ -194,6 +196,10 @@ _SECTION_PATTERNS = {
 }
 _CLOSURE_TYPES = frozenset({"variable_declarator", "let_declaration", "assignment", "assignment_expression",
                             "field_definition", "public_field_definition", "function_expression"})
+
+_LISP_KINDS = {"defn": "function", "defn-": "function", "defmacro": "macro", "defmulti": "function",
+               "defmethod": "function", "def": "constant", "defonce": "constant", "defprotocol": "interface",
+               "definterface": "interface", "defrecord": "struct", "deftype": "struct"}
 
 # `defstruct` is not among them: a struct is named by its module (`defstruct id: nil` names fields).
 _ELIXIR_KINDS = {"defmodule": "module", "defprotocol": "interface", "defimpl": "impl"}
@@ -315,7 +321,7 @@ def _query(grammar: str):
     query = None
     # Without a definition node type of its own (Clojure, F#, YAML, ...) the tree says nothing
     # about definitions: those files keep the patterns (`definitions` None).
-    if types or any("@kw" in p or "@key" in p for p in patterns[1 if types else 0 :]):
+    if types or any("@kw" in p or "@key" in p or "@lisp" in p for p in patterns[1 if types else 0 :]):
         query = Query(language, "\n".join(patterns))
     _QUERIES[grammar] = query
     return query
@@ -483,6 +489,16 @@ def _definition(node, captures) -> Definition | None:
             return None
         return Definition(name, display, "section", node.start_point[0], end_row(node),
                           key[0].start_point[0], (node.start_byte, node.end_byte))
+    lisp = captures.get("lisp")
+    if lisp:  # Clojure's `(defn parse-path ...)`: a list whose head says what its second item defines
+        name_node = captures.get("name", (None,))[0]
+        kind = _LISP_KINDS.get(node_text(lisp[0]))
+        if name_node is None or kind is None:
+            return None
+        display = node_text(name_node)
+        if "\n" in display or len(display) > 120:
+            return None
+        return Definition(display, display, kind, node.start_point[0], end_row(node), name_node.start_point[0])
     kw = captures.get("kw")
     if kw:  # an Elixir `def`/`defmodule` call: the name is its first argument
         keyword = node_text(kw[0])

@@ -2601,11 +2601,14 @@ def test_a_zig_enum_is_an_enum_and_a_struct_a_struct():
     ("module Account = struct\n  type t = { id : int; balance : int }\n\n  let open_account id = { id; balance = 0 }\n\n"
      "  let apply t amount =\n    let total = t.balance + amount in\n    { t with balance = total }\nend\n\nlet limit = 3\n",
      "lib/account.ml", "ocaml", {"Account.open_account", "Account.apply", "limit"}),
+    ("(ns app.paths\n  (:require [clojure.string :as str]))\n\n(defn parse-path\n  \"Splits a path.\"\n  [path]\n"
+     "  (str/split path #\"/\"))\n\n(defprotocol Store\n  (fetch [this k]))\n\n(def limit 3)\n", "src/app/paths.clj",
+     "clojure", {"parse-path", "Store", "limit"}),
 ])
-def test_scopes_and_definitions_of_powershell_perl_fsharp_and_ocaml(text, path, language, expected):
+def test_scopes_and_definitions_of_powershell_perl_fsharp_ocaml_and_clojure(text, path, language, expected):
     """A PowerShell class's methods and enums, Perl's packages (a statement up to the next, or a
-    block), F#'s types, modules and functions and OCaml's `let`s were no definitions: chunks said
-    `module` or were named by a match arm."""
+    block), F#'s types, modules and functions, OCaml's `let`s and Clojure's `defn`s were no
+    definitions: chunks said `module` or were named by a match arm."""
     chunks = chunks_of(text, path, language, policy=TINY)
     assert_verbatim(text, chunks)
     paths = {c.context for c in chunks} | {m[1] for c in chunks for m in c.members}
