@@ -260,7 +260,7 @@ class Embedder:
         batches on two threads are faster per text; so do the texts of a `part` of a larger run,
         however few. Either way the vectors agree within 2e-7 (as torch's own do across batch
         compositions)."""
-        texts = list(texts)
+        texts = [_encodable(t) for t in texts]
         if len(texts) <= NUMPY_MAX_TEXTS and self._model is None and not part:
             encoder = self._numpy_encoder()
             if encoder is not None:
@@ -309,13 +309,14 @@ class Embedder:
         last = self._last_query
         if last is not None and last[0] == text:
             return last[1]
+        asked, text = text, _encodable(text)
         encoder = self._numpy_encoder()
         if encoder is not None:
             vector = self._finite(encoder.encode(text))
         else:
             vector = self._finite(self.embed_with_model([text], batch_size=1, threads=1)[0])
         vector.setflags(write=False)  # every caller of this text shares it
-        self._last_query = (text, vector)
+        self._last_query = (asked, vector)
         return vector
 
     def _numpy_encoder(self):
@@ -332,6 +333,16 @@ class Embedder:
                     if self._numpy is not None and self.dim is None:
                         self.dim = self._numpy.dim
         return self._numpy
+
+
+def _encodable(text: str) -> str:
+    """text, a lone surrogate (a Python string from undecodable bytes) as U+FFFD: the tokenizer
+    refused the whole text ("TextInputSequence must be str"), where the lexical retrievers take it."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
 _EMBEDDERS: dict[tuple, Embedder] = {}

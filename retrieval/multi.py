@@ -176,7 +176,7 @@ def search_all(root: str, query: str, *, retriever: str = ALL, top_k: int = 10, 
                              min_confidence, top_k)
     else:
         hits = engine.search_detailed(query, top_k, allow=allow)
-    if not hits:  # the lexical index speaks for them all
+    if not hits and top_k:  # the lexical index speaks for them all
         service.say_why_empty(root, "lexical", filters, min_confidence, query, notes)
     indexed = _indexed(root, engine.engines, hits)
     # A label is the treesitter chunk's (the others have none): its words are weighed by its index.

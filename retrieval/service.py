@@ -896,7 +896,7 @@ def search(
         from .confidence import keep_at_least
 
         hits = keep_at_least(hits, min_confidence, top_k)
-    if not hits:
+    if not hits and top_k:  # (none asked for: no reason to give)
         say_why_empty(root, retriever, filters, min_confidence, query, notes)
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed)

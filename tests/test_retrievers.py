@@ -151,7 +151,7 @@ def test_extensions_are_taken_with_or_without_their_dot(sample_repo):
     (1.2, -0.1, ValueError, "b must be a number from 0 to 1, not -0.1"),
     ("1.2", 0.75, TypeError, "k1 must be a number, not str"),
     (True, 0.75, TypeError, "k1 must be a number, not bool"),
-    (1.2, None, TypeError, "b must be a number, not NoneType")])
+    (1.2, [0.75], TypeError, "b must be a number, not list")])
 def test_bm25_parameters_outside_their_range_are_refused_when_the_retriever_is_built(k1, b, error, message):
     # Taken, they gave a ZeroDivisionError mid-search (k1=-1), silently no hits (NaN, infinity) or
     # negative scores ranked upside down; `index --bm25` has refused them all along.
@@ -209,3 +209,32 @@ def test_a_document_with_a_field_of_the_wrong_type_is_refused_naming_it(name, do
         pytest.skip(REGISTRY[name].unavailable_reason())
     with pytest.raises(TypeError, match=f"^{re.escape(message)}$"):
         build_retriever(name).index([Document(docid="ok", text="def ok(): pass"), document])
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+@pytest.mark.parametrize("fields, error, message", [
+    ({"start_line": 5, "end_line": 2}, ValueError, "start_line and end_line must both be None or lines"),
+    ({"start_line": 1}, ValueError, "start_line and end_line must both be None or lines"),
+    ({"start_line": 0, "end_line": 0}, ValueError, "start_line and end_line must both be None or lines"),
+    ({"scope": "1-2"}, ValueError, "scope must be None or (first line, last line), not '1-2'"),
+    ({"definitions": "foo"}, TypeError, "definitions must be None or a tuple of names, not 'foo'"),
+    ({"members": (("bar",),)}, TypeError, "members must be (name, scope path, kind[, first line, last line]) tuples"),
+    ({"members": "bar"}, TypeError, "members must be (name, scope path, kind[, first line, last line]) tuples")])
+def test_a_document_of_the_wrong_shape_is_refused_naming_it_not_indexed_to_fail_every_search(name, fields, error,
+                                                                                            message):
+    """A member without its kind, or lines 5-2, were indexed, and every later search failed (an
+    unpacking error; 'MemorySegment' has no attribute 'directory'); a scope given as text came back
+    as ('1', '-'), definitions given as a str were read letter by letter."""
+    if REGISTRY[name].unavailable_reason():
+        pytest.skip(REGISTRY[name].unavailable_reason())
+    document = Document(**{"docid": "d", "text": "def foo():\n    bar()\n", "source_path": "m.py", **fields})
+    with pytest.raises(error, match=f"^Document 'd': {re.escape(message)}"):
+        build_retriever(name).index([Document(docid="ok", text="def ok(): pass"), document])
+
+
+def test_bm25_parameters_given_with_the_prose_profile_are_kept():
+    """`profile="prose"` replaced k1 and b given with it by Lucene's defaults, in silence."""
+    assert (build_retriever("lexical", profile="prose", k1=2.0, b=1.0).params.k1,
+            build_retriever("lexical", profile="prose", k1=2.0, b=1.0).params.b) == (2.0, 1.0)
+    assert (build_retriever("lexical", profile="prose").params.k1, build_retriever("lexical", profile="prose").params.b) == (0.9, 0.4)
+    assert (build_retriever("lexical", k1=0.5).params.k1, build_retriever("lexical", k1=0.5).params.b) == (0.5, 0.75)

@@ -46,6 +46,7 @@ def check_documents(documents) -> list[Document]:
             value = getattr(doc, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
                 raise TypeError(f"Document {doc.docid!r}: {name} must be an int or None, not {type(value).__name__}")
+        _check_span(doc)
     # A docid names one document: given twice, a search returned it twice (once from pi-serini).
     seen: set[str] = set()
     for doc in documents:
@@ -56,6 +57,31 @@ def check_documents(documents) -> list[Document]:
 
 
 _TEXT_FIELDS = ("docid", "text", "url", "source_path", "context", "language", "kind", "symbol", "chunk_kind")
+
+
+def _line(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
+def _check_span(doc: Document) -> None:
+    """Lines, scope, definitions and members of the shapes a chunker gives them: a member without
+    its kind, a scope as text or lines 5-2 were indexed, then failed every search (an unpacking
+    error, a damaged-segment message about an index in memory), or were read letter by letter."""
+    start, end = doc.start_line, doc.end_line
+    if (start is None) != (end is None) or (start is not None and not (_line(start) and _line(end) and start <= end)):
+        raise ValueError(f"Document {doc.docid!r}: start_line and end_line must both be None or lines "
+                         f"1 <= start_line <= end_line, not {start!r} and {end!r}")
+    if doc.scope is not None and not (isinstance(doc.scope, tuple) and len(doc.scope) == 2
+                                      and _line(doc.scope[0]) and _line(doc.scope[1]) and doc.scope[0] <= doc.scope[1]):
+        raise ValueError(f"Document {doc.docid!r}: scope must be None or (first line, last line), not {doc.scope!r}")
+    if doc.definitions is not None and (isinstance(doc.definitions, str) or not isinstance(doc.definitions, (tuple, list))
+                                        or not all(isinstance(n, str) for n in doc.definitions)):
+        raise TypeError(f"Document {doc.docid!r}: definitions must be None or a tuple of names, not {doc.definitions!r}")
+    if isinstance(doc.members, str) or not isinstance(doc.members, (tuple, list)) or not all(
+            isinstance(m, (tuple, list)) and len(m) in (3, 5) and all(isinstance(x, str) for x in m[:3])
+            and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in m[3:]) for m in doc.members):
+        raise TypeError(f"Document {doc.docid!r}: members must be (name, scope path, kind[, first line, last "
+                        f"line]) tuples, not {doc.members!r}")
 
 
 def marked_paths(documents: list[Document]) -> frozenset[str]:

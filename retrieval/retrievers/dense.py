@@ -39,7 +39,7 @@ class DenseRetriever:
         # file first and the path priors.
         self.ranking = ranking or RankingConfig(file_evidence=0.0)
         self._index = None
-        self._docids: dict[tuple, str] = {}
+        self._documents: list[Document] | None = None  # the in-memory index's, one per row
         self._embedder = None
         self._chunker = None
 
@@ -75,8 +75,9 @@ class DenseRetriever:
 
     def index(self, documents: Iterable[Document]) -> None:
         """Embed the documents (as the store embeds chunks: path, context, text) and keep them in
-        memory, searched exactly. Chunks the store leaves to the lexical index (vendored, generated,
-        translated files) are left out here too."""
+        memory, searched exactly. Those the store leaves to the lexical index (vendored, generated,
+        translated files) are left out here too: `hybrid` finds them by its lexical arm. In docid
+        order, so the same documents in any order embed and tie alike."""
         import numpy as np
 
         from ..vectors.search import MemoryIndex
@@ -84,17 +85,24 @@ class DenseRetriever:
 
         documents = check_documents(documents)
         generated = marked_paths(documents)
-        kept = [(d.source_path or d.docid, d) for d in documents]
-        kept = [(path, d) for path, d in kept if worth_embedding(path, d.kind, path in generated)]
-        texts = [embed_text(path, d.text, d.context) for path, d in kept]
+        documents = sorted((d for d in documents if worth_embedding(d.source_path or d.docid, d.kind,
+                                                                     (d.source_path or d.docid) in generated)),
+                           key=lambda d: d.docid)
+        texts = [embed_text(d.source_path or d.docid, d.text, d.context) for d in documents]
         vectors = self.embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
-        rows = [(path, d.language, d.kind, d.start_line or 0, d.end_line or 0) for path, d in kept]
-        self._docids = {(p, s, e): d.docid for (p, _l, _k, s, e), (_path, d) in zip(rows, kept)}
+        rows = [(d.source_path or d.docid, d.language, d.kind, d.start_line or 0, d.end_line or 0) for d in documents]
+        # Each row's own document: several of one file without lines (an FAQ's entries) were one key,
+        # the last of them returned for all (and the hits of vendored files took a made-up docid).
+        self._documents = documents
         self._index = MemoryIndex(vectors, rows)
 
     def docid(self, path: str, start: int, end: int) -> str:
-        """The docid of a hit: the in-memory document's own, else the store's `path:start-end`."""
-        return self._docids.get((path, start or 0, end or 0)) or chunk_docid(path, start, end)
+        """The store's docid of a chunk: `path:start-end`."""
+        return chunk_docid(path, start or None, end or None)
+
+    def document(self, candidate) -> Document | None:
+        """The in-memory document a candidate is (None for the store's)."""
+        return self._documents[candidate.row] if self._documents is not None else None
 
     # -- the persistent index ------------------------------------------------------------
 
@@ -121,7 +129,7 @@ class DenseRetriever:
         from ..vectors.search import DenseIndex
 
         self._index = DenseIndex(directory, state)
-        self._docids = {}
+        self._documents = None
         return self
 
     # -- searching -------------------------------------------------------------------------
@@ -130,9 +138,9 @@ class DenseRetriever:
         """Exact-cosine candidates, best first, before any ranking signal."""
         if self._index is None:
             raise RuntimeError(NOT_INDEXED)
-        if not len(self._index) or not query.strip():
-            # A blank query has no hits, as lexical answers it: the embedding of nothing ranked
-            # every chunk in an arbitrary order.
+        if not len(self._index) or not any(ch.isalnum() for ch in query):
+            # A blank query has no hits, as lexical answers it: the embedding of nothing (or of a
+            # zero-width space, a NUL) ranked every chunk in an arbitrary order.
             return []
         return self._index.candidates(self.embedder.embed_query(query), depth, allow)
 
@@ -149,8 +157,13 @@ class DenseRetriever:
         found = self.candidates(query, max(top_k * 3, config.candidates), allow)
         hits = []
         for rank, (value, c) in enumerate(rank_candidates([(c.score, c.path, c.kind, c) for c in found], plan, config)[:top_k], start=1):
-            hits.append(SearchHit(self.docid(c.path, c.start_line, c.end_line), c.path, c.start_line or None,
-                                  c.end_line or None, rank, value, language=c.language, kind=c.kind))
+            d = self.document(c)
+            if d is None:
+                hits.append(SearchHit(self.docid(c.path, c.start_line, c.end_line), c.path, c.start_line or None,
+                                      c.end_line or None, rank, value, language=c.language, kind=c.kind))
+            else:  # what the document says of itself, as lexical's hits of it say it
+                hits.append(SearchHit(d.docid, c.path, d.start_line, d.end_line, rank, value, d.context,
+                                      language=d.language, kind=d.chunk_kind or d.kind, symbol=d.symbol, scope=d.scope))
         return hits
 
 

@@ -186,12 +186,17 @@ class HybridRetriever:
             path, language, kind = seg.files[fid]
             if fid in seg.generated:
                 generated.add(path)
-            key = (path, seg.starts[d], seg.ends[d])
+            # Keyed by docid too: in memory several documents of one file may share a span (none).
+            start, end = seg.starts[d], seg.ends[d]
+            docid = seg.docids[d] if seg.docids is not None else self.dense.docid(path, start, end)
+            key = (path, start, end, docid)
             lex_scores[key] = value
             docs[key] = (kind, (i, d), language)
         dense_scores: dict[tuple, float] = {}
         for c in dense:
-            key = (c.path, c.start_line, c.end_line)
+            own = self.dense.document(c)
+            key = (c.path, c.start_line, c.end_line,
+                   own.docid if own is not None else self.dense.docid(c.path, c.start_line, c.end_line))
             dense_scores[key] = c.score
             docs.setdefault(key, (c.kind, None, c.language))
         kind = "symbol" if plan.symbol is not None else "long" if plan.long else "sentence"
@@ -202,7 +207,7 @@ class HybridRetriever:
         fused = score_fusion(lex_scores, dense_scores, share, rank_weight=rank_weight, rank_k=self.trust.rank_k)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)
-        framed = self.lexical.frame_factors(plan, ((key, *key, docs[key][1]) for key in fused))
+        framed = self.lexical.frame_factors(plan, ((key, *key[:3], docs[key][1]) for key in fused))
         ranked = rank_candidates([(value * scoped.get(docs[key][1], 1.0) * framed.get(key, 1.0), key[0], docs[key][0],
                                    key) for key, value in fused.items()], plan, config, definers,
                                  self.lexical.mentioned(plan), frozenset(generated))
@@ -219,10 +224,10 @@ class HybridRetriever:
         level_of = {docs_key: level for (_v, docs_key), level in zip(lexical_ranked, levels)}
         hits = []
         for rank, (value, key) in enumerate(ranked[:top_k], start=1):
-            path, start, end = key
+            path, start, end, docid = key
             start, end = start or None, end or None
             kind, lexical_doc, language = docs[key]
-            hits.append(SearchHit(self.dense.docid(path, start, end), path, start, end, rank, value,
+            hits.append(SearchHit(docid, path, start, end, rank, value,
                                   confidence=level_of.get(lexical_doc, "low") if lexical_doc else "low",
                                   language=language, kind=kind))
         return hits

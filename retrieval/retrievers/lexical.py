@@ -52,12 +52,13 @@ class LexicalRetriever:
     # BM25 reads a chunk shorter than this many terms as this long (0: as long as it is).
     length_floor = 0
 
-    def __init__(self, k1: float = 1.2, b: float = 0.75, ranking: RankingConfig | None = None,
+    def __init__(self, k1: float | None = None, b: float | None = None, ranking: RankingConfig | None = None,
                  profile: str = CODE):
-        check_bm25(k1, b)
-        self.params = BM25Params(k1=k1, b=b)
+        check_bm25(k1, b, none_is_default=True)
+        self._bm25 = (k1, b)  # None: the profile's default (a prose profile overwrote a k1 given with it)
         self.ranking = ranking or RankingConfig()
         self.profile = CODE
+        self.params = self._params()
         self._views: list[SegmentView] | None = None
         self._names = None  # (views, paths_by_name of their files), for the paths queries write out
         self._verdicts = None  # (views, {filter's verdict_key: [_AllowedDocs per view]}): see _allowed
@@ -69,12 +70,17 @@ class LexicalRetriever:
 
     def use_profile(self, profile: str) -> None:
         """`code` (the default): code-aware terms and ranking. `prose`: Lucene's English analyzer
-        and plain BM25 with Lucene's defaults (k1=0.9, b=0.4), no code-specific signal."""
+        and plain BM25 with Lucene's defaults (k1=0.9, b=0.4 unless given), no code-specific signal."""
         if profile not in PROFILES:
             raise ValueError(f"unknown profile {profile!r}; choose one of: {', '.join(PROFILES)}")
-        if profile == PROSE:
-            self.params = BM25Params(k1=0.9, b=0.4)
         self.profile = profile
+        self.params = self._params()
+
+    def _params(self) -> BM25Params:
+        """BM25's k1 and b: those given, else the profile's (code 1.2 and 0.75, prose Lucene's 0.9 and 0.4)."""
+        k1, b = self._bm25
+        default = BM25Params(k1=0.9, b=0.4) if self.profile == PROSE else BM25Params()
+        return BM25Params(k1=default.k1 if k1 is None else k1, b=default.b if b is None else b)
 
     def fingerprint(self) -> dict:
         # What the stored postings depend on; query-time ranking settings are not part of it.
@@ -263,7 +269,7 @@ class LexicalRetriever:
                 symbol, context, chunk_kind = named
             # A symbol query's label is the definition it names, in its letter case (above); a
             # question's is chosen by where its words are (retrieval.labels, given the lines).
-            beside = () if symbol_query else tuple(tuple(m) for m in members if m[3])
+            beside = () if symbol_query else tuple(tuple(m) for m in members if len(m) == 5 and m[3])
             hits.append(SearchHit(docid, path, start, end, rank, value, context, confidence, language=language,
                                   kind=chunk_kind or kind, symbol=symbol,
                                   scope=(scope_start, scope_end) if scope_start else None, members=beside))

@@ -82,6 +82,77 @@ def test_the_in_memory_api_embeds_no_file_whose_header_says_a_tool_wrote_it(make
     assert [h.source_path for h in retriever.search_detailed("FetchOrders", 5)] == ["store/orders.go"]
 
 
+FAQ = [("faq#1", "How do I reset my password? Use the reset link we email you."),
+       ("faq#2", "How do I delete my account? Contact support to delete it."),
+       ("faq#3", "Where is the billing page? Under settings, then billing.")]
+
+
+@pytest.mark.parametrize("name", ["turbovec", "hybrid"])
+def test_in_memory_documents_of_one_file_without_lines_are_each_their_own_hit(name):
+    """Keyed by (path, lines), three FAQ entries of one file were one: turbovec answered `faq#3`
+    three times for every question, hybrid once."""
+    from retrieval import Document, build_retriever
+
+    retriever = build_retriever(name)
+    retriever.index([Document(docid, text, source_path="faq.md") for docid, text in FAQ])
+    assert retriever.search("delete my account", 1) == ["faq#2"]
+    assert sorted(retriever.search("password billing account", 3)) == ["faq#1", "faq#2", "faq#3"]
+
+
+def test_hybrid_answers_with_the_docids_it_was_given_for_documents_only_its_lexical_arm_holds():
+    """A vendored document (left to the lexical arm) came back as `vendor/routes.py:None-None`, a
+    docid no document has."""
+    from retrieval import Document, build_retriever
+
+    docs = [Document("doc-1", "def register_route(app, path): app.routes.append(path)", source_path="vendor/routes.py"),
+            Document("doc-2", "database pool settings and timeouts", source_path="src/db.py")]
+    retriever = build_retriever("hybrid")
+    retriever.index(docs)
+    assert retriever.search("register route", 2)[0] == "doc-1"
+    assert set(retriever.search("register route database pool", 5)) <= {"doc-1", "doc-2"}
+
+
+@pytest.mark.parametrize("name", ["turbovec", "hybrid"])
+def test_in_memory_dense_hits_are_the_same_whatever_order_the_documents_came_in(name):
+    from retrieval import Document, build_retriever
+
+    a = Document("x.py:1-2", "register route", source_path="x.py", start_line=1, end_line=2)
+    b = Document("x.py:3-4", "register route", source_path="x.py", start_line=3, end_line=4)
+    ranked = []
+    for order in ([a, b], [b, a]):
+        retriever = build_retriever(name)
+        retriever.index(order)
+        ranked.append([(h.docid, round(h.score, 6)) for h in retriever.search_detailed("register route", 2)])
+    assert ranked[0] == ranked[1]
+
+
+def test_in_memory_dense_hits_carry_what_their_document_says_of_itself():
+    from retrieval import Document, build_retriever
+
+    doc = Document("r", "def add_route(self, path):\n    self.routes.append(path)\n", source_path="app/router.py",
+                   start_line=10, end_line=11, context="Router.add_route", language="python", kind="code",
+                   symbol="add_route", chunk_kind="method", scope=(1, 40))
+    retriever = build_retriever("turbovec")
+    retriever.index([doc])
+    (hit,) = retriever.search_detailed("add a route", 1)
+    assert (hit.docid, hit.start_line, hit.end_line, hit.context, hit.symbol, hit.kind, hit.scope) == (
+        "r", 10, 11, "Router.add_route", "add_route", "method", (1, 40))
+
+
+@pytest.mark.parametrize("name", ["turbovec", "hybrid"])
+def test_a_query_with_a_lone_surrogate_or_of_no_word_is_answered_not_refused(name):
+    """A lone surrogate (undecodable bytes in a Python string) was `TypeError: TextInputSequence
+    must be str`; a zero-width space or a NUL ranked every document."""
+    from retrieval import Document, build_retriever
+
+    retriever = build_retriever(name)
+    retriever.index([Document(docid, text, source_path="faq.md") for docid, text in FAQ]
+                    + [Document("odd", "route \udcff handler", source_path="odd.py")])
+    assert retriever.search("\ud83d delete account", 1) == ["faq#2"]
+    for blank in ("\u200b", "\ufeff", "\x00", " ?! "):
+        assert retriever.search(blank, 5) == []
+
+
 def test_the_store_round_trips_rows_vectors_and_the_turbovec_index(tmp_path):
     import numpy as np
 
