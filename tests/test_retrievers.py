@@ -238,3 +238,25 @@ def test_bm25_parameters_given_with_the_prose_profile_are_kept():
             build_retriever("lexical", profile="prose", k1=2.0, b=1.0).params.b) == (2.0, 1.0)
     assert (build_retriever("lexical", profile="prose").params.k1, build_retriever("lexical", profile="prose").params.b) == (0.9, 0.4)
     assert (build_retriever("lexical", k1=0.5).params.k1, build_retriever("lexical", k1=0.5).params.b) == (0.5, 0.75)
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRY))
+def test_an_argument_a_retriever_does_not_take_is_said_of_that_retriever(name):
+    """`build_retriever("hybrid", k1=1.0)` said `DenseRetriever.__init__() got an unexpected keyword
+    argument 'k1'`: a class the caller never named."""
+    if REGISTRY[name].unavailable_reason():
+        pytest.skip(REGISTRY[name].unavailable_reason())
+    with pytest.raises(TypeError, match=f"^the {re.escape(name)} retriever takes no 'bogus' argument$"):
+        build_retriever(name, bogus=1)
+
+
+@pytest.mark.parametrize("fields, error, message", [
+    ({"max_lines": "3"}, TypeError, "ChunkingPolicy.max_lines must be an int, not str"),
+    ({"code": 0}, ValueError, "ChunkingPolicy.code must be at least 1, not 0"),
+    ({"prose": True}, TypeError, "ChunkingPolicy.prose must be an int, not bool")])
+def test_a_chunking_policy_of_wrong_values_is_refused_when_made(fields, error, message):
+    """`ChunkingPolicy(max_lines="3")` failed at the first file chunked, comparing a str with an int."""
+    from retrieval.chunking import ChunkingPolicy
+
+    with pytest.raises(error, match=f"^{re.escape(message)}$"):
+        ChunkingPolicy(**fields)

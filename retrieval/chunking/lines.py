@@ -28,6 +28,15 @@ class ChunkingPolicy:
     default: int = 1200
     max_lines: int = 120
 
+    def __post_init__(self):
+        # `max_lines="3"` failed at the first file chunked, as a comparison of str and int.
+        for name in ("code", "prose", "config", "default", "max_lines"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError(f"ChunkingPolicy.{name} must be an int, not {type(value).__name__}")
+            if value < 1:
+                raise ValueError(f"ChunkingPolicy.{name} must be at least 1, not {value}")
+
     def budget(self, kind: str) -> int:
         if kind == CODE:
             return self.code

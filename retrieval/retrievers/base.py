@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol, runtime_checkable
 
@@ -267,4 +268,15 @@ def build_retriever(name: str, **kwargs) -> Retriever:
         raise RuntimeError(reason)
     module_name, attr = spec.factory.split(":")
     factory: Callable = getattr(importlib.import_module(module_name), attr)
-    return factory(**kwargs)
+    try:
+        return factory(**kwargs)
+    except TypeError as exc:
+        # Said of the retriever asked for, not of a class behind it (`DenseRetriever.__init__() got
+        # an unexpected keyword argument 'k1'` for `hybrid`).
+        unexpected = _UNEXPECTED.search(str(exc))
+        if unexpected is None or unexpected.group(1).strip("'") not in kwargs:
+            raise
+        raise TypeError(f"the {name} retriever takes no {unexpected.group(1)} argument") from None
+
+
+_UNEXPECTED = re.compile(r"got an unexpected keyword argument ('[^']*')")
