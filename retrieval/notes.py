@@ -171,6 +171,8 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
     from .text import STOPWORDS
 
     words = re.findall(r"\w+", query.lower())
+    if not query.strip():
+        return "no hits: the query is blank"
     if not words:
         return "no hits: the query has no word to search for (only punctuation or symbols)"
     if all(w in STOPWORDS for w in words):

@@ -442,6 +442,7 @@ def test_an_empty_answer_says_why_in_its_notes(make_tree):
     assert result.notes == ["no hits: no indexed text contains a word of the query"]
     assert search_all(root, "xylophonequux").notes[-1] == "no hits: no indexed text contains a word of the query"
     assert service.search(root, "retry").notes == []  # hits: nothing to explain
+    assert service.search(root, "   ").notes == ["no hits: the query is blank"]  # not "only punctuation"
     # none asked for: no reason to give (it said no indexed text held a word the index holds)
     assert service.search(root, "retry", top_k=0).notes == []
     assert not [note for note in search_all(root, "retry", top_k=0).notes if note.startswith("no hits")]
