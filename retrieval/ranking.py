@@ -287,14 +287,20 @@ def member_named(query: str, context: str, symbol: str, members) -> tuple[str, s
         found = [m for m in members if scope_agrees(m[1], parts, exact=True)]
         if not found and loose and not scope_agrees(context, parts):
             found = [m for m in members if scope_agrees(m[1], parts)]
+        if not found and not scope_agrees(context, parts[-1:], exact=True):
+            # `Session.send` in a chunk holding `BaseAdapter.send`, labelled `BaseAdapter`: that
+            # `send` is what matched (it was told the class)
+            found = [m for m in members if m[0] == parts[-1]]
         return tuple(found[0][:3]) if found else None
     if "/" in query or file_query_stem(query) is not None:
         return None  # a path names a file, not a definition
     key = symbol_key(query)
-    if symbol == key:
+    # The label names it when its scope path ends with it: a module-level chunk's symbol is only
+    # its first definition (`module context`, symbol `ShouldBindQuery`, was told as the module).
+    if scope_agrees(context, (key,), exact=True):
         return None
     found = [m for m in members if m[0] == key]
-    if not found and loose and symbol.lower() != key.lower():
+    if not found and loose and not scope_agrees(context, (key,)):
         found = [m for m in members if m[0].lower() == key.lower()]
     return tuple(found[0][:3]) if found else None
 

@@ -791,10 +791,18 @@ def test_a_symbol_query_is_told_the_member_it_names_only_when_the_label_names_an
     assert member_named("JSONP", *label, members) is None  # the label names it
     assert member_named("Context.JSONP", *label, members) is None
     assert member_named("Serialize", *label, members) is None  # a case is said: the trait, not the method
-    assert member_named("Other.JSON", *label, members) is None  # another scope's
+    # another scope's: the namesake here is what matched (a class label said less: requests'
+    # `Session.send` met `BaseAdapter.send` in a chunk labelled `BaseAdapter`)
+    assert member_named("Other.JSON", *label, members) == ("JSON", "Context.JSON", "method")
+    assert member_named("Other.JSONP", *label, members) is None  # the label is that namesake
     assert member_named("json.go", *label, members) is None  # a file
     assert member_named("render JSON", *label, members) is None  # words, not a symbol
     assert member_named("JSON", *label, []) is None
+    # a module-level chunk's symbol is its first definition, not its label: the member is named
+    module = ("module context", "ShouldBindQuery")
+    bind = [["ShouldBindQuery", "Context.ShouldBindQuery", "method"], ["ShouldBindJSON", "Context.ShouldBindJSON", "method"]]
+    assert member_named("ShouldBindQuery", *module, bind) == ("ShouldBindQuery", "Context.ShouldBindQuery", "method")
+    assert member_named("context", *module, bind) is None  # the module's own name
 
 
 def test_a_python_overload_declaration_is_no_definition_of_its_name():

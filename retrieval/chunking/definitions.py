@@ -972,8 +972,11 @@ def definitions(tree, grammar: str, inner=()) -> list[Definition]:
     # lines alone would nest the thousands of declarations of a minified line in one another.
     stack: list[Definition] = []
     for d in defs:
+        # Two bindings of one group (Go's `var ( JSON ...; XML ... )`) share its span: neither holds
+        # the other (XML was `JSON.XML`, a group's eighth `JSON.XML.Form.Query....MsgPack`).
         while stack and not (stack[-1].start <= d.start and d.end <= stack[-1].end and stack[-1] is not d
-                             and stack[-1].bytes[0] <= d.bytes[0] and d.bytes[1] <= stack[-1].bytes[1]):
+                             and stack[-1].bytes[0] <= d.bytes[0] and d.bytes[1] <= stack[-1].bytes[1]
+                             and not (stack[-1].kind == d.kind == "constant" and stack[-1].bytes == d.bytes)):
             stack.pop()
         if stack:
             d.parent = stack[-1]

@@ -2616,6 +2616,18 @@ def test_scopes_and_definitions_of_powershell_perl_fsharp_ocaml_and_clojure(text
     assert "Account.apply.total" not in paths  # a local `let ... in`
 
 
+def test_the_bindings_of_one_go_group_are_siblings_not_nested_in_each_other():
+    """A `var (...)` group's names share its span: each was nested in the one before it, gin's
+    `MsgPack` labelled `JSON.XML.Form.Query.FormPost.FormMultipart.ProtoBuf.MsgPack`."""
+    text = ("package binding\n\nvar (\n\tJSON          BindingBody = jsonBinding{}\n\tXML           BindingBody = "
+            "xmlBinding{}\n\tForm          Binding     = formBinding{}\n)\n\nconst (\n\tjsonContentType  = "
+            "\"application/json\"\n\tjsonpContentType = \"application/javascript\"\n)\n")
+    chunks = chunks_of(text, "binding/binding.go", "go", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    paths = {c.context for c in chunks} | {m[1] for c in chunks for m in c.members}
+    assert {"XML", "Form", "jsonpContentType"} <= paths and not [p for p in paths if "." in p and " " not in p], paths
+
+
 def test_a_terraform_block_is_labelled_by_its_type_and_labels():
     """Every block of a `.tf` file is a section named as Terraform addresses it, not the file's name."""
     text = ('variable "region" {\n  type        = string\n  default     = "us-east-1"\n'
