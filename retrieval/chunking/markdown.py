@@ -286,10 +286,12 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
             # a child or a sibling of the chunk's first heading (or anything after a preamble)
             if size <= budget and sec[1] - prev[0] < policy.max_lines and (sec[4] >= prev[4] or not prev[3]):
                 prev[1] = sec[1]
+                if sec[3]:  # a heading the chunk holds beside its label: a question's words may name it
+                    prev[6].append((sec[3], sec[2], "section", sec[0] + 1, sec[1] + 1))
                 continue
-        merged.append(list(sec))
+        merged.append([*sec, []])
     out: list[Chunk] = []
-    for start, end, context, title, _level, around in merged:
+    for start, end, context, title, _level, around, members in merged:
         kind_name = "section" if title else "document"
         rows = lines[start : end + 1]
         if not any(line.strip() for line in rows):
@@ -305,7 +307,8 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
             s, e = s + start, e + start
             # A piece's scope is its section; a whole section's, the one around it.
             out.append(Chunk(path, s, e, piece_text, language, kind, context, title, kind_name,
-                             (start + 1, end + 1) if len(pieces) > 1 else around, ()))
+                             (start + 1, end + 1) if len(pieces) > 1 else around, (),
+                             tuple(members) if len(pieces) == 1 else ()))
     return out
 
 

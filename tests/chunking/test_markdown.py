@@ -56,6 +56,18 @@ def test_small_sections_merge_under_their_parent_up_to_the_budget():
     assert len(chunks) == 1  # it all fits the default budget
 
 
+def test_a_chunk_of_merged_sections_names_the_headings_beside_its_label_with_their_lines():
+    """sinatra's README chunk `Halting` holds `### Passing`: a question about passing control was
+    told `Halting`. The headings a chunk holds beside its label are its members, with their lines,
+    for the question's words to choose (retrieval.labels)."""
+    text = ("# Sinatra\n\n## Helpers\n\n### Halting\n\nTo stop a request immediately, use halt.\n\n"
+            "### Passing\n\nA route can punt processing to the next matching route using pass.\n")
+    (chunk,) = chunk_headings(text, "README.md", language="markdown", kind="docs")
+    assert chunk.context == "Sinatra"
+    assert ("Passing", "Sinatra > Helpers > Passing", "section", 9, 11) in chunk.members
+    assert ("Halting", "Sinatra > Helpers > Halting", "section", 5, 8) in chunk.members
+
+
 def test_an_oversized_section_is_cut_by_lines_and_every_piece_keeps_its_context():
     text = "# Big\n\n" + "".join(f"line {i} of a long section with words\n\n" for i in range(200))
     chunks = chunk_headings(text, "big.md", language="markdown", kind="docs")
