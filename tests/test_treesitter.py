@@ -110,7 +110,8 @@ def test_cli_index_query_json_expand_scope_and_status(run, repo, rewrite):
     result = run("query", "--root", repo, "--retriever", "treesitter", "Routes are matched in order", "--json",
                  "--expand", "scope", "--kind", "docs")
     doc_hit = json.loads(result.output)["results"][0]
-    assert doc_hit["context"] == "Guide" and doc_hit["kind"] == "section"  # the small sections merged
+    # the small sections merged into one chunk, labelled by the heading its words are under
+    assert doc_hit["context"] == "Guide > Routing" and doc_hit["kind"] == "section"
     assert doc_hit["snippet"].startswith("# Guide")  # no wider scope: the hit itself
     result = run("status", "--root", repo, "--json")
     row = [r for r in json.loads(result.output)["retrievers"] if r["retriever"] == "treesitter"][0]
