@@ -636,6 +636,9 @@ def _definition(node, captures) -> Definition | None:
                 return None  # `.PHONY:`, `.SUFFIXES:`: directives to make, not targets
     if name_node is None or not kind:
         return None
+    if node_type == "type_spec":  # Go's `type Engine struct {...}` is a struct, `type Handler interface` an interface
+        shape = node.child_by_field_name("type")
+        kind = {"struct_type": "struct", "interface_type": "interface"}.get(shape.type if shape is not None else "", kind)
     if node_type == "class_declaration":  # Kotlin and Swift say what it is with a keyword
         keyword = next((c.type for c in node.children[:4] if not c.is_named and c.type in _CLASS_KEYWORDS), "")
         kind = _CLASS_KEYWORDS.get(keyword, kind)

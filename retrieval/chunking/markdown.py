@@ -235,6 +235,10 @@ def heading_rows(lines: list[str], language: str = "markdown") -> list[tuple[int
     return _rst_headings(lines) if language == "rst" else _markdown_headings(lines)
 
 
+# A line that only marks a place: blank, a MyST target `(label)=`, an HTML anchor or comment.
+_MARKER = re.compile(r"\s*(?:\([^()\s]+\)=|<a\s+(?:name|id)=[^>]*>\s*(?:</a>)?|<!--.*-->)?\s*$")
+
+
 def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: str = DOCS,
                    policy: ChunkingPolicy | None = None) -> list[Chunk]:
     policy = policy or ChunkingPolicy()
@@ -285,8 +289,14 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
             size = offsets[sec[1] + 1] - offsets[prev[0]]
             # a child or a sibling of the chunk's first heading (or anything after a preamble)
             if size <= budget and sec[1] - prev[0] < policy.max_lines and (sec[4] >= prev[4] or not prev[3]):
+                adopted = not prev[3] and prev[1] + 1 == sec[0] and all(
+                    _MARKER.match(line) for line in lines[prev[0] : sec[0]])
+                if adopted:
+                    # a page's opening anchor (MyST's `(shell-completion)=`, `<a name=...>`) is no
+                    # preamble: the chunk is the heading's (it was a `document` without a title)
+                    prev[2:6] = sec[2:6]
                 prev[1] = sec[1]
-                if sec[3]:  # a heading the chunk holds beside its label: a question's words may name it
+                if sec[3] and not adopted:  # a heading beside the chunk's label: a question's words may name it
                     prev[6].append((sec[3], sec[2], "section", sec[0] + 1, sec[1] + 1))
                 continue
         merged.append([*sec, []])

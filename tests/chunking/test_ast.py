@@ -2628,6 +2628,15 @@ def test_the_bindings_of_one_go_group_are_siblings_not_nested_in_each_other():
     assert {"XML", "Form", "jsonpContentType"} <= paths and not [p for p in paths if "." in p and " " not in p], paths
 
 
+def test_a_go_struct_and_interface_are_said_as_such():
+    """`type Engine struct` was kind `type`, where the README lists struct and interface."""
+    text = ("package x\n\ntype Engine struct {\n\tname string\n}\n\ntype Handler interface {\n\tServe()\n}\n\n"
+            "type ID int\n")
+    chunks = chunks_of(text, "engine.go", "go", policy=TINY)
+    assert_verbatim(text, chunks)
+    assert {("Engine", "struct"), ("Handler", "interface"), ("ID", "type")} <= named(chunks)
+
+
 def test_a_terraform_block_is_labelled_by_its_type_and_labels():
     """Every block of a `.tf` file is a section named as Terraform addresses it, not the file's name."""
     text = ('variable "region" {\n  type        = string\n  default     = "us-east-1"\n'

@@ -68,6 +68,19 @@ def test_a_chunk_of_merged_sections_names_the_headings_beside_its_label_with_the
     assert ("Halting", "Sinatra > Helpers > Halting", "section", 5, 8) in chunk.members
 
 
+def test_a_page_opening_with_an_anchor_is_its_first_heading_s_section():
+    """click's docs open with a MyST target, `(shell-completion)=`, above `# Shell Completion`: the
+    chunk was a `document` without a symbol, as a page's preamble is."""
+    for marker in ("(shell-completion)=", '<a name="shell-completion"></a>', "<!-- generated -->"):
+        text = f"{marker}\n\n# Shell Completion\n\nClick can complete.\n\n## Enabling\n\nRun this.\n"
+        (chunk,) = chunk_headings(text, "docs/shell-completion.md", language="markdown", kind="docs")
+        assert (chunk.context, chunk.symbol, chunk.chunk_kind) == ("Shell Completion", "Shell Completion", "section")
+        assert [m[0] for m in chunk.members] == ["Enabling"]
+    (lead, *_rest) = chunk_headings("Intro text here.\n\n# Title\n\nBody.\n", "docs/x.md", language="markdown",
+                                    kind="docs")
+    assert lead.chunk_kind == "document"  # prose before the first heading stays the page's preamble
+
+
 def test_an_oversized_section_is_cut_by_lines_and_every_piece_keeps_its_context():
     text = "# Big\n\n" + "".join(f"line {i} of a long section with words\n\n" for i in range(200))
     chunks = chunk_headings(text, "big.md", language="markdown", kind="docs")
