@@ -539,6 +539,13 @@ def root_problem(root: str, shown: str | None = None) -> str | None:
     return f"root {what}: {root if shown is None else shown}"
 
 
+def require_root(root: str, shown: str | None = None) -> None:
+    """DiscoveryError saying root_problem, unless root is a directory."""
+    problem = root_problem(root, shown)
+    if problem:
+        raise DiscoveryError(problem)
+
+
 def root_path(root) -> str:
     """root (a str or os.PathLike) as an absolute path. Of another type it is the caller's error,
     said as such: bytes failed deep in a path join ("Can't mix strings and bytes")."""
@@ -581,9 +588,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     """Eligible files under root, sorted by relative path; skips are counted by reason."""
     options = options or DiscoveryOptions()
     root = root_path(root)
-    problem = root_problem(root)
-    if problem:
-        raise DiscoveryError(problem)
+    require_root(root)
 
     extensions = languages.DEFAULT_EXTENSIONS if options.extensions is None else options.extensions
     basenames = languages.DEFAULT_BASENAMES if options.include_basenames is None else options.include_basenames

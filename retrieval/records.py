@@ -143,5 +143,12 @@ class Snippet:
     cut_lines: int = 0  # lines shortened (a minified or generated line would flood the reader)
 
 
+def member_shaped(m) -> bool:
+    """Whether m has a member's shape (Chunk.members): name, scope path and kind, then its first
+    and last line or none (written before members had lines)."""
+    return (isinstance(m, (tuple, list)) and len(m) in (3, 5) and all(isinstance(x, str) for x in m[:3])
+            and all(type(x) is int and x >= 0 for x in m[3:]))
+
+
 def chunk_docid(path: str, start_line: int, end_line: int) -> str:
     return f"{path}:{start_line}-{end_line}"

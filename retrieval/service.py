@@ -18,7 +18,8 @@ from .index_options import (CONTEXTUAL, IndexOptions, chunker_for, configured_re
                             wanted_bits, wanted_context_model, wanted_model)
 from .memo import Memo
 from .parallel import WorkerLost
-from .discover import RULES_VERSION, Discovery, DiscoveryError, as_walked, root_path, root_problem, user_places, walk, walk_record
+from .discover import (RULES_VERSION, Discovery, DiscoveryError, as_walked, require_root, root_path, user_places, walk,
+                       walk_record)
 from .extras import SetupError
 from .progress import Tick
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
@@ -326,9 +327,7 @@ def refresh(
     started = time.perf_counter()
     retriever = build_retriever(name)
     store = layout.store_dir(root)
-    problem = root_problem(root)
-    if problem:
-        raise DiscoveryError(problem)
+    require_root(root)
     layout.ensure_store(store)
     rdir = layout.retriever_dir(store, name)
     layout.refuse_symlink(rdir)
@@ -791,9 +790,7 @@ def open_index(
     `wait_until` (time.monotonic()): when to stop waiting for another writer, for callers opening
     several indexes of one store (its one lock) within one wait."""
     root = root_path(root)
-    problem = root_problem(root)
-    if problem:
-        raise DiscoveryError(problem)
+    require_root(root)
     spec = get_spec(name)
     reason = spec.unavailable_reason()
     if reason:
@@ -1022,9 +1019,7 @@ def status(root: str) -> list[dict]:
     """One row per registered retriever (lexical first): its index's state, size and languages, the
     rows of `retrieval status --json`."""
     root = root_path(root)
-    problem = root_problem(root)
-    if problem:
-        raise DiscoveryError(problem)
+    require_root(root)
     store = layout.store_dir(root)
     # A linked store is refused by every command (one line): read through it, status said `ready`
     # for an index no query would answer from.

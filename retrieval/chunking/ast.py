@@ -745,13 +745,20 @@ def _scripts(root) -> list[tuple[int, int, str]]:
         if len(tags) != 2 or tags[0].type != "start_tag" or tags[1].type != "end_tag":
             continue
         first, last = tags[0].end_point[0] + 1, tags[1].start_point[0] - 1
-        head = node_text(tags[0])
-        kind = _SCRIPT_TYPE.search(head)
-        if last < first or (kind and kind.group(1).lower() not in _SCRIPT_TYPES):
-            continue
-        typed = _SCRIPT_LANG.search(head) or (kind and kind.group(1).lower() == "text/typescript")
-        found.append((first, last, "typescript" if typed else "javascript"))
+        script_language = _script_language(node_text(tags[0]))
+        if first <= last and script_language:
+            found.append((first, last, script_language))
     return sorted(found)
+
+
+def _script_language(head: str) -> str | None:
+    """The language of a `<script ...>` start tag's code: typescript or javascript, None for
+    another `type` (a template, JSON)."""
+    kind = _SCRIPT_TYPE.search(head)
+    if kind and kind.group(1).lower() not in _SCRIPT_TYPES:
+        return None
+    typed = _SCRIPT_LANG.search(head) or (kind and kind.group(1).lower() == "text/typescript")
+    return "typescript" if typed else "javascript"
 
 
 _SCRIPT_OPEN = re.compile(r"<script\b[^>]*>", re.IGNORECASE)
@@ -768,14 +775,12 @@ def _scripts_in_text(text: str) -> list[tuple[int, int, str]]:
         if closed is None:
             break
         at = closed.end()
-        head = opened.group(0)
-        kind = _SCRIPT_TYPE.search(head)
-        if "<?" in text[opened.end() : closed.start()] or (kind and kind.group(1).lower() not in _SCRIPT_TYPES):
+        script_language = _script_language(opened.group(0))
+        if "<?" in text[opened.end() : closed.start()] or not script_language:
             continue
         first, last = text.count("\n", 0, opened.end()) + 1, text.count("\n", 0, closed.start()) - 1
         if first <= last:
-            typed = _SCRIPT_LANG.search(head) or (kind and kind.group(1).lower() == "text/typescript")
-            found.append((first, last, "typescript" if typed else "javascript"))
+            found.append((first, last, script_language))
     return found
 
 

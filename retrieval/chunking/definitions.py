@@ -119,12 +119,14 @@ _KINDS = {**_SCOPE_KINDS, **_FUNCTION_KINDS, **_OTHER_KINDS,
           **{t: kind for t, (kind, _) in _NAMED_BY_CHILD.items() if t not in _SCOPE_KINDS and t not in _FUNCTION_KINDS}}
 
 
-def _leftmost(node):
-    """The first identifier down the first children of node (`Point` of `Point{T<:Real} <: Shape`)."""
-    for _ in range(6):
-        if node is None or node.type == "identifier":
+def _descend(node, names=frozenset({"identifier"}), field: str = ""):
+    """The first node of a type in `names` down from node, by its `field` child where it has one,
+    else its first child (`Point` of Julia's `Point{T<:Real} <: Shape`, `body` of Objective-C's
+    `*body` declarator); None past a few levels."""
+    for _ in range(8):
+        if node is None or node.type in names:
             return node
-        node = node.named_children[0] if node.named_child_count else None
+        node = (node.child_by_field_name(field) if field else None) or next(iter(node.named_children), None)
     return None
 
 
@@ -631,7 +633,7 @@ def _definition(node, captures) -> Definition | None:
         if name_node is None and node_type in _NAMED_BY_CHILD:
             name_node = _child_name(node)
             if name_node is None and node_type == "struct_definition":  # Julia `struct Point{T<:Real}`, `struct A <: B`
-                name_node = _leftmost(next((c for c in node.named_children if c.type == "type_head"), None))
+                name_node = _descend(next((c for c in node.named_children if c.type == "type_head"), None))
             if node_type == "rule" and name_node is not None and node_text(name_node).startswith("."):
                 return None  # `.PHONY:`, `.SUFFIXES:`: directives to make, not targets
     if name_node is None or not kind:
@@ -775,11 +777,7 @@ def _objc_property_name(node):
     """The identifier an Objective-C `@property (copy) NSString *body;` declares (`body`), or None."""
     found = next((c for c in node.named_children if c.type == "struct_declaration"), None)
     found = next((c for c in found.named_children if c.type == "struct_declarator"), None) if found is not None else None
-    for _ in range(8):
-        if found is None or found.type in _IDENTIFIERS:
-            return found
-        found = found.child_by_field_name("declarator") or next(iter(found.named_children), None)
-    return None
+    return _descend(found, _IDENTIFIERS, "declarator")
 
 
 def _member(node) -> Definition | None:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .. import service
-from ..discover import root_problem
+from ..discover import require_root
 from ..index_options import IndexOptions, wanted_context_model
 from ..store import layout
 from ..store.lock import WriterLock
@@ -85,9 +85,7 @@ def _generate(root, store, model, options, context, progress, requester) -> None
     """Plan, estimate, guard and ask the model, under the writer lock (a dry run reads only)."""
     from ..retrievers.contextual import ContextualRetriever
 
-    problem = root_problem(root)
-    if problem:
-        raise service.DiscoveryError(problem)
+    require_root(root)
     retriever = ContextualRetriever(model=model)
     options = options or service.remembered_options(root, NAME) or IndexOptions()
     rdir = layout.retriever_dir(store, NAME)

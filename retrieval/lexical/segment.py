@@ -27,6 +27,7 @@ import zlib
 from contextlib import nullcontext
 from array import array
 
+from ..records import member_shaped
 from ..store.atomic import dumps, publish_dir, remove_tree, write_new
 from .features import document_length
 
@@ -76,9 +77,8 @@ def _meta_row(row) -> tuple:
 
 
 def _member(m) -> bool:
-    """Whether m is a stored member: [name, scope path, kind], then its first and last line."""
-    return (isinstance(m, list) and len(m) in (3, 5) and all(isinstance(x, str) for x in m[:3])
-            and all(type(x) is int and 0 <= x for x in m[3:]) and (len(m) == 3 or m[3] <= m[4]))
+    """Whether m is a stored member: a list of a member's shape, its lines in order."""
+    return isinstance(m, list) and member_shaped(m) and (len(m) == 3 or m[3] <= m[4])
 
 
 class SegmentBuilder:

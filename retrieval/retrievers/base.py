@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable, Protocol, runtime_checkable
 
 from ..extras import install_hint, missing_modules
-from ..records import Document, SearchHit
+from ..records import Document, SearchHit, member_shaped
 
 NOT_INDEXED = "call index() before search()"
 
@@ -79,8 +79,7 @@ def _check_span(doc: Document) -> None:
                                         or not all(isinstance(n, str) for n in doc.definitions)):
         raise TypeError(f"Document {doc.docid!r}: definitions must be None or a tuple of names, not {doc.definitions!r}")
     if isinstance(doc.members, str) or not isinstance(doc.members, (tuple, list)) or not all(
-            isinstance(m, (tuple, list)) and len(m) in (3, 5) and all(isinstance(x, str) for x in m[:3])
-            and all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in m[3:]) for m in doc.members):
+            map(member_shaped, doc.members)):
         raise TypeError(f"Document {doc.docid!r}: members must be (name, scope path, kind[, first line, last "
                         f"line]) tuples, not {doc.members!r}")
 

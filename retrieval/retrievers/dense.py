@@ -85,15 +85,14 @@ class DenseRetriever:
 
         documents = check_documents(documents)
         generated = marked_paths(documents)
-        documents = sorted((d for d in documents if worth_embedding(d.source_path or d.docid, d.kind,
-                                                                     (d.source_path or d.docid) in generated)),
-                           key=lambda d: d.docid)
-        texts = [embed_text(d.source_path or d.docid, d.text, d.context) for d in documents]
+        kept = sorted(((d.source_path or d.docid, d) for d in documents), key=lambda pd: pd[1].docid)
+        kept = [(path, d) for path, d in kept if worth_embedding(path, d.kind, path in generated)]
+        texts = [embed_text(path, d.text, d.context) for path, d in kept]
         vectors = self.embedder.embed(texts) if texts else np.zeros((0, 1), dtype=np.float32)
-        rows = [(d.source_path or d.docid, d.language, d.kind, d.start_line or 0, d.end_line or 0) for d in documents]
+        rows = [(path, d.language, d.kind, d.start_line or 0, d.end_line or 0) for path, d in kept]
         # Each row's own document: several of one file without lines (an FAQ's entries) were one key,
         # the last of them returned for all (and the hits of vendored files took a made-up docid).
-        self._documents = documents
+        self._documents = [d for _path, d in kept]
         self._index = MemoryIndex(vectors, rows)
 
     def docid(self, path: str, start: int, end: int) -> str:
@@ -103,6 +102,11 @@ class DenseRetriever:
     def document(self, candidate) -> Document | None:
         """The in-memory document a candidate is (None for the store's)."""
         return self._documents[candidate.row] if self._documents is not None else None
+
+    def candidate_docid(self, candidate) -> str:
+        """A candidate's docid: its in-memory document's, else the store's."""
+        own = self.document(candidate)
+        return own.docid if own is not None else self.docid(candidate.path, candidate.start_line, candidate.end_line)
 
     # -- the persistent index ------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from ..ranking import RankingConfig, rank_candidates, spells_file_name
 from ..records import Chunk, Document, SearchHit, SourceFile
 from .base import NOT_INDEXED, check_documents, check_search_args
 from .dense import DenseRetriever
-from .lexical import LexicalRetriever, _definers, reading_snapshot, scope_factors
+from .lexical import LexicalRetriever, _definers, doc_docid, reading_snapshot, scope_factors
 
 LEXICAL, DENSE = "lexical", "dense"
 DENSE_DEPTH = 100  # dense candidates fused per query
@@ -187,16 +187,12 @@ class HybridRetriever:
             if fid in seg.generated:
                 generated.add(path)
             # Keyed by docid too: in memory several documents of one file may share a span (none).
-            start, end = seg.starts[d], seg.ends[d]
-            docid = seg.docids[d] if seg.docids is not None else self.dense.docid(path, start, end)
-            key = (path, start, end, docid)
+            key = (path, seg.starts[d], seg.ends[d], doc_docid(seg, d, path))
             lex_scores[key] = value
             docs[key] = (kind, (i, d), language)
         dense_scores: dict[tuple, float] = {}
         for c in dense:
-            own = self.dense.document(c)
-            key = (c.path, c.start_line, c.end_line,
-                   own.docid if own is not None else self.dense.docid(c.path, c.start_line, c.end_line))
+            key = (c.path, c.start_line, c.end_line, self.dense.candidate_docid(c))
             dense_scores[key] = c.score
             docs.setdefault(key, (c.kind, None, c.language))
         kind = "symbol" if plan.symbol is not None else "long" if plan.long else "sentence"

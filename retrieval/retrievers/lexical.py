@@ -30,6 +30,11 @@ PROFILES = (CODE, PROSE)
 KEPT_FILTERS = 8  # filters whose per-file verdicts an open index keeps (_allowed): 1.3 MB each at 19,000 files
 
 
+def doc_docid(seg, d: int, path: str) -> str:
+    """A segment document's docid: the in-memory Document's own, else the store's `path:start-end`."""
+    return seg.docids[d] if seg.docids is not None else chunk_docid(path, seg.starts[d] or None, seg.ends[d] or None)
+
+
 @contextlib.contextmanager
 def reading_snapshot(name: str):
     """Segments' files are read as a query needs them: an engine kept open (the Python API) while
@@ -262,7 +267,7 @@ class LexicalRetriever:
             if start and end and start > end and not isinstance(seg, MemorySegment):
                 # A span no chunker writes: the segment's bytes changed where its size does not show.
                 raise CorruptSegment(f"segment {os.path.basename(seg.directory)} holds a span {start}-{end}")
-            docid = seg.docids[d] if seg.docids is not None else chunk_docid(path, start, end)
+            docid = doc_docid(seg, d, path)
             context, chunk_kind, symbol, scope_start, scope_end, members = seg.meta(d) or _NO_META
             named = member_named(symbol_query, context, symbol, members) if symbol_query else None
             if named is not None:

@@ -224,12 +224,10 @@ class Server:
 
     def start(self) -> None:
         """Take the root's lock, open its indexes, then listen. AlreadyRunning if a server has it."""
-        from ..discover import DiscoveryError, root_problem
+        from ..discover import require_root
         from .warm import Warm
 
-        problem = root_problem(self.root)
-        if problem:
-            raise DiscoveryError(problem)
+        require_root(self.root)
         self.dir = prepare_serve_dir(self.store)
         self.lock_fd = _lock(self.dir)
         if self.lock_fd is None:
@@ -527,12 +525,10 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
     """Start a server in the background and wait until it answers: its ping info."""
     import subprocess
 
-    from ..discover import DiscoveryError, root_problem
+    from ..discover import require_root
 
     root = os.path.abspath(root)
-    problem = root_problem(root, shown_path(root))
-    if problem:  # before the store is made: it would create the root
-        raise DiscoveryError(problem)
+    require_root(root, shown_path(root))  # before the store is made: it would create the root
     store = store_dir(root)
     running = client.probe(store)
     if running is not None:  # "make sure it runs" is done: not an error
