@@ -69,6 +69,19 @@ def test_in_memory_hits_report_scope_kind_symbol_and_language(repo):
     assert (hit.context, hit.kind, hit.symbol, hit.language) == ("Router.add_route", "method", "add_route", "python")
 
 
+@pytest.mark.parametrize("duplicate", ["deepcopy", "pickle"])
+def test_a_copied_or_pickled_retriever_answers_as_the_original(repo, duplicate):
+    import copy
+    import pickle
+
+    from retrieval import build_retriever, load_ast_chunk_documents
+
+    retriever = build_retriever("treesitter")
+    retriever.index(load_ast_chunk_documents(str(repo), policy=_small()))
+    twin = copy.deepcopy(retriever) if duplicate == "deepcopy" else pickle.loads(pickle.dumps(retriever))
+    assert twin.search_detailed("add_route", top_k=3) == retriever.search_detailed("add_route", top_k=3)
+
+
 def _small():
     from retrieval.chunking import ChunkingPolicy
 

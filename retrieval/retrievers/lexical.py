@@ -499,6 +499,10 @@ class _ReadLengths:
         return self._lens
 
     def __getattr__(self, name):
+        # Private names are never the segment's: a copy or an unpickled instance has no
+        # `_segment` yet, and looking it up through here would recurse.
+        if name.startswith("_"):
+            raise AttributeError(name)
         return getattr(self._segment, name)
 
 
