@@ -50,6 +50,27 @@ def test_a_symbol_query_finds_its_definition_with_the_span_from_the_document(cod
     assert (hits[0].language, hits[0].kind) == ("python", "code")  # every hit says both, as lexical's do
 
 
+def test_a_syntax_chunk_s_label_reaches_its_hit_as_lexical_reports_it():
+    # Documents as load_ast_chunk_documents makes them: two chunks of one file, each its own label.
+    text = CODE["src/router.py"]
+    chunks = [
+        Document("src/router.py:1-1", text.splitlines()[0], source_path="src/router.py", start_line=1,
+                 end_line=1, context="Router", language="python", kind="code", symbol="Router",
+                 chunk_kind="class", scope=(1, 3)),
+        Document("src/router.py:2-3", "\n".join(text.splitlines()[1:]), source_path="src/router.py",
+                 start_line=2, end_line=3, context="Router.add_route", language="python", kind="code",
+                 symbol="add_route", chunk_kind="method", scope=(1, 3)),
+    ]
+    labels = {}
+    for name in ("pi-serini", "lexical"):
+        retriever = build_retriever(name)
+        retriever.index(chunks)
+        hit = retriever.search_detailed("routes handler", top_k=1)[0]
+        labels[name] = (hit.docid, hit.context, hit.kind, hit.symbol, hit.scope)
+    assert labels["pi-serini"] == ("src/router.py:2-3", "Router.add_route", "method", "add_route", (1, 3))
+    assert labels["pi-serini"] == labels["lexical"]
+
+
 def test_code_terms_split_identifiers_as_lexical_does(code_index):
     # `evict` appears only inside evict_oldest: found because the whitespace-analysed terms carry
     # the identifier's parts, as lexical's do.

@@ -46,6 +46,7 @@ def problem() -> str:
 
 
 RELEASED = "this pi-serini index was released (a newer snapshot replaced it): open it again"
+_NO_LABEL = ("", "", "", None)
 
 
 class PyseriniRetriever:
@@ -74,7 +75,7 @@ class PyseriniRetriever:
         self._released = False
         self._records: dict[str, tuple] = {}
         self._generated: frozenset[str] = frozenset()  # paths of the files marked generated
-        self._contexts: dict[str, str] = {}
+        self._labels: dict[str, tuple] = {}
         self._names = None  # (records, paths_by_name of their files), for the paths queries write out
         self._n_docs = 0
         self._opened = False
@@ -127,15 +128,15 @@ class PyseriniRetriever:
     def index(self, documents: Iterable[Document]) -> None:
         by_path: dict[str, list] = defaultdict(list)
         meta: dict[str, tuple[str, str]] = {}
-        contexts = {}
+        labels = {}  # docid -> (context, chunk kind, symbol, scope): a syntax chunk's label, as lexical keeps it
         documents = check_documents(documents)
         for doc in documents:
             path = doc.source_path or doc.docid
             meta.setdefault(path, (doc.language, doc.kind))
             by_path[path].append((doc.docid, doc.start_line or 0, doc.end_line or 0,
                                   self.contents(path, doc.text, doc.context, doc.language)))
-            if doc.context:
-                contexts[doc.docid] = doc.context
+            if doc.context or doc.chunk_kind or doc.symbol or doc.scope:
+                labels[doc.docid] = (doc.context, doc.chunk_kind, doc.symbol, doc.scope)
         generated = marked_paths(documents)  # ranked as the store ranks them
         previous = self._scratch
         directory = self._scratch = _scratch_dir()
@@ -145,7 +146,7 @@ class PyseriniRetriever:
                 ((path, *meta[path], docs, path in generated) for path, docs in by_path.items()),
             )
             self.open_store(directory, state)
-        self._contexts = contexts
+        self._labels = labels
         if previous:  # the index this one replaces (its open files stay readable until closed)
             shutil.rmtree(previous, ignore_errors=True)
             _SCRATCH.remove(previous)
@@ -283,8 +284,9 @@ class PyseriniRetriever:
         hits = []
         for rank, ((value, docid), confidence) in enumerate(zip(ranked, levels), start=1):
             path, language, kind, start, end = self._records[docid]
-            hits.append(SearchHit(docid, path, start or None, end or None, rank, value,
-                                  self._contexts.get(docid, ""), confidence, language=language, kind=kind))
+            context, chunk_kind, symbol, scope = self._labels.get(docid, _NO_LABEL)
+            hits.append(SearchHit(docid, path, start or None, end or None, rank, value, context, confidence,
+                                  language=language, kind=chunk_kind or kind, symbol=symbol, scope=scope))
         return hits
 
     def statistics(self) -> dict:
@@ -313,7 +315,7 @@ class PyseriniRetriever:
         _text_path(directory)
         with jvm.CALLS:
             self.release()
-            self._records, self._generated, self._contexts, self._n_docs = {}, frozenset(), {}, 0
+            self._records, self._generated, self._labels, self._n_docs = {}, frozenset(), {}, 0
             name = state.get("index")
             if not name:
                 lucene_index.check(directory, state)  # an empty index, or a state that lost its version
