@@ -33,7 +33,11 @@ test: install install-core
 	$(CORE_VENV)/bin/python -m pytest -q -rs
 
 # One file for machines with no package index: the core and click, run by any Python >= 3.10.
-pyz: install-core
+# The core venv once (again only when pyproject.toml changes), not on every `make pyz`.
+$(CORE_VENV)/bin/retrieval: pyproject.toml
+	$(MAKE) install-core
+
+pyz: $(CORE_VENV)/bin/retrieval
 	$(CORE_VENV)/bin/python scripts/build_pyz.py --output dist/retrieval.pyz
 
 bench: install
