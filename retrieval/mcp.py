@@ -144,8 +144,8 @@ MAX_TOP_K = 100
 MAX_EXPAND = 200
 
 
-def build(root: str):
-    """The MCPServer for root (not yet running)."""
+def build(root: str, exchange: "Exchange | None" = None):
+    """The MCPServer for root (not yet running); its tool calls are told to the exchange."""
     from typing import Annotated, Literal
 
     from mcp.server.mcpserver import MCPServer
@@ -170,6 +170,8 @@ def build(root: str):
             unknown = [arg for arg in arguments if name in takes and arg not in takes[name]]
             if unknown:
                 raise ToolError(f"Error executing tool {name}: {_unknown_arguments(unknown, takes[name])}")
+            if exchange is not None:
+                exchange.running(+1)
             try:
                 return await super().call_tool(name, arguments, context)
             except ToolError as exc:
@@ -179,6 +181,9 @@ def build(root: str):
                 if isinstance(cause, ValidationError) and not isinstance(exc, UnexpectedToolError):
                     raise ToolError(f"Error executing tool {name}: {_invalid_arguments(cause)}") from cause
                 raise
+            finally:
+                if exchange is not None:
+                    exchange.running(-1)
 
     # The version: a host shows it. Warnings only on stderr: the SDK logged each refused call at
     # INFO, in a drawn table, into the host's log.
@@ -304,11 +309,88 @@ def _without_surrogates(value):
     return value
 
 
-class _MendedLines(io.RawIOBase):
-    """The host's messages from a descriptor, each line through mend_line."""
+class Exchange:
+    """The host's requests read and not yet answered, so that the end of stdin ends the server only
+    once they are: the SDK ended at once and cancelled them (`printf '<initialize>\\n<call>\\n' |
+    retrieval mcp` printed the handshake's reply and never the call's). A request nothing answers
+    (the SDK drops some it cannot read) is given up after GRACE seconds with no call running."""
 
-    def __init__(self, fd: int):
+    GRACE = 2.0
+
+    def __init__(self):
+        self._changed = threading.Condition()
+        self._unanswered: set = set()
+        self._running = 0
+        self._gone = False  # the host's end of stdout is closed: nothing more can be answered
+
+    def read(self, line: bytes) -> None:
+        message = _message(line)
+        if message.get("method") == "notifications/cancelled":  # a cancelled request gets no answer
+            self._answered((message.get("params") or {}).get("requestId"))
+        elif "method" in message and message.get("id") is not None:
+            with self._changed:
+                self._unanswered.add(_key(message["id"]))
+
+    def wrote(self, line: bytes) -> None:
+        message = _message(line)
+        if "result" in message or "error" in message:
+            self._answered(message.get("id"))
+
+    def _answered(self, request_id) -> None:
+        with self._changed:
+            self._unanswered.discard(_key(request_id))
+            self._changed.notify_all()
+
+    def gone(self) -> None:
+        with self._changed:
+            self._gone = True
+            self._changed.notify_all()
+
+    def running(self, change: int) -> None:
+        """A tool call starts (+1) or ends (-1)."""
+        with self._changed:
+            self._running += change
+            self._changed.notify_all()
+
+    def settle(self) -> None:
+        """Return once every request read is answered (or given up, or unanswerable)."""
+        import time
+
+        with self._changed:
+            idle_since = time.monotonic()
+            while self._unanswered and not self._gone:
+                if self._running:
+                    self._changed.wait()
+                    idle_since = time.monotonic()
+                    continue
+                left = self.GRACE - (time.monotonic() - idle_since)
+                if left <= 0:
+                    return
+                if self._changed.wait(left):
+                    idle_since = time.monotonic()  # an answer, or a call's end: wait again
+
+
+def _message(line: bytes) -> dict:
+    """A JSON-RPC line's object ({} for anything else)."""
+    try:
+        message = json.loads(line)
+    except (ValueError, RecursionError):
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
+def _key(request_id):
+    # JSON-RPC ids are strings or numbers, and 1 and "1" are two requests.
+    return (type(request_id).__name__, request_id) if isinstance(request_id, (str, int, float)) else None
+
+
+class _MendedLines(io.RawIOBase):
+    """The host's messages from a descriptor, each line through mend_line; its end is read only
+    when every request before it is answered (Exchange)."""
+
+    def __init__(self, fd: int, exchange: Exchange):
         self._source = open(fd, "rb", closefd=False)
+        self._exchange = exchange
         self._line, self._at = b"", 0
 
     def readable(self) -> bool:
@@ -316,27 +398,76 @@ class _MendedLines(io.RawIOBase):
 
     def readinto(self, buffer) -> int:
         if self._at == len(self._line):
-            self._line, self._at = mend_line(self._source.readline()), 0
+            line = self._source.readline()
+            if line:
+                self._exchange.read(line)
+            else:
+                self._exchange.settle()
+            self._line, self._at = mend_line(line), 0
         n = min(len(buffer), len(self._line) - self._at)
         buffer[:n] = self._line[self._at:self._at + n]
         self._at += n
         return n
 
 
-def _mend_stdin() -> None:
-    """sys.stdin reads the host's messages mended, from a descriptor of its own; fd 0 reads nothing
-    (as the SDK arranges it: a child process never takes the host's messages)."""
-    wire = os.dup(0)  # not inherited by children
+class _WatchedWrites(io.RawIOBase):
+    """The server's messages to a descriptor, each whole line told to the Exchange once written."""
+
+    def __init__(self, fd: int, exchange: Exchange):
+        self._fd = fd
+        self._exchange = exchange
+        self._parts: list[bytes] = []
+        self._failed = False
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data) -> int:
+        if self._failed:  # said once (the server ends on it); what is left at exit goes nowhere
+            return len(data)
+        try:
+            n = os.write(self._fd, data)
+        except OSError:
+            self._failed = True
+            self._exchange.gone()
+            raise
+        written = bytes(data[:n])
+        while b"\n" in written:
+            line, written = written.split(b"\n", 1)
+            self._exchange.wrote(b"".join(self._parts) + line)
+            self._parts = []
+        if written:
+            self._parts.append(written)
+        return n
+
+
+def _divert(fd: int, to: int) -> int:
+    """A private descriptor (not inherited by children) for what fd was; fd itself then points at
+    `to`, as the SDK arranges it: a child process never takes the host's messages, nor writes
+    into the protocol."""
+    import fcntl
+
+    wire = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.dup2(to, fd)
+    return wire
+
+
+def _watch_stdio(exchange: Exchange) -> None:
+    """sys.stdin reads the host's messages mended and sys.stdout writes the server's, each through
+    the exchange and a descriptor of its own; fd 0 reads nothing and fd 1 writes to stderr."""
     devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
+    wire_in = _divert(0, devnull)
     os.close(devnull)
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(_MendedLines(wire)), encoding="utf-8", errors="replace")
+    wire_out = _divert(1, 2)
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(_MendedLines(wire_in, exchange)), encoding="utf-8", errors="replace")
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_WatchedWrites(wire_out, exchange)), encoding="utf-8")
 
 
 def run(root: str) -> None:
     try:
-        server = build(root)
-        _mend_stdin()
+        exchange = Exchange()
+        server = build(root, exchange)
+        _watch_stdio(exchange)
         server.run("stdio")
     except Exception as exc:
         # The host closed our stdout (it went away) or the disk behind it is full: raised as the

@@ -232,6 +232,49 @@ def _reply(proc, seconds=60):
     return json.loads(proc.stdout.readline())
 
 
+def _piped(root, messages, timeout=120):
+    """`retrieval mcp --root ROOT` given these JSON-RPC messages on a stdin that then ends, as
+    `printf ... | retrieval mcp` gives them: (exit status, {id: the reply}, stderr)."""
+    lines = "".join(json.dumps(m) + "\n" for m in messages).encode()
+    proc = subprocess.run([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(root)],
+                          input=lines, capture_output=True, timeout=timeout)
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    return proc.returncode, {reply.get("id"): reply for reply in replies}, proc.stderr
+
+
+_INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}}
+_INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+
+
+def test_every_request_read_before_stdin_ends_is_answered_before_the_server_ends(sample_repo):
+    """The SDK ended at the end of stdin and cancelled the calls still running: piped in, a search
+    (its index built first) and a status call got no answer at all, only the handshake did."""
+    search = {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+              "params": {"name": "search", "arguments": {"query": "parse", "top_k": 2}}}
+    status = {"jsonrpc": "2.0", "id": "3", "method": "tools/call", "params": {"name": "status", "arguments": {}}}
+    code, replies, stderr = _piped(sample_repo, [_INIT, _INITIALIZED, search, status])
+    assert code == 0, stderr
+    assert sorted(replies, key=str) == [1, 2, "3"]
+    assert _payload_of(replies[2])["results"]
+    assert _payload_of(replies["3"])["root"] == str(sample_repo)
+
+
+def _payload_of(reply):
+    result = reply["result"]
+    assert not result["isError"], result
+    return json.loads(result["content"][0]["text"])
+
+
+def test_a_request_nothing_answers_does_not_keep_the_server_from_ending(sample_repo):
+    """A line the SDK cannot read as JSON-RPC 2.0 gets no reply: the server does not wait for one."""
+    refused = {"jsonrpc": "1.0", "id": 5, "method": "ping"}
+    ping = {"jsonrpc": "2.0", "id": 4, "method": "ping"}
+    code, replies, stderr = _piped(sample_repo, [_INIT, _INITIALIZED, refused, ping], timeout=60)
+    assert code == 0, stderr
+    assert sorted(replies) == [1, 4]
+
+
 def test_ctrl_c_ends_an_idle_server_at_once_while_its_stdin_stays_open(sample_repo):
     """Started in a terminal to try it, `retrieval mcp` ignored Ctrl-C until stdin was closed too."""
     import signal
