@@ -132,6 +132,9 @@ class Discovery:
     # repository), a worktree's `commondir`, and the files whose first line it read and did not
     # index. Values are stamp()s.
     unwatched: dict[str, tuple] = field(default_factory=dict)
+    # The directories (with a trailing slash) and files the walk could not read, in walk order: a
+    # query built from it says which of the tree it could not search.
+    unreadable: list[str] = field(default_factory=list)
 
 
 def stamp(path: str, *, follow: bool = False, dir_fd: int | None = None) -> tuple:
@@ -625,6 +628,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             st = os.stat(abs_dir)
         except OSError:
             counted["unreadable"] += 1
+            result.unreadable.append(rel_dir or "./")
             continue
         # The ctime too: a chmod that makes its entries unreachable, or reachable again, changes
         # only that.
@@ -634,6 +638,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 entries = sorted(it, key=_BY_NAME)
         except OSError:
             counted["unreadable"] += 1
+            result.unreadable.append(rel_dir or "./")
             # A chmod making it readable changes only its ctime: watched, so that a query sees it.
             watch[key] = (0, st.st_mtime_ns, st.st_ctime_ns)
             continue
@@ -677,6 +682,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
                 counted["unreadable"] += 1
+                result.unreadable.append(rel)
                 continue
             if is_dir:
                 verdict = ignored(rel, True)
@@ -715,6 +721,8 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 skipped["unreadable"] += 1
+                if not script:
+                    result.unreadable.append(rel)
                 continue
             if not stat_mod.S_ISREG(st.st_mode):
                 skipped["special-file"] += 1  # a FIFO, socket or device: never opened

@@ -149,6 +149,7 @@ class RefreshReport:
     empty: int = 0  # of those, files that gave no chunk (nothing but blank lines)
     removed: list[str] = field(default_factory=list)
     skipped: dict = field(default_factory=dict)
+    unreadable: list[str] = field(default_factory=list)  # paths the walk or the reads could not read
     reason: str = ""
     seconds: float = 0.0
     embedded: int | None = None  # of new_chunks, those a dense retriever embedded (the rest: vectors reused)
@@ -410,7 +411,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         walked = walk_record(discovery, checked)
     else:
         walked = manifest["walked"]
-    report = RefreshReport(name, "up to date", skipped=dict(discovery.skipped))
+    report = RefreshReport(name, "up to date", skipped=dict(discovery.skipped), unreadable=list(discovery.unreadable))
     old_files = file_table(manifest) if manifest else {}
     new_files: dict[str, list] = {}
     skip_counts: Counter = Counter(discovery.skipped)
@@ -494,6 +495,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
                 # mtime, only the inode's ctime: watched, so that a query sees it.
                 if content.skip_reason == UNREADABLE:
                     watch[f.path] = [f.size, f.mtime_ns, f.ctime_ns]
+                    report.unreadable.append(f.path)
                 if content.skip_reason not in (VANISHED, UNREADABLE, SYMLINK):
                     new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, content.skip_reason]
                 if had_chunks:
@@ -751,6 +753,18 @@ class _OpenIndexes(Memo):
             _release(old[2])
 
 
+def unreadable_note(report: RefreshReport) -> str:
+    """One line naming what the refresh could not read ('' when it read everything): its files are
+    missing from every answer, which a count in `status` alone did not make plain."""
+    paths = sorted(set(report.unreadable))
+    if not paths:
+        return ""
+    from .output import shown_path
+
+    shown = ", ".join(shown_path(p) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return f"could not read {shown}: left out of the index"
+
+
 def _note_once(notes: list[str], note: str) -> None:
     """A note about the store, said once for all its indexes (`--retriever all` opens each)."""
     if note not in notes:
@@ -822,7 +836,9 @@ def open_index(
             wait = writer_wait()
             left = wait if wait_until is None else max(0.0, min(wait, wait_until - time.monotonic()))
             try:
-                refresh(root, name, progress=progress, lock_timeout=left if manifest is not None else None)
+                report = refresh(root, name, progress=progress, lock_timeout=left if manifest is not None else None)
+                if report.unreadable:
+                    _note_once(notes, unreadable_note(report))
             except LockBusy:
                 _note_once(notes, f"another process is still updating the index, {wait:g} s after it began; {PREVIOUS_SNAPSHOT}")
             except (layout.StoreError, WorkerLost) as exc:

@@ -37,6 +37,30 @@ def ranking(root, query):
 # -- unreadable files and directories ------------------------------------------------------------
 
 
+def test_a_query_that_builds_the_index_names_what_it_could_not_read(make_tree, tmp_path):
+    """A package made unreadable vanished from every answer without a word: the query that built
+    the index printed its hits (from the docs and tests) and nothing on stderr."""
+    reason = permissions_enforced(tmp_path)
+    if reason:
+        pytest.skip(reason)
+    root = make_tree({
+        "docs/options.md": "# Options\n\nHow command line options are parsed.\n",
+        "src/pkg/parser.py": "def parse_options(argv):\n    return argv\n",
+        "src/pkg/core.py": "def main():\n    pass\n",
+    })
+    (root / "src" / "pkg").chmod(0)
+    try:
+        proc = run_cli(["query", "--root", root, "options parsed"], unprivileged=True)
+        assert proc.returncode == 0, proc.stderr
+        assert proc.stdout.startswith("docs/options.md:")
+        assert proc.stderr.splitlines() == ["note: could not read src/pkg/: left out of the index"]
+        # An index that is current is not walked again: no note on every later query.
+        again = run_cli(["query", "--root", root, "options parsed"], unprivileged=True)
+        assert again.returncode == 0 and again.stderr == ""
+    finally:
+        (root / "src" / "pkg").chmod(0o755)
+
+
 def test_unreadable_files_and_directories_are_counted_and_indexed_once_readable(make_tree, tmp_path):
     reason = permissions_enforced(tmp_path)
     if reason:
@@ -52,6 +76,8 @@ def test_unreadable_files_and_directories_are_counted_and_indexed_once_readable(
         proc = run_cli(["index", "--root", root], unprivileged=True)
         assert proc.returncode == 0, proc.stderr
         assert "2 unreadable" in proc.stdout
+        # Named, not only counted: which part of the tree no answer can come from.
+        assert "note: could not read locked.py, sealed/: left out of the index" in proc.stderr.splitlines()
         found = run_cli(["query", "--root", root, "open door"], unprivileged=True)
         assert found.returncode == 0 and found.stdout.startswith("open.py:1-2")
         assert run_cli(["query", "--root", root, "locked vault", "--stale-ok"], unprivileged=True).stdout == ""
