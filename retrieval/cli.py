@@ -256,10 +256,17 @@ EMBED_MODEL_HELP = ("Embedding model of the dense retrievers: a local directory,
                     "once, the index remembers it (as RETRIEVAL_EMBED_MODEL would set it); another model means another index.")
 
 
-def _use_embed_model(model: str | None) -> None:
+def _use_embed_model(model: str | None, retriever_name: str) -> None:
     if model is not None and not model.strip():  # `--embed-model "$UNSET"` was ignored without a word
         raise click.BadParameter("is empty (an unset variable?): give a model directory or name, or leave the "
                                  "option out", param_hint="'--embed-model'")
+    from .index_options import embeds
+    from .retrievers.base import REGISTRY
+
+    if model and retriever_name in REGISTRY and not embeds(retriever_name):
+        # Ignored, a model directory mistyped (or meant for another command) looked taken.
+        dense = ", ".join(name for name in _retriever_names() if embeds(name))
+        raise click.UsageError(f"--embed-model applies to the dense retrievers ({dense}), not to {retriever_name}")
     if model:
         # A directory is remembered by the index as an absolute path (later commands run elsewhere).
         os.environ["RETRIEVAL_EMBED_MODEL"] = os.path.abspath(model) if os.path.isdir(model) else model
@@ -369,7 +376,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
 
     root = _root(root, builds=True)
     progress = _progress_sink()
-    _use_embed_model(embed_model)
+    _use_embed_model(embed_model, retriever_name)
     given = bool(include or exclude or max_file_bytes or profile or bm25 or reset_filters)
     bm25_values = _bm25(bm25)
     context_flags = [flag for flag, used in (("--dry-run", dry_run), ("--yes", yes), ("--max-chunks", max_chunks is not None),
@@ -633,7 +640,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
               help="Only hits at this confidence or above (possibly none).")
 def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
           kind, files_only, max_tokens, min_confidence):
-    """Search ROOT for QUERY: words (quoted or not) or a symbol; '-' reads the query from stdin."""
+    """Search the repository for QUERY: words (quoted or not) or a symbol; '-' reads the query from stdin."""
     from . import service
     from .notes import remembered_note
 
@@ -641,7 +648,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         raise click.UsageError("choose one of --json and --jsonl")
     text = _read_query(words)
     root = _root(root, builds=True)
-    _use_embed_model(embed_model)
+    _use_embed_model(embed_model, retriever_name)
     filters = service.QueryFilter(paths=_rooted_globs(path_globs, root), language=lang or "", kind=kind or "")
     if max_tokens and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT":
         top_k = 100  # the budget, not the default count, decides how many hits fit

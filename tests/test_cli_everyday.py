@@ -305,6 +305,16 @@ def test_an_empty_embedding_model_is_a_usage_error_not_ignored(run, sample_repo,
     assert not (sample_repo / ".retrieval").exists()
 
 
+@pytest.mark.parametrize("command", [["query", "config"], ["index", "--retriever", "lexical"],
+                                     ["query", "config", "--retriever", "treesitter"]])
+def test_an_embedding_model_for_a_retriever_that_embeds_nothing_is_a_usage_error(run, sample_repo, command):
+    """`--embed-model DIR` with lexical went on without a word, as if the model had been taken."""
+    result = run(*command, "--root", sample_repo, "--embed-model", str(sample_repo))
+    assert result.exit_code == 2
+    assert "--embed-model applies to the dense retrievers (hybrid, turbovec), not to " in result.output
+    assert not (sample_repo / ".retrieval").exists()
+
+
 def test_index_help_says_the_filters_persist_and_how_to_drop_them():
     help_text = " ".join(main.commands["index"].get_help(click.Context(main.commands["index"])).split())
     assert "persist" in help_text and "--reset-filters" in help_text

@@ -9,8 +9,8 @@ def test_an_option_that_sets_the_environment_lasts_for_its_own_command_only(make
 
     monkeypatch.delenv("RETRIEVAL_EMBED_MODEL", raising=False)
     root = make_tree({"a.py": "def parse_config():\n    return 1\n"})
-    # --embed-model sets RETRIEVAL_EMBED_MODEL for the command; the lexical query itself ignores it.
-    code, out, _err = run_cli(["query", "--root", str(root), "--retriever", "lexical", "--embed-model",
+    # --embed-model sets RETRIEVAL_EMBED_MODEL for the command (all: the dense indexes it would open).
+    code, out, _err = run_cli(["query", "--root", str(root), "--retriever", "all", "--embed-model",
                                str(root), "parse config"])
     assert code == 0 and b"a.py" in out
     assert "RETRIEVAL_EMBED_MODEL" not in os.environ
