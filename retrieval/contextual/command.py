@@ -50,7 +50,11 @@ def refresh(root: str, *, options: IndexOptions | None = None, context: ContextO
         reason = remote_unavailable_reason()
         if reason and context.dry_run:
             # The estimate needs neither the SDK nor a key: see the price before getting either.
-            progress(f"{NAME}: a real run would need the model ({reason}); the estimate of what it would send:")
+            if context.mode == "anthropic":
+                progress(f"{NAME}: a real run would need the model ({reason}); the estimate of what it would send:")
+            else:  # auto: a real run now goes on offline
+                progress(f"{NAME}: a real run now would use the offline contextualizer ({reason}); "
+                         "what it would send to the model once available:")
         elif reason:
             if context.mode == "anthropic":
                 raise RuntimeError(reason)
@@ -102,10 +106,10 @@ def _generate(root, store, model, options, context, progress, requester) -> None
         if lock is not None:
             layout.write_markers(store, root)  # a store `clean` recognises
         work = plan(root, retriever, options, cache, max_file_bytes=context.max_file_bytes)
-        withheld = ", ".join(f"{n} {why}" for why, n in sorted(work.withheld.items()))
+        withheld = ", ".join(f"{n} {why} file{'s' * (n != 1)}" for why, n in sorted(work.withheld.items()))
         progress(f"{NAME}: {work.estimate.describe(model)}; {work.cached} chunks already cached"
                  + (f"; {work.identical} chunks of identical files share those contexts" if work.identical else "")
-                 + (f"; never sent: {withheld} files" if withheld else ""))
+                 + (f"; never sent: {withheld}" if withheld else ""))
         if context.max_chunks is not None and work.chunks > context.max_chunks:
             work.limit(context.max_chunks)
             progress(f"{NAME}: --max-chunks {context.max_chunks}: {work.estimate.describe(model)}")

@@ -211,7 +211,10 @@ def test_a_dry_run_without_a_key_still_gives_the_estimate(make_tree, monkeypatch
     messages: list[str] = []
     assert command.refresh(str(root), context=ContextOptions(mode=mode, dry_run=True), progress=messages.append) is None
     # The key is missing (or, without the extra, the SDK too): said, and the estimate given anyway.
-    assert any("a real run would need the model" in m for m in messages)
+    # In auto mode a real run goes on offline, and says so (it said the run "would need the model").
+    said = {"auto": "a real run now would use the offline contextualizer (",
+            "anthropic": "a real run would need the model ("}
+    assert [m for m in messages if "a real run" in m] == [m for m in messages if said[mode] in m] != []
     assert any("3 chunks to contextualize" in m and "estimated $" in m for m in messages)
 
 
