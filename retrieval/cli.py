@@ -766,13 +766,21 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         if cut:
             click.echo(f"note: {cut} scope(s) longer than {MAX_SCOPE_LINES} lines show the {MAX_SCOPE_LINES} "
                        "around their hit (--snippet-lines N for more)", err=True)
-        stale = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale})
-        if stale:
-            from .output import shown_path
+        from .output import shown_path
 
-            click.echo(f"note: {len(stale)} file(s) changed since indexing ({', '.join(map(shown_path, stale[:3]))}"
-                       f"{', ...' if len(stale) > 3 else ''}); their snippets show the current lines of "
-                       "each span, which may have moved", err=True)
+        def listed(paths: list[str]) -> str:
+            return ", ".join(map(shown_path, paths[:3])) + (", ..." if len(paths) > 3 else "")
+
+        stale = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale
+                        and not snippets[h.docid].missing})
+        gone = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale
+                       and snippets[h.docid].missing})
+        if stale:
+            click.echo(f"note: {len(stale)} file(s) changed since indexing ({listed(stale)}); their snippets show "
+                       "the current lines of each span, which may have moved", err=True)
+        if gone:  # no current lines to show (it said they were shown)
+            click.echo(f"note: {len(gone)} file(s) changed since indexing and not readable now (deleted, or too "
+                       f"large to show) ({listed(gone)}): no lines to show", err=True)
     result.hits = hits
     if as_json:
         payload = {

@@ -235,7 +235,7 @@ def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Pa
     if snippet is not None and snippet.cut_lines:
         notes.append("long lines shortened")
     if snippet is not None and snippet.stale:
-        notes.append("file changed since indexing")
+        notes.append("file changed since indexing, not readable now" if snippet.missing else "file changed since indexing")
     if notes:
         parts.append(paint("note", "(" + "; ".join(notes) + ")"))
     return "  ".join(parts)

@@ -141,6 +141,7 @@ class Snippet:
     text: str
     stale: bool = False  # the file changed since it was indexed: these are its current lines
     cut_lines: int = 0  # lines shortened (a minified or generated line would flood the reader)
+    missing: bool = False  # the file is not read now (deleted, unreadable, not a file, too large)
 
 
 def member_shaped(m) -> bool:

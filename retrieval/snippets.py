@@ -74,7 +74,7 @@ def read_snippet(
         except OSError:
             pass
     if data is None:
-        return Snippet(None, None, "", stale=indexed is not None)
+        return Snippet(None, None, "", stale=indexed is not None, missing=True)
     # By content: touched but identical is not stale, and an edit that kept the size and the
     # modification time (`cp -p`, `rsync -t`, two writes within a clock tick) is.
     stale = indexed is not None and content_digest(data) != indexed[2]

@@ -909,6 +909,19 @@ def test_a_file_grown_huge_since_indexing_is_not_read_for_its_snippet(run, make_
     assert (hit["path"], hit["snippet"], hit["stale"]) == ("app.py", "", True)
 
 
+def test_a_hit_in_a_file_deleted_since_indexing_is_not_said_to_show_its_current_lines(run, make_tree):
+    """--stale-ok over a deleted file said its snippet showed "the current lines": it had none."""
+    root = make_tree({"routes.py": "def marsupial():\n    pass\n", "keep.py": "def wombat():\n    pass\n"})
+    assert run("index", "--root", root).exit_code == 0
+    (root / "routes.py").unlink()
+    result = run("query", "--root", root, "marsupial", "--stale-ok", "--snippet-lines", "2")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0].endswith("(file changed since indexing, not readable now)")
+    assert [line for line in result.stderr.splitlines() if "since indexing" in line] == [
+        "note: 1 file(s) changed since indexing and not readable now (deleted, or too large to show) (routes.py): "
+        "no lines to show"]
+
+
 def test_the_note_naming_changed_files_escapes_what_a_terminal_would_obey(run, make_tree, rewrite):
     """A name holding an escape sequence cleared the screen; one holding a newline split the note."""
     name = "a\x1b[2Jb\nc.py"
