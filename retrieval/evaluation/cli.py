@@ -51,7 +51,7 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
               help="Index with this profile first (see `retrieval index --profile`); default: as indexed.")
 def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, force, profile):
     """Evaluate retrievers on DATASET (semble JSON annotations or JSONL; - reads standard input) over
-    the tree at ROOT."""
+    the repository (--root)."""
     from ..cli import UserError, _expected_errors, _fail, _json, _progress_sink, _root
     from .datasets import DatasetError, load_dataset
     from .report import evaluation_text

@@ -45,7 +45,12 @@ def choose_metrics(queries: Sequence[EvalQuery], requested: Sequence[str] = ()) 
     if requested:
         unknown = [r for r in requested if r not in METRIC_SETS]
         if unknown:
-            raise ValueError(f"unknown metric family {unknown[0]!r}; choose from: {', '.join(METRIC_SETS)}")
+            from difflib import get_close_matches
+
+            close = get_close_matches(unknown[0], list(METRIC_SETS), n=1)
+            guess = f"; did you mean {close[0]!r}?" if close else ""
+            raise ValueError(f"unknown metric family {unknown[0]!r}{guess} (one of: {', '.join(METRIC_SETS)}, "
+                             "comma separated; or auto alone)")
         return tuple(dict.fromkeys(requested))
     if queries and all(q.category.lower() in PROSE_CATEGORIES for q in queries):
         return ("ndcg", "map")

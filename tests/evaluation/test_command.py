@@ -126,7 +126,10 @@ def test_eval_errors(make_tree, tmp_path):
     result = runner.invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical,lexcal"])
     assert result.exit_code == 2 and "unknown retriever 'lexcal'; did you mean 'lexical'? (one of: all, " in result.stderr
     result = runner.invoke(main, ["eval", ds, "--root", str(root), "--metrics", "bogus"])
-    assert result.exit_code == 2 and "unknown metric family 'bogus'" in result.stderr  # a usage error
+    assert result.exit_code == 2 and "unknown metric family 'bogus' (one of: " in result.stderr  # a usage error
+    result = runner.invoke(main, ["eval", ds, "--root", str(root), "--metrics", "ndgc"])  # auto, the default, named
+    assert result.exit_code == 2 and ("unknown metric family 'ndgc'; did you mean 'ndcg'? (one of: ndcg, files, map, "
+                                      "comma separated; or auto alone)") in result.stderr
     result = runner.invoke(main, ["eval", ds, "--root", str(root), "--metrics", " , "])  # "$UNSET": not auto
     assert result.exit_code == 2 and "'--metrics': names no metric family" in result.stderr
     result = runner.invoke(main, ["eval", ds, "--root", str(tmp_path / "no-such-dir")])
