@@ -58,13 +58,17 @@ def unwritable(action: str, store: str, exc: OSError) -> StoreError:
                    "create that directory or point the variable at another (or unset it)")
     elif getattr(exc, "errno", None) in _NOT_WRITABLE:
         message += f" (set {ENV_INDEX_DIR}=/a/writable/directory to keep indexes elsewhere)"
-    elif getattr(exc, "errno", None) == errno.ENOTDIR:
+    elif getattr(exc, "errno", None) in (errno.ENOTDIR, errno.EEXIST):
         # A file where the store has a directory (put there by hand or by a tool): named, since
-        # the path said only that something on it is no directory.
-        blocker = _file_in_the_way(store)
+        # the path said only that something on it is no directory (or, making it, that it exists).
+        path = os.path.abspath(exc.filename if isinstance(exc.filename, str) else store)
+        # Exists: only the store's own directories are made that way (a temp file made exclusively
+        # is no directory in the way).
+        made = exc.errno == errno.ENOTDIR or path == os.path.abspath(store) or os.path.dirname(path) == os.path.abspath(store)
+        blocker = _file_in_the_way(path) if made else None
         if blocker:
-            message = (f"cannot {action} the index at {store}: {blocker} is a file where the index keeps a "
-                       f"directory (move it away, or set {ENV_INDEX_DIR} to keep indexes elsewhere)")
+            message = (f"{blocker} is a file where the index keeps a directory: move it away, or set "
+                       f"{ENV_INDEX_DIR} to keep indexes elsewhere")
     return StoreError(message)
 
 

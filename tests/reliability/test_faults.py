@@ -480,16 +480,19 @@ def test_a_segment_holding_spans_no_chunker_writes_is_damage_the_query_repairs(s
     assert answers(sample_repo) == expected
 
 
+@pytest.mark.parametrize("command", [["query", "config"], ["index", "--retriever", "lexical"]])
 @pytest.mark.parametrize("blocked", [".retrieval", ".retrieval/lexical"])
-def test_a_file_where_the_store_keeps_a_directory_is_named_in_the_error(sample_repo, run, blocked):
-    """The error said `.../manifest.json: Not a directory`, naming no file that was in the way."""
+def test_a_file_where_the_store_keeps_a_directory_is_named_in_the_error(sample_repo, run, blocked, command):
+    """The error said `.../manifest.json: Not a directory`, naming no file that was in the way (and
+    `index` said `cannot write the index at .../.retrieval: File exists`)."""
     if blocked != ".retrieval":
         assert run("index", "--root", sample_repo, "--retriever", "lexical").exit_code == 0
         shutil.rmtree(sample_repo / blocked)
     (sample_repo / blocked).write_text("someone's notes\n", encoding="utf-8")
-    result = run("query", "--root", sample_repo, "config")
+    result = run(*command, "--root", sample_repo)
     assert result.exit_code == 1 and result.stderr.count("\n") == 1
-    assert f"{sample_repo / blocked} is a file where the index keeps a directory (move it away" in result.stderr
+    assert result.stderr.endswith(f"{sample_repo / blocked} is a file where the index keeps a directory: move it "
+                                  "away, or set RETRIEVAL_INDEX_DIR to keep indexes elsewhere\n")
     assert (sample_repo / blocked).read_text(encoding="utf-8") == "someone's notes\n"  # not overwritten
 
 
