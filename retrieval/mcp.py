@@ -384,26 +384,65 @@ def _key(request_id):
     return (type(request_id).__name__, request_id) if isinstance(request_id, (str, int, float)) else None
 
 
-class _MendedLines(io.RawIOBase):
-    """The host's messages from a descriptor, each line through mend_line; its end is read only
-    when every request before it is answered (Exchange)."""
+def refusal(line: bytes) -> bytes | None:
+    """The JSON-RPC error reply to a line that is no JSON-RPC 2.0 message (None for a message, or
+    a blank line). The SDK dropped such a line without a reply, and its sender waited for ever."""
+    if not line.strip():
+        return None
+    from mcp_types import jsonrpc_message_adapter
+    from pydantic import ValidationError
 
-    def __init__(self, fd: int, exchange: Exchange):
+    try:
+        jsonrpc_message_adapter.validate_json(line, by_name=False)
+        return None
+    except ValidationError:
+        pass
+    try:
+        message = json.loads(line.strip())
+    except (ValueError, RecursionError) as exc:
+        error = {"code": -32700, "message": f"Parse error: the line is not JSON ({_first(exc)})"}
+        request_id = None
+    else:
+        error = {"code": -32600, "message": 'Invalid Request: a JSON-RPC 2.0 message has "jsonrpc": "2.0", and a '
+                                            'request a "method" and an "id" (a string or a number)'}
+        found = message.get("id") if isinstance(message, dict) else None
+        request_id = found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
+    reply = {"jsonrpc": "2.0", "id": request_id, "error": error}
+    return json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
+def _first(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+class _MendedLines(io.RawIOBase):
+    """The host's messages from a descriptor, each line through mend_line; a line that is no
+    message is answered here with its error (refusal), and the end is read only when every request
+    before it is answered (Exchange)."""
+
+    def __init__(self, fd: int, exchange: Exchange, replies):
         self._source = open(fd, "rb", closefd=False)
         self._exchange = exchange
+        self._replies = replies  # the wire's writer, shared with the SDK (one message per write)
         self._line, self._at = b"", 0
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
-        if self._at == len(self._line):
+        while self._at == len(self._line):
             line = self._source.readline()
-            if line:
-                self._exchange.read(line)
-            else:
+            if not line:
                 self._exchange.settle()
-            self._line, self._at = mend_line(line), 0
+                return 0
+            line = mend_line(line)
+            refused = refusal(line)
+            if refused is not None:
+                self._replies.write(refused)
+                self._replies.flush()
+                continue
+            self._exchange.read(line)
+            self._line, self._at = line, 0
         n = min(len(buffer), len(self._line) - self._at)
         buffer[:n] = self._line[self._at:self._at + n]
         self._at += n
@@ -459,8 +498,10 @@ def _watch_stdio(exchange: Exchange) -> None:
     wire_in = _divert(0, devnull)
     os.close(devnull)
     wire_out = _divert(1, 2)
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(_MendedLines(wire_in, exchange)), encoding="utf-8", errors="replace")
-    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_WatchedWrites(wire_out, exchange)), encoding="utf-8")
+    writer = io.BufferedWriter(_WatchedWrites(wire_out, exchange))
+    sys.stdin = io.TextIOWrapper(io.BufferedReader(_MendedLines(wire_in, exchange, writer)), encoding="utf-8",
+                                 errors="replace")
+    sys.stdout = io.TextIOWrapper(writer, encoding="utf-8")
 
 
 def run(root: str) -> None:

@@ -235,7 +235,7 @@ def _reply(proc, seconds=60):
 def _piped(root, messages, timeout=120):
     """`retrieval mcp --root ROOT` given these JSON-RPC messages on a stdin that then ends, as
     `printf ... | retrieval mcp` gives them: (exit status, {id: the reply}, stderr)."""
-    lines = "".join(json.dumps(m) + "\n" for m in messages).encode()
+    lines = "".join((m if isinstance(m, str) else json.dumps(m)) + "\n" for m in messages).encode()
     proc = subprocess.run([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(root)],
                           input=lines, capture_output=True, timeout=timeout)
     replies = [json.loads(line) for line in proc.stdout.splitlines()]
@@ -266,13 +266,32 @@ def _payload_of(reply):
     return json.loads(result["content"][0]["text"])
 
 
-def test_a_request_nothing_answers_does_not_keep_the_server_from_ending(sample_repo):
-    """A line the SDK cannot read as JSON-RPC 2.0 gets no reply: the server does not wait for one."""
-    refused = {"jsonrpc": "1.0", "id": 5, "method": "ping"}
-    ping = {"jsonrpc": "2.0", "id": 4, "method": "ping"}
-    code, replies, stderr = _piped(sample_repo, [_INIT, _INITIALIZED, refused, ping], timeout=60)
+def test_a_line_that_is_no_json_rpc_message_is_answered_with_its_error_and_the_server_goes_on(sample_repo):
+    """The SDK dropped such a line without a reply, and an agent waited for ever on its request."""
+    status = {"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": "status", "arguments": {}}}
+    lines = [_INIT, _INITIALIZED,
+             '{"id": 5, "method": "ping"}',  # no "jsonrpc"
+             '{"jsonrpc": "1.0", "id": "six", "method": "ping"}',
+             '{"jsonrpc": "2.0", "id": 7, "method": "ping"',  # cut short
+             "[]", "", status]
+    code, replies, stderr = _piped(sample_repo, lines, timeout=60)
     assert code == 0, stderr
-    assert sorted(replies) == [1, 4]
+    assert sorted(replies, key=str) == [1, 4, 5, None, "six"]
+    assert replies[5]["error"]["code"] == replies["six"]["error"]["code"] == -32600  # invalid request, by its id
+    assert replies[5]["error"]["message"].startswith('Invalid Request: a JSON-RPC 2.0 message has "jsonrpc": "2.0"')
+    assert _payload_of(replies[4])["root"] == str(sample_repo)
+
+
+def test_each_line_that_is_no_json_rpc_message_gets_its_own_error_in_order(sample_repo):
+    proc = subprocess.run([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(sample_repo)],
+                          input=b'{"jsonrpc": "2.0", "id": 7, "method": "ping"\nhello\n[]\n', capture_output=True,
+                          timeout=60)
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert proc.returncode == 0
+    assert [(r["id"], r["error"]["code"]) for r in replies] == [(None, -32700), (None, -32700), (None, -32600)]
+    # Where the line stops being JSON (the id of a line cut short cannot be told).
+    assert replies[0]["error"]["message"] == ("Parse error: the line is not JSON (Expecting ',' delimiter: "
+                                              "line 1 column 45 (char 44))")
 
 
 def test_ctrl_c_ends_an_idle_server_at_once_while_its_stdin_stays_open(sample_repo):
