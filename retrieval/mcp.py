@@ -40,7 +40,11 @@ class ToolFailure(RuntimeError):
 
 
 class Searcher:
-    """Runs `query`/`status` for one root, one call at a time (they swap process-wide streams)."""
+    """Runs `query`/`status` for one root, one call at a time in this process (they swap
+    process-wide streams); a call that cannot start here within BUSY_WAIT seconds, behind a slow one
+    (a first embedding build), runs in a process of its own, as `retrieval serve`'s clients do."""
+
+    BUSY_WAIT = 3.0
 
     def __init__(self, root: str):
         self.root = os.path.abspath(root)
@@ -49,23 +53,18 @@ class Searcher:
 
     def _run(self, argv: list[str], stdin: bytes = b"") -> dict:
         from .discover import root_problem
-        from .server.runner import run_cli
-        from .server.warm import Warm
 
-        with self._lock:
-            problem = root_problem(self.root)  # removed since? (a fresh clone will be watched anew)
-            if problem:
-                raise ToolFailure(problem)
-            if self._warm is None:
-                self._warm = Warm(self.root)  # watches from the first call on
-            # The MCP SDK gives the root logger a handler at INFO: libraries' INFO records (loading
-            # the embedding model) reached stderr, so the notes, which the command line never shows.
-            logging.disable(logging.INFO)
+        problem = root_problem(self.root)  # removed since? (a fresh clone will be watched anew)
+        if problem:
+            raise ToolFailure(problem)
+        if self._lock.acquire(timeout=self.BUSY_WAIT):
             try:
-                self._warm.freshen()
-                code, out, err = run_cli(argv, cwd=self.root, stdin=stdin)
+                code, out, err = self._run_here(argv, stdin)
             finally:
-                logging.disable(logging.NOTSET)
+                self._lock.release()
+        else:
+            # A lexical search or a status call waited minutes behind another call's build.
+            code, out, err = _run_apart(argv, self.root, stdin)
         lines = [_tool_words(line) for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
         if code != 0:
             message = lines[-1] if lines else f"exit status {code}"  # usage errors end with the reason
@@ -78,6 +77,21 @@ class Searcher:
         if notes:
             payload["notes"] = notes
         return payload
+
+    def _run_here(self, argv: list[str], stdin: bytes):
+        from .server.runner import run_cli
+        from .server.warm import Warm
+
+        if self._warm is None:
+            self._warm = Warm(self.root)  # watches from the first call on
+        # The MCP SDK gives the root logger a handler at INFO: libraries' INFO records (loading
+        # the embedding model) reached stderr, so the notes, which the command line never shows.
+        logging.disable(logging.INFO)
+        try:
+            self._warm.freshen()
+            return run_cli(argv, cwd=self.root, stdin=stdin)
+        finally:
+            logging.disable(logging.NOTSET)
 
     def search(self, query: str, top_k: int | None = None, retriever: str | None = "",
                path: list[str] | str | None = None, lang: str | None = "", kind: str | None = "",
@@ -116,6 +130,16 @@ class Searcher:
 
     def status(self) -> dict:
         return self._run(["status", "--root", self.root, "--json"])
+
+
+def _run_apart(argv: list[str], root: str, stdin: bytes):
+    """(exit status, stdout, stderr) of `retrieval ARGV` in a child process: the store is safe for
+    several processes at once (a writer lock, snapshots for readers)."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-m", "retrieval.entry", *argv], input=stdin, capture_output=True,
+                          cwd=root)
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 # The command's options as the tool's arguments are named: an agent never typed `--lang`.

@@ -368,6 +368,25 @@ def test_an_agent_cannot_ask_for_an_unbounded_answer(sample_repo):
     assert _payload(results[2])["results"]
 
 
+def test_a_call_that_cannot_start_behind_a_slow_one_is_answered_by_a_process_of_its_own(make_tree, monkeypatch):
+    """Every call waited behind the slowest: a lexical search sent while another call built the
+    hybrid index came back after 146 s, and `status` with it."""
+    from retrieval.mcp import Searcher
+
+    root = make_tree({"a.py": "def parse_config():\n    return 1\n"})
+    searcher = Searcher(str(root))
+    monkeypatch.setattr(Searcher, "BUSY_WAIT", 0.2)
+    monkeypatch.setattr(Searcher, "_run_here", lambda *args: pytest.fail("run here while another call runs"))
+    searcher._lock.acquire()  # a call still running, as a first embedding build is
+    try:
+        payload = searcher.search("parse config")
+        status = searcher.status()
+    finally:
+        searcher._lock.release()
+    assert [hit["path"] for hit in payload["results"]] == ["a.py"]
+    assert status["root"] == str(root)
+
+
 def test_an_agents_scope_is_bounded_to_the_lines_around_its_hit(monkeypatch):
     """`expand: "scope"` returned a whole file for a hit in a namespace (2 MB on abseil)."""
     from retrieval.mcp import MAX_EXPAND, Searcher
