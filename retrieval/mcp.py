@@ -116,7 +116,10 @@ class Searcher:
         if files:
             argv.append("--files")
         # On stdin, as `query -` takes it: any text is the query, `-` itself included.
-        payload = self._run(argv + ["-"], stdin=query.encode("utf-8", "surrogatepass"))
+        try:
+            payload = self._run(argv + ["-"], stdin=query.encode("utf-8", "surrogatepass"))
+        except ToolFailure as exc:  # the agent gave an argument; stdin is ours
+            raise ToolFailure(str(exc).replace("the query on stdin is over", "the query is over")) from None
         echoed = payload.get("query")
         if isinstance(echoed, str) and not payload.get("query_truncated"):
             from .cli import echo_within

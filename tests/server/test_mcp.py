@@ -387,6 +387,16 @@ def test_a_call_that_cannot_start_behind_a_slow_one_is_answered_by_a_process_of_
     assert status["root"] == str(root)
 
 
+def test_a_query_over_the_size_limit_is_refused_without_naming_stdin_the_agent_never_used(make_tree):
+    from retrieval.mcp import Searcher, ToolFailure
+    from retrieval.streams import MAX_QUERY_BYTES
+
+    root = make_tree({"a.py": "def parse_config():\n    return 1\n"})
+    with pytest.raises(ToolFailure) as refused:
+        Searcher(str(root)).search("x" * (MAX_QUERY_BYTES + 1))
+    assert str(refused.value).startswith(f"the query is over {MAX_QUERY_BYTES:,} bytes: give the part that says")
+
+
 def test_an_agents_scope_is_bounded_to_the_lines_around_its_hit(monkeypatch):
     """`expand: "scope"` returned a whole file for a hit in a namespace (2 MB on abseil)."""
     from retrieval.mcp import MAX_EXPAND, Searcher
