@@ -70,6 +70,12 @@ def serve_command(root, stop, detach, idle_timeout):
     refusal = None if stop else too_broad(found)
     if refusal:
         raise _fail(refusal)
+    if stop:
+        from ..discover import root_problem
+
+        problem = root_problem(root, shown_path(root))  # "no server is running" for a typo'd root
+        if problem:
+            raise _fail(problem)
     try:
         if stop:
             pid = serve.stop(root)
@@ -77,7 +83,9 @@ def serve_command(root, stop, detach, idle_timeout):
                        else f"no server is running for {shown_path(root)}",
                        err=True)
         elif detach:
-            info = serve.start_detached(root, idle_timeout)
+            info = serve.start_detached(root, idle_timeout, waiting=lambda log: click.echo(
+                f"starting the server of {shown_path(root)}: it opens the indexes first, building any that "
+                f"are missing (its log: {shown_path(log)})", err=True))
             said = "already serving" if info.get("already") else "serving"
             click.echo(f"{said} {shown_path(root)} (pid {info['pid']})", err=True)
             if info.get("already") and not serves_here(info):

@@ -521,8 +521,12 @@ def _package_parent() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dict:
-    """Start a server in the background and wait until it answers: its ping info."""
+WAITING_NOTE = 1.0  # seconds before a detached start's wait is said (`waiting`)
+
+
+def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, waiting=None) -> dict:
+    """Start a server in the background and wait until it answers: its ping info. `waiting(log)`
+    is called once if that takes over WAITING_NOTE seconds (a first build said nothing for 19 s)."""
     import subprocess
 
     from ..discover import require_root
@@ -545,10 +549,14 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT) -> dic
             [sys.executable, "-c", _LAUNCH, _package_parent(), "--root", root, "--idle-timeout", str(idle_timeout)],
             stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=root, env=env,
         )
+    said = time.monotonic() + WAITING_NOTE
     while True:
         info = client.probe(store)
         if info is not None and info.get("pid") == proc.pid:
             return info
+        if waiting is not None and time.monotonic() > said:
+            waiting(log_path)
+            waiting = None
         if proc.poll() is not None:
             won = _winner(store, directory, root)
             if won is not None:  # started at once by another caller too: theirs runs, which was asked
@@ -589,6 +597,9 @@ def _winner(store: str, directory: str, root: str, wait: float = WINNER_WAIT) ->
         time.sleep(0.05)
 
 
+STOP_REPLY = 1.0  # seconds a stop request waits for the server's reply before it signals
+
+
 def stop(root: str, timeout: float = 10.0) -> str | None:
     """Make root's server exit and wait until it has; its pid, or None when none was running."""
     store = store_dir(root)
@@ -603,7 +614,9 @@ def stop(root: str, timeout: float = 10.0) -> str | None:
     try:
         if client.suspended(pid):  # it would not read the request: the signal, at once
             raise OSError("suspended")
-        client.call(store, {"op": "stop"}, reply_timeout=timeout)
+        # A server busy with a command reads no request until it ends (a first embedding build:
+        # minutes): not answered within a second, it gets the signal, which it takes as at once.
+        client.call(store, {"op": "stop"}, reply_timeout=min(timeout, STOP_REPLY))
     except (OSError, ValueError):
         # No answer (a server of an older protocol, or a wedged one): the pid it recorded.
         if pid.isdigit() and _is_server(int(pid)):

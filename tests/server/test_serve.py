@@ -616,6 +616,36 @@ def test_serve_detach_on_a_missing_root_says_so_and_creates_nothing(tmp_path):
     assert not missing.exists()
 
 
+def test_serve_stop_on_a_missing_root_says_so(tmp_path):
+    """It said "no server is running" and exited 0 for a root that is not there (a typo)."""
+    missing = tmp_path / "no-such-repo"
+    proc = cli("serve", "--stop", "--root", missing, server=False)
+    assert proc.returncode == 1 and strip_probe(proc.stderr) == f"error: root does not exist: {missing}\n".encode()
+
+
+def test_a_detached_start_that_takes_a_while_says_what_it_waits_for(sample_repo, tmp_path):
+    """A first build before the server answers took 19 s on rails without a word."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(  # the server process alone is slow to start
+        "import sys, time\n"
+        "if any('retrieval.server.serve import main' in a for a in sys.orig_argv):\n"
+        "    time.sleep(3)\n")
+    path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    proc = cli("serve", "--detach", "--root", sample_repo, "--idle-timeout", 60, server=False,
+               env_extra={"PYTHONPATH": path})
+    try:
+        assert proc.returncode == 0, proc.stderr
+        log = os.path.join(client.serve_dir(client.store_dir(str(sample_repo))), "log")
+        assert strip_probe(proc.stderr).decode().splitlines()[0] == (
+            f"starting the server of {sample_repo}: it opens the indexes first, building any that are missing "
+            f"(its log: {log})")
+    finally:
+        info = client.probe(client.store_dir(str(sample_repo)))
+        if info:
+            signal_if_alive(info["pid"], signal.SIGTERM)
+
+
 def test_a_detached_server_that_dies_silently_is_reported_as_such_not_by_an_old_log_line(sample_repo, tmp_path):
     directory = client.serve_dir(client.store_dir(str(sample_repo)))
     os.makedirs(directory, mode=0o700, exist_ok=True)
