@@ -1,4 +1,5 @@
-"""Progress for people: one line on a terminal, rewritten in place; nothing when stderr is a pipe.
+"""Progress for people: one line on a terminal, rewritten in place; off a terminal, a line now and
+then for a count that runs long (Reporter.QUIET_FIRST).
 
 The service reports through a plain `Callable[[str], None]`. Counts are `Tick`s, strings that also
 carry (done, total): a caller that knows nothing of them prints the text, `Reporter` turns them into
@@ -46,10 +47,18 @@ class Reporter:
         self._started: dict[str, tuple[float, int]] = {}
         self._drawn = float("-inf")
 
+    # Off a terminal a long count is said now and then, on a line of its own: a first embedding
+    # build said one line and then nothing for minutes, which a caller cannot tell from a hang.
+    # Not into a captured stream (a server's, whose lines would become an agent's notes).
+    QUIET_FIRST = 30.0
+    QUIET_EVERY = 60.0
+
     def __call__(self, message: str) -> None:
         if isinstance(message, Tick):
             if self.interactive:
                 self._draw(message)
+            elif self.messages and _has_descriptor(self.stream):
+                self._say_now_and_then(message)
             return
         if not self.messages:
             return
@@ -57,15 +66,12 @@ class Reporter:
         self.stream.write(f"{message}\n")
         self.stream.flush()
 
-    def _draw(self, tick: Tick) -> None:
-        now = time.monotonic()
+    def _with_rate(self, tick: Tick, now: float) -> tuple[str, float]:
+        """The tick's text with its rate and the time left; when its count began."""
         # The count's words without its numbers: one retriever's successive counts (contexts generated,
         # then files indexed) each time their own rate.
         label = re.sub(r"\d[\d,]*", "", str(tick))
         started, first_done = self._started.setdefault(label, (now, tick.done))
-        if now - self._drawn < self.MIN_INTERVAL and tick.done < tick.total:
-            return
-        self._drawn = now
         text = str(tick)
         elapsed = now - started
         if elapsed > 0.5 and tick.done > first_done:
@@ -73,6 +79,24 @@ class Reporter:
             text += f" · {rate:,.0f}/s"
             if tick.total > tick.done:
                 text += f" · about {_duration((tick.total - tick.done) / rate)} left"
+        return text, started
+
+    def _say_now_and_then(self, tick: Tick) -> None:
+        now = time.monotonic()
+        text, started = self._with_rate(tick, now)
+        if now - started < self.QUIET_FIRST or now - self._drawn < self.QUIET_EVERY or tick.done >= tick.total:
+            return
+        self._drawn = now
+        self.stream.write(f"{text}\n")
+        self.stream.flush()
+
+    def _draw(self, tick: Tick) -> None:
+        now = time.monotonic()
+        if now - self._drawn < self.MIN_INTERVAL and tick.done < tick.total:
+            self._with_rate(tick, now)  # its count's start, from the first tick on
+            return
+        self._drawn = now
+        text, _started = self._with_rate(tick, now)
         # \r back to the start of the line, \x1b[K clears what a longer previous line left behind;
         # cut to the terminal's width, since a wrapped line leaves a row behind at every redraw.
         width = _columns(self.stream)
@@ -90,6 +114,14 @@ class Reporter:
 
     def close(self) -> None:
         self._erase()
+
+
+def _has_descriptor(stream) -> bool:
+    try:
+        stream.fileno()
+    except (AttributeError, ValueError, OSError):  # io.UnsupportedOperation is both
+        return False
+    return True
 
 
 def redraws(stream) -> bool:

@@ -35,6 +35,21 @@ def test_off_a_terminal_counts_are_dropped_and_diagnostics_printed():
     assert out.getvalue() == "the lexical index is damaged; rebuilding it\n"
 
 
+def test_off_a_terminal_a_count_that_runs_long_is_said_now_and_then_on_lines_of_its_own(monkeypatch, tmp_path):
+    """A first embedding build said one line and then nothing for minutes: to an agent's shell, a hang."""
+    clock = Clock()
+    monkeypatch.setattr("retrieval.progress.time.monotonic", clock)
+    with open(tmp_path / "stderr", "w+") as stream:  # a pipe or a file: a descriptor, no terminal
+        report = Reporter(stream, interactive=False)
+        for now, done in [(0, 0), (10, 100), (31, 310), (50, 500), (92, 920), (150, 1000), (151, 1000)]:
+            clock.now = float(now)
+            report(Tick(f"hybrid: embedded {done}/1000 chunks", done, 1000))
+        report.close()
+        stream.seek(0)
+        assert stream.read() == ("hybrid: embedded 310/1000 chunks · 10/s · about 1m09s left\n"
+                                 "hybrid: embedded 920/1000 chunks · 10/s · about 8s left\n")
+
+
 def test_on_a_terminal_counts_rewrite_one_line_with_rate_and_time_left(terminal):
     clock, out, report = terminal
     report(Tick("lexical: indexed 0/100 files", 0, 100))
