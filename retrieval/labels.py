@@ -8,6 +8,7 @@ span, and so what is shown, stays as it is.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from .records import SearchHit
@@ -26,7 +27,9 @@ def member_in_focus(lines: list[str], start: int, members, weights: dict[str, fl
 
     def worth(first: int, last: int) -> float:
         held = set().union(*found[max(first, start) - start : min(last, start + len(lines) - 1) - start + 1])
-        return sum(weights[t] for t in held)
+        # fsum: exact whatever the order; a plain sum over a set varied in its last bit with the
+        # hash seed, and two regions holding the same terms compared unequal (labels flipped per run).
+        return math.fsum(weights[t] for t in held)
 
     own = set()
     covered = {row for m in ranged for row in range(m[3], m[4] + 1)}
@@ -34,7 +37,7 @@ def member_in_focus(lines: list[str], start: int, members, weights: dict[str, fl
         if row not in covered:
             own |= terms
     best = max(ranged, key=lambda m: (worth(m[3], m[4]), -(m[4] - m[3]), -m[3]))
-    return best if worth(best[3], best[4]) > sum(weights[t] for t in own) else None
+    return best if worth(best[3], best[4]) > math.fsum(weights[t] for t in own) else None
 
 
 def relabel(hit: SearchHit, lines: list[str], weights: dict[str, float]) -> SearchHit:

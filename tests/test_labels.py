@@ -56,3 +56,25 @@ def test_a_hit_keeps_its_span_and_takes_the_member_s_name_scope_path_and_kind():
     assert (told.start_line, told.end_line, told.score, told.scope) == (10, 19, 2.5, (1, 40))
     # lines that are not the hit's (a file shorter now) choose nothing
     assert relabel(hit, LINES[:-1], weights("pass", "control")) is hit
+
+
+def test_two_regions_holding_the_same_words_weigh_alike_whatever_the_hash_seed():
+    """A sum over a set of terms added its floats in hash order: a section holding exactly the words
+    of its label's own lines outweighed them by the last bit under some seeds, and the label of one
+    hit changed from run to run (`Setup` or `Setup > Details`)."""
+    import os
+    import subprocess
+    import sys
+
+    program = (
+        "from retrieval.labels import member_in_focus\n"
+        "lines = ['# Setup\\n', '\\n', 'widget\\n', 'cache\\n', 'timeout\\n', 'retry\\n', 'policy\\n', '\\n',\n"
+        "         '## Details\\n', '\\n', 'policy\\n', 'retry\\n', 'timeout\\n', 'cache\\n', 'widget\\n']\n"
+        "weights = {'retry': 0.6931471805599453, 'timeout': 1.0296194171811581, 'widget': 0.44183275227903923,\n"
+        "           'retri': 0.6931471805599453, 'polici': 1.0296194171811581, 'policy': 1.0296194171811581,\n"
+        "           'cach': 0.6931471805599453, 'cache': 0.6931471805599453}\n"
+        "print(member_in_focus(lines, 1, (('Details', 'Setup > Details', 'section', 9, 15),), weights))\n"
+    )
+    said = {subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True,
+                           env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(12)}
+    assert said == {"None\n"}
