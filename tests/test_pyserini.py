@@ -418,6 +418,21 @@ def test_a_fresh_process_prints_only_results_and_leaves_java_home_alone(make_tre
     assert done.stderr.strip().endswith("False")
 
 
+@pytest.mark.parametrize("variable, options", [("_JAVA_OPTIONS", "-Xlog:gc"), ("JAVA_TOOL_OPTIONS", "-verbose:gc"),
+                                               ("_JAVA_OPTIONS", "-XX:+PrintGCDetails")])
+def test_jvm_logging_the_user_asked_for_goes_to_stderr_whichever_way_it_was_asked(make_tree, tmp_path, variable,
+                                                                                   options):
+    """The JVM applies these after our options that send its logging to stderr: GC lines led and
+    split the JSON on stdout."""
+    root = make_tree(CODE)
+    env = {**os.environ, variable: options, "RETRIEVAL_INDEX_DIR": str(tmp_path / "index"), "RETRIEVAL_NO_SERVER": "1"}
+    done = subprocess.run([sys.executable, "-m", "retrieval.cli", "query", "--root", str(root), "--retriever",
+                           "pi-serini", "--json", "refresh_token"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["results"][0]["path"] == "src/auth/tokens.py"
+    assert "[gc" in done.stderr  # what was asked for is still there, where diagnostics go
+
+
 def _installed_java(newer_than: int) -> str:
     from retrieval.lucene import jvm
 

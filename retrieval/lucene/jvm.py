@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import glob
 import importlib.util
+import io
 import os
 import re
 import sys
@@ -173,6 +174,7 @@ def start():
             starting["LC_ALL"] = "C.UTF-8"
         saved = {name: os.environ.get(name) for name in starting}
         os.environ.update(starting)
+        _stdout_apart_from_the_jvm()
         try:
             import jnius
         except Exception as exc:  # noqa: BLE001 - jnius raises a bare Exception with a page of advice
@@ -190,6 +192,27 @@ def start():
         jnius.autoclass("org.apache.lucene.search.IndexSearcher").setMaxClauseCount(2**31 - 1)
         _jnius = jnius
         return jnius
+
+
+def _stdout_apart_from_the_jvm() -> None:
+    """With options of the user's for every JVM (USER_OPTIONS_ENV), descriptor 1 points at stderr
+    from now on and Python's stdout writes to a descriptor of its own. The JVM applies some of those
+    options after ours (`-verbose:gc`, `-XX:+PrintGCDetails`, `-Xlog:gc` in _JAVA_OPTIONS), and then
+    logged to stdout, before and between the results: `--json` could not be read. Only for a
+    stdout on descriptor 1 (the command line's; a server's or a caller's capture is none)."""
+    if not any(os.environ.get(name, "").strip() for name in USER_OPTIONS_ENV):
+        return
+    stream = sys.stdout
+    try:
+        if stream is None or stream.fileno() != 1:
+            return
+        stream.flush()
+        ours = os.dup(1)  # not inherited by children (who write to fd 1, stderr now, as the JVM does)
+        os.dup2(2, 1)
+    except (AttributeError, ValueError, OSError):
+        return
+    sys.stdout = io.TextIOWrapper(io.FileIO(ours, "w"), encoding=stream.encoding, errors=stream.errors,
+                                  line_buffering=stream.line_buffering, write_through=True)
 
 
 def _utf8_locale() -> bool:
