@@ -855,7 +855,7 @@ def status(root, as_json):
     refusal = too_broad(found)
     if hint and refusal:  # the commands the hint names would refuse this root
         hint = refusal
-    from .server.client import NOT_HERE, probe, serves_here, stopped_server, store_dir
+    from .server.client import not_here, probe, serves_here, stopped_server, store_dir
 
     stopped = stopped_server(store_dir(root))  # it holds the root's server lock and answers nothing
     server = {"pid": stopped, "stopped": True} if stopped is not None else probe(store_dir(root))
@@ -905,7 +905,7 @@ def status(root, as_json):
     if stopped is not None:
         click.echo(f"server: stopped (pid {stopped}; `kill -CONT {stopped}`, or `retrieval serve --stop`)")
     elif server:
-        click.echo(f"server: running (pid {server['pid']})" + ("" if server["used"] else f"; {NOT_HERE}"))
+        click.echo(f"server: running (pid {server['pid']})" + ("" if server["used"] else f"; {not_here()}"))
     if hint:
         click.echo(f"note: {hint}", err=True)
 

@@ -28,7 +28,9 @@ ENV_PREFIX = "RETRIEVAL_"
 ENV_IGNORED = {"RETRIEVAL_NO_SERVER", "RETRIEVAL_TESTS_NO_NETWORK", "RETRIEVAL_JOBS"}
 # Environment a command reads for itself alone (a default of its options): the server applies the
 # caller's for that one call instead of refusing a caller whose value differs from its own.
-ENV_PER_CALL = {"RETRIEVAL_RETRIEVER", "NO_COLOR", "FORCE_COLOR", "TERM"}
+# (RETRIEVAL_NO_SERVER too: a server started from a shell that had it said to its callers' `status`
+# that it served none of them.)
+ENV_PER_CALL = {"RETRIEVAL_RETRIEVER", "NO_COLOR", "FORCE_COLOR", "TERM", "RETRIEVAL_NO_SERVER"}
 # Not ours, but they decide what a command does: git's per-user ignore file is found through them
 # (`~/.config/git/ignore`, core.excludesFile in `~/.gitconfig`, or in the files GIT_CONFIG_GLOBAL and
 # GIT_CONFIG_SYSTEM name; retrieval.discover reads the same), and `~` is the home a root is refused
@@ -146,10 +148,19 @@ NOT_HERE = ("that server runs other code, RETRIEVAL_* settings, HOME or XDG_CONF
             "queries from here run without it")
 
 
-def serves_here(info: dict) -> bool:
+def serves_here(info: dict, *, asked: bool = True) -> bool:
     """Whether a running server (its ping `info`) would answer this process's commands: the same
-    code and the same shared settings, as the server checks each request."""
-    return info.get("version") == code_version() and info.get("settings") == settings_tag(environment())
+    code and the same shared settings, as the server checks each request, and (`asked`) no
+    RETRIEVAL_NO_SERVER here (the commands would not ask it)."""
+    return ((not asked or not env_flag("RETRIEVAL_NO_SERVER", False)) and info.get("version") == code_version()
+            and info.get("settings") == settings_tag(environment()))
+
+
+def not_here() -> str:
+    """Why a running server answers none of this shell's commands (serves_here is False)."""
+    if env_flag("RETRIEVAL_NO_SERVER", False):
+        return "RETRIEVAL_NO_SERVER is set here: queries from here run without it"
+    return NOT_HERE
 
 
 # -- framing -----------------------------------------------------------------------------------

@@ -88,7 +88,7 @@ def serve_command(root, stop, detach, idle_timeout):
                 f"are missing (its log: {shown_path(log)})", err=True))
             said = "already serving" if info.get("already") else "serving"
             click.echo(f"{said} {shown_path(root)} (pid {info['pid']})", err=True)
-            if info.get("already") and not serves_here(info):
+            if info.get("already") and not serves_here(info, asked=False):
                 # It looked ready, and every query from here quietly ran without it.
                 click.echo(f"note: {NOT_HERE}; `retrieval serve --stop` first to serve this shell", err=True)
         else:

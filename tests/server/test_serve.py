@@ -100,6 +100,9 @@ def test_client_and_server_print_the_same_bytes(sample_repo, serve):
     for argv in cases:
         warm, cold = cli(*argv), cli(*argv, server=False)
         assert answered_by_server(warm), (argv, warm.stderr)
+        if argv[0] == "status":  # the in-process one is asked with RETRIEVAL_NO_SERVER, which uses no server
+            assert json.loads(cold.stdout)["server"]["used"] is False
+            cold.stdout = cold.stdout.replace(b'"used": false', b'"used": true')
         assert (warm.returncode, warm.stdout, strip_probe(warm.stderr)) == \
                (cold.returncode, cold.stdout, strip_probe(cold.stderr)), argv
     # A query read from stdin, too.
@@ -540,6 +543,11 @@ def test_serve_detach_and_status_say_when_the_running_server_would_not_serve_thi
     assert f"server: running (pid {pid})\n" in cli("status", "--root", sample_repo).stdout.decode()
     assert json.loads(cli("status", "--root", sample_repo, "--json", env_extra=other).stdout)["server"]["used"] is False
     assert json.loads(cli("status", "--root", sample_repo, "--json").stdout)["server"]["used"] is True
+    # Nor does it serve a shell that asks for no server: its queries never ask it.
+    alone = cli("status", "--root", sample_repo, "--json", server=False)
+    assert json.loads(alone.stdout)["server"]["used"] is False
+    assert (f"server: running (pid {pid}); RETRIEVAL_NO_SERVER is set here: queries from here run without it\n"
+            in cli("status", "--root", sample_repo, server=False).stdout.decode())
 
 
 def test_an_idle_server_exits_and_removes_its_socket(sample_repo, serve):
