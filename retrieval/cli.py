@@ -286,9 +286,10 @@ def main():
     Without --root, commands use the nearest directory above with an index, else the repository
     root; paths in results are relative to that root.
     """
-    from .streams import tolerant_output
+    from .streams import refuse_closed_stdout, tolerant_output
 
     tolerant_output()  # (`python -m retrieval.cli`, and a server running the command)
+    refuse_closed_stdout(click.get_current_context().invoked_subcommand)
 
 
 def _skip_counts(skipped: dict) -> str:

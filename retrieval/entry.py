@@ -10,6 +10,9 @@ def main() -> None:
 
     tolerant_output()  # before the server's client reads how our streams encode
     argv = sys.argv[1:]
+    from .streams import refuse_closed_stdout
+
+    refuse_closed_stdout(argv[0] if argv else None)
     if argv[:1] in (["query"], ["status"]):
         from .server.client import try_run
 

@@ -65,3 +65,17 @@ def read_stdin_query() -> bytes:
     if sys.stdin is None:
         return b""
     return sys.stdin.buffer.read(MAX_QUERY_BYTES + 1)
+
+
+# The commands whose results are their stdout (index's work is the index, its report aside; serve,
+# mcp, clean and skill print none there or not only there, or speak the protocol).
+PRINTS_RESULTS = ("query", "status", "eval")
+
+
+def refuse_closed_stdout(command: str | None) -> None:
+    """One error line and exit 1 when stdout is closed (started `>&-`) for a command whose results
+    go there: they were thrown away and the command said it succeeded."""
+    if sys.stdout is None and command in PRINTS_RESULTS:
+        if sys.stderr is not None:
+            print(f"error: `retrieval {command}` prints its results on stdout, which is closed", file=sys.stderr)
+        sys.exit(1)

@@ -419,12 +419,6 @@ def test_version_and_help_into_a_full_disk_or_a_closed_pipe_end_as_any_output_do
     assert (proc.returncode, proc.stderr) == (0, b"")
 
 
-def test_a_command_started_with_stdout_closed_runs_without_a_traceback(sample_repo):
-    proc = subprocess.run(["bash", "-c", 'exec "$@" >&-', "_", sys.executable, "-m", "retrieval.cli", "query",
-                           "config", "--root", str(sample_repo)], stderr=subprocess.PIPE, timeout=60)
-    assert proc.returncode == 0 and proc.stderr == b""
-
-
 @pytest.mark.parametrize("command", [["query", "config"], ["status"], ["serve", "--stop"], ["index"]])
 def test_a_command_run_from_a_removed_directory_says_so(tmp_path, command):
     """`status` and `serve` said `error: [Errno 2] No such file or directory` (an audit)."""
@@ -886,3 +880,23 @@ def test_filters_reset_for_one_retriever_are_not_taken_back_from_another(run, sa
     rows = {r["retriever"]: r for r in json.loads(run("status", "--root", sample_repo, "--json").stdout)["retrievers"]}
     assert rows["lexical+ctx"]["filters"] == {} and rows["lexical+ctx"]["files"] == 6
     assert rows["lexical"]["filters"] == {"include": ["src/**"]}
+
+
+@pytest.mark.parametrize("module", ["retrieval", "retrieval.cli"])
+@pytest.mark.parametrize("command", [["query", "config"], ["status"]])
+def test_a_command_started_with_stdout_closed_says_so_instead_of_succeeding_with_nothing(sample_repo, command, module):
+    """`retrieval query x >&-` exited 0 with its results thrown away (as `cat`, `ls` and `echo` do,
+    a write error is said; a reader gone, `| head -0`, is quiet, as above)."""
+    proc = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", module, *command,
+                           "--root", str(sample_repo)], stderr=subprocess.PIPE, timeout=120)
+    assert proc.returncode == 1
+    assert proc.stderr.decode().splitlines() == [
+        f"error: `retrieval {command[0]}` prints its results on stdout, which is closed"]
+
+
+def test_index_started_with_stdout_closed_still_builds_the_index(sample_repo):
+    """Its work is the index; what it prints is a report."""
+    proc = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "retrieval", "index",
+                           "--retriever", "lexical", "--root", str(sample_repo)], stderr=subprocess.PIPE, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert (sample_repo / ".retrieval" / "lexical" / "manifest.json").is_file()
