@@ -92,15 +92,40 @@ def too_broad(found: Root) -> str | None:
             f"--root {shell_word(path)} to index everything below it")
 
 
-def repositories_below(path: str) -> list[str]:
-    """The names of path's subdirectories that are projects: repository roots (a `.git` directory
-    or file), or directories indexed on their own (copies or exports of projects have no `.git`)."""
-    try:
-        entries = sorted(os.scandir(path), key=lambda e: e.name)
-    except OSError:
-        return []
-    return [e.name for e in entries if not e.name.startswith(".") and _is_dir(e)
-            and (os.path.exists(os.path.join(e.path, ".git")) or has_index(e.path))]
+# How far below a directory outside any repository projects are looked for: `~/work/projects/api`
+# typed from `~`-like folders was indexed whole. Bounded: a tree of thousands of directories (an
+# unpacked archive) is not walked for it at every command.
+PROJECTS_DEPTH = 3
+PROJECTS_BUDGET = 2000  # directories listed at most
+
+
+def repositories_below(path: str, depth: int = PROJECTS_DEPTH) -> list[str]:
+    """The paths (relative, with `/`) of the projects in path's subdirectories, `depth` levels down
+    at most and none inside another: repository roots (a `.git` directory or file), or directories
+    indexed on their own (copies or exports of projects have no `.git`)."""
+    from .discover import DEFAULT_EXCLUDE_DIRS
+
+    found: list[str] = []
+    budget = [PROJECTS_BUDGET]
+
+    def look(directory: str, prefix: str, levels: int) -> None:
+        if budget[0] <= 0:
+            return
+        budget[0] -= 1
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            return
+        for e in entries:
+            if e.name.startswith(".") or e.name in DEFAULT_EXCLUDE_DIRS or not _is_dir(e):
+                continue
+            if os.path.exists(os.path.join(e.path, ".git")) or has_index(e.path):
+                found.append(prefix + e.name)
+            elif levels > 1:
+                look(e.path, f"{prefix}{e.name}/", levels - 1)
+
+    look(path, "", depth)
+    return found
 
 
 def _is_dir(entry) -> bool:

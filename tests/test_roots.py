@@ -142,6 +142,20 @@ def test_a_folder_of_separately_indexed_projects_without_git_is_refused_too(run,
     assert not (tmp_path / ".retrieval").exists()
 
 
+def test_a_folder_of_repositories_a_level_further_down_is_refused_too(run, tmp_path, monkeypatch):
+    """`~/work/projects/{api,web}` typed from `~` indexed every checkout as one project."""
+    for name in ("work/projects/api", "work/projects/web", "sites/blog"):
+        (tmp_path / name / ".git").mkdir(parents=True)
+    (tmp_path / "work" / "projects" / "api" / "vendor" / "lib" / ".git").mkdir(parents=True)  # inside one: not counted
+    (tmp_path / "notes" / "2024" / "drafts" / "x" / ".git").mkdir(parents=True)  # deeper than looked at
+    monkeypatch.chdir(tmp_path)
+    result = run("query", "refresh_token")
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"error: {tmp_path} is a directory of 3 projects (sites/blog, work/projects/api, "
+                                    "work/projects/web), not a project")
+    assert not (tmp_path / ".retrieval").exists()
+
+
 def test_a_directory_holding_one_repository_is_not_refused(run, tmp_path, monkeypatch):
     (tmp_path / "api" / ".git").mkdir(parents=True)
     (tmp_path / "notes.md").write_text("# refresh tokens\n")
