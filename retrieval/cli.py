@@ -200,7 +200,7 @@ class _Expand(click.ParamType):
 
 
 root_option = click.option(
-    "--root", type=RootPath(), default=None,
+    "--root", type=RootPath(), default=None, metavar="DIR",
     help="Repository root. Default: the nearest directory at or above the current one that has an "
          "index, else the repository (.git) root, else the current directory.",
 )

@@ -33,7 +33,7 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
 
 @click.command("eval", short_help="Score retrievers on a dataset of queries.")
 @click.argument("dataset", type=click.Path(allow_dash=True))  # missing or a directory: one error line, exit 1 (as for --root)
-@click.option("--root", type=RootPath(), default=None,
+@click.option("--root", type=RootPath(), default=None, metavar="DIR",
               help="The tree the dataset's paths are relative to. Default: found as for `query`.")
 @click.option("--retriever", "retriever_name", default="all", show_default=True,
               help="A retriever name, a comma list, or 'all' for every installed one but lexical+ctx (and, "

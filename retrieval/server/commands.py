@@ -13,7 +13,7 @@ from ..roots import too_broad
 from ..shell import RootCommand
 from .client import DEFAULT_IDLE_TIMEOUT, NOT_HERE, serves_here
 
-_root = click.option("--root", type=RootPath(), default=None,
+_root = click.option("--root", type=RootPath(), default=None, metavar="DIR",
                      help="Repository root to serve (default: found as for `query`).")
 
 
@@ -43,7 +43,7 @@ class _Seconds(click.FloatRange):
 @_root
 @click.option("--stop", is_flag=True, help="Stop the root's running server.")
 @click.option("--detach", is_flag=True, help="Run in the background; return once the server answers.")
-@click.option("--idle-timeout", type=_Seconds(), default=DEFAULT_IDLE_TIMEOUT, show_default=True,
+@click.option("--idle-timeout", type=_Seconds(), default=int(DEFAULT_IDLE_TIMEOUT), show_default=True,
               metavar="SECONDS", help="Exit after this long without a request (0: never).")
 def serve_command(root, stop, detach, idle_timeout):
     """Keep ROOT's indexes open and answer `query` and `status` from a warm process (a Unix socket
