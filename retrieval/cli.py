@@ -456,7 +456,10 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                                     f"nothing was changed{hint}")
                 if service.admits_a_file(root, replace(options, exclude=())):  # not an empty tree
                     shown_exclude = " ".join(f"--exclude {shell_word(g)}" for g in exclude)
-                    raise UserError(f"{shown_exclude} leaves no indexable file under {shown_path(root)}; "
+                    # The include it meets may be a remembered one, which the line did not name.
+                    kept = (" with the remembered " + " ".join(f"--include {shell_word(g)}" for g in options.include)
+                            + " (`--reset-filters` drops it)") if options.include and not include else ""
+                    raise UserError(f"{shown_exclude} leaves no indexable file under {shown_path(root)}{kept}; "
                                     "nothing was changed")
         try:
             if name == "lexical+ctx" and single:  # the only way a model is asked (cost guard first)

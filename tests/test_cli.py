@@ -461,6 +461,17 @@ def test_an_include_written_with_backslashes_as_separators_is_refused_naming_the
         "(directories are separated by /: --include 'src/*.py')")
 
 
+def test_an_exclude_that_leaves_no_file_beside_a_remembered_include_names_that_include(run, make_tree):
+    """`index --exclude src/` after `--include 'src/**'`: the line blamed the exclude alone."""
+    root = make_tree({"src/a.py": "alpha = 1\n", "b.py": "beta = 2\n"})
+    assert run("index", "--root", root, "--retriever", "lexical", "--include", "src/**").exit_code == 0
+    result = run("index", "--root", root, "--retriever", "lexical", "--exclude", "src/")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: --exclude src/ leaves no indexable file under {root} with the remembered --include 'src/**' "
+        "(`--reset-filters` drops it); nothing was changed")
+
+
 @pytest.mark.parametrize("option, emptying, says, fine", [
     ("--include", "scr/**", "matches no indexable file", "src/**"),
     # `--exclude '*'` built an empty index and remembered it: every later query blamed the tree
