@@ -384,6 +384,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         retriever = configured_retriever(name, options)
     use_profile(retriever, name, options.profile)
     config = _config(retriever, options)
+    rebuilt = False  # an index there is rebuilt (forced, or its settings changed): no first build
     if manifest is not None and (force or manifest.get("config") != config):
         if not force and manifest["config"].get("options") == config["options"]:
             # Not options given now: the index was written by another version of this code (an
@@ -397,6 +398,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
             retriever.collect_garbage(rdir, manifest["state"], keep_resumable=True)
         except (KeyError, TypeError, AttributeError, ValueError):
             pass  # a damaged state names nothing reliably: the commit's collection clears them
+        rebuilt = True
         manifest = None  # options changed: start from nothing, old segments are collected below
     walk_options = options.discovery(store)
     # Under another decoder every file is read again: those it refused this one may take, and one
@@ -460,7 +462,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
     if manifest is None and total >= FIRST_BUILD_NOTE:
         # Said once, whatever stderr is: off a terminal (an agent's shell) a first query on a large
         # repository was half a minute of silence.
-        progress(f"{name}: building the index of {total} files (once: later runs re-read only what changed)")
+        progress(f"{name}: rebuilding the index of {total} files" if rebuilt else
+                 f"{name}: building the index of {total} files (once: later runs re-read only what changed)")
 
     def counted(entry: list, had_chunks: bool, n: int) -> bool:
         """Record a read file's chunk count; whether the index must hear of the file."""

@@ -700,6 +700,10 @@ def test_a_large_first_build_says_so_once_even_off_a_terminal(run, sample_repo, 
     assert [line for line in first.stderr.splitlines() if "building the index of" in line] == [
         "lexical: building the index of 7 files (once: later runs re-read only what changed)"]
     assert "building" not in run("query", "--root", sample_repo, "config").stderr
+    # A forced rebuild is no first build: it said "once: later runs re-read only what changed".
+    forced = run("index", "--root", sample_repo, "--retriever", "lexical", "--force")
+    assert [line for line in forced.stderr.splitlines() if "building the index of" in line] == [
+        "lexical: rebuilding the index of 7 files"]
 
 
 def test_an_index_directory_setting_that_names_a_file_is_said_as_such(run, sample_repo, tmp_path, monkeypatch):
