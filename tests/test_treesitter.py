@@ -786,3 +786,29 @@ def test_a_worker_hung_while_chunking_is_ended_with_the_build_when_it_is_interru
     monkeypatch.undo()
     monkeypatch.setenv(parallel.ENV_JOBS, "2")
     assert service.refresh(str(root), "treesitter", lock_timeout=5).status == "indexed"
+
+
+def test_in_all_a_span_only_line_chunks_found_is_labelled_by_the_syntax_chunk_it_overlaps_most(repo, rewrite):
+    """`--retriever all` hits that lexical or pi-serini alone found (line chunks) had no label: a
+    quarter of gin's. They take the treesitter chunk's, when treesitter indexed that version."""
+    from retrieval import service
+    from retrieval.multi import _indexed, _labelled_by_syntax
+    from retrieval.records import SearchHit
+
+    service.refresh(str(repo), "lexical")
+    service.refresh(str(repo), "treesitter")
+    engines = {name: service.open_index(str(repo), name) for name in ("lexical", "treesitter")}
+    found = SearchHit("app/routing.py:11-16", "app/routing.py", 11, 16, 1, 1.0, kind="code", language="python",
+                      extra={"provenance": ["lexical"]})
+    (hit,) = _labelled_by_syntax(str(repo), engines, [found], _indexed(str(repo), engines, [found]))
+    syntax = engines["treesitter"].chunk_labels(["app/routing.py"])["app/routing.py"]
+    best = max(syntax, key=lambda row: min(16, row[1]) - max(11, row[0]))
+    assert (hit.context, hit.symbol, hit.kind) == (best[2], best[4], best[3]) and hit.symbol
+    assert (hit.source_path, hit.start_line, hit.end_line, hit.score) == ("app/routing.py", 11, 16, 1.0)  # as found
+    # Indexed by treesitter from another version of the file: no label from it.
+    rewrite(repo / "app" / "routing.py", ROUTER.replace("compiled once", "compiled at once"))
+    service.refresh(str(repo), "lexical")
+    engines["lexical"] = service.open_index(str(repo), "lexical")
+    (kept,) = _labelled_by_syntax(str(repo), engines, [found], _indexed(str(repo), {"lexical": engines["lexical"]},
+                                                                           [found]))
+    assert (kept.context, kept.symbol) == ("", "")

@@ -299,6 +299,36 @@ class LexicalRetriever:
                     weights[term] = idf(n, df)
         return weights
 
+    def chunk_labels(self, paths) -> dict[str, list[tuple]]:
+        """{path: [(start, end, context, kind, symbol, scope, members)]} of the open index's chunks of
+        these files that carry a label (a syntax chunker's), in line order: what another retriever's
+        span of the file is labelled by (`--retriever all`)."""
+        views = self._views
+        if views is None:
+            raise RuntimeError(NOT_INDEXED)
+        wanted = set(paths)
+        out: dict[str, list[tuple]] = {}
+        with reading_snapshot(self.name):
+            for view in views:
+                seg = view.segment
+                spans = getattr(seg, "file_spans", None)
+                if spans is None:
+                    continue
+                for path, first, count in spans():
+                    if path not in wanted or first in view.deleted:
+                        continue
+                    for d in range(first, first + count):
+                        meta = seg.meta(d)
+                        if meta and seg.starts[d]:
+                            context, kind, symbol, scope_start, scope_end, members = meta
+                            out.setdefault(path, []).append((
+                                seg.starts[d], seg.ends[d], context, kind, symbol,
+                                (scope_start, scope_end) if scope_start else None,
+                                tuple(tuple(m) for m in members if len(m) == 5 and m[3])))
+        for labels in out.values():
+            labels.sort(key=lambda row: (row[0], row[1]))
+        return out
+
     def statistics(self) -> dict:
         """Documents, distinct terms and term occurrences of the open index (with the code
         profile, path and definition terms are terms too). Reads the whole lexicon."""
