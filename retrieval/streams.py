@@ -59,11 +59,22 @@ def run_piped(main) -> int:
 MAX_QUERY_BYTES = 1 << 20
 
 
+def _terminal(stream) -> bool:
+    """Whether stream reads a terminal itself (a server's copy of a caller's terminal input is not)."""
+    try:
+        return os.isatty(stream.fileno())
+    except (AttributeError, ValueError, OSError):
+        return False
+
+
 def read_stdin_query() -> bytes:
     """At most MAX_QUERY_BYTES + 1 bytes of stdin (one more than allowed shows it is too long);
     b"" when stdin is closed."""
     if sys.stdin is None:
         return b""
+    if _terminal(sys.stdin) and sys.stderr is not None:
+        # Typed `query -` at a prompt, it sat waiting with no word of what for.
+        print("reading the query from the terminal: end it with Ctrl-D (Ctrl-Z, Enter on Windows)", file=sys.stderr)
     return sys.stdin.buffer.read(MAX_QUERY_BYTES + 1)
 
 

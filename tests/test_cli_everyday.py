@@ -904,3 +904,41 @@ def test_index_started_with_stdout_closed_still_builds_the_index(sample_repo):
                            "--retriever", "lexical", "--root", str(sample_repo)], stderr=subprocess.PIPE, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert (sample_repo / ".retrieval" / "lexical" / "manifest.json").is_file()
+
+
+def test_a_query_read_from_a_terminal_says_how_to_end_it_once(sample_repo):
+    """`retrieval query -` typed at a prompt sat waiting, saying nothing of what it waited for."""
+    import pty
+    import select
+    import signal
+    import time
+
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: stdin, stdout and stderr all the terminal
+        os.execve(sys.executable, [sys.executable, "-m", "retrieval", "query", "-", "--root", str(sample_repo), "-k", "1"],
+                  {**os.environ, "NO_COLOR": "1"})
+    said = b""
+    deadline = time.monotonic() + 60
+    sent = False
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 0.2)
+            if ready:
+                try:
+                    chunk = os.read(fd, 4096)
+                except OSError:  # the child is gone
+                    break
+                if not chunk:
+                    break
+                said += chunk
+            if not sent and b"Ctrl-D" in said:
+                os.write(fd, b"parse config\n\x04")
+                sent = True
+    finally:
+        if not sent:  # it never said how to end the query: it would wait for one for ever
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        os.close(fd)
+    text = said.decode().replace("\r\n", "\n")
+    assert text.count("reading the query from the terminal: end it with Ctrl-D") == 1
+    assert "src/app/config.py:" in text.split("parse config", 1)[1]
