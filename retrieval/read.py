@@ -137,7 +137,7 @@ def read_source(file: SourceFile, max_bytes: int | None = None) -> FileContent:
         language = from_content(file.path, file.language, text)
         # A generated README or page is still the one people read: only code and config rank down,
         # unless the repository's .gitattributes says otherwise.
-        generated = file.marked if file.marked is not None else file.kind != DOCS and marked_generated(text)
+        generated = file.marked if file.marked is not None else file.kind != DOCS and marked_generated(text, language)
         if language != file.language or generated:
             file = replace(file, language=language, generated=generated)
     relined = text is not None and b"\r" in data and "\r" not in text  # _as_lines took its CRs

@@ -9,7 +9,7 @@ import pytest
 
 from retrieval import service
 from retrieval.lexical.segment import DiskSegment
-from retrieval.generated import marked_generated
+from retrieval.generated import bundled, marked_generated
 
 LICENSE = "/*\nCopyright 2024 The Authors.\n\nLicensed under the Apache License, Version 2.0.\n*/\n\n"
 
@@ -81,6 +81,53 @@ QUERY = "customer FetchOrders method"  # the mock says `method` and `FetchOrders
 
 def _paths(root, retriever="lexical"):
     return [h.source_path for h in service.search(str(root), QUERY, retriever=retriever, top_k=2).hits]
+
+
+ESBUILD = ("var Phoenix = (() => {\n  // js/phoenix/utils.js\n  var closure = (v) => v;\n\n"
+           "  // js/phoenix/push.js\n  var Push = class {};\n\n  // js/phoenix/presence.js\n"
+           "  var Presence = class {\n    static syncDiff(state, diff) { return state; }\n  };\n})();\n")
+
+
+@pytest.mark.parametrize("text, language", [
+    (ESBUILD, "javascript"),  # esbuild's banner before each module it bundled
+    ('/******/ (() => {\n/***/ "./src/index.js":\n/***/ ((module) => {\nmodule.exports = 1;\n/***/ })\n',
+     "javascript"),  # webpack's module table
+    ("function a(){return 1}\n//# sourceMappingURL=app.js.map\n", "javascript"),  # a source map's reference
+    (".a{color:red}\n/*# sourceMappingURL=site.css.map */\n", "css"),
+])
+def test_a_bundlers_output_is_generated(text, language):
+    assert bundled(text, language) and marked_generated(text, language)
+
+
+@pytest.mark.parametrize("text, language", [
+    (ESBUILD, "typescript"),  # no bundler writes TypeScript
+    ("// Paths it reads:\n// /etc/app/config.js\n// /home/me/app.js\n// /srv/x/y.js\nrun();\n", "javascript"),  # absolute
+    ("// see src/a.js\n// and src/b.js\nrun();\n", "javascript"),  # mentions, not banners alone on a line
+    ("// src/a.js\n// src/b.js\nrun();\n", "javascript"),  # two names: a file's own header and one more
+    ("const note = '//# sourceMappingURL=x.map';\n" + "run();\n" * 200, "javascript"),  # not at the end
+    ("//# sourceMappingURL=app.py.map\n", "python"),
+])
+def test_hand_written_files_naming_paths_are_not_bundles(text, language):
+    assert not bundled(text, language)
+
+
+def test_a_bundled_copy_ranks_below_the_source_it_was_built_from(make_tree):
+    """phoenix's priv/static/phoenix.{js,mjs,cjs.js} outranked assets/js/phoenix/presence.js for
+    `syncDiff`, three copies with three labels for one method."""
+    source = (
+        "export class Presence {\n  /**\n"
+        "   * Used to sync a diff of presence join and leave events from the server, as they happen.\n"
+        "   * Like syncState, it accepts optional callbacks to react to a user joining or leaving a device.\n"
+        "   * The state is returned with the joins added and the leaves removed, each metas list merged\n"
+        "   * with the current one, so that a later sync starts from what this one produced.\n"
+        "   */\n  static syncDiff(state, diff) {\n    return state;\n  }\n}\n")
+    # The copy keeps the method and drops its documentation: shorter, it outscored the source.
+    copy = ("var Phoenix = (() => {\n  // js/phoenix/utils.js\n  var closure = (v) => v;\n\n"
+            "  // js/phoenix/push.js\n  var Push = class {};\n\n  // js/phoenix/presence.js\n"
+            "  var Presence = class {\n    static syncDiff(state, diff) {\n      return state;\n    }\n  };\n})();\n")
+    root = make_tree({"assets/js/presence.js": source, "priv/static/app.js": copy})
+    assert [h.source_path for h in service.search(str(root), "syncDiff", top_k=2).hits] == [
+        "assets/js/presence.js", "priv/static/app.js"]
 
 
 def test_a_mock_marked_generated_ranks_below_the_code_it_mocks_and_follows_its_header(make_tree):
