@@ -128,6 +128,13 @@ def test_a_bundled_copy_ranks_below_the_source_it_was_built_from(make_tree):
     root = make_tree({"assets/js/presence.js": source, "priv/static/app.js": copy})
     assert [h.source_path for h in service.search(str(root), "syncDiff", top_k=2).hits] == [
         "assets/js/presence.js", "priv/static/app.js"]
+    import retrieval
+    from retrieval.retrievers.lexical import LexicalRetriever
+
+    in_memory = LexicalRetriever()  # told from the documents' texts, as the store tells it from the file
+    in_memory.index(retrieval.load_chunk_documents(str(root)))
+    assert [h.source_path for h in in_memory.search_detailed("syncDiff", 2)] == [
+        "assets/js/presence.js", "priv/static/app.js"]
 
 
 def test_a_mock_marked_generated_ranks_below_the_code_it_mocks_and_follows_its_header(make_tree):

@@ -85,12 +85,23 @@ def _check_span(doc: Document) -> None:
 
 
 def marked_paths(documents: list[Document]) -> frozenset[str]:
-    """The files among in-memory documents whose opening comments say a tool wrote them, told as
-    the store tells them (retrieval.read): by the text from their first line, code and config only."""
-    from ..generated import marked_generated
+    """The files among in-memory documents a tool wrote, told as the store tells them
+    (retrieval.read), code and config only: by the opening comments of the text from their first
+    line, or as a bundler's output by their texts in line order."""
+    from ..generated import bundled, marked_generated
 
-    return frozenset(d.source_path or d.docid for d in documents
-                     if (d.start_line or 1) == 1 and d.kind != "docs" and marked_generated(d.text))
+    files: dict[str, list[Document]] = {}
+    for d in documents:
+        if d.kind != "docs":
+            files.setdefault(d.source_path or d.docid, []).append(d)
+    marked = set()
+    for path, docs in files.items():
+        docs = sorted(docs, key=lambda d: (d.start_line or 1, d.end_line or 0))
+        if (docs[0].start_line or 1) == 1 and marked_generated(docs[0].text):
+            marked.add(path)
+        elif bundled("\n".join(d.text for d in docs), docs[0].language):
+            marked.add(path)
+    return frozenset(marked)
 
 
 def term_versions() -> dict:
