@@ -384,8 +384,8 @@ def _function(qualified: str) -> str:
 # The frame shapes that name their function elsewhere: C/C++ debuggers and sanitizers
 # (`#1 0x55d in func /x/a.c:12`, gdb's `#7 0x.. in ns::C<T>::f (this=..) at /x/a.hpp:513`), Ruby
 # (`x.rb:87:in 'Mod::C#save!'`), PHP (`#0 /x/File.php(507): Ns\\C->method('a')`, and the `in /x/File.php:527`
-# where it was thrown), Elixir (`lib/x.ex:34: Mod.fun/1`) and Swift crash reports
-# (`C.f(using:) + 312 (File.swift:844)`).
+# where it was thrown), Elixir (`lib/x.ex:34: Mod.fun/1`), Swift crash reports
+# (`C.f(using:) + 312 (File.swift:844)`) and Zig's panics (`src/x.zig:267:17: 0x1a2b3c4 in fn (zls)`).
 _GDB_FRAME = re.compile(r"^[ \t]*#\d{1,4}[ \t]+(?:0x[0-9a-fA-F]+[ \t]+in[ \t]+)?([^\n]{1,2000}?)[ \t]+(?:at[ \t]+)?"
                         r"([^\s():]{1,1000}):(\d{1,9})(?::\d+)?[ \t]*$", re.MULTILINE)
 _RUBY_FRAME = re.compile(r"(?<![^\s'\"`(])([^\s:'\"`()]{1,1000}\.rb):(\d{1,9}):in [`']"
@@ -395,6 +395,7 @@ _PHP_FRAME = re.compile(r"^[ \t]*#\d{1,4}[ \t]+([^\s()]{1,1000}\.php)\((\d{1,9})
 _PHP_THROWN = re.compile(r"\bin[ \t]+([^\s()]{1,1000}\.php):(\d{1,9})\b")
 _ELIXIR_FRAME = re.compile(r"(?<![^\s(])([^\s():]{1,1000}\.exs?):(\d{1,9}): (?:anonymous fn/\d+ in )?([\w.!?]+)\.([\w!?]+)/\d+")
 _SWIFT_FRAME = re.compile(r"(?<![\w.<>])([\w.<>]{1,300}?)(?:\([\w:]*\))? \+ \d+ \(([^\s():]{1,1000}\.swift):(\d{1,9})\)")
+_ADDRESS_FRAME = re.compile(r"(?<![^\s(])([^\s():]{1,1000}):(\d{1,9}):\d{1,9}: 0x[0-9a-fA-F]{1,16} in ([\w.]{1,300}) \(")
 
 
 def _native_frames(query: str) -> list[tuple[int, str, str, str]]:
@@ -411,6 +412,8 @@ def _native_frames(query: str) -> list[tuple[int, str, str, str]]:
         found.append((m.start(), m.group(1), m.group(2), m.group(4)))
     for m in _SWIFT_FRAME.finditer(query):
         found.append((m.start(), m.group(2), m.group(3), _function(re.sub(r"<[^<>]*>", "", m.group(1)))))
+    for m in _ADDRESS_FRAME.finditer(query):
+        found.append((m.start(), m.group(1), m.group(2), _function(m.group(3))))
     return found
 
 

@@ -275,7 +275,7 @@ def test_each_trace_of_a_chained_report_has_its_own_innermost_frame():
     assert frame_mentions(python) == (("a/w.py", 7, "k", 0), ("a/z.py", 5, "h", 0), ("a/x.py", 3, "f", 1))
 
 
-def test_debugger_sanitizer_ruby_php_elixir_and_swift_frames_give_their_function():
+def test_debugger_sanitizer_ruby_php_elixir_swift_and_zig_frames_give_their_function():
     from retrieval.ranking import frame_mentions
 
     traces = {
@@ -287,6 +287,9 @@ def test_debugger_sanitizer_ruby_php_elixir_and_swift_frames_give_their_function
             ("var/www/src/Orm/Concerns/HasAttributes.php", 507, "missingAttribute"),
         "    (web 1.7.14) lib/web/socket/serializer.ex:34: Web.Socket.Serializer.fastlane!/1": ("lib/web/socket/serializer.ex", 34, "fastlane!"),
         "1   Net   0x0000000104f2a1b4 closure #1 in Request.redirect(using:) + 312 (Request.swift:844)": ("Request.swift", 844, "redirect"),
+        # Zig's panic: read as a bare `path:line`, the function it names was lost
+        "/home/u/zls/src/features/inlay_hints.zig:267:17: 0x1a2b3c4 in features.inlay_hints.writeCallHint (zls)":
+            ("home/u/zls/src/features/inlay_hints.zig", 267, "writeCallHint"),
     }
     for text, frame in traces.items():
         assert frame_mentions(text) == ((*frame, 0),), text
@@ -296,6 +299,7 @@ def test_debugger_sanitizer_ruby_php_elixir_and_swift_frames_give_their_function
         assert frame_mentions(text) == ()
     assert frame_mentions("a" * 100_000 + " + 1 (x.swift:1)") == (("x.swift", 1, "", 0),)
     assert frame_mentions("x.ex:1: " * 20_000) == (("x.ex", 1, "", 0),)
+    assert frame_mentions("x.zig:1:1: 0x1 in " * 20_000) == (("x.zig", 1, "", 0),)
     assert [f[1:3] for f in frame_mentions("a" * 50_000 + ".rb:1:in 'x'")] == [(1, "")]  # past the path's bound
 
 
