@@ -112,9 +112,14 @@ def _unmatched_filters(root: str, files: list[tuple], filters) -> str | None:
     """The note when the query filters match no indexed file (so no query could have a hit)."""
     from .service import QueryFilter
 
+    seen: dict = {}  # each filter's answer, once: the hints below ask of the same globs again
+
     def matches(query_filter) -> bool:
-        allow = query_filter.compile()
-        return any(allow(*f) for f in files)
+        key = (tuple(query_filter.paths), query_filter.language, query_filter.kind)
+        if key not in seen:
+            allow = query_filter.compile()
+            seen[key] = any(allow(*f) for f in files)
+        return seen[key]
 
     if matches(filters):
         return None
@@ -136,7 +141,8 @@ def _glob_hint(filters, matches) -> str:
     from .service import QueryFilter
 
     for glob in filters.paths:
-        if matches(QueryFilter(paths=(glob,))):
+        # Only a glob with a backslash or a span can be helped (each test is a pass over the files).
+        if ("\\" not in glob and not _SPAN.search(glob)) or matches(QueryFilter(paths=(glob,))):
             continue
         slashed = glob.replace("\\", "/")
         if slashed != glob and slashed.strip("/") and matches(QueryFilter(paths=(slashed,))):
