@@ -704,6 +704,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         terms = focus = frozenset(tokenize(text))
         define = defined_name(text)
         snippets = {}
+        read: dict = {}  # each file read, hashed and split once for all its hits
         scope_lines = snippet_lines or MAX_SCOPE_LINES
         for h in hits:
             shown = h
@@ -721,7 +722,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 shown = replace(h, start_line=first, end_line=last)  # the snippet's span only
             snippet = read_snippet(root, shown, expand=expand if isinstance(expand, int) else 0,
                                    max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path),
-                                   focus=focus, define=define)
+                                   focus=focus, define=define, files=read)
             if snippet is not None:
                 snippets[h.docid] = snippet
         if expand == "scope" and hits and not any(h.scope for h in hits) and retriever_name != "treesitter" \

@@ -51,6 +51,7 @@ def read_snippet(
     indexed: Indexed | None = None,
     focus: frozenset[str] = frozenset(),
     define: str = "",
+    files: dict | None = None,
 ) -> Snippet | None:
     """Lines max(1, start - expand) .. min(last, end + expand) of the hit's file, at most
     `max_lines` of them: of the windows that hold a line of the hit, the first, or, given the
@@ -59,7 +60,25 @@ def read_snippet(
     has one. None for a hit without a span."""
     if hit.start_line is None or hit.end_line is None:
         return None
-    path = inside(root, hit.source_path)
+    if files is not None:  # one read of each file for all of a command's hits (`files`: its cache)
+        key = (root, hit.source_path)
+        if key not in files:
+            files[key] = _read_lines(root, hit.source_path)
+        digest, lines = files[key]
+    else:
+        digest, lines = _read_lines(root, hit.source_path)
+    if lines is None:
+        return Snippet(None, None, "", stale=indexed is not None, missing=True)
+    # By content: touched but identical is not stale, and an edit that kept the size and the
+    # modification time (`cp -p`, `rsync -t`, two writes within a clock tick) is.
+    stale = indexed is not None and digest != indexed[2]
+    return _window(hit, lines, stale, expand, max_lines, focus, define)
+
+
+def _read_lines(root: str, source_path: str) -> tuple[str, list[str] | None]:
+    """(content digest, lines split as the chunker split them) of a file as it is now; ("", None)
+    when it cannot be read as one (gone, a link, no regular file, too large)."""
+    path = inside(root, source_path)
     data = st = None
     if path is not None:
         try:
@@ -74,13 +93,14 @@ def read_snippet(
         except OSError:
             pass
     if data is None:
-        return Snippet(None, None, "", stale=indexed is not None, missing=True)
-    # By content: touched but identical is not stale, and an edit that kept the size and the
-    # modification time (`cp -p`, `rsync -t`, two writes within a clock tick) is.
-    stale = indexed is not None and content_digest(data) != indexed[2]
+        return "", None
     text = decode_shown(data)  # as when it was indexed
     # Split exactly as the chunker did, so line numbers agree (a lone \r is not a line break).
-    lines = split_lines(text)
+    return content_digest(data), split_lines(text)
+
+
+def _window(hit: SearchHit, lines: list[str], stale: bool, expand: int, max_lines: int | None,
+            focus: frozenset[str], define: str) -> Snippet:
     start = max(1, hit.start_line - expand)
     end = min(len(lines), hit.end_line + expand)
     if max_lines is not None and end - start + 1 > max_lines:

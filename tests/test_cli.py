@@ -1163,3 +1163,19 @@ def test_json_lines_escape_the_line_separators_a_line_reader_would_cut_at(run, m
     out = run("query", "--root", root, "separator_marker", "--jsonl", "--snippet-lines", "1").stdout
     assert len(out.splitlines()) == 1  # str.splitlines cuts at U+2028, U+2029 and U+0085 too
     assert json.loads(out)["snippet"] == "SEPARATORS = 'one\u2028two\u2029three\u0085four'  # separator_marker\n"
+
+
+def test_a_file_holding_many_hits_is_read_once_for_all_their_snippets(run, make_tree, monkeypatch):
+    """Each snippet re-read, hashed and split its whole file: 400 hits in three 1 MB files took 2 s."""
+    from retrieval import snippets
+
+    root = make_tree({"big.py": "".join(f"def plus_{i}(x):\n    return x + {i}  # big plus\n\n" for i in range(300)),
+                      "small.py": "def plus_small(x):\n    return x  # big plus\n"})
+    reads = []
+    real = snippets._read_lines
+    monkeypatch.setattr(snippets, "_read_lines", lambda root, path: reads.append(path) or real(root, path))
+    rows = query_json(run, root, "big plus", "--top-k", "50", "--expand", "1")["results"]
+    assert len({r["path"] for r in rows}) == 2 and len(rows) > 10
+    assert sorted(reads) == ["big.py", "small.py"]
+    lines = (root / "big.py").read_text().splitlines(keepends=True)
+    assert all(r["snippet"] == "".join(lines[r["snippet_start"] - 1 : r["snippet_end"]]) for r in rows if r["path"] == "big.py")
