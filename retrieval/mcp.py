@@ -354,7 +354,7 @@ class Exchange:
         message = _message(line)
         if message.get("method") == "notifications/cancelled":  # a cancelled request gets no answer
             self._answered((message.get("params") or {}).get("requestId"))
-        elif "method" in message and message.get("id") is not None:
+        elif "method" in message and _key(message.get("id")) is not None:  # a request, not a notification
             with self._changed:
                 self._unanswered.add(_key(message["id"]))
 
@@ -407,7 +407,7 @@ def _message(line: bytes) -> dict:
 
 
 def _key(request_id):
-    # JSON-RPC ids are strings or numbers, and 1 and "1" are two requests.
+    # JSON-RPC ids are strings or numbers, and 1 and "1" are two requests (None: no id one can answer).
     return (type(request_id).__name__, request_id) if isinstance(request_id, (str, int, float)) else None
 
 
@@ -511,9 +511,7 @@ def _divert(fd: int, to: int) -> int:
     """A private descriptor (not inherited by children) for what fd was; fd itself then points at
     `to`, as the SDK arranges it: a child process never takes the host's messages, nor writes
     into the protocol."""
-    import fcntl
-
-    wire = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    wire = os.dup(fd)  # not inheritable (Python's default), and portable, as fcntl is not
     os.dup2(to, fd)
     return wire
 
