@@ -37,12 +37,18 @@ def ranking(root, query):
 # -- unreadable files and directories ------------------------------------------------------------
 
 
-def test_a_query_that_builds_the_index_names_what_it_could_not_read(make_tree, tmp_path):
-    """A package made unreadable vanished from every answer without a word: the query that built
-    the index printed its hits (from the docs and tests) and nothing on stderr."""
+@pytest.fixture
+def modes_enforced(tmp_path):
+    """Skips a test where file modes are not enforced (root without a way to drop the capabilities
+    that bypass them)."""
     reason = permissions_enforced(tmp_path)
     if reason:
         pytest.skip(reason)
+
+
+def test_a_query_that_builds_the_index_names_what_it_could_not_read(make_tree, tmp_path, modes_enforced):
+    """A package made unreadable vanished from every answer without a word: the query that built
+    the index printed its hits (from the docs and tests) and nothing on stderr."""
     root = make_tree({
         "docs/options.md": "# Options\n\nHow command line options are parsed.\n",
         "src/pkg/parser.py": "def parse_options(argv):\n    return argv\n",
@@ -61,10 +67,7 @@ def test_a_query_that_builds_the_index_names_what_it_could_not_read(make_tree, t
         (root / "src" / "pkg").chmod(0o755)
 
 
-def test_unreadable_files_and_directories_are_counted_and_indexed_once_readable(make_tree, tmp_path):
-    reason = permissions_enforced(tmp_path)
-    if reason:
-        pytest.skip(reason)
+def test_unreadable_files_and_directories_are_counted_and_indexed_once_readable(make_tree, tmp_path, modes_enforced):
     root = make_tree({
         "open.py": "def open_door():\n    return 'welcome'\n",
         "locked.py": "def locked_vault():\n    return 'gold'\n",
@@ -90,15 +93,12 @@ def test_unreadable_files_and_directories_are_counted_and_indexed_once_readable(
     assert run_cli(["query", "--root", root, "sealed room"]).stdout.startswith("sealed/inner.py:1-2")
 
 
-def test_a_directory_made_unreadable_after_indexing_is_seen_by_the_next_refresh(make_tree, tmp_path):
+def test_a_directory_made_unreadable_after_indexing_is_seen_by_the_next_refresh(make_tree, tmp_path, modes_enforced):
     """A refresh takes its files from the index, stat'ing each, when nothing its last walk saw has
     changed: a chmod changes only a directory's ctime, and that must send it to a walk. (Mode 111:
     its files can still be stat'ed, but not listed, which a walk counts as unreadable.)"""
     import time
 
-    reason = permissions_enforced(tmp_path)
-    if reason:
-        pytest.skip(reason)
     root = make_tree({"open.py": "def open_door():\n    return 'welcome'\n",
                       "sealed/inner.py": "def sealed_room():\n    return 'dust'\n"})
     for _ in range(2):  # the first build changes the root (its store): the second walk's stats are settled
@@ -114,12 +114,9 @@ def test_a_directory_made_unreadable_after_indexing_is_seen_by_the_next_refresh(
     assert run_cli(["query", "--root", root, "sealed room"], unprivileged=True).stdout.startswith("sealed/inner.py:1-2")
 
 
-def test_an_ignore_file_made_unreadable_and_readable_again_is_seen_by_the_next_query(make_tree, tmp_path):
+def test_an_ignore_file_made_unreadable_and_readable_again_is_seen_by_the_next_query(make_tree, tmp_path, modes_enforced):
     """An unreadable `.gitignore` has no rules for a fresh walk; a chmod changes only its ctime,
     which was not watched: the incremental index kept the old rules either way."""
-    reason = permissions_enforced(tmp_path)
-    if reason:
-        pytest.skip(reason)
     root = make_tree({"a.py": "def alpha_handler():\n    return 1\n",
                       "notes.md": "# Notes\n\nalpha_handler is documented here.\n", ".gitignore": "*.md\n"})
 
@@ -137,12 +134,9 @@ def test_an_ignore_file_made_unreadable_and_readable_again_is_seen_by_the_next_q
     assert found() == ["a.py"]
 
 
-def test_a_directory_made_unsearchable_and_searchable_again_is_seen_by_the_next_query(make_tree, tmp_path):
+def test_a_directory_made_unsearchable_and_searchable_again_is_seen_by_the_next_query(make_tree, tmp_path, modes_enforced):
     """`chmod 644 pkg` (listable, its files unreachable), then `chmod 755 pkg`: only the
     directory's ctime changes, which was not watched for a directory that could be listed."""
-    reason = permissions_enforced(tmp_path)
-    if reason:
-        pytest.skip(reason)
     root = make_tree({"pkg/a.py": "def alpha_handler():\n    return 1\n", "main.py": "def other():\n    return 2\n"})
 
     def found():
