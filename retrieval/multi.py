@@ -204,7 +204,7 @@ def _labelled_by_syntax(root: str, engines: dict, hits: list[SearchHit], indexed
             and records[h.source_path][DIGEST] == indexed[h.source_path][DIGEST]}
     try:
         labels = syntax.chunk_labels(same) if same else {}
-    except Exception:  # noqa: BLE001 - a label is no answer: a snapshot gone or damaged keeps the hits as found
+    except (OSError, *service._DAMAGE):  # a label is no answer: a snapshot released or damaged keeps the hits
         return hits
     bare_ids = {id(h) for h in bare}
     out = []
