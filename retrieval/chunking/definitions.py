@@ -176,7 +176,13 @@ _EXTRA_PATTERNS = (
     "(source (list_lit . value: (sym_lit name: (sym_name) @lisp) . value: (sym_lit name: (sym_name) @name)) @def)",
     # ExUnit's `test "name" do` and `describe "group" do`: labels of their blocks, as Zig's tests
     '(call target: (identifier) @kw (#any-of? @kw "test" "describe") (arguments . (string)) (do_block)) @def',
+    # Jest's, Mocha's and Vitest's `describe("group", () => {...})`, `it("does", ...)`, `test(...)`:
+    # their blocks were labelled by a local binding inside (`listBy` for `describe("syncDiff")`)
+    '(expression_statement (call_expression function: (identifier) @kw (#any-of? @kw "describe" "it" "test" "context")'
+    ' arguments: (arguments . [(string) (template_string)] . [(arrow_function) (function_expression)])) @def)',
 )
+
+_TEST_BLOCKS = frozenset({"test", "describe", "it", "context"})
 
 # Config files: a key holding a block of others is a section, labelled by its key path
 # (`jobs.build`, `tool.pytest.ini_options`); only these grammars ask for them, and only the top
@@ -508,7 +514,7 @@ def _definition(node, captures) -> Definition | None:
         if args is None or not args.named_children:
             return None
         first = args.named_children[0]
-        if keyword in ("test", "describe"):  # labels, no identifier they define
+        if keyword in _TEST_BLOCKS:  # labels, no identifier they define
             display = f"{keyword} {node_text(first)}"
             if "\n" in display or len(display) > 120:
                 display = keyword

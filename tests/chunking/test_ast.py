@@ -863,6 +863,24 @@ def test_exunit_tests_label_their_blocks_and_a_tag_leads_its_test():
     assert not {"test", "describe"} & defined(chunks)
 
 
+@pytest.mark.parametrize("path, language", [("presence.test.js", "javascript"), ("presence.test.ts", "typescript")])
+def test_jest_mocha_and_vitest_blocks_label_their_chunks(path, language):
+    """phoenix's presence_test.js: the chunk of `describe("syncDiff")` was labelled `listBy`, a
+    local arrow in one of its tests, and every other test chunk by the module."""
+    body = "".join(f"    expect(Presence.syncDiff(state, {{joins: {i}}})).toEqual({{}})\n" for i in range(4))
+    text = (f"import {{Presence}} from \"../js/phoenix\"\n\ndescribe(\"syncDiff\", () => {{\n"
+            f"  it(\"adds new presences\", () => {{\n{body}  }})\n\n"
+            f"  test(`removes left presences`, function () {{\n{body}  }})\n}})\n\n"
+            "it(\"runs\", 5)\nconst describe2 = describe\n")
+    chunks = chunks_of(text, path, language, TINY)
+    assert_verbatim(text, chunks)
+    assert {c.context for c in chunks} >= {'describe "syncDiff".it "adds new presences"',
+                                           'describe "syncDiff".test `removes left presences`'}
+    assert not {"describe", "it", "test"} & defined(chunks)  # labels, no names a query could be after
+    # A call without a function of its own to run is no block (`it("runs", 5)`).
+    assert not any(c.context.startswith('it "runs"') for c in chunks)
+
+
 def test_elixir_doc_and_spec_attributes_stay_with_the_function_they_describe():
     text = ("defmodule Shop.Cart do\n"
             "  @doc \"Adds an item.\"\n  @spec add(t, item) :: t\n  def add(cart, item), do: [item | cart]\n\n"
