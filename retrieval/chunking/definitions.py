@@ -180,6 +180,10 @@ _EXTRA_PATTERNS = (
     # their blocks were labelled by a local binding inside (`listBy` for `describe("syncDiff")`)
     '(expression_statement (call_expression function: (identifier) @kw (#any-of? @kw "describe" "it" "test" "context")'
     ' arguments: (arguments . [(string) (template_string)] . [(arrow_function) (function_expression)])) @def)',
+    # RSpec's `describe User do`, `context "when blank" do`, `it "..." do`, and Rails' and Minitest's
+    # `test "..." do`
+    '(call method: (identifier) @kw (#any-of? @kw "describe" "context" "it" "test")'
+    ' arguments: (argument_list . [(string) (constant) (scope_resolution)]) block: (do_block)) @def',
 )
 
 _TEST_BLOCKS = frozenset({"test", "describe", "it", "context"})
@@ -510,7 +514,7 @@ def _definition(node, captures) -> Definition | None:
     kw = captures.get("kw")
     if kw:  # an Elixir `def`/`defmodule` call: the name is its first argument
         keyword = node_text(kw[0])
-        args = next((c for c in node.named_children if c.type == "arguments"), None)
+        args = next((c for c in node.named_children if c.type in ("arguments", "argument_list")), None)
         if args is None or not args.named_children:
             return None
         first = args.named_children[0]

@@ -881,6 +881,19 @@ def test_jest_mocha_and_vitest_blocks_label_their_chunks(path, language):
     assert not any(c.context.startswith('it "runs"') for c in chunks)
 
 
+def test_rspec_and_minitest_blocks_label_their_chunks():
+    body = "".join(f"      expect(User.new({i}).name).to eq(\"u{i}\")\n" for i in range(4))
+    text = ("require \"spec_helper\"\n\nRSpec.describe User do\n  describe \"#name\" do\n"
+            f"    it \"joins first and last\" do\n{body}    end\n  end\n\n  context \"when blank\" do\n"
+            f"    it {{ is_expected.to be_invalid }}\n  end\nend\n\nclass UserTest < ActiveSupport::TestCase\n"
+            f"  test \"saves\" do\n{body}  end\nend\n")
+    chunks = chunks_of(text, "user_spec.rb", "ruby", TINY)
+    assert_verbatim(text, chunks)
+    assert {c.context for c in chunks} >= {'describe User.describe "#name".it "joins first and last"',
+                                           'describe User.context "when blank"', 'UserTest.test "saves"'}
+    assert not {"describe", "it", "test", "context"} & defined(chunks)
+
+
 def test_elixir_doc_and_spec_attributes_stay_with_the_function_they_describe():
     text = ("defmodule Shop.Cart do\n"
             "  @doc \"Adds an item.\"\n  @spec add(t, item) :: t\n  def add(cart, item), do: [item | cart]\n\n"
