@@ -50,6 +50,8 @@ class Searcher:
         self.root = os.path.abspath(root)
         self._lock = threading.Lock()
         self._warm = None
+        # For a child: read now, as a command run here swaps variables for its own call and back.
+        self._environment = dict(os.environ)
 
     def _run(self, argv: list[str], stdin: bytes = b"") -> dict:
         from .discover import root_problem
@@ -64,7 +66,7 @@ class Searcher:
                 self._lock.release()
         else:
             # A lexical search or a status call waited minutes behind another call's build.
-            code, out, err = _run_apart(argv, self.root, stdin)
+            code, out, err = _run_apart(argv, self.root, stdin, self._environment)
         lines = [_tool_words(line) for line in err.decode("utf-8", "replace").splitlines() if line.strip()]
         if code != 0:
             message = lines[-1] if lines else f"exit status {code}"  # usage errors end with the reason
@@ -135,13 +137,24 @@ class Searcher:
         return self._run(["status", "--root", self.root, "--json"])
 
 
-def _run_apart(argv: list[str], root: str, stdin: bytes):
+# The child runs this package, the one this server runs, and nothing from the searched root: `-m`
+# there imported the repository's own `retrieval` when it holds one (as `serve` launches itself).
+_APART = ("import os, sys; ours = sys.argv.pop(1); "
+          "sys.path[:] = [ours] + [p for p in sys.path if p not in ('', '.', os.getcwd())]; "
+          "from retrieval.entry import main; main()")
+
+
+def _run_apart(argv: list[str], root: str, stdin: bytes, environment: dict):
     """(exit status, stdout, stderr) of `retrieval ARGV` in a child process: the store is safe for
-    several processes at once (a writer lock, snapshots for readers)."""
+    several processes at once (a writer lock, snapshots for readers). Its stderr becomes the
+    call's notes: no progress lines there."""
     import subprocess
 
-    proc = subprocess.run([sys.executable, "-m", "retrieval.entry", *argv], input=stdin, capture_output=True,
-                          cwd=root)
+    from .progress import PROGRESS_LINES_ENV
+
+    package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # a .pyz's path too
+    proc = subprocess.run([sys.executable, "-c", _APART, package_parent, *argv], input=stdin, capture_output=True,
+                          cwd=root, env={**environment, PROGRESS_LINES_ENV: "0"})
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -186,6 +199,20 @@ def build(root: str, exchange: "Exchange | None" = None):
     takes: dict[str, list[str]] = {}  # each tool's arguments, filled in below
 
     class Server(MCPServer):
+        wire = None  # (reader, writer) of the protocol (_watch_stdio); None: the process's stdin and stdout
+
+        async def run_stdio_async(self) -> None:
+            # The SDK's own, given our streams: it took sys.stdin and sys.stdout otherwise, and
+            # those stay the process's, for what is no message to write where no host reads.
+            import anyio
+            from mcp.server.stdio import stdio_server
+
+            streams = {} if self.wire is None else {"stdin": anyio.wrap_file(self.wire[0]),
+                                                     "stdout": anyio.wrap_file(self.wire[1])}
+            async with stdio_server(**streams) as (read_stream, write_stream):
+                await self._lowlevel_server.run(read_stream, write_stream,
+                                                self._lowlevel_server.create_initialization_options())
+
         async def list_tools(self):
             # The schemas say what call_tool refuses: an argument the tool does not take.
             return [tool.model_copy(update={"input_schema": {**tool.input_schema, "additionalProperties": False}})
@@ -407,8 +434,10 @@ def _message(line: bytes) -> dict:
 
 
 def _key(request_id):
-    # JSON-RPC ids are strings or numbers, and 1 and "1" are two requests (None: no id one can answer).
-    return (type(request_id).__name__, request_id) if isinstance(request_id, (str, int, float)) else None
+    # The ids the SDK answers, strings and integers; 1 and "1" are two requests (None: no such id).
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)):
+        return None
+    return (type(request_id).__name__, request_id)
 
 
 def refusal(line: bytes) -> bytes | None:
@@ -421,19 +450,24 @@ def refusal(line: bytes) -> bytes | None:
 
     try:
         jsonrpc_message_adapter.validate_json(line, by_name=False)
-        return None
+        valid = True
     except ValidationError:
-        pass
+        valid = False
     try:
         message = json.loads(line.strip())
     except (ValueError, RecursionError) as exc:
         error = {"code": -32700, "message": f"Parse error: the line is not JSON ({_first(exc)})"}
         request_id = None
     else:
-        error = {"code": -32600, "message": 'Invalid Request: a JSON-RPC 2.0 message has "jsonrpc": "2.0", and a '
-                                            'request a "method" and an "id" (a string or a number)'}
         found = message.get("id") if isinstance(message, dict) else None
-        request_id = found if isinstance(found, (str, int)) and not isinstance(found, bool) else None
+        # The SDK reads a request whose id is no string or integer (2.0, true, null, {}) as a
+        # notification, which nothing answers: the sender waited for ever for its reply.
+        if valid and not (isinstance(message, dict) and "method" in message and "id" in message
+                          and _key(found) is None):
+            return None
+        error = {"code": -32600, "message": 'Invalid Request: a JSON-RPC 2.0 message has "jsonrpc": "2.0", and a '
+                                            'request a "method" and an "id" (a string or an integer)'}
+        request_id = found if isinstance(found, (str, int, float)) and not isinstance(found, bool) else None
     reply = {"jsonrpc": "2.0", "id": request_id, "error": error}
     return json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
@@ -516,24 +550,26 @@ def _divert(fd: int, to: int) -> int:
     return wire
 
 
-def _watch_stdio(exchange: Exchange) -> None:
-    """sys.stdin reads the host's messages mended and sys.stdout writes the server's, each through
-    the exchange and a descriptor of its own; fd 0 reads nothing and fd 1 writes to stderr."""
+def _watch_stdio(exchange: Exchange):
+    """(reader, writer) of the wire: the host's messages mended and the server's, each through the
+    exchange and a descriptor of its own. Descriptors 0 and 1, and so sys.stdin and sys.stdout,
+    then read nothing and write to stderr: a child process never takes the host's messages, and
+    a stray print never lands in the protocol."""
     devnull = os.open(os.devnull, os.O_RDONLY)
     wire_in = _divert(0, devnull)
     os.close(devnull)
     wire_out = _divert(1, 2)
     writer = io.BufferedWriter(_WatchedWrites(wire_out, exchange))
-    sys.stdin = io.TextIOWrapper(io.BufferedReader(_MendedLines(wire_in, exchange, writer)), encoding="utf-8",
-                                 errors="replace")
-    sys.stdout = io.TextIOWrapper(writer, encoding="utf-8")
+    return (io.TextIOWrapper(io.BufferedReader(_MendedLines(wire_in, exchange, writer)), encoding="utf-8",
+                             errors="replace"),
+            io.TextIOWrapper(writer, encoding="utf-8"))
 
 
 def run(root: str) -> None:
     try:
         exchange = Exchange()
         server = build(root, exchange)
-        _watch_stdio(exchange)
+        server.wire = _watch_stdio(exchange)
         server.run("stdio")
     except Exception as exc:
         # The host closed our stdout (it went away) or the disk behind it is full: raised as the

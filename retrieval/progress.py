@@ -57,7 +57,7 @@ class Reporter:
         if isinstance(message, Tick):
             if self.interactive:
                 self._draw(message)
-            elif self.messages and _has_descriptor(self.stream):
+            elif self.messages and _has_descriptor(self.stream) and _lines_wanted():
                 self._say_now_and_then(message)
             return
         if not self.messages:
@@ -114,6 +114,15 @@ class Reporter:
 
     def close(self) -> None:
         self._erase()
+
+
+PROGRESS_LINES_ENV = "RETRIEVAL_PROGRESS_LINES"  # 0: none off a terminal (a caller that reads stderr as notes)
+
+
+def _lines_wanted() -> bool:
+    from .settings import env_flag
+
+    return env_flag(PROGRESS_LINES_ENV, True)
 
 
 def _has_descriptor(stream) -> bool:

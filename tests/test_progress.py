@@ -48,6 +48,15 @@ def test_off_a_terminal_a_count_that_runs_long_is_said_now_and_then_on_lines_of_
         stream.seek(0)
         assert stream.read() == ("hybrid: embedded 310/1000 chunks · 10/s · about 1m09s left\n"
                                  "hybrid: embedded 920/1000 chunks · 10/s · about 8s left\n")
+    # Not for a caller that reads every stderr line as a note (an MCP call run in a child process).
+    monkeypatch.setenv("RETRIEVAL_PROGRESS_LINES", "0")
+    with open(tmp_path / "notes", "w+") as stream:
+        report = Reporter(stream, interactive=False)
+        for now, done in [(0, 0), (31, 310), (92, 920)]:
+            clock.now = float(now)
+            report(Tick(f"hybrid: embedded {done}/1000 chunks", done, 1000))
+        stream.seek(0)
+        assert stream.read() == ""
 
 
 def test_on_a_terminal_counts_rewrite_one_line_with_rate_and_time_left(terminal):

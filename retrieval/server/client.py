@@ -25,7 +25,7 @@ SERVE_DIRNAME = "serve"  # inside the store: 0700, holds the socket, the lock an
 SOCKET_NAME = "sock"
 # Environment that changes what a command does must match the server's (else: not used).
 ENV_PREFIX = "RETRIEVAL_"
-ENV_IGNORED = {"RETRIEVAL_NO_SERVER", "RETRIEVAL_TESTS_NO_NETWORK", "RETRIEVAL_JOBS"}
+ENV_IGNORED = {"RETRIEVAL_NO_SERVER", "RETRIEVAL_TESTS_NO_NETWORK", "RETRIEVAL_JOBS", "RETRIEVAL_PROGRESS_LINES"}
 # Environment a command reads for itself alone (a default of its options): the server applies the
 # caller's for that one call instead of refusing a caller whose value differs from its own.
 # (RETRIEVAL_NO_SERVER too: a server started from a shell that had it said to its callers' `status`

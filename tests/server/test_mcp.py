@@ -397,6 +397,59 @@ def test_a_query_over_the_size_limit_is_refused_without_naming_stdin_the_agent_n
     assert str(refused.value).startswith(f"the query is over {MAX_QUERY_BYTES:,} bytes: give the part that says")
 
 
+@pytest.mark.parametrize("request_id", [2.0, True, None, {"a": 1}])
+def test_a_request_whose_id_is_no_string_or_integer_is_refused_not_left_unanswered(sample_repo, request_id):
+    """The SDK reads such a request as a notification, which nothing answers."""
+    ping = {"jsonrpc": "2.0", "id": request_id, "method": "ping"}
+    proc = subprocess.run([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(sample_repo)],
+                          input=(json.dumps(ping) + "\n").encode(), capture_output=True, timeout=60)
+    (reply,) = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert reply["error"]["code"] == -32600 and proc.returncode == 0
+    assert reply["id"] == (request_id if request_id == 2.0 and request_id is not True else None)
+
+
+def test_a_call_run_apart_runs_this_package_not_the_searched_projects_own(make_tree, monkeypatch):
+    """`python -m retrieval.entry` in the root imported the repository's own `retrieval` (its code
+    ran, with the server's rights) when the root holds one, as retrieval's own checkout does."""
+    from retrieval.mcp import Searcher
+
+    root = make_tree({"retrieval/__init__.py": "", "a.py": "def parse_config():\n    return 1\n",
+                      "retrieval/entry.py": "print('{\"shadowed\": true}')\ndef main():\n    pass\n"})
+    monkeypatch.setattr(Searcher, "BUSY_WAIT", 0.1)
+    searcher = Searcher(str(root))
+    searcher._lock.acquire()
+    try:
+        payload = searcher.search("parse config")
+    finally:
+        searcher._lock.release()
+    assert "shadowed" not in payload and [hit["path"] for hit in payload["results"]] == ["a.py"]
+
+
+def test_what_the_server_prints_outside_the_protocol_never_reaches_the_host(sample_repo, tmp_path):
+    """sys.stdout was the wire itself: a stray print (a library's, a thread's) would have broken it."""
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(  # prints once the server has taken the wire from fd 1
+        "import os, sys, threading, time\n"
+        "if 'mcp' in sys.argv:\n"
+        "    def chatter():\n"
+        "        wire = os.fstat(1)\n"
+        "        while os.path.samestat(os.fstat(1), wire):\n"
+        "            time.sleep(0.01)\n"
+        "        for _ in range(30):\n"
+        "            print('stray output', flush=True)\n"
+        "            time.sleep(0.05)\n"
+        "    threading.Thread(target=chatter, daemon=True).start()\n")
+    status = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "status", "arguments": {}}}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])}
+    lines = "".join(json.dumps(m) + "\n" for m in (_INIT, _INITIALIZED, status)).encode()
+    proc = subprocess.run([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(sample_repo)], input=lines,
+                          capture_output=True, timeout=60, env=env)
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]  # every line is a message
+    assert [r["id"] for r in replies] == [1, 2]
+    assert b"stray output" in proc.stderr
+
+
 def test_an_agents_scope_is_bounded_to_the_lines_around_its_hit(monkeypatch):
     """`expand: "scope"` returned a whole file for a hit in a namespace (2 MB on abseil)."""
     from retrieval.mcp import MAX_EXPAND, Searcher
