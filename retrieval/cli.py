@@ -776,10 +776,10 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         def listed(paths: list[str]) -> str:
             return ", ".join(map(shown_path, paths[:3])) + (", ..." if len(paths) > 3 else "")
 
-        stale = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale
-                        and not snippets[h.docid].missing})
-        gone = sorted({h.source_path for h in hits if h.docid in snippets and snippets[h.docid].stale
-                       and snippets[h.docid].missing})
+        changed = {(h.source_path, snippets[h.docid].missing) for h in hits
+                   if h.docid in snippets and snippets[h.docid].stale}
+        stale = sorted({path for path, missing in changed if not missing})
+        gone = sorted({path for path, missing in changed if missing})
         if stale:
             click.echo(f"note: {len(stale)} file(s) changed since indexing ({listed(stale)}); their snippets show "
                        "the current lines of each span, which may have moved", err=True)

@@ -377,8 +377,8 @@ class Exchange:
         self._running = 0
         self._gone = False  # the host's end of stdout is closed: nothing more can be answered
 
-    def read(self, line: bytes) -> None:
-        message = _message(line)
+    def read(self, message: dict) -> None:
+        """A message read from the host (parsed: see _parsed)."""
         if message.get("method") == "notifications/cancelled":  # a cancelled request gets no answer
             self._answered((message.get("params") or {}).get("requestId"))
         elif "method" in message and _key(message.get("id")) is not None:  # a request, not a notification
@@ -424,12 +424,17 @@ class Exchange:
                     idle_since = time.monotonic()  # an answer, or a call's end: wait again
 
 
+def _parsed(line: bytes) -> tuple[object, str]:
+    """(a line's JSON value, ""), or (None, why it is no JSON)."""
+    try:
+        return json.loads(line.strip()), ""
+    except (ValueError, RecursionError) as exc:
+        return None, _first(exc)
+
+
 def _message(line: bytes) -> dict:
     """A JSON-RPC line's object ({} for anything else)."""
-    try:
-        message = json.loads(line)
-    except (ValueError, RecursionError):
-        return {}
+    message, _problem = _parsed(line)
     return message if isinstance(message, dict) else {}
 
 
@@ -440,25 +445,25 @@ def _key(request_id):
     return (type(request_id).__name__, request_id)
 
 
-def refusal(line: bytes) -> bytes | None:
+def refusal(line: bytes, parsed: tuple[object, str] | None = None) -> bytes | None:
     """The JSON-RPC error reply to a line that is no JSON-RPC 2.0 message (None for a message, or
-    a blank line). The SDK dropped such a line without a reply, and its sender waited for ever."""
+    a blank line); `parsed`: the line's _parsed, when read already. The SDK dropped such a line
+    without a reply, and its sender waited for ever."""
     if not line.strip():
         return None
-    from mcp_types import jsonrpc_message_adapter
-    from pydantic import ValidationError
-
-    try:
-        jsonrpc_message_adapter.validate_json(line, by_name=False)
-        valid = True
-    except ValidationError:
-        valid = False
-    try:
-        message = json.loads(line.strip())
-    except (ValueError, RecursionError) as exc:
-        error = {"code": -32700, "message": f"Parse error: the line is not JSON ({_first(exc)})"}
+    message, problem = parsed or _parsed(line)
+    if problem:
+        error = {"code": -32700, "message": f"Parse error: the line is not JSON ({problem})"}
         request_id = None
     else:
+        from mcp_types import jsonrpc_message_adapter
+        from pydantic import ValidationError
+
+        try:
+            jsonrpc_message_adapter.validate_json(line, by_name=False)
+            valid = True
+        except ValidationError:
+            valid = False
         found = message.get("id") if isinstance(message, dict) else None
         # The SDK reads a request whose id is no string or integer (2.0, true, null, {}) as a
         # notification, which nothing answers: the sender waited for ever for its reply.
@@ -497,12 +502,13 @@ class _MendedLines(io.RawIOBase):
                 self._exchange.settle()
                 return 0
             line = mend_line(line)
-            refused = refusal(line)
+            parsed = _parsed(line)  # once, for the refusal and the exchange
+            refused = refusal(line, parsed)
             if refused is not None:
                 self._replies.write(refused)
                 self._replies.flush()
                 continue
-            self._exchange.read(line)
+            self._exchange.read(parsed[0] if isinstance(parsed[0], dict) else {})
             self._line, self._at = line, 0
         n = min(len(buffer), len(self._line) - self._at)
         buffer[:n] = self._line[self._at:self._at + n]

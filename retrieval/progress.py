@@ -43,6 +43,9 @@ class Reporter:
             interactive = redraws(self.stream)
         self.interactive = interactive
         self.messages = messages or interactive  # False: other messages on a terminal only
+        # Off a terminal, counts that run long on lines of their own (QUIET_FIRST), unless stderr is
+        # captured or they are asked away.
+        self._now_and_then = not interactive and messages and _has_descriptor(self.stream) and _lines_wanted()
         self._line = False  # a progress line is on screen
         self._started: dict[str, tuple[float, int]] = {}
         self._drawn = float("-inf")
@@ -57,7 +60,7 @@ class Reporter:
         if isinstance(message, Tick):
             if self.interactive:
                 self._draw(message)
-            elif self.messages and _has_descriptor(self.stream) and _lines_wanted():
+            elif self._now_and_then:
                 self._say_now_and_then(message)
             return
         if not self.messages:

@@ -106,12 +106,13 @@ def repositories_below(path: str, depth: int = PROJECTS_DEPTH) -> list[str]:
     from .discover import DEFAULT_EXCLUDE_DIRS
 
     found: list[str] = []
-    budget = [PROJECTS_BUDGET]
+    budget = PROJECTS_BUDGET
 
     def look(directory: str, prefix: str, levels: int) -> None:
-        if budget[0] <= 0:
+        nonlocal budget
+        if budget <= 0:
             return
-        budget[0] -= 1
+        budget -= 1
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError:

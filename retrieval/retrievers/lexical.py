@@ -274,10 +274,10 @@ class LexicalRetriever:
                 symbol, context, chunk_kind = named
             # A symbol query's label is the definition it names, in its letter case (above); a
             # question's is chosen by where its words are (retrieval.labels, given the lines).
-            beside = () if symbol_query else tuple(tuple(m) for m in members if len(m) == 5 and m[3])
+            beside = () if symbol_query else _with_lines(members)
             hits.append(SearchHit(docid, path, start, end, rank, value, context, confidence, language=language,
                                   kind=chunk_kind or kind, symbol=symbol,
-                                  scope=(scope_start, scope_end) if scope_start else None, members=beside))
+                                  scope=_scope(scope_start, scope_end), members=beside))
         return hits
 
     def term_weights(self, terms) -> dict[str, float]:
@@ -321,10 +321,8 @@ class LexicalRetriever:
                         meta = seg.meta(d)
                         if meta and seg.starts[d]:
                             context, kind, symbol, scope_start, scope_end, members = meta
-                            out.setdefault(path, []).append((
-                                seg.starts[d], seg.ends[d], context, kind, symbol,
-                                (scope_start, scope_end) if scope_start else None,
-                                tuple(tuple(m) for m in members if len(m) == 5 and m[3])))
+                            out.setdefault(path, []).append((seg.starts[d], seg.ends[d], context, kind, symbol,
+                                                             _scope(scope_start, scope_end), _with_lines(members)))
         for labels in out.values():
             labels.sort(key=lambda row: (row[0], row[1]))
         return out
@@ -500,6 +498,17 @@ class _AllowedDocs:
             path, language, kind = self._segment.files[fid]
             verdicts[fid] = bool(self._allow(path, language, kind))
         return list(map(verdicts.__getitem__, fids))
+
+
+def _scope(start: int, end: int) -> tuple[int, int] | None:
+    """A stored scope's lines (0: none)."""
+    return (start, end) if start else None
+
+
+def _with_lines(members) -> tuple:
+    """A chunk's stored members that have their lines (those written before members had lines are
+    left out): what a label may be chosen among (SearchHit.members)."""
+    return tuple(tuple(m) for m in members if len(m) == 5 and m[3])
 
 
 def lucene_length(n: int) -> int:
