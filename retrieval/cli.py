@@ -769,9 +769,9 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         # Said of the hits printed: --max-tokens may have left most of those read out.
         cut = sum(h.docid in cut_scopes for h in hits)
         if cut:
-            click.echo(f"note: {cut} scope(s) longer than {MAX_SCOPE_LINES} lines show the {MAX_SCOPE_LINES} "
-                       "around their hit (--snippet-lines N for more)", err=True)
-        from .output import shown_path
+            click.echo(f"note: {counted(cut, 'scope')} longer than {MAX_SCOPE_LINES} lines show the {MAX_SCOPE_LINES} "
+                       f"around {'its' if cut == 1 else 'their'} hit (--snippet-lines N for more)", err=True)
+        from .output import counted, shown_path
 
         def listed(paths: list[str]) -> str:
             return ", ".join(map(shown_path, paths[:3])) + (", ..." if len(paths) > 3 else "")
@@ -781,10 +781,11 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         stale = sorted({path for path, missing in changed if not missing})
         gone = sorted({path for path, missing in changed if missing})
         if stale:
-            click.echo(f"note: {len(stale)} file(s) changed since indexing ({listed(stale)}); their snippets show "
-                       "the current lines of each span, which may have moved", err=True)
+            click.echo(f"note: {counted(len(stale), 'file')} changed since indexing ({listed(stale)}); "
+                       f"{'its' if len(stale) == 1 else 'their'} snippets show the current lines of each span, "
+                       "which may have moved", err=True)
         if gone:  # no current lines to show (it said they were shown)
-            click.echo(f"note: {len(gone)} file(s) changed since indexing and not readable now (deleted, or too "
+            click.echo(f"note: {counted(len(gone), 'file')} changed since indexing and not readable now (deleted, or too "
                        f"large to show) ({listed(gone)}): no lines to show", err=True)
     result.hits = hits
     if as_json:

@@ -72,13 +72,18 @@ def install_hint(*extras: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _source() -> str:
-    """Where this package was installed from: the directory its dist-info records (PEP 610's
-    direct_url.json), else the checkout it runs from (editable, or not installed), else
-    UNKNOWN_SOURCE. Read from the files beside the package: importlib.metadata costs 60 ms."""
+    """Where this package was installed from (source_of the directory holding it)."""
+    return source_of(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def source_of(parent: str) -> str:
+    """Where the package in `parent` was installed from: the directory (or wheel) its dist-info
+    records (PEP 610's direct_url.json) while it still exists, else the checkout it runs from
+    (editable, or not installed), else UNKNOWN_SOURCE: a hint naming a deleted checkout sent the
+    user to a pip error. Read from the files beside the package: importlib.metadata costs 60 ms."""
     import json
     from urllib.parse import unquote, urlparse
 
-    parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     try:
         infos = sorted(e for e in os.listdir(parent) if e.startswith("retrieval-") and e.endswith(".dist-info"))
     except OSError:  # inside a zipapp
@@ -90,7 +95,8 @@ def _source() -> str:
         except (OSError, ValueError, AttributeError):
             continue
         if url.startswith("file://"):
-            return unquote(urlparse(url).path)
+            path = unquote(urlparse(url).path)
+            return path if os.path.exists(path) else UNKNOWN_SOURCE
     if os.path.isfile(os.path.join(parent, "pyproject.toml")):
         return parent
     return UNKNOWN_SOURCE

@@ -165,8 +165,9 @@ class _Paint:
 
 
 def counted(n: int, noun: str) -> str:
-    """`1 file`, `2 files`: a count with its noun."""
-    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+    """`1 file`, `2 files`, `4,547,294 bytes`: a count with its noun, its thousands separated (a
+    status line of seven-digit counts was read digit by digit)."""
+    return f"{n} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def shown_path(path: str) -> str:

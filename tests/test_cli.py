@@ -929,7 +929,7 @@ def test_a_hit_in_a_file_deleted_since_indexing_is_not_said_to_show_its_current_
     assert result.exit_code == 0
     assert result.stdout.splitlines()[0].endswith("(file changed since indexing, not readable now)")
     assert [line for line in result.stderr.splitlines() if "since indexing" in line] == [
-        "note: 1 file(s) changed since indexing and not readable now (deleted, or too large to show) (routes.py): "
+        "note: 1 file changed since indexing and not readable now (deleted, or too large to show) (routes.py): "
         "no lines to show"]
 
 
@@ -953,7 +953,7 @@ def test_the_note_naming_changed_files_names_only_those_of_the_hits_printed(run,
         rewrite(root / name, "# moved\n" + (root / name).read_text())
     result = run("query", "--root", root, "marsupial", "--stale-ok", "--json", "--max-tokens", "150")
     (hit,) = json.loads(result.stdout)["results"]
-    assert f"note: 1 file(s) changed since indexing ({hit['path']})" in result.stderr
+    assert f"note: 1 file changed since indexing ({hit['path']})" in result.stderr
 
 
 def test_a_file_changed_since_indexing_gives_a_stale_snippet_of_its_current_lines(run, long_repo, rewrite, touch):

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from retrieval.output import estimate_tokens, text_lines, use_colour, within_budget
+from retrieval.output import counted, estimate_tokens, text_lines, use_colour, within_budget
 from retrieval.records import SearchHit, Snippet
 
 
@@ -19,6 +19,10 @@ def hit(path, start, end, rank=1, confidence="high"):
 class Terminal(io.StringIO):
     def isatty(self):
         return True
+
+
+def test_a_count_names_its_noun_in_the_plural_and_separates_its_thousands():
+    assert [counted(n, "file") for n in (0, 1, 2, 4547294)] == ["0 files", "1 file", "2 files", "4,547,294 files"]
 
 
 def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):

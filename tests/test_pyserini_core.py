@@ -2,6 +2,7 @@
 Core tests: they run whether or not the extra is installed (nothing here starts a JVM)."""
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import sys
@@ -58,6 +59,19 @@ def test_an_installation_of_unknown_source_names_no_package_from_the_index(monke
     """A zipapp or a copied tree: `retrieval[mcp]` would install PyPI's unrelated `retrieval`."""
     monkeypatch.setattr(extras, "_source", lambda: extras.UNKNOWN_SOURCE)
     assert install_hint("mcp").endswith(" install '<retrieval source directory>[mcp]'")
+
+
+def test_an_installation_from_a_directory_deleted_since_names_no_directory(tmp_path):
+    """The hint named the checkout pip had installed from, deleted since: pip then failed on it."""
+    site = tmp_path / "site-packages"
+    (site / "retrieval-0.1.dist-info").mkdir(parents=True)
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (site / "retrieval-0.1.dist-info" / "direct_url.json").write_text(
+        json.dumps({"url": checkout.as_uri(), "dir_info": {}}))
+    assert extras.source_of(str(site)) == str(checkout)
+    checkout.rmdir()
+    assert extras.source_of(str(site)) == extras.UNKNOWN_SOURCE
 
 
 def test_java_versions_are_read_from_the_release_file(tmp_path):

@@ -191,7 +191,7 @@ def test_the_long_scope_note_counts_only_the_hits_a_token_budget_keeps(run, make
     result = run("query", "--root", root, "--retriever", "treesitter", "stop", "--json", "--expand", "scope",
                  "--max-tokens", "2500")
     assert len(json.loads(result.stdout)["results"]) == 1
-    assert "note: 1 scope(s) longer than 200 lines" in result.stderr
+    assert "note: 1 scope longer than 200 lines" in result.stderr
 
 
 def test_expand_scope_with_fewer_snippet_lines_than_the_hit_shows_its_lines_holding_the_query(run, make_tree):
@@ -219,7 +219,7 @@ def test_expand_scope_shows_at_most_200_lines_of_a_long_scope_around_the_hit_unl
     assert hit["context"] == "Engine.stop"
     assert hit["snippet_end"] - hit["snippet_start"] + 1 == 200
     assert hit["snippet_start"] <= hit["start_line"] <= hit["end_line"] <= hit["snippet_end"]
-    assert "1 scope(s) longer than 200 lines" in result.stderr
+    assert "1 scope longer than 200 lines" in result.stderr
     told = run("query", "--root", root, "--retriever", "treesitter", "stop", "--json", "--expand", "scope",
                "--snippet-lines", "1000", "-k", "1")
     hit = json.loads(told.stdout)["results"][0]

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..discover import is_secret_name, walk
+from ..output import counted
 from ..progress import Tick
 from ..read import read_source
 from ..vectors.texts import left_to_lexical
@@ -322,7 +323,7 @@ def run(p: Plan, requester, cache: ContextCache, *, workers: int = DEFAULT_WORKE
         if not report.generated:  # every file asked was refused: nothing says the next one would not be
             report.stopped = report.refusal
         else:
-            progress(f"lexical+ctx: the API refused {report.refused} chunk(s) of {report.refused_files} file(s), "
+            progress(f"lexical+ctx: the API refused {counted(report.refused, 'chunk')} of {counted(report.refused_files, 'file')}, "
                      f"which keep their offline context (asked again next run; first: {report.refusal})")
     if report.stopped:
         raise GenerationStopped(

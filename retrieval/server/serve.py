@@ -249,7 +249,7 @@ class Server:
         except BaseException:
             self.close()
             raise
-        self.say(f"serving {self.root} (pid {os.getpid()}, {info['watcher']})")
+        self.say(f"serving {self.root} (pid {os.getpid()}; {self.warm.watcher.described})")
 
     def close(self) -> None:
         serving.STORE, serving.INFO = None, {}

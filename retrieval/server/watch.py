@@ -31,6 +31,8 @@ class PollWatcher:
     """No notifications: every look may have changed (the caller stats the files)."""
 
     exact = False
+    # What `serve` says of it when it starts (its class name meant nothing to a user).
+    described = "no change notifications here: each query checks the files' times"
 
     def watch_dirs(self, dirs) -> bool:
         return False
@@ -61,6 +63,8 @@ class InotifyWatcher:
         self._watched: set[str] = set()
         self._interest: dict[str, frozenset | None] = {}  # directory -> entry names that matter (None: all)
         self.failed = False  # a watch could not be added: changes there go unseen
+
+    described = "edits seen as they are saved (inotify)"
 
     @property
     def exact(self) -> bool:

@@ -184,7 +184,7 @@ def test_a_file_the_api_refuses_is_counted_and_the_others_get_their_contexts(mak
     report = command.refresh(str(root), context=ContextOptions(yes=True, workers=1), requester=contextualizer(endpoint),
                              progress=said.append)
     assert report.status == "indexed" and len(endpoint.requests) == 3
-    assert [m for m in said if m.startswith("lexical+ctx: the API refused 1 chunk(s) of 1 file(s)")], said
+    assert [m for m in said if m.startswith("lexical+ctx: the API refused 1 chunk of 1 file")], said
     contexts = [h.context for h in service.search(str(root), "Quokkaword", retriever="lexical+ctx", top_k=10).hits]
     assert len([c for c in contexts if c.startswith("Quokkaword")]) == 2
     again = Endpoint()

@@ -1118,7 +1118,10 @@ def test_a_foreground_server_stopped_by_a_signal_exits_as_a_command_killed_by_it
             time.sleep(0.05)
         proc.send_signal(signum)
         assert proc.wait(timeout=30) == code
-        assert b"Traceback" not in proc.stderr.read()
+        said = proc.stderr.read().decode()
+        assert "Traceback" not in said
+        # How it sees edits, in words (it named its watcher's class: `InotifyWatcher`).
+        assert f"serve: serving {sample_repo} (pid {proc.pid}; edits seen as they are saved (inotify))" in said
     finally:
         if proc.poll() is None:
             proc.kill()
