@@ -315,6 +315,27 @@ def call(store: str, header: dict, *payloads: bytes, timeout: float = 2.0, reply
         sock.close()
 
 
+def writes(order, out_len: int, err_len: int) -> list[tuple[int, int, int]]:
+    """(fd, start, end) of each run of a served command's output, in the order the command wrote
+    them (the server's `order`: [fd, bytes] per run), so that `2>&1` reads as the command run here
+    does: its notes before its results. An order that does not add up to the lengths: stdout, then
+    stderr."""
+    taken = {1: 0, 2: 0}
+    runs = []
+    try:
+        for fd, n in order:
+            if fd not in taken or not isinstance(n, int) or n <= 0:
+                break
+            runs.append((fd, taken[fd], taken[fd] + n))
+            taken[fd] += n
+        else:
+            if taken == {1: out_len, 2: err_len}:
+                return runs
+    except (TypeError, ValueError):
+        pass
+    return [(1, 0, out_len), (2, 0, err_len)]
+
+
 def suspended(pid) -> bool:
     """Whether pid (a number, or the text a server recorded: `?` is none) is a process stopped by a
     signal (Ctrl-Z, SIGSTOP): Linux's /proc; elsewhere never said."""
@@ -443,10 +464,12 @@ def try_run(argv: list[str]) -> int | None:
             sys.stdin = _replay(stdin)
         return None
     try:
-        for stream, data in ((sys.stdout, out), (sys.stderr, err)):
+        streams = {1: (sys.stdout, out), 2: (sys.stderr, err)}
+        for fd, start, end in writes(reply.get("order"), len(out), len(err)):
+            stream, data = streams[fd]
             if stream is not None:  # None: closed when the command started
                 stream.flush()
-                stream.buffer.write(data)
+                stream.buffer.write(data[start:end])
                 stream.buffer.flush()
     except BrokenPipeError:  # `| head -1`, as the command itself ends: quietly
         discard_stdout()

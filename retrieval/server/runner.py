@@ -12,14 +12,27 @@ import sys
 
 
 class _Capture(io.BytesIO):
-    """A captured stream that is a terminal when the caller's is (the command colours for it)."""
+    """A captured stream that is a terminal when the caller's is (the command colours for it).
+    With `order`, each write is logged there as [fd, bytes], a run of writes to one stream as one
+    entry: the order of the two streams' writes, which `2>&1` shows."""
 
-    def __init__(self, data: bytes = b"", tty: bool = False):
+    def __init__(self, data: bytes = b"", tty: bool = False, order: list | None = None, fd: int = 0):
         super().__init__(data)
         self.tty = tty
+        self._order = order
+        self._fd = fd
 
     def isatty(self) -> bool:
         return self.tty
+
+    def write(self, data) -> int:
+        n = super().write(data)
+        if self._order is not None and n:
+            if self._order and self._order[-1][0] == self._fd:
+                self._order[-1][1] += n
+            else:
+                self._order.append([self._fd, n])
+        return n
 
 
 def _stream(buffer, encoding: str | None, errors: str | None):
@@ -28,16 +41,18 @@ def _stream(buffer, encoding: str | None, errors: str | None):
 
 
 def run_cli(argv: list[str], cwd: str | None = None, stdin: bytes = b"", encodings: dict | None = None,
-            caller_env: dict | None = None):
+            caller_env: dict | None = None, order: list | None = None):
     """(exit status, stdout bytes, stderr bytes) of `retrieval ARGV` run here. With `caller_env` (a
     server answering another process), the variables a command reads for itself alone
-    (client.ENV_PER_CALL) take the caller's values for this call, unset when the caller has none."""
+    (client.ENV_PER_CALL) take the caller's values for this call, unset when the caller has none.
+    With `order`, the order of its writes (_Capture) is added there, for a caller to replay."""
     from .. import settings
     from ..cli import main
     from .client import ENV_PER_CALL
 
     encodings = encodings or {}
-    out, err = _Capture(tty=bool(encodings.get("stdout_tty"))), _Capture(tty=bool(encodings.get("stderr_tty")))
+    out = _Capture(tty=bool(encodings.get("stdout_tty")), order=order, fd=1)
+    err = _Capture(tty=bool(encodings.get("stderr_tty")), order=order, fd=2)
     saved = sys.stdin, sys.stdout, sys.stderr
     # Returned to by descriptor: the caller's directory may have been removed (getcwd() then fails).
     here = os.open(".", os.O_RDONLY) if cwd else None

@@ -453,9 +453,10 @@ class Server:
         words = argv[: argv.index("--")] if "--" in argv else argv
         if "--stale-ok" not in words:  # the option exists to skip the check (and any refresh) first
             self.warm.freshen()
-        code, out, err = run_cli(argv, cwd, stdin, encodings, caller_env=env)
-        return lambda conn: send(conn, {"ok": True, "code": code, "stdout_len": len(out), "stderr_len": len(err)},
-                                 out, err)
+        order: list = []  # the client writes the two streams in the order the command did
+        code, out, err = run_cli(argv, cwd, stdin, encodings, caller_env=env, order=order)
+        return lambda conn: send(conn, {"ok": True, "code": code, "stdout_len": len(out), "stderr_len": len(err),
+                                        "order": order}, out, err)
 
 
 def _gone(conn: socket.socket) -> bool:

@@ -112,6 +112,30 @@ def test_client_and_server_print_the_same_bytes(sample_repo, serve):
     assert json.loads(warm.stdout)["results"][0]["path"] == "src/app/cache.py"
 
 
+def test_a_served_command_writes_its_two_streams_in_the_order_the_command_itself_does(sample_repo, serve):
+    """`2>&1` showed a served query's results before its notes: the client wrote all of stdout,
+    then all of stderr; the command itself says its notes first."""
+    serve(sample_repo)
+    argv = [sys.executable, "-c", PROBE, "query", "--root", str(sample_repo), "zzznothingmatches", "--json"]
+
+    def merged(**env):
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
+                              env={k: v for k, v in dict(os.environ, **env).items() if v is not None})
+        return proc.stdout
+
+    warm, cold = merged(RETRIEVAL_NO_SERVER=None), merged(RETRIEVAL_NO_SERVER="1")
+    assert b"HEAVY=[]" in warm  # answered by the server (answered_by_server, on the merged streams)
+    assert strip_probe(warm) == strip_probe(cold)
+    assert strip_probe(cold).startswith(b"note: ") and b'"results": []' in cold
+
+
+def test_the_order_of_a_served_commands_writes_is_replayed_only_when_it_adds_up():
+    assert client.writes([[2, 5], [1, 3], [2, 1]], 3, 6) == [(2, 0, 5), (1, 0, 3), (2, 5, 6)]
+    # Missing (an older server), short, or nonsense: stdout, then stderr.
+    for order in (None, [[2, 5]], [[3, 5], [1, 3]], [[1, "x"]], "12"):
+        assert client.writes(order, 3, 6) == [(1, 0, 3), (2, 0, 6)]
+
+
 def test_the_server_answers_with_the_callers_default_retriever_for_that_call_only(sample_repo, serve):
     serve(sample_repo)  # started without RETRIEVAL_RETRIEVER
     argv = ["query", "--root", sample_repo, "parse config", "--json"]
