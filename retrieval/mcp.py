@@ -376,9 +376,12 @@ class Exchange:
         self._unanswered: set = set()
         self._running = 0
         self._gone = False  # the host's end of stdout is closed: nothing more can be answered
+        self.initialize_read = False  # the host asked `initialize` (the SDK refuses other requests before)
 
     def read(self, message: dict) -> None:
         """A message read from the host (parsed: see _parsed)."""
+        if message.get("method") == "initialize":
+            self.initialize_read = True
         if message.get("method") == "notifications/cancelled":  # a cancelled request gets no answer
             self._answered((message.get("params") or {}).get("requestId"))
         elif "method" in message and _key(message.get("id")) is not None:  # a request, not a notification
@@ -477,6 +480,23 @@ def refusal(line: bytes, parsed: tuple[object, str] | None = None) -> bytes | No
     return json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
 
+NOT_INITIALIZED = -32002  # JSON-RPC's range for server errors; the code LSP gives the same case
+
+
+def premature(message, exchange: Exchange) -> bytes | None:
+    """The error reply to a request read before any `initialize` (a ping aside), else None. The
+    SDK answered it `-32602 Invalid request parameters` with nothing more: no word of the handshake
+    the host had skipped."""
+    if (exchange.initialize_read or not isinstance(message, dict) or message.get("method") in ("initialize", "ping")
+            or _key(message.get("id")) is None or not isinstance(message.get("method"), str)):
+        return None
+    error = {"code": NOT_INITIALIZED,
+             "message": f"Server not initialized: {message['method']!r} came before `initialize`; send "
+                        "`initialize`, then `notifications/initialized`, then requests"}
+    reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
+    return json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+
+
 def _first(exc: BaseException) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
@@ -503,7 +523,7 @@ class _MendedLines(io.RawIOBase):
                 return 0
             line = mend_line(line)
             parsed = _parsed(line)  # once, for the refusal and the exchange
-            refused = refusal(line, parsed)
+            refused = refusal(line, parsed) or premature(parsed[0], self._exchange)
             if refused is not None:
                 self._replies.write(refused)
                 self._replies.flush()

@@ -397,6 +397,19 @@ def test_a_query_over_the_size_limit_is_refused_without_naming_stdin_the_agent_n
     assert str(refused.value).startswith(f"the query is over {MAX_QUERY_BYTES:,} bytes: give the part that says")
 
 
+def test_a_request_before_initialize_is_refused_naming_the_handshake(sample_repo):
+    """The SDK answered `-32602 Invalid request parameters` and nothing more."""
+    early = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+    ping = {"jsonrpc": "2.0", "id": 3, "method": "ping"}  # allowed before, as the protocol says
+    later = {"jsonrpc": "2.0", "id": 4, "method": "tools/list"}
+    code, replies, stderr = _piped(sample_repo, [early, ping, _INIT, _INITIALIZED, later], timeout=60)
+    assert code == 0, stderr
+    assert replies[2]["error"] == {"code": -32002, "message": "Server not initialized: 'tools/list' came before "
+                                   "`initialize`; send `initialize`, then `notifications/initialized`, then requests"}
+    assert replies[3]["result"] == {} and replies[1]["result"]
+    assert [tool["name"] for tool in replies[4]["result"]["tools"]] == ["search", "status"]
+
+
 @pytest.mark.parametrize("request_id", [2.0, True, None, {"a": 1}])
 def test_a_request_whose_id_is_no_string_or_integer_is_refused_not_left_unanswered(sample_repo, request_id):
     """The SDK reads such a request as a notification, which nothing answers."""
