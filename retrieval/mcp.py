@@ -139,8 +139,10 @@ class Searcher:
 
 # The child runs this package, the one this server runs, and nothing from the searched root: `-m`
 # there imported the repository's own `retrieval` when it holds one (as `serve` launches itself).
-_APART = ("import os, sys; ours = sys.argv.pop(1); "
+# It ends with the server (retrieval.lifeline).
+_APART = ("import os, sys; ours, parent = sys.argv.pop(1), int(sys.argv.pop(1)); "
           "sys.path[:] = [ours] + [p for p in sys.path if p not in ('', '.', os.getcwd())]; "
+          "from retrieval.lifeline import end_with_parent; end_with_parent(parent); "
           "from retrieval.entry import main; main()")
 
 
@@ -153,8 +155,8 @@ def _run_apart(argv: list[str], root: str, stdin: bytes, environment: dict):
     from .progress import PROGRESS_LINES_ENV
 
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # a .pyz's path too
-    proc = subprocess.run([sys.executable, "-c", _APART, package_parent, *argv], input=stdin, capture_output=True,
-                          cwd=root, env={**environment, PROGRESS_LINES_ENV: "0"})
+    proc = subprocess.run([sys.executable, "-c", _APART, package_parent, str(os.getpid()), *argv], input=stdin,
+                          capture_output=True, cwd=root, env={**environment, PROGRESS_LINES_ENV: "0"})
     return proc.returncode, proc.stdout, proc.stderr
 
 

@@ -438,6 +438,40 @@ def test_a_call_run_apart_runs_this_package_not_the_searched_projects_own(make_t
     assert "shadowed" not in payload and [hit["path"] for hit in payload["results"]] == ["a.py"]
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="Linux ends a child with its parent (prctl)")
+def test_a_call_run_apart_ends_when_the_server_is_killed(make_tree, tmp_path):
+    """A host's SIGTERM (SIG_DFL: no cleanup runs) ended the server, and its call run apart went on
+    alone, an embedding build for minutes."""
+    import signal
+    import time
+
+    root = make_tree({"a.py": "def parse_config():\n    return 1\n"})
+    pid_file = tmp_path / "child.pid"
+    # A server whose child, once it has taken its lifeline, writes its pid and waits as a long build would.
+    wait = f"open({str(pid_file)!r}, 'w').write(str(os.getpid())); import time; time.sleep(120)"
+    server = ("import retrieval.mcp as m\n"
+              f"m._APART = m._APART.replace('from retrieval.entry import main; main()', {wait!r})\n"
+              f"m._run_apart(['status', '--json'], {str(root)!r}, b'', {{}})\n")
+    proc = subprocess.Popen([sys.executable, "-c", server])
+    try:
+        deadline = time.monotonic() + 60
+        while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        child = int(pid_file.read_text())
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 10
+        while os.path.exists(f"/proc/{child}") and time.monotonic() < deadline:
+            with open(f"/proc/{child}/stat") as fh:
+                if fh.read().rsplit(")", 1)[1].split()[0] == "Z":  # ended, not yet reaped by init
+                    break
+            time.sleep(0.05)
+        else:
+            assert not os.path.exists(f"/proc/{child}")
+    finally:
+        proc.kill()
+
+
 def test_what_the_server_prints_outside_the_protocol_never_reaches_the_host(sample_repo, tmp_path):
     """sys.stdout was the wire itself: a stray print (a library's, a thread's) would have broken it."""
     site = tmp_path / "site"
