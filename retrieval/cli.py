@@ -286,8 +286,10 @@ def main():
     Without --root, commands use the nearest directory above with an index, else the repository
     root; paths in results are relative to that root.
     """
+    from . import streams
     from .streams import refuse_closed_stdout, tolerant_output
 
+    streams.COMMAND_LINE = True
     tolerant_output()  # (`python -m retrieval.cli`, and a server running the command)
     refuse_closed_stdout(click.get_current_context().invoked_subcommand)
 

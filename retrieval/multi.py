@@ -137,6 +137,9 @@ def hits_from_spans(spans, lead_hits=(), lead_name: str | None = None) -> list[S
 
 def open_all(root: str, *, stale_ok: bool = False, progress=None, notes: list[str] | None = None) -> AllEngine:
     from . import service
+    from .progress import from_caller, raised_by_caller
+
+    progress = from_caller(progress) if progress is not None else None
 
     notes = notes if notes is not None else []
     names, skipped = participants(root)
@@ -150,7 +153,7 @@ def open_all(root: str, *, stale_ok: bool = False, progress=None, notes: list[st
             engines[name] = service.open_index(root, name, stale_ok=stale_ok, notes=notes, wait_until=wait_until,
                                                **kwargs)
         except (RuntimeError, OSError) as exc:
-            if name == "lexical":  # the base of all: its failure is the answer's
+            if name == "lexical" or raised_by_caller(exc):  # the base of all: its failure is the answer's
                 raise
             # One participant that cannot answer (its model gone, its Java broken) leaves the others'.
             notes.append(f"{name}: skipped ({first_line(exc)})")

@@ -149,3 +149,33 @@ def _columns(stream) -> int:
         return os.get_terminal_size(stream.fileno()).columns or 80
     except (AttributeError, ValueError, OSError):
         return 80
+
+
+def from_caller(progress):
+    """A caller's progress callback as the service calls it: checked to be callable now (an
+    `int` failed deep inside, after files were read), and any exception it raises marked as the
+    caller's (`raised_by_caller`) on its way out. Raised to cancel a long build, a `ValueError` or
+    `RuntimeError` from it read as a damaged index and started a full rebuild."""
+    if getattr(progress, "_from_caller", False):
+        return progress
+    if not callable(progress):
+        raise TypeError(f"progress must be a callable taking one str, not {type(progress).__name__}")
+
+    def call(message: str) -> None:
+        try:
+            progress(message)
+        except Exception as exc:
+            try:
+                exc._retrieval_raised_by_caller = True
+            except AttributeError:  # an exception type without attributes of its own: raised as it is
+                pass
+            raise
+
+    call._from_caller = True
+    return call
+
+
+def raised_by_caller(exc: BaseException) -> bool:
+    """Whether exc came from a caller's progress callback (from_caller): the caller's to handle,
+    never damage to repair."""
+    return getattr(exc, "_retrieval_raised_by_caller", False) is True

@@ -21,7 +21,7 @@ from .parallel import WorkerLost
 from .discover import (RULES_VERSION, Discovery, DiscoveryError, as_walked, require_root, root_path, user_places, walk,
                        walk_record)
 from .extras import SetupError
-from .progress import Tick
+from .progress import Tick, from_caller, raised_by_caller
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
 from .records import SearchHit, Unchunked
 from .settings import env_float
@@ -39,6 +39,12 @@ _NOT_DAMAGE = (DiscoveryError, layout.StoreError, SetupError, WorkerLost)
 # from its parsing; AttributeError from valid JSON of another shape, `[]` where an object was
 # written) or numbers pointing outside their arrays (IndexError).
 _DAMAGE = (RuntimeError, ValueError, KeyError, TypeError, IndexError, AttributeError)
+
+
+def _not_damage(exc: BaseException) -> bool:
+    """Whether an exception of a _DAMAGE type says nothing of the store: one of ours that means
+    something else, or one the caller's progress callback raised."""
+    return isinstance(exc, _NOT_DAMAGE) or raised_by_caller(exc)
 
 # A first build of this many files or more says so once, on a terminal or not.
 FIRST_BUILD_NOTE = 1000
@@ -76,7 +82,7 @@ def _checked(name: str, manifest: dict, rdir: str) -> tuple[bool, str]:
         # segment said `ready`, and the next query rebuilt it.
         retriever.check_store(rdir, manifest["state"])
     except (OSError, *_DAMAGE) as exc:
-        if not isinstance(exc, _NOT_DAMAGE):
+        if not _not_damage(exc):
             return outdated, (f"the index is damaged ({exc}); the next query or "
                               f"`retrieval index --retriever {name}` rebuilds it")
     return outdated, ""
@@ -322,6 +328,7 @@ def refresh(
 ) -> RefreshReport:
     """Bring one retriever's index up to date with the tree. Takes the writer lock."""
     root = root_path(root)
+    progress = from_caller(progress)
     if options is not None and not isinstance(options, IndexOptions):
         # Deeper down its attributes are missing, which reads as a damaged index (and rebuilt it).
         raise TypeError(f"options must be an IndexOptions, not {type(options).__name__}")
@@ -338,6 +345,8 @@ def refresh(
         # A query's wait (lock_timeout) counts from when the writer started: see WRITER_WAIT.
         lock.acquire(timeout=lock_timeout, on_wait=progress, since_taken=lock_timeout is not None)
     except OSError as exc:
+        if raised_by_caller(exc):  # told of the wait, the caller's callback raised
+            raise
         raise layout.unwritable("write", store, exc) from exc
     try:
         # Under the lock: a live writer's temp file is never taken for a dead one's.
@@ -347,12 +356,14 @@ def refresh(
         try:
             report = _refresh_locked(root, store, rdir, name, retriever, options, force, progress)
         except _DAMAGE as exc:
-            if force or isinstance(exc, _NOT_DAMAGE):
+            if force or _not_damage(exc):
                 raise
             # An old segment turned out damaged while being updated: rebuild from the sources.
             _rebuilding(progress, name, exc)
             report = _refresh_locked(root, store, rdir, name, retriever, options, True, progress)
     except OSError as exc:
+        if raised_by_caller(exc):
+            raise
         # Sources are read with their errors counted, so this is the store: a full disk, a
         # read-only directory. Nothing was committed; the previous index is intact.
         raise layout.unwritable("update", store, exc) from exc
@@ -368,7 +379,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         try:
             retriever.check_store(rdir, manifest["state"])
         except (OSError, *_DAMAGE) as exc:
-            if isinstance(exc, _NOT_DAMAGE):
+            if _not_damage(exc):
                 raise
             _rebuilding(progress, name, exc)
             force = True
@@ -585,6 +596,7 @@ ASIDE = ".removing-"  # a store being removed is moved into <store>.removing-<pi
 
 def clean(root: str, *, progress: Progress = _quiet) -> bool:
     """Remove the store of root (and nothing else). True when there was one."""
+    progress = from_caller(progress)
     store = layout.store_dir(root_path(root))
     if os.path.islink(store):
         # Never ours to follow (see refuse_symlink): its lock was taken through it, then rmtree
@@ -609,6 +621,8 @@ def clean(root: str, *, progress: Progress = _quiet) -> bool:
     except LockDamaged:
         lock = None  # no writer can hold a lock that is not a file: nothing to wait for
     except OSError as exc:
+        if raised_by_caller(exc):
+            raise
         raise layout.unwritable("remove", store, exc) from exc
     try:
         # Moved aside first, then removed: a writer starting meanwhile (`index --retriever all`
@@ -807,6 +821,7 @@ def open_index(
     `wait_until` (time.monotonic()): when to stop waiting for another writer, for callers opening
     several indexes of one store (its one lock) within one wait."""
     root = root_path(root)
+    progress = from_caller(progress)
     require_root(root)
     spec = get_spec(name)
     reason = spec.unavailable_reason()
@@ -866,7 +881,7 @@ def open_index(
                 _OPEN.put((store, name), (key, manifest, engine))
             return engine
         except (OSError, *_DAMAGE) as exc:
-            if isinstance(exc, _NOT_DAMAGE):
+            if _not_damage(exc):
                 raise
             # A writer replaced the snapshot between our reads, or the store is damaged: retry,
             # and on the last attempt rebuild.
@@ -898,6 +913,7 @@ def search(
     if retriever not in REGISTRY:  # here "all" is a choice too
         raise unknown_retriever(retriever, "all")
     check_query(query, top_k, filters, min_confidence)
+    progress = from_caller(progress)
     notes: list[str] = []
     engine = open_index(root, retriever, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None
@@ -986,7 +1002,7 @@ def search_repairing(root: str, retriever: str, engine, query: str, depth: int, 
                         raise
                     engine = fresh
         except (OSError, *_DAMAGE) as exc:
-            if isinstance(exc, _NOT_DAMAGE):
+            if _not_damage(exc):
                 raise
             if attempt == 2:  # damaged again after a rebuild: one line, not the parser's traceback
                 raise layout.StoreError(f"the {retriever} index cannot be searched ({type(exc).__name__}: "

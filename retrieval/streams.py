@@ -18,6 +18,11 @@ def holds_unicode(stream) -> bool:
         return False
 
 
+# Set when the command line runs (retrieval.cli.main): what it may do to the process's streams, a
+# program using the Python API must not have done to its own.
+COMMAND_LINE = False
+
+
 def tolerant_output() -> None:
     """stdout and stderr in an encoding that cannot write every character (PYTHONIOENCODING=latin-1,
     an ISO-8859 locale) write those they cannot as backslash escapes: a `✓` in a snippet was a

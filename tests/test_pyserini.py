@@ -433,6 +433,24 @@ def test_jvm_logging_the_user_asked_for_goes_to_stderr_whichever_way_it_was_aske
     assert "[gc" in done.stderr  # what was asked for is still there, where diagnostics go
 
 
+def test_a_program_using_the_api_keeps_its_stdout_whatever_java_options_the_user_has(make_tree):
+    """For the command line, descriptor 1 is pointed at stderr before the JVM starts with the
+    user's logging options; a program of the user's found its own prints on stderr after a search."""
+    root = make_tree(CODE)
+    code = ("import os, retrieval, sys\n"
+            "r = retrieval.build_retriever('pi-serini')\n"
+            "r.index(retrieval.load_chunk_documents(sys.argv[1]))\n"
+            "assert r.search('refresh_token', 1)\n"
+            "print('printed', flush=True)\n"
+            "os.write(1, b'written\\n')\n")
+    env = {**os.environ, "JAVA_TOOL_OPTIONS": "-Dretrieval.test=1"}
+    done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "printed\nwritten\n"
+    assert "Picked up JAVA_TOOL_OPTIONS" in done.stderr  # the JVM did see them
+
+
 def _installed_java(newer_than: int) -> str:
     from retrieval.lucene import jvm
 

@@ -991,3 +991,37 @@ def test_status_names_the_language_of_most_code_files_not_of_most_data_files(mak
     service.refresh(str(docs))
     (row,) = [r for r in service.status(str(docs)) if r["retriever"] == "lexical"]
     assert row["primary_language"] == "markdown"  # no code: the most files of any kind
+
+
+class Cancelled(RuntimeError):
+    """What a host raises from its progress callback to stop a long build."""
+
+
+@pytest.mark.parametrize("call", ["refresh", "search", "search all"])
+def test_an_exception_from_the_callers_progress_callback_is_raised_as_it_is_never_read_as_damage(
+        make_tree, monkeypatch, call):
+    """Raised to cancel a build, a RuntimeError or ValueError from the callback read as a damaged
+    index: the build started again from scratch, and the caller's exception came only after it."""
+    root = make_tree({f"m{i}.py": f"def handler_{i}():\n    return {i}\n" for i in range(40)})
+    monkeypatch.setattr(service, "FIRST_BUILD_NOTE", 10)  # a first build of 10 files says so: a call
+    said = []
+
+    def progress(message):
+        said.append(str(message))
+        raise Cancelled("the user pressed cancel")
+
+    with pytest.raises(Cancelled, match="the user pressed cancel"):
+        if call == "refresh":
+            service.refresh(str(root), "lexical", progress=progress)
+        else:
+            service.search(str(root), "handler", retriever="all" if call == "search all" else "lexical",
+                           progress=progress)
+    assert len(said) == 1 and "damaged" not in said[0], said
+
+
+def test_a_progress_callback_that_cannot_be_called_is_refused_before_anything_is_built(make_tree):
+    root = make_tree({"a.py": "def handler():\n    return 1\n"})
+    for call in (lambda: service.refresh(str(root), progress=5), lambda: service.search(str(root), "x", progress=5)):
+        with pytest.raises(TypeError, match="progress must be a callable taking one str, not int"):
+            call()
+    assert not (root / ".retrieval").exists()

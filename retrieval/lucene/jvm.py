@@ -198,9 +198,12 @@ def _stdout_apart_from_the_jvm() -> None:
     """With options of the user's for every JVM (USER_OPTIONS_ENV), descriptor 1 points at stderr
     from now on and Python's stdout writes to a descriptor of its own. The JVM applies some of those
     options after ours (`-verbose:gc`, `-XX:+PrintGCDetails`, `-Xlog:gc` in _JAVA_OPTIONS), and then
-    logged to stdout, before and between the results: `--json` could not be read. Only for a
-    stdout on descriptor 1 (the command line's; a server's or a caller's capture is none)."""
-    if not any(os.environ.get(name, "").strip() for name in USER_OPTIONS_ENV):
+    logged to stdout, before and between the results: `--json` could not be read. Only for the
+    command line's stdout on descriptor 1 (a server's or a caller's capture is none): a program
+    using the Python API keeps its stdout where it was (it found its own prints on stderr)."""
+    from .. import streams
+
+    if not streams.COMMAND_LINE or not any(os.environ.get(name, "").strip() for name in USER_OPTIONS_ENV):
         return
     stream = sys.stdout
     try:
