@@ -28,7 +28,7 @@ from .settings import env_float
 from .retrievers.base import REGISTRY, Released, build_retriever, check_search_args, get_spec, unknown_retriever
 from .store import layout
 from .store.atomic import remove_stale_temps
-from .store.lock import LockBusy, LockDamaged, WriterLock, writer as lock_writer
+from .store.lock import LockBusy, LockDamaged, StoreRemoved, WriterLock, writer as lock_writer
 
 Progress = Callable[[str], None]
 
@@ -860,6 +860,8 @@ def open_index(
             except LockBusy:
                 _note_once(notes, f"another process is still updating the index, {wait:g} s after it began; {PREVIOUS_SNAPSHOT}")
             except (layout.StoreError, WorkerLost) as exc:
+                if isinstance(exc.__cause__, StoreRemoved) and attempt < 2:
+                    continue  # `clean` removed the store while this waited to write: a new one, as at first use
                 if manifest is None:
                     raise
                 if _retriever_of(name, manifest)[1]:
@@ -873,6 +875,8 @@ def open_index(
             key = _manifest_key(store, name)
             manifest = _open_manifest(store, name, _quiet)
             if manifest is None:
+                if attempt < 2:  # built, then removed by a `clean` before it was opened: again
+                    continue
                 raise layout.StoreError(f"the {name} index could not be built")
         retriever = (built or _retriever_of(name, manifest))[0]
         try:

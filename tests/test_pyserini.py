@@ -451,6 +451,24 @@ def test_a_program_using_the_api_keeps_its_stdout_whatever_java_options_the_user
     assert "Picked up JAVA_TOOL_OPTIONS" in done.stderr  # the JVM did see them
 
 
+def test_java_starts_in_a_process_whose_working_directory_was_removed(make_tree, tmp_path):
+    """The JVM ended the whole process ("Could not determine current working directory"): no
+    exception, no `finally` of the caller's."""
+    root = make_tree(CODE)
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    code = ("import os, shutil, sys, retrieval\n"
+            "shutil.rmtree(os.getcwd())\n"
+            "r = retrieval.build_retriever('pi-serini')\n"
+            "r.index(retrieval.load_chunk_documents(sys.argv[1]))\n"
+            "print(r.search('refresh_token', 1))\n"
+            "try:\n    os.getcwd()\nexcept FileNotFoundError:\n    print('back in the removed directory')\n")
+    done = subprocess.run([sys.executable, "-c", code, str(root)], capture_output=True, text=True, cwd=gone,
+                          env={**os.environ, "PYTHONPATH": os.getcwd()}, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "['src/auth/tokens.py:1-3']\nback in the removed directory\n"
+
+
 def _installed_java(newer_than: int) -> str:
     from retrieval.lucene import jvm
 

@@ -16,6 +16,7 @@ import io
 import os
 import re
 import sys
+import tempfile
 import threading
 from contextlib import contextmanager
 
@@ -175,11 +176,22 @@ def start():
         saved = {name: os.environ.get(name) for name in starting}
         os.environ.update(starting)
         _stdout_apart_from_the_jvm()
+        # The JVM reads the working directory as it starts (and its file system on first use) and,
+        # in one that was removed, ended the whole process ("Could not determine current working
+        # directory"). Every path given to it is absolute: it starts in a directory that exists,
+        # and this process returns to its own.
+        here = _removed_cwd()
         try:
             import jnius
+
+            if here is not None:  # its file system reads the directory on first use: use it there
+                jnius.autoclass("java.nio.file.FileSystems").getDefault()
         except Exception as exc:  # noqa: BLE001 - jnius raises a bare Exception with a page of advice
             raise JavaUnavailable(f"the Java at {home} could not be started: {first_line(exc)}") from exc
         finally:
+            if here is not None:
+                os.fchdir(here)
+                os.close(here)
             for name, value in saved.items():
                 if value is None:
                     os.environ.pop(name, None)
@@ -192,6 +204,19 @@ def start():
         jnius.autoclass("org.apache.lucene.search.IndexSearcher").setMaxClauseCount(2**31 - 1)
         _jnius = jnius
         return jnius
+
+
+def _removed_cwd() -> int | None:
+    """When the working directory was removed: a descriptor of it, the process moved to the
+    temporary directory meanwhile (return with os.fchdir). None when it exists."""
+    try:
+        os.getcwd()
+        return None
+    except FileNotFoundError:
+        pass
+    here = os.open(".", os.O_RDONLY)
+    os.chdir(tempfile.gettempdir())
+    return here
 
 
 def _stdout_apart_from_the_jvm() -> None:

@@ -133,6 +133,11 @@ def wait_note(holder: int | None, path: str) -> str:
     return f"waiting for {who}, which is writing the index ({path})"
 
 
+class StoreRemoved(OSError):
+    """The store was removed (`clean`) while a writer waited for its lock: an explicit build
+    says so; a query, which needs an index to answer, builds a new store."""
+
+
 class WriterLock:
     def __init__(self, path: str):
         self.path = path
@@ -187,7 +192,7 @@ class WriterLock:
             return
         # `clean` removed the store while we waited: writing on would recreate pieces of it.
         os.close(fd)
-        raise OSError(errno.ENOENT, "the index was removed while this process waited to write it")
+        raise StoreRemoved(errno.ENOENT, "the index was removed while this process waited to write it")
 
     def release(self) -> None:
         if self._fd is not None:

@@ -336,6 +336,32 @@ def test_clean_waits_for_a_writer_and_a_writer_that_waited_for_a_clean_writes_no
     assert not store.exists()
 
 
+def test_a_query_that_waited_for_a_clean_builds_a_new_store_and_answers(make_tree):
+    """A query needs an index to answer: one waiting to build it while `clean` removed the store
+    failed ("the index was removed while this process waited to write it"), where a build
+    command is right to say so."""
+    import shutil
+
+    from retrieval import service
+
+    root = make_repo(make_tree)
+    service.refresh(str(root), "lexical")
+    store = root / ".retrieval"
+    (root / "pkg" / "lru.py").write_text("def evict_oldest():\n    return 'lru'\n")  # stale now
+    holder = WriterLock(str(store / "lock"))
+    holder.acquire()
+    said, answers = [], []
+    searcher = threading.Thread(target=lambda: answers.append(
+        service.search(str(root), "evict oldest", progress=said.append)))
+    searcher.start()
+    wait_until_said(said, "waiting for")
+    shutil.rmtree(store)  # what `clean` does, holding the lock
+    holder.release()
+    searcher.join(timeout=60)
+    assert [hit.source_path for hit in answers[0].hits][:1] == ["pkg/lru.py"]
+    assert (store / "STORE.json").exists()
+
+
 def test_a_build_that_starts_while_clean_is_removing_the_store_keeps_its_index_and_clean_succeeds(make_tree,
                                                                                                    monkeypatch):
     """`index --retriever all` goes on to its next retriever while `clean` (which waited for the
