@@ -40,8 +40,15 @@ $(CORE_VENV)/bin/retrieval: pyproject.toml
 pyz: $(CORE_VENV)/bin/retrieval
 	$(CORE_VENV)/bin/python scripts/build_pyz.py --output dist/retrieval.pyz
 
-bench: install
-	$(BIN)/python scripts/bench_speed.py --root $(or $(ROOT),.)
+# Timed in a venv of its own holding a regular install of the core (what `pip install .` gives a
+# user): an editable install adds an import hook to every cold process, which the timings would include.
+BENCH_VENV ?= .venv-bench
+
+bench:
+	$(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install -q --upgrade pip
+	$(BENCH_VENV)/bin/pip install -q .
+	$(BENCH_VENV)/bin/python scripts/bench_speed.py --root $(or $(ROOT),.)
 
 clean:
-	rm -rf $(VENV) $(CORE_VENV) .retrieval build dist *.egg-info
+	rm -rf $(VENV) $(CORE_VENV) $(BENCH_VENV) .retrieval build dist *.egg-info
