@@ -5,8 +5,9 @@ Two encodings of the same records are read:
 - a JSON list (the semble annotation format): `[{query, relevant, secondary, category}, ...]`
 - JSONL: one such object per line (blank lines and `#` comment lines are skipped).
 
-A target is a path string or `{path, start_line, end_line}`; paths are relative to the indexed
-root and are matched by suffix on a `/` boundary (see metrics.py). Prose collections may give
+A target is a path string, a docid (`path:start-end`, a span as hits name it) or `{path,
+start_line, end_line}`; paths are relative to the indexed root and are matched by suffix on a `/`
+boundary (see metrics.py). Prose collections may give
 plain document ids instead of paths (`CACM-1410` for `CACM-1410.txt`); the runner resolves those
 against the tree. `qrels` (`{docid: grade}`, grade > 0 relevant) is accepted in place of
 `relevant` so TREC-style judgments convert without loss of meaning (gains stay binary).
@@ -55,9 +56,17 @@ def normalize_path(path: str) -> str:
     return path.lstrip("/")
 
 
+# A hit's docid as `query --json` prints it: a span of the file (fed back as a qrels key, it was
+# read as a path named `a.py:1-23`, which no file is).
+_DOCID = re.compile(r"(.+):([1-9][0-9]*)-([1-9][0-9]*)")
+
+
 def parse_target(value, where: str = "") -> Target:
     if isinstance(value, str):
         path, start, end = value, None, None
+        docid = _DOCID.fullmatch(value)
+        if docid and int(docid.group(2)) <= int(docid.group(3)):
+            path, start, end = docid.group(1), int(docid.group(2)), int(docid.group(3))
     elif isinstance(value, dict) and isinstance(value.get("path"), str):
         path, start, end = value["path"], value.get("start_line"), value.get("end_line")
         if (start is None) != (end is None):

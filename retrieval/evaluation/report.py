@@ -126,6 +126,7 @@ def calibration_text(calibration: dict, k: int) -> str:
     from ..confidence import LEVELS
 
     order = [lv for lv in reversed(LEVELS) if lv in calibration] + sorted(set(calibration) - set(LEVELS))
-    rows = [[lv, str(calibration[lv]["hits"]), str(calibration[lv]["matched"]), calibration[lv]["precision"]]
+    # No level: `all`'s spans that only retrievers other than the lead found (they carry none).
+    rows = [[lv or "(none)", str(calibration[lv]["hits"]), str(calibration[lv]["matched"]), calibration[lv]["precision"]]
             for lv in order]
     return table(["confidence", f"hits@{k}", "matching", "precision"], rows)

@@ -128,3 +128,12 @@ def test_standard_input_is_read_as_utf8_bytes_up_to_the_size_cap(monkeypatch):
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"y\n" * 1000)))
     with pytest.raises(DatasetError, match="<stdin>: over 100 bytes"):
         load_dataset("-")
+
+
+def test_a_hits_docid_is_a_target_span_as_query_json_names_it(tmp_path):
+    """Fed back as a qrels key, `src/router.py:1-23` was read as a path no file has, and eval said
+    no query had a target in the tree."""
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps({"query": "routes", "qrels": {"src/router.py:1-23": 1, "a:b.py": 1, "c.py:9-2": 1}}))
+    (query,) = load_dataset(str(path))
+    assert set(query.targets) == {Target("src/router.py", 1, 23), Target("a:b.py"), Target("c.py:9-2")}

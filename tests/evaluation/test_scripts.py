@@ -84,6 +84,10 @@ def test_the_calibration_table_lists_levels_from_high_to_low():
     text = calibration_text({"low": {"hits": 8, "matched": 1, "precision": 0.125},
                              "high": {"hits": 2, "matched": 2, "precision": 1.0}}, 10)
     assert [line.split()[0] for line in text.splitlines()[2:]] == ["high", "low"]
+    # `all`'s hits that only the other retrievers found carry no level: a row without a name.
+    text = calibration_text({"high": {"hits": 2, "matched": 2, "precision": 1.0},
+                             "": {"hits": 766, "matched": 70, "precision": 0.091}}, 1000)
+    assert [line.split()[0] for line in text.splitlines()[2:]] == ["high", "(none)"]
 
 
 def _tree(root):
