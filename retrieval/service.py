@@ -1160,7 +1160,19 @@ def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, r
         elif row["state"] == "stale":
             # (a file written within the file system's clock tick of the last refresh stays stale until
             # a refresh a tick later has read it: `stale` with no word looked like a fault)
-            row["reason"] = STALE_FILES
+            row["reason"] = _stale_not_by_files(manifest, outdated) or STALE_FILES
+
+
+def _stale_not_by_files(manifest: dict, outdated: bool) -> str:
+    """Why an index is stale when its files need not have changed (is_current's other checks), or
+    "": status said "files changed" of an older version's index, and of one built under another HOME."""
+    if (outdated or manifest.get("decoder") != DECODER_VERSION
+            or manifest.get("walker", 1) != RULES_VERSION):
+        return "built by another version or with other index settings; the next query rebuilds it"
+    if manifest.get("user", user_places()) != user_places():
+        return ("built under another HOME, XDG_CONFIG_HOME or GIT_CONFIG_* (other ignore rules may "
+                "apply here); the next query refreshes it")
+    return ""
 
 
 STALE_FILES = ("files changed since its last refresh, or were written too close to it to tell; "

@@ -369,6 +369,26 @@ def test_status_of_a_damaged_index_says_the_next_query_rebuilds_it(sample_repo):
     assert service.search(str(sample_repo), "LRUCache").hits  # as it says
 
 
+def test_status_of_an_index_stale_for_another_reason_than_its_files_says_which(sample_repo, monkeypatch, tmp_path):
+    """An older version's index, or one built under another HOME, was said to be stale because
+    "files changed since its last refresh", though none had."""
+    service.refresh(str(sample_repo))
+    path = layout.manifest_path(layout.store_dir(str(sample_repo)), "lexical")
+    manifest = json.loads(open(path, encoding="utf-8").read())
+
+    def reason() -> str:
+        (row,) = [r for r in service.status(str(sample_repo)) if r["retriever"] == "lexical"]
+        assert row["state"] == "stale"
+        return row["reason"]
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert reason().startswith("built under another HOME, XDG_CONFIG_HOME or GIT_CONFIG_*")
+    monkeypatch.undo()
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(dict(manifest, decoder=manifest["decoder"] - 1), fh)
+    assert reason() == "built by another version or with other index settings; the next query rebuilds it"
+
+
 def test_a_manifest_whose_file_columns_disagree_is_rebuilt(sample_repo):
     service.refresh(str(sample_repo))
     path = layout.manifest_path(layout.store_dir(str(sample_repo)), "lexical")
