@@ -442,11 +442,15 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
             if note and note not in said:
                 said.add(note)
                 click.echo(f"note: {note}", err=True)
-        if (include or exclude) and not checked_include:
+        if (include or exclude or max_file_bytes) and not checked_include:
             checked_include = True
             if not service.admits_a_file(root, options):
                 # Refused before anything is written: a build would replace a good index with an
                 # empty one and remember the pattern, and every later query would blame the tree.
+                if max_file_bytes and service.admits_a_file(root, replace(options, max_bytes=None)):
+                    # (`--max-file-bytes 10`, thinking in kilobytes: an empty index, remembered)
+                    raise UserError(f"--max-file-bytes {max_file_bytes} leaves no indexable file under "
+                                    f"{shown_path(root)}: each is larger (the limit is in bytes); nothing was changed")
                 if include:
                     hint = ""
                     slashed = tuple(g.replace("\\", "/") for g in include)

@@ -472,6 +472,23 @@ def test_an_exclude_that_leaves_no_file_beside_a_remembered_include_names_that_i
         "(`--reset-filters` drops it); nothing was changed")
 
 
+def test_a_size_limit_that_leaves_no_file_is_refused_and_the_index_is_kept(run, make_tree):
+    """`--max-file-bytes 10` (meant as kilobytes) built an empty index and remembered the limit."""
+    from retrieval import service
+
+    root = make_tree({"src/a.py": "alpha = 1111111111\n", "b.py": "beta = 2222222222\n"})
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    before = service.status(str(root))
+    result = run("index", "--root", root, "--retriever", "lexical", "--max-file-bytes", "10")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines()[-1] == (
+        f"error: --max-file-bytes 10 leaves no indexable file under {root}: each is larger (the limit is in "
+        "bytes); nothing was changed")
+    assert service.status(str(root)) == before and service.remembered_options(str(root)).max_bytes is None
+    assert run("index", "--root", root, "--retriever", "lexical", "--max-file-bytes", "19").exit_code == 0
+    assert service.remembered_options(str(root)).max_bytes == 19  # one file fits: taken
+
+
 @pytest.mark.parametrize("option, emptying, says, fine", [
     ("--include", "scr/**", "matches no indexable file", "src/**"),
     # `--exclude '*'` built an empty index and remembered it: every later query blamed the tree
