@@ -226,6 +226,11 @@ def test_an_unusable_base_url_is_one_line_naming_it_not_a_traceback(make_tree, m
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://localhost:port")
     with pytest.raises(RuntimeError, match=r"ANTHROPIC_BASE_URL='http://localhost:port': Invalid port"):
         AnthropicContextualizer()
+    # No scheme: said at once (the SDK retried it for 23 s, as it retries an endpoint that is down).
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "api.example.com")
+    with pytest.raises(RuntimeError, match=r"ANTHROPIC_BASE_URL='api.example.com': it is no http:// or https:// URL"):
+        AnthropicContextualizer()
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://localhost:port")
     root = make_tree(FILES)
     result = CliRunner().invoke(main, ["index", "--root", str(root), "--retriever", "lexical+ctx",
                                        "--contextualizer", "anthropic", "--yes"])
