@@ -1063,6 +1063,7 @@ def status(root: str) -> list[dict]:
     # A linked store is refused by every command (one line): read through it, status said `ready`
     # for an index no query would answer from.
     layout.refuse_symlink(store)
+    layout.refuse_foreign(store)
     rows = []
     seen: dict = {}  # stat results, shared by the indexes' checks (see is_current)
     for name, spec in sorted(REGISTRY.items(), key=lambda kv: (kv[0] != "lexical", kv[0])):  # lexical first

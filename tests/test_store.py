@@ -154,6 +154,10 @@ def test_a_directory_of_the_users_where_the_store_goes_is_not_taken_over_so_clea
         f"error: refusing to keep the index in {mine.parent}: it holds notes.txt, which retrieval did not write "
         "(move that away, or set RETRIEVAL_INDEX_DIR to keep the index elsewhere)"]
     assert run("clean", "--root", sample_repo).exit_code == 1
+    # status says so too: it listed every index as missing, to be built by a command that fails.
+    result = run("status", "--root", sample_repo)
+    assert result.exit_code == 1 and result.stdout == ""
+    assert result.stderr.strip().splitlines()[-1].startswith(f"error: refusing to keep the index in {mine.parent}")
     assert sorted(os.listdir(mine.parent)) == ["notes.txt"] and mine.read_text() == "my own notes\n"
 
 

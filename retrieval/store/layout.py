@@ -122,6 +122,16 @@ def write_markers(store: str, root: str) -> None:
         raise unwritable("write", store, exc) from exc
 
 
+def refuse_foreign(store: str) -> None:
+    """For a reader: a directory at the store's place that no build of ours made is refused as a
+    build refuses it (status listed its indexes as missing, to be built by a command that failed)."""
+    try:
+        if os.path.isdir(store) and not os.path.exists(os.path.join(store, "STORE.json")):
+            _refuse_foreign(store)
+    except OSError:
+        pass  # unreadable: what reads it says so
+
+
 def _refuse_foreign(store: str) -> None:
     """A directory at the store's place that holds what no writer of ours puts there (a `.retrieval`
     of the user's or of another tool) is not adopted: `clean` deletes a store whole, the user's
