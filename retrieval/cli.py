@@ -772,12 +772,13 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                     echoed, envelope = head, shorter
         hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost, terms, define)
     if snippets is not None:
+        from .output import counted, shown_path
+
         # Said of the hits printed: --max-tokens may have left most of those read out.
         cut = sum(h.docid in cut_scopes for h in hits)
         if cut:
             click.echo(f"note: {counted(cut, 'scope')} longer than {MAX_SCOPE_LINES} lines show the {MAX_SCOPE_LINES} "
                        f"around {'its' if cut == 1 else 'their'} hit (--snippet-lines N for more)", err=True)
-        from .output import counted, shown_path
 
         def listed(paths: list[str]) -> str:
             return ", ".join(map(shown_path, paths[:3])) + (", ..." if len(paths) > 3 else "")
