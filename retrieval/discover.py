@@ -549,7 +549,7 @@ def require_root(root: str, shown: str | None = None) -> None:
         raise DiscoveryError(problem)
 
 
-def root_path(root) -> str:
+def root_path(root: str | os.PathLike[str]) -> str:
     """root (a str or os.PathLike) as an absolute path. Of another type it is the caller's error,
     said as such: bytes failed deep in a path join ("Can't mix strings and bytes")."""
     if isinstance(root, os.PathLike):
@@ -880,7 +880,7 @@ def _as_walked_files(root: str, options: DiscoveryOptions, paths, marks, fd: int
 
 
 def discover_files(
-    root: str,
+    root: str | os.PathLike[str],
     *,
     extensions=None,
     exclude_dirs=None,

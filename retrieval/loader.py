@@ -1,6 +1,8 @@
 """Discover -> read -> chunk, as plain functions over a root (the in-memory API)."""
 from __future__ import annotations
 
+import os
+
 from .chunking import ChunkingPolicy, chunk_lines
 from .discover import DEFAULT_MAX_BYTES, discover_files
 from .read import read_source
@@ -15,7 +17,7 @@ def _read_all(root: str, **discover_kw):
             yield content.file, content.text
 
 
-def load_documents(root: str, **discover_kw) -> list[Document]:
+def load_documents(root: str | os.PathLike[str], **discover_kw) -> list[Document]:
     """One Document per eligible, readable text file; docid is the relative path."""
     return [
         Document(docid=f.path, text=text, source_path=f.path, language=f.language, kind=f.kind)
@@ -28,7 +30,7 @@ def _check_policy(policy) -> None:
         raise TypeError(f"policy must be a ChunkingPolicy, not {type(policy).__name__}")
 
 
-def load_chunks(root: str, *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Chunk]:
+def load_chunks(root: str | os.PathLike[str], *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Chunk]:
     """The line chunks of every eligible, readable text file, in path order (discover_kw as
     discover_files takes them)."""
     _check_policy(policy)
@@ -38,12 +40,12 @@ def load_chunks(root: str, *, policy: ChunkingPolicy | None = None, **discover_k
     return chunks
 
 
-def load_chunk_documents(root: str, *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Document]:
+def load_chunk_documents(root: str | os.PathLike[str], *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Document]:
     """One Document per chunk, docid "{relpath}:{start}-{end}"."""
     return [Document.from_chunk(c) for c in load_chunks(root, policy=policy, **discover_kw)]
 
 
-def load_ast_chunk_documents(root: str, *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Document]:
+def load_ast_chunk_documents(root: str | os.PathLike[str], *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Document]:
     """As load_chunk_documents, with chunks at syntax-node boundaries (tree-sitter) that carry their
     scope path, kind, symbol and definitions; files without a grammar fall back to lines. Needs the
     `treesitter` extra (RuntimeError naming the install command otherwise)."""

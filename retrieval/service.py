@@ -318,7 +318,7 @@ def _open_manifest(store: str, name: str, progress: Progress) -> dict | None:
 
 
 def refresh(
-    root: str,
+    root: str | os.PathLike[str],
     name: str = "lexical",
     *,
     options: IndexOptions | None = None,
@@ -594,7 +594,7 @@ def _settle_racy(root, manifest, files, discovery, max_bytes) -> None:
 ASIDE = ".removing-"  # a store being removed is moved into <store>.removing-<pid>/ first (see clean)
 
 
-def clean(root: str, *, progress: Progress = _quiet) -> bool:
+def clean(root: str | os.PathLike[str], *, progress: Progress = _quiet) -> bool:
     """Remove the store of root (and nothing else). True when there was one."""
     progress = from_caller(progress)
     store = layout.store_dir(root_path(root))
@@ -809,7 +809,7 @@ def _manifest_key(store: str, name: str) -> tuple | None:
 
 
 def open_index(
-    root: str,
+    root: str | os.PathLike[str],
     name: str = "lexical",
     *,
     stale_ok: bool = False,
@@ -896,7 +896,7 @@ def open_index(
 
 
 def search(
-    root: str,
+    root: str | os.PathLike[str],
     query: str,
     *,
     retriever: str = "lexical",
@@ -1054,7 +1054,7 @@ def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:
 # -- status ------------------------------------------------------------------------------------
 
 
-def status(root: str) -> list[dict]:
+def status(root: str | os.PathLike[str]) -> list[dict]:
     """One row per registered retriever (lexical first): its index's state, size and languages, the
     rows of `retrieval status --json`."""
     root = root_path(root)
