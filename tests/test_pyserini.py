@@ -469,6 +469,26 @@ def test_java_starts_in_a_process_whose_working_directory_was_removed(make_tree,
     assert done.stdout == "['src/auth/tokens.py:1-3']\nback in the removed directory\n"
 
 
+def test_an_in_memory_index_leaves_no_files_once_its_retriever_is_gone(make_tree):
+    """Its Lucene files stayed in the temporary directory until the process ended: a program making
+    many in-memory indexes filled it (and a killed one left them for good)."""
+    import gc
+
+    from retrieval import build_retriever, load_chunk_documents
+    from retrieval.retrievers import pyserini
+
+    documents = load_chunk_documents(str(make_tree(CODE)))
+    retriever = build_retriever("pi-serini")
+    retriever.index(documents)
+    first = retriever._scratch
+    retriever.index(documents)  # again: the first index's files go at once
+    second = retriever._scratch
+    assert retriever.search("refresh_token", 1) and not os.path.exists(first) and os.path.isdir(second)
+    del retriever
+    gc.collect()
+    assert not os.path.exists(second) and second not in pyserini._SCRATCH
+
+
 def _installed_java(newer_than: int) -> str:
     from retrieval.lucene import jvm
 

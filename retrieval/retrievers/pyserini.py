@@ -15,6 +15,7 @@ import atexit
 import os
 import shutil
 import tempfile
+import weakref
 from collections import defaultdict
 from typing import Iterable
 
@@ -140,6 +141,9 @@ class PyseriniRetriever:
         generated = marked_paths(documents)  # ranked as the store ranks them
         previous = self._scratch
         directory = self._scratch = _scratch_dir()
+        # Removed with this retriever, not only when the process ends: a long-lived program making
+        # many in-memory indexes filled its temporary directory (and a kill left them all there).
+        weakref.finalize(self, _remove_scratch_dir, directory)
         with jvm.CALLS:
             state = lucene_index.update(
                 directory, None, self._lucene_analyzer(), [],
@@ -148,8 +152,7 @@ class PyseriniRetriever:
             self.open_store(directory, state)
         self._labels = labels
         if previous:  # the index this one replaces (its open files stay readable until closed)
-            shutil.rmtree(previous, ignore_errors=True)
-            _SCRATCH.remove(previous)
+            _remove_scratch_dir(previous)
 
     def search(self, query: str, top_k: int = 10) -> list[str]:
         return [hit.docid for hit in self.search_detailed(query, top_k)]
@@ -460,7 +463,13 @@ def _scratch_dir() -> str:
     return directory
 
 
+def _remove_scratch_dir(directory: str) -> None:
+    shutil.rmtree(directory, ignore_errors=True)
+    if directory in _SCRATCH:
+        _SCRATCH.remove(directory)
+
+
 @atexit.register
 def _remove_scratch() -> None:
-    for directory in _SCRATCH:
-        shutil.rmtree(directory, ignore_errors=True)
+    for directory in list(_SCRATCH):
+        _remove_scratch_dir(directory)
