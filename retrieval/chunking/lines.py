@@ -109,7 +109,16 @@ def _emit(path: str, lines: list[str], a: int, b: int, language: str, kind: str,
 def chunk_lines(
     text: str, path: str, *, language: str = "", kind: str = "", policy: ChunkingPolicy | None = None
 ) -> list[Chunk]:
-    """text (the file at path) as chunks of whole lines within policy's budget ([] for no lines)."""
+    """text (the file at path) as chunks of whole lines within policy's budget ([] for no lines),
+    verbatim, its lines split at `\n` only: give the text as `retrieval.read.read_source` reads a
+    file (a byte-order mark dropped, lone-CR line endings made LF) for the numbers load_chunks
+    gives. A TypeError names an argument of the wrong type: `None` was no chunks, and bytes a
+    message the wrong way round."""
+    for name, value in (("text", text), ("path", path), ("language", language), ("kind", kind)):
+        if not isinstance(value, str):
+            raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    if policy is not None and not isinstance(policy, ChunkingPolicy):
+        raise TypeError(f"policy must be a ChunkingPolicy, not {type(policy).__name__}")
     return chunk_rows(split_lines(text), path, language=language, kind=kind, policy=policy)
 
 

@@ -1,6 +1,7 @@
 """The line chunker: every chunk is a verbatim run of whole source lines, 1-based and inclusive."""
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -257,3 +258,16 @@ def test_chunks_of_any_text_are_verbatim_ordered_disjoint_and_cover_every_non_bl
         covered.update(range(chunk.start_line, chunk.end_line + 1))
     non_blank = {i for i, line in enumerate(lines, start=1) if line.strip()}
     assert non_blank <= covered
+
+
+@pytest.mark.parametrize("args, message", [
+    ((None, "x.py"), "text must be a str, not NoneType"),
+    ((b"a\n", "x.py"), "text must be a str, not bytes"),
+    ((5, "x.py"), "text must be a str, not int"),
+    (("a\n", None), "path must be a str, not NoneType"),
+])
+def test_chunk_lines_names_an_argument_of_the_wrong_type(args, message):
+    with pytest.raises(TypeError, match=message):
+        chunk_lines(*args)
+    with pytest.raises(TypeError, match="language must be a str, not int"):
+        chunk_lines("a\n", "x.py", language=5)
