@@ -7,9 +7,8 @@ Two encodings of the same records are read:
 
 A target is a path string, a docid (`path:start-end`, a span as hits name it) or `{path,
 start_line, end_line}`; paths are relative to the indexed root and are matched by suffix on a `/`
-boundary (see metrics.py). Prose collections may give
-plain document ids instead of paths (`CACM-1410` for `CACM-1410.txt`); the runner resolves those
-against the tree. `qrels` (`{docid: grade}`, grade > 0 relevant) is accepted in place of
+boundary (see metrics.py). Prose collections may give plain document ids instead of paths
+(`CACM-1410` for `CACM-1410.txt`); the runner resolves those against the tree. `qrels` (`{docid: grade}`, grade > 0 relevant) is accepted in place of
 `relevant` so TREC-style judgments convert without loss of meaning (gains stay binary).
 """
 from __future__ import annotations
