@@ -85,9 +85,10 @@ class _Splitter:
     FENCE = None
 
     def __init__(self, line_offsets: list[int], budget: int, max_lines: int, defs: dict[tuple[int, int], bool],
-                 lines: list[str]):
+                 lines: list[str], inner=()):
         # defs: byte range of each definition node -> whether it is big enough to stay alone
         self.off = line_offsets
+        self.inner = inner  # Rust: trees of the items in macros' bodies (definitions.macro_items), outermost first
         self.lines = lines
         self.budget = budget
         self.max_lines = max_lines
@@ -197,10 +198,24 @@ class _Splitter:
                 return handed
         # Anything else split (a body, a long statement) adds its children to the sequence; comments
         # before it go to its first child.
-        self._flatten(node.children, depth + 1, items, prefix, stop)
+        self._flatten(self._items_of(node) or node.children, depth + 1, items, prefix, stop)
         if fenced:
             items.append(self.FENCE)
         return handed
+
+    def _items_of(self, node) -> list | None:
+        """A Rust macro's body split by the items in it, its delimiters around them, not by its
+        tokens: split by tokens, tokio's `pub struct JoinHandle<T> {` in `cfg_rt! { ... }` ended a
+        chunk and its fields began the next. None for any other node."""
+        if node.type != "token_tree" or not self.inner or node.child_count < 2:
+            return None
+        first, last = node.children[0], node.children[-1]
+        for tree in self.inner:  # the first whose top level holds items inside this body
+            found = [n for n in tree.root_node.children
+                     if first.end_byte <= n.start_byte and n.end_byte <= last.start_byte and n.start_byte < n.end_byte]
+            if found:
+                return [first, *found, last]
+        return None
 
     def _wraps_body(self, node, b: int) -> bool:
         """Whether the node, over more than one row, is a split definition's body (its last part) or
@@ -948,7 +963,7 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         if d.kind != "constant":
             big = off[d.end + 1] - off[d.start] >= ALONE_SHARE * budget and not d.statement
             sized[d.key] = big
-    splitter = _Splitter(off, budget, policy.max_lines, sized, parsed_lines)
+    splitter = _Splitter(off, budget, policy.max_lines, sized, parsed_lines, inner)
     starts = [d.start for d in defs]
 
     def opens(a: int, b: int) -> bool:

@@ -2259,6 +2259,24 @@ def test_functions_in_a_rust_macro_s_body_are_defined_with_their_scope():
     assert "hidden" not in defined(chunks)  # a macro's own rules are patterns, not items
 
 
+def test_a_struct_in_a_rust_macro_s_body_keeps_its_fields_with_its_header():
+    """tokio's `JoinHandle`, behind `cfg_rt! {` with 60 lines of documentation: the chunk ended at
+    `pub struct JoinHandle<T> {` and its fields went to the next chunk, with the impls after them.
+    The macro's body was split by its tokens, which no definition is, not by the items in it."""
+    doc = "".join(f"    /// A handle that awaits the task's output; line {i:02d} of its documentation.\n" for i in range(60))
+    text = ("use crate::runtime::task::RawTask;\n\ncfg_rt! {\n" + doc
+            + "    pub struct JoinHandle<T> {\n        raw: RawTask,\n        _p: PhantomData<T>,\n    }\n}\n\n"
+            "unsafe impl<T: Send> Send for JoinHandle<T> {}\n\nimpl<T> JoinHandle<T> {\n"
+            "    pub(super) fn new(raw: RawTask) -> JoinHandle<T> {\n        JoinHandle { raw, _p: PhantomData }\n    }\n"
+            "\n    pub fn abort(&self) {\n        self.raw.remote_abort();\n    }\n}\n")
+    chunks = chunks_of(text, "join.rs", "rust", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    (struct,) = [c for c in chunks if "pub struct JoinHandle<T> {" in c.text]
+    assert "        _p: PhantomData<T>,\n    }\n" in struct.text
+    assert struct.symbol == "JoinHandle" and struct.chunk_kind != "method"
+    assert not any("_p: PhantomData<T>," in c.text and "fn new" in c.text for c in chunks)
+
+
 def test_a_one_line_header_joins_its_first_member_however_long_that_member_is():
     """tokio's `impl Handle {` before a member over the budget was a chunk of its own, and BM25's
     taste for short documents made it the first hit for `Handle::time`."""
