@@ -174,13 +174,14 @@ def best_hits(
     threshold = best[-1][0]
     # Everything tied with the k-th score competes on the stable key, so ranks never depend on
     # internal doc ids (which differ between a refreshed and a clean index).
-    pool = [c for c in candidates if c[0] >= threshold]
+    return in_order(views, [c for c in candidates if c[0] >= threshold])[:k]
 
+
+def in_order(views: list[SegmentView], hits: list[tuple[float, int, int]]) -> list[tuple[float, int, int]]:
+    """(score, view index, doc) best first, ties by (path, start line, end line)."""
     def stable_key(c):
         seg = views[c[1]].segment
         d = c[2]
-        path = seg.files[seg.doc_file[d]][0]
-        return (-c[0], path, seg.starts[d], seg.ends[d])
+        return (-c[0], seg.files[seg.doc_file[d]][0], seg.starts[d], seg.ends[d])
 
-    pool.sort(key=stable_key)
-    return pool[:k]
+    return sorted(hits, key=stable_key)

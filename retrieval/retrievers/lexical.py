@@ -11,7 +11,7 @@ from typing import Iterable
 
 from .. import prose, stem
 from ..confidence import assess, in_postings, query_evidence
-from ..lexical.bm25 import BM25Params, SegmentView, best_hits, idf, live_count, score
+from ..lexical.bm25 import BM25Params, SegmentView, best_hits, idf, in_order, live_count, score
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import CorruptSegment, MemorySegment, SegmentBuilder
 from ..lexical import features
@@ -252,9 +252,13 @@ class LexicalRetriever:
         # The filter applies while scoring, so pruning keeps the best allowed documents and
         # filtered queries are no slower than unfiltered ones.
         allowed = None if allow is None else self._allowed(allow)
-        scores = score(views, plan.weights, self.params, self._n_docs, self._avgdl,
-                       config.long_query_min_idf if plan.long else 0.0, k=depth, allowed=allowed)
-        return plan, best_hits(views, scores, depth)
+
+        def best(allowed) -> list:
+            scores = score(views, plan.weights, self.params, self._n_docs, self._avgdl,
+                           config.long_query_min_idf if plan.long else 0.0, k=depth, allowed=allowed)
+            return best_hits(views, scores, depth)
+
+        return plan, _spread(views, best, allowed, depth, max(config.file_candidates, depth // 4))
 
     def _hits(self, views, ranked, levels, symbol_query: str = "") -> list[SearchHit]:
         """SearchHits for ranked [(score, (view index, doc))], as many as there are levels. A hit
@@ -447,6 +451,53 @@ def _file_documents(item):
         (start, end, chunk_terms(path, text, context, path_weight, language, definitions, owned, pairs), meta)
         for (start, end, text, context, definitions, meta), owned in zip(chunks, owners)
     ], generated
+
+
+def _spread(views, best, allowed, depth: int, cap: int) -> list:
+    """best(allowed)'s candidates, a file holding more than `cap` of them keeping its best `cap`,
+    the others scored again without it: the pool was the first `depth` chunks by BM25 alone, and a
+    big repetitive file (a 10,000-record JSON export) filled it whole, so no other file was ever
+    ranked (a migration scoring 6.3 left out, the export's chunks down to 0.003 shown). A file's
+    chunks after its first are ranked after every file's first (RankingConfig.diversify), so its
+    `cap` best leave its place as it was, and its others fill what room the other files leave. A
+    few rounds at most; each drops the files crowding it."""
+    hits = best(allowed)
+    kept: list = []
+    spare: list = []  # the crowding files' candidates after their best `cap`
+    left_out: list[set] = [set() for _ in views]
+    for _ in range(3):
+        counts = Counter((i, views[i].segment.doc_file[d]) for _, i, d in hits)
+        crowding = {key for key, n in counts.items() if n > cap}
+        if not crowding:
+            break
+        taken: Counter = Counter()
+        for hit in hits:  # best first
+            key = (hit[1], views[hit[1]].segment.doc_file[hit[2]])
+            if key in crowding:
+                taken[key] += 1
+                (kept if taken[key] <= cap else spare).append(hit)
+        for i, fid in crowding:
+            left_out[i].add(fid)
+        hits = best([_Without(views[i].segment, left_out[i], allowed[i] if allowed else None)
+                     for i in range(len(views))])
+    if not kept:
+        return hits
+    pool = kept + hits
+    return in_order(views, pool + in_order(views, spare)[: max(0, depth - len(pool))])[:depth]
+
+
+class _Without:
+    """A view's allowed documents (bm25.score's `allowed`) but those of the files left out."""
+
+    def __init__(self, segment, files: set, allowed=None):
+        self._doc_file = segment.doc_file
+        self._files = files
+        self._allowed = allowed
+
+    def __call__(self, docs) -> list[bool]:
+        flags = self._allowed(docs) if self._allowed is not None else [True] * len(docs)
+        files = self._files
+        return [flag and self._doc_file[d] not in files for flag, d in zip(flags, docs)]
 
 
 def _owners(texts: list[str], language: str, kind: str, definitions: list) -> list:
