@@ -9,18 +9,36 @@ span, and so what is shown, stays as it is.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 
 from .records import SearchHit
 from .text import term_counts
 
 
-def member_in_focus(lines: list[str], start: int, members, weights: dict[str, float]):
-    """The member (Chunk.members) whose lines hold more of the query's terms (`weights`: term ->
-    weight, each counted once per region) than the label's own lines do (those in no member beside
-    it); None when none does. `lines` are the chunk's, its first being line `start`. Of members
-    holding as much, the shortest (a method rather than the class around it), then the first."""
+_WORD = re.compile(r"[A-Za-z_$][\w$]*(\s*\()?")
+
+
+def named_identifiers(query: str) -> frozenset[str]:
+    """The identifiers a query writes as code, lower-cased: camelCase, snake_case, with a digit, or
+    called (`preventLazyLoading`, `spawn_blocking`, `run()`); not its plain words."""
+    return frozenset(m.group(0).split("(")[0].strip().lower() for m in _WORD.finditer(query)
+                     if m.group(1) or re.search(r"[a-z][A-Z]|\w_\w|[A-Za-z]\d", m.group(0)))
+
+
+def member_in_focus(lines: list[str], start: int, members, weights: dict[str, float],
+                    named: frozenset[str] = frozenset()):
+    """The member (Chunk.members) the query names as code (`named`: named_identifiers), else the
+    one whose lines hold more of the query's terms (`weights`: term -> weight, each counted once
+    per region) than the label's own lines do (those in no member beside it); None when none does.
+    `lines` are the chunk's, its first being line `start`. Of members holding as much, the shortest
+    (a method rather than the class around it), then the first."""
     ranged = [m for m in members if m[3] and m[3] <= start + len(lines) - 1 and start <= m[4]]
+    called = [m for m in ranged if m[0].lower() in named]
+    if called:
+        # Its words are plain words elsewhere too: a docblock saying "prevent lazy loading" outweighed
+        # the method `preventLazyLoading` a question named.
+        return min(called, key=lambda m: (m[4] - m[3], m[3]))
     if not ranged or not weights:
         return None
     found = [weights.keys() & term_counts(line).keys() for line in lines]
@@ -40,11 +58,15 @@ def member_in_focus(lines: list[str], start: int, members, weights: dict[str, fl
     return best if worth(best[3], best[4]) > math.fsum(weights[t] for t in own) else None
 
 
-def relabel(hit: SearchHit, lines: list[str], weights: dict[str, float]) -> SearchHit:
-    """`hit` labelled by its member in focus (member_in_focus over its own lines), if any."""
+def relabel(hit: SearchHit, lines: list[str], weights: dict[str, float],
+            named: frozenset[str] = frozenset()) -> SearchHit:
+    """`hit` labelled by its member in focus (member_in_focus over its own lines), if any; a hit
+    whose own label the query names keeps it."""
     if hit.start_line is None or len(lines) != (hit.end_line or 0) - hit.start_line + 1:
         return hit
-    member = member_in_focus(lines, hit.start_line, hit.members, weights)
+    if hit.symbol and hit.symbol.lower() in named:
+        return hit
+    member = member_in_focus(lines, hit.start_line, hit.members, weights, named)
     if member is None:
         return hit
     name, path, kind = member[:3]

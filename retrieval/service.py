@@ -944,7 +944,7 @@ def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dic
     weights cannot be had (a refresh collected the snapshot meanwhile) the hits keep theirs."""
     if not any(h.members for h in hits) or not hasattr(engine, "term_weights"):
         return hits
-    from .labels import relabel
+    from .labels import named_identifiers, relabel
     from .query import search_text
     from .read import split_lines
     from .snippets import read_snippet
@@ -954,6 +954,7 @@ def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dic
         weights = engine.term_weights(tokenize(search_text(query)))
     except (OSError, Released, *_DAMAGE):
         return hits
+    named = named_identifiers(query)
     last: dict[str, int] = {}  # each file is read once, up to the last line of its hits
     for h in hits:
         if h.members and h.source_path in indexed and h.end_line:
@@ -968,7 +969,7 @@ def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dic
     for h in hits:
         lines = files.get(h.source_path)
         if h.members and lines and h.end_line:
-            h = relabel(h, lines[h.start_line - 1 : h.end_line], weights)  # (a short slice: the label stays)
+            h = relabel(h, lines[h.start_line - 1 : h.end_line], weights, named)  # (a short slice: the label stays)
         out.append(h)
     return out
 

@@ -1,7 +1,7 @@
 """A packed chunk's label chosen by the query's words (retrieval.labels)."""
 from __future__ import annotations
 
-from retrieval.labels import member_in_focus, relabel
+from retrieval.labels import member_in_focus, named_identifiers, relabel
 from retrieval.records import SearchHit
 
 # Lines 10-19 of a file: `halt` (10-12) and `pass_` (14-16) beside the label, `forward` (18-19).
@@ -78,3 +78,22 @@ def test_two_regions_holding_the_same_words_weigh_alike_whatever_the_hash_seed()
     said = {subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, check=True,
                            env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout for seed in range(12)}
     assert said == {"None\n"}
+
+
+def test_a_member_the_query_names_as_code_is_chosen_over_one_holding_more_of_its_words():
+    """A question naming `preventLazyLoading()` was labelled `shouldBeStrict`, whose docblock says
+    "prevent lazy loading" more often than the method's own lines do."""
+    named = named_identifiers("After calling Model::pass_() the next route runs: exit and block?")
+    assert named == {"pass_"}
+    # halt's comment holds "exit" and "block" (more weight), pass_ is named
+    assert member_in_focus(LINES, 10, (HALT, PASS), weights("exit", "block"), named) == PASS
+    hit = SearchHit("base.rb:10-19", "base.rb", 10, 19, 1, 2.5, "Base.forward", "high", language="ruby",
+                    kind="method", symbol="forward", scope=(1, 40), members=(HALT, PASS))
+    assert relabel(hit, LINES, weights("exit", "block"), named).symbol == "pass_"
+    # The hit's own label named: it stays, whatever the words
+    assert relabel(hit, LINES, weights("exit", "block"), frozenset({"forward"})) is hit
+
+
+def test_identifiers_written_as_code_are_told_from_plain_words():
+    assert named_identifiers("where does spawn_blocking call JoinHandle::new or run() with utf8 in Router") == {
+        "spawn_blocking", "joinhandle", "run", "utf8"}
