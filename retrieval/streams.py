@@ -26,7 +26,8 @@ COMMAND_LINE = False
 def tolerant_output() -> None:
     """stdout and stderr in an encoding that cannot write every character (PYTHONIOENCODING=latin-1,
     an ISO-8859 locale) write those they cannot as backslash escapes: a `✓` in a snippet was a
-    traceback. (JSON escapes them itself: retrieval.cli._json.)"""
+    traceback. (JSON escapes them itself: retrieval.cli._json.) And a stderr that cannot be written
+    (a closed pipe, a full disk) drops the diagnostics, never the results (Diagnostics)."""
     for stream in (sys.stdout, sys.stderr):
         if stream is None or holds_unicode(stream) or getattr(stream, "errors", None) != "strict":
             continue
@@ -34,6 +35,36 @@ def tolerant_output() -> None:
             stream.reconfigure(errors="backslashreplace")
         except (AttributeError, ValueError, OSError):
             pass
+    if sys.stderr is not None and not isinstance(sys.stderr, Diagnostics):
+        sys.stderr = Diagnostics(sys.stderr)
+
+
+class Diagnostics:
+    """stderr, whose writes fail quietly: a note that cannot be written (`2>/dev/full`, a reader of
+    stderr that went away) ended the command as if its results could not be, exit 1 or a silent
+    0 with nothing printed, before the results were written. Everything else is the stream's."""
+
+    def __init__(self, stream):
+        self._stream = stream
+        self.failed = False
+
+    def write(self, text: str) -> int:
+        if not self.failed:
+            try:
+                return self._stream.write(text)
+            except OSError:
+                self.failed = True
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.failed:
+            try:
+                self._stream.flush()
+            except OSError:
+                self.failed = True
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def discard_stdout() -> None:

@@ -400,6 +400,27 @@ def test_output_that_cannot_be_written_is_one_error_line(sample_repo):
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+@pytest.mark.parametrize("entry", ["retrieval.cli", "retrieval"])
+def test_notes_that_cannot_be_written_never_cost_the_results(sample_repo, entry):
+    """A query with a note on stderr (no hits, and why) into `2>/dev/full` exited 1 with nothing
+    on stdout, and into a stderr pipe whose reader was gone, 0 with nothing: the note's failed
+    write was taken for the results'."""
+    assert cli("index", "--root", sample_repo).returncode == 0
+    argv = [sys.executable, "-m", entry, "query", "zzzqqqnothing", "--root", str(sample_repo), "--json"]
+    env = {**os.environ, "RETRIEVAL_NO_SERVER": "1"}
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=full, timeout=60, env=env)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["results"] == []
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=writer, timeout=60, env=env)
+    finally:
+        os.close(writer)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["results"] == []
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
 @pytest.mark.parametrize("args", [["--version"], ["--help"], ["query", "--help"]])
 def test_version_and_help_into_a_full_disk_or_a_closed_pipe_end_as_any_output_does(args):
     """The group's own --version and --help print while its options are parsed, before a command

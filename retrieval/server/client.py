@@ -467,10 +467,16 @@ def try_run(argv: list[str]) -> int | None:
         streams = {1: (sys.stdout, out), 2: (sys.stderr, err)}
         for fd, start, end in writes(reply.get("order"), len(out), len(err)):
             stream, data = streams[fd]
-            if stream is not None:  # None: closed when the command started
+            if stream is None:  # closed when the command started
+                continue
+            try:
                 stream.flush()
                 stream.buffer.write(data[start:end])
                 stream.buffer.flush()
+            except OSError:
+                if fd == 1:
+                    raise
+                streams[2] = (None, err)  # notes that cannot be written are dropped, never the results
     except BrokenPipeError:  # `| head -1`, as the command itself ends: quietly
         discard_stdout()
         return 0

@@ -394,6 +394,18 @@ def test_a_query_from_a_closed_stdin_is_an_empty_query(sample_repo, serve, serve
     assert proc.returncode == 2 and b"the query is empty" in proc.stderr and b"Traceback" not in proc.stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+def test_a_served_answer_whose_notes_cannot_be_written_still_prints_its_results(sample_repo, serve):
+    serve(sample_repo)
+    env = {k: v for k, v in os.environ.items() if k != "RETRIEVAL_NO_SERVER"}
+    argv = [sys.executable, "-c", PROBE, "query", "--root", str(sample_repo), "zzzqqqnothing", "--json"]
+    told = subprocess.run(argv, capture_output=True, timeout=60, env=env)
+    assert answered_by_server(told) and b"note: no hits" in told.stderr
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run(argv, stdout=subprocess.PIPE, stderr=full, timeout=60, env=env)
+    assert proc.returncode == 0 and json.loads(proc.stdout)["results"] == []
+
+
 def test_a_served_answer_that_cannot_be_written_is_one_error_line(sample_repo, serve):
     serve(sample_repo)
     env = {k: v for k, v in os.environ.items() if k != "RETRIEVAL_NO_SERVER"}
