@@ -79,8 +79,10 @@ class Reporter:
         elapsed = now - started
         if elapsed > 0.5 and tick.done > first_done:
             rate = (tick.done - first_done) / elapsed
-            text += f" · {rate:,.0f}/s"
-            if tick.total > tick.done:
+            text += f" · {rate:,.0f}/s" if rate >= 10 else f" · {rate:.1f}/s"  # not `0/s` for a slow count
+            # Not from the first few items: 4 of 114 files embedded said "about 245m37s left" of a
+            # build that took 5 minutes (files are no even share of the work).
+            if tick.total > tick.done and tick.done - first_done >= max(3, tick.total // 20):
                 text += f" · about {_duration((tick.total - tick.done) / rate)} left"
         return text, started
 

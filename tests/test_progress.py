@@ -120,3 +120,15 @@ def test_a_reporter_for_terminals_only_drops_messages_off_a_terminal():
     report = Reporter(out, interactive=False, messages=False)
     report("lexical: 40 queries")
     assert out.getvalue() == ""
+
+
+def test_the_time_left_waits_for_a_share_of_the_count_and_a_slow_rate_is_not_zero(terminal):
+    """4 of 114 files embedded said `0/s · about 245m37s left` of a build that took 5 minutes."""
+    clock, out, report = terminal
+    report(Tick("hybrid: indexed 0/114 files", 0, 114))
+    clock.now = 30.0
+    report(Tick("hybrid: indexed 4/114 files", 4, 114))
+    assert out.getvalue().endswith("hybrid: indexed 4/114 files · 0.1/s\x1b[K")
+    clock.now = 60.0
+    report(Tick("hybrid: indexed 12/114 files", 12, 114))
+    assert out.getvalue().endswith("hybrid: indexed 12/114 files · 0.2/s · about 8m30s left\x1b[K")
