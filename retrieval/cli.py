@@ -934,6 +934,9 @@ def skill(install_dir):
     from . import skill as agent_skill
 
     if install_dir is None:
+        if sys.stdout is None:  # started `>&-`: printing is all it does (it said nothing and exited 0)
+            raise UserError("`retrieval skill` prints the skill file on stdout, which is closed "
+                            "(`--install` writes it to a file)")
         click.echo(agent_skill.text(), nl=False)
         return
     if not install_dir:  # `--install "$DIR"` with DIR unset: a usage error, as the other empty options

@@ -919,6 +919,17 @@ def test_a_command_started_with_stdout_closed_says_so_instead_of_succeeding_with
         f"error: `retrieval {command[0]}` prints its results on stdout, which is closed"]
 
 
+def test_skill_started_with_stdout_closed_says_so_and_installs_as_asked(tmp_path):
+    """Printing is all `retrieval skill` does: `>&-` exited 0 having printed nothing."""
+    argv = ["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "retrieval", "skill"]
+    proc = subprocess.run(argv, stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 1
+    assert proc.stderr.decode().splitlines() == [
+        "error: `retrieval skill` prints the skill file on stdout, which is closed (`--install` writes it to a file)"]
+    proc = subprocess.run(argv + ["--install", str(tmp_path)], stderr=subprocess.PIPE, timeout=60)
+    assert proc.returncode == 0 and (tmp_path / "SKILL.md").is_file()
+
+
 def test_index_started_with_stdout_closed_still_builds_the_index(sample_repo):
     """Its work is the index; what it prints is a report."""
     proc = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", sys.executable, "-m", "retrieval", "index",
