@@ -135,6 +135,19 @@ def test_an_index_directory_variable_naming_a_dangling_link_says_so_in_one_line(
         "create that directory or point the variable at another (or unset it)"]
 
 
+def test_a_read_only_store_names_the_way_out_that_is_not_taken_yet(tmp_path, monkeypatch):
+    """With RETRIEVAL_INDEX_DIR set to a read-only directory, the error said to set it."""
+    import errno
+
+    read_only = OSError(errno.EROFS, os.strerror(errno.EROFS))
+    monkeypatch.delenv("RETRIEVAL_INDEX_DIR", raising=False)
+    assert str(layout.unwritable("write", "/repo/.retrieval", read_only)).endswith(
+        "(set RETRIEVAL_INDEX_DIR=/a/writable/directory to keep indexes elsewhere)")
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path))
+    assert str(layout.unwritable("write", str(tmp_path / "repo-1"), read_only)).endswith(
+        f"(point RETRIEVAL_INDEX_DIR, now {tmp_path}, at a writable directory)")
+
+
 def test_the_store_keeps_itself_out_of_git(sample_repo):
     service.refresh(str(sample_repo))
     assert (sample_repo / ".retrieval" / ".gitignore").read_text() == "*\n"

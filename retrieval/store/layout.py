@@ -57,7 +57,9 @@ def unwritable(action: str, store: str, exc: OSError) -> StoreError:
         message = (f"{ENV_INDEX_DIR}={moved} is a symbolic link to {os.readlink(moved)}, which does not exist: "
                    "create that directory or point the variable at another (or unset it)")
     elif getattr(exc, "errno", None) in _NOT_WRITABLE:
-        message += f" (set {ENV_INDEX_DIR}=/a/writable/directory to keep indexes elsewhere)"
+        # Set already: naming it as the way out said to do what had been done.
+        message += (f" (point {ENV_INDEX_DIR}, now {moved}, at a writable directory)" if moved else
+                    f" (set {ENV_INDEX_DIR}=/a/writable/directory to keep indexes elsewhere)")
     elif getattr(exc, "errno", None) in (errno.ENOTDIR, errno.EEXIST):
         # A file where the store has a directory (put there by hand or by a tool): named, since
         # the path said only that something on it is no directory (or, making it, that it exists).
