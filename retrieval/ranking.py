@@ -73,7 +73,7 @@ class RankingConfig:
     generated_penalty: float = 0.5
     docs_penalty: float = 0.6  # prose files, when the query is not about docs
     candidates: int = 300  # first-stage depth
-    file_candidates: int = 64  # at most this many of them (or a quarter of the depth) from one file
+    file_candidates: int = 100  # at most this many of them (or a quarter of the depth) from one file
     symbol_filename_boost: float = 2.5  # bare identifier == the file's name (`Axios` -> Axios.js)
     exact_definition_weight: float = 0.5  # share of the definition weight for the exact spelling
     # The same share for a bare identifier spelled with a capital (`Deserialize`, a type's name in
