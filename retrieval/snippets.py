@@ -8,7 +8,6 @@ the file, and says it is stale rather than guessing where the text moved.
 from __future__ import annotations
 
 import os
-import re
 import stat
 
 from .read import content_digest, decode_shown, split_ending, split_lines
@@ -129,22 +128,23 @@ def _window(hit: SearchHit, lines: list[str], stale: bool, expand: int, max_line
     return Snippet(start, end, "".join(shown), stale=stale, cut_lines=cut)
 
 
-_WORD_AT = re.compile(r"\w+")
 
 
 def shorten_line(body: str, focus: frozenset[str] = frozenset()) -> str:
-    """A line longer than MAX_LINE_CHARS cut to that many characters: from its start, or, when a
-    word holding one of the query's terms (`focus`) lies past that, around the first such word (a
-    match 180,000 characters into a minified line showed only the line's first thousand)."""
+    """A line longer than MAX_LINE_CHARS cut to that many characters: from its start, or, when the
+    query's longest term (`focus`: an identifier it names whole, `sendheartbeat`, before its parts)
+    first appears past that, around it (a match 180,000 characters into a minified line showed
+    only the line's first thousand; centred on the first word holding any part, `send`, a query for
+    `sendHeartbeat` showed a thousand characters without it)."""
     begin = 0
     if focus:
-        from .text import split_identifier
-
-        for m in _WORD_AT.finditer(body):
-            if focus.isdisjoint(split_identifier(m.group())):
+        low = body.lower()
+        for term in sorted(focus, key=lambda t: (-len(t), t)):
+            at = low.find(term)
+            if at < 0:
                 continue
-            if m.end() > MAX_LINE_CHARS:  # else the first match is within the line's head
-                begin = min(max(0, m.start() - MAX_LINE_CHARS // 4), len(body) - MAX_LINE_CHARS)
+            if at + len(term) > MAX_LINE_CHARS:  # else it is within the line's head
+                begin = min(max(0, at - MAX_LINE_CHARS // 4), len(body) - MAX_LINE_CHARS)
             break
     head = f"… ({begin} characters before) " if begin else ""
     after = len(body) - begin - MAX_LINE_CHARS

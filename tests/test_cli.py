@@ -169,6 +169,15 @@ def test_a_minified_line_is_shortened_around_the_query_s_first_match_past_its_he
     assert row["snippet"].endswith(" more characters)\n") and len(row["snippet"]) < MAX_LINE_CHARS + 100
 
 
+def test_a_long_line_is_shortened_around_the_identifier_the_query_names_not_a_part_of_it(run, make_tree):
+    """`sendHeartbeat` 10,900 characters into a minified line: the window was centred on the first
+    word holding `send`, in the line's head, and the identifier was not in it."""
+    line = "function send(m){return m};" + "var a=1;" * 1360 + "function sendHeartbeat(){return 3};" + "var b=2;" * 400
+    root = make_tree({"phoenix.min.js": line + "\n"})
+    (row,) = query_json(run, root, "sendHeartbeat", "--snippet-lines", "1")["results"]
+    assert "sendHeartbeat" in row["snippet"] and row["snippet"].startswith("… (")
+
+
 def test_jsonl_prints_one_hit_object_per_line(run, sample_repo):
     result = run("query", "--root", sample_repo, "--jsonl", "config")
     assert result.exit_code == 0
