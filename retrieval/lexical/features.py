@@ -23,7 +23,7 @@ from itertools import combinations, compress, repeat
 
 from .. import languages
 from ..lazyre import LazyPattern as lazy_compile
-from ..text import identifier_parts, split_identifier, term_counts, word_unit, words_of
+from ..text import identifier_parts, split_identifier, term_counts, without_data, word_unit, words_of
 
 DEF = "\u00a7"
 PAIR = "\u00b6"
@@ -780,6 +780,7 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
     `definitions` are the names a syntax tree says the chunk defines (its scope path is its
     context); None finds them with the patterns above, and with `owners` (member_owners) the
     `owner.name` pairs of those inside a class-like definition."""
+    text = without_data(text)
     body = f"{context}\n{text}" if context else text
     words = words_of(body)
     counts = term_counts(body, words)
