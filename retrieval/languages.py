@@ -264,20 +264,28 @@ _OBJC_HEADER = LazyPattern(r"^\s*(?:@(?:interface|protocol|implementation)\b|#im
                            re.M)
 
 
+# Objective-C's marks in a `.m` file: a `.m` file without one is MATLAB's.
+_OBJC_SOURCE = LazyPattern(r"^\s*(?:#(?:import|include|define|pragma)\b|@(?:interface|implementation|protocol|end|import)\b)",
+                           re.M)
+
+
 def from_content(path: str, language: str, text: str) -> str:
     """The language of a file once its text is known: a `.h` header written in Objective-C is
-    `objc`, one in C++ `cpp` (so `--lang` and `status` count it, and its grammar parses it); else
-    `language`."""
+    `objc`, one in C++ `cpp`, a `.m` file written in MATLAB `matlab` (so `--lang` and `status`
+    count it, and its grammar parses it); else `language`."""
     if language == "c" and path[-2:].lower() == ".h":
         if _OBJC_HEADER.search(text, 0, HEADER_SCAN):
             return "objc"
         if _CPP_HEADER.search(text, 0, HEADER_SCAN):
             return "cpp"
+    if language == "objc" and path[-2:] == ".m" and not _OBJC_SOURCE.search(text, 0, HEADER_SCAN):
+        return "matlab"  # an Objective-C file imports or implements something; a MATLAB script need not
     return language
 
 
 def known_languages() -> list[str]:
-    return sorted({lang for lang, _ in _BY_EXTENSION.values()} | {lang for lang, _ in _BY_NAME.values()})
+    # (and those a file's text tells apart from its extension's: from_content)
+    return sorted({lang for lang, _ in _BY_EXTENSION.values()} | {lang for lang, _ in _BY_NAME.values()} | {"matlab"})
 
 
 # What people type for a language, mapped to the name detection gives it (`--lang py`).

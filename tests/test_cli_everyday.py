@@ -653,6 +653,27 @@ def test_a_header_named_h_counts_as_the_language_its_text_is_written_in(run, mak
     assert hits == {"absl/cord.h": "cpp", "lib/buf.h": "c", "absl/cord.cc": "cpp", "ios/Cord.h": "objc"}
 
 
+MATLAB_FUNCTIONS = ("function y = smooth_signal(x, w)\n% SMOOTH_SIGNAL moving average\n  y = conv(x, ones(w,1)/w);\nend\n"
+                    "\nfunction [a, b] = split_pair(p)\n  a = p(1); b = p(2);\nend\n")
+OBJC_SOURCE = "#import \"Cord.h\"\n\n@implementation Cord\n- (void)smooth_signal {}\n@end\n"
+
+
+def test_a_matlab_file_named_m_is_matlab_and_defines_its_functions(run, make_tree):
+    """MATLAB's `.m` files were Objective-C: `--lang matlab` a usage error, `--lang objc` theirs,
+    and `smooth_signal` defined nowhere (a caller ranked with its definition)."""
+    root = make_tree({"signal_utils.m": MATLAB_FUNCTIONS, "caller.m": "x = rand(100,1);\ny = smooth_signal(x, 5);\n",
+                      "ios/Cord.m": OBJC_SOURCE})
+    hits = query_json(run, root, "smooth_signal", "-k", "10")["results"]
+    assert {h["path"]: h["language"] for h in hits} == {"signal_utils.m": "matlab", "caller.m": "matlab",
+                                                       "ios/Cord.m": "objc"}
+    assert hits[0]["path"] == "signal_utils.m" and hits[0]["confidence"] == "high"
+    assert {h["path"] for h in query_json(run, root, "smooth_signal", "--lang", "matlab")["results"]} == {
+        "signal_utils.m", "caller.m"}
+    from retrieval.lexical.features import defined_names
+
+    assert defined_names(MATLAB_FUNCTIONS, "matlab") == {"smooth_signal", "split_pair"}
+
+
 @pytest.mark.parametrize("fmt", [[], ["--json"], ["--jsonl"]])
 def test_max_tokens_holds_for_what_is_printed_in_every_format(run, make_tree, fmt):
     """Priced as printed: JSON's field names and escapes, text's line numbers (it printed 644 tokens

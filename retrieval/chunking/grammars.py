@@ -25,7 +25,7 @@ GRAMMARS: dict[str, str] = {
     "odin": "odin", "haxe": "haxe", "gdscript": "gdscript", "qml": "qmljs", "purescript": "purescript",
     "cairo": "cairo", "wat": "wat", "astro": "astro", "prisma": "prisma", "thrift": "thrift",
     "capnp": "capnp", "puppet": "puppet", "bitbake": "bitbake", "jsonnet": "jsonnet", "gn": "gn",
-    "ninja": "ninja", "meson": "meson",
+    "ninja": "ninja", "meson": "meson", "matlab": "matlab",
 }
 
 _BY_SUFFIX: dict[str, str] = {

@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 30  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 31  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -75,7 +75,7 @@ VERSION = 30  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # Ruby heredoc's code, no C++ `operator`, no C or C++ prototype wrapped over lines (syntax trees as the oracle);
 # 30: a C, C++ or C# signature after attributes on its line (`[[nodiscard]] inline bool SimpleAtoi(`), C#'s
 # and Dart's expression-bodied and bodiless methods, CUDA, Metal, GLSL and HLSL read as C++ or C, the
-# Lisps' `(defun`/`(defn`/`(define` forms and Tcl's `proc`
+# Lisps' `(defun`/`(defn`/`(define` forms and Tcl's `proc`; 31: MATLAB's functions and classdef
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -119,6 +119,7 @@ _LANGUAGE_KEYWORDS: dict[str, str] = {
     "starlark": "def",
     "elm": "type alias module",
     "tcl": "proc",  # (not `namespace eval ::x`: that defined `eval`)
+    "matlab": "classdef",  # its functions: _MATLAB_FUNCTION (`function y = f(` defined `y` as a keyword)
 }
 _LANGUAGE_KEYWORDS["vue"] = _LANGUAGE_KEYWORDS["svelte"] = _LANGUAGE_KEYWORDS["typescript"]
 # a `.h` header is C's or C++'s (abseil's `namespace absl {`), and Objective-C++ shares `.mm`
@@ -568,7 +569,11 @@ _LISP_DEF = lazy_compile(
     re.MULTILINE)
 # Tcl: `proc name args body` (a namespaced `::pkg::name` defines its last part)
 _TCL_PROC = lazy_compile(r"^[ \t]*proc[ \t]+(?:[\w:]*::)?([^\s{}:]+)", re.MULTILINE)
+# MATLAB: `function name(`, `function y = name(`, `function [a, b] = name(` (not its outputs).
+_MATLAB_FUNCTION = lazy_compile(r"^[ \t]*function[ \t]+(?:(?:\[[^\]\n]*\]|[A-Za-z_]\w*)[ \t]*=[ \t]*)?([A-Za-z_]\w*)",
+                                re.MULTILINE)
 _MORE_DEFS: dict[str, tuple] = {
+    "matlab": (_MATLAB_FUNCTION,),
     "python": (_PYTHON_WRAPPED_ANNOTATION,),
     "c": (_TYPEDEF_TAIL,), "objc": (_TYPEDEF_TAIL,),
     "lua": (_LUA_FUNCTION,), "javascript": (_JS_FUNCTIONS,), "typescript": (_JS_FUNCTIONS,),

@@ -2697,3 +2697,11 @@ def test_a_terraform_block_is_labelled_by_its_type_and_labels():
         assert_verbatim(text, chunks)
         assert [(c.context, c.symbol, c.chunk_kind) for c in chunks] == [
             ("variable region", "region", "section"), ("resource aws_s3_bucket logs", "logs", "section")]
+
+
+def test_matlab_functions_are_chunked_and_labelled_by_the_grammar():
+    text = ("function y = smooth_signal(x, w)\n% SMOOTH_SIGNAL moving average\n  y = conv(x, ones(w,1)/w);\nend\n\n"
+            "function [a, b] = split_pair(p)\n  a = p(1); b = p(2);\nend\n")
+    chunks = chunks_of(text, "signal_utils.m", "matlab", policy=TINY)
+    assert_verbatim(text, chunks)
+    assert by_symbol(chunks, "smooth_signal").chunk_kind == by_symbol(chunks, "split_pair").chunk_kind == "function"
