@@ -555,6 +555,31 @@ def _english(path: str) -> bool:
     return any(part == "en" or part[:3] in ("en-", "en_") for part in path.split("/")[:-1])
 
 
+# ISO 639-1's codes: a file named by one (`fr.json`, `pt-BR.yml`, `zh_Hans.po`) beside others so
+# named is one message catalog in several languages.
+_LANGUAGE_CODES = frozenset("""aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs
+    cu cv cy da de dv dz ee el en eo es et eu fa ff fi fj fo fr fy ga gd gl gn gu gv ha he hi ho hr ht hu hy hz ia
+    id ie ig ii ik io is it iu ja jv ka kg ki kj kk kl km kn ko kr ks ku kv kw ky la lb lg li ln lo lt lu lv mg mh
+    mi mk ml mn mr ms mt my na nb nd ne ng nl nn no nr nv ny oc oj om or os pa pi pl ps pt qu rm rn ro ru rw sa sc
+    sd se sg si sk sl sm sn so sq sr ss st su sv sw ta te tg th ti tk tl tn to tr ts tt tw ty ug uk ur uz ve vi vo
+    wa wo xh yi yo za zh zu""".split())
+_CATALOG_EXTENSIONS = frozenset({".json", ".yaml", ".yml", ".po", ".properties", ".toml", ".xml", ".arb", ".xliff"})
+
+
+def catalog_keys(path: str) -> tuple[str, ...]:
+    """("src/locales/*.json",) for `src/locales/fr.json`, a message catalog named by its language;
+    () for any other file. Thirty languages' copies of the same labels filled the hits after the
+    one form that used them."""
+    directory, _, name = path.rpartition("/")
+    stem, dot, extension = name.rpartition(".")
+    if not dot or "." + extension.lower() not in _CATALOG_EXTENSIONS:
+        return ()
+    code = stem.replace("_", "-").split("-")[0]
+    if code.lower() != code or code not in _LANGUAGE_CODES or (stem != code and not _LOCALE_DIR.fullmatch(stem)):
+        return ()
+    return (f"{directory}/*.{extension}",)
+
+
 def translation_keys(path: str) -> tuple[str, ...]:
     """The path with each language-tag directory in turn replaced by `*`: `docs/ja/docs/a.md` ->
     ("docs/*/docs/a.md",). Two pages sharing a key are one page in two languages."""
@@ -650,6 +675,6 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
         if mentioned:
             factor *= 1.0 + config.path_mention_boost * mentioned.get(path, 0)
         scored.append((value * factor, path, item))
-    return rank_files(scored, config, lambda p: translation_keys(p) if p in docs_paths else (),
+    return rank_files(scored, config, lambda p: translation_keys(p) if p in docs_paths else catalog_keys(p),
                       config.long_query_repeat_discount if plan.long else config.repeat_discount,
                       config.long_query_file_share if plan.long else 0.0)

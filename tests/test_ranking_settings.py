@@ -157,6 +157,24 @@ def test_a_page_whose_translation_scores_higher_is_shown_in_english_at_the_trans
     assert ranked_paths(docs, query)[:2] == ["docs/en/docs/tutorial/dependencies.md", "docs/es/docs/tutorial/dependencies.md"]
 
 
+def test_a_message_catalog_in_thirty_languages_is_one_result():
+    """Thirty locale files holding the same `login.form` labels filled ranks 2-10 under the form."""
+    form = doc("web/LoginForm.vue", "<form @submit.prevent=\"onSubmit\">\n<script>\nfunction onSubmit(login) {}\n")
+    catalog = '{"login": {"form": {"submit": "Log in", "title": "Login form"}}}\n'
+    langs = ("en", "fr", "de", "es", "it", "ja", "ko", "pt-BR", "zh_Hans", "ru", "nl", "sv")
+    others = [doc(f"web/api/{name}.js", f"export function {name}(form) {{ return login(form) }}\n")
+              for name in ("session", "token", "signup", "audit")]
+    docs = FILLER + [form] + others
+    docs += [doc(f"web/locales/{lang}.json", catalog, kind="config", language="json") for lang in langs]
+    paths = ranked_paths(docs, "login form submit")
+    # One copy of the catalog among the files; the others after every file's best chunk.
+    assert len([p for p in paths[:6] if p.startswith("web/locales/")]) == 1
+    assert {"web/LoginForm.vue"} | {o.source_path for o in others} <= set(paths[:6])
+    # Files named by other two-letter words are no catalog (`db.json` beside `io.json`).
+    docs = FILLER + [doc(f"conf/{name}.json", catalog, kind="config", language="json") for name in ("db", "ui", "js")]
+    assert len([p for p in ranked_paths(docs, "login form submit")[:3] if p.startswith("conf/")]) == 3
+
+
 def test_two_letter_code_directories_are_not_translations():
     # only prose is collapsed: `io/` and `os/` code files with one name stay two results
     body = "def read_buffer(size):\n    return size\n"
