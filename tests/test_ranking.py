@@ -252,6 +252,19 @@ def test_a_template_literal_or_a_go_raw_string_is_a_string_whose_words_are_paire
     assert literal_pairs("# see `retry the request` here\n", "python") == {}
 
 
+def test_a_string_continued_past_a_line_end_by_a_backslash_is_one_literal():
+    """tokio's panic message, written over four lines with `\\` continuations, gave no pair: a pasted
+    copy of it ranked the raising site fifth, `low`."""
+    from retrieval.lexical.features import PAIR, literal_pairs
+
+    code = ('panic!(\n    "Cannot start a runtime from within a runtime. This happens \\\n'
+            '    because a function attempted to block the current thread.\"\n);\n')
+    pairs = literal_pairs(code, "rust")
+    assert {PAIR + "cannot&start", PAIR + "becaus&happen", PAIR + "block&current"} <= set(pairs)
+    # A quote left open at a line end is no string across lines: nothing is paired past it.
+    assert literal_pairs('x = "unclosed words here\ny = "other words"\n', "python") == {PAIR + "other&word": 1}
+
+
 def test_a_pasted_error_message_ranks_the_line_that_raises_it_first():
     """The message's words are everywhere in a codebase about them; written next to each other,
     in a string, only where it is raised."""

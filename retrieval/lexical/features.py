@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 31  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 32  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -75,7 +75,8 @@ VERSION = 31  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # Ruby heredoc's code, no C++ `operator`, no C or C++ prototype wrapped over lines (syntax trees as the oracle);
 # 30: a C, C++ or C# signature after attributes on its line (`[[nodiscard]] inline bool SimpleAtoi(`), C#'s
 # and Dart's expression-bodied and bodiless methods, CUDA, Metal, GLSL and HLSL read as C++ or C, the
-# Lisps' `(defun`/`(defn`/`(define` forms and Tcl's `proc`; 31: MATLAB's functions and classdef
+# Lisps' `(defun`/`(defn`/`(define` forms and Tcl's `proc`; 31: MATLAB's functions and classdef; 32: a
+# string continued past a line end by a backslash is one literal
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -847,9 +848,10 @@ def pair_terms(text: str, words: list[str] | None = None) -> Counter:
     return counts
 
 
-# A string in code, on one line, of 6 characters or more (shorter ones are keys and characters,
-# not messages). Its end is found by scanning, never by backtracking.
-_QUOTED = r'"(?:[^"\\\n]|\\.){6,400}"|\'(?:[^\'\\\n]|\\.){6,400}\''
+# A string in code, on one line (or continued past a line end by a backslash, as Rust's and C's
+# long messages are written), of 6 characters or more (shorter ones are keys and characters, not
+# messages). Its end is found by scanning, never by backtracking.
+_QUOTED = r'"(?:[^"\\\n]|\\[\s\S]){6,400}"|\'(?:[^\'\\\n]|\\[\s\S]){6,400}\''
 _LITERAL = lazy_compile(_QUOTED)
 # JavaScript's template literals and Go's raw strings too (`No "${type}"-procedure on path "${path}"`):
 # found first, the quotes inside one are its text.
