@@ -204,19 +204,30 @@ class HybridRetriever:
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)
         framed = self.lexical.frame_factors(plan, ((key, *key[:3], docs[key][1]) for key in fused))
-        ranked = rank_candidates([(value * scoped.get(docs[key][1], 1.0) * framed.get(key, 1.0), key[0], docs[key][0],
-                                   key) for key, value in fused.items()], plan, config, definers,
-                                 self.lexical.mentioned(plan), frozenset(generated))
-        return self._hits(query, plan, ranked, docs, top_k)
+        mentioned = self.lexical.mentioned(plan)
 
-    def _hits(self, query, plan, ranked, docs, top_k) -> list[SearchHit]:
-        # Confidence comes from the lexical evidence of each hit (a dense-only hit has none to show).
+        def ranked_by(scores: dict) -> list:
+            return rank_candidates([(value * scoped.get(docs[key][1], 1.0) * framed.get(key, 1.0), key[0], docs[key][0],
+                                     key) for key, value in scores.items()], plan, config, definers, mentioned,
+                                   frozenset(generated))
+
+        ranked = ranked_by(fused)
+        return self._hits(query, plan, ranked, ranked_by(lex_scores), docs, top_k)
+
+    def _hits(self, query, plan, ranked, lexical_order, docs, top_k) -> list[SearchHit]:
+        """SearchHits of the fused ranking, each graded as the lexical ranking of the same
+        candidates grades it (`lexical_order`): confidence comes from a hit's lexical evidence (a
+        dense-only hit has none to show). Graded by its place in the fused list, the embedding's
+        favourite, a near-duplicate message the lexical arm put far behind, was `high` at rank 1 and
+        the exact match it overturned `low`."""
         forms, defined = query_evidence(query, plan.symbol is not None)
-        # Every candidate, not only the top_k: the runner-up a level weighs must not depend on how
-        # many hits were asked for (with -k 1 there was none, and the first hit read as clearly ahead).
-        lexical_ranked = [(value, docs[key][1]) for value, key in ranked if docs[key][1] is not None]
-        levels = assess(self._lex_views, self.lexical._n_docs, forms, defined,
-                        lexical_ranked, top_k)
+        shown = {key for _value, key in ranked[:top_k]}
+        # Every candidate down to the last shown, not only the top_k: the runner-up a level weighs
+        # must not depend on how many hits were asked for (with -k 1 there was none, and the first
+        # hit read as clearly ahead).
+        depth = max((n for n, (_value, key) in enumerate(lexical_order, start=1) if key in shown), default=0)
+        lexical_ranked = [(value, docs[key][1]) for value, key in lexical_order]
+        levels = assess(self._lex_views, self.lexical._n_docs, forms, defined, lexical_ranked, max(depth, 1))
         level_of = {docs_key: level for (_v, docs_key), level in zip(lexical_ranked, levels)}
         hits = []
         for rank, (value, key) in enumerate(ranked[:top_k], start=1):

@@ -1512,3 +1512,36 @@ def test_a_blank_query_gives_no_hits_as_it_does_from_lexical(sample_repo, name, 
     assert retriever.search_detailed(query, 10) == []
     assert service.search(str(sample_repo), query, retriever=name).hits == []
     assert service.search(str(sample_repo), query, retriever="lexical").hits == []
+
+
+def test_a_hybrid_hit_is_graded_by_its_lexical_evidence_not_by_its_place_in_the_fused_list(monkeypatch):
+    """A pasted exception message: lexical had the raising line first (346 against 68), the
+    embedding a near-duplicate message of another exception; fused, that one was first and `high`,
+    the exact match third and `low`."""
+    from dataclasses import replace
+
+    from retrieval import build_retriever
+    from retrieval.records import Document
+
+    def code(path, text):
+        return Document(docid=f"{path}:1-{text.count(chr(10))}", text=text, source_path=path, start_line=1,
+                        end_line=text.count("\n"), language="kotlin")
+
+    exact = code("HttpTimeout.kt", 'class HttpRequestTimeoutException(url: String, timeout: Long) : IOException(\n'
+                                   '    "Request timeout has expired [url=$url, request_timeout=$timeout ms]"\n)\n')
+    near = code("ConnectTimeout.kt", 'class ConnectTimeoutException(url: String) : IOException(\n'
+                                     '    "Connect timeout has expired [url=$url]"\n)\n')
+    others = [code(f"util{i}.kt", f"fun helper{i}(x: Int): Int {{\n    return x + {i}\n}}\n") for i in range(8)]
+    retriever = build_retriever("hybrid")
+    retriever.index([exact, near, *others])
+    query = "HttpRequestTimeoutException: Request timeout has expired [url=http://localhost:8080/api, request_timeout=5000 ms]"
+    graded = {h.source_path: h.confidence for h in retriever.search_detailed(query, 3)}
+    real = retriever.dense.candidates
+    # The embedding's taste, made decisive: the near-duplicate far ahead of the exact match.
+    monkeypatch.setattr(retriever.dense, "candidates", lambda q, depth, allow=None: sorted(
+        (replace(c, score=0.99 if c.path == "ConnectTimeout.kt" else 0.05) for c in real(q, depth, allow)),
+        key=lambda c: -c.score))
+    pair = ("HttpTimeout.kt", "ConnectTimeout.kt")
+    swayed = {h.source_path: h.confidence for h in retriever.search_detailed(query, 3)}
+    assert [swayed[p] for p in pair] == [graded[p] for p in pair]  # whatever the fused order
+    assert graded["HttpTimeout.kt"] == "high" and graded["ConnectTimeout.kt"] != "high"
