@@ -536,6 +536,10 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
 
 def _read_query(words: tuple[str, ...]) -> str:
     # Unquoted words are one query, as `git grep` takes them; a lone '-' reads stdin.
+    if len(words) > 1 and words[0] == "-":
+        # (`echo APIRouter | retrieval query - extra` searched for "- extra", stdin unread)
+        raise click.UsageError("'-' reads the query from stdin and takes no other words: give `-` alone, "
+                               "or a query that starts with a dash after `--` (`query -- '- item'`)")
     query = " ".join(words)
     if query == "-":
         # Bytes, not text: a pasted log may hold bytes that are not UTF-8; they match nothing anyway.
