@@ -536,8 +536,9 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
 
 def _read_query(words: tuple[str, ...]) -> str:
     # Unquoted words are one query, as `git grep` takes them; a lone '-' reads stdin.
-    if len(words) > 1 and words[0] == "-":
-        # (`echo APIRouter | retrieval query - extra` searched for "- extra", stdin unread)
+    if len(words) > 1 and "-" in (words[0], words[-1]):
+        # (`echo APIRouter | retrieval query - extra` searched for "- extra", stdin unread; a dash
+        # between two words may be one, `a - b`)
         raise click.UsageError("'-' reads the query from stdin and takes no other words: give `-` alone, "
                                "or a query that starts with a dash after `--` (`query -- '- item'`)")
     query = " ".join(words)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import Counter
 from dataclasses import dataclass, fields
 from typing import Callable, Iterable
 
@@ -675,6 +676,15 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
         if mentioned:
             factor *= 1.0 + config.path_mention_boost * mentioned.get(path, 0)
         scored.append((value * factor, path, item))
-    return rank_files(scored, config, lambda p: translation_keys(p) if p in docs_paths else catalog_keys(p),
+    # A catalog is three or more languages' files among the candidates: two files named by codes
+    # (`ca.yaml` beside `ml.yaml`) may be anything.
+    catalogs = Counter(key for path in {entry[1] for entry in scored} for key in catalog_keys(path))
+
+    def page_keys(path: str) -> tuple:
+        if path in docs_paths:
+            return translation_keys(path)
+        return tuple(key for key in catalog_keys(path) if catalogs[key] >= 3)
+
+    return rank_files(scored, config, page_keys,
                       config.long_query_repeat_discount if plan.long else config.repeat_discount,
                       config.long_query_file_share if plan.long else 0.0)

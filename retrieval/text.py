@@ -20,7 +20,7 @@ from .stem import porter
 # Off only when said so (`0`, `false`, `no`, `off`); any other word is named on stderr.
 STEM = env_flag("RETRIEVAL_STEM", True)
 # Bump when a change here changes the terms a text yields (the index fingerprint carries it).
-VERSION = 3  # 3: data runs (without_data)
+VERSION = 4  # 3: data runs (without_data); 4: a run stops at `=` (its padding aside)
 
 
 def set_stemming(on: bool) -> None:
@@ -117,8 +117,10 @@ def term_counts(text: str, words: list[str] | None = None) -> Counter:
         return counts
 
 
-# A run of base64's (or base64url's) alphabet long enough to be data, not a name.
-_DATA_RUN = re.compile(r"[A-Za-z0-9+/=_-]{200,}")
+# A run of base64's (or base64url's) alphabet long enough to be data, not a name; `=` only as its
+# padding: `SIGNING_SECRET=<base64>` in an .env file keeps its name (blanked with the value, no
+# search found the setting).
+_DATA_RUN = re.compile(r"[A-Za-z0-9+/_-]{200,}={0,2}")
 
 
 def without_data(text: str) -> str:

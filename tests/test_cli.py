@@ -218,9 +218,10 @@ def test_a_dash_reads_the_query_from_stdin(run, sample_repo):
 
 def test_a_dash_with_other_words_is_a_usage_error_not_a_search_for_them(run, sample_repo):
     """`echo APIRouter | retrieval query - extra` searched for "- extra" and never read stdin."""
-    result = run("query", "--root", sample_repo, "--json", "-", "extra", input="evict oldest\n")
-    assert result.exit_code == 2 and result.stdout == ""
-    assert "'-' reads the query from stdin and takes no other words" in result.stderr
+    for words in (("-", "extra"), ("extra", "-")):
+        result = run("query", "--root", sample_repo, "--json", *words, input="evict oldest\n")
+        assert result.exit_code == 2 and result.stdout == ""
+        assert "'-' reads the query from stdin and takes no other words" in result.stderr
     # A dash among the words, or one starting a query given after `--`, is a word.
     assert run("query", "--root", sample_repo, "evict", "-", "oldest").exit_code == 0
     assert run("query", "--root", sample_repo, "--", "- evict oldest").exit_code == 0

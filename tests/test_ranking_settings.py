@@ -170,9 +170,14 @@ def test_a_message_catalog_in_thirty_languages_is_one_result():
     # One copy of the catalog among the files; the others after every file's best chunk.
     assert len([p for p in paths[:6] if p.startswith("web/locales/")]) == 1
     assert {"web/LoginForm.vue"} | {o.source_path for o in others} <= set(paths[:6])
-    # Files named by other two-letter words are no catalog (`db.json` beside `io.json`).
+    # Files named by other two-letter words are no catalog (`db.json` beside `io.json`), nor are two
+    # files named by codes alone (`ca.yaml` beside `ml.yaml`: a certificate authority, a model).
     docs = FILLER + [doc(f"conf/{name}.json", catalog, kind="config", language="json") for name in ("db", "ui", "js")]
     assert len([p for p in ranked_paths(docs, "login form submit")[:3] if p.startswith("conf/")]) == 3
+    docs = FILLER + others + [doc(f"conf/{name}.yaml", catalog, kind="config", language="yaml") for name in ("ca", "ml")]
+    assert len([p for p in ranked_paths(docs, "login form submit")[:2] if p.startswith("conf/")]) == 2
+    langs3 = [doc(f"conf/{name}.yaml", catalog, kind="config", language="yaml") for name in ("ca", "ml", "fr")]
+    assert len([p for p in ranked_paths(FILLER + others + langs3, "login form submit")[:3] if p.startswith("conf/")]) == 1
 
 
 def test_two_letter_code_directories_are_not_translations():

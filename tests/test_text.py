@@ -120,6 +120,9 @@ def test_a_run_of_base64_is_data_not_words_and_a_long_name_is_still_a_name():
                                             "export", "function", "drawLogo()", "{}"]
     terms = chunk_terms("logo.js", source, language="javascript")
     assert len(terms) < 40 and "drawlogo" in terms
+    # A setting's name joined to its value by `=` is no part of the value.
+    for line in (f"STRIPE_WEBHOOK_SIGNING_SECRET={blob}\n", f"payment.gateway.encryptionKey={blob}\n"):
+        assert without_data(line).split() == [line.split("=")[0] + "="]
     # Names and paths as long are kept: parts of three letters or more on average.
     name = "_".join(["configuration", "dispatcher", "initializer"] * 8)
     path = "/".join(["src", "components", "navigation", "header"] * 12)

@@ -454,36 +454,37 @@ def _file_documents(item):
 
 
 def _spread(views, best, allowed, depth: int, cap: int) -> list:
-    """best(allowed)'s candidates, a file holding more than `cap` of them keeping its best `cap`,
+    """best(allowed)'s candidates, a file holding more than `cap` of them keeping its best few,
     the others scored again without it: the pool was the first `depth` chunks by BM25 alone, and a
     big repetitive file (a 10,000-record JSON export) filled it whole, so no other file was ever
     ranked (a migration scoring 6.3 left out, the export's chunks down to 0.003 shown). A file's
     chunks after its first are ranked after every file's first (RankingConfig.diversify), so its
-    `cap` best leave its place as it was, and its others fill what room the other files leave. A
-    few rounds at most; each drops the files crowding it."""
+    best few leave its place as it was, and its others fill what room the other files leave. The
+    crowding files together keep at most what leaves a share of the pool to the rest (three
+    exports each keeping 100 filled it again)."""
     hits = best(allowed)
-    kept: list = []
-    spare: list = []  # the crowding files' candidates after their best `cap`
+    crowded: dict[tuple, list] = {}  # (view, file) -> its candidates, best first
     left_out: list[set] = [set() for _ in views]
-    for _ in range(3):
+    for _ in range(10):  # each round drops at least one file; a few are the most seen
         counts = Counter((i, views[i].segment.doc_file[d]) for _, i, d in hits)
         crowding = {key for key, n in counts.items() if n > cap}
         if not crowding:
             break
-        taken: Counter = Counter()
         for hit in hits:  # best first
             key = (hit[1], views[hit[1]].segment.doc_file[hit[2]])
             if key in crowding:
-                taken[key] += 1
-                (kept if taken[key] <= cap else spare).append(hit)
+                crowded.setdefault(key, []).append(hit)
         for i, fid in crowding:
             left_out[i].add(fid)
         hits = best([_Without(views[i].segment, left_out[i], allowed[i] if allowed else None)
                      for i in range(len(views))])
-    if not kept:
+    if not crowded:
         return hits
+    share = max(1, min(cap, depth // (len(crowded) + 1)))
+    kept = [hit for found in crowded.values() for hit in found[:share]]
+    spare = in_order(views, [hit for found in crowded.values() for hit in found[share:]])
     pool = kept + hits
-    return in_order(views, pool + in_order(views, spare)[: max(0, depth - len(pool))])[:depth]
+    return in_order(views, pool + spare[: max(0, depth - len(pool))])[:depth]
 
 
 class _Without:

@@ -42,3 +42,19 @@ def test_the_store_ranks_a_crowded_query_as_the_in_memory_retriever_does(make_tr
                       "db/users_export.json": json.dumps(records, indent=1)})
     hits = service.search(str(root), "users table", top_k=5).hits
     assert "db/001_create_users.sql" in [hit.source_path for hit in hits]
+
+
+def test_several_crowding_files_together_still_leave_room_for_the_others():
+    """Three exports each keeping 100 candidates filled the 300 again: the migration was lost."""
+    retriever = LexicalRetriever()
+    exports = [Document(f"db/export{n}.json:{i * 3 + 1}-{i * 3 + 3}",
+                        json.dumps({"table": "users", "users_table_row": i, "export": n}),
+                        source_path=f"db/export{n}.json", start_line=i * 3 + 1, end_line=i * 3 + 3,
+                        language="json", kind="config")
+               for n in range(4) for i in range(400)]
+    migration = Document("db/001_create_users.sql:1-5", MIGRATION, source_path="db/001_create_users.sql",
+                         start_line=1, end_line=5, language="sql", kind="code")
+    retriever.index(exports + [migration])
+    for top_k in (10, 300):
+        hits = retriever.search_detailed("users table", top_k=top_k)
+        assert "db/001_create_users.sql" in [hit.source_path for hit in hits[:5]], top_k
