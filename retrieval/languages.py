@@ -264,6 +264,8 @@ _OBJC_HEADER = LazyPattern(r"^\s*(?:@(?:interface|protocol|implementation)\b|#im
                            re.M)
 
 
+# The languages only a file's text tells (from_content), none an extension names.
+CONTENT_LANGUAGES = frozenset({"matlab"})
 # Objective-C's marks in a `.m` file: a `.m` file without one is MATLAB's.
 _OBJC_SOURCE = LazyPattern(r"^\s*(?:#(?:import|include|define|pragma)\b|@(?:interface|implementation|protocol|end|import)\b)",
                            re.M)
@@ -284,8 +286,8 @@ def from_content(path: str, language: str, text: str) -> str:
 
 
 def known_languages() -> list[str]:
-    # (and those a file's text tells apart from its extension's: from_content)
-    return sorted({lang for lang, _ in _BY_EXTENSION.values()} | {lang for lang, _ in _BY_NAME.values()} | {"matlab"})
+    return sorted({lang for lang, _ in _BY_EXTENSION.values()} | {lang for lang, _ in _BY_NAME.values()}
+                  | CONTENT_LANGUAGES)
 
 
 # What people type for a language, mapped to the name detection gives it (`--lang py`).

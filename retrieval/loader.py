@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 
 from .chunking import ChunkingPolicy, chunk_lines
+from .chunking.lines import check_policy
 from .discover import DEFAULT_MAX_BYTES, discover_files
 from .read import read_source
 from .records import Chunk, Document
@@ -25,15 +26,10 @@ def load_documents(root: str | os.PathLike[str], **discover_kw) -> list[Document
     ]
 
 
-def _check_policy(policy) -> None:
-    if policy is not None and not isinstance(policy, ChunkingPolicy):
-        raise TypeError(f"policy must be a ChunkingPolicy, not {type(policy).__name__}")
-
-
 def load_chunks(root: str | os.PathLike[str], *, policy: ChunkingPolicy | None = None, **discover_kw) -> list[Chunk]:
     """The line chunks of every eligible, readable text file, in path order (discover_kw as
     discover_files takes them)."""
-    _check_policy(policy)
+    check_policy(policy)
     chunks: list[Chunk] = []
     for f, text in _read_all(root, **discover_kw):
         chunks.extend(chunk_lines(text, f.path, language=f.language, kind=f.kind, policy=policy))
@@ -51,7 +47,7 @@ def load_ast_chunk_documents(root: str | os.PathLike[str], *, policy: ChunkingPo
     `treesitter` extra (RuntimeError naming the install command otherwise)."""
     from .extras import install_hint, missing_modules
 
-    _check_policy(policy)
+    check_policy(policy)
     missing = missing_modules("treesitter")
     if missing:
         raise RuntimeError(f"AST chunking needs {', '.join(missing)}: {install_hint('treesitter')}")

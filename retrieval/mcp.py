@@ -478,6 +478,11 @@ def refusal(line: bytes, parsed: tuple[object, str] | None = None) -> bytes | No
         error = {"code": -32600, "message": 'Invalid Request: a JSON-RPC 2.0 message has "jsonrpc": "2.0", and a '
                                             'request a "method" and an "id" (a string or an integer)'}
         request_id = found if isinstance(found, (str, int, float)) and not isinstance(found, bool) else None
+    return _error_line(request_id, error)
+
+
+def _error_line(request_id, error: dict) -> bytes:
+    """A JSON-RPC error reply, one line as the wire carries it."""
     reply = {"jsonrpc": "2.0", "id": request_id, "error": error}
     return json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
 
@@ -495,8 +500,7 @@ def premature(message, exchange: Exchange) -> bytes | None:
     error = {"code": NOT_INITIALIZED,
              "message": f"Server not initialized: {message['method']!r} came before `initialize`; send "
                         "`initialize`, then `notifications/initialized`, then requests"}
-    reply = {"jsonrpc": "2.0", "id": message["id"], "error": error}
-    return json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
+    return _error_line(message["id"], error)
 
 
 def _first(exc: BaseException) -> str:

@@ -160,8 +160,8 @@ def open_all(root: str, *, stale_ok: bool = False, progress=None, notes: list[st
     return AllEngine(engines, root, progress, notes)
 
 
-def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL, top_k: int = 10, filters=None, stale_ok: bool = False,
-               min_confidence: str | None = None, progress=None):
+def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL, top_k: int = 10, filters=None,
+               stale_ok: bool = False, min_confidence: str | None = None, progress=None):
     """service.search's result for every usable retriever at once (`min_confidence` is judged on the
     lead retriever's levels, see hits_from_spans)."""
     from . import service

@@ -678,12 +678,13 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
         scored.append((value * factor, path, item))
     # A catalog is three or more languages' files among the candidates: two files named by codes
     # (`ca.yaml` beside `ml.yaml`) may be anything.
-    catalogs = Counter(key for path in {entry[1] for entry in scored} for key in catalog_keys(path))
+    catalog_of = {path: catalog_keys(path) for path in {entry[1] for entry in scored}}
+    catalogs = Counter(key for keys in catalog_of.values() for key in keys)
 
     def page_keys(path: str) -> tuple:
         if path in docs_paths:
             return translation_keys(path)
-        return tuple(key for key in catalog_keys(path) if catalogs[key] >= 3)
+        return tuple(key for key in catalog_of[path] if catalogs[key] >= 3)
 
     return rank_files(scored, config, page_keys,
                       config.long_query_repeat_discount if plan.long else config.repeat_discount,

@@ -46,6 +46,7 @@ def _not_damage(exc: BaseException) -> bool:
     something else, or one the caller's progress callback raised."""
     return isinstance(exc, _NOT_DAMAGE) or raised_by_caller(exc)
 
+
 # A first build of this many files or more says so once, on a terminal or not.
 FIRST_BUILD_NOTE = 1000
 
@@ -227,11 +228,7 @@ def is_current(root: str, manifest: dict, seen: dict | None = None) -> bool:
     stat'ed once however many indexes list it (one walk of the tree per index, six on a big one).
     """
     watch = manifest.get("watch")
-    if (not isinstance(watch, dict) or manifest.get("decoder") != DECODER_VERSION
-            or manifest.get("walker", 1) != RULES_VERSION):  # a walk may now admit more files
-        return False
-    here = user_places()
-    if manifest.get("user", here) != here:  # (an index written before it was kept has none)
+    if not isinstance(watch, dict) or _walked_otherwise(manifest):
         return False
     files = manifest["files"]
     checked = manifest.get("checked_ns")
@@ -274,6 +271,18 @@ def is_current(root: str, manifest: dict, seen: dict | None = None) -> bool:
         if fd is not None:
             os.close(fd)
     return True
+
+
+def _walked_otherwise(manifest: dict) -> str:
+    """Why the index's walk is not the one this process would make, whatever its files: "version"
+    (another decoder or walker: a walk may now admit more files), "user" (another HOME,
+    XDG_CONFIG_HOME or GIT_CONFIG_*: other ignore rules), else ""."""
+    if manifest.get("decoder") != DECODER_VERSION or manifest.get("walker", 1) != RULES_VERSION:
+        return "version"
+    here = user_places()
+    if manifest.get("user", here) != here:  # (an index written before it was kept has none)
+        return "user"
+    return ""
 
 
 def _remembered(stat: Callable, seen: dict) -> Callable:
@@ -1158,23 +1167,19 @@ def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, r
         elif row["state"] == "ready" and outdated:
             row["state"] = "stale"
             # Another version, or a setting of the environment that shapes the index (RETRIEVAL_TURBOVEC_BITS).
-            row["reason"] = "built by another version or with other index settings; the next query rebuilds it"
+            row["reason"] = STALE_VERSION
         elif row["state"] == "stale":
             # (a file written within the file system's clock tick of the last refresh stays stale until
             # a refresh a tick later has read it: `stale` with no word looked like a fault)
-            row["reason"] = _stale_not_by_files(manifest, outdated) or STALE_FILES
+            # Not only files: status said "files changed" of an older version's index, and of one
+            # built under another HOME.
+            walked = "version" if outdated else _walked_otherwise(manifest)
+            row["reason"] = STALE_VERSION if walked == "version" else STALE_USER if walked == "user" else STALE_FILES
 
 
-def _stale_not_by_files(manifest: dict, outdated: bool) -> str:
-    """Why an index is stale when its files need not have changed (is_current's other checks), or
-    "": status said "files changed" of an older version's index, and of one built under another HOME."""
-    if (outdated or manifest.get("decoder") != DECODER_VERSION
-            or manifest.get("walker", 1) != RULES_VERSION):
-        return "built by another version or with other index settings; the next query rebuilds it"
-    if manifest.get("user", user_places()) != user_places():
-        return ("built under another HOME, XDG_CONFIG_HOME or GIT_CONFIG_* (other ignore rules may "
-                "apply here); the next query refreshes it")
-    return ""
+STALE_VERSION = "built by another version or with other index settings; the next query rebuilds it"
+STALE_USER = ("built under another HOME, XDG_CONFIG_HOME or GIT_CONFIG_* (other ignore rules may apply here); "
+              "the next query refreshes it")
 
 
 STALE_FILES = ("files changed since its last refresh, or were written too close to it to tell; "

@@ -128,8 +128,6 @@ def _window(hit: SearchHit, lines: list[str], stale: bool, expand: int, max_line
     return Snippet(start, end, "".join(shown), stale=stale, cut_lines=cut)
 
 
-
-
 def shorten_line(body: str, focus: frozenset[str] = frozenset()) -> str:
     """A line longer than MAX_LINE_CHARS cut to that many characters: from its start, or, when the
     query's longest term (`focus`: an identifier it names whole, `sendheartbeat`, before its parts)

@@ -117,9 +117,14 @@ def chunk_lines(
     for name, value in (("text", text), ("path", path), ("language", language), ("kind", kind)):
         if not isinstance(value, str):
             raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    check_policy(policy)
+    return chunk_rows(split_lines(text), path, language=language, kind=kind, policy=policy)
+
+
+def check_policy(policy) -> None:
+    """A TypeError unless policy is a ChunkingPolicy or None."""
     if policy is not None and not isinstance(policy, ChunkingPolicy):
         raise TypeError(f"policy must be a ChunkingPolicy, not {type(policy).__name__}")
-    return chunk_rows(split_lines(text), path, language=language, kind=kind, policy=policy)
 
 
 def chunk_rows(

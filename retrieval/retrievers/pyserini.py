@@ -81,6 +81,7 @@ class PyseriniRetriever:
         self._n_docs = 0
         self._opened = False
         self._scratch = None  # the directory of the in-memory API's index
+        self._drop_scratch = None  # removes it: when called, or when this retriever is collected
         if profile != CODE:
             self.use_profile(profile)
 
@@ -139,11 +140,11 @@ class PyseriniRetriever:
             if doc.context or doc.chunk_kind or doc.symbol or doc.scope:
                 labels[doc.docid] = (doc.context, doc.chunk_kind, doc.symbol, doc.scope)
         generated = marked_paths(documents)  # ranked as the store ranks them
-        previous = self._scratch
+        previous = self._drop_scratch
         directory = self._scratch = _scratch_dir()
         # Removed with this retriever, not only when the process ends: a long-lived program making
         # many in-memory indexes filled its temporary directory (and a kill left them all there).
-        weakref.finalize(self, _remove_scratch_dir, directory)
+        self._drop_scratch = weakref.finalize(self, _remove_scratch_dir, directory)
         with jvm.CALLS:
             state = lucene_index.update(
                 directory, None, self._lucene_analyzer(), [],
@@ -151,8 +152,8 @@ class PyseriniRetriever:
             )
             self.open_store(directory, state)
         self._labels = labels
-        if previous:  # the index this one replaces (its open files stay readable until closed)
-            _remove_scratch_dir(previous)
+        if previous is not None:  # the index this one replaces (its open files stay readable until closed)
+            previous()
 
     def search(self, query: str, top_k: int = 10) -> list[str]:
         return [hit.docid for hit in self.search_detailed(query, top_k)]
