@@ -499,8 +499,8 @@ def _outer_marks(root: str, result: Discovery, top: str | None, prefix: str, inf
 # sources, `.mk`, `.tfvars`, `MODULE.bazel` and `Dockerfile.dev`-style files; 8: view templates;
 # 9: drops templates of secret files, `.env.j2`; 10: `.gitattributes` marks, watched; 11: marks
 # from the `.gitattributes` above the root and from info/attributes; 12: the files of some 40 more
-# languages: CUDA, shaders, HDLs, Lisps, assembly, Tcl, batch files, ...).
-RULES_VERSION = 12
+# languages: CUDA, shaders, HDLs, Lisps, assembly, Tcl, batch files, ...; 13: Jupyter notebooks).
+RULES_VERSION = 13
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 

@@ -58,6 +58,8 @@ _register("sql", CODE, ".sql")
 _register("powershell", CODE, ".ps1", ".psm1")
 _register("nim", CODE, ".nim")
 _register("vim", CODE, ".vim")
+# Read as the script their cells hold (notebook.script_view), in their kernel's language.
+_register("jupyter", CODE, ".ipynb")
 _register("elm", CODE, ".elm")
 _register("solidity", CODE, ".sol")
 _register("vue", CODE, ".vue")

@@ -12,6 +12,7 @@ from .blake import blake2b
 from .generated import marked_generated
 from .languages import CONFIG, DOCS, TEMPLATES, VALUE_SCRIPTS, from_content
 from .lazyre import LazyPattern
+from .notebook import JUPYTER, script_view
 from .records import SourceFile
 
 BINARY, UNDECODABLE, UNREADABLE, VANISHED = "binary", "invalid-utf8", "unreadable", "vanished"
@@ -91,6 +92,13 @@ def _encoded_key(token: str) -> bool:
     return "PRIVATE KEY" in decoded and _PRIVATE_KEY.search(decoded) is not None
 
 
+def as_script(text: str) -> tuple[str, str]:
+    """(text, language) of a notebook as indexed: the script its cells hold, line for line, in its
+    kernel's language; one that does not read as a notebook stays the JSON it is."""
+    view = script_view(text)
+    return (text, JUPYTER) if view is None else (view[1], view[0])
+
+
 def decode_shown(data: bytes) -> str:
     """The text of a file as it was indexed (decode), never failing: what changed since shows with
     replacement characters."""
@@ -133,6 +141,9 @@ def read_source(file: SourceFile, max_bytes: int | None = None) -> FileContent:
     text, reason = decode(data)
     if text is not None and holds_private_key(file, text):
         return FileContent(file, None, content_digest(data), SECRET_CONTENT)
+    if text is not None and file.language == JUPYTER:
+        text, language = as_script(text)
+        file = replace(file, language=language)
     if text is not None:
         language = from_content(file.path, file.language, text)
         # A generated README or page is still the one people read: only code and config rank down,

@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import stat
 
-from .read import content_digest, decode_shown, split_ending, split_lines
+from .notebook import is_notebook
+from .read import as_script, content_digest, decode_shown, split_ending, split_lines
 from .records import SearchHit, Snippet
 
 # (size, mtime_ns, content digest) of a file as it was indexed
@@ -94,6 +95,8 @@ def _read_lines(root: str, source_path: str) -> tuple[str, list[str] | None]:
     if data is None:
         return "", None
     text = decode_shown(data)  # as when it was indexed
+    if is_notebook(source_path):
+        text = as_script(text)[0]
     # Split exactly as the chunker did, so line numbers agree (a lone \r is not a line break).
     return content_digest(data), split_lines(text)
 

@@ -1,0 +1,130 @@
+"""Jupyter notebooks are searched as the script their cells hold: hits point at the notebook's own
+lines, snippets show the cells' source (never the JSON around it or the outputs), in the kernel's
+language; a notebook that does not read as one is still indexed, as the JSON it is."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from retrieval.notebook import script_view
+from retrieval.read import line_texts
+
+
+def notebook(cells, language="python", indent=1) -> str:
+    """A notebook as Jupyter writes it: one source line per JSON line (indent=1)."""
+    return json.dumps({"cells": cells, "metadata": {"kernelspec": {"language": language, "name": language}},
+                       "nbformat": 4, "nbformat_minor": 5}, indent=indent) + "\n"
+
+
+def code(*lines, outputs=()):
+    return {"cell_type": "code", "execution_count": 1, "metadata": {}, "outputs": list(outputs),
+            "source": _items(lines)}
+
+
+def markdown(*lines):
+    return {"cell_type": "markdown", "metadata": {}, "source": _items(lines)}
+
+
+def _items(lines):
+    return [line + "\n" for line in lines[:-1]] + list(lines[-1:])
+
+
+TRAINING = notebook([
+    markdown("# Training the churn model", "", "We fit a gradient boosting classifier."),
+    code("import pandas as pd", "def load_customers(path):", "    return pd.read_csv(path)",
+         outputs=[{"name": "stdout", "output_type": "stream", "text": ["printed onlyinoutput words\n"]},
+                  {"data": {"image/png": "iVBORw0KGgo" + "A" * 400}, "metadata": {}, "output_type": "display_data"}]),
+    code("clf = GradientBoostingClassifier().fit(load_customers('c.csv'))"),
+])
+
+
+def line_of(text, needle):
+    return next(n for n, line in enumerate(text.split("\n"), 1) if needle in line)
+
+
+def test_the_script_view_keeps_every_line_where_the_file_has_it():
+    language, view = script_view(TRAINING)
+    assert language == "python"
+    assert len(line_texts(view)) == len(line_texts(TRAINING))
+    lines = line_texts(view)
+    assert lines[line_of(TRAINING, "def load_customers") - 1] == "def load_customers(path):"
+    assert lines[line_of(TRAINING, "return pd.read_csv") - 1] == "    return pd.read_csv(path)"
+    # Prose behind the kernel's line comment (the code around it still parses), its blank line a bare `#`.
+    assert lines[line_of(TRAINING, "Training the churn") - 1] == "# # Training the churn model"
+    assert lines[line_of(TRAINING, "Training the churn")] == "#"
+    # Structure, metadata and outputs are blank.
+    assert "onlyinoutput" not in view and "iVBOR" not in view and "cell_type" not in view
+    assert {line for n, line in enumerate(lines, 1) if n == line_of(TRAINING, '"outputs"')} == {""}
+
+
+@pytest.mark.parametrize("language, expected, comment", [("R", "r", "#"), ("scala", "scala", "//"),
+                                                          ("brainfudge", "jupyter", "#")])
+def test_a_notebook_is_in_its_kernels_language(language, expected, comment):
+    text = notebook([markdown("Fit a model"), code("fit <- lm(y ~ x)")], language=language)
+    got, view = script_view(text)
+    assert got == expected
+    assert f"{comment} Fit a model" in view.split("\n")
+
+
+def test_a_notebook_written_on_one_line_keeps_its_text_on_that_line():
+    text = notebook([markdown("Intro"), code("x = 1", "y = 2")], indent=None)
+    language, view = script_view(text)
+    assert view.count("\n") == text.count("\n") == 1
+    assert view.split("\n")[0] == "# Intro x = 1 y = 2"
+
+
+def test_a_source_key_elsewhere_in_the_json_is_not_taken_for_a_cells_source():
+    cells = [code("real_code = 1")]
+    cells[0]["metadata"] = {"widget": {"source": ["not_code\n"]}}
+    language, view = script_view(notebook(cells))
+    assert "real_code = 1" in view and "not_code" not in view
+
+
+@pytest.mark.parametrize("text", ["{not json", "[]", '{"cells": 3}', json.dumps({"worksheets": []})])
+def test_what_does_not_read_as_a_notebook_has_no_script_view(text):
+    assert script_view(text) is None
+
+
+def test_a_notebooks_cells_are_found_at_the_notebooks_own_lines(run, make_tree):
+    root = make_tree({"analysis/train.ipynb": TRAINING, "src/util.py": "def helper():\n    return 1\n"})
+    result = run("query", "--root", root, "load_customers read_csv", "--json", "--snippet-lines", "40")
+    assert result.exit_code == 0, result.stderr
+    hit = json.loads(result.stdout)["results"][0]
+    assert hit["path"] == "analysis/train.ipynb" and hit["language"] == "python"
+    assert hit["start_line"] <= line_of(TRAINING, "def load_customers") <= hit["end_line"]
+    snippet = hit["snippet"].split("\n")
+    assert snippet[line_of(TRAINING, "def load_customers") - hit["snippet_start"]] == "def load_customers(path):"
+    assert '"source"' not in hit["snippet"] and "\\n" not in hit["snippet"]
+    assert run("query", "--root", root, "onlyinoutput", "--json").stdout.count('"path"') == 0
+    python = json.loads(run("query", "--root", root, "load_customers", "--lang", "py", "--json").stdout)["results"]
+    assert [h["path"] for h in python][:1] == ["analysis/train.ipynb"]
+
+
+def test_a_notebook_that_does_not_parse_is_indexed_as_its_json(run, make_tree):
+    broken = TRAINING.replace('"nbformat": 4', '<<<<<<< HEAD\n "nbformat": 4', 1)
+    root = make_tree({"train.ipynb": broken})
+    hits = json.loads(run("query", "--root", root, "load_customers", "--json").stdout)["results"]
+    assert [(h["path"], h["language"]) for h in hits] == [("train.ipynb", "jupyter")]
+
+
+def test_an_edited_notebook_is_searched_as_edited(run, make_tree, rewrite):
+    root = make_tree({"train.ipynb": TRAINING})
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    edited = notebook([code("def score_churn_risk(model):", "    return model")])
+    rewrite(root / "train.ipynb", edited)
+    hits = json.loads(run("query", "--root", root, "score_churn_risk", "--json").stdout)["results"]
+    assert [(h["path"], h["start_line"]) for h in hits] == [("train.ipynb", line_of(edited, "score_churn_risk"))]
+
+
+@pytest.mark.extra("treesitter")
+def test_the_treesitter_retriever_parses_a_notebooks_cells_in_its_kernels_language(run, make_tree):
+    """Markdown behind comments and blank lines between cells leave the code a script the Python
+    grammar parses: the function is found by the syntax tree, named, at the notebook's lines."""
+    root = make_tree({"train.ipynb": TRAINING})
+    result = run("query", "--root", root, "load_customers", "--retriever", "treesitter", "--json")
+    assert result.exit_code == 0, result.stderr
+    hit = json.loads(result.stdout)["results"][0]
+    assert (hit["language"], hit["symbol"], hit["kind"]) == ("python", "load_customers", "function")
+    assert hit["start_line"] <= line_of(TRAINING, "def load_customers") < line_of(TRAINING, "return pd.read_csv") \
+        <= hit["end_line"]
