@@ -8,6 +8,7 @@ identifiers heavily, and the split is the expensive step.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections import Counter
 from itertools import chain
 
@@ -20,7 +21,8 @@ from .stem import porter
 # Off only when said so (`0`, `false`, `no`, `off`); any other word is named on stderr.
 STEM = env_flag("RETRIEVAL_STEM", True)
 # Bump when a change here changes the terms a text yields (the index fingerprint carries it).
-VERSION = 4  # 3: data runs (without_data); 4: a run stops at `=` (its padding aside)
+VERSION = 5  # 3: data runs (without_data); 4: a run stops at `=` (its padding aside); 5: Unicode words
+# (NFKC, case folded, split at case changes in any script, CJK runs also as their 2-character pieces)
 
 
 def set_stemming(on: bool) -> None:
@@ -33,6 +35,51 @@ _WORD = re.compile(r"[^\W_](?:\w*[^\W_])?|_\w*[^\W_]\w*")
 # Within an underscore-free word: acronym before a capitalised word, capitalised/lower words,
 # acronyms, digit runs, and any other letter runs (non-ASCII scripts).
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_]+")
+
+# Han, kana and Hangul: written without spaces, so a run between punctuation is a sentence, not a
+# word. Such a run is also indexed as its overlapping 2-character pieces (as Lucene's CJK analyzer
+# does), so that `总价` finds `计算订单总价格`.
+_CJK = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+# A part's letters by case (Upper, lower, other: a caseless script) and digits; combining marks
+# take their letter's.
+_CASED_PART = re.compile(r"U+(?=Ul)|U?l+|U+|d+|o+")
+
+
+def normal(text: str) -> str:
+    """Text as its terms are read: NFKC, so a word typed composed matches it written decomposed
+    (macOS writes names so) and full-width letters match their ASCII twins."""
+    return text if text.isascii() else unicodedata.normalize("NFKC", text)
+
+
+def fold(word: str) -> str:
+    """Lower case; beyond ASCII full case folding (`Straße` is `strasse`), and `İ`'s dot dropped
+    (`İzmir` and `DİYARBAKIR` are `izmir` and `diyarbakir`, as is `diyarbakır`)."""
+    return word.lower() if word.isascii() else word.casefold().replace("\u0307", "").replace("ı", "i")
+
+
+def _parts(piece: str) -> list[str]:
+    """An underscore-free word's parts: at case changes, digits and caseless runs, in any script
+    (the ASCII pattern alone cut `größe` into `gr` and `öße`, and matched `grünkohl` by `gr`)."""
+    if piece.isascii():
+        return _PART.findall(piece)
+    classes = []
+    for ch in piece:
+        if ch.isdigit():
+            classes.append("d")
+        elif ch.isupper() or ch.istitle():
+            classes.append("U")
+        elif ch.islower():
+            classes.append("l")
+        elif ch.isalpha() or not classes:
+            classes.append("o")
+        else:  # a combining mark (a word's letter in scripts NFKC composes none for)
+            classes.append(classes[-1])
+    return [piece[m.start():m.end()] for m in _CASED_PART.finditer("".join(classes))]
+
+
+def _cjk(word: str) -> bool:
+    return not word.isascii() and _CJK.search(word) is not None
+
 
 # A short English list: words that carry no meaning in a code-search query.
 STOPWORDS = frozenset(
@@ -49,53 +96,61 @@ def split_identifier(word: str) -> tuple[str, ...]:
     cached = _MEMO.get(word)
     if cached is not None:
         return cached
-    whole = word.lower()
+    key, word = word, normal(word)  # (words_of's are already)
+    whole = fold(word)
     terms = [whole] if len(whole) > 1 and whole not in STOPWORDS else []
     parts: list[str] = []
     for piece in word.split("_"):
         if piece:
-            parts.extend(_PART.findall(piece))
-    if STEM and len(parts) == 1 and terms and parts[0].lower() == whole:
+            parts.extend(_parts(piece))
+    if STEM and len(parts) == 1 and terms and fold(parts[0]) == whole:
         stem = porter(whole)
         if stem != whole and len(stem) > 1:  # `ies` stems to `i`: one letter is no term
             terms.append(stem)
-    if len(parts) > 1 or (parts and parts[0].lower() != whole):
-        seen = {whole}
+    seen = {whole}
+    if len(parts) > 1 or (parts and fold(parts[0]) != whole):
         for part in parts:
-            part = part.lower()
+            part = fold(part)
             if STEM:
                 part = porter(part)
             if len(part) > 1 and part not in seen and part not in STOPWORDS:
                 seen.add(part)
                 terms.append(part)
-    return _MEMO.put(word, tuple(terms))
+    if _cjk(word):
+        for run in _CJK.findall(whole):
+            for i in range(len(run) - 1):
+                piece = run[i:i + 2]
+                if piece not in seen:
+                    seen.add(piece)
+                    terms.append(piece)
+    return _MEMO.put(key, tuple(terms))
 
 
 def identifier_parts(word: str) -> tuple[str, ...]:
     """The part terms of a compound identifier (`ConnectionPool` -> connect, pool), () for a word
     of fewer than two parts: split_identifier gives the whole word, then its parts."""
     terms = split_identifier(word)
-    if len(terms) < 3:  # one part, perhaps with its stem
+    if len(terms) < 3 or _cjk(word):  # one part, perhaps with its stem; a CJK run's pieces are no parts
         return ()
-    return terms[1:] if terms[0] == word.lower() else terms
+    return terms[1:] if terms[0] == fold(normal(word)) else terms
 
 
 def word_unit(word: str) -> str:
     """The term a one-part word is compared by with identifiers' parts: its stem, as split_identifier
     stems a part ('' for a stop word or a single letter)."""
     terms = split_identifier(word)
-    return terms[-1] if terms else ""
+    return (terms[0] if _cjk(word) else terms[-1]) if terms else ""
 
 
 def words_of(text: str) -> list[str]:
     """The words of a text, in order, as term_counts reads them."""
-    return _WORD.findall(text)
+    return _WORD.findall(normal(text))
 
 
 def term_counts(text: str, words: list[str] | None = None) -> Counter:
     """Term frequencies of a text, for indexing (`words`: its words_of, when the caller has them)."""
     if words is None:
-        words = _WORD.findall(text)
+        words = _WORD.findall(normal(text))
     memo = _MEMO
     # A membership test per distinct word (set.difference would walk the whole memo: a dict subclass
     # gets no fast path there).
@@ -139,7 +194,7 @@ def _blank_data(m: re.Match) -> str:
 def tokenize(text: str) -> list[str]:
     """Terms of a text in order (a word's whole form before its parts), for queries."""
     out: list[str] = []
-    for word in _WORD.findall(text):
+    for word in _WORD.findall(normal(text)):
         out.extend(split_identifier(word))
     return out
 

@@ -127,3 +127,48 @@ def test_a_run_of_base64_is_data_not_words_and_a_long_name_is_still_a_name():
     name = "_".join(["configuration", "dispatcher", "initializer"] * 8)
     path = "/".join(["src", "components", "navigation", "header"] * 12)
     assert without_data(f"x = {name}; y = '{path}'") == f"x = {name}; y = '{path}'"
+
+
+# -- words beyond ASCII --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "word, terms",
+    [
+        # A word of letters is one word, whatever its script: `größe` was `gr` + `öße`, and any word
+        # beginning `gr` (`grünkohl`) matched it, rated high.
+        ("größe", ["grösse"]),
+        ("präfix_prüfen", ["präfix_prüfen", "präfix", "prüfen"]),
+        ("berechneGröße", ["berechnegrösse", "berechne", "grösse"]),
+        # Case changes split in any script, as in ASCII.
+        ("РассчитатьСтоимость", ["рассчитатьстоимость", "рассчитать", "стоимость"]),
+        ("ΥπολογισμόςΤιμής", ["υπολογισμόστιμήσ", "υπολογισμόσ", "τιμήσ"]),  # (a final sigma folds to σ)
+        # Full case folding: `ß` is `ss`, Turkish `İ` and `ı` are `i`.
+        ("Straße", ["strasse"]),
+        ("İzmir_yükle", ["izmir_yükle", "izmir", "yükle"]),
+        ("diyarbakır", ["diyarbakir"]),
+        # NFKC: full-width letters are their ASCII twins.
+        ("ｆｕｌｌ＿ｗｉｄｔｈ", ["full_width", "full", "width"]),
+    ],
+)
+def test_words_in_any_script_are_split_at_case_changes_and_case_folded(unstemmed, word, terms):
+    assert tokenize(word) == terms
+
+
+def test_a_word_typed_composed_matches_it_written_decomposed(unstemmed):
+    """macOS writes names decomposed (NFD) and a paste may keep them so: `café` split at its
+    combining accent was `cafe`, and the composed query found nothing."""
+    composed, decomposed = "caf\u00e9", "cafe\u0301"
+    assert tokenize(composed) == tokenize(decomposed) == ["café"]
+    assert term_counts(f"x = '{decomposed}'") == term_counts(f"x = '{composed}'")
+
+
+def test_a_cjk_run_is_also_its_two_character_pieces(unstemmed):
+    """Chinese, Japanese and Korean are written without spaces: the run between punctuation is a
+    sentence, so `总价` must find it by its pieces (as Lucene's CJK analyzer indexes)."""
+    sentence = "计算订单总价格"
+    assert tokenize(sentence) == [sentence, "计算", "算订", "订单", "单总", "总价", "价格"]
+    assert set(tokenize("总价")) <= set(term_counts(f"# {sentence}"))
+    assert {"비밀", "번호"} <= set(tokenize("비밀번호를"))
+    # The pieces are no parts of a compound name: no pair terms, and a word's unit is the word.
+    assert text.identifier_parts(sentence) == () and text.word_unit(sentence) == sentence

@@ -23,7 +23,7 @@ from itertools import combinations, compress, repeat
 
 from .. import languages
 from ..lazyre import LazyPattern as lazy_compile
-from ..text import identifier_parts, split_identifier, term_counts, without_data, word_unit, words_of
+from ..text import fold, identifier_parts, normal, split_identifier, term_counts, without_data, word_unit, words_of
 
 DEF = "\u00a7"
 PAIR = "\u00b6"
@@ -37,14 +37,14 @@ def def_term(name: str) -> str:
     """The term a definition of `name` is indexed and asked under: lower case, without underscores,
     so a name asked in the other naming convention still finds it (`client_ip` -> `ClientIP`,
     `isBlank` -> `is_blank`). Its exact spelling is a second term (exact_def_term)."""
-    squashed = name.lower().replace("_", "")
+    squashed = fold(normal(name)).replace("_", "")
     return DEF + (squashed or name.lower())
 
 
 def exact_def_term(name: str) -> str:
     """The term a definition is indexed under by its exact spelling, for every name: `echo` asks
     for `def echo`, not for `_echo` or `Echo`, which share its def_term."""
-    return _EXACT + name
+    return _EXACT + normal(name)
 
 
 def weak_def_term(name: str) -> str:
@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 32  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 33  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -76,7 +76,7 @@ VERSION = 32  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # 30: a C, C++ or C# signature after attributes on its line (`[[nodiscard]] inline bool SimpleAtoi(`), C#'s
 # and Dart's expression-bodied and bodiless methods, CUDA, Metal, GLSL and HLSL read as C++ or C, the
 # Lisps' `(defun`/`(defn`/`(define` forms and Tcl's `proc`; 31: MATLAB's functions and classdef; 32: a
-# string continued past a line end by a backslash is one literal
+# string continued past a line end by a backslash is one literal; 33: definitions named in any script
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -175,7 +175,7 @@ def _keyword_def(keywords: str, modifiers: str = "", prefix: str = _PREFIX, rece
     # closing parenthesis and defined the `func` after it)
     skip = r"(?:\([^)\n]*\)[ \t]*)?" if receiver else ""
     return (rf"^[ \t]*{line_modifiers}{keywords}(?:\s+|(?=<))(?:{keywords}[ \t]+){{0,2}}(?!{keywords}\s){skip}"
-            rf"{prefix}([A-Za-z_$][\w$]*[?!]?)(?![\w$]|\s*\}}|\s*,(?![ \t]*do:))")
+            rf"{prefix}((?:[^\W\d]|\$)[\w$]*[?!]?)(?![\w$]|\s*\}}|\s*,(?![ \t]*do:))")
 
 
 _KEYWORD_DEF = lazy_compile(_keyword_def(_KEYWORDS), re.MULTILINE)

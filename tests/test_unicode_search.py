@@ -1,0 +1,50 @@
+"""Searching code written beyond ASCII: a word in any script is one word, found however it was
+typed (composed or not, any case, full-width), Chinese, Japanese and Korean by their pieces, and a
+definition named in any script ranks as an ASCII one does."""
+from __future__ import annotations
+
+import json
+import unicodedata
+
+from retrieval.lexical.features import defined_names
+
+
+def hits(run, root, query, *args):
+    result = run("query", "--root", root, query, "--json", "-k", "5", *args)
+    assert result.exit_code == 0, result.stderr
+    return [h["path"] for h in json.loads(result.stdout)["results"]]
+
+
+def test_a_word_sharing_only_its_first_ascii_letters_is_no_match(run, make_tree):
+    root = make_tree({"kohl.py": "def grünkohl_kochen():\n    return 'Grünkohl'\n",
+                      "groesse.py": "def berechne_größe(teile):\n    return len(teile)\n"})
+    assert hits(run, root, "größe") == ["groesse.py"]
+    assert hits(run, root, "präfix") == []
+
+
+def test_composed_decomposed_and_full_width_forms_find_each_other(run, make_tree):
+    decomposed = unicodedata.normalize("NFD", "café crème")
+    root = make_tree({"menu.py": f"# {decomposed}\nMENU = ['{decomposed}']\n",
+                      "wide.py": "def ｆｕｌｌ＿ｗｉｄｔｈ():\n    pass\n",
+                      "tr.py": "def İzmir_yükle():\n    return 'DİYARBAKIR'\n"})
+    assert hits(run, root, "café") == ["menu.py"]
+    assert hits(run, root, "full_width") == ["wide.py"]
+    assert hits(run, root, "izmir") == hits(run, root, "diyarbakır") == ["tr.py"]
+
+
+def test_a_few_cjk_characters_find_the_sentence_holding_them(run, make_tree):
+    root = make_tree({"cart.go": "package cart\n\n// 计算总价函数根据购物车中的商品计算订单总价格\nfunc Total() int { return 0 }\n",
+                      "stock.py": "def check():\n    raise ValueError('エラー：在庫が足りません')\n",
+                      "Login.java": "class Login {\n  // 사용자의 비밀번호를 확인합니다\n  void check() {}\n}\n",
+                      "other.py": "def unrelated():\n    return '天气很好'\n"})
+    assert hits(run, root, "总价") == hits(run, root, "购物车") == ["cart.go"]
+    assert hits(run, root, "在庫") == ["stock.py"]
+    assert hits(run, root, "비밀번호") == ["Login.java"]
+
+
+def test_a_definition_named_in_any_script_ranks_above_its_uses(run, make_tree):
+    models = "class Заказ:\n    def 总价(self):\n        return 0\n\n\nclass Order:\n    pass\n"
+    uses = "from models import Заказ\n\n\ndef use():\n    Заказ()\n    Заказ()\n    return Заказ()\n"
+    root = make_tree({"models.py": models, **{f"use{i}.py": uses for i in range(3)}})
+    assert {"Заказ", "总价"} <= defined_names(models, "python")
+    assert hits(run, root, "Заказ")[0] == "models.py"
