@@ -48,7 +48,9 @@ _SECRET_GLOBS = (
     "*.kdbx", "*.gpg", "*.asc", "*.ovpn", "id_rsa*", "id_dsa*", "id_ecdsa*", "id_ed25519*",
     "credentials", "credentials.*", "*credentials*.json", "secrets", "secrets.*", "*.secret", "*.secrets",
     ".netrc", ".pgpass", ".htpasswd", ".npmrc", ".pypirc", ".git-credentials", "*.tfstate",
-    "*.tfstate.*", "service-account*.json", "*.sqlite", "*.db",
+    "*.tfstate.*", "*.tfvars", "*.tfvars.json", "service-account*.json", "*.sqlite", "*.db", ".dockercfg",
+    # Directories of credentials: their data files are too (`.docker/config.json`, `secrets/db.yaml`).
+    ".docker", ".aws", ".ssh", ".gnupg", ".kube",
 )
 _SECRET_RE = LazyPattern(  # built on first use: a query on a fresh index never walks
     lambda: "|".join(ignore.compile_rule(g).regex.pattern for g in _SECRET_GLOBS), re.IGNORECASE
@@ -499,8 +501,9 @@ def _outer_marks(root: str, result: Discovery, top: str | None, prefix: str, inf
 # sources, `.mk`, `.tfvars`, `MODULE.bazel` and `Dockerfile.dev`-style files; 8: view templates;
 # 9: drops templates of secret files, `.env.j2`; 10: `.gitattributes` marks, watched; 11: marks
 # from the `.gitattributes` above the root and from info/attributes; 12: the files of some 40 more
-# languages: CUDA, shaders, HDLs, Lisps, assembly, Tcl, batch files, ...; 13: Jupyter notebooks).
-RULES_VERSION = 13
+# languages: CUDA, shaders, HDLs, Lisps, assembly, Tcl, batch files, ...; 13: Jupyter notebooks; 14: data files
+# under a directory named as credentials, `*.tfvars`).
+RULES_VERSION = 14
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 
@@ -620,6 +623,8 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     # git matches attribute patterns under core.ignoreCase too
     outer_marks = _outer_marks(root, result, top, prefix, info, base_stack.ignorecase)
     pending: list[tuple[str, str, ignore.IgnoreStack, tuple]] = [(root, "", base_stack, outer_marks)]
+    secret_dirs = {"": False}  # directory (no trailing slash) -> it or one above is named as credentials
+    secret_names: dict[str, bool] = {}  # a directory name -> is_secret_name (judged once a walk, as files' are)
     while pending:
         abs_dir, rel_dir, stack, marks = pending.pop()
         key = rel_dir or "."
@@ -664,6 +669,12 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 marks = _with_attributes(marks, text, rel_dir)
         # The rules that can decide for a path in this directory, found once for all its entries.
         ignored = stack.judge(rel_dir)
+        # Data under a directory named as credentials are (`secrets/db.yaml`), as the contextualizer
+        # never sends them: the one rule for what is kept and what leaves.
+        parent, _, name = rel_dir[:-1].rpartition("/")
+        if name and name not in secret_names:
+            secret_names[name] = is_secret_name(name)
+        secret_dir = secret_dirs[rel_dir[:-1]] = bool(name) and (secret_dirs[parent] or secret_names[name])
         marked = None if all(m.empty for m in marks) else tuple(m.judge(rel_dir) for m in marks)
         prefix = abs_dir + os.sep if not abs_dir.endswith(os.sep) else abs_dir
         subdirs = []
@@ -711,7 +722,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 continue
             script, secret, language, kind, may_be_script = found
             skipped = uncounted if script else counted
-            if secret:
+            if secret or secret_dir and (kind != languages.CODE or language in languages.VALUE_SCRIPTS):
                 skipped["secret-name"] += 1
                 continue
             if ignored(rel, False) is True or (excluded is not None and excluded(rel)):

@@ -349,6 +349,25 @@ def test_secret_looking_files_are_skipped_and_counted(make_tree):
     assert result.skipped["secret-name"] == len(SECRET_NAMES) + 1
 
 
+def test_data_under_a_directory_named_for_credentials_is_skipped_as_the_contextualizer_withholds_it(make_tree):
+    """One rule for what is indexed and what may be sent: `secrets/db.yaml` was indexed (its name
+    looked harmless) while `lexical+ctx` never sent it; Docker's and Terraform's credential files
+    were indexed and shown in snippets. Code under such a directory is code about secrets."""
+    from retrieval.contextual.generate import sendable
+
+    root = make_tree({"secrets/db.yaml": "password: hunter2\n", "deploy/secrets/prod/app.json": "{}\n",
+                      ".docker/config.json": '{"auths": {}}\n', "infra/prod.tfvars": 'db_password = "x"\n',
+                      "infra/prod.tfvars.json": "{}\n", "infra/main.tf": "variable \"db_password\" {}\n",
+                      "secrets/handler.py": "def rotate():\n    pass\n", "credentials/load.sh": "export K=1\n",
+                      "main.py": "x = 1\n"})
+    result = walk(str(root))
+    assert [f.path for f in result.files] == ["infra/main.tf", "main.py", "secrets/handler.py"]
+    assert result.skipped == {"secret-name": 6}
+    kept = {"infra/main.tf", "main.py"}
+    assert {p for p in ("secrets/db.yaml", ".docker/config.json", "infra/prod.tfvars", *kept)
+            if not sendable(p, 1, 10)} == kept
+
+
 def test_skip_counts_only_count_files_that_would_otherwise_be_indexed(make_tree):
     # `.env` and `app.sqlite` are no source file: never indexed, so not news worth a count.
     root = make_tree({".env": "A=1\n", "app.sqlite": "x", "credentials.json": "{}\n", "main.py": "x = 1\n",
@@ -431,13 +450,14 @@ def test_a_walk_judges_a_name_met_in_many_directories_once(make_tree, monkeypatc
     language, whether it names a secret) is worked out once per walk, and holds for each of them."""
     from retrieval import discover
 
-    root = make_tree({f"pkg{i}/{name}": "x = 1\n" for i in range(5) for name in ("__init__.py", "secrets.sh", "notes")})
+    root = make_tree({f"pkg{i}/src/{name}": "x = 1\n" for i in range(5) for name in ("__init__.py", "secrets.sh", "notes")})
     judged = []
     real = discover.is_secret_name
     monkeypatch.setattr(discover, "is_secret_name", lambda name: judged.append(name) or real(name))
     result = walk(str(root))
-    assert sorted(judged) == ["__init__.py", "notes", "secrets.sh"]
-    assert [f.path for f in result.files] == [f"pkg{i}/__init__.py" for i in range(5)]
+    # (directories too: data under `secrets/` is a secret's)
+    assert sorted(judged) == ["__init__.py", "notes", *(f"pkg{i}" for i in range(5)), "secrets.sh", "src"]
+    assert [f.path for f in result.files] == [f"pkg{i}/src/__init__.py" for i in range(5)]
     assert result.skipped == {"secret-name": 5}
 
 
@@ -598,15 +618,16 @@ def test_an_extension_written_in_capitals_is_discovered_as_its_language_is_detec
 
 def test_fortran_sources_and_build_files_of_known_languages_are_discovered(make_tree):
     """Fortran, which the grammar pack parses, and build files of languages known here (an included
-    makefile, Terraform variables, Bazel's module file, a second Dockerfile) were never indexed, nor
-    counted as skipped."""
+    makefile, Bazel's module file, a second Dockerfile) were never indexed, nor counted as skipped.
+    (Terraform's variable files are secret-looking: Terraform's own ignore template leaves them out
+    as likely to hold credentials.)"""
     root = make_tree({"src/solver.f90": "module solver\nend module solver\n", "legacy/KERNEL.F": "      END\n",
                       "mk/common.mk": "CFLAGS += -O2\n", "env/prod.tfvars": "region = \"eu-west-1\"\n",
                       "MODULE.bazel": "module(name = \"demo\")\n", "docker/Dockerfile.dev": "FROM python:3.11\n",
                       "docker/api.dockerfile": "FROM node:20\n", "notes.dev": "x\n", "main.py": "x\n"})
     found = {f.path: (f.language, f.kind) for f in discover_files(str(root))}
     assert found == {"src/solver.f90": ("fortran", "code"), "legacy/KERNEL.F": ("fortran", "code"),
-                     "mk/common.mk": ("make", "config"), "env/prod.tfvars": ("hcl", "config"),
+                     "mk/common.mk": ("make", "config"),
                      "MODULE.bazel": ("starlark", "config"), "docker/Dockerfile.dev": ("dockerfile", "config"),
                      "docker/api.dockerfile": ("dockerfile", "config"), "main.py": ("python", "code")}
 

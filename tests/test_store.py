@@ -739,3 +739,39 @@ def test_metadata_written_before_row_checksums_is_read_as_it_was(tmp_path):
     assert old.meta(0) == ("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match", "method", 10, 20]])
     assert old.meta_rows() == [("Router.add_route", "method", "add_route", 1, 20, [["match", "Router.match", "method", 10, 20]]),
                                None, ("module app", "module", "", 1, 5, [])]
+
+
+def test_the_store_is_its_owners_alone_as_the_files_it_indexes_may_be(make_tree, run, tmp_path, monkeypatch):
+    """The index holds every word of the files it read, some readable by their owner only: under
+    the usual umask a 0600 file's words were in 0644 segment files any local user could read."""
+    import stat
+
+    root = make_tree({"private.py": 'password = "Zq600PrivateToken"\n', "main.py": "x = 1\n"})
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    store = root / ".retrieval"
+    assert stat.S_IMODE(store.stat().st_mode) == 0o700
+    # A store made before is closed by its next write.
+    store.chmod(0o755)
+    (root / "main.py").write_text("x = 2\n")
+    os.utime(root / "main.py", ns=(1, 1))
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    assert stat.S_IMODE(store.stat().st_mode) == 0o700
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give a directory away")
+def test_a_store_directory_another_user_made_is_never_written_into(make_tree, run, tmp_path, monkeypatch):
+    """Under a shared RETRIEVAL_INDEX_DIR a store's name is predictable: a directory another user
+    made there in advance (0777) is theirs to read, replace or poison; refused, in one line."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    monkeypatch.setenv(layout.ENV_INDEX_DIR, str(shared))
+    root = make_tree({"main.py": "x = 1\n"})
+    planted = layout.store_dir(str(root))
+    os.makedirs(planted, mode=0o777)
+    os.chown(planted, 65534, 65534)
+    result = run("index", "--root", root, "--retriever", "lexical")
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        f"error: lexical: refusing to write the index at {planted}: it belongs to another user (uid 65534); run as that "
+        f"user, or set {layout.ENV_INDEX_DIR} to keep the index elsewhere"]
+    assert os.listdir(planted) == []

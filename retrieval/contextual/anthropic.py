@@ -18,6 +18,7 @@ import anthropic
 
 from ..notes import first_line
 from . import ENV_KEY, configured_model
+from .endpoint import shown_url
 from .prompt import MAX_OUTPUT_TOKENS, SYSTEM, chunk_block, file_block
 
 DEFAULT_RETRIES = 6
@@ -41,14 +42,14 @@ class AnthropicContextualizer:
             base = os.environ.get("ANTHROPIC_BASE_URL", "")
             if base.strip() and not base.strip().lower().startswith(("http://", "https://")):
                 # No request to it can succeed: the SDK retried it for 23 s, as it retries an outage.
-                raise RuntimeError(f"cannot set up the Anthropic client for ANTHROPIC_BASE_URL={base!r}: "
+                raise RuntimeError(f"cannot set up the Anthropic client for ANTHROPIC_BASE_URL={shown_url(base)!r}: "
                                    "it is no http:// or https:// URL")
             # The key is passed explicitly so the SDK never goes looking for profiles on disk.
             try:
                 client = anthropic.Anthropic(api_key=key, max_retries=max_retries, timeout=timeout,
                                              http_client=http_client, middleware=[_no_long_waits])
             except Exception as exc:  # noqa: BLE001 - the SDK checks its endpoint here (httpx2's InvalidURL)
-                where = f" for ANTHROPIC_BASE_URL={base!r}" if base else ""
+                where = f" for ANTHROPIC_BASE_URL={shown_url(base)!r}" if base else ""
                 raise RuntimeError(f"cannot set up the Anthropic client{where}: {first_line(exc)}") from exc
         self.client = client
 

@@ -12,10 +12,12 @@ from typing import Callable
 from .. import service
 from ..discover import require_root
 from ..index_options import IndexOptions, wanted_context_model
+from ..output import counted
 from ..store import layout
 from ..store.lock import WriterLock
 from . import configured_model, remote_unavailable_reason
 from .cache import ContextCache
+from .endpoint import destination
 from .generate import (DEFAULT_MAX_DOLLARS, DEFAULT_MAX_FILE_BYTES, DEFAULT_WORKERS, GenerationStopped, check_cost,
                        clear_pending, is_pending, plan, run)
 
@@ -107,7 +109,8 @@ def _generate(root, store, model, options, context, progress, requester) -> None
             layout.write_markers(store, root)  # a store `clean` recognises
         work = plan(root, retriever, options, cache, max_file_bytes=context.max_file_bytes)
         withheld = ", ".join(f"{n} {why} file{'s' * (n != 1)}" for why, n in sorted(work.withheld.items()))
-        progress(f"{NAME}: {work.estimate.describe(model)}; {work.cached} chunks already cached"
+        progress(f"{NAME}: {'dry run: ' * context.dry_run}{work.estimate.describe(model)}; "
+                 f"{work.cached} chunks already cached"
                  + (f"; {work.identical} chunks of identical files share those contexts" if work.identical else "")
                  + (f"; never sent: {withheld}" if withheld else ""))
         if context.max_chunks is not None and work.chunks > context.max_chunks:
@@ -117,6 +120,9 @@ def _generate(root, store, model, options, context, progress, requester) -> None
             return
         check_cost(work, yes=context.yes, max_chunks=context.max_chunks, max_dollars=context.max_dollars)
         if work.jobs:
+            # Said before the first request: this is the one command that sends code off the machine.
+            progress(f"{NAME}: sending the text of {counted(len(work.jobs), 'file')} to {destination()} "
+                     "(--contextualizer offline sends nothing)")
             if requester is None:
                 from .anthropic import AnthropicContextualizer
 

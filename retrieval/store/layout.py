@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 
 from .atomic import TMP_PREFIX, remove_tree, write_bytes, write_json
 from .naming import store_name
@@ -103,11 +104,27 @@ def ensure_store(store: str) -> None:
     """The store directory, where the writer lock lives; its files are written under the lock."""
     refuse_symlink(store)
     try:
-        os.makedirs(store, exist_ok=True)
+        # The owner's alone, as ssh keeps ~/.ssh: the index holds every word of files only their
+        # owner may read (a 0600 source's words were in 0644 segment files).
+        os.makedirs(store, mode=0o700, exist_ok=True)
+        _refuse_other_owner(store)
         if not os.path.exists(os.path.join(store, "STORE.json")):
             _refuse_foreign(store)
     except OSError as exc:
         raise unwritable("write", store, exc) from exc
+
+
+def _refuse_other_owner(store: str) -> None:
+    """A store directory another user made (a predictable name under a shared RETRIEVAL_INDEX_DIR)
+    is theirs to read, replace or poison: never written into. One of ours open to others is closed."""
+    if not hasattr(os, "geteuid"):
+        return
+    st = os.stat(store)
+    if st.st_uid != os.geteuid():
+        raise StoreError(f"refusing to write the index at {store}: it belongs to another user (uid {st.st_uid}); "
+                         f"run as that user, or set {ENV_INDEX_DIR} to keep the index elsewhere")
+    if stat.S_IMODE(st.st_mode) & 0o077:
+        os.chmod(store, 0o700)
 
 
 def write_markers(store: str, root: str) -> None:

@@ -230,6 +230,10 @@ def test_an_unusable_base_url_is_one_line_naming_it_not_a_traceback(make_tree, m
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "api.example.com")
     with pytest.raises(RuntimeError, match=r"ANTHROPIC_BASE_URL='api.example.com': it is no http:// or https:// URL"):
         AnthropicContextualizer()
+    # Its credentials are not printed with it.
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "ftp://user:zqPASSWORD@127.0.0.1")
+    with pytest.raises(RuntimeError, match=r"ANTHROPIC_BASE_URL='ftp://\*\*\*@127.0.0.1': it is no http"):
+        AnthropicContextualizer()
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://localhost:port")
     root = make_tree(FILES)
     result = CliRunner().invoke(main, ["index", "--root", str(root), "--retriever", "lexical+ctx",

@@ -125,10 +125,38 @@ def test_a_dry_run_prints_the_estimate_and_sends_and_builds_nothing(make_tree):
     model, messages = StandIn(), []
     assert index(root, model, messages, dry_run=True) is None
     assert model.calls == []
-    assert any("input tokens" in m and "output tokens" in m for m in messages)
+    assert any("input tokens" in m and "output tokens" in m and "dry run: " in m for m in messages)
+    assert not any("sending" in m for m in messages)
     assert service.status(str(root))[[r["retriever"] for r in service.status(str(root))].index("lexical+ctx")][
         "state"] == "missing"
     assert not (root / ".retrieval").exists()  # an estimate writes nothing (a read-only tree gets one too)
+
+
+def test_a_run_that_asks_the_model_says_first_where_the_code_goes(make_tree, monkeypatch):
+    """The one command that sends code off the machine says so, and to which host, before the first
+    request (an endpoint's credentials left out of what it prints)."""
+    root = make_tree(FILES)
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://user:s3cret@proxy.example:8443/anthropic")
+    messages: list[str] = []
+
+    class Watching(StandIn):
+        def request(self, path, file_text, chunk):
+            messages.append("request")
+            return super().request(path, file_text, chunk)
+
+    index(root, Watching(), messages)
+    said = [m for m in messages if "sending" in m]
+    assert said == ["lexical+ctx: sending the text of 3 files to proxy.example:8443 (--contextualizer offline sends nothing)"]
+    assert messages.index(said[0]) < messages.index("request")
+    assert not any("s3cret" in m for m in messages)
+
+
+def test_an_endpoint_shown_in_an_error_has_no_credentials():
+    from retrieval.contextual.endpoint import shown_url
+
+    assert shown_url("ftp://user:zqPASSWORD@127.0.0.1/v1") == "ftp://***@127.0.0.1/v1"
+    assert shown_url("http://user:pw@[::1") == "http://***@[::1"
+    assert shown_url("https://api.example.com/v1") == "https://api.example.com/v1"
 
 
 def test_the_estimate_counts_one_file_and_one_chunk_in_the_singular():
