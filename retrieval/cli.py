@@ -15,7 +15,7 @@ from dataclasses import replace
 import click
 
 from . import __version__
-from .options import RootPath
+from .options import DEFAULT_TOP_K, RootPath
 from .shell import ShellGroup
 
 
@@ -633,7 +633,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
               help="The retriever to search with, or 'all': every indexed one's hits merged, with provenance. "
                    f"{ENV_RETRIEVER} sets another default (e.g. `hybrid`, once its index is built).")
 @click.option("--embed-model", default=None, metavar="DIR|NAME", help=EMBED_MODEL_HELP)
-@click.option("--top-k", "-k", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
+@click.option("--top-k", "-k", type=click.IntRange(min=1), default=DEFAULT_TOP_K, show_default=True, metavar="N",
               help="How many hits to return (with --max-tokens and no --top-k: as many as fit, at most 100).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with all results.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON object per hit, one per line.")
@@ -665,7 +665,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     root = _root(root, builds=True)
     _use_embed_model(embed_model, retriever_name)
     filters = service.QueryFilter(paths=_rooted_globs(path_globs, root), language=lang or "", kind=kind or "")
-    if max_tokens and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT":
+    budget_decides = bool(max_tokens) and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT"
+    if budget_decides:
         top_k = 100  # the budget, not the default count, decides how many hits fit
     progress = _progress_sink()
     try:
@@ -775,7 +776,13 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 shorter = printed_tokens(_json(dict(around, query=head, query_truncated=True))) + 1
                 if shorter < envelope:  # the flag costs tokens too: a cut saving none only loses the query
                     echoed, envelope = head, shorter
+        asked = len(hits)
         hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost, terms, define)
+        if len(hits) < asked and not budget_decides:  # (with no -k, as many as fit was the question)
+            from .output import counted
+
+            click.echo(f"note: {counted(asked - len(hits), 'more hit')} did not fit in --max-tokens {max_tokens} "
+                       "(a larger budget, or fewer lines around each hit, shows them)", err=True)
     if snippets is not None:
         from .output import counted, shown_path
 

@@ -46,8 +46,9 @@ class Searcher:
 
     BUSY_WAIT = 3.0
 
-    def __init__(self, root: str):
+    def __init__(self, root: str, refusal: str | None = None):
         self.root = os.path.abspath(root)
+        self.refusal = refusal  # why this root is not searched: every call's answer
         self._lock = threading.Lock()
         self._warm = None
         # For a child: read now, as a command run here swaps variables for its own call and back.
@@ -56,6 +57,8 @@ class Searcher:
     def _run(self, argv: list[str], stdin: bytes = b"") -> dict:
         from .discover import root_problem
 
+        if self.refusal:
+            raise ToolFailure(self.refusal)
         problem = root_problem(self.root)  # removed since? (a fresh clone will be watched anew)
         if problem:
             raise ToolFailure(problem)
@@ -109,6 +112,12 @@ class Searcher:
             argv += ["--lang", lang]
         if kind:
             argv += ["--kind", kind]
+        if max_tokens is None and expand is not None:
+            max_tokens = EXPAND_TOKENS
+            if top_k is None:  # as many as the call would get without a budget, not as many as fit
+                from .options import DEFAULT_TOP_K
+
+                argv += ["--top-k", str(DEFAULT_TOP_K)]
         if max_tokens is not None:
             argv += ["--max-tokens", str(max_tokens)]
         if expand is not None:
@@ -184,9 +193,13 @@ def _result(payload: dict):
 
 MAX_TOP_K = 100
 MAX_EXPAND = 200
+# A call's answer lands in a model's context: `expand` without a budget gets this one (ten hits
+# with 200 lines around each were 95,629 characters; a hundred, 990,027), and no budget is larger.
+EXPAND_TOKENS = 8_000
+MAX_TOKENS = 50_000
 
 
-def build(root: str, exchange: "Exchange | None" = None):
+def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = None):
     """The MCPServer for root (not yet running); its tool calls are told to the exchange."""
     from typing import Annotated, Literal
 
@@ -194,7 +207,7 @@ def build(root: str, exchange: "Exchange | None" = None):
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
     from pydantic import Field, ValidationError
 
-    searcher = Searcher(root)
+    searcher = Searcher(root, refusal)
     from . import __version__
     from .retrievers.base import REGISTRY
 
@@ -267,8 +280,9 @@ def build(root: str, exchange: "Exchange | None" = None):
             "starting with ! leaves out what it names (['*.py', '!tests/']), the later one deciding."))] = None,
         lang: Annotated[str | None, Field(description="Only this language, e.g. python.")] = "",
         kind: Annotated[Literal["", "code", "docs", "config"] | None, Field(description="Only this kind of file.")] = "",
-        max_tokens: Annotated[int | None, Field(ge=1, strict=True,
-                                                description="As many hits as fit, snippets included.")] = None,
+        max_tokens: Annotated[int | None, Field(ge=1, le=MAX_TOKENS, strict=True, description=(
+            f"As many hits as fit in this many tokens, snippets included (at most {MAX_TOKENS:,}; with expand "
+            f"and no max_tokens, {EXPAND_TOKENS:,}); notes say how many more did not fit."))] = None,
         expand: Annotated[Annotated[int, Field(ge=0, le=MAX_EXPAND, strict=True)] | Literal["scope"] | None,
                           Field(description=f"Include each hit's lines plus N (at most {MAX_EXPAND}) around it, or "
                                             f"'scope': its enclosing definition (treesitter hits; at most {MAX_EXPAND} "
@@ -597,10 +611,12 @@ def _watch_stdio(exchange: Exchange):
             io.TextIOWrapper(writer, encoding="utf-8"))
 
 
-def run(root: str) -> None:
+def run(root: str, refusal: str | None = None) -> None:
+    """Serve root over stdio; with a refusal, every tool call answers it (a host shows its server
+    exiting at start as a closed connection, not why)."""
     try:
         exchange = Exchange()
-        server = build(root, exchange)
+        server = build(root, exchange, refusal)
         server.wire = _watch_stdio(exchange)
         server.run("stdio")
     except Exception as exc:

@@ -3,6 +3,9 @@ from __future__ import annotations
 
 import click
 
+# Hits a query returns unless told (`-k`; an MCP call without top_k).
+DEFAULT_TOP_K = 10
+
 
 class RootPath(click.Path):
     """A root directory's path; an empty one is refused: `--root "$UNSET"` was the current

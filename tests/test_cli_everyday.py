@@ -687,6 +687,18 @@ def test_max_tokens_holds_for_what_is_printed_in_every_format(run, make_tree, fm
         assert len(result.stdout) / 4 <= budget, (budget, len(result.stdout))
 
 
+def test_hits_asked_for_that_do_not_fit_the_budget_are_counted_in_a_note(run, make_tree):
+    """`-k 10 --max-tokens 300` printed one hit and no word of the nine left out."""
+    files = {f"m{i}.py": "def budget_item():\n" + "".join(f"    value_{n} = {n}\n" for n in range(30)) for i in range(8)}
+    root = make_tree(files)
+    result = run("query", "--root", root, "budget item", "-k", "8", "--max-tokens", "300", "--json")
+    shown = len(json.loads(result.stdout)["results"])
+    assert 1 <= shown < 8
+    assert f"note: {8 - shown} more hit{'s' * (8 - shown != 1)} did not fit in --max-tokens 300" in result.stderr
+    # Without -k, as many as fit was the question: nothing was left out of it.
+    assert "did not fit" not in run("query", "--root", root, "budget item", "--max-tokens", "300").stderr
+
+
 def test_a_pasted_report_is_echoed_cut_so_the_budget_goes_to_the_hits(run, make_tree):
     """A 9 KB bug report as the query with --max-tokens 2000 came back whole in the envelope, and
     with it one hit: the echo is cut to a tenth of the budget, and says so."""

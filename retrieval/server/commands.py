@@ -121,8 +121,11 @@ def mcp_command(root):
     root = found.path
     refusal = too_broad(found)
     if refusal:
-        raise _fail(refusal)
-    problem = root_problem(root, shown_path(root))
+        # Said on stderr, and served as every call's answer: a host shows a server that exits at
+        # start as "Connection closed", and the agent never learns why (a per-user config starts it
+        # in the home directory).
+        click.echo(f"error: {refusal} (every call answers this)", err=True)
+    problem = None if refusal else root_problem(root, shown_path(root))
     if problem:  # said now, not as every tool call's failure
         raise _fail(problem)
     # The protocol runs over both (started `>&-`, the SDK failed with a traceback).
@@ -134,4 +137,4 @@ def mcp_command(root):
     # stdin, a thread nothing interrupts. (The store is safe from a kill at any point.)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    mcp.run(root)
+    mcp.run(root, refusal)

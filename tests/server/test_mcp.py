@@ -368,6 +368,53 @@ def test_an_agent_cannot_ask_for_an_unbounded_answer(sample_repo):
     assert _payload(results[2])["results"]
 
 
+def test_expand_without_a_budget_gets_one_and_says_what_did_not_fit(make_tree):
+    """Ten hits with 200 lines around each were 95,629 characters of one answer (a hundred,
+    990,027): `expand` alone now fits the default budget, as many hits as asked at most, and the
+    notes say how many more there were."""
+    from retrieval.mcp import EXPAND_TOKENS, Searcher
+
+    body = "".join(f"    step_{n} = configure_pipeline_stage({n})\n" for n in range(400))
+    root = make_tree({f"stage{i}.py": f"def configure_pipeline_{i}():\n{body}" for i in range(12)})
+    searcher = Searcher(str(root))
+    payload = searcher.search("configure pipeline stage", expand=200)
+    assert 1 <= len(payload["results"]) < 10
+    assert len(json.dumps(payload["results"])) / 4 <= EXPAND_TOKENS
+    assert any(note.endswith("did not fit in max_tokens 8000 (a larger budget, or fewer lines around each hit, "
+                             "shows them)") for note in payload["notes"]), payload["notes"]
+    # Without expand, ten hits as before, no budget and no snippets.
+    plain = searcher.search("configure pipeline stage")
+    assert len(plain["results"]) == 10 and "snippet" not in plain["results"][0]
+
+
+def test_a_root_too_broad_to_index_unasked_is_every_calls_answer_not_a_closed_connection(tmp_path):
+    """Started in the home directory (a per-user config), the server exited at once: the host said
+    "Connection closed" and the agent never learned why."""
+    home = tmp_path / "home"
+    (home / "notes").mkdir(parents=True)
+    (home / "notes" / "todo.md").write_text("# zqtodo\n")
+    # (this checkout's package, started outside it)
+    package = os.path.dirname(os.path.dirname(retrieval.__file__))
+    env = {**os.environ, "HOME": str(home), "RETRIEVAL_NO_SERVER": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")]))}
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "retrieval.entry", "mcp"], env=env, cwd=str(home))
+
+    async def main():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await session.call_tool("search", {"query": "zqtodo"})
+
+    result = anyio.run(main)
+    assert _is_error(result)
+    assert "is your home directory, not a project" in result.content[0].text
+    assert not (home / ".retrieval").exists()
+
+
 def test_a_call_that_cannot_start_behind_a_slow_one_is_answered_by_a_process_of_its_own(make_tree, monkeypatch):
     """Every call waited behind the slowest: a lexical search sent while another call built the
     hybrid index came back after 146 s, and `status` with it."""
