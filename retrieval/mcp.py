@@ -21,7 +21,7 @@ SEARCH_DESCRIPTION = (
     "Search the repository for a natural-language question, a symbol (`Router.add_route`), or a pasted "
     "error or bug report; read the returned line ranges next. "
     "Ranked code and docs spans for a query: {query, query_truncated?, retriever, results: [{rank, path, "
-    "start_line, end_line, score, docid, context, confidence, language, kind, symbol; with expand or max_tokens "
+    "start_line, end_line, score, docid, context, confidence, language, kind, symbol; with expand, snippet_lines or max_tokens "
     "also snippet, snippet_start, snippet_end, truncated?, stale?; with retriever all also provenance, agreement, "
     "ranks}], notes?: [why there are no hits, ...]}."
 )
@@ -100,7 +100,8 @@ class Searcher:
 
     def search(self, query: str, top_k: int | None = None, retriever: str | None = "",
                path: list[str] | str | None = None, lang: str | None = "", kind: str | None = "",
-               max_tokens: int | None = None, expand: int | str | None = None, files: bool | None = False) -> dict:
+               max_tokens: int | None = None, expand: int | str | None = None, files: bool | None = False,
+               min_confidence: str | None = "", snippet_lines: int | None = None) -> dict:
         argv = ["query", "--root", self.root, "--json"]
         if retriever:  # absent, the command's default (RETRIEVAL_RETRIEVER, else lexical)
             argv += ["--retriever", retriever]
@@ -112,7 +113,7 @@ class Searcher:
             argv += ["--lang", lang]
         if kind:
             argv += ["--kind", kind]
-        if max_tokens is None and expand is not None:
+        if max_tokens is None and (expand is not None or snippet_lines):
             max_tokens = EXPAND_TOKENS
             if top_k is None:  # as many as the call would get without a budget, not as many as fit
                 from .options import DEFAULT_TOP_K
@@ -123,9 +124,13 @@ class Searcher:
         if expand is not None:
             argv += ["--expand", str(expand)]
             if expand == "scope":  # a namespace can be a whole file: the lines of it around the hit
-                argv += ["--snippet-lines", str(MAX_EXPAND)]
+                argv += ["--snippet-lines", str(MAX_EXPAND if snippet_lines is None else snippet_lines)]
         if files:
             argv.append("--files")
+        if min_confidence:
+            argv += ["--min-confidence", min_confidence]
+        if snippet_lines is not None and expand != "scope":
+            argv += ["--snippet-lines", str(snippet_lines)]
         # On stdin, as `query -` takes it: any text is the query, `-` itself included.
         try:
             payload = self._run(argv + ["-"], stdin=query.encode("utf-8", "surrogatepass"))
@@ -193,7 +198,7 @@ def _result(payload: dict):
 
 MAX_TOP_K = 100
 MAX_EXPAND = 200
-# A call's answer lands in a model's context: `expand` without a budget gets this one (ten hits
+# A call's answer lands in a model's context: `expand` or `snippet_lines` without a budget gets this one (ten hits
 # with 200 lines around each were 95,629 characters; a hundred, 990,027), and no budget is larger.
 EXPAND_TOKENS = 8_000
 MAX_TOKENS = 50_000
@@ -282,15 +287,23 @@ def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = N
         kind: Annotated[Literal["", "code", "docs", "config"] | None, Field(description="Only this kind of file.")] = "",
         max_tokens: Annotated[int | None, Field(ge=1, le=MAX_TOKENS, strict=True, description=(
             f"As many hits as fit in this many tokens, snippets included (at most {MAX_TOKENS:,}; with expand "
-            f"and no max_tokens, {EXPAND_TOKENS:,}); notes say how many more did not fit."))] = None,
+            f"or snippet_lines and no max_tokens, {EXPAND_TOKENS:,}); notes say how many more did not fit."))] = None,
         expand: Annotated[Annotated[int, Field(ge=0, le=MAX_EXPAND, strict=True)] | Literal["scope"] | None,
                           Field(description=f"Include each hit's lines plus N (at most {MAX_EXPAND}) around it, or "
                                             f"'scope': its enclosing definition (treesitter hits; at most {MAX_EXPAND} "
                                             "lines of it, around the hit).")] = None,
         files: Annotated[bool | None, Field(strict=True, description="One hit per file (its best span).")] = False,
+        # The command's options the skill teaches, here too.
+        min_confidence: Annotated[Literal["", "low", "medium", "high"] | None, Field(description=(
+            "Only hits rated at least this (high: usually right; low: a guess); none left means nothing "
+            "convincing matched."))] = "",
+        snippet_lines: Annotated[int | None, Field(ge=0, le=MAX_EXPAND, strict=True, description=(
+            f"Include up to N (at most {MAX_EXPAND}) lines of each hit: those holding the most of the "
+            "query's words."))] = None,
     ) -> dict:
         try:
-            return _result(searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files))
+            return _result(searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files,
+                                           min_confidence, snippet_lines))
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 

@@ -387,6 +387,19 @@ def test_expand_without_a_budget_gets_one_and_says_what_did_not_fit(make_tree):
     assert len(plain["results"]) == 10 and "snippet" not in plain["results"][0]
 
 
+def test_the_skills_options_are_the_tools_arguments_too(make_tree):
+    """The skill teaches `--min-confidence` (nothing convincing matched) and `--snippet-lines`;
+    the tool took neither."""
+    from retrieval.mcp import Searcher
+
+    root = make_tree({"a.py": "def parse_config(path):\n    return load(path)\n", "b.py": "config = 1\n"})
+    searcher = Searcher(str(root))
+    assert [h["path"] for h in searcher.search("parse_config", min_confidence="high")["results"]] == ["a.py"]
+    assert searcher.search("zqnothing weather", min_confidence="high")["results"] == []
+    hit = searcher.search("parse_config", snippet_lines=1)["results"][0]
+    assert hit["snippet"] == "def parse_config(path):\n"
+
+
 def test_a_root_too_broad_to_index_unasked_is_every_calls_answer_not_a_closed_connection(tmp_path):
     """Started in the home directory (a per-user config), the server exited at once: the host said
     "Connection closed" and the agent never learned why."""
