@@ -21,8 +21,15 @@ SECRET_CONTENT = "secret-content"
 # Bump when decode() takes text it refused before (2: UTF-16 behind a byte-order mark), reads
 # text otherwise (3: lines ending in a lone CR) or skips what it read (4: SECRET_CONTENT): an index
 # re-reads its files under another version, and indexes again those skipped as BINARY or
-# UNDECODABLE, those now `relined` and those whose skip reason is now another.
-DECODER_VERSION = 4
+# UNDECODABLE, those now `relined` and those whose skip reason is now another (5: a legacy 8-bit
+# source, Latin-1 or Windows-1252, read as one).
+DECODER_VERSION = 5
+# A text that is not UTF-8 but mostly ASCII is taken for a legacy 8-bit encoding (a Latin-1
+# author's name in a C header, a cp1252 comment): read as Windows-1252, its code still searchable
+# (it was skipped whole, where grep finds it). More than this share of bytes past ASCII is another
+# encoding (Shift-JIS, GBK: most of their text), which would read as noise: skipped.
+LEGACY_SHARE = 0.05
+LEGACY_FEW = 16  # bytes past ASCII any short text may have (an author's name in a header)
 
 
 @dataclass(frozen=True)
@@ -55,8 +62,17 @@ def decode(data: bytes) -> tuple[str | None, str]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        return None, UNDECODABLE
+        if len(data) - len(data.translate(None, _HIGH_BYTES)) > max(LEGACY_FEW, LEGACY_SHARE * len(data)):
+            return None, UNDECODABLE
+        text = data.decode("utf-8", "replace")
+        replaced = text.count("\ufffd")
+        if replaced >= sum(1 for ch in text if ch > "\x7f") - replaced:
+            # More bytes no UTF-8 than UTF-8 past ASCII: an 8-bit text (else UTF-8 with a damaged byte)
+            text = data.decode("cp1252", "replace")  # (its five unassigned bytes as U+FFFD)
     return _as_lines(text.removeprefix("\ufeff")), ""
+
+
+_HIGH_BYTES = bytes(range(0x80, 0x100))
 
 
 # A private key's armour with key material after it: base64 lines, or one JSON string with escaped
@@ -102,6 +118,9 @@ def as_script(text: str) -> tuple[str, str]:
 def decode_shown(data: bytes) -> str:
     """The text of a file as it was indexed (decode), never failing: what changed since shows with
     replacement characters."""
+    text, _reason = decode(data)
+    if text is not None:
+        return text
     if data.startswith(_UTF16_BOMS):
         return _as_lines(data.decode("utf-16", "replace").removeprefix("\ufeff"))
     return _as_lines(data.decode("utf-8", "replace").removeprefix("\ufeff"))

@@ -84,11 +84,25 @@ def test_nul_bytes_mark_a_file_as_binary(make_tree):
     assert content.skip_reason == BINARY
 
 
-def test_invalid_utf8_is_skipped_with_its_own_reason(make_tree):
-    root = make_tree({"latin.py": "x = 'caf\xe9'\n".encode("latin-1")})
-    content = read_source(source(root, "latin.py"))
+SHIFT_JIS = "# エラー：在庫が足りません。注文を確認してください\nx = 1\n".encode("shift_jis")
+
+
+def test_text_in_another_encoding_is_skipped_with_its_own_reason(make_tree):
+    root = make_tree({"stock.py": SHIFT_JIS})
+    content = read_source(source(root, "stock.py"))
     assert content.text is None
     assert content.skip_reason == UNDECODABLE
+
+
+def test_a_legacy_8_bit_source_is_read_as_windows_1252_and_a_damaged_byte_as_a_replacement(make_tree):
+    """A Latin-1 author's name in a header skipped the whole file, where grep finds its code; so did
+    one bad byte in a UTF-8 file. Lines stay where the bytes break them; snippets read the same."""
+    latin = "# Autor: José Müller, © 1999\ndef zq_legacy():\n    return 'café'\n".encode("latin-1")
+    damaged = "# déjà vu — naïve\n".encode() + b"\xff\n" + b"def zq_damaged():\n    pass\n"
+    root = make_tree({"legacy.py": latin, "damaged.py": damaged})
+    assert read_source(source(root, "legacy.py")).text == latin.decode("cp1252")
+    assert read_source(source(root, "damaged.py")).text == damaged.decode("utf-8", "replace")
+    assert read.decode_shown(latin) == latin.decode("cp1252")
 
 
 def test_a_file_that_vanished_after_discovery_is_reported_as_vanished(make_tree):
@@ -158,7 +172,7 @@ def test_binary_and_undecodable_files_are_skipped_and_counted_when_indexing(make
     root = make_tree({
         "blob.py": b"\x00\x01binary",
         "blob2.py": b"abc\x00",
-        "latin.py": "x = 'caf\xe9'\n".encode("latin-1"),
+        "stock.py": SHIFT_JIS,
         "ok.py": "def ok():\n    return 1\n",
     })
     report = service.refresh(str(root))
