@@ -555,6 +555,9 @@ def _read_query(words: tuple[str, ...]) -> str:
         # As a file is read: a byte-order mark (Notepad's) dropped, UTF-16 behind one; else lossily
         # as UTF-8 (not read.decode_shown: `\xff\xfe` before UTF-8 words is no UTF-16 to read).
         text = decode(data)[0]  # "" for a byte-order mark alone: an empty query, not its bytes
+        if text is None:
+            click.echo("note: the query on stdin is not UTF-8 (nor mostly ASCII): its other bytes read as \ufffd",
+                       err=True)
         query = text if text is not None else data.decode("utf-8", "replace").removeprefix("\ufeff")
         query = query.rstrip("\r\n")  # the newline `echo` or a file ends with is not part of the query
     else:

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Callable, Iterator, Optional
 
 from .languages import KINDS
+from .lazyre import LazyPattern
 from .progress import redraws
 from .read import line_texts, split_lines
 from .records import SearchHit, Snippet
@@ -38,8 +39,16 @@ def _estimate(hit: SearchHit, snippet: Snippet | None, cut: bool = False) -> int
 
 
 def printed_tokens(text: str) -> int:
-    """Tokens of text as printed: about four characters each, rounded up."""
-    return -(-len(text) // 4)
+    """Tokens of text as printed: about four characters each, rounded up; but a character of the
+    scripts written without spaces (CJK, from U+2E80 on) and beyond (emoji) at least one each, as
+    models' tokenizers take them (a budget of 200 printed some 600 tokens of Chinese)."""
+    if text.isascii():
+        return -(-len(text) // 4)
+    wide = len(_NARROW.sub("", text))
+    return -(-(len(text) - wide) // 4) + wide
+
+
+_NARROW = LazyPattern("[\x00-\u2e7f]+")
 
 
 def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost, focus: frozenset[str] = frozenset(),

@@ -29,7 +29,7 @@ DECODER_VERSION = 5
 # (it was skipped whole, where grep finds it). More than this share of bytes past ASCII is another
 # encoding (Shift-JIS, GBK: most of their text), which would read as noise: skipped.
 LEGACY_SHARE = 0.05
-LEGACY_FEW = 16  # bytes past ASCII any short text may have (an author's name in a header)
+LEGACY_FEW = 16  # bytes past ASCII any short text may have (an author's name in a header), if a few of its bytes
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,8 @@ def decode(data: bytes) -> tuple[str | None, str]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        if len(data) - len(data.translate(None, _HIGH_BYTES)) > max(LEGACY_FEW, LEGACY_SHARE * len(data)):
+        high = len(data) - len(data.translate(None, _HIGH_BYTES))
+        if high > max(LEGACY_FEW, LEGACY_SHARE * len(data)) or high > len(data) / 4:
             return None, UNDECODABLE
         text = data.decode("utf-8", "replace")
         replaced = text.count("\ufffd")

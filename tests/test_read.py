@@ -103,6 +103,8 @@ def test_a_legacy_8_bit_source_is_read_as_windows_1252_and_a_damaged_byte_as_a_r
     assert read_source(source(root, "legacy.py")).text == latin.decode("cp1252")
     assert read_source(source(root, "damaged.py")).text == damaged.decode("utf-8", "replace")
     assert read.decode_shown(latin) == latin.decode("cp1252")
+    # A short text mostly past ASCII is another encoding's, not Latin-1's noise.
+    assert decode("计算总价".encode("gbk")) == decode("# 计算总价\nx = 1\n".encode("gbk")) == (None, UNDECODABLE)
 
 
 def test_a_file_that_vanished_after_discovery_is_reported_as_vanished(make_tree):

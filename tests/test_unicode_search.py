@@ -48,3 +48,21 @@ def test_a_definition_named_in_any_script_ranks_above_its_uses(run, make_tree):
     root = make_tree({"models.py": models, **{f"use{i}.py": uses for i in range(3)}})
     assert {"Заказ", "总价"} <= defined_names(models, "python")
     assert hits(run, root, "Заказ")[0] == "models.py"
+
+
+def test_a_budget_counts_cjk_characters_as_a_tokenizer_does(run, make_tree):
+    """Four characters a token undercounted Chinese three to four times: `--max-tokens 200` printed
+    about 600 tokens of it."""
+    from retrieval.output import printed_tokens
+
+    assert printed_tokens("函数" * 10) == 20 and printed_tokens("abcd" * 10) == 10
+    root = make_tree({f"m{i}.py": "".join(f"# 函数{n}：计算订单总价格并返回结果\n" for n in range(20)) for i in range(4)})
+    result = run("query", "--root", root, "函数", "--max-tokens", "200")
+    assert result.exit_code == 0, result.stderr
+    assert 0 < printed_tokens(result.stdout) <= 200
+
+
+def test_a_query_on_stdin_in_another_encoding_is_said_to_be_one(run, make_tree):
+    root = make_tree({"a.py": "x = 1\n"})
+    result = run("query", "--root", root, "-", input="计算总价".encode("gbk"))
+    assert "note: the query on stdin is not UTF-8 (nor mostly ASCII)" in result.stderr
