@@ -256,6 +256,21 @@ def test_many_incremental_refreshes_score_exactly_like_a_clean_build(make_tree, 
         assert_same_hits(service.search(str(root), query, top_k=100).hits, before[query])
 
 
+def test_a_small_refresh_never_rewrites_the_whole_index_to_merge(make_tree, rewrite):
+    """Past MAX_SEGMENTS the small segments fold together; the index's first (largest) segment with
+    them only once they outweigh it: taken every time, a one-file refresh cost a clean build at
+    every eighth step (pytest: 1.2 s against 0.17 s)."""
+    root = make_tree({f"pkg/mod_{i}.py": module_text(i) for i in range(200)}, name="tiered")
+    service.refresh(str(root))
+    base = manifest_of(root)["state"]["segments"][0]["name"]
+    for step in range(3 * MAX_SEGMENTS):  # a file each, so that no refresh's segment empties (12% of the base)
+        rewrite(root / "pkg" / f"mod_{step}.py", module_text(step, variant=1))
+        service.refresh(str(root))
+        names = [s["name"] for s in manifest_of(root)["state"]["segments"]]
+        assert base in names, f"step {step}: the base segment was merged"
+        assert len(names) <= MAX_SEGMENTS
+
+
 def test_a_file_that_turns_binary_loses_its_hits(sample_repo):
     service.refresh(str(sample_repo))
     path = sample_repo / "src/app/cache.py"

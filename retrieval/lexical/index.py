@@ -192,8 +192,8 @@ class LexicalIndex:
     def _merge_groups(self, segments: list[dict], purge: bool = False) -> list[list[str]]:
         """Names of segments to merge, in groups that each fit one segment's budget.
 
-        Segments with too much deleted are rewritten; beyond MAX_SEGMENTS, all the small segments are
-        folded together. Full-size segments are only ever rewritten for deletions, so a merge never
+        Segments with too much deleted are rewritten; beyond MAX_SEGMENTS, the small segments are
+        folded together, the largest of them only when the others outweigh it. Full-size segments are only ever rewritten for deletions, so a merge never
         holds more than about one segment's budget in memory.
         """
         limit = (lambda s: 0) if purge else (lambda s: MAX_DELETED_FRACTION * s["n_docs"])
@@ -202,7 +202,13 @@ class LexicalIndex:
             (s for s in segments if s not in picked and self._live_postings(s) < SEGMENT_POSTINGS // 2),
             key=lambda s: (self._live_postings(s), s["name"]),
         )
-        if len(segments) > MAX_SEGMENTS:
+        if len(segments) > MAX_SEGMENTS and small:
+            # Tiered: the smaller ones fold together, the largest with them only once they outweigh
+            # it (taken every time, a one-file refresh rewrote the whole index at every eighth).
+            largest = max(small, key=lambda s: (self._live_postings(s), s["name"]))
+            rest = [s for s in small if s is not largest]
+            if self._live_postings(largest) > sum(map(self._live_postings, rest)):
+                small = rest
             picked += small
         groups: list[list[str]] = []
         size = SEGMENT_POSTINGS
