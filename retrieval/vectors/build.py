@@ -158,7 +158,7 @@ def update(
     checkpointed = vstore.read_checkpoints(directory, model, dim)
     donors = _donors(directory, model, dim)
     shared = SharedEmbeddings(model, dim)
-    embedded: list[bytes] = []  # this run's, for the shared cache
+    embedded: list[bytes] = []  # this run's (and its killed predecessors'), for the shared cache
     pending: dict[bytes, str] = {}  # key -> text still to embed
     fresh: dict[bytes, object] = {}
     show = progress or TerminalProgress(label)
@@ -222,6 +222,9 @@ def update(
                     continue
                 if key in checkpointed:
                     fresh[key] = checkpointed[key]
+                    # Embedded by a run cut short, which kept them for this one only: the shared
+                    # cache gets them now (another checkout embedded 1,344 chunks again).
+                    embedded.append(key)
                     continue
                 donor = donors.get(key)
                 if donor is not None:

@@ -114,6 +114,39 @@ def test_ctrl_c_during_embedding_keeps_what_was_embedded_since_the_last_checkpoi
     assert state["embedded"] == state["generation"]["n"] - sum(batches[:2])  # the two batches done were kept
 
 
+def test_vectors_a_killed_run_kept_reach_the_shared_cache_with_the_run_that_resumes(make_tree, copy_tree, tmp_path,
+                                                                                      monkeypatch):
+    """The resumed run took the checkpointed vectors but published only what it embedded itself: a
+    clean build of the same files elsewhere embedded 1,344 chunks again (a probe's pytest checkout)."""
+    import json
+
+    from retrieval import service
+    from retrieval.embed import Embedder
+
+    monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", str(tmp_path / "shared"))
+    root = make_tree({f"pkg/m{i}.py": module(i, 0) for i in range(12)}, name="resumed")
+    monkeypatch.setenv("RETRIEVAL_EMBED_BATCH", "4")
+    monkeypatch.setenv("RETRIEVAL_EMBED_CHECKPOINT_SECONDS", "3600")
+    embed = Embedder.embed
+    calls = []
+
+    def interrupted(self, texts, **kwargs):
+        calls.append(len(texts))
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return embed(self, texts, **kwargs)
+
+    monkeypatch.setattr(Embedder, "embed", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        service.refresh(root, "turbovec")
+    monkeypatch.setattr(Embedder, "embed", embed)
+    service.refresh(root, "turbovec")
+    elsewhere = copy_tree(root)
+    service.refresh(elsewhere, "turbovec")
+    state = json.loads((elsewhere / ".retrieval" / "turbovec" / "manifest.json").read_text())["state"]
+    assert state["embedded"] == 0 and state["shared"] == state["generation"]["n"]
+
+
 def test_ctrl_c_inside_a_large_batch_keeps_the_model_batches_already_embedded(make_tree, monkeypatch):
     """A build hands the model 256 texts at a time: a Ctrl-C inside that call lost every vector
     computed in it (15-40 s of work on two cores), though the progress line promises them."""
