@@ -54,7 +54,8 @@ class Searcher:
         # For a child: read now, as a command run here swaps variables for its own call and back.
         self._environment = dict(os.environ)
 
-    def _run(self, argv: list[str], stdin: bytes = b"") -> dict:
+    def _run(self, argv: list[str], stdin: bytes = b"", on_tick=None) -> dict:
+        """The command's JSON; `on_tick`: told each progress count of a command run in this process."""
         from .discover import root_problem
 
         if self.refusal:
@@ -64,7 +65,7 @@ class Searcher:
             raise ToolFailure(problem)
         if self._lock.acquire(timeout=self.BUSY_WAIT):
             try:
-                code, out, err = self._run_here(argv, stdin)
+                code, out, err = self._run_here(argv, stdin, on_tick)
             finally:
                 self._lock.release()
         else:
@@ -83,7 +84,7 @@ class Searcher:
             payload["notes"] = notes
         return payload
 
-    def _run_here(self, argv: list[str], stdin: bytes):
+    def _run_here(self, argv: list[str], stdin: bytes, on_tick=None):
         from .server.runner import run_cli
         from .server.warm import Warm
 
@@ -94,14 +95,19 @@ class Searcher:
         logging.disable(logging.INFO)
         try:
             self._warm.freshen()
-            return run_cli(argv, cwd=self.root, stdin=stdin)
+            if on_tick is None:
+                return run_cli(argv, cwd=self.root, stdin=stdin)
+            from .progress import listening
+
+            with listening(on_tick):
+                return run_cli(argv, cwd=self.root, stdin=stdin)
         finally:
             logging.disable(logging.NOTSET)
 
     def search(self, query: str, top_k: int | None = None, retriever: str | None = "",
                path: list[str] | str | None = None, lang: str | None = "", kind: str | None = "",
                max_tokens: int | None = None, expand: int | str | None = None, files: bool | None = False,
-               min_confidence: str | None = "", snippet_lines: int | None = None) -> dict:
+               min_confidence: str | None = "", snippet_lines: int | None = None, on_tick=None) -> dict:
         argv = ["query", "--root", self.root, "--json"]
         if retriever:  # absent, the command's default (RETRIEVAL_RETRIEVER, else lexical)
             argv += ["--retriever", retriever]
@@ -133,7 +139,7 @@ class Searcher:
             argv += ["--snippet-lines", str(snippet_lines)]
         # On stdin, as `query -` takes it: any text is the query, `-` itself included.
         try:
-            payload = self._run(argv + ["-"], stdin=query.encode("utf-8", "surrogatepass"))
+            payload = self._run(argv + ["-"], stdin=query.encode("utf-8", "surrogatepass"), on_tick=on_tick)
         except ToolFailure as exc:  # the agent gave an argument; stdin is ours
             raise ToolFailure(str(exc).replace("the query on stdin is over", "the query is over")) from None
         echoed = payload.get("query")
@@ -148,7 +154,7 @@ class Searcher:
         return payload
 
     def status(self) -> dict:
-        return self._run(["status", "--root", self.root, "--json"])
+        return self._run(["status", "--root", self.root, "--json"])  # (reads only: no counts)
 
 
 # The child runs this package, the one this server runs, and nothing from the searched root: `-m`
@@ -208,7 +214,7 @@ def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = N
     """The MCPServer for root (not yet running); its tool calls are told to the exchange."""
     from typing import Annotated, Literal
 
-    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver import Context, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
     from pydantic import Field, ValidationError
 
@@ -300,10 +306,11 @@ def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = N
         snippet_lines: Annotated[int | None, Field(ge=0, le=MAX_EXPAND, strict=True, description=(
             f"Include up to N (at most {MAX_EXPAND}) lines of each hit: those holding the most of the "
             "query's words."))] = None,
+        ctx: Context | None = None,
     ) -> dict:
         try:
             return _result(searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files,
-                                           min_confidence, snippet_lines))
+                                           min_confidence, snippet_lines, on_tick=_progress_to(ctx)))
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 
@@ -315,8 +322,34 @@ def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = N
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 
-    takes.update({tool.__name__: list(inspect.signature(tool).parameters) for tool in (search, status)})
+    takes.update({tool.__name__: [p for p in inspect.signature(tool).parameters if p != "ctx"] for tool in (search, status)})
     return server
+
+
+# Seconds between two progress notifications of one call: a count per file would flood the host.
+PROGRESS_INTERVAL = 1.0
+
+
+def _progress_to(ctx):
+    """A listener sending a call's counts (a first build: files indexed) as progress notifications
+    to a client that asked for them (a progress token), at most one a PROGRESS_INTERVAL: a first
+    hybrid build ran for minutes in silence, and hosts that wait on progress timed out at 60 s."""
+    if ctx is None:
+        return None
+    import time
+
+    import anyio.from_thread
+
+    last = [float("-inf")]
+
+    def tick(count) -> None:
+        now = time.monotonic()
+        if now - last[0] < PROGRESS_INTERVAL and count.done < count.total:
+            return
+        last[0] = now
+        anyio.from_thread.run(ctx.report_progress, count.done, count.total, str(count))
+
+    return tick
 
 
 def _unknown_arguments(unknown: list[str], known: list[str]) -> str:

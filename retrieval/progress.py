@@ -12,7 +12,8 @@ import os
 import re
 import sys
 import time
-from typing import TextIO
+from contextlib import contextmanager
+from typing import Callable, Iterator, TextIO
 
 
 class Tick(str):
@@ -58,6 +59,8 @@ class Reporter:
 
     def __call__(self, message: str) -> None:
         if isinstance(message, Tick):
+            if _listener is not None:
+                _listener(message)
             if self.interactive:
                 self._draw(message)
             elif self._now_and_then:
@@ -151,6 +154,30 @@ def _columns(stream) -> int:
         return os.get_terminal_size(stream.fileno()).columns or 80
     except (AttributeError, ValueError, OSError):
         return 80
+
+
+# Who else hears each count, whatever stream a Reporter writes to: a server running a command for
+# a client (`retrieval mcp`: the client's progress notifications). One command at a time.
+_listener: Callable[[Tick], None] | None = None
+
+
+@contextmanager
+def listening(listener: Callable[[Tick], None]) -> Iterator[None]:
+    """Every Tick given to a Reporter is also given to listener (its exceptions swallowed: a client
+    gone away is no reason to stop a build) until the block ends."""
+    global _listener
+
+    def heard(tick: Tick) -> None:
+        try:
+            listener(tick)
+        except Exception:  # noqa: BLE001
+            pass
+
+    previous, _listener = _listener, heard
+    try:
+        yield
+    finally:
+        _listener = previous
 
 
 def from_caller(progress):

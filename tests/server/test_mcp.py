@@ -387,6 +387,34 @@ def test_expand_without_a_budget_gets_one_and_says_what_did_not_fit(make_tree):
     assert len(plain["results"]) == 10 and "snippet" not in plain["results"][0]
 
 
+def test_a_first_build_behind_a_call_reports_progress_to_a_client_that_asks(make_tree):
+    """A first hybrid build ran for minutes with no word to the client, and hosts that wait on
+    progress gave up at 60 s: a client passing a progress callback hears the build's counts."""
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    body = "".join(f"def handler_{n}(request):\n    return route_request(request, {n})\n\n" for n in range(60))
+    root = make_tree({f"pkg/mod_{i}.py": body for i in range(400)})
+    params = StdioServerParameters(command=sys.executable, args=["-m", "retrieval.entry", "mcp", "--root", str(root)])
+    heard = []
+
+    async def progress(done, total, message):
+        heard.append((done, total, message))
+
+    async def main():
+        async with stdio_client(params) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                return await session.call_tool("search", {"query": "route request"}, progress_callback=progress)
+
+    result = anyio.run(main)
+    assert _payload(result)["results"]
+    assert heard, "no progress was reported"
+    assert all(0 < done <= total == 400 for done, total, _ in heard)
+    assert heard[-1][2].startswith("lexical: indexed ")
+
+
 def test_the_skills_options_are_the_tools_arguments_too(make_tree):
     """The skill teaches `--min-confidence` (nothing convincing matched) and `--snippet-lines`;
     the tool took neither."""
@@ -562,7 +590,7 @@ def test_an_agents_scope_is_bounded_to_the_lines_around_its_hit(monkeypatch):
     from retrieval.mcp import MAX_EXPAND, Searcher
 
     asked = []
-    monkeypatch.setattr(Searcher, "_run", lambda self, argv, stdin=None: asked.append(argv) or {})
+    monkeypatch.setattr(Searcher, "_run", lambda self, argv, stdin=None, on_tick=None: asked.append(argv) or {})
     Searcher("/tmp").search("cord append", expand="scope")
     Searcher("/tmp").search("cord append", expand=3)
     scoped, numbered = asked
