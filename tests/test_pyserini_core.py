@@ -171,3 +171,4 @@ def test_the_vector_module_is_asked_for_only_where_lucene_uses_it_and_unsafe_war
     newer = jvm.jvm_options(java("jdk25", "25.0.3"))
     assert jvm.INCUBATOR_OPTION not in newer and jvm.UNSAFE_OPTION in newer
     assert jvm.NO_SIGNALS_OPTION in newer and "-XX:+DisplayVMOutputToStderr" in newer
+    assert "-XX:-UsePerfData" in newer  # no /tmp/hsperfdata_<user> left behind

@@ -254,7 +254,8 @@ def jvm_options(home: str) -> list[str]:
     """The options we start the Java at `home` with."""
     # Ctrl-C and SIGTERM stay Python's: with the JVM's own handlers they ended the process
     # at once, skipping every `finally` (a build's cleanup, a library user's handlers).
-    options = [NO_SIGNALS_OPTION, *STDERR_OPTIONS]
+    # No hsperfdata files: a directory per user in /tmp, left behind, for tools this never uses.
+    options = [NO_SIGNALS_OPTION, *STDERR_OPTIONS, "-XX:-UsePerfData"]
     major = java_major(home)
     if major in VECTOR_JAVA and "jdk.incubator.vector" in _release(home).get("MODULES", "").split():
         options.append(INCUBATOR_OPTION)  # Lucene's vectorised code paths, where available
