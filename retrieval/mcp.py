@@ -114,6 +114,8 @@ class Searcher:
         if top_k is not None:  # absent, --max-tokens decides how many fit (as on the command line)
             argv += ["--top-k", str(top_k)]
         for glob in [path] if isinstance(path, str) else path or ():
+            if not glob.strip():  # (the command line's words for it are about shell variables)
+                raise ToolFailure("path: an empty glob: give one (src/**, *.py), or leave path out")
             argv += ["--path", glob]
         if lang:
             argv += ["--lang", lang]

@@ -415,6 +415,16 @@ def test_a_first_build_behind_a_call_reports_progress_to_a_client_that_asks(make
     assert heard[-1][2].startswith("lexical: indexed ")
 
 
+def test_an_empty_path_glob_is_refused_in_an_agents_words(make_tree):
+    """`"path": ""` was refused with "(an unset variable?)", a shell's wording an agent cannot use."""
+    from retrieval.mcp import Searcher, ToolFailure
+
+    root = make_tree({"a.py": "x = 1\n"})
+    for empty in ("", ["src/**", " "]):
+        with pytest.raises(ToolFailure, match=r"^path: an empty glob: give one \(src/\*\*, \*\.py\), or leave path out$"):
+            Searcher(str(root)).search("x", path=empty)
+
+
 def test_the_skills_options_are_the_tools_arguments_too(make_tree):
     """The skill teaches `--min-confidence` (nothing convincing matched) and `--snippet-lines`;
     the tool took neither."""
