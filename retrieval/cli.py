@@ -863,7 +863,10 @@ def clean(root):
 @root_option
 @click.option("--json", "as_json", is_flag=True,
               help='One JSON object: {"root", "root_reason", "retrievers": [...], "server", "writer"}.')
-def status(root, as_json):
+@click.option("--skipped", "list_skipped", is_flag=True,
+              help="List the files the index leaves out and why (one `REASON<TAB>PATH` a line; with --json, "
+                   '{"root", "skipped": [{"path", "reason"}]}): the answer to "why is my file never found?".')
+def status(root, as_json, list_skipped):
     """Show the root in use and each retriever's index: state (ready / stale / missing / error /
     unavailable, with the reason: its extra is not installed), size, languages and the remembered
     index filters."""
@@ -872,6 +875,9 @@ def status(root, as_json):
     from .roots import DESCRIPTIONS, too_broad
 
     found = found_root(root)
+    if list_skipped:
+        _list_skipped(found.path, as_json)
+        return
     try:
         rows = service.status(found.path)
     except _expected_errors() as exc:
@@ -936,6 +942,23 @@ def status(root, as_json):
         click.echo(f"server: running (pid {server['pid']})" + ("" if server["used"] else f"; {not_here()}"))
     if hint:
         click.echo(f"note: {hint}", err=True)
+
+
+def _list_skipped(root: str, as_json: bool) -> None:
+    from . import service
+    from .output import shown_path
+
+    try:
+        skipped = service.skipped_files(root)
+    except _expected_errors() as exc:
+        raise _fail(exc)
+    if as_json:
+        click.echo(_json({"root": root, "skipped": [{"path": p, "reason": r} for p, r in skipped]}))
+        return
+    for path, reason in skipped:
+        click.echo(f"{reason}\t{shown_path(path)}")
+    if not skipped:
+        click.echo("note: the index leaves out no file", err=True)
 
 
 @main.command(short_help="Print or install the agent skill file.")

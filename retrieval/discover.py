@@ -137,6 +137,9 @@ class Discovery:
     # The directories (with a trailing slash) and files the walk could not read, in walk order: a
     # query built from it says which of the tree it could not search.
     unreadable: list[str] = field(default_factory=list)
+    # With walk(record_skips=True): (path, reason) of each file (or directory: `dir/`) counted in
+    # `skipped`, in walk order; None otherwise (a refresh needs only the counts).
+    skipped_files: list[tuple[str, str]] | None = None
 
 
 def stamp(path: str, *, follow: bool = False, dir_fd: int | None = None) -> tuple:
@@ -590,8 +593,9 @@ _BY_NAME = operator.attrgetter("name")
 _BY_PATH = operator.attrgetter("path")
 
 
-def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
-    """Eligible files under root, sorted by relative path; skips are counted by reason."""
+def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bool = False) -> Discovery:
+    """Eligible files under root, sorted by relative path; skips are counted by reason, and with
+    `record_skips` listed (Discovery.skipped_files)."""
     options = options or DiscoveryOptions()
     root = root_path(root)
     require_root(root)
@@ -617,6 +621,12 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
     base_stack = (_outer_rules(root, result, top, prefix, git_dir, info) if options.use_ignore_files
                   else ignore.IgnoreStack())
     files, watch, counted, unwatched = result.files, result.watch, result.skipped, result.unwatched
+    listed = result.skipped_files = [] if record_skips else None
+
+    def skip(counter: Counter, reason: str, path: str) -> None:
+        counter[reason] += 1
+        if listed is not None and counter is counted:
+            listed.append((path, reason))
     total_bytes = 0
     uncounted: Counter = Counter()  # a possible script's skips: whether it would be indexed is in its text
 
@@ -632,7 +642,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             # Stat before listing: an entry added after the listing then shows as a changed mtime.
             st = os.stat(abs_dir)
         except OSError:
-            counted["unreadable"] += 1
+            skip(counted, "unreadable", rel_dir or "./")
             result.unreadable.append(rel_dir or "./")
             continue
         # The ctime too: a chmod that makes its entries unreachable, or reachable again, changes
@@ -642,7 +652,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             with os.scandir(abs_dir) as it:
                 entries = sorted(it, key=_BY_NAME)
         except OSError:
-            counted["unreadable"] += 1
+            skip(counted, "unreadable", rel_dir or "./")
             result.unreadable.append(rel_dir or "./")
             # A chmod making it readable changes only its ctime: watched, so that a query sees it.
             watch[key] = (0, st.st_mtime_ns, st.st_ctime_ns)
@@ -664,7 +674,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
         if GIT_ATTRIBUTES in names:
             text, reason, _st = _read_text(os.path.join(abs_dir, GIT_ATTRIBUTES))
             if reason and reason != "symlink":  # counted as an ignore file's are; the walk counts a link
-                counted[reason] += 1
+                skip(counted, reason, rel_dir + GIT_ATTRIBUTES)
             if text is not None:
                 marks = _with_attributes(marks, text, rel_dir)
         # The rules that can decide for a path in this directory, found once for all its entries.
@@ -682,17 +692,17 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             name = entry.name
             if not name.isascii() and not _utf8_name(name):
                 _check_name_encoding(name, os.path.join(abs_dir, name))
-                counted["undecodable-name"] += 1
+                skip(counted, "undecodable-name", rel_dir + os.fsencode(name).decode("utf-8", "backslashreplace"))
                 continue
             rel = rel_dir + name
             try:
                 if entry.is_symlink():
                     # Never followed: a link can leave the root or loop.
-                    counted["symlink"] += 1
+                    skip(counted, "symlink", rel)
                     continue
                 is_dir = entry.is_dir(follow_symlinks=False)
             except OSError:
-                counted["unreadable"] += 1
+                skip(counted, "unreadable", rel)
                 result.unreadable.append(rel)
                 continue
             if is_dir:
@@ -700,7 +710,7 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
                 if name in exclude_dirs and (name in _UNCOUNTED_DIRS or verdict is not False or not stack.names(rel)):
                     # `!vendor/` in an ignore file takes one back; `!*/` (a whitelist's) does not
                     if name not in _UNCOUNTED_DIRS:
-                        counted["excluded-dir"] += 1
+                        skip(counted, "excluded-dir", rel + "/")
                     continue
                 if verdict or (excluded is not None and excluded(rel, True)):
                     continue
@@ -723,25 +733,25 @@ def walk(root: str, options: DiscoveryOptions | None = None) -> Discovery:
             script, secret, language, kind, may_be_script = found
             skipped = uncounted if script else counted
             if secret or secret_dir and (kind != languages.CODE or language in languages.VALUE_SCRIPTS):
-                skipped["secret-name"] += 1
+                skip(skipped, "secret-name", rel)
                 continue
             if ignored(rel, False) is True or (excluded is not None and excluded(rel)):
-                skipped["ignored"] += 1
+                skip(skipped, "ignored", rel)
                 continue
             try:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
-                skipped["unreadable"] += 1
+                skip(skipped, "unreadable", rel)
                 if not script:
                     result.unreadable.append(rel)
                 continue
             if not stat_mod.S_ISREG(st.st_mode):
-                skipped["special-file"] += 1  # a FIFO, socket or device: never opened
+                skip(skipped, "special-file", rel)  # a FIFO, socket or device: never opened
                 continue
             size = st.st_size
             if size > max_bytes:
                 if not script:
-                    skipped["too-large"] += 1
+                    skip(skipped, "too-large", rel)
                     watch[rel] = (size, st.st_mtime_ns)
                 else:  # (its first line is not read, but a smaller one may be)
                     unwatched[rel] = (size, st.st_mtime_ns, st.st_ctime_ns, False)

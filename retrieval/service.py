@@ -1064,6 +1064,27 @@ def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:
 # -- status ------------------------------------------------------------------------------------
 
 
+def skipped_files(root: str | os.PathLike[str]) -> list[tuple[str, str]]:
+    """(path, reason) of each file the index leaves out, by path: those its walk skips (walked now,
+    with the index's remembered filters; a directory pruned whole as `dir/`) and those its last
+    refresh read and skipped (binary, another encoding, a private key inside: its manifest's)."""
+    root = root_path(root)
+    require_root(root)
+    store = layout.store_dir(root)
+    layout.refuse_symlink(store)
+    name = next((n for n in dict.fromkeys(("lexical", *sorted(REGISTRY)))
+                 if _built_options(store, n) is not None), "lexical")
+    options = remembered_options(root, name) or IndexOptions()
+    found = dict(walk(root, options.discovery(store), record_skips=True).skipped_files)
+    try:
+        manifest = read_manifest(store, name)
+    except (layout.ManifestProblem, layout.StoreError):
+        manifest = None
+    if manifest is not None:
+        found.update((path, entry[SKIP]) for path, entry in file_table(manifest).items() if entry[SKIP])
+    return sorted(found.items())
+
+
 def status(root: str | os.PathLike[str]) -> list[dict]:
     """One row per registered retriever (lexical first): its index's state, size and languages, the
     rows of `retrieval status --json`."""

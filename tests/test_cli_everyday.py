@@ -1007,3 +1007,24 @@ def test_a_query_read_from_a_terminal_says_how_to_end_it_once(sample_repo):
     text = said.decode().replace("\r\n", "\n")
     assert text.count("reading the query from the terminal: end it with Ctrl-D") == 1
     assert "src/app/config.py:" in text.split("parse config", 1)[1]
+
+
+def test_status_lists_the_files_the_index_leaves_out_and_why(run, make_tree):
+    """Counts said `2 binary, 1 secret-name` and never which: "why is my file never found?" had no
+    answer short of guessing at the rules."""
+    root = make_tree({"main.py": "x = 1\n", "blob.py": b"\x00\x01", ".gitignore": "gen.py\n", "gen.py": "x\n",
+                      "secrets.yaml": "k: v\n", "node_modules/lib/index.js": "x\n", "big.py": "x = 1\n" * 300_000,
+                      "stock.py": "# エラー：在庫が足りません。注文を確認してください\n".encode("shift_jis")})
+    os.symlink(root / "main.py", root / "link.py")
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    result = run("status", "--root", root, "--skipped")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == ["too-large\tbig.py", "binary\tblob.py", "ignored\tgen.py",
+                                          "symlink\tlink.py", "excluded-dir\tnode_modules/",
+                                          "secret-name\tsecrets.yaml", "invalid-utf8\tstock.py"]
+    listed = json.loads(run("status", "--root", root, "--skipped", "--json").stdout)
+    assert listed["root"] == str(root)
+    assert {"path": "blob.py", "reason": "binary"} in listed["skipped"] and len(listed["skipped"]) == 7
+    # With the index's own filters: a file an --exclude left out is listed as one ignored.
+    assert run("index", "--root", root, "--retriever", "lexical", "--exclude", "main.py").exit_code == 0
+    assert "ignored\tmain.py" in run("status", "--root", root, "--skipped").stdout.splitlines()
