@@ -15,7 +15,7 @@ from typing import Callable, Iterable
 
 from . import languages
 from .memo import Memo
-from .text import _WORD, normal, tokenize
+from .text import _WORD, tokenize, words_of
 
 _TEST_PATH = re.compile(
     r"(^|/)(tests?|__tests__|spec|specs|testing|testdata|test_?utils?|fixtures?)(/|$)"
@@ -124,7 +124,7 @@ class RankingConfig:
 
 
 def query_words(query: str) -> list[str]:
-    return _WORD.findall(normal(query))
+    return words_of(query)
 
 
 def is_symbol_query(query: str) -> bool:

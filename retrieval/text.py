@@ -12,6 +12,7 @@ import unicodedata
 from collections import Counter
 from itertools import chain
 
+from .lazyre import LazyPattern
 from .memo import Memo, clear_all
 from .settings import env_flag
 from .stem import porter
@@ -21,8 +22,9 @@ from .stem import porter
 # Off only when said so (`0`, `false`, `no`, `off`); any other word is named on stderr.
 STEM = env_flag("RETRIEVAL_STEM", True)
 # Bump when a change here changes the terms a text yields (the index fingerprint carries it).
-VERSION = 5  # 3: data runs (without_data); 4: a run stops at `=` (its padding aside); 5: Unicode words
-# (NFKC, case folded, split at case changes in any script, CJK runs also as their 2-character pieces)
+VERSION = 6  # 3: data runs (without_data); 4: a run stops at `=` (its padding aside); 5: Unicode words
+# (NFKC, case folded, split at case changes in any script, CJK runs also as their 2-character pieces); 6: combining
+# marks inside words, Thai, Lao, Myanmar and Khmer runs as CJK ones, a sentence-long run its pieces only
 
 
 def set_stemming(on: bool) -> None:
@@ -32,14 +34,48 @@ def set_stemming(on: bool) -> None:
     clear_all()
 
 _WORD = re.compile(r"[^\W_](?:\w*[^\W_])?|_\w*[^\W_]\w*")
+
+
+def _marks() -> str:
+    """A character class body of the combining marks of the Basic Multilingual Plane: `\\w` has none,
+    so a Devanagari, Thai or vowelled Arabic word was cut at each of its vowel signs (`नमस्ते` was
+    `नमस`, `दुनिया` nothing)."""
+    import unicodedata
+
+    ranges, start = [], None
+    for cp in range(0x10000):
+        mark = unicodedata.category(chr(cp))[0] == "M"
+        if mark and start is None:
+            start = cp
+        elif not mark and start is not None:
+            ranges.append(f"\\u{start:04x}-\\u{cp - 1:04x}" if cp - 1 > start else f"\\u{start:04x}")
+            start = None
+    return "".join(ranges)
+
+
+def _unicode_word() -> str:
+    m = _marks()
+    end = rf"(?:[^\W_]|[{m}])"  # a word ends in a letter, a digit or a mark, never `_`
+    return rf"{end}(?:[\w{m}]*{end})?|_[\w{m}]*[^\W_][\w{m}]*"
+
+
+# Words of a text past ASCII: their combining marks are theirs (built once, on first use: 17 ms).
+_UNICODE_WORD = LazyPattern(_unicode_word)
 # Within an underscore-free word: acronym before a capitalised word, capitalised/lower words,
 # acronyms, digit runs, and any other letter runs (non-ASCII scripts).
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_]+")
 
-# Han, kana and Hangul: written without spaces, so a run between punctuation is a sentence, not a
-# word. Such a run is also indexed as its overlapping 2-character pieces (as Lucene's CJK analyzer
+# Han, kana, Hangul, Thai, Lao, Myanmar and Khmer: written without spaces, so a run between
+# punctuation is a sentence, not a word. Such a run is also indexed as its overlapping 2-character pieces (as Lucene's CJK analyzer
 # does), so that `总价` finds `计算订单总价格`.
-_CJK = re.compile("[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+_CJK = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf"
+                  "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
+# A run longer than this is a sentence, not a word: its pieces are its terms, not the run itself
+# (each sentence a term of its own grew the vocabulary by one per sentence).
+CJK_WORD = 8
+# Pieces of one run at most: a run of 10,000 characters is data, not text (an 18 MB file of such
+# runs took 60 s and 2.6 GB to index, against 0.5 s before pieces).
+CJK_PIECES = 256
 # A part's letters by case (Upper, lower, other: a caseless script) and digits; combining marks
 # take their letter's.
 _CASED_PART = re.compile(r"U+(?=Ul)|U?l+|U+|d+|o+")
@@ -117,12 +153,17 @@ def split_identifier(word: str) -> tuple[str, ...]:
                 seen.add(part)
                 terms.append(part)
     if _cjk(word):
+        terms = [t for t in terms if len(t) <= CJK_WORD or not _CJK.search(t)]
+        pieces = 0
         for run in _CJK.findall(whole):
-            for i in range(len(run) - 1):
+            for i in range(min(len(run) - 1, CJK_PIECES - pieces)):
                 piece = run[i:i + 2]
                 if piece not in seen:
                     seen.add(piece)
                     terms.append(piece)
+            pieces += len(run) - 1
+            if pieces >= CJK_PIECES:
+                break
     return _MEMO.put(key, tuple(terms))
 
 
@@ -139,18 +180,20 @@ def word_unit(word: str) -> str:
     """The term a one-part word is compared by with identifiers' parts: its stem, as split_identifier
     stems a part ('' for a stop word or a single letter)."""
     terms = split_identifier(word)
-    return (terms[0] if _cjk(word) else terms[-1]) if terms else ""
+    if _cjk(word):
+        return fold(normal(word)) if terms else ""
+    return terms[-1] if terms else ""
 
 
 def words_of(text: str) -> list[str]:
     """The words of a text, in order, as term_counts reads them."""
-    return _WORD.findall(normal(text))
+    return _WORD.findall(text) if text.isascii() else _UNICODE_WORD.findall(normal(text))
 
 
 def term_counts(text: str, words: list[str] | None = None) -> Counter:
     """Term frequencies of a text, for indexing (`words`: its words_of, when the caller has them)."""
     if words is None:
-        words = _WORD.findall(normal(text))
+        words = words_of(text)
     memo = _MEMO
     # A membership test per distinct word (set.difference would walk the whole memo: a dict subclass
     # gets no fast path there).
@@ -194,7 +237,7 @@ def _blank_data(m: re.Match) -> str:
 def tokenize(text: str) -> list[str]:
     """Terms of a text in order (a word's whole form before its parts), for queries."""
     out: list[str] = []
-    for word in _WORD.findall(normal(text)):
+    for word in words_of(text):
         out.extend(split_identifier(word))
     return out
 

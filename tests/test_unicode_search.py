@@ -66,3 +66,27 @@ def test_a_query_on_stdin_in_another_encoding_is_said_to_be_one(run, make_tree):
     root = make_tree({"a.py": "x = 1\n"})
     result = run("query", "--root", root, "-", input="计算总价".encode("gbk"))
     assert "note: the query on stdin is not UTF-8 (nor mostly ASCII)" in result.stderr
+
+
+def test_words_with_combining_marks_are_whole_words(run, make_tree):
+    """`\\w` has no combining marks: Devanagari, Thai and vowelled Arabic words were cut at each
+    vowel sign (`नमस्ते` was `नमस`, `दुनिया` no term at all)."""
+    from retrieval.text import tokenize
+
+    assert tokenize("नमस्ते दुनिया") == ["नमस्ते", "दुनिया"]
+    assert tokenize("مُحَمَّد") == ["مُحَمَّد"]
+    root = make_tree({"hindi.py": "def greet(संख्या):\n    return 'नमस्ते दुनिया'\n",
+                      "thai.md": "# ราคาสินค้า\n\nคำนวณราคาสินค้าทั้งหมด\n", "other.py": "x = 1\n"})
+    assert hits(run, root, "दुनिया") == hits(run, root, "संख्या") == ["hindi.py"]
+    assert hits(run, root, "ราคา") == ["thai.md"]  # Thai is written without spaces: found by its pieces
+
+
+def test_a_long_run_without_spaces_costs_a_bounded_number_of_terms():
+    """An 18 MB file of 10,000-character runs took 60 s and 2.6 GB to index once every run was
+    also its pieces; a run longer than a word is its pieces only, and at most CJK_PIECES of them."""
+    from retrieval.text import CJK_PIECES, CJK_WORD, split_identifier
+
+    run_of = "".join(chr(0x4E00 + (i * 7919) % 20000) for i in range(10_000))
+    terms = split_identifier(run_of)
+    assert len(terms) <= CJK_PIECES and all(len(t) == 2 for t in terms)
+    assert split_identifier("计算订单总价格")[0] == "计算订单总价格" and len("计算订单总价格") <= CJK_WORD
