@@ -12,6 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from .lazyre import LazyPattern
+from .notebook import raw_limit
 from . import ignore, languages
 from .records import SourceFile
 
@@ -505,8 +506,8 @@ def _outer_marks(root: str, result: Discovery, top: str | None, prefix: str, inf
 # 9: drops templates of secret files, `.env.j2`; 10: `.gitattributes` marks, watched; 11: marks
 # from the `.gitattributes` above the root and from info/attributes; 12: the files of some 40 more
 # languages: CUDA, shaders, HDLs, Lisps, assembly, Tcl, batch files, ...; 13: Jupyter notebooks; 14: data files
-# under a directory named as credentials, `*.tfvars`).
-RULES_VERSION = 14
+# under a directory named as credentials, `*.tfvars`; 15: a notebook's size cap is on its cells).
+RULES_VERSION = 15
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 
@@ -749,7 +750,7 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
                 skip(skipped, "special-file", rel)  # a FIFO, socket or device: never opened
                 continue
             size = st.st_size
-            if size > max_bytes:
+            if size > raw_limit(language, max_bytes):
                 if not script:
                     skip(skipped, "too-large", rel)
                     watch[rel] = (size, st.st_mtime_ns)
@@ -883,7 +884,7 @@ def _as_walked_files(root: str, options: DiscoveryOptions, paths, marks, fd: int
             language, kind = detected[name] if name in detected else detected.setdefault(name, detect(name))
         st = stat(rel, dir_fd=fd, follow_symlinks=False)
         size = st.st_size
-        if not stat_mod.S_ISREG(st.st_mode) or size > max_bytes:
+        if not stat_mod.S_ISREG(st.st_mode) or size > raw_limit(language, max_bytes):
             return None
         path = prefix + rel if os.sep == "/" else prefix + rel.replace("/", os.sep)
         if not language and may_be_script:

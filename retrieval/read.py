@@ -12,7 +12,7 @@ from .blake import blake2b
 from .generated import marked_generated
 from .languages import CONFIG, DOCS, TEMPLATES, VALUE_SCRIPTS, from_content
 from .lazyre import LazyPattern
-from .notebook import JUPYTER, script_view
+from .notebook import JUPYTER, raw_limit, script_view
 from .records import SourceFile
 
 BINARY, UNDECODABLE, UNREADABLE, VANISHED = "binary", "invalid-utf8", "unreadable", "vanished"
@@ -153,10 +153,11 @@ def read_source(file: SourceFile, max_bytes: int | None = None) -> FileContent:
             if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
                 return FileContent(file, None, "", UNREADABLE)
             # Read at most one byte past the cap: a file that grew past it since discovery is skipped.
-            data = fh.read(max_bytes + 1) if max_bytes is not None else fh.read()
+            limit = raw_limit(file.language, max_bytes) if max_bytes is not None else None
+            data = fh.read(limit + 1) if limit is not None else fh.read()
     except OSError:
         return FileContent(file, None, "", UNREADABLE)
-    if max_bytes is not None and len(data) > max_bytes:
+    if limit is not None and len(data) > limit:
         return FileContent(file, None, content_digest(data), "too-large")
     text, reason = decode(data)
     if text is not None and holds_private_key(file, text):
@@ -164,6 +165,8 @@ def read_source(file: SourceFile, max_bytes: int | None = None) -> FileContent:
     if text is not None and file.language == JUPYTER:
         text, language = as_script(text)
         file = replace(file, language=language)
+        if max_bytes is not None and len(text) > max_bytes:  # its script, not its outputs (raw_limit)
+            return FileContent(file, None, content_digest(data), "too-large")
     if text is not None:
         language = from_content(file.path, file.language, text)
         # A generated README or page is still the one people read: only code and config rank down,

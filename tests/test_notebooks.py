@@ -128,3 +128,25 @@ def test_the_treesitter_retriever_parses_a_notebooks_cells_in_its_kernels_langua
     assert (hit["language"], hit["symbol"], hit["kind"]) == ("python", "load_customers", "function")
     assert hit["start_line"] <= line_of(TRAINING, "def load_customers") < line_of(TRAINING, "return pd.read_csv") \
         <= hit["end_line"]
+
+
+def test_a_notebooks_size_cap_is_on_its_cells_not_its_saved_outputs(run, make_tree):
+    """A dozen plots are megabytes of base64: a quarter of a textbook's notebooks (code and prose a
+    few dozen KB) were skipped as too large, and a notebook vanished from the index once run."""
+    plots = [{"data": {"image/png": "iVBORw0KGgo" + "A" * 400_000}, "metadata": {}, "output_type": "display_data"}
+             for _ in range(5)]
+    plotted = notebook([code("def plot_learning_curve(model):", "    return model", outputs=plots)])
+    assert len(plotted) > 2_000_000
+    root = make_tree({"chapter.ipynb": plotted})
+    assert hits_of(run, root, "plot_learning_curve") == ["chapter.ipynb"]
+    # The cap still holds for the cells themselves.
+    wordy = notebook([markdown(*(f"line {n} of a very long essay about learning curves" for n in range(200)))])
+    root = make_tree({"essay.ipynb": wordy, "main.py": "x = 1\n"})
+    result = run("index", "--root", root, "--retriever", "lexical", "--max-file-bytes", "5000")
+    assert "1 too-large" in result.stdout, result.stdout + result.stderr
+
+
+def hits_of(run, root, query):
+    result = run("query", "--root", root, query, "--json")
+    assert result.exit_code == 0, result.stderr
+    return [h["path"] for h in json.loads(result.stdout)["results"]]
