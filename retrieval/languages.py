@@ -306,6 +306,7 @@ ALIASES: dict[str, str] = {
     "kt": "kotlin", "kts": "kotlin",
     "objective-c": "objc", "objectivec": "objc",
     "md": "markdown",
+    "ipynb": "jupyter", "notebook": "jupyter",
     "yml": "yaml",
     "f#": "fsharp", "fs": "fsharp",
     "hs": "haskell",

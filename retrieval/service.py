@@ -693,6 +693,7 @@ class QueryFilter:
 
     def compile(self) -> Callable[[str, str, str], bool]:
         from .ignore import compile_selection, selector
+        from .notebook import JUPYTER, is_notebook
 
         rules = compile_selection(self.paths)
         selects = selector(rules) if rules else None
@@ -700,7 +701,8 @@ class QueryFilter:
         kind = self.kind
 
         def allow(path: str, lang: str, k: str) -> bool:
-            if language and lang != language:
+            # `jupyter` is every notebook, whatever language its kernel gave its cells.
+            if language and lang != language and not (language == JUPYTER and is_notebook(path)):
                 return False
             if kind and k != kind:
                 return False

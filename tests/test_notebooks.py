@@ -146,7 +146,16 @@ def test_a_notebooks_size_cap_is_on_its_cells_not_its_saved_outputs(run, make_tr
     assert "1 too-large" in result.stdout, result.stdout + result.stderr
 
 
-def hits_of(run, root, query):
-    result = run("query", "--root", root, query, "--json")
+def hits_of(run, root, query, *args):
+    result = run("query", "--root", root, query, "--json", *args)
     assert result.exit_code == 0, result.stderr
     return [h["path"] for h in json.loads(result.stdout)["results"]]
+
+
+def test_lang_jupyter_is_every_notebook_whatever_its_kernels_language(run, make_tree):
+    """A Python kernel's notebook is `python`; `--lang jupyter`, which help lists, matched none of 90."""
+    root = make_tree({"train.ipynb": TRAINING, "r.ipynb": notebook([code("load_customers <- function() 1")], "R"),
+                      "src/load.py": "def load_customers(path):\n    return path\n"})
+    for lang in ("jupyter", "notebook", "ipynb"):
+        assert sorted(hits_of(run, root, "load_customers", "--lang", lang)) == ["r.ipynb", "train.ipynb"]
+    assert sorted(hits_of(run, root, "load_customers", "--lang", "python")) == ["src/load.py", "train.ipynb"]
