@@ -62,14 +62,15 @@ def decode(data: bytes) -> tuple[str | None, str]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
+        text = data.decode("utf-8", "replace")
+        bad = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")  # (a U+FFFD written in the file is no damage)
+        good = sum(1 for ch in text if ch > "\x7f") - text.count("\ufffd")
+        if good >= bad and bad <= max(LEGACY_FEW, LEGACY_SHARE * len(text)):
+            return _as_lines(text.removeprefix("\ufeff")), ""  # UTF-8 with a few damaged bytes
         high = len(data) - len(data.translate(None, _HIGH_BYTES))
         if high > max(LEGACY_FEW, LEGACY_SHARE * len(data)) or high > len(data) / 4:
             return None, UNDECODABLE
-        text = data.decode("utf-8", "replace")
-        replaced = text.count("\ufffd")
-        if replaced >= sum(1 for ch in text if ch > "\x7f") - replaced:
-            # More bytes no UTF-8 than UTF-8 past ASCII: an 8-bit text (else UTF-8 with a damaged byte)
-            text = data.decode("cp1252", "replace")  # (its five unassigned bytes as U+FFFD)
+        text = data.decode("cp1252", "replace")  # an 8-bit text (its five unassigned bytes as U+FFFD)
     return _as_lines(text.removeprefix("\ufeff")), ""
 
 
