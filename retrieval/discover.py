@@ -50,9 +50,26 @@ _SECRET_GLOBS = (
     "credentials", "credentials.*", "*credentials*.json", "secrets", "secrets.*", "*.secret", "*.secrets",
     ".netrc", ".pgpass", ".htpasswd", ".npmrc", ".pypirc", ".git-credentials", "*.tfstate",
     "*.tfstate.*", "*.tfvars", "*.tfvars.json", "service-account*.json", "*.sqlite", "*.db", ".dockercfg",
-    # Directories of credentials: their data files are too (`.docker/config.json`, `secrets/db.yaml`).
+    # Directories of credentials (see SECRET_DIRS): never sent to a model whatever is in them.
     ".docker", ".aws", ".ssh", ".gnupg", ".kube",
 )
+# Directories whose data files hold credentials (`.docker/config.json`, `secrets/db.yaml`): their
+# config, plain-text and script files are skipped as secret-named; their code, markup docs and
+# build files are what they are (`src/Secrets/` is a C# namespace, `docs/secrets/` a how-to).
+SECRET_DIRS = frozenset({".docker", ".aws", ".ssh", ".gnupg", ".kube", "secrets", ".secrets", "credentials",
+                         ".credentials"})
+_BUILD_FILES = frozenset({"pyproject.toml", "setup.cfg", "package.json", "Cargo.toml", "go.mod", "pom.xml",
+                          "build.gradle", "build.gradle.kts", "composer.json", "Makefile", "CMakeLists.txt",
+                          "Dockerfile"})
+
+
+def _secret_data(name: str, language: str, kind: str) -> bool:
+    """Whether a file in a SECRET_DIRS directory is one of its data files."""
+    if kind == languages.CODE:
+        return language in languages.VALUE_SCRIPTS
+    if kind == languages.DOCS and language != "text":
+        return False
+    return name not in _BUILD_FILES and not name.endswith(("proj", ".sln"))
 _SECRET_RE = LazyPattern(  # built on first use: a query on a fresh index never walks
     lambda: "|".join(ignore.compile_rule(g).regex.pattern for g in _SECRET_GLOBS), re.IGNORECASE
 )
@@ -634,8 +651,7 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
     # git matches attribute patterns under core.ignoreCase too
     outer_marks = _outer_marks(root, result, top, prefix, info, base_stack.ignorecase)
     pending: list[tuple[str, str, ignore.IgnoreStack, tuple]] = [(root, "", base_stack, outer_marks)]
-    secret_dirs = {"": False}  # directory (no trailing slash) -> it or one above is named as credentials
-    secret_names: dict[str, bool] = {}  # a directory name -> is_secret_name (judged once a walk, as files' are)
+    secret_dirs = {"": False}  # directory (no trailing slash) -> it or one above is one of SECRET_DIRS
     while pending:
         abs_dir, rel_dir, stack, marks = pending.pop()
         key = rel_dir or "."
@@ -680,12 +696,9 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
                 marks = _with_attributes(marks, text, rel_dir)
         # The rules that can decide for a path in this directory, found once for all its entries.
         ignored = stack.judge(rel_dir)
-        # Data under a directory named as credentials are (`secrets/db.yaml`), as the contextualizer
-        # never sends them: the one rule for what is kept and what leaves.
+        # Data under a directory of credentials are secret (`secrets/db.yaml`, `.docker/config.json`).
         parent, _, name = rel_dir[:-1].rpartition("/")
-        if name and name not in secret_names:
-            secret_names[name] = is_secret_name(name)
-        secret_dir = secret_dirs[rel_dir[:-1]] = bool(name) and (secret_dirs[parent] or secret_names[name])
+        secret_dir = secret_dirs[rel_dir[:-1]] = bool(name) and (secret_dirs[parent] or name in SECRET_DIRS)
         marked = None if all(m.empty for m in marks) else tuple(m.judge(rel_dir) for m in marks)
         prefix = abs_dir + os.sep if not abs_dir.endswith(os.sep) else abs_dir
         subdirs = []
@@ -733,7 +746,7 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
                 continue
             script, secret, language, kind, may_be_script = found
             skipped = uncounted if script else counted
-            if secret or secret_dir and (kind != languages.CODE or language in languages.VALUE_SCRIPTS):
+            if secret or secret_dir and _secret_data(name, language, kind):
                 skip(skipped, "secret-name", rel)
                 continue
             if ignored(rel, False) is True or (excluded is not None and excluded(rel)):

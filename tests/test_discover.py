@@ -349,20 +349,25 @@ def test_secret_looking_files_are_skipped_and_counted(make_tree):
     assert result.skipped["secret-name"] == len(SECRET_NAMES) + 1
 
 
-def test_data_under_a_directory_named_for_credentials_is_skipped_as_the_contextualizer_withholds_it(make_tree):
-    """One rule for what is indexed and what may be sent: `secrets/db.yaml` was indexed (its name
-    looked harmless) while `lexical+ctx` never sent it; Docker's and Terraform's credential files
-    were indexed and shown in snippets. Code under such a directory is code about secrets."""
+def test_data_under_a_directory_of_credentials_is_skipped_and_never_sent(make_tree):
+    """`secrets/db.yaml` was indexed (its name looked harmless) while `lexical+ctx` never sent it;
+    Docker's and Terraform's credential files were indexed and shown in snippets. Code, markup docs
+    and build files under such a directory are what they are (a probe found nine of them lost)."""
     from retrieval.contextual.generate import sendable
 
     root = make_tree({"secrets/db.yaml": "password: hunter2\n", "deploy/secrets/prod/app.json": "{}\n",
                       ".docker/config.json": '{"auths": {}}\n', "infra/prod.tfvars": 'db_password = "x"\n',
                       "infra/prod.tfvars.json": "{}\n", "infra/main.tf": "variable \"db_password\" {}\n",
                       "secrets/handler.py": "def rotate():\n    pass\n", "credentials/load.sh": "export K=1\n",
-                      "main.py": "x = 1\n"})
+                      "secrets/notes.txt": "root: hunter2\n", "main.py": "x = 1\n",
+                      # what such a directory holds besides its data: a how-to, a package's build file,
+                      # and a namespace only named so
+                      "docs/secrets/index.md": "# Managing secrets\n", "app/secrets/pyproject.toml": "[project]\n",
+                      "src/Secrets/settings.json": "{}\n"})
     result = walk(str(root))
-    assert [f.path for f in result.files] == ["infra/main.tf", "main.py", "secrets/handler.py"]
-    assert result.skipped == {"secret-name": 6}
+    assert [f.path for f in result.files] == ["app/secrets/pyproject.toml", "docs/secrets/index.md", "infra/main.tf",
+                                              "main.py", "secrets/handler.py", "src/Secrets/settings.json"]
+    assert result.skipped == {"secret-name": 7}
     kept = {"infra/main.tf", "main.py"}
     assert {p for p in ("secrets/db.yaml", ".docker/config.json", "infra/prod.tfvars", *kept)
             if not sendable(p, 1, 10)} == kept
@@ -450,14 +455,13 @@ def test_a_walk_judges_a_name_met_in_many_directories_once(make_tree, monkeypatc
     language, whether it names a secret) is worked out once per walk, and holds for each of them."""
     from retrieval import discover
 
-    root = make_tree({f"pkg{i}/src/{name}": "x = 1\n" for i in range(5) for name in ("__init__.py", "secrets.sh", "notes")})
+    root = make_tree({f"pkg{i}/{name}": "x = 1\n" for i in range(5) for name in ("__init__.py", "secrets.sh", "notes")})
     judged = []
     real = discover.is_secret_name
     monkeypatch.setattr(discover, "is_secret_name", lambda name: judged.append(name) or real(name))
     result = walk(str(root))
-    # (directories too: data under `secrets/` is a secret's)
-    assert sorted(judged) == ["__init__.py", "notes", *(f"pkg{i}" for i in range(5)), "secrets.sh", "src"]
-    assert [f.path for f in result.files] == [f"pkg{i}/src/__init__.py" for i in range(5)]
+    assert sorted(judged) == ["__init__.py", "notes", "secrets.sh"]
+    assert [f.path for f in result.files] == [f"pkg{i}/__init__.py" for i in range(5)]
     assert result.skipped == {"secret-name": 5}
 
 
