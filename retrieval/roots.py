@@ -65,7 +65,7 @@ def same_directory(a: str, b: str) -> bool:
         return False
 
 
-def too_broad(found: Root) -> str | None:
+def too_broad(found: Root, advice: str = "") -> str | None:
     """Why a root the current directory chose (itself, or the repository around it) must not be
     indexed unasked, else None.
 
@@ -88,6 +88,8 @@ def too_broad(found: Root) -> str | None:
     from .output import shell_word, shown_path
 
     # Quoted: a home directory named `John Smith` made the command suggested two arguments.
+    if advice:  # (`retrieval mcp`: an agent cannot cd; the server's config names its root)
+        return f"{shown_path(path)} is {what}, not a project: {advice}"
     return (f"{shown_path(path)} is {what}, not a project: cd into a repository, or give "
             f"--root {shell_word(path)} to index everything below it")
 

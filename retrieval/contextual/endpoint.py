@@ -15,9 +15,11 @@ def shown_url(url: str) -> str:
     if not sep:
         head, rest = "", url
     authority, slash, path = rest.partition("/")
-    if "@" not in authority:
-        return url
-    return f"{head}{sep}***@{authority.rpartition('@')[2]}{slash}{path}"
+    if "@" in authority:
+        authority = "***@" + authority.rpartition("@")[2]
+    if "?" in path:  # a key passed as a parameter (`?api_key=...`)
+        path = path.partition("?")[0] + "?***"
+    return f"{head}{sep}{authority}{slash}{path}"
 
 
 def destination() -> str:
@@ -28,6 +30,7 @@ def destination() -> str:
     try:
         parts = urlsplit(base)
         host = parts.hostname or ""
+        host = f"[{host}]" if ":" in host else host  # an IPv6 address, as a URL writes it
         port = f":{parts.port}" if parts.port else ""
     except ValueError:
         return shown_url(base)

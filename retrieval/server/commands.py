@@ -119,7 +119,8 @@ def mcp_command(root):
 
     found = found_root(root)
     root = found.path
-    refusal = too_broad(found)
+    refusal = too_broad(found, advice='the server searches the repository it is started in: give it one in the '
+                                      'MCP config ("args": ["mcp", "--root", "/path/to/project"])')
     if refusal:
         # Said on stderr, and served as every call's answer: a host shows a server that exits at
         # start as "Connection closed", and the agent never learns why (a per-user config starts it

@@ -157,6 +157,7 @@ def test_an_endpoint_shown_in_an_error_has_no_credentials():
     assert shown_url("ftp://user:zqPASSWORD@127.0.0.1/v1") == "ftp://***@127.0.0.1/v1"
     assert shown_url("http://user:pw@[::1") == "http://***@[::1"
     assert shown_url("https://api.example.com/v1") == "https://api.example.com/v1"
+    assert shown_url("https://proxy.example.com/v1?api_key=SECRET") == "https://proxy.example.com/v1?***"
 
 
 def test_the_estimate_counts_one_file_and_one_chunk_in_the_singular():

@@ -463,6 +463,7 @@ def test_a_root_too_broad_to_index_unasked_is_every_calls_answer_not_a_closed_co
     result = anyio.run(main)
     assert _is_error(result)
     assert "is your home directory, not a project" in result.content[0].text
+    assert '"args": ["mcp", "--root", "/path/to/project"]' in result.content[0].text  # what an agent's user can do
     assert not (home / ".retrieval").exists()
 
 
