@@ -843,6 +843,7 @@ def open_index(
     # repository) a query answered from whatever index it pointed at, marked only "stale".
     layout.refuse_symlink(store)
     layout.refuse_symlink(layout.retriever_dir(store, name))
+    layout.refuse_untrusted(store, root)
     notes = notes if notes is not None else []
     for attempt in range(3):
         key = _manifest_key(store, name)
@@ -1097,6 +1098,7 @@ def status(root: str | os.PathLike[str]) -> list[dict]:
     # for an index no query would answer from.
     layout.refuse_symlink(store)
     layout.refuse_foreign(store)
+    layout.refuse_untrusted(store, root)
     rows = []
     seen: dict = {}  # stat results, shared by the indexes' checks (see is_current)
     for name, spec in sorted(REGISTRY.items(), key=lambda kv: (kv[0] != "lexical", kv[0])):  # lexical first

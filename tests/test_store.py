@@ -775,3 +775,25 @@ def test_a_store_directory_another_user_made_is_never_written_into(make_tree, ru
         f"error: lexical: refusing to write the index at {planted}: it belongs to another user (uid 65534); run as that "
         f"user, or set {layout.ENV_INDEX_DIR} to keep the index elsewhere"]
     assert os.listdir(planted) == []
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give files away")
+def test_an_index_neither_this_user_nor_the_repositorys_owner_made_is_not_read(make_tree, run, tmp_path, monkeypatch):
+    """A planted index chose the hits and the text an agent reads; a teammate's index in their own
+    checkout is still read."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    monkeypatch.setenv(layout.ENV_INDEX_DIR, str(shared))
+    root = make_tree({"main.py": "def zq_marker():\n    pass\n"})
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    store = layout.store_dir(str(root))
+    for dirpath, dirnames, filenames in os.walk(store):
+        for name in [dirpath, *(os.path.join(dirpath, n) for n in dirnames + filenames)]:
+            os.chown(name, 65534, 65534)
+    result = run("query", "--root", root, "zq_marker")
+    assert result.exit_code == 1
+    assert f"refusing to read the index at {store}: it belongs to another user (uid 65534)" in result.stderr
+    assert run("status", "--root", root).exit_code == 1
+    os.chown(root, 65534, 65534)  # now the repository's owner's: theirs to read
+    result = run("query", "--root", root, "zq_marker", "--stale-ok")
+    assert result.exit_code == 0 and "main.py" in result.stdout

@@ -114,6 +114,22 @@ def ensure_store(store: str) -> None:
         raise unwritable("write", store, exc) from exc
 
 
+def refuse_untrusted(store: str, root: str) -> None:
+    """For a reader: a store that neither this user nor the root's owner made is not read (a
+    predictable name under a shared RETRIEVAL_INDEX_DIR, planted in advance, chose the hits and the
+    text an agent reads). A teammate's index in a checkout of theirs is read."""
+    if not hasattr(os, "geteuid"):
+        return
+    try:
+        owner = os.stat(store).st_uid
+        if owner == os.geteuid() or owner == os.stat(root).st_uid:
+            return
+    except OSError:
+        return  # none yet, or unreadable: what reads it says so
+    raise StoreError(f"refusing to read the index at {store}: it belongs to another user (uid {owner}), who owns "
+                     f"neither it nor this repository; remove it, or set {ENV_INDEX_DIR} to keep the index elsewhere")
+
+
 def _refuse_other_owner(store: str) -> None:
     """A store directory another user made (a predictable name under a shared RETRIEVAL_INDEX_DIR)
     is theirs to read, replace or poison: never written into. One of ours open to others is closed."""
