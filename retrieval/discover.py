@@ -31,6 +31,7 @@ DEFAULT_EXCLUDE_DIRS = frozenset(
         ".turbo", ".cache", ".terraform", ".serverless", "coverage", "htmlcov",
         ".idea", ".vscode", ".DS_Store", "zig-cache", ".zig-cache", "zig-out", ".stack-work",
         "dist-newstyle", "_build", "deps", ".elixir_ls", ".retrieval",
+        ".quarto", "_freeze",  # Quarto's render cache and frozen outputs (a copy of each page as JSON)
     }
 )
 
@@ -523,7 +524,8 @@ def _outer_marks(root: str, result: Discovery, top: str | None, prefix: str, inf
 # 9: drops templates of secret files, `.env.j2`; 10: `.gitattributes` marks, watched; 11: marks
 # from the `.gitattributes` above the root and from info/attributes; 12: the files of some 40 more
 # languages: CUDA, shaders, HDLs, Lisps, assembly, Tcl, batch files, ...; 13: Jupyter notebooks; 14: data files
-# under a directory named as credentials, `*.tfvars`; 15: a notebook's size cap is on its cells).
+# under a directory named as credentials, `*.tfvars`; 15: a notebook's size cap is on its cells,
+# Quarto's caches pruned, Snakefile, Pipfile, MLproject).
 RULES_VERSION = 15
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 

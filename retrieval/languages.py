@@ -24,7 +24,7 @@ def _register(language: str, kind: str, *extensions: str) -> None:
         _BY_EXTENSION[ext] = (language, kind)
 
 
-_register("python", CODE, ".py", ".pyi", ".pyx", ".pxd")
+_register("python", CODE, ".py", ".pyi", ".pyx", ".pxd", ".smk")
 _register("javascript", CODE, ".js", ".mjs", ".cjs", ".jsx")
 _register("typescript", CODE, ".ts", ".tsx", ".mts", ".cts")
 _register("go", CODE, ".go")
@@ -157,6 +157,9 @@ _BY_NAME: dict[str, tuple[str, str]] = {
     "Gemfile": ("ruby", CONFIG),
     "Podfile": ("ruby", CONFIG),
     "Vagrantfile": ("ruby", CONFIG),
+    "Snakefile": ("python", CODE),  # Snakemake's rules: Python with rule blocks
+    "Pipfile": ("toml", CONFIG),
+    "MLproject": ("yaml", CONFIG),
     "Guardfile": ("ruby", CONFIG),
     "Capfile": ("ruby", CONFIG),
     "Brewfile": ("ruby", CONFIG),

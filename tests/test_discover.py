@@ -373,6 +373,18 @@ def test_data_under_a_directory_of_credentials_is_skipped_and_never_sent(make_tr
             if not sendable(p, 1, 10)} == kept
 
 
+def test_a_data_science_projects_own_files_are_found_and_quartos_outputs_are_not(make_tree):
+    """A probe of notebook repositories: Snakemake rules, a Pipfile and an MLflow project were never
+    indexed, and Quarto's frozen copy of a page (`_freeze/.../html.json`) ranked second for it."""
+    root = make_tree({"Snakefile": "rule all:\n    input: 'a'\n", "rules/train.smk": "rule train:\n    shell: 'x'\n",
+                      "Pipfile": "[packages]\n", "MLproject": "name: churn\n", "arrow.qmd": "# Arrow\n",
+                      "_freeze/arrow/execute-results/html.json": '{"markdown": "# Arrow"}\n',
+                      ".quarto/idx/arrow.qmd.json": "{}\n"})
+    found = {f.path: f.language for f in discover_files(str(root))}
+    assert found == {"Snakefile": "python", "rules/train.smk": "python", "Pipfile": "toml", "MLproject": "yaml",
+                     "arrow.qmd": "markdown"}
+
+
 def test_skip_counts_only_count_files_that_would_otherwise_be_indexed(make_tree):
     # `.env` and `app.sqlite` are no source file: never indexed, so not news worth a count.
     root = make_tree({".env": "A=1\n", "app.sqlite": "x", "credentials.json": "{}\n", "main.py": "x = 1\n",
