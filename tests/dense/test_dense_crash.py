@@ -82,20 +82,16 @@ def test_a_kill_during_embedding_leaves_a_working_index_and_the_work_is_resumed(
             spans(service.search(clean, query, retriever="turbovec", top_k=8).hits)
 
 
-def test_ctrl_c_during_embedding_keeps_what_was_embedded_since_the_last_checkpoint(make_tree, monkeypatch):
-    """The progress line promises that what is embedded is kept if the command is interrupted: a
-    Ctrl-C between two timed checkpoints threw away every batch embedded since the last one."""
-    import json
-
+def _stopped_at_the_third_batch(root, monkeypatch) -> list[int]:
+    """A turbovec build of root Ctrl-C'd as it starts its third batch of four texts (no timed
+    checkpoint in it); the sizes of the batches it was handed."""
     from retrieval import service
     from retrieval.embed import Embedder
 
-    files = 12
-    root = make_tree({f"pkg/m{i}.py": module(i, 0) for i in range(files)}, name="interrupted")
     monkeypatch.setenv("RETRIEVAL_EMBED_BATCH", "4")
-    monkeypatch.setenv("RETRIEVAL_EMBED_CHECKPOINT_SECONDS", "3600")  # no timed checkpoint in this build
+    monkeypatch.setenv("RETRIEVAL_EMBED_CHECKPOINT_SECONDS", "3600")
     embed = Embedder.embed
-    batches = []
+    batches: list[int] = []
 
     def interrupted(self, texts, **kwargs):
         batches.append(len(texts))
@@ -106,9 +102,21 @@ def test_ctrl_c_during_embedding_keeps_what_was_embedded_since_the_last_checkpoi
     monkeypatch.setattr(Embedder, "embed", interrupted)
     with pytest.raises(KeyboardInterrupt):
         service.refresh(root, "turbovec")
+    monkeypatch.setattr(Embedder, "embed", embed)
+    return batches
+
+
+def test_ctrl_c_during_embedding_keeps_what_was_embedded_since_the_last_checkpoint(make_tree, monkeypatch):
+    """The progress line promises that what is embedded is kept if the command is interrupted: a
+    Ctrl-C between two timed checkpoints threw away every batch embedded since the last one."""
+    import json
+
+    from retrieval import service
+
+    root = make_tree({f"pkg/m{i}.py": module(i, 0) for i in range(12)}, name="interrupted")
+    batches = _stopped_at_the_third_batch(root, monkeypatch)
     store = root / ".retrieval" / "turbovec"
     assert [n for n in os.listdir(store) if n.startswith("ckpt-")]
-    monkeypatch.setattr(Embedder, "embed", embed)
     service.refresh(root, "turbovec")
     state = json.loads((store / "manifest.json").read_text())["state"]
     assert state["embedded"] == state["generation"]["n"] - sum(batches[:2])  # the two batches done were kept
@@ -121,25 +129,10 @@ def test_vectors_a_killed_run_kept_reach_the_shared_cache_with_the_run_that_resu
     import json
 
     from retrieval import service
-    from retrieval.embed import Embedder
 
     monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", str(tmp_path / "shared"))
     root = make_tree({f"pkg/m{i}.py": module(i, 0) for i in range(12)}, name="resumed")
-    monkeypatch.setenv("RETRIEVAL_EMBED_BATCH", "4")
-    monkeypatch.setenv("RETRIEVAL_EMBED_CHECKPOINT_SECONDS", "3600")
-    embed = Embedder.embed
-    calls = []
-
-    def interrupted(self, texts, **kwargs):
-        calls.append(len(texts))
-        if len(calls) == 3:
-            raise KeyboardInterrupt
-        return embed(self, texts, **kwargs)
-
-    monkeypatch.setattr(Embedder, "embed", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        service.refresh(root, "turbovec")
-    monkeypatch.setattr(Embedder, "embed", embed)
+    _stopped_at_the_third_batch(root, monkeypatch)
     service.refresh(root, "turbovec")
     elsewhere = copy_tree(root)
     service.refresh(elsewhere, "turbovec")
