@@ -16,6 +16,7 @@ from typing import Callable, Iterator, Optional
 
 from .languages import KINDS
 from .lazyre import LazyPattern
+from .notebook import is_notebook
 from .progress import redraws
 from .read import line_texts, split_lines
 from .records import SearchHit, Snippet
@@ -251,15 +252,16 @@ def _header(hit: SearchHit, snippet: Snippet | None, truncated: bool, paint: _Pa
     return "  ".join(parts)
 
 
-def _gutter() -> str:
-    """The bar between a line's number and its text: `|` where stdout cannot write `│` (latin-1)."""
+def _gutter(mark: str = "│", plain: str = "|") -> str:
+    """The bar between a line's number and its text: `|` where stdout cannot write `│` (latin-1);
+    the same for another mark."""
     import sys
 
     try:
-        "│".encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+        mark.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
     except (UnicodeEncodeError, LookupError):
-        return "|"
-    return "│"
+        return plain
+    return mark
 
 
 def _visible(line: str) -> str:
@@ -275,11 +277,22 @@ def _visible(line: str) -> str:
                    if c != "\t" and unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in line)
 
 
-def _numbered(snippet: Snippet, paint: _Paint) -> Iterator[str]:
+def _numbered(snippet: Snippet, paint: _Paint, gaps: bool = False) -> Iterator[str]:
+    """The snippet's lines with their numbers; with `gaps` (a notebook's: its outputs and JSON are
+    blank lines in the script view) a run of blank lines is one `⋮` line, its numbers skipped."""
     width = max(6, len(str(snippet.end_line)) + 2)
     gutter = _gutter()
+    blank = 0
     for number, line in enumerate(line_texts(snippet.text), start=snippet.start_line):
+        if gaps and not line.strip():
+            blank += 1
+            continue
+        if blank:
+            gap = _gutter("⋮", ":")
+            yield f"{paint('lines', f'{gap:>{width}}')}" if blank > 1 else f"{paint('lines', f'{number - 1:>{width}}')}{gutter}"
+            blank = 0
         yield f"{paint('lines', f'{number:>{width}}')}{gutter} {_visible(line)}"
+
 
 
 def text_lines(hits: list[SearchHit], snippets: dict | None, truncated: set[str] = frozenset(),
@@ -292,4 +305,4 @@ def text_lines(hits: list[SearchHit], snippets: dict | None, truncated: set[str]
             yield ""  # lines are shown: a blank line between hits
         yield _header(hit, snippet, hit.docid in truncated, paint)
         if snippet is not None and snippet.text and snippet.start_line is not None:
-            yield from _numbered(snippet, paint)
+            yield from _numbered(snippet, paint, gaps=is_notebook(hit.source_path))

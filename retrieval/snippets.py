@@ -7,8 +7,10 @@ the file, and says it is stale rather than guessing where the text moved.
 """
 from __future__ import annotations
 
+import bisect
 import os
 import stat
+from dataclasses import replace
 
 from .notebook import is_notebook
 from .read import as_script, content_digest, decode_shown, split_ending, split_lines
@@ -105,6 +107,13 @@ def _window(hit: SearchHit, lines: list[str], stale: bool, expand: int, max_line
             focus: frozenset[str], define: str) -> Snippet:
     start = max(1, hit.start_line - expand)
     end = min(len(lines), hit.end_line + expand)
+    if max_lines is not None and end - start + 1 > max_lines and is_notebook(hit.source_path):
+        return _notebook_window(hit, lines, stale, start, end, max_lines, focus, define)
+    return _plain_window(hit, lines, stale, start, end, max_lines, focus, define)
+
+
+def _plain_window(hit: SearchHit, lines: list[str], stale: bool, start: int, end: int, max_lines: int | None,
+                  focus: frozenset[str], define: str) -> Snippet:
     if max_lines is not None and end - start + 1 > max_lines:
         # Only windows holding a line of the hit: the words may be likelier in the lines --expand
         # added around it (a docstring 25 lines above), which would show none of the hit.
@@ -119,6 +128,27 @@ def _window(hit: SearchHit, lines: list[str], stale: bool, expand: int, max_line
                 anchor = None if found is None else hit.start_line + found - lo
             lo += best_window(lines[lo - 1 : hi + max_lines - 1], max_lines, focus, anchor)
         start, end = lo, lo + max_lines - 1
+    return _shown(lines, start, end, stale, focus)
+
+
+def _notebook_window(hit: SearchHit, lines: list[str], stale: bool, start: int, end: int, max_lines: int,
+                     focus: frozenset[str], define: str) -> Snippet:
+    """A notebook's window of max_lines lines of its cells (its outputs and JSON are blank lines in
+    the script view: 15 lines asked showed 11 blank and 4 of code), shown with the blank lines among
+    them so that its lines stay the file's."""
+    kept = [n for n in range(start, end + 1) if lines[n - 1].strip()]
+    first = bisect.bisect_left(kept, hit.start_line)
+    last = bisect.bisect_right(kept, hit.end_line) - 1
+    if len(kept) <= max_lines or first > last:  # all of them fit, or the hit holds none
+        return _shown(lines, kept[0], kept[-1], stale, focus) if kept and first <= last else \
+            _shown(lines, start, min(end, start + max_lines - 1), stale, focus)
+    packed = replace(hit, start_line=first + 1, end_line=last + 1)
+    window = _plain_window(packed, [lines[n - 1] for n in kept], stale, 1, len(kept), max_lines, focus, define)
+    return _shown(lines, kept[window.start_line - 1], kept[window.end_line - 1], stale, focus)
+
+
+def _shown(lines: list[str], start: int, end: int, stale: bool, focus: frozenset[str]) -> Snippet:
+    """Lines start..end, each too long a line shortened."""
     if start > end:
         return Snippet(None, None, "", stale=stale)
     shown = lines[start - 1 : end]

@@ -159,3 +159,25 @@ def test_lang_jupyter_is_every_notebook_whatever_its_kernels_language(run, make_
     for lang in ("jupyter", "notebook", "ipynb"):
         assert sorted(hits_of(run, root, "load_customers", "--lang", lang)) == ["r.ipynb", "train.ipynb"]
     assert sorted(hits_of(run, root, "load_customers", "--lang", "python")) == ["src/load.py", "train.ipynb"]
+
+
+def test_a_notebooks_snippet_lines_are_lines_of_its_cells(run, make_tree):
+    """Its outputs and JSON are blank lines in the script view: `--snippet-lines 15` showed 11 blank
+    lines and 4 of code. N lines are N lines of its cells, with the blank ones among them (JSON keeps
+    every line, so that line numbers stay the file's); text shows a run of blank lines as one `⋮`."""
+    output = [{"name": "stdout", "output_type": "stream", "text": [f"epoch {n}\n" for n in range(8)]}]
+    cells = [code(f"def fit_step_{i}(model):", "    model.train()", f"    return model.step({i})", outputs=output)
+             for i in range(6)]
+    text = notebook(cells)
+    root = make_tree({"train.ipynb": text})
+    result = run("query", "--root", root, "fit_step_0 fit_step_1 fit_step_2", "--json", "--snippet-lines", "6")
+    hit = json.loads(result.stdout)["results"][0]
+    view = line_texts(script_view(text)[1])
+    in_hit = sum(1 for line in view[hit["start_line"] - 1 : hit["end_line"]] if line.strip())
+    assert in_hit > 6
+    shown = line_texts(hit["snippet"])
+    assert len(shown) == hit["snippet_end"] - hit["snippet_start"] + 1 > 6  # every line between
+    assert sum(1 for line in shown if line.strip()) == 6
+    assert shown == view[hit["snippet_start"] - 1 : hit["snippet_end"]]
+    printed = run("query", "--root", root, "fit_step_0 fit_step_1 fit_step_2", "--snippet-lines", "6", "-k", "1").stdout
+    assert "⋮" in printed and sum(1 for line in printed.splitlines() if "model" in line) == 6
