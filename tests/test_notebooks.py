@@ -181,3 +181,17 @@ def test_a_notebooks_snippet_lines_are_lines_of_its_cells(run, make_tree):
     assert shown == view[hit["snippet_start"] - 1 : hit["snippet_end"]]
     printed = run("query", "--root", root, "fit_step_0 fit_step_1 fit_step_2", "--snippet-lines", "6", "-k", "1").stdout
     assert "⋮" in printed and sum(1 for line in printed.splitlines() if "model" in line) == 6
+
+
+@pytest.mark.parametrize("retriever", ["lexical", pytest.param("treesitter", marks=pytest.mark.extra("treesitter"))])
+def test_a_notebooks_chunks_hold_its_cells_not_its_outputs_blank_lines(run, make_tree, retriever):
+    """A chunk is at most 120 lines: with each cell's printed output blank lines in the script view,
+    a chunk held a cell or two, and a question about a few cells found them apart."""
+    output = [{"name": "stdout", "output_type": "stream", "text": [f"epoch {n}\n" for n in range(40)]}]
+    cells = [code(f"def fit_step_{i}(model):", "    model.train()", f"    return model.step({i})", outputs=output)
+             for i in range(6)]
+    root = make_tree({"train.ipynb": notebook(cells)})
+    result = run("query", "--root", root, "fit_step_0 fit_step_3", "--retriever", retriever, "--json")
+    hit = json.loads(result.stdout)["results"][0]
+    text = notebook(cells)
+    assert hit["start_line"] <= line_of(text, "fit_step_0") and line_of(text, "fit_step_3") <= hit["end_line"]

@@ -963,7 +963,7 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         if d.kind != "constant":
             big = off[d.end + 1] - off[d.start] >= ALONE_SHARE * budget and not d.statement
             sized[d.key] = big
-    splitter = _Splitter(off, budget, policy.max_lines, sized, parsed_lines, inner)
+    splitter = _Splitter(off, budget, policy.line_cap(path), sized, parsed_lines, inner)
     starts = [d.start for d in defs]
 
     def opens(a: int, b: int) -> bool:
@@ -997,7 +997,7 @@ def _chunk_tree(text: str, path: str, language: str, kind: str, policy: Chunking
         # rows the parser saw blank (a directive line) join their neighbours like any small span
         spans += _uncovered(spans, lines, parsed_lines)
         spans = _tidy(spans, lines, off, opens, budget, min(MIN_SPAN, budget // 4),
-                      frozenset(first for first, _last, _keys in splitter.leads), apart, policy.max_lines,
+                      frozenset(first for first, _last, _keys in splitter.leads), apart, policy.line_cap(path),
                       starts_on)
         chunks = _annotate(spans, defs, path, language, kind, lines, policy, splitter.leads, splitter.lead_rows)
     except Exception as exc:  # noqa: BLE001 - a tree this chunker mishandles costs its file the AST chunks, not the index

@@ -15,7 +15,10 @@ from ..languages import CODE, CONFIG, DOCS
 from ..read import split_lines
 from ..records import Chunk
 
-VERSION = 2  # bump when the cuts change: indexes of line chunks are rebuilt, not left half old
+VERSION = 3  # bump when the cuts change: indexes of line chunks are rebuilt, not left half old (3: notebooks' line cap)
+
+
+NOTEBOOK_LINES = 4
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,11 @@ class ChunkingPolicy:
         if kind == CONFIG:
             return self.config
         return self.default
+
+    def line_cap(self, path: str) -> int:
+        """max_lines for a file; a notebook's four times it: its outputs and JSON are blank lines in
+        the script view (notebook.script_view), and 120 of them held a cell or two."""
+        return self.max_lines * NOTEBOOK_LINES if path[-6:].lower() == ".ipynb" else self.max_lines
 
     def fingerprint(self) -> dict:
         return {"code": self.code, "prose": self.prose, "config": self.config,
@@ -136,7 +144,7 @@ def chunk_rows(
     if not lines:
         return []
     budget = policy.budget(kind)
-    max_lines = policy.max_lines
+    max_lines = policy.line_cap(path)
     prose = kind == DOCS
     underline = (RST_ADORNMENT if language == "rst" else SETEXT_UNDERLINE) if prose else None
     out: list[Chunk] = []
