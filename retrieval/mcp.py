@@ -155,8 +155,9 @@ class Searcher:
                 payload["query"], payload["query_truncated"] = head, True
         return payload
 
-    def status(self) -> dict:
-        return self._run(["status", "--root", self.root, "--json"])  # (reads only: no counts)
+    def status(self, skipped: bool | None = False) -> dict:
+        # (reads only: no counts)
+        return self._run(["status", "--root", self.root, "--json", *(["--skipped"] if skipped else [])])
 
 
 # The child runs this package, the one this server runs, and nothing from the searched root: `-m`
@@ -317,10 +318,14 @@ def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = N
             raise ToolError(str(exc)) from None
 
     @server.tool()
-    def status() -> dict:
+    def status(
+        skipped: Annotated[bool | None, Field(strict=True, description=(
+            "Instead, list the files the index leaves out and why ({root, skipped: [{path, reason}]}): for a "
+            "file that is never found."))] = False,
+    ) -> dict:
         """Each retriever's index for this repository: state, files, chunks, languages."""
         try:
-            return _result(searcher.status())
+            return _result(searcher.status(skipped))
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 

@@ -425,6 +425,17 @@ def test_an_empty_path_glob_is_refused_in_an_agents_words(make_tree):
             Searcher(str(root)).search("x", path=empty)
 
 
+def test_status_lists_the_files_left_out_for_an_agent_that_asks(make_tree):
+    from retrieval.mcp import Searcher
+
+    root = make_tree({"a.py": "x = 1\n", "secrets.yaml": "k: v\n", "blob.py": b"\x00"})
+    searcher = Searcher(str(root))
+    searcher.search("x")  # builds the index
+    assert searcher.status(skipped=True)["skipped"] == [{"path": "blob.py", "reason": "binary"},
+                                                        {"path": "secrets.yaml", "reason": "secret-name"}]
+    assert "retrievers" in searcher.status()
+
+
 def test_the_skills_options_are_the_tools_arguments_too(make_tree):
     """The skill teaches `--min-confidence` (nothing convincing matched) and `--snippet-lines`;
     the tool took neither."""
