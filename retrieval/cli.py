@@ -948,10 +948,13 @@ def _list_skipped(root: str, as_json: bool) -> None:
     from . import service
     from .output import shown_path
 
+    notes: list[str] = []
     try:
-        skipped = service.skipped_files(root)
+        skipped = service.skipped_files(root, notes)
     except _expected_errors() as exc:
         raise _fail(exc)
+    for note in notes:
+        click.echo(f"note: {note}", err=True)
     if as_json:
         click.echo(_json({"root": root, "skipped": [{"path": p, "reason": r} for p, r in skipped]}))
         return

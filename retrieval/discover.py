@@ -57,8 +57,8 @@ _SECRET_GLOBS = (
 # Directories whose data files hold credentials (`.docker/config.json`, `secrets/db.yaml`): their
 # config, plain-text and script files are skipped as secret-named; their code, markup docs and
 # build files are what they are (`src/Secrets/` is a C# namespace, `docs/secrets/` a how-to).
-SECRET_DIRS = frozenset({".docker", ".aws", ".ssh", ".gnupg", ".kube", "secrets", ".secrets", "credentials",
-                         ".credentials"})
+SECRET_DIRS = frozenset({".docker", ".aws", ".ssh", ".gnupg", ".kube", "secret", "secrets", ".secrets",
+                         "credentials", ".credentials"})  # in any case (macOS and Windows ignore it)
 _BUILD_FILES = frozenset({"pyproject.toml", "setup.cfg", "package.json", "Cargo.toml", "go.mod", "pom.xml",
                           "build.gradle", "build.gradle.kts", "composer.json", "Makefile", "CMakeLists.txt",
                           "Dockerfile"})
@@ -700,7 +700,7 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
         ignored = stack.judge(rel_dir)
         # Data under a directory of credentials are secret (`secrets/db.yaml`, `.docker/config.json`).
         parent, _, name = rel_dir[:-1].rpartition("/")
-        secret_dir = secret_dirs[rel_dir[:-1]] = bool(name) and (secret_dirs[parent] or name in SECRET_DIRS)
+        secret_dir = secret_dirs[rel_dir[:-1]] = bool(name) and (secret_dirs[parent] or name.lower() in SECRET_DIRS)
         marked = None if all(m.empty for m in marks) else tuple(m.judge(rel_dir) for m in marks)
         prefix = abs_dir + os.sep if not abs_dir.endswith(os.sep) else abs_dir
         subdirs = []
@@ -729,6 +729,8 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
                         skip(counted, "excluded-dir", rel + "/")
                     continue
                 if verdict or (excluded is not None and excluded(rel, True)):
+                    if listed is not None:  # (listed, not counted: its files were never eligible one by one)
+                        listed.append((rel + "/", "ignored"))
                     continue
                 if entry.path in skip_dirs:
                     continue

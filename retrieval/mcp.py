@@ -210,7 +210,10 @@ MAX_EXPAND = 200
 # A call's answer lands in a model's context: `expand` or `snippet_lines` without a budget gets this one (ten hits
 # with 200 lines around each were 95,629 characters; a hundred, 990,027), and no budget is larger.
 EXPAND_TOKENS = 8_000
-MAX_TOKENS = 25_000  # (Claude Code's own cap on a tool's answer: more is cut or refused there)
+# Below Claude Code's own cap on a tool's answer (25,000 of its tokens; more is cut or refused
+# there), with a margin: four characters a token undercounts JSON and code (99,725 characters
+# answered a budget of 25,000).
+MAX_TOKENS = 20_000
 
 
 def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = None):

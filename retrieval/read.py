@@ -62,19 +62,35 @@ def decode(data: bytes) -> tuple[str | None, str]:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
-        text = data.decode("utf-8", "replace")
-        bad = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")  # (a U+FFFD written in the file is no damage)
-        good = sum(1 for ch in text if ch > "\x7f") - text.count("\ufffd")
-        if good >= bad and bad <= max(LEGACY_FEW, LEGACY_SHARE * len(text)):
-            return _as_lines(text.removeprefix("\ufeff")), ""  # UTF-8 with a few damaged bytes
-        high = len(data) - len(data.translate(None, _HIGH_BYTES))
-        if high > max(LEGACY_FEW, LEGACY_SHARE * len(data)) or high > len(data) / 4:
-            return None, UNDECODABLE
-        text = data.decode("cp1252", "replace")  # an 8-bit text (its five unassigned bytes as U+FFFD)
+        bad, good = _utf8_damage(data)
+        if not (good >= bad and bad <= max(LEGACY_FEW, LEGACY_SHARE * len(data))):
+            high = len(data) - len(data.translate(None, _HIGH_BYTES))
+            if high > max(LEGACY_FEW, LEGACY_SHARE * len(data)) or high > len(data) / 4:
+                return None, UNDECODABLE
+        # Line by line: a file may be UTF-8 in some lines and 8-bit in others (a Latin-1 block pasted
+        # into it); its lines stay where its bytes break them.
+        text = "\n".join(map(_line_text, data.split(b"\n")))
     return _as_lines(text.removeprefix("\ufeff")), ""
 
 
 _HIGH_BYTES = bytes(range(0x80, 0x100))
+
+
+def _utf8_damage(data: bytes) -> tuple[int, int]:
+    """(bytes that are no UTF-8, characters past ASCII that are) of data read as UTF-8."""
+    text = data.decode("utf-8", "replace")
+    bad = text.count("\ufffd") - data.count(b"\xef\xbf\xbd")  # (a U+FFFD written in the text is no damage)
+    return bad, sum(1 for ch in text if ch > "\x7f") - bad
+
+
+def _line_text(line: bytes) -> str:
+    """A line's text: UTF-8; mostly UTF-8 past ASCII, UTF-8 with its bad bytes as U+FFFD (a
+    damaged byte); else Windows-1252 (Latin-1's superset; its five unassigned bytes as U+FFFD)."""
+    try:
+        return line.decode("utf-8")
+    except UnicodeDecodeError:
+        bad, good = _utf8_damage(line)
+        return line.decode("utf-8", "replace") if good > bad else line.decode("cp1252", "replace")
 
 
 # A private key's armour with key material after it: base64 lines, or one JSON string with escaped

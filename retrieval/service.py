@@ -1067,24 +1067,41 @@ def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:
 # -- status ------------------------------------------------------------------------------------
 
 
-def skipped_files(root: str | os.PathLike[str]) -> list[tuple[str, str]]:
+def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None) -> list[tuple[str, str]]:
     """(path, reason) of each file the index leaves out, by path: those its walk skips (walked now,
-    with the index's remembered filters; a directory pruned whole as `dir/`) and those its last
-    refresh read and skipped (binary, another encoding, a private key inside: its manifest's)."""
+    with the index's remembered filters; a directory pruned whole as `dir/`), those its last refresh
+    read and skipped (binary, another encoding, a private key inside: its manifest's), and those it
+    could not read. `notes` gets what makes the list partial (no index yet, a stale one)."""
     root = root_path(root)
     require_root(root)
     store = layout.store_dir(root)
     layout.refuse_symlink(store)
+    layout.refuse_untrusted(store, root)
+    notes = notes if notes is not None else []
     name = next((n for n in dict.fromkeys(("lexical", *sorted(REGISTRY)))
                  if _built_options(store, n) is not None), "lexical")
     options = remembered_options(root, name) or IndexOptions()
-    found = dict(walk(root, options.discovery(store), record_skips=True).skipped_files)
+    discovery = walk(root, options.discovery(store), record_skips=True)
+    found = dict(discovery.skipped_files)
     try:
         manifest = read_manifest(store, name)
     except (layout.ManifestProblem, layout.StoreError):
         manifest = None
-    if manifest is not None:
-        found.update((path, entry[SKIP]) for path, entry in file_table(manifest).items() if entry[SKIP])
+    if manifest is None:
+        notes.append("no index yet: the files skipped when read (binary, in another encoding, holding a "
+                     "private key) are listed once one is built")
+        return sorted(found.items())
+    table = file_table(manifest)
+    found.update((path, entry[SKIP]) for path, entry in table.items() if entry[SKIP])
+    for f in discovery.files:  # files no refresh could read are left out of the manifest, to be tried again
+        if f.path not in table:
+            try:
+                with open(f.abspath, "rb"):
+                    pass
+            except OSError:
+                found[f.path] = UNREADABLE
+    if not is_current(root, manifest):
+        notes.append(f"the {name} index is stale: the next query refreshes it, and this list may change")
     return sorted(found.items())
 
 

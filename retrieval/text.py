@@ -74,8 +74,8 @@ _CJK = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\
 # (each sentence a term of its own grew the vocabulary by one per sentence).
 CJK_WORD = 8
 # Pieces of one run at most: a run of 10,000 characters is data, not text (an 18 MB file of such
-# runs took 60 s and 2.6 GB to index, against 0.5 s before pieces).
-CJK_PIECES = 256
+# runs took 60 s and 2.6 GB to index, against 0.5 s before pieces); an unpunctuated paragraph is not.
+CJK_PIECES = 2048
 # A part's letters by case (Upper, lower, other: a caseless script) and digits; combining marks
 # take their letter's.
 _CASED_PART = re.compile(r"U+(?=Ul)|U?l+|U+|d+|o+")
@@ -90,7 +90,16 @@ def normal(text: str) -> str:
 def fold(word: str) -> str:
     """Lower case; beyond ASCII full case folding (`Straße` is `strasse`), and `İ`'s dot dropped
     (`İzmir` and `DİYARBAKIR` are `izmir` and `diyarbakir`, as is `diyarbakır`)."""
-    return word.lower() if word.isascii() else word.casefold().replace("\u0307", "").replace("ı", "i")
+    if word.isascii():
+        return word.lower()
+    return word.casefold().replace("\u0307", "").replace("ı", "i").translate(_POINTING)
+
+
+# Hebrew points and Arabic harakat: written in teaching texts and poetry, left out in most, so
+# `שָׁלוֹם` is `שלום` and `كَتَبَ` `كتب`, as Lucene's normalizers fold them.
+_POINTING = dict.fromkeys([*range(0x0591, 0x05C8), *range(0x0610, 0x061B), *range(0x064B, 0x0660), 0x0670,
+                           *range(0x06D6, 0x06EE)])
+_POINTING.update({0x05BE: 0x05BE, 0x05C0: 0x05C0, 0x05C3: 0x05C3, 0x05C6: 0x05C6})  # punctuation among them
 
 
 def _parts(piece: str) -> list[str]:

@@ -1025,6 +1025,29 @@ def test_status_lists_the_files_the_index_leaves_out_and_why(run, make_tree):
     listed = json.loads(run("status", "--root", root, "--skipped", "--json").stdout)
     assert listed["root"] == str(root)
     assert {"path": "blob.py", "reason": "binary"} in listed["skipped"] and len(listed["skipped"]) == 7
-    # With the index's own filters: a file an --exclude left out is listed as one ignored.
-    assert run("index", "--root", root, "--retriever", "lexical", "--exclude", "main.py").exit_code == 0
-    assert "ignored\tmain.py" in run("status", "--root", root, "--skipped").stdout.splitlines()
+    # With the index's own filters: a file an --exclude left out is listed as one ignored, and a
+    # directory as the directory.
+    assert run("index", "--root", root, "--retriever", "lexical", "--exclude", "main.py", "--exclude",
+               "gen/").exit_code == 0
+    (root / "gen").mkdir()
+    (root / "gen" / "out.py").write_text("x = 1\n")
+    listed = run("status", "--root", root, "--skipped")
+    assert {"ignored\tmain.py", "ignored\tgen/"} <= set(listed.stdout.splitlines())
+    assert "note: the lexical index is stale" in listed.stderr  # (gen/ is new: a refresh would look)
+    # No index: said, since the files skipped when read are not known yet.
+    bare = make_tree({"a.py": "x = 1\n"}, name="bare")
+    assert "note: no index yet" in run("status", "--root", bare, "--skipped").stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="drops root's permission bypass")
+def test_status_lists_a_file_no_refresh_could_read(run, make_tree):
+    root = make_tree({"ok.py": "x = 1\n", "hid.py": "y = 1\n"})
+    (root / "hid.py").chmod(0)
+    drop = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+    package = str(Path(service.__file__).resolve().parents[1])  # (this checkout's, run from elsewhere)
+    env = {**os.environ, "RETRIEVAL_NO_SERVER": "1",
+           "PYTHONPATH": os.pathsep.join(filter(None, [package, os.environ.get("PYTHONPATH")]))}
+    for args in (["index", "--retriever", "lexical"], ["status", "--skipped"]):
+        done = subprocess.run([*drop, sys.executable, "-m", "retrieval", *args, "--root", str(root)],
+                              capture_output=True, text=True, timeout=120, env=env, cwd=str(root.parent))
+    assert done.stdout.splitlines() == ["unreadable\thid.py"], done.stderr

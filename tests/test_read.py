@@ -98,18 +98,20 @@ def test_a_legacy_8_bit_source_is_read_as_windows_1252_and_a_damaged_byte_as_a_r
     """A Latin-1 author's name in a header skipped the whole file, where grep finds its code; so did
     one bad byte in a UTF-8 file. Lines stay where the bytes break them; snippets read the same."""
     latin = "# Autor: José Müller, © 1999\ndef zq_legacy():\n    return 'café'\n".encode("latin-1")
-    damaged = "# déjà vu — naïve\n".encode() + b"\xff\n" + b"def zq_damaged():\n    pass\n"
+    damaged = "# déjà vu — naïve ".encode() + b"\xff\n" + b"def zq_damaged():\n    pass\n"
     root = make_tree({"legacy.py": latin, "damaged.py": damaged})
     assert read_source(source(root, "legacy.py")).text == latin.decode("cp1252")
     assert read_source(source(root, "damaged.py")).text == damaged.decode("utf-8", "replace")
     assert read.decode_shown(latin) == latin.decode("cp1252")
-    # Mostly UTF-8 past ASCII (French, Chinese) with a bad byte: UTF-8, the byte a replacement; so
-    # is a tie (a file half UTF-8 and half 8-bit keeps its UTF-8 lines).
+    # Mostly UTF-8 past ASCII (French, Chinese) with a bad byte: UTF-8, the byte a replacement; a
+    # file half UTF-8 and half 8-bit is read line by line (it was read one way, half of it garbled).
     french = "Une phrase en français: é è à ç ô.\n".encode() * 40
     chinese = "# 计算订单总价格\n".encode() * 40
     for good in (french, chinese):
         assert decode(good[:200] + b"\xff" + good[200:])[0] == (good[:200] + b"\xff" + good[200:]).decode("utf-8", "replace")
-    assert decode('x = "naïve café"\n'.encode() + b'y = "\xe9 \xff"\n')[0] == 'x = "naïve café"\ny = "\ufffd \ufffd"\n'
+    assert decode('x = "naïve café"\n'.encode() + b'y = "caf\xe9 cr\xe8me"\n')[0] == 'x = "naïve café"\ny = "café crème"\n'
+    assert decode("# Autor: José\n".encode("latin-1") + "x = 'déjà'\n".encode() + b"# \xe9\xff\n")[0] == \
+        "# Autor: José\nx = 'déjà'\n# éÿ\n"
     # A short text mostly past ASCII is another encoding's, not Latin-1's noise.
     assert decode("计算总价".encode("gbk")) == decode("# 计算总价\nx = 1\n".encode("gbk")) == (None, UNDECODABLE)
 

@@ -117,8 +117,13 @@ def mcp_command(root):
     from ..cli import found_root
     from ..discover import root_problem
 
+    given = root
     found = found_root(root)
     root = found.path
+    if given is not None and not os.path.isabs(given) and found.reason == "given":
+        # `--root .` in an agent's config is where the host starts it, not a choice: a config from
+        # before it was dropped indexed the home directory a per-user host runs in.
+        found = found._replace(reason="cwd")
     refusal = too_broad(found, advice='the server searches the repository it is started in: give it one in the '
                                       'MCP config ("args": ["mcp", "--root", "/path/to/project"])')
     if refusal:

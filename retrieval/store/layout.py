@@ -126,8 +126,8 @@ def refuse_untrusted(store: str, root: str) -> None:
             return
     except OSError:
         return  # none yet, or unreadable: what reads it says so
-    raise StoreError(f"refusing to read the index at {store}: it belongs to another user (uid {owner}), who owns "
-                     f"neither it nor this repository; remove it, or set {ENV_INDEX_DIR} to keep the index elsewhere")
+    raise StoreError(f"refusing to read the index at {store}: another user (uid {owner}) made it, neither you nor the "
+                     f"repository's owner; remove it, or set {ENV_INDEX_DIR} to keep the index elsewhere")
 
 
 def _refuse_other_owner(store: str) -> None:

@@ -463,15 +463,17 @@ def test_a_root_too_broad_to_index_unasked_is_every_calls_answer_not_a_closed_co
     from mcp.client.session import ClientSession
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "retrieval.entry", "mcp"], env=env, cwd=str(home))
-
-    async def main():
+    async def main(args):
+        params = StdioServerParameters(command=sys.executable, args=["-m", "retrieval.entry", "mcp", *args], env=env,
+                                       cwd=str(home))
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 return await session.call_tool("search", {"query": "zqtodo"})
 
-    result = anyio.run(main)
+    # `--root .`, as configs had it before, is where the host starts the server: no choice either.
+    assert _is_error(anyio.run(main, ["--root", "."]))
+    result = anyio.run(main, [])
     assert _is_error(result)
     assert "is your home directory, not a project" in result.content[0].text
     assert '"args": ["mcp", "--root", "/path/to/project"]' in result.content[0].text  # what an agent's user can do
