@@ -107,6 +107,9 @@ def _parts(piece: str) -> list[str]:
     (the ASCII pattern alone cut `größe` into `gr` and `öße`, and matched `grünkohl` by `gr`)."""
     if piece.isascii():
         return _PART.findall(piece)
+    if piece.isalpha() and (piece.lower() == piece.upper()
+                            or (piece.islower() or piece[1:].islower()) and not _CJK.search(piece)):
+        return [piece]  # one part: caseless, lower case or capitalised (most words past ASCII)
     classes = []
     for ch in piece:
         if ch.isdigit():
@@ -148,12 +151,13 @@ def split_identifier(word: str) -> tuple[str, ...]:
     for piece in word.split("_"):
         if piece:
             parts.extend(_parts(piece))
-    if STEM and len(parts) == 1 and terms and fold(parts[0]) == whole:
+    single = len(parts) == 1 and (parts[0] == word or fold(parts[0]) == whole)
+    if STEM and single and terms:
         stem = porter(whole)
         if stem != whole and len(stem) > 1:  # `ies` stems to `i`: one letter is no term
             terms.append(stem)
     seen = {whole}
-    if len(parts) > 1 or (parts and fold(parts[0]) != whole):
+    if parts and not single:
         for part in parts:
             part = fold(part)
             if STEM:
