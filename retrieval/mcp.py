@@ -21,7 +21,8 @@ SEARCH_DESCRIPTION = (
     "Search the repository for a natural-language question, a symbol (`Router.add_route`), or a pasted "
     "error or bug report; read the returned line ranges next. "
     "Ranked code and docs spans for a query: {query, query_truncated?, retriever, results: [{rank, path, "
-    "start_line, end_line, score, docid, context, confidence, language, kind, symbol; with expand, snippet_lines or max_tokens "
+    "start_line, end_line, score, docid, context, confidence, language, kind, symbol; with expand, snippet_lines or "
+    "max_tokens "
     "also snippet, snippet_start, snippet_end, truncated?, stale?; with retriever all also provenance, agreement, "
     "ranks}], notes?: [why there are no hits, ...]}."
 )
@@ -332,7 +333,8 @@ def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = N
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 
-    takes.update({tool.__name__: [p for p in inspect.signature(tool).parameters if p != "ctx"] for tool in (search, status)})
+    takes.update({tool.__name__: [p for p in inspect.signature(tool).parameters if p != "ctx"]
+                  for tool in (search, status)})
     return server
 
 

@@ -35,14 +35,14 @@ _KERNELS: dict[str, tuple[str, str]] = {
 }
 
 
+NOTEBOOK_RAW_FACTOR = 50
+
+
 def raw_limit(language: str, max_bytes: int) -> int:
     """The bytes a file may have on disk under a size cap of max_bytes: a notebook's cap is on the
     script it holds, not on the outputs saved with it (a dozen plots are megabytes of base64: a
     quarter of a textbook's notebooks, their code a few dozen KB, were skipped as too large)."""
     return max_bytes * NOTEBOOK_RAW_FACTOR if language == JUPYTER else max_bytes
-
-
-NOTEBOOK_RAW_FACTOR = 50
 
 
 def is_notebook(path: str) -> bool:

@@ -288,8 +288,11 @@ def _numbered(snippet: Snippet, paint: _Paint, gaps: bool = False) -> Iterator[s
             blank += 1
             continue
         if blank:
-            gap = _gutter("⋮", ":")
-            yield f"{paint('lines', f'{gap:>{width}}')}" if blank > 1 else f"{paint('lines', f'{number - 1:>{width}}')}{gutter}"
+            if blank > 1:
+                gap = _gutter("⋮", ":")
+                yield f"{paint('lines', f'{gap:>{width}}')}"
+            else:  # one blank line is shown as it is
+                yield f"{paint('lines', f'{number - 1:>{width}}')}{gutter}"
             blank = 0
         yield f"{paint('lines', f'{number:>{width}}')}{gutter} {_visible(line)}"
 

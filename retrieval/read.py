@@ -24,12 +24,13 @@ SECRET_CONTENT = "secret-content"
 # UNDECODABLE, those now `relined` and those whose skip reason is now another (5: a legacy 8-bit
 # source, Latin-1 or Windows-1252, read as one).
 DECODER_VERSION = 5
-# A text that is not UTF-8 but mostly ASCII is taken for a legacy 8-bit encoding (a Latin-1
-# author's name in a C header, a cp1252 comment): read as Windows-1252, its code still searchable
-# (it was skipped whole, where grep finds it). More than this share of bytes past ASCII is another
-# encoding (Shift-JIS, GBK: most of their text), which would read as noise: skipped.
+# A text that is not UTF-8 but mostly UTF-8 or mostly ASCII is read line by line (_line_text): a
+# legacy 8-bit line (a Latin-1 author's name in a C header, a cp1252 comment) as Windows-1252, a
+# damaged UTF-8 one with U+FFFD, its code still searchable (it was skipped whole, where grep finds
+# it). More than this share of bytes past ASCII is another encoding (Shift-JIS, GBK: most of their
+# text), which would read as noise: skipped.
 LEGACY_SHARE = 0.05
-LEGACY_FEW = 16  # bytes past ASCII any short text may have (an author's name in a header), if a few of its bytes
+LEGACY_FEW = 16  # bytes past ASCII any short text may have (an author's name in a header), if a quarter at most
 
 
 @dataclass(frozen=True)

@@ -66,8 +66,8 @@ _UNICODE_WORD = LazyPattern(_unicode_word)
 _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+|[^\W\d_]+")
 
 # Han, kana, Hangul, Thai, Lao, Myanmar and Khmer: written without spaces, so a run between
-# punctuation is a sentence, not a word. Such a run is also indexed as its overlapping 2-character pieces (as Lucene's CJK analyzer
-# does), so that `总价` finds `计算订单总价格`.
+# punctuation is a sentence, not a word. Such a run is also indexed as its overlapping 2-character
+# pieces (as Lucene's CJK analyzer does), so that `总价` finds `计算订单总价格`.
 _CJK = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf"
                   "\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]+")
 # A run longer than this is a sentence, not a word: its pieces are its terms, not the run itself

@@ -193,7 +193,8 @@ class LexicalIndex:
         """Names of segments to merge, in groups that each fit one segment's budget.
 
         Segments with too much deleted are rewritten; beyond MAX_SEGMENTS, the small segments are
-        folded together, the largest of them only when the others outweigh it. Full-size segments are only ever rewritten for deletions, so a merge never
+        folded together, the largest of them only when the others outweigh it. Full-size segments
+        are only ever rewritten for deletions, so a merge never
         holds more than about one segment's budget in memory.
         """
         limit = (lambda s: 0) if purge else (lambda s: MAX_DELETED_FRACTION * s["n_docs"])
