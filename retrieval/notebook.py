@@ -45,6 +45,35 @@ def raw_limit(language: str, max_bytes: int) -> int:
     return max_bytes * NOTEBOOK_RAW_FACTOR if language == JUPYTER else max_bytes
 
 
+# A markdown heading of a cell as the script view writes it: behind the kernel's line comment.
+_HEADING = LazyPattern(r"(?:#|//|--|%) (#{1,6})[ \t]+(.*?)[ \t#]*$")
+
+
+def with_headings(chunks: list, text: str) -> list:
+    """A notebook's chunks (of its script view, `text`) with the path of the markdown headings above
+    each as its context (`Training > Split the data`), where the chunker gave none more precise (a
+    line chunk has none; a syntax tree's module-level one is `module <path>`)."""
+    from dataclasses import replace
+
+    trail: list[tuple[int, str]] = []
+    path_at: list[str] = []  # the heading path in force at each line
+    for line in text.split("\n"):
+        m = _HEADING.match(line) if line[:1] in "#/-%" else None
+        if m and m.group(2):
+            level = len(m.group(1))
+            trail = [h for h in trail if h[0] < level] + [(level, m.group(2))]
+        path_at.append(" > ".join(title for _, title in trail))
+    out = []
+    for chunk in chunks:
+        if chunk.context and not chunk.context.startswith("module "):
+            out.append(chunk)
+            continue
+        # The headings over its first line, else (a chunk before any) the first it holds.
+        context = path_at[chunk.start_line - 1] or path_at[min(chunk.end_line, len(path_at)) - 1]
+        out.append(replace(chunk, context=context) if context else chunk)
+    return out
+
+
 def is_notebook(path: str) -> bool:
     return path[-6:].lower() == ".ipynb"
 

@@ -195,3 +195,23 @@ def test_a_notebooks_chunks_hold_its_cells_not_its_outputs_blank_lines(run, make
     hit = json.loads(result.stdout)["results"][0]
     text = notebook(cells)
     assert hit["start_line"] <= line_of(text, "fit_step_0") and line_of(text, "fit_step_3") <= hit["end_line"]
+
+
+@pytest.mark.parametrize("retriever", ["lexical", pytest.param("treesitter", marks=pytest.mark.extra("treesitter"))])
+def test_a_notebook_hits_context_is_the_markdown_headings_above_it(run, make_tree, retriever):
+    """A notebook's chunks had no context (lexical) or `module <path>` (treesitter): its markdown
+    headings say what a stretch of it is about, as a page's headings do."""
+    text = notebook([markdown("# Churn model"), markdown("## Loading the data"),
+                     code("import pandas as pd", "frame = pd.read_csv('zq_customers.csv')"),
+                     markdown("## Fitting"), code("zq_model = GradientBoostingClassifier().fit(frame)")])
+    root = make_tree({"churn.ipynb": text})
+    result = run("query", "--root", root, "zq_customers", "--retriever", retriever, "--json")
+    hit = json.loads(result.stdout)["results"][0]  # (the whole notebook is one chunk: its first heading's)
+    assert hit["context"] == "Churn model", hit
+    from retrieval.notebook import with_headings
+    from retrieval.chunking import ChunkingPolicy, chunk_lines
+
+    view = script_view(text)[1]
+    small = chunk_lines(view, "churn.ipynb", language="python", kind="code", policy=ChunkingPolicy(code=60))
+    contexts = [c.context for c in with_headings(small, view)]
+    assert "Churn model > Loading the data" in contexts and "Churn model > Fitting" in contexts

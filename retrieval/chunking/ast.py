@@ -28,6 +28,7 @@ from dataclasses import replace
 from itertools import accumulate
 
 from ..languages import CODE, from_content
+from ..notebook import is_notebook, with_headings
 from ..read import split_lines
 from ..records import Chunk
 from .definitions import (MACRO_DEPTH, MAX_DEPTH, TEXT_NODES, Definition, blank, continuations, definitions,
@@ -1065,5 +1066,5 @@ def chunk_source(text: str, path: str, *, language: str, kind: str = CODE,
         return chunk_headings(text, path, language=language, kind=kind, policy=policy)
     chunks = chunk_syntax(text, path, language=language, kind=kind, policy=policy)
     if chunks is None:
-        return chunk_lines(text, path, language=language, kind=kind, policy=policy)
-    return chunks
+        chunks = chunk_lines(text, path, language=language, kind=kind, policy=policy)
+    return with_headings(chunks, text) if is_notebook(path) else chunks

@@ -15,7 +15,8 @@ from ..languages import CODE, CONFIG, DOCS
 from ..read import split_lines
 from ..records import Chunk
 
-VERSION = 3  # bump when the cuts change: indexes of line chunks are rebuilt, not left half old (3: notebooks' line cap)
+VERSION = 4  # bump when the cuts change: indexes of line chunks are rebuilt, not left half old (3: notebooks'
+# line cap; 4: a notebook's headings as its chunks' context, notebook.with_headings)
 
 
 NOTEBOOK_LINES = 4
