@@ -47,8 +47,9 @@ class Searcher:
 
     BUSY_WAIT = 3.0
 
-    def __init__(self, root: str, refusal: str | None = None):
+    def __init__(self, root: str, refusal: str | None = None, root_reason: str = ""):
         self.root = os.path.abspath(root)
+        self.root_reason = root_reason  # how the server found its root (status said `given`: it passes it on)
         self.refusal = refusal  # why this root is not searched: every call's answer
         self._lock = threading.Lock()
         self._warm = None
@@ -158,7 +159,10 @@ class Searcher:
 
     def status(self, skipped: bool | None = False) -> dict:
         # (reads only: no counts)
-        return self._run(["status", "--root", self.root, "--json", *(["--skipped"] if skipped else [])])
+        payload = self._run(["status", "--root", self.root, "--json", *(["--skipped"] if skipped else [])])
+        if self.root_reason and "root_reason" in payload:
+            payload["root_reason"] = self.root_reason
+        return payload
 
 
 # The child runs this package, the one this server runs, and nothing from the searched root: `-m`
@@ -217,7 +221,7 @@ EXPAND_TOKENS = 8_000
 MAX_TOKENS = 20_000
 
 
-def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = None):
+def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = None, root_reason: str = ""):
     """The MCPServer for root (not yet running); its tool calls are told to the exchange."""
     from typing import Annotated, Literal
 
@@ -225,7 +229,7 @@ def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = N
     from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
     from pydantic import Field, ValidationError
 
-    searcher = Searcher(root, refusal)
+    searcher = Searcher(root, refusal, root_reason)
     from . import __version__
     from .retrievers.base import REGISTRY
 
@@ -669,12 +673,12 @@ def _watch_stdio(exchange: Exchange):
             io.TextIOWrapper(writer, encoding="utf-8"))
 
 
-def run(root: str, refusal: str | None = None) -> None:
+def run(root: str, refusal: str | None = None, root_reason: str = "") -> None:
     """Serve root over stdio; with a refusal, every tool call answers it (a host shows its server
     exiting at start as a closed connection, not why)."""
     try:
         exchange = Exchange()
-        server = build(root, exchange, refusal)
+        server = build(root, exchange, refusal, root_reason)
         server.wire = _watch_stdio(exchange)
         server.run("stdio")
     except Exception as exc:

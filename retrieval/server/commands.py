@@ -143,4 +143,4 @@ def mcp_command(root):
     # stdin, a thread nothing interrupts. (The store is safe from a kill at any point.)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
-    mcp.run(root, refusal)
+    mcp.run(root, refusal, found.reason)

@@ -436,6 +436,15 @@ def test_status_lists_the_files_left_out_for_an_agent_that_asks(make_tree):
     assert "retrievers" in searcher.status()
 
 
+def test_status_says_how_the_server_found_its_root(make_tree):
+    """Started without --root in a repository, status said `given`: the server passes its root on."""
+    from retrieval.mcp import Searcher
+
+    root = make_tree({"a.py": "x = 1\n"})
+    assert Searcher(str(root), root_reason="repository").status()["root_reason"] == "repository"
+    assert Searcher(str(root)).status()["root_reason"] == "given"
+
+
 def test_the_skills_options_are_the_tools_arguments_too(make_tree):
     """The skill teaches `--min-confidence` (nothing convincing matched) and `--snippet-lines`;
     the tool took neither."""
