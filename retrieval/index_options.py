@@ -10,7 +10,7 @@ from typing import Callable
 from .chunking import ChunkingPolicy, chunk_lines, whole_file
 from .discover import DiscoveryOptions
 from .extras import SetupError
-from .notebook import is_notebook, with_headings
+from .notebook import with_headings
 from .retrievers.base import build_retriever, check_bm25, get_spec
 from .settings import env_int
 
@@ -106,8 +106,7 @@ class IndexOptions:
     def chunk(self, text: str, f) -> list:
         if self.profile == "prose":  # a file is one document, as in a document collection
             return whole_file(text, f.path, language=f.language, kind=f.kind)
-        chunks = chunk_lines(text, f.path, language=f.language, kind=f.kind, policy=self.policy)
-        return with_headings(chunks, text) if is_notebook(f.path) else chunks
+        return with_headings(chunk_lines(text, f.path, language=f.language, kind=f.kind, policy=self.policy), text)
 
 
 def _positive_int(value) -> bool:

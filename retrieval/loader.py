@@ -6,7 +6,7 @@ import os
 from .chunking import ChunkingPolicy, chunk_lines
 from .chunking.lines import check_policy
 from .discover import DEFAULT_MAX_BYTES, discover_files
-from .notebook import is_notebook, with_headings
+from .notebook import with_headings
 from .read import read_source
 from .records import Chunk, Document
 
@@ -33,8 +33,7 @@ def load_chunks(root: str | os.PathLike[str], *, policy: ChunkingPolicy | None =
     check_policy(policy)
     chunks: list[Chunk] = []
     for f, text in _read_all(root, **discover_kw):
-        found = chunk_lines(text, f.path, language=f.language, kind=f.kind, policy=policy)
-        chunks.extend(with_headings(found, text) if is_notebook(f.path) else found)
+        chunks.extend(with_headings(chunk_lines(text, f.path, language=f.language, kind=f.kind, policy=policy), text))
     return chunks
 
 

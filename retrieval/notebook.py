@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import json
+from dataclasses import replace
 
 from .lazyre import LazyPattern
 
@@ -52,9 +53,10 @@ _HEADING = LazyPattern(r"(?:#|//|--|%) (#{1,6})[ \t]+(.*?)[ \t#]*$")
 def with_headings(chunks: list, text: str) -> list:
     """A notebook's chunks (of its script view, `text`) with the path of the markdown headings above
     each as its context (`Training > Split the data`), where the chunker gave none more precise (a
-    line chunk has none; a syntax tree's module-level one is `module <path>`)."""
-    from dataclasses import replace
-
+    line chunk has none; a syntax tree's module-level one is `module <path>`); any other file's as
+    they are."""
+    if not chunks or not is_notebook(chunks[0].path):
+        return chunks
     trail: list[tuple[int, str]] = []
     path_at: list[str] = []  # the heading path in force at each line
     for line in text.split("\n"):
@@ -76,6 +78,13 @@ def with_headings(chunks: list, text: str) -> list:
 
 def is_notebook(path: str) -> bool:
     return path[-6:].lower() == ".ipynb"
+
+
+def as_script(text: str) -> tuple[str, str]:
+    """(text, language) of a notebook as indexed: the script its cells hold, line for line, in its
+    kernel's language; one that does not read as a notebook stays the JSON it is."""
+    view = script_view(text)
+    return (text, JUPYTER) if view is None else (view[1], view[0])
 
 
 def script_view(text: str) -> tuple[str, str] | None:

@@ -281,7 +281,7 @@ def _numbered(snippet: Snippet, paint: _Paint, gaps: bool = False) -> Iterator[s
     """The snippet's lines with their numbers; with `gaps` (a notebook's: its outputs and JSON are
     blank lines in the script view) a run of blank lines is one `⋮` line, its numbers skipped."""
     width = max(6, len(str(snippet.end_line)) + 2)
-    gutter = _gutter()
+    gutter, gap = _gutter(), _gutter("⋮", ":")
     blank = 0
     for number, line in enumerate(line_texts(snippet.text), start=snippet.start_line):
         if gaps and not line.strip():
@@ -289,7 +289,6 @@ def _numbered(snippet: Snippet, paint: _Paint, gaps: bool = False) -> Iterator[s
             continue
         if blank:
             if blank > 1:
-                gap = _gutter("⋮", ":")
                 yield f"{paint('lines', f'{gap:>{width}}')}"
             else:  # one blank line is shown as it is
                 yield f"{paint('lines', f'{number - 1:>{width}}')}{gutter}"

@@ -12,7 +12,7 @@ from .blake import blake2b
 from .generated import marked_generated
 from .languages import CONFIG, DOCS, TEMPLATES, VALUE_SCRIPTS, from_content
 from .lazyre import LazyPattern
-from .notebook import JUPYTER, raw_limit, script_view
+from .notebook import JUPYTER, as_script, raw_limit
 from .records import SourceFile
 
 BINARY, UNDECODABLE, UNREADABLE, VANISHED = "binary", "invalid-utf8", "unreadable", "vanished"
@@ -125,13 +125,6 @@ def _encoded_key(token: str) -> bool:
     except (binascii.Error, ValueError):
         return False
     return "PRIVATE KEY" in decoded and _PRIVATE_KEY.search(decoded) is not None
-
-
-def as_script(text: str) -> tuple[str, str]:
-    """(text, language) of a notebook as indexed: the script its cells hold, line for line, in its
-    kernel's language; one that does not read as a notebook stays the JSON it is."""
-    view = script_view(text)
-    return (text, JUPYTER) if view is None else (view[1], view[0])
 
 
 def decode_shown(data: bytes) -> str:

@@ -12,8 +12,8 @@ import os
 import stat
 from dataclasses import replace
 
-from .notebook import is_notebook
-from .read import as_script, content_digest, decode_shown, split_ending, split_lines
+from .notebook import as_script, is_notebook
+from .read import content_digest, decode_shown, split_ending, split_lines
 from .records import SearchHit, Snippet
 
 # (size, mtime_ns, content digest) of a file as it was indexed
@@ -139,9 +139,10 @@ def _notebook_window(hit: SearchHit, lines: list[str], stale: bool, start: int, 
     kept = [n for n in range(start, end + 1) if lines[n - 1].strip()]
     first = bisect.bisect_left(kept, hit.start_line)
     last = bisect.bisect_right(kept, hit.end_line) - 1
-    if len(kept) <= max_lines or first > last:  # all of them fit, or the hit holds none
-        return _shown(lines, kept[0], kept[-1], stale, focus) if kept and first <= last else \
-            _shown(lines, start, min(end, start + max_lines - 1), stale, focus)
+    if first > last:  # the hit holds no line of a cell
+        return _shown(lines, start, min(end, start + max_lines - 1), stale, focus)
+    if len(kept) <= max_lines:
+        return _shown(lines, kept[0], kept[-1], stale, focus)
     packed = replace(hit, start_line=first + 1, end_line=last + 1)
     window = _plain_window(packed, [lines[n - 1] for n in kept], stale, 1, len(kept), max_lines, focus, define)
     return _shown(lines, kept[window.start_line - 1], kept[window.end_line - 1], stale, focus)

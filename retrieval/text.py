@@ -40,8 +40,6 @@ def _marks() -> str:
     """A character class body of the combining marks of the Basic Multilingual Plane: `\\w` has none,
     so a Devanagari, Thai or vowelled Arabic word was cut at each of its vowel signs (`नमस्ते` was
     `नमस`, `दुनिया` nothing)."""
-    import unicodedata
-
     ranges, start = [], None
     for cp in range(0x10000):
         mark = unicodedata.category(chr(cp))[0] == "M"

@@ -28,7 +28,7 @@ from dataclasses import replace
 from itertools import accumulate
 
 from ..languages import CODE, from_content
-from ..notebook import is_notebook, with_headings
+from ..notebook import with_headings
 from ..read import split_lines
 from ..records import Chunk
 from .definitions import (MACRO_DEPTH, MAX_DEPTH, TEXT_NODES, Definition, blank, continuations, definitions,
@@ -1067,4 +1067,4 @@ def chunk_source(text: str, path: str, *, language: str, kind: str = CODE,
     chunks = chunk_syntax(text, path, language=language, kind=kind, policy=policy)
     if chunks is None:
         chunks = chunk_lines(text, path, language=language, kind=kind, policy=policy)
-    return with_headings(chunks, text) if is_notebook(path) else chunks
+    return with_headings(chunks, text)

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 from ..languages import CODE, CONFIG, DOCS
+from ..notebook import is_notebook
 from ..read import split_lines
 from ..records import Chunk
 
@@ -53,7 +54,7 @@ class ChunkingPolicy:
     def line_cap(self, path: str) -> int:
         """max_lines for a file; a notebook's four times it: its outputs and JSON are blank lines in
         the script view (notebook.script_view), and 120 of them held a cell or two."""
-        return self.max_lines * NOTEBOOK_LINES if path[-6:].lower() == ".ipynb" else self.max_lines
+        return self.max_lines * NOTEBOOK_LINES if is_notebook(path) else self.max_lines
 
     def fingerprint(self) -> dict:
         return {"code": self.code, "prose": self.prose, "config": self.config,
