@@ -949,19 +949,34 @@ def _list_skipped(root: str, as_json: bool) -> None:
     from .output import shown_path
 
     notes: list[str] = []
+    other_types: dict[str, int] = {}
     try:
-        skipped = service.skipped_files(root, notes)
+        skipped = service.skipped_files(root, notes, other_types)
     except _expected_errors() as exc:
         raise _fail(exc)
+    if other_types:
+        notes.append(_other_types_note(other_types))
     for note in notes:
         click.echo(f"note: {note}", err=True)
     if as_json:
-        click.echo(_json({"root": root, "skipped": [{"path": p, "reason": r} for p, r in skipped]}))
+        click.echo(_json({"root": root, "skipped": [{"path": p, "reason": r} for p, r in skipped],
+                          "other_types": other_types}))
         return
     for path, reason in skipped:
         click.echo(f"{reason}\t{shown_path(path)}")
-    if not skipped:
+    if not skipped and not other_types:
         click.echo("note: the index leaves out no file", err=True)
+
+
+def _other_types_note(counts: dict[str, int], shown: int = 8) -> str:
+    """What a listing of skips leaves out: files never eligible for their type (`.log`, `NOTES`)."""
+    total = sum(counts.values())
+    parts = [f"{ext or '(no extension)'} {n:,}" for ext, n in list(counts.items())[:shown]]
+    if len(counts) > shown:
+        parts.append(f"{len(counts) - shown} more types")
+    return (f"{total:,} file{'s' if total != 1 else ''} of types retrieval does not read, not listed: "
+            f"{', '.join(parts)}; `retrieval index --include GLOB` indexes the files GLOB matches "
+            "(and only those; repeat it for each pattern)")
 
 
 @main.command(short_help="Print or install the agent skill file.")

@@ -159,6 +159,10 @@ class Discovery:
     # With walk(record_skips=True): (path, reason) of each file (or directory: `dir/`) counted in
     # `skipped`, in walk order; None otherwise (a refresh needs only the counts).
     skipped_files: list[tuple[str, str]] | None = None
+    # With record_skips: how many files of each name extension ("" for none) the walk passed over
+    # as of no type it reads, outside ignored paths: `.log` files are never eligible, so never
+    # "skipped", and a user asking why one is never found had no answer.
+    other_types: Counter | None = None
 
 
 def stamp(path: str, *, follow: bool = False, dir_fd: int | None = None) -> tuple:
@@ -642,6 +646,7 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
                   else ignore.IgnoreStack())
     files, watch, counted, unwatched = result.files, result.watch, result.skipped, result.unwatched
     listed = result.skipped_files = [] if record_skips else None
+    other_types = result.other_types = Counter() if record_skips else None
 
     def skip(counter: Counter, reason: str, path: str) -> None:
         counter[reason] += 1
@@ -747,6 +752,9 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
             # (a possible script is not counted: whether it would be is in the text not yet read).
             found = by_name[name] if name in by_name else classify(name)
             if found is None or (included is not None and not included(rel)):
+                if (found is None and other_types is not None and ignored(rel, False) is not True
+                        and (excluded is None or not excluded(rel))):
+                    other_types[languages.extension(name).lower()] += 1
                 continue
             script, secret, language, kind, may_be_script = found
             skipped = uncounted if script else counted
@@ -778,6 +786,8 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
             if not language and may_be_script:  # also one an --include pattern took
                 language, kind = languages.script_language(_script_head(path))
             if script and not language:
+                if other_types is not None:
+                    other_types[""] += 1
                 # An empty one is watched: a script begun with `touch bin/x` gets its `#!` line by an
                 # edit that changes no directory. Not the others: a tree of data files without a name
                 # extension (curl's 1,980 test cases) would cost every query a stat each.

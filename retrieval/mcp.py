@@ -328,8 +328,8 @@ def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = N
     @server.tool()
     def status(
         skipped: Annotated[bool | None, Field(strict=True, description=(
-            "Instead, list the files the index leaves out and why ({root, skipped: [{path, reason}]}): for a "
-            "file that is never found."))] = False,
+            "Instead, list the files the index leaves out and why ({root, skipped: [{path, reason}], "
+            "other_types: {extension: count} of files of types never indexed}): for a file that is never found."))] = False,
     ) -> dict:
         """Each retriever's index for this repository: state, files, chunks, languages."""
         try:

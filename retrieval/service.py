@@ -1067,11 +1067,14 @@ def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:
 # -- status ------------------------------------------------------------------------------------
 
 
-def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None) -> list[tuple[str, str]]:
+def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None,
+                  other_types: dict[str, int] | None = None) -> list[tuple[str, str]]:
     """(path, reason) of each file the index leaves out, by path: those its walk skips (walked now,
     with the index's remembered filters; a directory pruned whole as `dir/`), those its last refresh
     read and skipped (binary, another encoding, a private key inside: its manifest's), and those it
-    could not read. `notes` gets what makes the list partial (no index yet, a stale one)."""
+    could not read. `notes` gets what makes the list partial (no index yet, a stale one);
+    `other_types` the count of files of each name extension ("" for none) of no type the index
+    reads, most first (not listed one by one: a tree of data files has thousands)."""
     root = root_path(root)
     require_root(root)
     store = layout.store_dir(root)
@@ -1083,6 +1086,8 @@ def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None) 
     options = remembered_options(root, name) or IndexOptions()
     discovery = walk(root, options.discovery(store), record_skips=True)
     found = dict(discovery.skipped_files)
+    if other_types is not None:
+        other_types.update(sorted(discovery.other_types.items(), key=lambda kv: (-kv[1], kv[0])))
     try:
         manifest = read_manifest(store, name)
     except (layout.ManifestProblem, layout.StoreError):

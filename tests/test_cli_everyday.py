@@ -1037,6 +1037,26 @@ def test_status_lists_the_files_the_index_leaves_out_and_why(run, make_tree):
     # No index: said, since the files skipped when read are not known yet.
     bare = make_tree({"a.py": "x = 1\n"}, name="bare")
     assert "note: no index yet" in run("status", "--root", bare, "--skipped").stderr
+    assert "note: the index leaves out no file" in run("status", "--root", bare, "--skipped").stderr
+
+
+def test_status_counts_the_files_of_types_it_never_reads_by_extension(run, make_tree):
+    """`app.log` was never eligible, so never "skipped": `status --skipped` said the index left out
+    no file while the one the user searched for was not in it."""
+    root = make_tree({"main.py": "x = 1\n", "app.log": "token refresh failed\n", "old.log": "x\n",
+                      "NOTES": "remember the token\n", "data.bin.bak": "x\n", ".gitignore": "ignored.log\n",
+                      "ignored.log": "x\n"})
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    listed = run("status", "--root", root, "--skipped")
+    assert listed.exit_code == 0 and listed.stdout == ""
+    assert ("note: 4 files of types retrieval does not read, not listed: .log 2, (no extension) 1, .bak 1; "
+            "`retrieval index --include GLOB`") in listed.stderr
+    assert "leaves out no file" not in listed.stderr
+    as_json = json.loads(run("status", "--root", root, "--skipped", "--json").stdout)
+    assert as_json["other_types"] == {".log": 2, "": 1, ".bak": 1}
+    # Files an --include leaves out were chosen away, not of an unread type.
+    assert run("index", "--root", root, "--retriever", "lexical", "--include", "*.py").exit_code == 0
+    assert json.loads(run("status", "--root", root, "--skipped", "--json").stdout)["other_types"] == {}
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="drops root's permission bypass")
