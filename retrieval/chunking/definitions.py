@@ -358,11 +358,16 @@ def node_text(node) -> str:
     return node.text.decode("utf-8", "replace")
 
 
+# Nodes whose text is their own, not their children's: YAML's `run: |` block has one child, the `|`,
+# and ended on that line (a workflow job lost its last line to a chunk of its own).
+_TEXT_NODES = frozenset(("block_scalar",))
+
+
 def end_row(node) -> int:
     """The row of the node's last token. Some grammars end a node where the next one begins:
     Scala's indentation-delimited body runs to the next line's indentation (a `def` without braces
     took the next `def`'s first line), others to the next line's start."""
-    while node.child_count:
+    while node.child_count and node.type not in _TEXT_NODES:
         i = node.child_count - 1
         last = node.child(i)
         while i > 0 and last.start_byte == last.end_byte:  # a zero-width token (an outdent, a MISSING one)

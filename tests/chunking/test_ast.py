@@ -2019,6 +2019,21 @@ def test_a_config_file_s_chunks_are_labelled_by_their_key_path_else_by_the_file(
     assert [c.context for c in chunks] == ["package.json", "scripts"]
 
 
+def test_a_workflow_job_ending_in_a_block_scalar_keeps_its_last_lines_and_its_label():
+    """`run: |` ended on its own line (the `|` is the block's one child): each job's last lines fell
+    out of it, chunks crossed from one job into the next labelled only `jobs`, and the file's last
+    line was a chunk of its own (a probe of CI questions; requests' run-tests.yml)."""
+    jobs = ""
+    for job in ("alpha", "beta", "gamma"):
+        steps = "".join(f"      - name: step {job} {i}\n        run: echo {job} {i}\n" for i in range(8))
+        jobs += f"  {job}:\n    runs-on: ubuntu-latest\n    steps:\n{steps}      - name: last\n        run: |\n          make ci\n"
+    text = "name: ci\non: [push]\njobs:\n" + jobs
+    chunks = chunks_of(text, ".github/workflows/ci.yml", "yaml", ChunkingPolicy(), kind="config")
+    assert_verbatim(text, chunks)
+    assert [(c.start_line, c.end_line, c.context) for c in chunks] == [
+        (1, 25, "jobs.alpha"), (26, 47, "jobs.beta"), (48, 69, "jobs.gamma")]
+
+
 def test_a_one_line_definition_under_a_long_comment_is_defined_by_the_piece_that_holds_it():
     """The unit (comment + declaration) is over the budget and cut by lines: the definition term
     and the symbol went to the first piece, documentation only, which then ranked as the definition."""
