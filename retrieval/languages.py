@@ -225,6 +225,11 @@ def script_language(first_line: str) -> tuple[str, str]:
     return (language, CODE) if language else ("", "")
 
 
+def tool_file(word: str) -> bool:
+    """A tool's file named `<Tool>file` (Dockerfile, Jenkinsfile, Makefile, Gemfile, ...)."""
+    return len(word) > 4 and word.lower().endswith("file") and word in _BY_NAME
+
+
 def dockerfile_variant(name: str) -> bool:
     """`Dockerfile.dev`, `Dockerfile.prod`, `api.dockerfile`: one of a project's several image builds."""
     lower = name.lower()

@@ -180,6 +180,17 @@ def test_path_words_find_a_file_whose_body_does_not_say_them():
     assert path_terms("src/net/HttpClient.kt") == ["src", "net", "httpclient", "http", "client"]
 
 
+def test_a_tools_file_is_found_by_the_tools_name():
+    """`docker` found no Dockerfile (its path term was `dockerfile` alone) and `migrate.Dockerfile`
+    lost the word to its extension (a probe of infrastructure questions)."""
+    docs = [doc("services/api/Dockerfile", "FROM python:3.12-slim\nRUN pip install .\n"),
+            doc("build/migrate.Dockerfile", "FROM alpine\nCOPY migrations /m\n"),
+            doc("ci/Jenkinsfile", "pipeline {\n  agent any\n}\n"), doc("src/app.py", "x = 1\n")]
+    assert sorted(ranked_paths(docs, "docker image")) == ["build/migrate.Dockerfile", "services/api/Dockerfile"]
+    assert ranked_paths(docs, "jenkins pipeline")[:1] == ["ci/Jenkinsfile"]
+    assert "docker" in path_terms("Dockerfile.dev") and "pro" not in path_terms("src/Profile.java")
+
+
 def test_the_top_of_the_list_covers_distinct_files_before_second_chunks():
     hub = [doc("hub.py", "parse token parse token parse token\n", start=i * 10 + 1) for i in range(5)]
     other = [doc("other.py", "parse token\n")]

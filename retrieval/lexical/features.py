@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 33  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 34  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -76,7 +76,8 @@ VERSION = 33  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # 30: a C, C++ or C# signature after attributes on its line (`[[nodiscard]] inline bool SimpleAtoi(`), C#'s
 # and Dart's expression-bodied and bodiless methods, CUDA, Metal, GLSL and HLSL read as C++ or C, the
 # Lisps' `(defun`/`(defn`/`(define` forms and Tcl's `proc`; 31: MATLAB's functions and classdef; 32: a
-# string continued past a line end by a backslash is one literal; 33: definitions named in any script
+# string continued past a line end by a backslash is one literal; 33: definitions named in any script;
+# 34: a tool's file is its tool's too (`Dockerfile` -> docker, `api.Dockerfile` keeps its tool word)
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -767,15 +768,20 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
 
 
 def path_words(path: str) -> list[str]:
-    """The words of a path, its file's extension left out."""
-    stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
-    return re.findall(r"[^\W_](?:\w*[^\W_])?", stem)
+    """The words of a path, its file's extension left out, unless that names a tool's file
+    (`migrate.Dockerfile`)."""
+    name = path.rsplit("/", 1)[-1]
+    if "." in name and not languages.tool_file(name.rsplit(".", 1)[1]):
+        path = path.rsplit(".", 1)[0]
+    return re.findall(r"[^\W_](?:\w*[^\W_])?", path)
 
 
 def path_terms(path: str) -> list[str]:
     out: list[str] = []
     for word in path_words(path):
         out.extend(split_identifier(word))
+        if languages.tool_file(word):  # `Dockerfile` is also `docker`'s file, `Jenkinsfile` jenkins'
+            out.extend(split_identifier(word[:-4]))
     return out
 
 
