@@ -9,6 +9,7 @@ import errno
 import json
 import os
 import re
+import shlex
 import sys
 from dataclasses import replace
 
@@ -571,6 +572,25 @@ def _read_query(words: tuple[str, ...]) -> str:
 FILES_MAX_DEPTH = 2000  # hits `--files` reads at most to find its distinct files
 
 
+def _note_path_words(words: tuple[str, ...]) -> None:
+    """`retrieval query trusted proxies binding/`, as rg takes `PATTERN PATH`: the last words name
+    files or directories here, and are read as words of the query; said, with the filter that
+    searches only there."""
+    if len(words) < 2:
+        return
+    named = []
+    for word in reversed(words[1:]):
+        if not (("/" in word or os.path.isfile(word)) and os.path.exists(word)):
+            break
+        named.insert(0, word)
+    if named:
+        filters = " ".join(f"--path {shlex.quote(w if os.path.isabs(w) or w.startswith('./') else './' + w)}"
+                           for w in named)
+        click.echo(f"note: {', '.join(map(shlex.quote, named))} {'was' if len(named) == 1 else 'were'} read as "
+                   f"{'a word' if len(named) == 1 else 'words'} of the query; to search only there: {filters}",
+                   err=True)
+
+
 def _distinct_files(hits):
     """First (best) hit of each file, ranks renumbered."""
     seen: set[str] = set()
@@ -646,10 +666,16 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
                    "(`scope`: the class around a method; treesitter hits) (implies snippets).")
 @click.option("--stale-ok", is_flag=True, help="Do not refresh a stale index first.")
 @click.option("--path", "path_globs", multiple=True, metavar="GLOB", callback=lambda ctx, param, globs: _no_empty_glob(globs), help="Only hits whose path matches GLOB, read as in .gitignore (with a slash inside: from the root; without: at any depth; ./x or an absolute path: from here).")
-@click.option("--lang", type=LanguageName(), default=None, metavar="LANG", help=_language_help())
-@click.option("--kind", type=click.Choice(["code", "docs", "config"]), default=None,
-              help="Only hits in files of this kind.")
+@click.option("--lang", type=LanguageName(), multiple=True, metavar="LANG", help=_language_help())
+@click.option("--kind", type=click.Choice(["code", "docs", "config"]), multiple=True,
+              help="Only hits in files of this kind (repeatable: any of them).")
 @click.option("--files", "files_only", is_flag=True, help="Ranked distinct files, each with its best span.")
+@click.option("-l", "--files-with-matches", "paths_only", is_flag=True,
+              help="Only the paths of the ranked distinct files, one a line (as rg -l); with --json or --jsonl, "
+                   "as --files.")
+@click.option("--vimgrep", is_flag=True,
+              help="One line per hit as path:line:column:text, its line holding the most of the query's words "
+                   "(vim's :cexpr, an editor's quickfix list; with --snippet-lines or --expand, each line shown).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, metavar="N",
               help="Return the hits that fit this many tokens, snippets included (implies snippets): whole "
                    "hits while they fit, then the next one's snippet cut to the room left (its lines holding the query's "
@@ -657,17 +683,23 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
 @click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), default=None,
               help="Only hits at this confidence or above (possibly none).")
 def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
-          kind, files_only, max_tokens, min_confidence):
+          kind, files_only, paths_only, vimgrep, max_tokens, min_confidence):
     """Search the repository for QUERY: words (quoted or not) or a symbol; '-' reads the query from stdin."""
     from . import service
     from .notes import remembered_note
 
     if as_json and as_jsonl:
         raise click.UsageError("choose one of --json and --jsonl")
+    if vimgrep and (as_json or as_jsonl or paths_only):
+        raise click.UsageError("--vimgrep is an output format of its own: not with --json, --jsonl or -l")
+    if vimgrep and not snippet_lines and expand is None:
+        snippet_lines = 1  # the hit's line: the one holding the most of the query's words
+    files_only = files_only or paths_only
     text = _read_query(words)
+    _note_path_words(words)
     root = _root(root, builds=True)
     _use_embed_model(embed_model, retriever_name)
-    filters = service.QueryFilter(paths=_rooted_globs(path_globs, root), language=lang or "", kind=kind or "")
+    filters = service.QueryFilter(paths=_rooted_globs(path_globs, root), language=lang, kind=kind)
     budget_decides = bool(max_tokens) and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT"
     if budget_decides:
         top_k = 100  # the budget, not the default count, decides how many hits fit
@@ -827,6 +859,17 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             if result.stale:  # no envelope to say it in: each hit says it came from the previous snapshot
                 row["stale"] = True
             click.echo(_json(row))
+    elif paths_only:
+        from .output import shown_path
+
+        if result.hits:
+            click.echo("\n".join(shown_path(h.source_path) for h in result.hits))
+    elif vimgrep:
+        from .output import vimgrep_lines
+
+        lines = list(vimgrep_lines(result.hits, snippets or {}, terms))
+        if lines:
+            click.echo("\n".join(lines))
     else:
         from .output import text_lines, use_colour
 

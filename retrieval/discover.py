@@ -40,7 +40,9 @@ DEFAULT_EXCLUDE_DIRS = frozenset(
 _UNCOUNTED_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj", ".retrieval"})
 
 GIT_IGNORE = ".gitignore"
-IGNORE_FILES = (GIT_IGNORE, ".ignore", ".retrievalignore")
+# In ripgrep's order, ours last: a later one's rules win (rg's `.rgignore` hides from it what a user
+# would hide from a search tool).
+IGNORE_FILES = (GIT_IGNORE, ".ignore", ".rgignore", ".retrievalignore")
 GIT_ATTRIBUTES = ".gitattributes"  # read for the files a repository marks generated or vendored
 _RULE_FILES = frozenset((*IGNORE_FILES, GIT_ATTRIBUTES))  # watched, never indexed
 
@@ -64,10 +66,19 @@ _BUILD_FILES = frozenset({"pyproject.toml", "setup.cfg", "package.json", "Cargo.
                           "Dockerfile"})
 
 
+# Configuration that is a program, not values: Terraform's `.tf` declares resources (a module named
+# `secrets`, a `secrets.tf` of `aws_secretsmanager_secret` blocks), its values are in `*.tfvars`.
+_PROGRAM_CONFIG_SUFFIXES = (".tf",)
+# CI pipelines are programs too, their secrets referenced by name (`${{ secrets.TOKEN }}`), never stored.
+_PIPELINE_DIRS = (".github/workflows/", ".github/actions/", ".gitlab/", ".circleci/", ".buildkite/")
+
+
 def _secret_data(name: str, language: str, kind: str) -> bool:
     """Whether a file in a SECRET_DIRS directory is one of its data files."""
     if kind == languages.CODE:
         return language in languages.VALUE_SCRIPTS
+    if name.lower().endswith(_PROGRAM_CONFIG_SUFFIXES):
+        return False
     if kind == languages.DOCS and language != "text":
         return False
     return name not in _BUILD_FILES and not name.endswith(("proj", ".sln"))
@@ -93,6 +104,8 @@ def is_secret_name(name: str) -> bool:
         rendered = name.rpartition(".")[0]
         return bool(rendered) and is_secret_name(rendered)
     if (_SECRET_NAME_RE if "/" not in name else _SECRET_RE).match(name) is None:
+        return False
+    if name.lower().endswith(_PROGRAM_CONFIG_SUFFIXES):
         return False
     return kind != languages.CODE or language in languages.VALUE_SCRIPTS
 
@@ -529,8 +542,9 @@ def _outer_marks(root: str, result: Discovery, top: str | None, prefix: str, inf
 # from the `.gitattributes` above the root and from info/attributes; 12: the files of some 40 more
 # languages: CUDA, shaders, HDLs, Lisps, assembly, Tcl, batch files, ...; 13: Jupyter notebooks; 14: data files
 # under a directory named as credentials, `*.tfvars`; 15: a notebook's size cap is on its cells,
-# Quarto's caches pruned, Snakefile, Pipfile, MLproject).
-RULES_VERSION = 15
+# Quarto's caches pruned, Snakefile, Pipfile, MLproject); 16: `.rgignore`; Terraform `.tf` and CI
+# pipelines are never secret-named.
+RULES_VERSION = 16
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 
@@ -758,7 +772,7 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
                 continue
             script, secret, language, kind, may_be_script = found
             skipped = uncounted if script else counted
-            if secret or secret_dir and _secret_data(name, language, kind):
+            if (secret or secret_dir and _secret_data(name, language, kind)) and not rel_dir.startswith(_PIPELINE_DIRS):
                 skip(skipped, "secret-name", rel)
                 continue
             if ignored(rel, False) is True or (excluded is not None and excluded(rel)):

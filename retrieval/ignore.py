@@ -288,7 +288,65 @@ def compile_globs(globs) -> "RuleSet":
     `./` means the root, as a shell user writes it (to git, `./src` names nothing). A bracket
     expression or a backslash in one also matches itself as written: Next.js routes live in
     directories named `[slug]`, which a glob would read as one letter of s, l, u, g."""
-    return RuleSet(_compile_lines((_from_root(_composed(g)) for g in globs), spelled_too=True))
+    return RuleSet(_compile_lines((_from_root(_composed(e)) for g in globs for e in expand_braces(g)),
+                                  spelled_too=True))
+
+
+_MAX_BRACE_GLOBS = 256  # `{a,b}{c,d}...` multiplies: a glob's alternatives stop here
+
+
+def expand_braces(glob: str) -> list[str]:
+    """`*.{py,pyi}` -> `*.py`, `*.pyi`, as ripgrep's -g and a shell read it (gitignore has no
+    braces; only globs given as options are expanded), nested and repeated groups too; the glob as
+    written comes last, so a name holding braces (`{slug}.ts`) still matches itself. A backslash
+    escapes a brace; a group with no comma is no group."""
+    found = _brace_group(glob)
+    if found is None:
+        return [glob]
+    out: list[str] = []
+    pending = [glob]
+    while pending and len(out) < _MAX_BRACE_GLOBS:
+        current = pending.pop(0)
+        group = _brace_group(current)
+        if group is None:
+            if current not in out:
+                out.append(current)
+            continue
+        start, end, options = group
+        pending[:0] = [current[:start] + o + current[end + 1:] for o in options]
+    return out + ([glob] if glob not in out else [])
+
+
+def _brace_group(glob: str):
+    """(start, end, alternatives) of the first `{...}` holding a top-level comma, else None."""
+    i = 0
+    while i < len(glob):
+        c = glob[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":
+            depth, parts, part_start, j = 0, [], i + 1, i
+            while j < len(glob):
+                d = glob[j]
+                if d == "\\":
+                    j += 2
+                    continue
+                if d == "{":
+                    depth += 1
+                elif d == "}":
+                    depth -= 1
+                    if depth == 0:
+                        parts.append(glob[part_start:j])
+                        if len(parts) > 1:
+                            return i, j, parts
+                        break
+                elif d == "," and depth == 1:
+                    parts.append(glob[part_start:j])
+                    part_start = j + 1
+                j += 1
+        i += 1
+    return None
 
 
 def _composed(text: str) -> str:

@@ -77,10 +77,8 @@ def _describe(filters) -> list[tuple[str, object]]:
     from .service import QueryFilter
 
     parts = [(f"--path {shell_word(g)}", QueryFilter(paths=(g,))) for g in filters.paths]
-    if filters.language:
-        parts.append((f"--lang {filters.language}", QueryFilter(language=filters.language)))
-    if filters.kind:
-        parts.append((f"--kind {filters.kind}", QueryFilter(kind=filters.kind)))
+    parts += [(f"--lang {language}", QueryFilter(language=language)) for language in filters.languages]
+    parts += [(f"--kind {kind}", QueryFilter(kind=kind)) for kind in filters.kinds]
     return parts
 
 
@@ -183,6 +181,12 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
         return "no hits: the query has no word to search for (only punctuation or symbols)"
     if all(w in STOPWORDS for w in words):
         return f"no hits: every word of the query is too common to be searched for ({', '.join(dict.fromkeys(words))})"
+    from .text import tokenize
+
+    if not tokenize(query):  # `retrieval query H`: it said no text held the word, which was never searched for
+        given = ", ".join(dict.fromkeys(re.findall(r"\w+", query)))
+        return (f"no hits: no word of the query is searched for ({given}): single "
+                "letters and the most common words are not indexed")
     where = " of the files the filters admit" if filters else ""
     return f"no hits: no indexed text{where} contains a word of the query"
 

@@ -297,6 +297,36 @@ def _numbered(snippet: Snippet, paint: _Paint, gaps: bool = False) -> Iterator[s
 
 
 
+_WORD = LazyPattern(r"\w+")
+
+
+def _term_column(line: str, terms: frozenset[str]) -> int | None:
+    """The 1-based byte column (as ripgrep's --vimgrep counts) of the line's first word holding one
+    of the query's terms; None when none does."""
+    from .text import tokenize
+
+    for m in _WORD.finditer(line):
+        if terms.intersection(tokenize(m.group())):
+            return len(line[: m.start()].encode("utf-8", "surrogatepass")) + 1
+    return None
+
+
+def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str]) -> Iterator[str]:
+    """`path:line:column:text` for each hit (vim's default errorformat, ripgrep's --vimgrep): the
+    lines of its snippet holding a word of the query, else its first; its first line with no text
+    when there is no snippet (a file gone since indexing)."""
+    for hit in hits:
+        path = shown_path(hit.source_path)
+        snippet = snippets.get(hit.docid)
+        if snippet is None or not snippet.text or snippet.start_line is None:
+            yield f"{path}:{hit.start_line}:1:"
+            continue
+        numbered = [(n, line) for n, line in enumerate(line_texts(snippet.text), start=snippet.start_line)]
+        found = [(n, line, col) for n, line in numbered if (col := _term_column(line, terms)) is not None]
+        for n, line, col in found or [(*numbered[0], 1)]:
+            yield f"{path}:{n}:{col}:{_visible(line)}"
+
+
 def text_lines(hits: list[SearchHit], snippets: dict | None, truncated: set[str] = frozenset(),
                colour: bool = False) -> Iterator[str]:
     """The text form of the hits, line by line (without newlines)."""

@@ -662,11 +662,12 @@ def clean(root: str | os.PathLike[str], *, progress: Progress = _quiet) -> bool:
 @dataclass
 class QueryFilter:
     """What a search keeps: paths matching any of these globs (as --path reads them), files of
-    this language (a name or alias, any case) and of this kind (code, docs or config)."""
+    this language (a name or alias, any case; or any of several) and of this kind (code, docs or
+    config; or any of several)."""
 
     paths: tuple[str, ...] = ()
-    language: str = ""
-    kind: str = ""
+    language: str | tuple[str, ...] = ""
+    kind: str | tuple[str, ...] = ""
 
     def __post_init__(self) -> None:
         # Checked as the command line checks --path, --lang and --kind: a lone string was taken
@@ -681,12 +682,19 @@ class QueryFilter:
             if not isinstance(glob, str):
                 raise TypeError(f"paths takes strings, not {type(glob).__name__} ({glob!r})")
         for name in ("language", "kind"):
-            if not isinstance(getattr(self, name), str):
-                raise TypeError(f"{name} must be a str, not {type(getattr(self, name)).__name__}")
-        if self.language:
-            self.language = resolve_language(self.language)
-        if self.kind not in ("", CODE, DOCS, CONFIG):
-            raise ValueError(f"kind must be one of {CODE}, {DOCS}, {CONFIG}, not {self.kind!r}")
+            value = getattr(self, name)
+            values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
+            for one in values:
+                if not isinstance(one, str):
+                    raise TypeError(f"{name} must be a str or a tuple of them, not {type(one).__name__}")
+            if name == "language":
+                values = tuple(resolve_language(v) for v in values if v)
+            for one in values if name == "kind" else ():
+                if one not in ("", CODE, DOCS, CONFIG):
+                    raise ValueError(f"kind must be one of {CODE}, {DOCS}, {CONFIG}, not {one!r}")
+            values = tuple(dict.fromkeys(v for v in values if v))  # (repeats once; the order given)
+            # One value stays a string: what callers and older code read it as.
+            setattr(self, name, values[0] if len(values) == 1 else values if values else "")
 
     def __bool__(self) -> bool:
         return bool(self.paths or self.language or self.kind)
@@ -697,20 +705,29 @@ class QueryFilter:
 
         rules = compile_selection(self.paths)
         selects = selector(rules) if rules else None
-        language = self.language.lower()
-        kind = self.kind
+        languages = frozenset(v.lower() for v in self.languages)
+        kinds = frozenset(self.kinds)
+        notebooks = JUPYTER in languages
 
         def allow(path: str, lang: str, k: str) -> bool:
             # `jupyter` is every notebook, whatever language its kernel gave its cells.
-            if language and lang != language and not (language == JUPYTER and is_notebook(path)):
+            if languages and lang not in languages and not (notebooks and is_notebook(path)):
                 return False
-            if kind and k != kind:
+            if kinds and k not in kinds:
                 return False
             return selects(path) if selects else True
 
         # What the verdicts depend on: an open index keeps them per filter (retrievers.lexical).
-        allow.verdict_key = (tuple(self.paths), language, kind)
+        allow.verdict_key = (tuple(self.paths), tuple(sorted(languages)), tuple(sorted(kinds)))
         return allow
+
+    @property
+    def languages(self) -> tuple[str, ...]:
+        return self.language if isinstance(self.language, tuple) else (self.language,) if self.language else ()
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return self.kind if isinstance(self.kind, tuple) else (self.kind,) if self.kind else ()
 
 
 def check_query(query, top_k, filters=None, min_confidence=None) -> None:

@@ -53,14 +53,56 @@ def _output_failed(exc: OSError):
 _EXTRA_ARGUMENTS = re.compile(r"^Got unexpected extra arguments? \((.*)\)$", re.DOTALL)
 
 
+# Options of grep-family tools (ripgrep, grep, ck, ColGREP, semble) a user switching types first, and
+# what says it here; click's guesses go by spelling (`--type` -> `--top-k`, `--include` -> `--files`).
+_FAMILIAR = {
+    "query": {
+        **dict.fromkeys(("-g", "--glob", "--iglob", "--include"), "--path GLOB"),
+        **dict.fromkeys(("--exclude", "--exclude-dir"), "--path '!GLOB' (a leading ! leaves GLOB out)"),
+        **dict.fromkeys(("-t", "--type"), "--lang LANG (or --kind code|docs|config)"),
+        **dict.fromkeys(("-T", "--type-not"), "--path '!*.EXT'"),
+        **dict.fromkeys(("-m", "--max-count", "--limit", "--topk", "--top", "--max-results"), "-k N"),
+        **dict.fromkeys(("-C", "-A", "-B", "--context", "--after-context", "--before-context"),
+                        "--expand N (N lines around each hit) or --snippet-lines N"),
+        **dict.fromkeys(("--mode", "--sem", "--semantic", "--hybrid", "--lex", "--lexical"),
+                        "--retriever lexical|hybrid|treesitter|..."),
+        **dict.fromkeys(("-e", "--regexp", "-F", "--fixed-strings", "-w", "--word-regexp", "-P", "--regex"),
+                        "nothing: the query is words or a symbol, never a pattern (for an exact string, "
+                        "grep or rg)"),
+        **dict.fromkeys(("-i", "--ignore-case", "-S", "--smart-case"),
+                        "nothing: words match in any case already (a capitalised identifier ranks its exact "
+                        "spelling first)"),
+        **dict.fromkeys(("--color", "--colour"), "NO_COLOR=1 or FORCE_COLOR=1 in the environment"),
+        **dict.fromkeys(("--hidden", "-.", "-u", "--no-ignore", "-uu", "-uuu"),
+                        "nothing: hidden files are searched; ignore rules always apply "
+                        "(`retrieval status --skipped` lists what they leave out)"),
+        **dict.fromkeys(("--reindex", "--rebuild"), "`retrieval index --force`"),
+    },
+    "index": {
+        **dict.fromkeys(("--reindex", "--rebuild"), "--force"),
+    },
+}
+
+
+def _familiar_hint(command: str, option: str) -> str | None:
+    name = option.split("=", 1)[0]
+    return _FAMILIAR.get(command, {}).get(name)
+
+
 class RootCommand(click.Command):
     """A command whose root is an option: a directory given as an argument (`retrieval index ~/repo`,
-    a newcomer's first try) is told how to say it, not only that the argument was unexpected."""
+    a newcomer's first try) is told how to say it, not only that the argument was unexpected. An
+    option of grep's family is told what says it here."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         given = list(args)  # the parser consumes the list it is given
         try:
             return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            hint = _familiar_hint(self.name or "", exc.option_name)
+            if hint is None:
+                raise
+            raise click.UsageError(f"No such option '{exc.option_name}'; here: {hint}", ctx) from None
         except click.UsageError as exc:
             extra = _EXTRA_ARGUMENTS.match(exc.message)
             directory = next((a for a in given if a in (extra.group(1) if extra else "").split(" ")
@@ -71,8 +113,32 @@ class RootCommand(click.Command):
             raise click.UsageError(f"{exc.message}: a root is given as --root {shlex.quote(directory)}", ctx) from None
 
 
+# Verbs other search tools use for what `query` does (semble's and the MCP tool's `search`).
+ALIASES = {"search": "query"}
+
+
 class ShellGroup(click.Group):
     command_class = RootCommand
+
+    def get_command(self, ctx: click.Context, cmd_name: str):
+        # An alias runs the command it names; `--help` lists only the names.
+        return super().get_command(ctx, ALIASES.get(cmd_name, cmd_name))
+
+    def resolve_command(self, ctx: click.Context, args: list[str]):
+        try:
+            return super().resolve_command(ctx, args)
+        except click.UsageError as exc:
+            # `retrieval where are routes registered`, as rg and ck are called: a query, not a command.
+            if not args or args[0].startswith("-") or self.get_command(ctx, "query") is None:
+                raise
+            import difflib
+
+            message = exc.message.rstrip(".")
+            near = difflib.get_close_matches(args[0], [*self.list_commands(ctx), *ALIASES], n=1, cutoff=0.75)
+            if near:
+                raise click.UsageError(f"{message}; did you mean `{near[0]}`?", ctx) from None
+            raise click.UsageError(f"{message}; a search is `retrieval query {shlex.join(args[:6])}"
+                                   f"{' ...' if len(args) > 6 else ''}`", ctx) from None
 
     def make_context(self, *args, **kwargs) -> click.Context:
         # The group's own --version and --help print here, while its options are parsed.

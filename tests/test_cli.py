@@ -260,6 +260,10 @@ def test_a_query_with_no_hits_exits_zero_with_empty_results_and_says_why_on_stde
     result = run("query", "--root", sample_repo, "for the", "if")
     assert (result.stdout, result.stderr) == (
         "", "note: no hits: every word of the query is too common to be searched for (for, the, if)\n")
+    # Words never searched for (a single letter, as Go's `gin.H` is named): said, not "no text holds them".
+    result = run("query", "--root", sample_repo, "H", "a")
+    assert (result.stdout, result.stderr) == ("", "note: no hits: no word of the query is searched for (H, a): "
+                                                  "single letters and the most common words are not indexed\n")
     result = run("query", "--root", sample_repo, "???")  # no word at all: not "no text contains one"
     assert (result.stdout, result.stderr) == (
         "", "note: no hits: the query has no word to search for (only punctuation or symbols)\n")

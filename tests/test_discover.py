@@ -373,6 +373,25 @@ def test_data_under_a_directory_of_credentials_is_skipped_and_never_sent(make_tr
             if not sendable(p, 1, 10)} == kept
 
 
+def test_terraform_code_and_ci_pipelines_named_after_secrets_are_indexed_and_their_values_are_not(make_tree):
+    """A Terraform module named `secrets`, a `secrets.tf` of secret-manager resources and a workflow
+    rotating secrets were skipped as secret-named (a probe of infrastructure questions): they are
+    programs that name secrets; the values are in `*.tfvars` and the CI's own store."""
+    root = make_tree({"infra/secrets.tf": 'module "secrets" {\n  source = "./modules/secrets"\n}\n',
+                      "infra/modules/secrets/main.tf": 'resource "aws_secretsmanager_secret" "db" {}\n',
+                      "infra/modules/secrets/prod.tfvars": 'db_password = "x"\n',
+                      "infra/modules/secrets/values.yaml": "password: x\n",
+                      ".github/workflows/secrets.yml": "on: schedule\njobs: {}\n",
+                      ".github/actions/secrets/action.yml": "runs: {using: composite}\n",
+                      ".gitlab/ci/secrets.yml": "rotate:\n  script: make rotate\n",
+                      "deploy/secrets.yml": "password: x\n"})
+    result = walk(str(root))
+    assert [f.path for f in result.files] == [".github/actions/secrets/action.yml", ".github/workflows/secrets.yml",
+                                              ".gitlab/ci/secrets.yml", "infra/modules/secrets/main.tf",
+                                              "infra/secrets.tf"]
+    assert result.skipped == {"secret-name": 3}
+
+
 def test_a_data_science_projects_own_files_are_found_and_quartos_outputs_are_not(make_tree):
     """A probe of notebook repositories: Snakemake rules, a Pipfile and an MLflow project were never
     indexed, and Quarto's frozen copy of a page (`_freeze/.../html.json`) ranked second for it."""

@@ -1,0 +1,132 @@
+"""What a user coming from ripgrep, ck, ColGREP or semble types first: it works, or is told what
+says it here (a probe: `--type go` was offered `--top-k`, `--include` `--files`, and a path after the
+query was searched as a word without a word said)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+TREE = {
+    "src/auth/tokens.py": "def refresh_token(token):\n    '''Refresh an oauth token.'''\n    return token.renew()\n",
+    "src/auth/session.go": "package auth\n\n// RefreshSession renews the token of a session.\nfunc RefreshSession() {}\n",
+    "docs/tokens.md": "# Tokens\n\nHow a token is refreshed.\n",
+    "web/app.ts": "export function refreshToken(): void {}\n",
+    "web/view.tsx": "export const TokenView = () => null; // refresh token button\n",
+    "config/app.toml": "[token]\nrefresh = true\n",
+}
+
+
+@pytest.mark.parametrize("option, says", [
+    ("--type", "--lang LANG"), ("-t", "--lang LANG"), ("--glob", "--path GLOB"), ("-g", "--path GLOB"),
+    ("--include", "--path GLOB"), ("--exclude", "--path '!GLOB'"), ("--max-count", "-k N"),
+    ("-C", "--expand N"), ("--mode", "--retriever"), ("--color", "NO_COLOR=1"),
+    ("--fixed-strings", "nothing: the query is words or a symbol, never a pattern"),
+    ("--hidden", "nothing: hidden files are searched"),
+])
+def test_a_grep_family_option_is_told_what_says_it_here(run, make_tree, option, says):
+    root = make_tree(TREE)
+    result = run("query", "--root", root, "token", option, "x")
+    assert result.exit_code == 2
+    assert f"No such option '{option}'; here: {says}" in result.output
+
+
+def test_an_option_no_tool_has_keeps_clicks_own_error(run, make_tree):
+    result = run("query", "--root", make_tree(TREE), "token", "--frobnicate")
+    assert result.exit_code == 2 and "No such option '--frobnicate'" in result.output and "here:" not in result.output
+
+
+def test_search_is_query_and_a_query_without_a_command_is_told_the_command(run, make_tree):
+    root = make_tree(TREE)
+    searched = run("search", "--root", root, "refresh token", "--json")
+    assert searched.exit_code == 0, searched.output
+    assert json.loads(searched.stdout) == json.loads(run("query", "--root", root, "refresh token", "--json").stdout)
+    listed = [line.split()[0] for line in run("--help").stdout.split("Commands:")[1].splitlines() if line.strip()]
+    assert "query" in listed and "search" not in listed  # listed once, as query
+    bare = run("where", "are", "tokens", "refreshed")
+    assert bare.exit_code == 2
+    assert "No such command 'where'; a search is `retrieval query where are tokens refreshed`" in bare.output
+    typo = run("quer", "tokens")
+    assert "No such command 'quer'; did you mean `query`?" in typo.output
+
+
+def test_paths_after_the_query_are_said_to_be_words_with_the_filter_that_searches_there(run, make_tree, monkeypatch):
+    root = make_tree(TREE)
+    monkeypatch.chdir(root)
+    result = run("query", "refresh", "token", "src/auth/", "web/app.ts")
+    assert result.exit_code == 0
+    assert ("note: src/auth/, web/app.ts were read as words of the query; to search only there: "
+            "--path ./src/auth/ --path ./web/app.ts") in result.stderr
+    # Words that name nothing here, or a bare directory name (a word as likely as a path), say nothing.
+    for words in (["refresh", "token", "nowhere/"], ["refresh", "src"], ["src/auth/"]):
+        assert "read as" not in run("query", *words).stderr
+
+
+def test_dash_l_prints_the_ranked_files_paths_alone(run, make_tree):
+    root = make_tree(TREE)
+    listed = run("query", "--root", root, "refresh token", "-l")
+    files = run("query", "--root", root, "refresh token", "--files")
+    assert listed.exit_code == 0
+    assert listed.stdout.splitlines() == [line.split(":")[0] for line in files.stdout.splitlines()]
+    assert len(listed.stdout.splitlines()) == len(set(listed.stdout.splitlines())) > 1
+    assert json.loads(run("query", "--root", root, "refresh token", "-l", "--json").stdout) == \
+        json.loads(run("query", "--root", root, "refresh token", "--files", "--json").stdout)
+
+
+def test_vimgrep_gives_each_hit_as_path_line_column_text(run, make_tree):
+    root = make_tree(TREE)
+    result = run("query", "--root", root, "RefreshSession", "--vimgrep", "-k", "1")
+    assert result.exit_code == 0, result.output
+    # Its line is the definition's, its column the name's (1-based, as vim's errorformat reads it).
+    assert result.stdout == "src/auth/session.go:4:6:func RefreshSession() {}\n"
+    many = run("query", "--root", root, "refresh token", "--vimgrep", "--snippet-lines", "3").stdout.splitlines()
+    assert "src/auth/tokens.py:1:5:def refresh_token(token):" in many
+    assert "src/auth/tokens.py:2:8:    '''Refresh an oauth token.'''" in many
+    assert all(line.count(":") >= 3 for line in many)
+    for other in ("--json", "--jsonl", "-l"):
+        assert run("query", "--root", root, "token", "--vimgrep", other).exit_code == 2
+
+
+def test_lang_and_kind_given_twice_keep_either(run, make_tree):
+    root = make_tree(TREE)
+
+    def paths(*args):
+        return {json.loads(line)["path"] for line in run("query", "--root", root, "refresh token", "-k", "20",
+                                                          "--jsonl", *args).stdout.splitlines()}
+
+    assert paths("--lang", "go", "--lang", "py") == {"src/auth/session.go", "src/auth/tokens.py"}
+    assert paths("--lang", "go") == {"src/auth/session.go"}
+    assert paths("--kind", "docs", "--kind", "config") == {"docs/tokens.md", "config/app.toml"}
+
+
+def test_braces_in_a_path_glob_are_alternatives(run, make_tree):
+    root = make_tree({**TREE, "web/{id}.ts": "export const refreshTokenById = 1;\n"})
+
+    def paths(*globs):
+        args = [a for g in globs for a in ("--path", g)]
+        return {json.loads(line)["path"] for line in run("query", "--root", root, "refresh token", "-k", "20",
+                                                          "--jsonl", *args).stdout.splitlines()}
+
+    assert paths("*.{ts,tsx}") == {"web/app.ts", "web/view.tsx", "web/{id}.ts"}
+    assert paths("src/auth/*.{go,py}") == {"src/auth/session.go", "src/auth/tokens.py"}
+    assert paths("web/{id}.ts") == {"web/{id}.ts"}  # a name holding braces still matches itself
+    assert paths("*", "!*.{md,toml,ts,tsx}") == {"src/auth/session.go", "src/auth/tokens.py"}
+
+
+def test_brace_expansion_nests_and_respects_escapes():
+    from retrieval.ignore import expand_braces
+
+    assert expand_braces("src/{a,b}/{x,y}.go") == ["src/a/x.go", "src/a/y.go", "src/b/x.go", "src/b/y.go",
+                                                  "src/{a,b}/{x,y}.go"]
+    assert expand_braces("**/{tests,{docs,doc}}/")[:3] == ["**/tests/", "**/docs/", "**/doc/"]
+    assert expand_braces("{slug}.ts") == ["{slug}.ts"]
+    assert expand_braces(r"a\{b,c}.py") == [r"a\{b,c}.py"]
+    assert expand_braces("{a,b") == ["{a,b"]
+    assert len(expand_braces("{a,b}" * 12)) == 257  # capped, and the glob as written
+
+
+def test_an_rgignore_hides_what_it_names_and_a_retrievalignore_takes_it_back(run, make_tree):
+    root = make_tree({**TREE, ".rgignore": "web/\ndocs/\n", ".retrievalignore": "!docs/\n"})
+    listed = run("query", "--root", root, "refresh token", "-l", "-k", "20").stdout.splitlines()
+    assert "web/app.ts" not in listed and "docs/tokens.md" in listed
+    assert "ignored\tweb/" in run("status", "--root", root, "--skipped").stdout.splitlines()
