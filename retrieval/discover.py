@@ -543,7 +543,8 @@ def _outer_marks(root: str, result: Discovery, top: str | None, prefix: str, inf
 # languages: CUDA, shaders, HDLs, Lisps, assembly, Tcl, batch files, ...; 13: Jupyter notebooks; 14: data files
 # under a directory named as credentials, `*.tfvars`; 15: a notebook's size cap is on its cells,
 # Quarto's caches pruned, Snakefile, Pipfile, MLproject); 16: `.rgignore`; Terraform `.tf` and CI
-# pipelines are never secret-named.
+# pipelines are never secret-named; Tiltfile, Caddyfile, systemd units, version pins, a config
+# template's kind.
 RULES_VERSION = 16
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 

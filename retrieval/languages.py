@@ -140,7 +140,8 @@ _register("tex", DOCS, ".tex")
 _register("json", CONFIG, ".json", ".jsonc", ".json5")
 _register("yaml", CONFIG, ".yaml", ".yml")
 _register("toml", CONFIG, ".toml")
-_register("ini", CONFIG, ".ini", ".cfg", ".conf", ".properties")
+_register("ini", CONFIG, ".ini", ".cfg", ".conf", ".properties",
+          ".service", ".timer", ".socket")  # (systemd units are ini files)
 _register("xml", CONFIG, ".xml", ".xsd", ".plist", ".xaml")
 _register("nix", CONFIG, ".nix")
 _register("hcl", CONFIG, ".tf", ".hcl", ".tfvars")
@@ -183,6 +184,17 @@ _BY_NAME: dict[str, tuple[str, str]] = {
     "LICENSE": ("text", DOCS),
     "CHANGELOG": ("text", DOCS),
     "go.mod": ("go", CONFIG),
+    "Tiltfile": ("starlark", CONFIG),
+    "Caddyfile": ("text", CONFIG),
+    # Version pins of the version managers (asdf, mise, nvm, pyenv, rbenv, goenv, tfenv): "where is
+    # the Go version pinned" has its answer there.
+    ".tool-versions": ("text", CONFIG),
+    ".nvmrc": ("text", CONFIG),
+    ".node-version": ("text", CONFIG),
+    ".python-version": ("text", CONFIG),
+    ".ruby-version": ("text", CONFIG),
+    ".go-version": ("text", CONFIG),
+    ".terraform-version": ("text", CONFIG),
 }
 
 DEFAULT_EXTENSIONS: frozenset[str] = frozenset(_BY_EXTENSION)
@@ -253,6 +265,8 @@ def detect(path: str) -> tuple[str, str]:
     ext = extension(name)
     found = _BY_EXTENSION.get(ext) or _BY_EXTENSION.get(ext.lower())
     if found:
+        if found[0] in TEMPLATES and found[1] != CONFIG and detect(name[: -len(ext)])[1] == CONFIG:
+            return (found[0], CONFIG)  # a template of a config file is config (`nginx.conf.j2`)
         return found
     if name.endswith(".d.ts"):
         return ("typescript", CODE)

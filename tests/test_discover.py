@@ -722,6 +722,25 @@ def test_view_templates_are_discovered_as_code_and_a_generators_code_skeleton_is
                      "web/index.tmpl": ("template", "code")}
 
 
+def test_infrastructure_files_a_platform_engineer_asks_about_are_indexed_and_config_templates_are_config(make_tree):
+    """A probe of CI and infrastructure questions: "where is the Go version pinned" had its answer
+    in `.tool-versions`, never indexed, nor were a Tiltfile, a Caddyfile or a systemd unit; and
+    `--kind config` missed `nginx.conf.j2` (a template, so code)."""
+    root = make_tree({".tool-versions": "golang 1.22.1\n", ".nvmrc": "20\n", ".python-version": "3.12\n",
+                      "Tiltfile": "docker_build('api', '.')\n", "Caddyfile": "example.com {\n  reverse_proxy api:8000\n}\n",
+                      "deploy/api.service": "[Service]\nExecStart=/usr/bin/api\n",
+                      "roles/nginx/templates/nginx.conf.j2": "server { listen {{ port }}; }\n",
+                      "charts/app/values.yaml.tmpl": "replicas: {{ .Replicas }}\n",
+                      "templates/page.html.j2": "<p>{{ x }}</p>\n", "web/user.service.ts": "export class UserService {}\n"})
+    found = {f.path: (f.language, f.kind) for f in discover_files(str(root))}
+    assert found == {".tool-versions": ("text", "config"), ".nvmrc": ("text", "config"),
+                     ".python-version": ("text", "config"), "Tiltfile": ("starlark", "config"),
+                     "Caddyfile": ("text", "config"), "deploy/api.service": ("ini", "config"),
+                     "roles/nginx/templates/nginx.conf.j2": ("jinja", "config"),
+                     "charts/app/values.yaml.tmpl": ("template", "config"),
+                     "templates/page.html.j2": ("jinja", "code"), "web/user.service.ts": ("typescript", "code")}
+
+
 # -- language and kind --------------------------------------------------------------------------
 
 
