@@ -197,7 +197,10 @@ _SECTION_PATTERNS = {
     # Julia's short form `area(r) = pi * r^2` at a file's or module's top level: a function
     "julia": ("(source_file (assignment . (call_expression . (identifier) @name)) @def)",
               "(module_definition (block (assignment . (call_expression . (identifier) @name)) @def))"),
-    "yaml": (f"(document (block_node (block_mapping {_YAML_PAIR})))",
+    # A Kubernetes-style document (`kind: Deployment`, `metadata: {name: api}`): `Deployment api`, its
+    # sections below it (`Deployment api.spec`); a stream of several was one `metadata`, `spec`, `spec`.
+    "yaml": ("(stream (document) @def @resource)",
+             f"(document (block_node (block_mapping {_YAML_PAIR})))",
              f"(document (block_node (block_mapping (block_mapping_pair value: (block_node (block_mapping {_YAML_PAIR}))))))"),
     "toml": ("(table . [(bare_key) (dotted_key) (quoted_key)] @key) @def",
              "(table_array_element . [(bare_key) (dotted_key) (quoted_key)] @key) @def"),
@@ -492,8 +495,51 @@ _PARTS_NOT_DEFINITIONS = frozenset({("using_directive", "type_alias"), ("functio
                                     ("property_declaration", "struct_declaration")})
 
 
+_RESOURCE_KIND = re.compile(r"[A-Z][A-Za-z0-9]{1,60}")
+
+
+def _mapping_pairs(node) -> list:
+    """The pairs of the block mapping a YAML document or block node holds."""
+    block = next((c for c in node.named_children if c.type == "block_node"), node if node.type == "block_node" else None)
+    mapping = next((c for c in block.named_children if c.type == "block_mapping"), None) if block is not None else None
+    return [p for p in mapping.named_children if p.type == "block_mapping_pair"] if mapping is not None else []
+
+
+def _pair_value(pairs: list, key: str):
+    for pair in pairs:
+        k, v = pair.child_by_field_name("key"), pair.child_by_field_name("value")
+        if k is not None and v is not None and node_text(k).strip().strip("\"'") == key:
+            return v
+    return None
+
+
+def _resource(document) -> Definition | None:
+    """A YAML document declaring a resource by `kind` (and `metadata.name`): Kubernetes' manifests,
+    kustomize's and Helm's files; None for any other document."""
+    pairs = _mapping_pairs(document)
+    kind_node = _pair_value(pairs, "kind")
+    if kind_node is None or kind_node.type != "flow_node":
+        return None
+    kind = node_text(kind_node).strip().strip("\"'")
+    if not _RESOURCE_KIND.fullmatch(kind):
+        return None
+    name = ""
+    metadata = _pair_value(pairs, "metadata")
+    if metadata is not None and metadata.type == "block_node":
+        name_node = _pair_value(_mapping_pairs(metadata), "name")
+        if name_node is not None and name_node.type == "flow_node":
+            name = node_text(name_node).strip().strip("\"'")
+            if "\n" in name or "{" in name or len(name) > 100:
+                name = ""
+    display = f"{kind} {name}" if name else kind
+    return Definition(name or kind, display, "section", document.start_point[0], end_row(document),
+                      kind_node.start_point[0], (document.start_byte, document.end_byte))
+
+
 def _definition(node, captures) -> Definition | None:
     node_type = node.type
+    if captures.get("resource"):
+        return _resource(node)
     key = captures.get("key")
     if key:  # a config section
         display = node_text(key[0]).strip().strip("\"'")

@@ -2034,6 +2034,30 @@ def test_a_workflow_job_ending_in_a_block_scalar_keeps_its_last_lines_and_its_la
         (1, 25, "jobs.alpha"), (26, 47, "jobs.beta"), (48, 69, "jobs.gamma")]
 
 
+def test_kubernetes_documents_are_labelled_by_kind_and_name_and_their_sections_below_them():
+    """A stream of four manifests was chunked as `metadata`, `spec`, `spec`: "Ingress" found a chunk
+    labelled `spec` holding the Service too (a probe of infrastructure questions)."""
+    deployment_spec = "".join(f"        - name: c{i}\n          image: registry/app:{i}\n" for i in range(6))
+    text = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: api-config\ndata:\n  LOG_LEVEL: info\n---\n"
+            "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  replicas: 3\n"
+            f"  template:\n    spec:\n      containers:\n{deployment_spec}---\n"
+            "apiVersion: v1\nkind: Service\nmetadata:\n  name: api\nspec:\n  ports:\n    - port: 80\n---\n"
+            "kind: Ingress\nmetadata:\n  name: api\nspec:\n  rules:\n    - host: api.example.com\n")
+    chunks = chunks_of(text, "deploy/api.yaml", "yaml", ChunkingPolicy(config=220), kind="config")
+    assert_verbatim(text, chunks)
+    labels = [c.context for c in chunks]
+    assert labels[0] == "ConfigMap api-config" and "Service api" in labels
+    # (the small Ingress joined the Service's chunk: a query naming it is told it, as a member)
+    assert any(c.context == "Ingress api" or ("api", "Ingress api", "section") in [m[:3] for m in c.members]
+               for c in chunks)
+    assert any(label.startswith("Deployment api.spec") for label in labels)
+    assert all(not label.startswith(("spec", "metadata")) for label in labels)
+    # A document with no resource kind keeps its key paths (a workflow, a compose file, `kind: local`).
+    plain = "kind: local\nsettings:\n  a: 1\n---\nname: ci\njobs:\n  build:\n    runs-on: x\n"
+    assert {c.context for c in chunks_of(plain, "x.yaml", "yaml", ChunkingPolicy(config=30), kind="config")} \
+        <= {"x.yaml", "settings", "jobs", "jobs.build"}
+
+
 def test_a_one_line_definition_under_a_long_comment_is_defined_by_the_piece_that_holds_it():
     """The unit (comment + declaration) is over the budget and cut by lines: the definition term
     and the symbol went to the first piece, documentation only, which then ranked as the definition."""
