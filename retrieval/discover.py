@@ -271,10 +271,15 @@ def _info_dir(git_dir: str | None, unwatched: dict) -> str | None:
     if git_dir is None:
         return None
     unwatched[os.path.join(git_dir, "commondir")] = stamp(os.path.join(git_dir, "commondir"), follow=True)
+    return os.path.join(_common_dir(git_dir), "info")
+
+
+def _common_dir(git_dir: str) -> str:
+    """The repository directory a worktree's git directory shares (its `commondir`), else itself."""
     common, _reason, _ = _read_text(os.path.join(git_dir, "commondir"), follow=True)
     if common and common.strip():
-        git_dir = os.path.normpath(os.path.join(git_dir, common.split("\n", 1)[0].strip()))
-    return os.path.join(git_dir, "info")
+        return os.path.normpath(os.path.join(git_dir, common.split("\n", 1)[0].strip()))
+    return git_dir
 
 
 def _info_file(info: str | None, name: str) -> str | None:
@@ -413,7 +418,12 @@ def _git_config(git_dir: str | None, watch: dict | None = None) -> tuple[str, bo
         if config:
             core = _config_core(config, core, git_dir, watch=watch)
     if git_dir is not None:
-        core = _config_core(os.path.join(git_dir, "config"), core, git_dir, watch=watch)
+        # A linked worktree's settings are its repository's (the common directory's `config`), and
+        # its own `config.worktree` over them: its git directory has no `config`.
+        common = _common_dir(git_dir)
+        core = _config_core(os.path.join(common, "config"), core, git_dir, watch=watch)
+        if common != git_dir:
+            core = _config_core(os.path.join(git_dir, "config.worktree"), core, git_dir, watch=watch)
     return core.get("excludesfile") or os.path.join(xdg, "git", "ignore"), core.get("ignorecase", False)
 
 
@@ -544,7 +554,7 @@ def _outer_marks(root: str, result: Discovery, top: str | None, prefix: str, inf
 # under a directory named as credentials, `*.tfvars`; 15: a notebook's size cap is on its cells,
 # Quarto's caches pruned, Snakefile, Pipfile, MLproject); 16: `.rgignore`; Terraform `.tf` and CI
 # pipelines are never secret-named; Tiltfile, Caddyfile, systemd units, version pins, a config
-# template's kind.
+# template's kind; a linked worktree reads its repository's config.
 RULES_VERSION = 16
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 

@@ -4,9 +4,11 @@ From the current directory upwards, the nearest directory that already has an in
 `.retrieval`, or a store for it under RETRIEVAL_INDEX_DIR, holding a committed index) wins, so a
 query from a subdirectory searches the index built above it instead of building a second one. An
 index above the repository the directory is in counts only when it is a repository's too (a
-superproject's, around its submodules): a plain directory's (a stray query from a parent folder, a
-home-wide index) never answers for the projects below it. Without an index, the nearest repository
-root (a `.git` directory or file) is used, else the current directory.
+superproject's, around its submodules) and holds files of the inner one: a plain directory's (a
+stray query from a parent folder, a home-wide index) never answers for the projects below it, nor
+does an outer repository's for a repository it leaves out (ignored, or in a pruned `deps/`) or for
+a linked worktree (another checkout, on another branch, whatever the outer index holds). Without an
+index, the nearest repository root (a `.git` directory or file) is used, else the current directory.
 """
 from __future__ import annotations
 
@@ -49,13 +51,53 @@ def find_root(given: str | None = None, start: str | None = None) -> Root:
         return Root(os.path.abspath(given), "given")
     start = os.path.abspath(start or os.getcwd())
     repository = None
+    worktree = False
     for path in _ancestors(start):
         is_repository = os.path.exists(os.path.join(path, ".git"))
-        if (repository is None or is_repository) and has_index(path):
+        if has_index(path) and (repository is None or (is_repository and not worktree and covers(path, repository))):
             return Root(path, "index")
         if is_repository and repository is None:
-            repository = path
+            repository, worktree = path, linked_worktree(path)
     return Root(repository, "repository") if repository is not None else Root(start, "cwd")
+
+
+def linked_worktree(path: str) -> bool:
+    """Whether path is a linked worktree (`git worktree add`): its `.git` file names a directory
+    under the main repository's `worktrees/`, which holds a `commondir`."""
+    try:
+        with open(os.path.join(path, ".git"), encoding="utf-8", errors="replace") as fh:
+            head = fh.read(4096)
+    except OSError:  # a directory (a repository of its own), or unreadable
+        return False
+    if not head.startswith("gitdir:"):
+        return False
+    gitdir = head[len("gitdir:"):].strip()
+    gitdir = gitdir if os.path.isabs(gitdir) else os.path.join(path, gitdir)
+    return os.path.isfile(os.path.join(gitdir, "commondir"))
+
+
+def covers(outer: str, inner: str) -> bool:
+    """Whether an index of `outer` holds a file under `inner` (a directory below it): a submodule
+    the superproject's index walked, not a repository its rules left out."""
+    from bisect import bisect_left
+
+    prefix = os.path.relpath(inner, outer).replace(os.sep, "/") + "/"
+    store = layout.store_dir(outer)
+    try:
+        names = sorted(os.listdir(store))
+    except OSError:
+        return False
+    for name in names:
+        try:
+            manifest = layout.read_manifest(store, name)
+            paths = manifest["files"]["path"] if isinstance(manifest, dict) else None
+        except (layout.ManifestProblem, layout.StoreError, KeyError, TypeError, NotADirectoryError):
+            continue
+        if isinstance(paths, list):
+            i = bisect_left(paths, prefix)
+            if i < len(paths) and isinstance(paths[i], str) and paths[i].startswith(prefix):
+                return True
+    return False
 
 
 def same_directory(a: str, b: str) -> bool:

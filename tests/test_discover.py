@@ -154,6 +154,25 @@ def test_a_worktree_and_a_nested_repository_use_their_own_info_exclude(make_tree
     assert paths(root / "wt") == ["a.py", "nested/b.py"]
 
 
+def test_a_worktree_reads_its_repository_s_config(make_tree, tmp_path):
+    """A worktree's git directory has no `config`: the repository's core.excludesFile (and its
+    core.ignoreCase) were lost there, and a file git ignores in both checkouts was indexed in the
+    worktree only (a probe of git working copies)."""
+    excludes = tmp_path / "excludes"
+    excludes.write_text("local.py\n")
+    root = make_tree({
+        "main/.git/config": f"[core]\n\texcludesFile = {excludes}\n",
+        "main/.git/worktrees/wt/commondir": "../..\n", "main/local.py": "", "main/a.py": "",
+        "wt/.git": "gitdir: ../main/.git/worktrees/wt\n", "wt/local.py": "", "wt/a.py": "",
+        "wt2/.git": "gitdir: ../main/.git/worktrees/wt2\n", "wt2/local.py": "", "wt2/mine.py": "",
+        "main/.git/worktrees/wt2/commondir": "../..\n",
+        "main/.git/worktrees/wt2/config.worktree": "[core]\n\texcludesFile = /nonexistent\n",
+    })
+    assert paths(root / "main") == ["a.py"]
+    assert paths(root / "wt") == ["a.py"]
+    assert paths(root / "wt2") == ["local.py", "mine.py"]  # its own config.worktree over the repository's
+
+
 def test_a_submodule_is_walked_by_its_own_git_rules_not_the_outer_repositorys(make_tree, monkeypatch, tmp_path):
     """git applies neither the superproject's .gitignore nor its info/exclude inside a submodule:
     files the submodule tracks were dropped (and indexed when its directory was the root). The

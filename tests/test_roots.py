@@ -14,13 +14,33 @@ def indexed(path):
     (path / ".retrieval" / "lexical" / "manifest.json").write_text("{}")
 
 
-def test_a_superproject_s_index_wins_over_a_nearer_submodule(tmp_path):
-    deep = tmp_path / "mono" / "pkg" / "src"
-    deep.mkdir(parents=True)
-    (tmp_path / "mono" / ".git").mkdir()
-    indexed(tmp_path / "mono")
-    (tmp_path / "mono" / "pkg" / ".git").write_text("gitdir: ../.git/modules/pkg\n")
-    assert find_root(start=str(deep)) == (str(tmp_path / "mono"), "index")
+def test_a_superproject_s_index_wins_over_a_nearer_submodule_it_holds(make_tree):
+    mono = make_tree({"pkg/src/app.py": "def app():\n    return 1\n", "main.py": "x = 1\n"})
+    (mono / ".git").mkdir()
+    (mono / ".git" / "modules" / "pkg").mkdir(parents=True)
+    (mono / "pkg" / ".git").write_text("gitdir: ../.git/modules/pkg\n")
+    service.refresh(str(mono))
+    assert find_root(start=str(mono / "pkg" / "src")) == (str(mono), "index")
+
+
+def test_an_outer_index_never_answers_for_a_repository_it_leaves_out_nor_for_a_linked_worktree(make_tree):
+    """A worktree on another branch, under the main checkout, was answered from the main checkout's
+    index (its files, its lines), and so was a repository cloned into an ignored directory (a
+    probe of git working copies)."""
+    main = make_tree({".gitignore": "libs/\n", "app.py": "def handler():\n    return 'main'\n",
+                      "libs/click/core.py": "def command():\n    pass\n",
+                      ".worktrees/feat/app.py": "def handler():\n    return 'feat'\n",
+                      ".git/info/exclude": ".worktrees/\n", ".git/worktrees/feat/commondir": "../..\n"})
+    (main / "libs" / "click" / ".git").mkdir()
+    (main / ".worktrees" / "feat" / ".git").write_text(f"gitdir: {main / '.git' / 'worktrees' / 'feat'}\n")
+    service.refresh(str(main))
+    assert find_root(start=str(main / "libs" / "click")) == (str(main / "libs" / "click"), "repository")
+    assert find_root(start=str(main / ".worktrees" / "feat")) == (str(main / ".worktrees" / "feat"), "repository")
+    assert find_root(start=str(main)) == (str(main), "index")
+    # A worktree the outer index does hold (nothing ignores it) is still a checkout of its own.
+    (main / ".git" / "info" / "exclude").write_text("")
+    service.refresh(str(main))
+    assert find_root(start=str(main / ".worktrees" / "feat")) == (str(main / ".worktrees" / "feat"), "repository")
 
 
 def test_a_plain_directory_s_index_never_answers_for_a_repository_below_it(tmp_path):
