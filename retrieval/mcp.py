@@ -96,7 +96,9 @@ class Searcher:
         # the embedding model) reached stderr, so the notes, which the command line never shows.
         logging.disable(logging.INFO)
         try:
-            self._warm.freshen()
+            from .server.warm import command_retrievers
+
+            self._warm.freshen(command_retrievers(argv, dict(os.environ)))  # (the indexes this call opens)
             if on_tick is None:
                 return run_cli(argv, cwd=self.root, stdin=stdin)
             from .progress import listening

@@ -300,7 +300,7 @@ class Server:
             while not self.stopping:
                 now = time.monotonic()
                 timeout = HOUSEKEEPING
-                if self.warm.dirty:
+                if self.warm.dirty or self.warm.behind:
                     timeout = max(0.0, min(timeout, last_event + QUIET_BEFORE_REFRESH - now))
                 if incoming:
                     timeout = max(0.0, min(timeout, min(i.deadline for i in incoming.values()) - now))
@@ -318,7 +318,7 @@ class Server:
                 now = time.monotonic()
                 for pending in [i for i in incoming.values() if i.deadline <= now]:
                     self._drop(selector, incoming, pending)  # it sent no whole request in time
-                if (self.warm.dirty and now - last_event >= QUIET_BEFORE_REFRESH) or \
+                if ((self.warm.dirty or self.warm.behind) and now - last_event >= QUIET_BEFORE_REFRESH) or \
                         (watch_fd is None and now - last_poll >= POLL_INTERVAL):
                     last_poll = now
                     if not self._intact():  # the store removed: never rebuild it (all of it) on the way out
@@ -452,7 +452,9 @@ class Server:
         started()  # the client waits for the answer from here on, however long the command takes
         words = argv[: argv.index("--")] if "--" in argv else argv
         if "--stale-ok" not in words:  # the option exists to skip the check (and any refresh) first
-            self.warm.freshen()
+            from .warm import command_retrievers
+
+            self.warm.freshen(command_retrievers(words, env))
         order: list = []  # the client writes the two streams in the order the command did
         code, out, err = run_cli(argv, cwd, stdin, encodings, caller_env=env, order=order)
         return lambda conn: send(conn, {"ok": True, "code": code, "stdout_len": len(out), "stderr_len": len(err),

@@ -22,6 +22,7 @@ class Warm:
         inside = os.path.dirname(self.store) == self.root
         self.watcher = make_watcher(self.root, (os.path.basename(self.store),) if inside else ())
         self.dirty = False  # the watcher saw something since the last freshen
+        self.behind = False  # an open index a change left unvouched (a command's freshen skipped it)
 
     def open(self, names=None) -> None:
         """Open (building or refreshing as needed) lexical and every index the root already has."""
@@ -52,17 +53,26 @@ class Warm:
 
         return [name for store, name in list(service._OPEN) if store == self.store]
 
-    def freshen(self) -> None:
-        """Make every open index of the root current and vouched for, as of now."""
+    def freshen(self, names=None) -> None:
+        """Make the open indexes of the root current and vouched for, as of now: those named (a
+        command's, before it runs), or every one, those that embed text last. Any other one a change
+        left unvouched is checked by the command that opens it, as a cold one would check it, or
+        by the next freshen of all (`behind`): after a branch switch a lexical query waited for
+        hybrid to embed hundreds of chunks again, and a client that gave up on it found the store
+        locked and answered from the old branch for minutes."""
         from .. import service
 
         changed = self.watcher.changed() or self.dirty
         self.dirty = False
-        for name in self.open_names():
-            if changed:
+        open_names = self.open_names()
+        if changed:
+            for name in open_names:
                 service.VOUCHED.pop((self.store, name), None)
+        wanted = [n for n in open_names if names is None or n in names]
+        for name in sorted(wanted, key=_embeds):  # (stable: lexical first, as opened)
             if (self.store, name) not in service.VOUCHED:
                 self._validate(name)
+        self.behind = any((self.store, n) not in service.VOUCHED for n in open_names)
 
     def _validate(self, name: str) -> None:
         from .. import service
@@ -95,3 +105,27 @@ class Warm:
         for name in self.open_names():
             service.VOUCHED.pop((self.store, name), None)
         self.watcher.close()
+
+
+def _embeds(name: str) -> bool:
+    """Whether the retriever embeds text (its refresh after a large change takes minutes)."""
+    from ..retrievers.base import REGISTRY
+
+    spec = REGISTRY.get(name)
+    return spec is not None and "turbovec" in spec.extras
+
+
+def command_retrievers(words: list[str], env: dict) -> list[str] | None:
+    """The retrievers whose indexes a command line opens: its `--retriever`, else the caller's
+    RETRIEVAL_RETRIEVER, else lexical; None (all) for `all`; none for `status`, which only reads."""
+    if not words or words[0] != "query":
+        return []
+    name = env.get("RETRIEVAL_RETRIEVER") or "lexical"
+    for i, word in enumerate(words):
+        if word == "--retriever" and i + 1 < len(words):
+            name = words[i + 1]
+        elif word.startswith("--retriever="):
+            name = word.split("=", 1)[1]
+    if name == "all":
+        return None
+    return [name]

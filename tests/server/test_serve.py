@@ -274,7 +274,7 @@ def test_a_served_stale_ok_query_does_not_refresh_first(sample_repo, tmp_path, m
     server.start()
     try:
         freshened = []
-        monkeypatch.setattr(server.warm, "freshen", lambda: freshened.append(True))
+        monkeypatch.setattr(server.warm, "freshen", lambda names=None: freshened.append(True))
         for argv, expected in ((["query", "config", "--stale-ok"], []), (["query", "--", "--stale-ok"], [True]),
                                (["query", "config"], [True])):
             freshened.clear()

@@ -365,3 +365,49 @@ def test_a_tree_on_a_network_file_system_is_checked_by_its_files_not_by_notifica
         assert isinstance(watcher, InotifyWatcher) == sys.platform.startswith("linux")
     finally:
         watcher.close()
+
+
+@linux_only
+@pytest.mark.extra("treesitter")
+def test_a_command_s_freshen_checks_its_own_index_and_leaves_the_others_to_the_next_one(tmp_path):
+    """After a branch switch a served lexical query waited while every open index was refreshed,
+    hybrid's embedding of hundreds of chunks included, and a client that gave up on the server found
+    the store locked and answered from the old branch for minutes (a probe of git working copies)."""
+    from retrieval import service
+    from retrieval.server.warm import Warm
+    from retrieval.store import layout
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha_handler():\n    return 1\n")
+    store = layout.store_dir(str(root))
+    warm = Warm(str(root))
+    try:
+        warm.open(["lexical", "treesitter"])
+        assert {(store, "lexical"), (store, "treesitter")} <= set(service.VOUCHED) and not warm.behind
+        (root / "b.py").write_text("def beta_handler():\n    return 2\n")
+        warm.note_events()
+        warm.freshen(["lexical"])
+        assert (store, "lexical") in service.VOUCHED and (store, "treesitter") not in service.VOUCHED
+        assert warm.behind  # the server's next quiet moment freshens the rest
+        # The index left behind is checked by the command that opens it, as a cold one would be.
+        hits = service.search(str(root), "beta_handler", retriever="treesitter").hits
+        assert hits and hits[0].source_path == "b.py"
+        warm.freshen()
+        assert (store, "treesitter") in service.VOUCHED and not warm.behind
+    finally:
+        warm.close()
+        service._OPEN.clear()
+
+
+def test_the_indexes_a_command_line_opens():
+    from retrieval.server.warm import _embeds, command_retrievers
+
+    assert command_retrievers(["query", "x"], {}) == ["lexical"]
+    assert command_retrievers(["query", "x", "--retriever", "treesitter"], {}) == ["treesitter"]
+    assert command_retrievers(["query", "x", "--retriever=hybrid"], {"RETRIEVAL_RETRIEVER": "treesitter"}) == ["hybrid"]
+    assert command_retrievers(["query", "x"], {"RETRIEVAL_RETRIEVER": "turbovec"}) == ["turbovec"]
+    assert command_retrievers(["query", "x", "--retriever", "all"], {}) is None
+    assert command_retrievers(["status", "--json"], {}) == []
+    assert sorted(["hybrid", "lexical", "turbovec", "treesitter"], key=_embeds) == [
+        "lexical", "treesitter", "hybrid", "turbovec"]
