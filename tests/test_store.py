@@ -797,3 +797,33 @@ def test_an_index_neither_this_user_nor_the_repositorys_owner_made_is_not_read(m
     os.chown(root, 65534, 65534)  # now the repository's owner's: theirs to read
     result = run("query", "--root", root, "zq_marker", "--stale-ok")
     assert result.exit_code == 0 and "main.py" in result.stdout
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to make the store")
+def test_the_owner_of_a_repository_root_indexed_is_told_how_to_get_rid_of_roots_store(run):
+    """A devcontainer running as root over a host checkout left a store its owner could neither use
+    nor delete, and the message told them to remove it (a probe of git working copies)."""
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    top = Path(tempfile.mkdtemp(prefix="retrieval-owner-"))  # (pytest's own is root's alone: 0700)
+    try:
+        os.chmod(top, 0o755)
+        root = top / "repo"
+        root.mkdir()
+        (root / "main.py").write_text("def zq_marker():\n    pass\n")
+        assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+        store = layout.store_dir(str(root))
+        for path in (root, root / "main.py"):
+            os.chown(path, 65534, 65534)
+        package = str(Path(layout.__file__).resolve().parents[2])
+        done = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", sys.executable, "-m",
+                               "retrieval", "query", "--root", str(root), "zq_marker"], capture_output=True,
+                              text=True, timeout=120, cwd="/", env={**os.environ, "RETRIEVAL_NO_SERVER": "1",
+                                                                   "HOME": str(top), "PYTHONPATH": package})
+        assert done.returncode == 1, done.stderr
+        assert f"refusing to read the index at {store}: root made it" in done.stderr
+        assert f"`sudo rm -rf {store}` removes it" in done.stderr
+    finally:
+        shutil.rmtree(top, ignore_errors=True)

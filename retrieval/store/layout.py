@@ -126,8 +126,16 @@ def refuse_untrusted(store: str, root: str) -> None:
             return
     except OSError:
         return  # none yet, or unreadable: what reads it says so
+    if owner == 0:
+        raise StoreError(f"refusing to read the index at {store}: root made it{_BY_ROOT} "
+                         f"`sudo rm -rf {store}` removes it, or set {ENV_INDEX_DIR} to keep yours elsewhere")
     raise StoreError(f"refusing to read the index at {store}: another user (uid {owner}) made it, neither you nor the "
                      f"repository's owner; remove it, or set {ENV_INDEX_DIR} to keep the index elsewhere")
+
+
+# Said to the repository's owner of a store root made there, which they can neither use nor delete.
+_BY_ROOT = (" (a command run with sudo, or in a container running as root) and it is root's alone, its "
+            "files unreadable and undeletable by you:")
 
 
 def _refuse_other_owner(store: str) -> None:
@@ -136,6 +144,9 @@ def _refuse_other_owner(store: str) -> None:
     if not hasattr(os, "geteuid"):
         return
     st = os.stat(store)
+    if st.st_uid == 0 != os.geteuid():
+        raise StoreError(f"refusing to write the index at {store}: root made it{_BY_ROOT} `sudo rm -rf {store}` "
+                         f"removes it, or set {ENV_INDEX_DIR} to keep yours elsewhere")
     if st.st_uid != os.geteuid():
         raise StoreError(f"refusing to write the index at {store}: it belongs to another user (uid {st.st_uid}); "
                          f"run as that user, or set {ENV_INDEX_DIR} to keep the index elsewhere")
