@@ -734,7 +734,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         click.echo(f"note: {note}", err=True)
     noted = "lexical" if retriever_name == "all" else retriever_name  # all-mode: the lexical index speaks for it
     # (why a query has no hit, retrieval.notes.no_hits, is among the result's notes)
-    note = remembered_note(service.remembered_options(root, noted), "query")
+    remembered = service.remembered_options(root, noted)
+    note = remembered_note(remembered, "query")
     if note:
         click.echo(f"note: {note}", err=True)
     hits = result.hits
@@ -852,6 +853,13 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             payload["query_truncated"] = True
         if result.stale:  # the note says why, on stderr; a pipeline reading stdout sees it too
             payload["stale"] = True
+        if note:  # likewise the filters an earlier `index` left, which keep files out of every answer
+            from .notes import filters_json
+
+            shown = filters_json(remembered)
+            for key in ("embed_model", "context_model", "turbovec_bits"):  # (the index's identity, not a filter)
+                shown.pop(key, None)
+            payload["index_filters"] = shown
         click.echo(_json(payload))
     elif as_jsonl:
         for h in result.hits:

@@ -194,6 +194,8 @@ def test_remembered_filters_are_shown_announced_and_can_be_dropped(run, sample_r
     assert "remembered filters --include 'src/**' --exclude '*cache*'" in result.stderr
     assert "--reset-filters" in result.stderr
     assert {r["path"] for r in json.loads(result.stdout)["results"]} <= {"src/app/config.py", "src/app/http_client.py"}
+    # An agent reading stdout alone learns it too (a store committed with an --exclude hid files).
+    assert json.loads(result.stdout)["index_filters"] == {"include": ["src/**"], "exclude": ["*cache*"]}
 
     again = run("index", "--root", sample_repo, "--force")
     assert again.exit_code == 0 and "remembered filters --include 'src/**'" in again.stderr
@@ -205,6 +207,7 @@ def test_remembered_filters_are_shown_announced_and_can_be_dropped(run, sample_r
     assert row["filters"] == {} and row["files"] == 6
     quiet = run("query", "--root", sample_repo, "config")
     assert quiet.exit_code == 0 and "remembered" not in quiet.stderr
+    assert "index_filters" not in json.loads(run("query", "--root", sample_repo, "config", "--json").stdout)
 
 
 def test_every_status_row_has_filters_even_without_an_index(run, sample_repo):
