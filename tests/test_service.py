@@ -489,6 +489,12 @@ def test_a_filters_language_is_read_as_lang_reads_it_an_alias_in_any_case(make_t
     hits = service.search(str(root), "retry", top_k=3, filters=service.QueryFilter(language="py")).hits
     assert hits and all(h.source_path.endswith(".py") for h in hits)
     assert service.QueryFilter(language="GO").language == "go"
+    # Several: any of them (as --lang given twice), each read as --lang reads it; one stays a string.
+    both = service.QueryFilter(language=("py", "Go", "python"))
+    assert both.language == ("python", "go") and both.languages == ("python", "go")
+    assert service.QueryFilter(language=["py"]).language == "python"
+    hits = service.search(str(root), "retry", top_k=10, filters=both).hits
+    assert hits and all(h.source_path.endswith((".py", ".go")) for h in hits)
 
 
 @pytest.mark.parametrize("kwargs, error, message", [
@@ -496,7 +502,9 @@ def test_a_filters_language_is_read_as_lang_reads_it_an_alias_in_any_case(make_t
     ({"paths": ("docs/*", 3)}, TypeError, r"^paths takes strings, not int \(3\)$"),
     ({"language": "klingon"}, ValueError, r"^unknown language 'klingon'; did you mean kotlin\?"),
     ({"kind": "function"}, ValueError, r"^kind must be one of code, docs, config, not 'function'$"),
-    ({"language": None}, TypeError, r"^language must be a str, not NoneType$")])
+    ({"language": None}, TypeError, r"^language must be a str or a tuple of them, not NoneType$"),
+    ({"language": ("go", 3)}, TypeError, r"^language must be a str or a tuple of them, not int$"),
+    ({"kind": ("code", "function")}, ValueError, r"^kind must be one of code, docs, config, not 'function'$")])
 def test_a_filter_that_could_match_nothing_or_everything_by_mistake_is_refused(kwargs, error, message):
     """A lone string was read glob by glob, letter by letter (`"docs/*"` as `*`: every file), and an
     unknown language or kind matched nothing, silently: refused as --path, --lang and --kind are."""
