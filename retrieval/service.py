@@ -568,6 +568,9 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "state": state,
     }
     _settle_racy(root, new_manifest, new_files, discovery, max_bytes)
+    # Again: a `git clean -fdx` during the build removed them, and the store it finished was
+    # untracked in `git status` and refused by `clean` as not an index.
+    layout.write_markers(store, root)
     layout.commit_manifest(store, name, new_manifest)
     retriever.collect_garbage(rdir, state)
     report.status = "indexed" if changed or report.removed else "up to date"

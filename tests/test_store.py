@@ -517,6 +517,24 @@ def test_leftover_temp_files_from_a_crashed_writer_are_cleaned_up(sample_repo):
     assert not stray.exists()
 
 
+def test_a_build_whose_store_markers_were_removed_under_it_writes_them_again(make_tree, run, monkeypatch):
+    """`git clean -fdx` during an `index` removed STORE.json and the store's .gitignore: the build
+    finished a store that `git status` listed as untracked and `clean` refused as no index."""
+    root = make_tree({f"m{i}.py": f"def f{i}():\n    return {i}\n" for i in range(40)})
+    store = root / ".retrieval"
+    settle = service._settle_racy
+
+    def git_clean_then_settle(*args):  # (the build's last step before its commit)
+        for name in ("STORE.json", ".gitignore"):
+            (store / name).unlink()
+        return settle(*args)
+
+    monkeypatch.setattr(service, "_settle_racy", git_clean_then_settle)
+    service.refresh(str(root), "lexical")
+    assert (store / "STORE.json").exists() and (store / ".gitignore").read_text() == "*\n"
+    assert run("clean", "--root", root).exit_code == 0 and not store.exists()
+
+
 def _nest(directory, levels: int) -> None:
     """directory/d/d/... `levels` deep, made by descriptors (its path outgrows PATH_MAX)."""
     os.mkdir(directory)
