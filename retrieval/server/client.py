@@ -434,6 +434,8 @@ def query_from_stdin(argv: list[str]) -> bool:
 def try_run(argv: list[str]) -> int | None:
     """Run a `query`/`status` command line on root's server: write its output, return its exit
     status. None (nothing written) when no usable server answered."""
+    if argv and argv[0] == "search":  # (the command line's alias of query: served as query is)
+        argv = ["query", *argv[1:]]
     # Read as every RETRIEVAL_* yes/no setting is: `maybe` is named on stderr, not taken as yes.
     if not argv or argv[0] not in COMMANDS or env_flag("RETRIEVAL_NO_SERVER", False):
         return None

@@ -320,6 +320,13 @@ def test_without_a_server_the_command_runs_in_process(sample_repo):
     assert status["server"] is None
 
 
+def test_search_the_alias_of_query_is_served_as_query_is(sample_repo, serve):
+    serve(sample_repo)
+    served = cli("search", "--root", sample_repo, "parse config", "--json")
+    assert served.returncode == 0 and answered_by_server(served)
+    assert served.stdout == cli("query", "--root", sample_repo, "parse config", "--json").stdout
+
+
 def test_retrieval_no_server_set_to_a_false_value_still_uses_the_server(sample_repo, serve):
     serve(sample_repo)
     for value, served in (("0", True), ("false", True), ("1", False)):
