@@ -13,7 +13,7 @@ def main() -> None:
     from .streams import refuse_closed_stdout
 
     refuse_closed_stdout(argv[0] if argv else None)
-    if argv[:1] in (["query"], ["status"]):
+    if argv[:1] in (["query"], ["status"], ["search"]):  # (search: query's alias)
         from .server.client import try_run
 
         try:

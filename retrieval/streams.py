@@ -116,7 +116,7 @@ def read_stdin_query() -> bytes:
 
 # The commands whose results are their stdout (index's work is the index, its report aside; serve,
 # mcp, clean and skill print none there or not only there, or speak the protocol).
-PRINTS_RESULTS = ("query", "status", "eval")
+PRINTS_RESULTS = ("query", "search", "status", "eval")
 
 
 def refuse_closed_stdout(command: str | None) -> None:
