@@ -64,6 +64,13 @@ def _json(obj) -> str:
 def _no_empty_glob(globs: tuple[str, ...]) -> tuple[str, ...]:
     if "" in globs:  # it matched nothing and was ignored: every hit came back
         raise click.BadParameter("is empty (an unset variable?): give a glob, or leave the option out")
+    from .ignore import BraceError, expand_braces
+
+    for glob in globs:
+        try:
+            expand_braces(glob)
+        except BraceError as exc:  # (not some of them silently: a `!` would let files back in)
+            raise click.BadParameter(f"{exc}: give several globs, or fewer alternatives") from None
     return globs
 
 
@@ -572,15 +579,18 @@ def _read_query(words: tuple[str, ...]) -> str:
 FILES_MAX_DEPTH = 2000  # hits `--files` reads at most to find its distinct files
 
 
-def _note_path_words(words: tuple[str, ...]) -> None:
+def _note_path_words(words: tuple[str, ...], root: str, path_globs: tuple[str, ...]) -> None:
     """`retrieval query trusted proxies binding/`, as rg takes `PATTERN PATH`: the last words name
     files or directories here, and are read as words of the query; said, with the filter that
-    searches only there."""
-    if len(words) < 2:
+    searches only there (not for a path outside the root, which no filter finds, nor when a
+    --path is given)."""
+    if len(words) < 2 or path_globs:
         return
     named = []
+    inside = os.path.realpath(root) + os.sep
     for word in reversed(words[1:]):
-        if not (("/" in word or os.path.isfile(word)) and os.path.exists(word)):
+        if not (("/" in word or os.path.isfile(word)) and os.path.exists(word)
+                and (os.path.realpath(word) + os.sep).startswith(inside)):
             break
         named.insert(0, word)
     if named:
@@ -665,8 +675,9 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
               help="Snippets of each hit with N lines before and after it, or its whole enclosing scope "
                    "(`scope`: the class around a method; treesitter hits) (implies snippets).")
 @click.option("--stale-ok", is_flag=True, help="Do not refresh a stale index first.")
-@click.option("--path", "path_globs", multiple=True, metavar="GLOB", callback=lambda ctx, param, globs: _no_empty_glob(globs), help="Only hits whose path matches GLOB, read as in .gitignore (with a slash inside: from the root; without: at any depth; ./x or an absolute path: from here).")
-@click.option("--lang", type=LanguageName(), multiple=True, metavar="LANG", help=_language_help())
+@click.option("--path", "path_globs", multiple=True, metavar="GLOB", callback=lambda ctx, param, globs: _no_empty_glob(globs), help="Only hits whose path matches GLOB, read as in .gitignore (with a slash inside: from the root; without: at any depth; ./x or an absolute path: from here; braces are alternatives: '*.{ts,tsx}'; repeatable: any of them, a leading ! leaves out).")
+@click.option("--lang", type=LanguageName(), multiple=True, metavar="LANG",
+              help="(Repeatable: any of them.) " + _language_help())
 @click.option("--kind", type=click.Choice(["code", "docs", "config"]), multiple=True,
               help="Only hits in files of this kind (repeatable: any of them).")
 @click.option("--files", "files_only", is_flag=True, help="Ranked distinct files, each with its best span.")
@@ -696,8 +707,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         snippet_lines = 1  # the hit's line: the one holding the most of the query's words
     files_only = files_only or paths_only
     text = _read_query(words)
-    _note_path_words(words)
     root = _root(root, builds=True)
+    _note_path_words(words, root, path_globs)
     _use_embed_model(embed_model, retriever_name)
     filters = service.QueryFilter(paths=_rooted_globs(path_globs, root), language=lang, kind=kind)
     budget_decides = bool(max_tokens) and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT"
@@ -743,7 +754,9 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         hits = _distinct_files(hits)[:top_k]
     snippets = None
     cut_scopes: set[str] = set()  # the hits whose scope shows only the lines around them
-    if snippet_lines or expand is not None or max_tokens:
+    terms, define = frozenset(), ""
+    bare_paths = paths_only and not (as_json or as_jsonl)  # -l's text: no lines shown, none priced
+    if (snippet_lines or expand is not None or max_tokens) and not bare_paths:
         from .snippets import MAX_SCOPE_LINES, defined_name, read_snippet
         from .text import tokenize
 
@@ -793,6 +806,11 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 if as_jsonl and result.stale:  # each row says it, as printed below
                     row["stale"] = True
                 return _json(row)
+        elif bare_paths:  # its path alone
+            from .output import path_from_here, shown_path
+
+            def render(h, shown, cut):
+                return shown_path(path_from_here(root, h.source_path))
         else:  # its header, and each line with its number
             def render(h, shown, cut):
                 return "\n".join(text_lines([h], shown, cut))
@@ -813,7 +831,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 if shorter < envelope:  # the flag costs tokens too: a cut saving none only loses the query
                     echoed, envelope = head, shorter
         asked = len(hits)
-        hits, truncated = within_budget(hits, snippets, max(0, max_tokens - envelope), cost, terms, define)
+        hits, truncated = within_budget(hits, {} if snippets is None else snippets, max(0, max_tokens - envelope),
+                                        cost, terms, define)
         if len(hits) < asked and not budget_decides:  # (with no -k, as many as fit was the question)
             from .output import counted
 
@@ -853,7 +872,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             payload["query_truncated"] = True
         if result.stale:  # the note says why, on stderr; a pipeline reading stdout sees it too
             payload["stale"] = True
-        if note:  # likewise the filters an earlier `index` left, which keep files out of every answer
+        if note and retriever_name != "all":  # likewise the filters an earlier `index` left, which keep
+            # files out of every answer (not all-mode's: the lexical index speaks for it, its hits come from all)
             from .notes import filters_json
 
             shown = filters_json(remembered)
@@ -868,14 +888,14 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 row["stale"] = True
             click.echo(_json(row))
     elif paths_only:
-        from .output import shown_path
+        from .output import path_from_here, shown_path
 
-        if result.hits:
-            click.echo("\n".join(shown_path(h.source_path) for h in result.hits))
+        if result.hits:  # from here, as rg -l prints them: for xargs, for an editor
+            click.echo("\n".join(shown_path(path_from_here(root, h.source_path)) for h in result.hits))
     elif vimgrep:
         from .output import vimgrep_lines
 
-        lines = list(vimgrep_lines(result.hits, snippets or {}, terms))
+        lines = list(vimgrep_lines(result.hits, snippets or {}, terms, root))
         if lines:
             click.echo("\n".join(lines))
     else:

@@ -69,8 +69,10 @@ _BUILD_FILES = frozenset({"pyproject.toml", "setup.cfg", "package.json", "Cargo.
 # Configuration that is a program, not values: Terraform's `.tf` declares resources (a module named
 # `secrets`, a `secrets.tf` of `aws_secretsmanager_secret` blocks), its values are in `*.tfvars`.
 _PROGRAM_CONFIG_SUFFIXES = (".tf",)
-# CI pipelines are programs too, their secrets referenced by name (`${{ secrets.TOKEN }}`), never stored.
-_PIPELINE_DIRS = (".github/workflows/", ".github/actions/", ".gitlab/", ".circleci/", ".buildkite/")
+# GitHub's workflows and actions are programs, their secrets referenced by name (`${{ secrets.TOKEN }}`),
+# never stored: a workflow named `secrets.yml` is one. Only their YAML: a `credentials.json` or a
+# `.tfvars` put there is data like any other.
+_PIPELINE_DIRS = (".github/workflows/", ".github/actions/")
 
 
 def _secret_data(name: str, language: str, kind: str) -> bool:
@@ -777,13 +779,14 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
             # (a possible script is not counted: whether it would be is in the text not yet read).
             found = by_name[name] if name in by_name else classify(name)
             if found is None or (included is not None and not included(rel)):
-                if (found is None and other_types is not None and ignored(rel, False) is not True
-                        and (excluded is None or not excluded(rel))):
+                if (found is None and other_types is not None and name != ".git" and not is_secret_name(name)
+                        and ignored(rel, False) is not True and (excluded is None or not excluded(rel))):
                     other_types[languages.extension(name).lower()] += 1
                 continue
             script, secret, language, kind, may_be_script = found
             skipped = uncounted if script else counted
-            if (secret or secret_dir and _secret_data(name, language, kind)) and not rel_dir.startswith(_PIPELINE_DIRS):
+            if (secret or secret_dir and _secret_data(name, language, kind)) \
+                    and not (language == "yaml" and rel_dir.startswith(_PIPELINE_DIRS)):
                 skip(skipped, "secret-name", rel)
                 continue
             if ignored(rel, False) is True or (excluded is not None and excluded(rel)):

@@ -238,8 +238,12 @@ def script_language(first_line: str) -> tuple[str, str]:
 
 
 def tool_file(word: str) -> bool:
-    """A tool's file named `<Tool>file` (Dockerfile, Jenkinsfile, Makefile, Gemfile, ...)."""
-    return len(word) > 4 and word.lower().endswith("file") and word in _BY_NAME
+    """A tool's file named `<Tool>file` (Dockerfile, Jenkinsfile, Makefile, Gemfile, ...; in any
+    case: `api.dockerfile`)."""
+    return len(word) > 4 and word.lower().endswith("file") and word.lower() in _TOOL_FILES
+
+
+_TOOL_FILES = frozenset(name.lower() for name in _BY_NAME if name.lower().endswith("file"))
 
 
 def dockerfile_variant(name: str) -> bool:

@@ -311,20 +311,50 @@ def _term_column(line: str, terms: frozenset[str]) -> int | None:
     return None
 
 
-def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str]) -> Iterator[str]:
-    """`path:line:column:text` for each hit (vim's default errorformat, ripgrep's --vimgrep): the
-    lines of its snippet holding a word of the query, else its first; its first line with no text
-    when there is no snippet (a file gone since indexing)."""
+def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], root: str) -> Iterator[str]:
+    """`path:line:column:text` for each hit (vim's default errorformat, ripgrep's --vimgrep), its
+    path from the current directory (where an editor opens it): the lines of its snippet holding a
+    word of the query, else its first; its first line with no text when there is no snippet (a
+    file gone since indexing). The column is counted in the file's own line: a notebook's snippet
+    shows its cells' text, not the JSON line holding it, and a long line is shown shortened."""
+    files: dict[str, list[str] | None] = {}
     for hit in hits:
-        path = shown_path(hit.source_path)
+        path = shown_path(path_from_here(root, hit.source_path))
         snippet = snippets.get(hit.docid)
         if snippet is None or not snippet.text or snippet.start_line is None:
             yield f"{path}:{hit.start_line}:1:"
             continue
-        numbered = [(n, line) for n, line in enumerate(line_texts(snippet.text), start=snippet.start_line)]
-        found = [(n, line, col) for n, line in numbered if (col := _term_column(line, terms)) is not None]
-        for n, line, col in found or [(*numbered[0], 1)]:
+        raw = _file_lines(root, hit.source_path, files) if is_notebook(hit.source_path) or snippet.cut_lines else None
+        shown = []
+        for n, line in enumerate(line_texts(snippet.text), start=snippet.start_line):
+            own = raw[n - 1] if raw is not None and 0 < n <= len(raw) else line
+            shown.append((n, line, _term_column(own, terms)))
+        for n, line, col in [entry for entry in shown if entry[2] is not None] or [(*shown[0][:2], 1)]:
             yield f"{path}:{n}:{col}:{_visible(line)}"
+
+
+def path_from_here(root: str, path: str) -> str:
+    """A hit's path as a tool run here opens it (rg's -l and --vimgrep print them so): from the
+    current directory when it is inside the root, else absolute (`../../x` from elsewhere)."""
+    full = os.path.join(root, path)
+    try:
+        here = os.getcwd()
+    except OSError:  # (the current directory was removed)
+        return full
+    inside = os.path.normcase(here) == os.path.normcase(root) or \
+        os.path.normcase(here).startswith(os.path.normcase(root.rstrip(os.sep)) + os.sep)
+    return os.path.relpath(full, here) if inside else full
+
+
+def _file_lines(root: str, path: str, files: dict) -> list[str] | None:
+    """A file's lines as it is on disk (UTF-8, a bad byte as U+FFFD), read once per file."""
+    if path not in files:
+        try:
+            with open(os.path.join(root, path), "rb") as fh:
+                files[path] = line_texts(fh.read().decode("utf-8", "replace"))
+        except OSError:
+            files[path] = None
+    return files[path]
 
 
 def text_lines(hits: list[SearchHit], snippets: dict | None, truncated: set[str] = frozenset(),

@@ -134,6 +134,9 @@ class ShellGroup(click.Group):
             import difflib
 
             message = exc.message.rstrip(".")
+            if args[0] == "help":  # (git's and pip's way to ask)
+                raise click.UsageError(f"{message}; `retrieval --help` lists the commands, "
+                                       "`retrieval COMMAND --help` tells one", ctx) from None
             near = difflib.get_close_matches(args[0], [*self.list_commands(ctx), *ALIASES], n=1, cutoff=0.75)
             if near:
                 raise click.UsageError(f"{message}; did you mean `{near[0]}`?", ctx) from None

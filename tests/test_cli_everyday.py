@@ -1048,7 +1048,9 @@ def test_status_counts_the_files_of_types_it_never_reads_by_extension(run, make_
     no file while the one the user searched for was not in it."""
     root = make_tree({"main.py": "x = 1\n", "app.log": "token refresh failed\n", "old.log": "x\n",
                       "NOTES": "remember the token\n", "data.bin.bak": "x\n", ".gitignore": "ignored.log\n",
-                      "ignored.log": "x\n"})
+                      "ignored.log": "x\n",
+                      # never counted: secret-looking names (no --include takes them), a worktree's `.git`
+                      ".env": "A=1\n", "server.pem": "x\n", ".git": "gitdir: /elsewhere/.git/worktrees/x\n"})
     assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
     listed = run("status", "--root", root, "--skipped")
     assert listed.exit_code == 0 and listed.stdout == ""

@@ -48,6 +48,7 @@ def test_search_is_query_and_a_query_without_a_command_is_told_the_command(run, 
     assert "No such command 'where'; a search is `retrieval query where are tokens refreshed`" in bare.output
     typo = run("quer", "tokens")
     assert "No such command 'quer'; did you mean `query`?" in typo.output
+    assert "`retrieval --help` lists the commands" in run("help").output
 
 
 def test_paths_after_the_query_are_said_to_be_words_with_the_filter_that_searches_there(run, make_tree, monkeypatch):
@@ -57,24 +58,35 @@ def test_paths_after_the_query_are_said_to_be_words_with_the_filter_that_searche
     assert result.exit_code == 0
     assert ("note: src/auth/, web/app.ts were read as words of the query; to search only there: "
             "--path ./src/auth/ --path ./web/app.ts") in result.stderr
-    # Words that name nothing here, or a bare directory name (a word as likely as a path), say nothing.
-    for words in (["refresh", "token", "nowhere/"], ["refresh", "src"], ["src/auth/"]):
+    # Words that name nothing here, or a bare directory name (a word as likely as a path), say nothing;
+    # nor a path outside the root (no filter finds it), nor a query already given a --path.
+    (root.parent / "elsewhere").mkdir()
+    for words in (["refresh", "token", "nowhere/"], ["refresh", "src"], ["src/auth/"], ["token", "../elsewhere/"],
+                  ["token", "src/auth/", "--path", "web/"]):
         assert "read as" not in run("query", *words).stderr
 
 
-def test_dash_l_prints_the_ranked_files_paths_alone(run, make_tree):
+def test_dash_l_prints_the_ranked_files_paths_alone(run, make_tree, monkeypatch):
     root = make_tree(TREE)
-    listed = run("query", "--root", root, "refresh token", "-l")
-    files = run("query", "--root", root, "refresh token", "--files")
+    monkeypatch.chdir(root)
+    listed = run("query", "refresh token", "-l")
+    files = run("query", "refresh token", "--files")
     assert listed.exit_code == 0
     assert listed.stdout.splitlines() == [line.split(":")[0] for line in files.stdout.splitlines()]
     assert len(listed.stdout.splitlines()) == len(set(listed.stdout.splitlines())) > 1
-    assert json.loads(run("query", "--root", root, "refresh token", "-l", "--json").stdout) == \
-        json.loads(run("query", "--root", root, "refresh token", "--files", "--json").stdout)
+    assert json.loads(run("query", "refresh token", "-l", "--json").stdout) == \
+        json.loads(run("query", "refresh token", "--files", "--json").stdout)
+    # From a subdirectory, paths from there, as rg -l prints them (for xargs, for an editor).
+    monkeypatch.chdir(root / "src")
+    assert "auth/tokens.py" in run("query", "refresh token", "-l").stdout.splitlines()
+    assert any(line.startswith("auth/tokens.py:") for line in run("query", "refresh token", "--vimgrep").stdout.splitlines())
+    # A budget is spent on the paths printed, not on snippets never shown (it printed one path).
+    assert len(run("query", "refresh token", "-l", "--max-tokens", "60").stdout.splitlines()) >= 4
 
 
-def test_vimgrep_gives_each_hit_as_path_line_column_text(run, make_tree):
+def test_vimgrep_gives_each_hit_as_path_line_column_text(run, make_tree, monkeypatch):
     root = make_tree(TREE)
+    monkeypatch.chdir(root)
     result = run("query", "--root", root, "RefreshSession", "--vimgrep", "-k", "1")
     assert result.exit_code == 0, result.output
     # Its line is the definition's, its column the name's (1-based, as vim's errorformat reads it).
@@ -85,6 +97,23 @@ def test_vimgrep_gives_each_hit_as_path_line_column_text(run, make_tree):
     assert all(line.count(":") >= 3 for line in many)
     for other in ("--json", "--jsonl", "-l"):
         assert run("query", "--root", root, "token", "--vimgrep", other).exit_code == 2
+
+
+def test_vimgrep_counts_the_column_in_the_file_s_own_line(run, make_tree, monkeypatch):
+    """A notebook's snippet is its cells' text and a long line is shown shortened: the column was
+    counted in those, not in the line an editor opens (a review of the first version)."""
+    notebook = json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# How zqretry works\n"]}],
+                           "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                           "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    long_line = "x = '" + "a" * 3000 + "' + zqretry()\n"
+    root = make_tree({"nb/retry.ipynb": notebook, "long.py": long_line})
+    monkeypatch.chdir(root)
+    lines = run("query", "--root", root, "zqretry", "--vimgrep").stdout.splitlines()
+    by_path = {line.split(":")[0]: line.split(":") for line in lines}
+    number, column = int(by_path["nb/retry.ipynb"][1]), int(by_path["nb/retry.ipynb"][2])
+    own = notebook.splitlines()[number - 1]
+    assert own[column - 1:].startswith("zqretry")
+    assert by_path["long.py"][1:3] == ["1", str(long_line.index("zqretry") + 1)]
 
 
 def test_lang_and_kind_given_twice_keep_either(run, make_tree):
@@ -122,11 +151,25 @@ def test_brace_expansion_nests_and_respects_escapes():
     assert expand_braces("{slug}.ts") == ["{slug}.ts"]
     assert expand_braces(r"a\{b,c}.py") == [r"a\{b,c}.py"]
     assert expand_braces("{a,b") == ["{a,b"]
-    assert len(expand_braces("{a,b}" * 12)) == 257  # capped, and the glob as written
+    assert expand_braces("{{a,b}}") == ["{a}", "{b}", "{{a,b}}"] and expand_braces("{a,{b}}")[:2] == ["a", "{b}"]
+    assert len(expand_braces("{a,b}" * 8 + "{" * 1500)) == 257  # unclosed braces are text
+
+
+def test_braces_making_too_many_globs_are_refused_not_cut(run, make_tree):
+    """Past 256 alternatives the rest were dropped without a word: files a `--path` named were not
+    searched, and ones an `!` left out came back (a review of the first version)."""
+    from retrieval.ignore import BraceError, expand_braces
+
+    with pytest.raises(BraceError, match="its braces make more than 256 globs"):
+        expand_braces("{a,b}" * 9)
+    many = "many/{" + ",".join(f"f{i}" for i in range(300)) + "}.py"
+    for command in (["query", "token", "--path", many], ["index", "--exclude", many]):
+        result = run(*command, "--root", make_tree(TREE))
+        assert result.exit_code == 2 and "its braces make more than 256 globs" in result.output
 
 
 def test_an_rgignore_hides_what_it_names_and_a_retrievalignore_takes_it_back(run, make_tree):
     root = make_tree({**TREE, ".rgignore": "web/\ndocs/\n", ".retrievalignore": "!docs/\n"})
     listed = run("query", "--root", root, "refresh token", "-l", "-k", "20").stdout.splitlines()
-    assert "web/app.ts" not in listed and "docs/tokens.md" in listed
+    assert str(root / "web/app.ts") not in listed and str(root / "docs/tokens.md") in listed  # (absolute from outside)
     assert "ignored\tweb/" in run("status", "--root", root, "--skipped").stdout.splitlines()

@@ -189,6 +189,7 @@ def test_a_tools_file_is_found_by_the_tools_name():
     assert sorted(ranked_paths(docs, "docker image")) == ["build/migrate.Dockerfile", "services/api/Dockerfile"]
     assert ranked_paths(docs, "jenkins pipeline")[:1] == ["ci/Jenkinsfile"]
     assert "docker" in path_terms("Dockerfile.dev") and "pro" not in path_terms("src/Profile.java")
+    assert "docker" in path_terms("deploy/api.dockerfile")  # (any case, as the walk takes it)
 
 
 def test_the_top_of_the_list_covers_distinct_files_before_second_chunks():

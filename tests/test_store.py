@@ -828,7 +828,7 @@ def test_the_owner_of_a_repository_root_indexed_is_told_how_to_get_rid_of_roots_
     top = Path(tempfile.mkdtemp(prefix="retrieval-owner-"))  # (pytest's own is root's alone: 0700)
     try:
         os.chmod(top, 0o755)
-        root = top / "repo"
+        root = top / "my repo"  # (the advice is pasted into a root shell: `rm -rf /x/my` is another tree)
         root.mkdir()
         (root / "main.py").write_text("def zq_marker():\n    pass\n")
         assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
@@ -842,6 +842,6 @@ def test_the_owner_of_a_repository_root_indexed_is_told_how_to_get_rid_of_roots_
                                                                    "HOME": str(top), "PYTHONPATH": package})
         assert done.returncode == 1, done.stderr
         assert f"refusing to read the index at {store}: root made it" in done.stderr
-        assert f"`sudo rm -rf {store}` removes it" in done.stderr
+        assert f"`sudo rm -rf '{store}'` removes it" in done.stderr
     finally:
         shutil.rmtree(top, ignore_errors=True)

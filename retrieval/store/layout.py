@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shlex
 import stat
 
 from .atomic import TMP_PREFIX, remove_tree, write_bytes, write_json
@@ -128,7 +129,7 @@ def refuse_untrusted(store: str, root: str) -> None:
         return  # none yet, or unreadable: what reads it says so
     if owner == 0:
         raise StoreError(f"refusing to read the index at {store}: root made it{_BY_ROOT} "
-                         f"`sudo rm -rf {store}` removes it, or set {ENV_INDEX_DIR} to keep yours elsewhere")
+                         f"`sudo rm -rf {shlex.quote(store)}` removes it, or set {ENV_INDEX_DIR} to keep yours elsewhere")
     raise StoreError(f"refusing to read the index at {store}: another user (uid {owner}) made it, neither you nor the "
                      f"repository's owner; remove it, or set {ENV_INDEX_DIR} to keep the index elsewhere")
 
@@ -145,7 +146,7 @@ def _refuse_other_owner(store: str) -> None:
         return
     st = os.stat(store)
     if st.st_uid == 0 != os.geteuid():
-        raise StoreError(f"refusing to write the index at {store}: root made it{_BY_ROOT} `sudo rm -rf {store}` "
+        raise StoreError(f"refusing to write the index at {store}: root made it{_BY_ROOT} `sudo rm -rf {shlex.quote(store)}` "
                          f"removes it, or set {ENV_INDEX_DIR} to keep yours elsewhere")
     if st.st_uid != os.geteuid():
         raise StoreError(f"refusing to write the index at {store}: it belongs to another user (uid {st.st_uid}); "

@@ -411,3 +411,28 @@ def test_the_indexes_a_command_line_opens():
     assert command_retrievers(["status", "--json"], {}) == []
     assert sorted(["hybrid", "lexical", "turbovec", "treesitter"], key=_embeds) == [
         "lexical", "treesitter", "hybrid", "turbovec"]
+
+
+@pytest.mark.extra("treesitter")
+def test_a_freshen_of_all_leaves_nothing_behind_even_what_it_could_not_vouch_for(tmp_path, monkeypatch):
+    """A poll watcher never vouches for an index: `behind` stayed set after every freshen, and the
+    server's loop freshened without pause (15,000 times in 8 s, a core busy for its idle half hour)."""
+    from retrieval import service
+    from retrieval.server import warm as warm_module
+
+    monkeypatch.setattr(warm_module, "make_watcher", lambda root, skip=(): PollWatcher())
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha_handler():\n    return 1\n")
+    warm = warm_module.Warm(str(root))
+    try:
+        warm.open(["lexical", "treesitter"])
+        assert not warm.behind
+        warm.freshen(["lexical"])
+        assert warm.behind  # treesitter was passed over
+        warm.freshen()
+        assert not warm.behind  # tried, though not vouched for: the next change (or poll) tries again
+        assert not any(store == warm.store for store, _name in service.VOUCHED)
+    finally:
+        warm.close()
+        service._OPEN.clear()
