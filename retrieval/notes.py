@@ -126,10 +126,17 @@ def _unmatched_filters(root: str, files: list[tuple], filters) -> str | None:
         named = " and ".join(f"--path {shell_word(g)}" for g in outside)
         return (f"{named} {'is' if len(outside) == 1 else 'are'} outside the root {shown_path(root)}: only files "
                 "under it are searched (--root chooses another)")
-    alone = [label for label, one in _describe(filters) if not matches(one)]
+    # Several of one option are alternatives (any of them), options of different kinds all apply:
+    # an option is to blame alone when none of its alternatives matches a file.
+    groups: dict[str, list] = {}
+    for label, one in _describe(filters):
+        groups.setdefault(label.split(" ", 1)[0], []).append((label, one))
+    alone = [label for group in groups.values() if not any(matches(one) for _, one in group) for label, _ in group]
     if alone:
         return f"no indexed file matches {' or '.join(alone)}{_glob_hint(filters, matches)}"
-    return f"no indexed file matches {' with '.join(label for label, _ in _describe(filters))} together"
+    shown = [" or ".join(label for label, _ in g) if len(g) == 1 else "either " + " or ".join(label for label, _ in g)
+             for g in groups.values()]
+    return f"no indexed file matches {', with '.join(shown)} together"
 
 
 def _glob_hint(filters, matches) -> str:

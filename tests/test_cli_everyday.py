@@ -113,7 +113,10 @@ def test_a_budget_too_small_for_even_one_line_still_returns_the_first_hit(run, m
 @pytest.mark.parametrize("flags, named", [
     (["--lang", "rust"], "--lang rust"),
     (["--path", "nowhere/**"], "--path 'nowhere/**'"),
-    (["--kind", "config", "--path", "src/**"], "--path 'src/**' with --kind config together"),
+    (["--kind", "config", "--path", "src/**"], "--path 'src/**', with --kind config together"),
+    # several of one option are alternatives, not all at once (a review)
+    (["--kind", "config", "--path", "src/**", "--path", "nowhere/**"],
+     "either --path 'src/**' or --path 'nowhere/**', with --kind config together"),
 ])
 def test_filters_matching_no_indexed_file_say_so_on_stderr(run, sample_repo, flags, named):
     result = run("query", "--root", sample_repo, "config", *flags)
