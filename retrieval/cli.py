@@ -587,10 +587,13 @@ def _note_path_words(words: tuple[str, ...], root: str, path_globs: tuple[str, .
     if len(words) < 2 or path_globs:
         return
     named = []
-    inside = os.path.realpath(root) + os.sep
+    real, given = os.path.realpath(root) + os.sep, os.path.abspath(root).rstrip(os.sep) + os.sep
     for word in reversed(words[1:]):
+        # Inside the root both as written and resolved: --path reads it as written (a link out of
+        # the root, or into it from outside, names no file there).
         if not (("/" in word or os.path.isfile(word)) and os.path.exists(word)
-                and (os.path.realpath(word) + os.sep).startswith(inside)):
+                and (os.path.realpath(word) + os.sep).startswith(real)
+                and (os.path.abspath(word) + os.sep).startswith(given)):
             break
         named.insert(0, word)
     if named:
@@ -837,7 +840,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             from .output import counted
 
             click.echo(f"note: {counted(asked - len(hits), 'more hit')} did not fit in --max-tokens {max_tokens} "
-                       "(a larger budget, or fewer lines around each hit, shows them)", err=True)
+                       f"(a larger budget{'' if bare_paths else ', or fewer lines around each hit,'} shows them)",
+                       err=True)
     if snippets is not None:
         from .output import counted, shown_path
 

@@ -655,9 +655,13 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
     basenames = languages.DEFAULT_BASENAMES if options.include_basenames is None else options.include_basenames
     scripts = options.extensions is None  # a caller naming the extensions it wants gets only those
     exclude_dirs = DEFAULT_EXCLUDE_DIRS if options.exclude_dirs is None else options.exclude_dirs
-    include_rules = ignore.compile_selection(options.include_globs)
+    try:
+        include_rules = ignore.compile_selection(options.include_globs)
+        exclude_rules = ignore.compile_globs(options.exclude_globs)
+    except ignore.BraceError as exc:  # remembered from a version that cut them: not a damaged index
+        raise DiscoveryError(f"the index's remembered --include/--exclude {exc}: `retrieval index --reset-filters` "
+                             "drops them (give the globs again, fewer or split)") from None
     included = ignore.selector(include_rules) if include_rules else None
-    exclude_rules = ignore.compile_globs(options.exclude_globs)
     excluded = (lambda rel, is_dir=False: ignore.matches_any(exclude_rules, rel, is_dir)) if exclude_rules else None
     # Compared as strings against walked paths (which start from the absolute root): no per-directory
     # realpath() calls on the hot path.

@@ -293,6 +293,11 @@ def compile_globs(globs) -> "RuleSet":
 
 
 _MAX_BRACE_GLOBS = 256  # `{a,b}{c,d}...` multiplies: more alternatives than this is refused
+_MAX_BRACES = 64
+
+
+def _shown(glob: str) -> str:
+    return repr(glob if len(glob) <= 60 else glob[:57] + "...")
 
 
 class BraceError(ValueError):
@@ -305,7 +310,11 @@ def expand_braces(glob: str) -> list[str]:
     written comes last, so a name holding braces (`{slug}.ts`) still matches itself. A backslash
     escapes a brace; a group with no comma is no group. BraceError past _MAX_BRACE_GLOBS: dropping
     some would leave out (or let back in, after a `!`) files without a word."""
-    if "{" not in glob or _brace_group(glob) is None:
+    if "{" not in glob:
+        return [glob]
+    if glob.count("{") > _MAX_BRACES:  # (each alternative is found by a pass over the glob)
+        raise BraceError(f"{_shown(glob)}: more than {_MAX_BRACES} braces")
+    if _brace_group(glob) is None:
         return [glob]
     out: list[str] = []
     pending = [glob]
@@ -315,8 +324,7 @@ def expand_braces(glob: str) -> list[str]:
         if group is None:
             out.append(current)
             if len(out) > _MAX_BRACE_GLOBS:
-                shown = glob if len(glob) <= 60 else glob[:57] + "..."
-                raise BraceError(f"{shown!r}: its braces make more than {_MAX_BRACE_GLOBS} globs")
+                raise BraceError(f"{_shown(glob)}: its braces make more than {_MAX_BRACE_GLOBS} globs")
             continue
         start, end, options = group
         pending.extend(current[:start] + o + current[end + 1:] for o in reversed(options))

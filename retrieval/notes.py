@@ -126,16 +126,23 @@ def _unmatched_filters(root: str, files: list[tuple], filters) -> str | None:
         named = " and ".join(f"--path {shell_word(g)}" for g in outside)
         return (f"{named} {'is' if len(outside) == 1 else 'are'} outside the root {shown_path(root)}: only files "
                 "under it are searched (--root chooses another)")
-    # Several of one option are alternatives (any of them), options of different kinds all apply:
-    # an option is to blame alone when none of its alternatives matches a file.
+    # Several --lang or --kind are alternatives (any of them); --path globs are read in order, a `!`
+    # taking back; options of different kinds all apply. One is to blame alone when it, all its
+    # values together, matches no file: its values that match none on their own, else all of them.
     groups: dict[str, list] = {}
     for label, one in _describe(filters):
         groups.setdefault(label.split(" ", 1)[0], []).append((label, one))
-    alone = [label for group in groups.values() if not any(matches(one) for _, one in group) for label, _ in group]
+    alone, shown = [], []
+    for option, group in groups.items():
+        labels = [label for label, _ in group]
+        whole = QueryFilter(paths=filters.paths) if option == "--path" else None
+        if (whole is not None and not matches(whole)) or (whole is None and not any(matches(one) for _, one in group)):
+            failing = [label for label, one in group if not matches(one)]
+            alone.append(" or ".join(failing) if failing else " ".join(labels) + " together")
+        negated = option == "--path" and any(g.startswith("!") for g in filters.paths)
+        shown.append(" ".join(labels) if negated or len(labels) == 1 else "either " + " or ".join(labels))
     if alone:
         return f"no indexed file matches {' or '.join(alone)}{_glob_hint(filters, matches)}"
-    shown = [" or ".join(label for label, _ in g) if len(g) == 1 else "either " + " or ".join(label for label, _ in g)
-             for g in groups.values()]
     return f"no indexed file matches {', with '.join(shown)} together"
 
 

@@ -301,14 +301,17 @@ _WORD = LazyPattern(r"\w+")
 
 
 def _term_column(line: str, terms: frozenset[str]) -> int | None:
-    """The 1-based byte column (as ripgrep's --vimgrep counts) of the line's first word holding one
-    of the query's terms; None when none does."""
+    """The 1-based byte column (as ripgrep's --vimgrep counts, in UTF-8) of the line's first word
+    holding one of the query's terms, else of the first term found inside a word (a notebook's
+    JSON line writes `\nwalrusjam`); None when none is there."""
     from .text import tokenize
 
     for m in _WORD.finditer(line):
         if terms.intersection(tokenize(m.group())):
             return len(line[: m.start()].encode("utf-8", "surrogatepass")) + 1
-    return None
+    low = line.lower()
+    found = [at for at in (low.find(t) for t in terms if len(t) > 2) if at >= 0]
+    return len(line[: min(found)].encode("utf-8", "surrogatepass")) + 1 if found else None
 
 
 def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], root: str) -> Iterator[str]:
@@ -347,13 +350,11 @@ def path_from_here(root: str, path: str) -> str:
 
 
 def _file_lines(root: str, path: str, files: dict) -> list[str] | None:
-    """A file's lines as it is on disk (UTF-8, a bad byte as U+FFFD), read once per file."""
+    """A file's own lines, decoded as indexing decodes it (UTF-16, Latin-1), read once per file."""
     if path not in files:
-        try:
-            with open(os.path.join(root, path), "rb") as fh:
-                files[path] = line_texts(fh.read().decode("utf-8", "replace"))
-        except OSError:
-            files[path] = None
+        from .snippets import file_lines
+
+        files[path] = file_lines(root, path)
     return files[path]
 
 

@@ -77,9 +77,10 @@ def read_snippet(
     return _window(hit, lines, stale, expand, max_lines, focus, define)
 
 
-def _read_lines(root: str, source_path: str) -> tuple[str, list[str] | None]:
+def _read_lines(root: str, source_path: str, as_indexed: bool = True) -> tuple[str, list[str] | None]:
     """(content digest, lines split as the chunker split them) of a file as it is now; ("", None)
-    when it cannot be read as one (gone, a link, no regular file, too large)."""
+    when it cannot be read as one (gone, a link, no regular file, too large). Not `as_indexed`:
+    a notebook's own lines (its JSON), not its cells' script view."""
     path = inside(root, source_path)
     data = st = None
     if path is not None:
@@ -97,10 +98,17 @@ def _read_lines(root: str, source_path: str) -> tuple[str, list[str] | None]:
     if data is None:
         return "", None
     text = decode_shown(data)  # as when it was indexed
-    if is_notebook(source_path):
+    if as_indexed and is_notebook(source_path):
         text = as_script(text)[0]
     # Split exactly as the chunker did, so line numbers agree (a lone \r is not a line break).
     return content_digest(data), split_lines(text)
+
+
+def file_lines(root: str, source_path: str) -> list[str] | None:
+    """A file's own lines, decoded as indexing decodes it, without their endings; None when it
+    cannot be read (an editor's line and column are counted in these)."""
+    lines = _read_lines(root, source_path, as_indexed=False)[1]
+    return None if lines is None else [split_ending(line)[0] for line in lines]
 
 
 def _window(hit: SearchHit, lines: list[str], stale: bool, expand: int, max_lines: int | None,

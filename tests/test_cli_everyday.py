@@ -117,6 +117,10 @@ def test_a_budget_too_small_for_even_one_line_still_returns_the_first_hit(run, m
     # several of one option are alternatives, not all at once (a review)
     (["--kind", "config", "--path", "src/**", "--path", "nowhere/**"],
      "either --path 'src/**' or --path 'nowhere/**', with --kind config together"),
+    # a `!` takes back, it is no alternative
+    (["--path", "nowhere/**", "--path", "!docs/**"], "--path 'nowhere/**'"),
+    (["--path", "src/**", "--path", "!src/**"], "--path 'src/**' --path '!src/**' together"),
+    (["--lang", "rust", "--lang", "go"], "--lang rust or --lang go"),
 ])
 def test_filters_matching_no_indexed_file_say_so_on_stderr(run, sample_repo, flags, named):
     result = run("query", "--root", sample_repo, "config", *flags)
@@ -1044,6 +1048,26 @@ def test_status_lists_the_files_the_index_leaves_out_and_why(run, make_tree):
     bare = make_tree({"a.py": "x = 1\n"}, name="bare")
     assert "note: no index yet" in run("status", "--root", bare, "--skipped").stderr
     assert "note: the index leaves out no file" in run("status", "--root", bare, "--skipped").stderr
+
+
+def test_an_index_remembering_a_glob_of_too_many_alternatives_says_how_to_drop_it(run, make_tree, rewrite):
+    """An earlier version cut braces past 256 alternatives; remembered, the glob then failed every
+    refresh as a damaged index (a review)."""
+    from retrieval.store import layout
+
+    root = make_tree({"parser.py": "def parse():\n    pass\n"})
+    assert run("index", "--root", root, "--retriever", "lexical", "--include", "*.py").exit_code == 0
+    path = layout.manifest_path(layout.store_dir(str(root)), "lexical")
+    with open(path) as fh:
+        manifest = json.load(fh)
+    manifest["config"]["options"]["include"] = ["{" + ",".join(f"n{i}" for i in range(300)) + "}.py"]
+    with open(path, "w") as fh:
+        json.dump(manifest, fh)
+    rewrite(root / "parser.py", "def parse():\n    return 1\n")
+    result = run("index", "--root", root, "--retriever", "lexical")
+    assert result.exit_code == 1 and "damaged" not in result.stderr
+    assert "remembered --include/--exclude" in result.stderr and "--reset-filters" in result.stderr
+    assert run("index", "--root", root, "--retriever", "lexical", "--reset-filters").exit_code == 0
 
 
 def test_status_counts_the_files_of_types_it_never_reads_by_extension(run, make_tree):

@@ -49,6 +49,7 @@ def test_search_is_query_and_a_query_without_a_command_is_told_the_command(run, 
     typo = run("quer", "tokens")
     assert "No such command 'quer'; did you mean `query`?" in typo.output
     assert "`retrieval --help` lists the commands" in run("help").output
+    assert "`retrieval --help` lists the commands" in run("hlep").output
 
 
 def test_paths_after_the_query_are_said_to_be_words_with_the_filter_that_searches_there(run, make_tree, monkeypatch):
@@ -105,15 +106,27 @@ def test_vimgrep_counts_the_column_in_the_file_s_own_line(run, make_tree, monkey
     notebook = json.dumps({"cells": [{"cell_type": "markdown", "metadata": {}, "source": ["# How zqretry works\n"]}],
                            "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
                            "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    one_string = json.dumps({"cells": [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+                                        "source": "x = 1\nzqretry = 2\n"}],
+                             "metadata": {"kernelspec": {"language": "python", "name": "python3"}},
+                             "nbformat": 4, "nbformat_minor": 5}, indent=1)
     long_line = "x = '" + "a" * 3000 + "' + zqretry()\n"
-    root = make_tree({"nb/retry.ipynb": notebook, "long.py": long_line})
+    latin = ("def k():\n    pass\nw = '" + "filler " * 200 + "café' + zqretry()\n").encode("latin-1")
+    utf16 = ("def b():\n    pass\nw = '" + "a" * 2000 + "' + zqretry()\n").encode("utf-16")
+    root = make_tree({"nb/retry.ipynb": notebook, "nb/one.ipynb": one_string, "long.py": long_line,
+                      "latin.py": latin, "wide.py": utf16})
     monkeypatch.chdir(root)
-    lines = run("query", "--root", root, "zqretry", "--vimgrep").stdout.splitlines()
+    lines = run("query", "--root", root, "zqretry", "--vimgrep", "-k", "20").stdout.splitlines()
     by_path = {line.split(":")[0]: line.split(":") for line in lines}
-    number, column = int(by_path["nb/retry.ipynb"][1]), int(by_path["nb/retry.ipynb"][2])
-    own = notebook.splitlines()[number - 1]
-    assert own[column - 1:].startswith("zqretry")
+    for name, text in (("nb/retry.ipynb", notebook), ("nb/one.ipynb", one_string)):
+        number, column = int(by_path[name][1]), int(by_path[name][2])
+        own = text.splitlines()[number - 1].encode()
+        assert own[column - 1:].startswith(b"zqretry"), name
     assert by_path["long.py"][1:3] == ["1", str(long_line.index("zqretry") + 1)]
+    # (counted in the line as an editor shows it, decoded: UTF-8 bytes of its characters)
+    latin_line = latin.decode("latin-1").splitlines()[2]
+    assert by_path["latin.py"][1:3] == ["3", str(len(latin_line[:latin_line.index("zqretry")].encode()) + 1)]
+    assert by_path["wide.py"][1:3] == ["3", str(2010)]
 
 
 def test_lang_and_kind_given_twice_keep_either(run, make_tree):
@@ -152,7 +165,7 @@ def test_brace_expansion_nests_and_respects_escapes():
     assert expand_braces(r"a\{b,c}.py") == [r"a\{b,c}.py"]
     assert expand_braces("{a,b") == ["{a,b"]
     assert expand_braces("{{a,b}}") == ["{a}", "{b}", "{{a,b}}"] and expand_braces("{a,{b}}")[:2] == ["a", "{b}"]
-    assert len(expand_braces("{a,b}" * 8 + "{" * 1500)) == 257  # unclosed braces are text
+    assert len(expand_braces("{a,b}" * 8 + "{" * 40)) == 257  # unclosed braces are text
 
 
 def test_braces_making_too_many_globs_are_refused_not_cut(run, make_tree):
@@ -162,6 +175,8 @@ def test_braces_making_too_many_globs_are_refused_not_cut(run, make_tree):
 
     with pytest.raises(BraceError, match="its braces make more than 256 globs"):
         expand_braces("{a,b}" * 9)
+    with pytest.raises(BraceError, match="more than 64 braces"):  # (24,000 of them took minutes)
+        expand_braces("{a,b}" * 65)
     many = "many/{" + ",".join(f"f{i}" for i in range(300)) + "}.py"
     for command in (["query", "token", "--path", many], ["index", "--exclude", many]):
         result = run(*command, "--root", make_tree(TREE))
