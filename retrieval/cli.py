@@ -878,12 +878,9 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             payload["stale"] = True
         if note and retriever_name != "all":  # likewise the filters an earlier `index` left, which keep
             # files out of every answer (not all-mode's: the lexical index speaks for it, its hits come from all)
-            from .notes import filters_json
+            from .notes import kept_filters
 
-            shown = filters_json(remembered)
-            for key in ("embed_model", "context_model", "turbovec_bits"):  # (the index's identity, not a filter)
-                shown.pop(key, None)
-            payload["index_filters"] = shown
+            payload["index_filters"] = kept_filters(remembered)
         click.echo(_json(payload))
     elif as_jsonl:
         for h in result.hits:

@@ -301,7 +301,8 @@ def _shown(glob: str) -> str:
 
 
 class BraceError(ValueError):
-    """A glob whose braces make more alternatives than _MAX_BRACE_GLOBS."""
+    """A glob whose braces make more alternatives than _MAX_BRACE_GLOBS, or that holds more than
+    _MAX_BRACES braces."""
 
 
 def expand_braces(glob: str) -> list[str]:

@@ -57,15 +57,21 @@ def filters_text(filters: dict) -> str:
     return " ".join(parts)
 
 
+def kept_filters(options) -> dict:
+    """The remembered options a later query or refresh keeps applying, said in its note (and in
+    `query --json`): the profile and BM25's parameters too, which change every ranking (one `eval
+    --profile prose` left every later query ranked as prose without a word). Not the models nor
+    the width of the vectors: the index's identity (`status` shows them), not a choice made once
+    and forgotten."""
+    filters = filters_json(options)
+    for key in ("embed_model", "context_model", "turbovec_bits"):
+        filters.pop(key, None)
+    return filters
+
+
 def remembered_note(options, command: str) -> str | None:
     """The note for a query or refresh running under filters given to an earlier `index`."""
-    filters = filters_json(options)
-    # The profile and BM25's parameters are said too: they change every ranking, and one `eval
-    # --profile prose` left every later query ranked as prose without a word. The models are the
-    # index's identity (`status` shows them), not a choice made once and forgotten.
-    filters.pop("embed_model", None)
-    filters.pop("context_model", None)
-    filters.pop("turbovec_bits", None)  # likewise the width of its vectors
+    filters = kept_filters(options)
     if not filters:
         return None
     verb = "searching an index" if command == "query" else "indexing"

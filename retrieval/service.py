@@ -692,9 +692,10 @@ class QueryFilter:
                     raise TypeError(f"{name} must be a str or a tuple of them, not {type(one).__name__}")
             if name == "language":
                 values = tuple(resolve_language(v) for v in values if v)
-            for one in values if name == "kind" else ():
-                if one not in ("", CODE, DOCS, CONFIG):
-                    raise ValueError(f"kind must be one of {CODE}, {DOCS}, {CONFIG}, not {one!r}")
+            else:
+                wrong = next((v for v in values if v not in ("", CODE, DOCS, CONFIG)), None)
+                if wrong is not None:
+                    raise ValueError(f"kind must be one of {CODE}, {DOCS}, {CONFIG}, not {wrong!r}")
             values = tuple(dict.fromkeys(v for v in values if v))  # (repeats once; the order given)
             # One value stays a string: what callers and older code read it as.
             setattr(self, name, values[0] if len(values) == 1 else values if values else "")

@@ -134,8 +134,6 @@ class ShellGroup(click.Group):
             import difflib
 
             message = exc.message.rstrip(".")
-            import difflib
-
             if difflib.get_close_matches(args[0], ["help"], n=1, cutoff=0.75):  # (git's and pip's way to ask)
                 raise click.UsageError(f"{message}; `retrieval --help` lists the commands, "
                                        "`retrieval COMMAND --help` tells one", ctx) from None
