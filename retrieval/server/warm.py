@@ -23,6 +23,7 @@ class Warm:
         self.watcher = make_watcher(self.root, (os.path.basename(self.store),) if inside else ())
         self.dirty = False  # the watcher saw something since the last freshen
         self.behind = False  # an open index a change left unvouched (a command's freshen skipped it)
+        self.trimmed = -TRIM_INTERVAL  # when freed memory was last handed back
 
     def open(self, names=None) -> None:
         """Open (building or refreshing as needed) lexical and every index the root already has."""
@@ -77,6 +78,9 @@ class Warm:
         # loop would run without pause (15,000 freshens in 8 s).
         self.behind = names is not None and any((self.store, n) not in service.VOUCHED
                                                 for n in open_names if n not in wanted)
+        if changed and time.monotonic() - self.trimmed >= TRIM_INTERVAL:  # (a poll watcher's "changed" is every time)
+            self.trimmed = time.monotonic()
+            return_freed_memory()
 
     def _validate(self, name: str) -> None:
         from .. import service
@@ -109,6 +113,25 @@ class Warm:
         for name in self.open_names():
             service.VOUCHED.pop((self.store, name), None)
         self.watcher.close()
+
+
+TRIM_INTERVAL = 10.0  # seconds between two hand-backs of freed memory
+
+
+def return_freed_memory() -> None:
+    """Hand the heap a refresh freed back to the system (glibc's malloc_trim). glibc keeps it for
+    later, per thread arena: a server's resident memory grew from 300 MB to 1.8 GB over a soak of
+    edits with hybrid open, 1.3 GB of it freed memory (trimmed by hand, 650 MB)."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        trim = getattr(ctypes.CDLL(None), "malloc_trim", None)  # (glibc's; musl has none)
+        if trim is not None:
+            trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _embeds(name: str) -> bool:

@@ -5,7 +5,10 @@ Keyed like the per-index cache (text and model, retrieval.vectors.texts.text_key
 found only for the very text the same model would embed. Each build that embedded something adds
 one shard (the checkpoint format, written atomically); readers skip shards that are torn, of
 another model, or deleted under them: the cache only saves work, it never decides an answer.
-Bounded: beyond the size limit the least recently written shards go.
+Bounded: beyond the size limit the least recently written shards go; and in number: past
+MAX_SMALL_SHARDS small ones (an agent's every edit adds one of a few kilobytes: hundreds in an
+afternoon, each mapped through a file descriptor of its own, and past the process's limit every
+refresh failed) are merged into one. A small shard is read, not mapped: it holds no descriptor.
 
     RETRIEVAL_EMBED_CACHE       the directory (default $XDG_CACHE_HOME/retrieval/embeddings);
                                 "off" disables it
@@ -26,6 +29,8 @@ ENV_DIR = "RETRIEVAL_EMBED_CACHE"
 ENV_MB = "RETRIEVAL_EMBED_CACHE_MB"
 DEFAULT_MB = 1024
 SHARD_PREFIX = "shard-"
+SMALL_SHARD_BYTES = 4 * 1024 * 1024  # read whole rather than mapped; merged when too many
+MAX_SMALL_SHARDS = 32
 
 
 def cache_dir(model: str) -> str | None:
@@ -69,7 +74,7 @@ class SharedEmbeddings:
             return
         for name in names:
             try:
-                sections = vstore.map_checkpoint(os.path.join(self.directory, name), self.model, self.dim)
+                sections = _read_shard(os.path.join(self.directory, name), self.model, self.dim)
             except (OSError, ValueError, KeyError, TypeError, vstore.VectorStoreError):
                 continue
             if sections is None:
@@ -90,8 +95,63 @@ class SharedEmbeddings:
             name = f"{SHARD_PREFIX}{time.time_ns():020d}-{os.getpid()}.emb"
             vstore.write_checkpoint(self.directory, name, self.model, keys, blocks, self.dim)
             trim(self.directory, _limit_bytes())
+            merge_small_shards(self.directory, self.model, self.dim)
         except OSError as exc:
             _said_unwritable(exc)
+
+
+def _read_shard(path: str, model: str, dim: int):
+    """A shard's rows: a small one read whole (no descriptor kept), a large one mapped."""
+    if os.path.getsize(path) > SMALL_SHARD_BYTES:
+        return vstore.map_checkpoint(path, model, dim)
+    with open(path, "rb") as fh:
+        return vstore.checkpoint_sections(fh.read(), os.path.basename(path), model, dim)
+
+
+def merge_small_shards(directory: str, model: str, dim: int, most: int = MAX_SMALL_SHARDS) -> None:
+    """Past `most` small shards, write their rows as one (each key once, the newest vector) and
+    delete them. Another process merging at once at worst writes a key twice; a reader that
+    finds a shard gone skips it (the cache never decides an answer)."""
+    import numpy as np
+
+    try:
+        small = sorted((n for n in os.listdir(directory) if n.startswith(SHARD_PREFIX)
+                        and os.path.getsize(os.path.join(directory, n)) <= SMALL_SHARD_BYTES), reverse=True)
+    except OSError:
+        return
+    if len(small) <= most:
+        return
+    keys: list[bytes] = []
+    rows: list = []
+    seen: set = set()
+    merged: list[str] = []
+    for name in small:  # newest first: a key's newest vector wins
+        try:
+            sections = _read_shard(os.path.join(directory, name), model, dim)
+        except (OSError, ValueError, KeyError, TypeError, vstore.VectorStoreError):
+            continue
+        if sections is None:  # another model's (not this directory's): left alone
+            continue
+        merged.append(name)
+        for i in range(len(sections)):
+            key = sections.key(i)
+            vector = sections.vector(i)
+            if key not in seen and vector is not None:
+                seen.add(key)
+                keys.append(key)
+                rows.append(vector)
+    if len(merged) < 2:
+        return
+    # Named as the oldest it replaces (trim deletes by name, oldest first), so merging keeps the
+    # cache's order of age.
+    name = f"{merged[-1].removesuffix('.emb')}-merged-{os.getpid()}.emb"
+    if rows:
+        vstore.write_checkpoint(directory, name, model, keys, np.stack(rows).astype(np.float32), dim)
+    for old in merged:
+        try:
+            os.unlink(os.path.join(directory, old))
+        except OSError:
+            pass
 
 
 _SAID: set = set()

@@ -135,3 +135,27 @@ def test_the_cache_keeps_the_newest_shards_within_its_size_limit(tmp_path, monke
     assert fresh.get(bytes([4]) * 16).tolist() == [4.0] * 4  # the newest survive
     assert fresh.get(bytes([0]) * 16) is None  # the oldest went
     assert SharedEmbeddings("model-y", 4).get(bytes([4]) * 16) is None  # another model, another cache
+
+
+def test_many_small_shards_are_merged_and_read_without_holding_a_descriptor_each(tmp_path, monkeypatch):
+    """Each refresh after an agent's edit added a shard of a few kilobytes, each mapped through a
+    descriptor of its own: past the process's limit (1,024) every refresh failed with "too many
+    open files" and answers went stale (a soak of the warm path)."""
+    import os
+
+    import numpy as np
+
+    from retrieval.vectors.shared import MAX_SMALL_SHARDS, SHARD_PREFIX, SharedEmbeddings
+
+    monkeypatch.setenv("RETRIEVAL_EMBED_CACHE", str(tmp_path / "c"))
+    cache = SharedEmbeddings("model-x", 4)
+    for n in range(MAX_SMALL_SHARDS + 10):
+        cache.add([bytes([n]) * 16], np.full((1, 4), n, dtype=np.float32))
+    cache.add([bytes([3]) * 16], np.full((1, 4), 99, dtype=np.float32))  # a key embedded again, later
+    assert len(list((tmp_path / "c").rglob(SHARD_PREFIX + "*"))) <= MAX_SMALL_SHARDS
+    fresh = SharedEmbeddings("model-x", 4)
+    before = len(os.listdir("/proc/self/fd")) if os.path.isdir("/proc/self/fd") else None
+    assert all(fresh.get(bytes([n]) * 16) is not None for n in range(MAX_SMALL_SHARDS + 10))
+    assert fresh.get(bytes([3]) * 16).tolist() == [99.0] * 4  # the newest vector of a key
+    if before is not None:
+        assert len(os.listdir("/proc/self/fd")) <= before + 1  # read, not mapped: no descriptor each

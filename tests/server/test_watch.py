@@ -436,3 +436,30 @@ def test_a_freshen_of_all_leaves_nothing_behind_even_what_it_could_not_vouch_for
     finally:
         warm.close()
         service._OPEN.clear()
+
+
+def test_a_freshen_after_a_change_hands_freed_memory_back(tmp_path, monkeypatch):
+    """glibc keeps a refresh's freed heap: a server's memory grew from 300 MB to 1.8 GB over a
+    soak of edits with hybrid open, 1.3 GB of it freed (a soak of the warm path)."""
+    from retrieval import service
+    from retrieval.server import warm as warm_module
+
+    trimmed = []
+    monkeypatch.setattr(warm_module, "return_freed_memory", lambda: trimmed.append(True))
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "a.py").write_text("def alpha_handler():\n    return 1\n")
+    warm = warm_module.Warm(str(root))
+    try:
+        warm.open(["lexical"])
+        trimmed.clear()
+        warm.freshen()
+        assert trimmed == []  # nothing changed: nothing freed
+        (root / "b.py").write_text("def beta():\n    pass\n")
+        warm.dirty = True
+        warm.freshen()
+        assert trimmed == [True]
+    finally:
+        warm.close()
+        service._OPEN.clear()
+    warm_module.return_freed_memory()  # (and the real one runs wherever it is)
