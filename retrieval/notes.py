@@ -79,13 +79,14 @@ def remembered_note(options, command: str) -> str | None:
             "(`retrieval index --reset-filters` drops them)")
 
 
-def _describe(filters) -> list[tuple[str, object]]:
+def _describe(filters) -> dict[str, list[tuple[str, object]]]:
+    """Each filter option given, with (what it says, the filter of that value alone) per value."""
     from .service import QueryFilter
 
-    parts = [(f"--path {shell_word(g)}", QueryFilter(paths=(g,))) for g in filters.paths]
-    parts += [(f"--lang {language}", QueryFilter(language=language)) for language in filters.languages]
-    parts += [(f"--kind {kind}", QueryFilter(kind=kind)) for kind in filters.kinds]
-    return parts
+    parts = {"--path": [(f"--path {shell_word(g)}", QueryFilter(paths=(g,))) for g in filters.paths],
+             "--lang": [(f"--lang {language}", QueryFilter(language=language)) for language in filters.languages],
+             "--kind": [(f"--kind {kind}", QueryFilter(kind=kind)) for kind in filters.kinds]}
+    return {option: values for option, values in parts.items() if values}
 
 
 def _files_in_index(root: str, name: str) -> list[tuple] | None:
@@ -135,11 +136,8 @@ def _unmatched_filters(root: str, files: list[tuple], filters) -> str | None:
     # Several --lang or --kind are alternatives (any of them); --path globs are read in order, a `!`
     # taking back; options of different kinds all apply. One is to blame alone when it, all its
     # values together, matches no file: its values that match none on their own, else all of them.
-    groups: dict[str, list] = {}
-    for label, one in _describe(filters):
-        groups.setdefault(label.split(" ", 1)[0], []).append((label, one))
     alone, shown = [], []
-    for option, group in groups.items():
+    for option, group in _describe(filters).items():
         labels = [label for label, _ in group]
         whole = QueryFilter(paths=filters.paths) if option == "--path" else None
         if (whole is not None and not matches(whole)) or (whole is None and not any(matches(one) for _, one in group)):

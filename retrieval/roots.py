@@ -91,7 +91,7 @@ def covers(outer: str, inner: str) -> bool:
         try:
             manifest = layout.read_manifest(store, name)
             paths = manifest["files"]["path"] if isinstance(manifest, dict) else None
-        except (layout.ManifestProblem, layout.StoreError, KeyError, TypeError, NotADirectoryError):
+        except (layout.ManifestProblem, layout.StoreError, KeyError, TypeError):  # (a file there: StoreError)
             continue
         if isinstance(paths, list):
             i = bisect_left(paths, prefix)

@@ -381,18 +381,24 @@ def probe(store: str) -> dict | None:
     return header.get("info") if header.get("ok") else None
 
 
-def root_argument(argv: list[str]) -> str | None:
-    """The --root an argument list names: the last one, as click takes it (the first sent a query
-    for another root to this root's server, which then indexed that root in its own process)."""
+def option_argument(argv: list[str], option: str) -> str | None:
+    """The value an argument list gives `option` (`--root DIR` or `--root=DIR`): the last one, as
+    click takes it; none among the words after `--`."""
     given = None
     for i, arg in enumerate(argv):
         if arg == "--":
             break
-        if arg == "--root" and i + 1 < len(argv):
+        if arg == option and i + 1 < len(argv):
             given = argv[i + 1]
-        elif arg.startswith("--root="):
-            given = arg[len("--root="):]
+        elif arg.startswith(option + "="):
+            given = arg[len(option) + 1:]
     return given
+
+
+def root_argument(argv: list[str]) -> str | None:
+    """The --root an argument list names (the first one sent a query for another root to this
+    root's server, which then indexed that root in its own process)."""
+    return option_argument(argv, "--root")
 
 
 def _root_of(argv: list[str]) -> str | None:

@@ -145,14 +145,11 @@ def _embeds(name: str) -> bool:
 def command_retrievers(words: list[str], env: dict) -> list[str] | None:
     """The retrievers whose indexes a command line opens: its `--retriever`, else the caller's
     RETRIEVAL_RETRIEVER, else lexical; None (all) for `all`; none for `status`, which only reads."""
+    from .client import option_argument
+
     if not words or words[0] != "query":
         return []
-    name = env.get("RETRIEVAL_RETRIEVER") or "lexical"
-    for i, word in enumerate(words):
-        if word == "--retriever" and i + 1 < len(words):
-            name = words[i + 1]
-        elif word.startswith("--retriever="):
-            name = word.split("=", 1)[1]
+    name = option_argument(words, "--retriever") or env.get("RETRIEVAL_RETRIEVER") or "lexical"
     if name == "all":
         return None
     return [name]
