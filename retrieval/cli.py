@@ -683,6 +683,12 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
               help="(Repeatable: any of them.) " + _language_help())
 @click.option("--kind", type=click.Choice(["code", "docs", "config"]), multiple=True,
               help="Only hits in files of this kind (repeatable: any of them).")
+@click.option("-e", "--regexp", "patterns", multiple=True, metavar="PATTERN",
+              help="Only hits with a line matching PATTERN, a regular expression (Python's re, matched within "
+                   "a line as grep does; repeatable: any of them), still ranked by QUERY: "
+                   "-e 'except\b' 'where a failed upload is retried'.")
+@click.option("-F", "--fixed-strings", is_flag=True, help="-e patterns are literal strings, not regular expressions.")
+@click.option("-i", "--ignore-case", is_flag=True, help="-e patterns match in any case (QUERY's words always do).")
 @click.option("--files", "files_only", is_flag=True, help="Ranked distinct files, each with its best span.")
 @click.option("-l", "--files-with-matches", "paths_only", is_flag=True,
               help="Only the paths of the ranked distinct files, one a line (as rg -l); with --json or --jsonl, "
@@ -697,7 +703,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
 @click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), default=None,
               help="Only hits at this confidence or above (possibly none).")
 def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
-          kind, files_only, paths_only, vimgrep, max_tokens, min_confidence):
+          kind, patterns, fixed_strings, ignore_case, files_only, paths_only, vimgrep, max_tokens, min_confidence):
     """Search the repository for QUERY: words (quoted or not) or a symbol; '-' reads the query from stdin."""
     from . import service
     from .notes import remembered_note
@@ -708,12 +714,22 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         raise click.UsageError("--vimgrep is an output format of its own: not with --json, --jsonl or -l")
     if vimgrep and not snippet_lines and expand is None:
         snippet_lines = 1  # the hit's line: the one holding the most of the query's words
+    if (fixed_strings or ignore_case) and not patterns:
+        raise click.UsageError(f"{'-F' if fixed_strings else '-i'} applies to -e patterns, and none is given "
+                               "(QUERY's words match in any case already)")
     files_only = files_only or paths_only
     text = _read_query(words)
     root = _root(root, builds=True)
     _note_path_words(words, root, path_globs)
     _use_embed_model(embed_model, retriever_name)
-    filters = service.QueryFilter(paths=_rooted_globs(path_globs, root), language=lang, kind=kind)
+    from .patterns import PatternError
+
+    try:
+        filters = service.QueryFilter(paths=_rooted_globs(path_globs, root), language=lang, kind=kind,
+                                      patterns=patterns, fixed_strings=fixed_strings, ignore_case=ignore_case)
+    except PatternError as exc:
+        raise click.UsageError(str(exc)) from None
+    lines = filters.line_matcher(root)  # the lines snippets and --vimgrep show first
     budget_decides = bool(max_tokens) and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT"
     if budget_decides:
         top_k = 100  # the budget, not the default count, decides how many hits fit
@@ -784,9 +800,10 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                     if not snippet_lines:
                         cut_scopes.add(h.docid)
                 shown = replace(h, start_line=first, end_line=last)  # the snippet's span only
+            first = lines.first_in(h.source_path, h.start_line, h.end_line) if lines and h.start_line else None
             snippet = read_snippet(root, shown, expand=expand if isinstance(expand, int) else 0,
                                    max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path),
-                                   focus=focus, define=define, files=read)
+                                   focus=focus, define=define, files=read, anchor=first)
             if snippet is not None:
                 snippets[h.docid] = snippet
         if expand == "scope" and hits and not any(h.scope for h in hits) and retriever_name != "treesitter" \
@@ -896,16 +913,16 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     elif vimgrep:
         from .output import vimgrep_lines
 
-        lines = list(vimgrep_lines(result.hits, snippets or {}, terms, root))
-        if lines:
-            click.echo("\n".join(lines))
+        shown = list(vimgrep_lines(result.hits, snippets or {}, terms, root, lines.regex if lines else None))
+        if shown:
+            click.echo("\n".join(shown))
     else:
         from .output import text_lines, use_colour
 
         colour = use_colour(sys.stdout)
-        lines = list(text_lines(result.hits, snippets, truncated, colour=colour))
-        if lines:  # one write: click.echo flushes after each call
-            click.echo("\n".join(lines), color=colour)
+        shown = list(text_lines(result.hits, snippets, truncated, colour=colour))
+        if shown:  # one write: click.echo flushes after each call
+            click.echo("\n".join(shown), color=colour)
 
 
 @main.command(short_help="Remove the index.")

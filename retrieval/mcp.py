@@ -29,7 +29,8 @@ SEARCH_DESCRIPTION = (
 INSTRUCTIONS = (
     "Search this repository's code and docs. `search` takes a natural-language question or a symbol and "
     "returns ranked spans (path, start_line, end_line, confidence); read those lines next. Use `path`, "
-    "`lang` and `kind` to narrow, `expand` or `max_tokens` to get the text itself, `files` for one hit per file."
+    "`lang` and `kind` to narrow, `pattern` to keep hits with a line matching a regular expression, `expand` "
+    "or `max_tokens` to get the text itself, `files` for one hit per file."
 )
 
 
@@ -111,7 +112,8 @@ class Searcher:
     def search(self, query: str, top_k: int | None = None, retriever: str | None = "",
                path: list[str] | str | None = None, lang: str | None = "", kind: str | None = "",
                max_tokens: int | None = None, expand: int | str | None = None, files: bool | None = False,
-               min_confidence: str | None = "", snippet_lines: int | None = None, on_tick=None) -> dict:
+               min_confidence: str | None = "", snippet_lines: int | None = None, pattern: list[str] | str | None = None,
+               fixed_strings: bool | None = False, on_tick=None) -> dict:
         argv = ["query", "--root", self.root, "--json"]
         if retriever:  # absent, the command's default (RETRIEVAL_RETRIEVER, else lexical)
             argv += ["--retriever", retriever]
@@ -125,6 +127,10 @@ class Searcher:
             argv += ["--lang", lang]
         if kind:
             argv += ["--kind", kind]
+        for one in [pattern] if isinstance(pattern, str) else pattern or ():
+            argv += ["--regexp", one]
+        if fixed_strings:
+            argv.append("--fixed-strings")
         if max_tokens is None and (expand is not None or snippet_lines):
             max_tokens = EXPAND_TOKENS
             if top_k is None:  # as many as the call would get without a budget, not as many as fit
@@ -192,13 +198,16 @@ def _run_apart(argv: list[str], root: str, stdin: bytes, environment: dict):
 
 # The command's options as the tool's arguments are named: an agent never typed `--lang`.
 _OPTION = re.compile(r"'?--(retriever|lang|kind|path|top-k|max-tokens|expand|files)\b'?")
+_SHORT = {"-e": "pattern", "-F": "fixed_strings"}
+_SHORT_OPTION = re.compile(r"(?<![\w-])(-e|-F)\b")
 
 
 def _tool_words(line: str) -> str:
     # Not inside backquotes: a command the note says to run (`retrieval index --retriever hybrid`)
     # is run in a shell, where the options are the command's.
     parts = line.split("`")
-    parts[::2] = [_OPTION.sub(lambda m: m.group(1).replace("-", "_"), part) for part in parts[::2]]
+    parts[::2] = [_SHORT_OPTION.sub(lambda m: _SHORT[m.group(1)], _OPTION.sub(lambda m: m.group(1).replace("-", "_"), part))
+                  for part in parts[::2]]
     return "`".join(parts)
 
 
@@ -319,11 +328,17 @@ def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = N
         snippet_lines: Annotated[int | None, Field(ge=0, le=MAX_EXPAND, strict=True, description=(
             f"Include up to N (at most {MAX_EXPAND}) lines of each hit: those holding the most of the "
             "query's words."))] = None,
+        pattern: Annotated[list[str] | str | None, Field(description=(
+            "Only hits with a line matching one of these regular expressions (Python's re, within a line, "
+            "as grep), still ranked by the query: ['raise \\w+Error'] with the question of what raises it."))] = None,
+        fixed_strings: Annotated[bool | None, Field(strict=True, description=(
+            "The patterns are literal strings, not regular expressions."))] = False,
         ctx: Context | None = None,
     ) -> dict:
         try:
             return _result(searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files,
-                                           min_confidence, snippet_lines, on_tick=_progress_to(ctx)))
+                                           min_confidence, snippet_lines, pattern, fixed_strings,
+                                           on_tick=_progress_to(ctx)))
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None
 

@@ -172,13 +172,20 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
     notes: list[str] = []
     engine = open_all(root, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None
+    lines = filters.line_matcher(root) if filters else None
+
+    def fetch(asked: int, allow=allow) -> list[SearchHit]:
+        return engine.search_detailed(query, asked, allow=allow)
+
+    def ranked(asked: int) -> list[SearchHit]:
+        return fetch(asked) if lines is None else service.matching_lines(fetch, asked, lines, allow)
+
     if min_confidence:  # the lead's levels (see hits_from_spans): look deeper, then keep those at the level
         from .confidence import keep_at_least
 
-        hits = keep_at_least(engine.search_detailed(query, max(top_k, service.MIN_CONFIDENCE_DEPTH), allow=allow),
-                             min_confidence, top_k)
+        hits = keep_at_least(ranked(max(top_k, service.MIN_CONFIDENCE_DEPTH)), min_confidence, top_k)
     else:
-        hits = engine.search_detailed(query, top_k, allow=allow)
+        hits = ranked(top_k)
     if not hits and top_k:  # the lexical index speaks for them all
         service.say_why_empty(root, "lexical", filters, min_confidence, query, notes)
     indexed = _indexed(root, engine.engines, hits)

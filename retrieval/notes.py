@@ -182,7 +182,7 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
     if files is None:
         return None
     if filters:
-        unmatched = _unmatched_filters(root, files, filters)
+        unmatched = _unmatched_filters(root, files, filters) or _unmatched_patterns(root, files, filters)
         if unmatched:
             return unmatched
     if not files:
@@ -205,8 +205,27 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
         given = ", ".join(dict.fromkeys(re.findall(r"\w+", query)))
         return (f"no hits: no word of the query is searched for ({given}): single "
                 "letters and the most common words are not indexed")
+    if filters and filters.patterns:
+        return f"no hits: no indexed text holding a word of the query has a line matching {_patterns_said(filters)}"
     where = " of the files the filters admit" if filters else ""
     return f"no hits: no indexed text{where} contains a word of the query"
+
+
+def _patterns_said(filters) -> str:
+    return " or ".join(f"-e {shell_word(p)}" for p in filters.patterns) + (" (-F)" if filters.fixed_strings else "") \
+        + (" (-i)" if filters.ignore_case else "")
+
+
+def _unmatched_patterns(root: str, files: list[tuple], filters) -> str | None:
+    """The note when no line of the files the other filters admit matches a -e pattern."""
+    if not filters.patterns:
+        return None
+    allow = filters.compile()
+    lines = filters.line_matcher(root)
+    if any(allow(*f) and lines.allows_file(f[0]) for f in files):
+        return None
+    others = " the other filters admit" if filters.paths or filters.language or filters.kind else ""
+    return f"no hits: no line of the indexed files{others} matches {_patterns_said(filters)}"
 
 
 def no_index_hint(root: str, rows: list[dict]) -> str | None:

@@ -11,6 +11,7 @@ with a blank line between hits when lines are shown. Colour only on a terminal (
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import replace
 from typing import Callable, Iterator, Optional
 
@@ -314,12 +315,26 @@ def _term_column(line: str, terms: frozenset[str]) -> int | None:
     return len(line[: min(found)].encode("utf-8", "surrogatepass")) + 1 if found else None
 
 
-def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], root: str) -> Iterator[str]:
+def _match_column(own: str, cell: str | None, pattern: re.Pattern) -> int | None:
+    """The 1-based byte column of the pattern's first match in the file's own line, None when it
+    has none; a notebook's line is matched in its cell's text (as indexed), its column in the JSON
+    line holding it (its start when escapes moved it)."""
+    if cell is not None and pattern.search(cell) is None:
+        return None
+    found = pattern.search(own)
+    if found is None:
+        return None if cell is None else 1
+    return len(own[: found.start()].encode("utf-8", "surrogatepass")) + 1
+
+
+def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], root: str,
+                  pattern: re.Pattern | None = None) -> Iterator[str]:
     """`path:line:column:text` for each hit (vim's default errorformat, ripgrep's --vimgrep), its
     path from the current directory (where an editor opens it): the lines of its snippet holding a
-    word of the query, else its first; its first line with no text when there is no snippet (a
-    file gone since indexing). The column is counted in the file's own line: a notebook's snippet
-    shows its cells' text, not the JSON line holding it, and a long line is shown shortened."""
+    word of the query (given a `-e` pattern, those it matches, at the match), else its first; its
+    first line with no text when there is no snippet (a file gone since indexing). The column is
+    counted in the file's own line: a notebook's snippet shows its cells' text, not the JSON line
+    holding it, and a long line is shown shortened."""
     files: dict[str, list[str] | None] = {}
     for hit in hits:
         path = shown_path(path_from_here(root, hit.source_path))
@@ -327,11 +342,13 @@ def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], 
         if snippet is None or not snippet.text or snippet.start_line is None:
             yield f"{path}:{hit.start_line}:1:"
             continue
-        raw = _file_lines(root, hit.source_path, files) if is_notebook(hit.source_path) or snippet.cut_lines else None
+        notebook = is_notebook(hit.source_path)
+        raw = _file_lines(root, hit.source_path, files) if notebook or snippet.cut_lines else None
         shown = []
         for n, line in enumerate(line_texts(snippet.text), start=snippet.start_line):
             own = raw[n - 1] if raw is not None and 0 < n <= len(raw) else line
-            shown.append((n, line, _term_column(own, terms)))
+            shown.append((n, line, _term_column(own, terms) if pattern is None else
+                          _match_column(own, line if notebook else None, pattern)))
         for n, line, col in [entry for entry in shown if entry[2] is not None] or [(*shown[0][:2], 1)]:
             yield f"{path}:{n}:{col}:{_visible(line)}"
 

@@ -666,13 +666,19 @@ def clean(root: str | os.PathLike[str], *, progress: Progress = _quiet) -> bool:
 class QueryFilter:
     """What a search keeps: paths matching any of these globs (as --path reads them), files of
     this language (a name or alias, any case; or any of several) and of this kind (code, docs or
-    config; or any of several)."""
+    config; or any of several); with `patterns`, hits with a line matching any of these regular
+    expressions (`query -e`; literal strings with `fixed_strings`, any case with `ignore_case`:
+    retrieval.patterns)."""
 
     paths: tuple[str, ...] = ()
     language: str | tuple[str, ...] = ""
     kind: str | tuple[str, ...] = ""
+    patterns: tuple[str, ...] = ()
+    fixed_strings: bool = False
+    ignore_case: bool = False
 
     def __post_init__(self) -> None:
+        self._check_patterns()
         # Checked as the command line checks --path, --lang and --kind: a lone string was taken
         # glob by glob, letter by letter (`"docs/*"` as `*`: every file), and a language alias
         # (`py`) or an unknown language or kind matched nothing, silently.
@@ -700,8 +706,29 @@ class QueryFilter:
             # One value stays a string: what callers and older code read it as.
             setattr(self, name, values[0] if len(values) == 1 else values if values else "")
 
+    def _check_patterns(self) -> None:
+        from .patterns import compile_patterns
+
+        if isinstance(self.patterns, (str, bytes)):
+            raise TypeError(f"patterns takes a collection of patterns, not one string: use ({self.patterns!r},)")
+        self.patterns = tuple(self.patterns)
+        for pattern in self.patterns:
+            if not isinstance(pattern, str):
+                raise TypeError(f"patterns takes strings, not {type(pattern).__name__} ({pattern!r})")
+        self._regex = compile_patterns(self.patterns, fixed=self.fixed_strings, ignore_case=self.ignore_case) \
+            if self.patterns else None
+
     def __bool__(self) -> bool:
-        return bool(self.paths or self.language or self.kind)
+        return bool(self.paths or self.language or self.kind or self.patterns)
+
+    def line_matcher(self, root: str):
+        """The lines of root's files the patterns match (retrieval.patterns.LineMatcher), read
+        once per search; None without patterns."""
+        if not self.patterns:
+            return None
+        from .patterns import LineMatcher
+
+        return LineMatcher(root, self._regex)
 
     def compile(self) -> Callable[[str, str, str], bool]:
         from .ignore import compile_selection, selector
@@ -748,6 +775,25 @@ def check_query(query, top_k, filters=None, min_confidence=None) -> None:
 
 
 MIN_CONFIDENCE_DEPTH = 100  # hits examined when filtering on confidence (medium needs 0.8 of the best)
+# Hits examined first for a pattern's lines (QueryFilter.patterns), and at most: a file holding a
+# match is let through whole, most of its chunks without one.
+PATTERN_DEPTH = 50
+PATTERN_MAX_DEPTH = 3200
+
+
+def matching_lines(fetch, wanted: int, lines, allow=None) -> list[SearchHit]:
+    """The first `wanted` hits of `fetch(depth, allow)` with a line `lines` (a LineMatcher)
+    matches, ranks renumbered from 1: only files holding a match are ranked, and the search asks
+    deeper while fewer hits hold one and the retriever has more."""
+    allow = lines.restrict(allow)
+    asked = max(wanted, PATTERN_DEPTH)
+    while True:
+        found = fetch(asked, allow=allow)
+        kept = [h for h in found if lines.in_span(h)]
+        if len(kept) >= wanted or len(found) < asked or asked >= PATTERN_MAX_DEPTH:
+            break
+        asked = min(asked * 4, PATTERN_MAX_DEPTH)
+    return [replace(h, rank=n) for n, h in enumerate(kept[:wanted], start=1)]
 
 
 @dataclass
@@ -954,9 +1000,18 @@ def search(
     notes: list[str] = []
     engine = open_index(root, retriever, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None
+    lines = filters.line_matcher(root_path(root)) if filters else None
     # A hit's level does not depend on how many are asked for, so look deeper and filter.
     depth = max(top_k, MIN_CONFIDENCE_DEPTH) if min_confidence else top_k
-    hits, engine = search_repairing(root, retriever, engine, query, depth, allow=allow, progress=progress, notes=notes)
+    opened = [engine]
+
+    def fetch(asked: int, allow=allow) -> list[SearchHit]:
+        hits, opened[0] = search_repairing(root, retriever, opened[0], query, asked, allow=allow,
+                                           progress=progress, notes=notes)
+        return hits
+
+    hits = fetch(depth) if lines is None else matching_lines(fetch, depth, lines, allow)
+    engine = opened[0]
     if min_confidence and hits and not any(h.confidence for h in hits):
         # A dense retriever's hits have no lexical evidence to grade: filtering would drop them all.
         notes.append(f"--min-confidence does not apply to {retriever} (its hits carry no confidence level)")

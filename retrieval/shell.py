@@ -66,12 +66,9 @@ _FAMILIAR = {
                         "--expand N (N lines around each hit) or --snippet-lines N"),
         **dict.fromkeys(("--mode", "--sem", "--semantic", "--hybrid", "--lex", "--lexical"),
                         "--retriever lexical|hybrid|treesitter|..."),
-        **dict.fromkeys(("-e", "--regexp", "-F", "--fixed-strings", "-w", "--word-regexp", "-P", "--regex"),
-                        "nothing: the query is words or a symbol, never a pattern (for an exact string, "
-                        "grep or rg)"),
-        **dict.fromkeys(("-i", "--ignore-case", "-S", "--smart-case"),
-                        "nothing: words match in any case already (a capitalised identifier ranks its exact "
-                        "spelling first)"),
+        **dict.fromkeys(("-w", "--word-regexp"), "-e '\\bWORD\\b' (a pattern's word boundaries)"),
+        **dict.fromkeys(("-P", "--pcre2", "--regex"), "-e PATTERN (Python's regular expressions)"),
+        **dict.fromkeys(("-S", "--smart-case"), "-i (for -e patterns: the query's words match in any case already)"),
         **dict.fromkeys(("--color", "--colour"), "NO_COLOR=1 or FORCE_COLOR=1 in the environment"),
         **dict.fromkeys(("--hidden", "-.", "-u", "--no-ignore", "-uu", "-uuu"),
                         "nothing: hidden files are searched; ignore rules always apply "

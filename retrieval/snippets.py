@@ -54,12 +54,14 @@ def read_snippet(
     focus: frozenset[str] = frozenset(),
     define: str = "",
     files: dict | None = None,
+    anchor: int | None = None,
 ) -> Snippet | None:
     """Lines max(1, start - expand) .. min(last, end + expand) of the hit's file, at most
     `max_lines` of them: of the windows that hold a line of the hit, the first, or, given the
     query's terms (`focus`), the one holding the most of those terms; given the name a bare
     identifier asks for (`define`), only windows holding the hit's line that defines it, when it
-    has one. None for a hit without a span."""
+    has one; given a line (`anchor`: the first a `-e` pattern matches), only windows holding it.
+    None for a hit without a span."""
     if hit.start_line is None or hit.end_line is None:
         return None
     if files is not None:  # one read of each file for all of a command's hits (`files`: its cache)
@@ -74,7 +76,7 @@ def read_snippet(
     # By content: touched but identical is not stale, and an edit that kept the size and the
     # modification time (`cp -p`, `rsync -t`, two writes within a clock tick) is.
     stale = indexed is not None and digest != indexed[2]
-    return _window(hit, lines, stale, expand, max_lines, focus, define)
+    return _window(hit, lines, stale, expand, max_lines, focus, define, anchor)
 
 
 def _read_lines(root: str, source_path: str, as_indexed: bool = True) -> tuple[str, list[str] | None]:
@@ -104,6 +106,12 @@ def _read_lines(root: str, source_path: str, as_indexed: bool = True) -> tuple[s
     return content_digest(data), split_lines(text)
 
 
+def current_lines(root: str, source_path: str) -> list[str] | None:
+    """A file's lines as it is now, split and numbered as the chunker numbered them (endings kept);
+    None when it cannot be read."""
+    return _read_lines(root, source_path)[1]
+
+
 def file_lines(root: str, source_path: str) -> list[str] | None:
     """A file's own lines, decoded as indexing decodes it, without their endings; None when it
     cannot be read (an editor's line and column are counted in these)."""
@@ -112,16 +120,16 @@ def file_lines(root: str, source_path: str) -> list[str] | None:
 
 
 def _window(hit: SearchHit, lines: list[str], stale: bool, expand: int, max_lines: int | None,
-            focus: frozenset[str], define: str) -> Snippet:
+            focus: frozenset[str], define: str, anchor: int | None = None) -> Snippet:
     start = max(1, hit.start_line - expand)
     end = min(len(lines), hit.end_line + expand)
     if max_lines is not None and end - start + 1 > max_lines and is_notebook(hit.source_path):
-        return _notebook_window(hit, lines, stale, start, end, max_lines, focus, define)
-    return _plain_window(hit, lines, stale, start, end, max_lines, focus, define)
+        return _notebook_window(hit, lines, stale, start, end, max_lines, focus, define, anchor)
+    return _plain_window(hit, lines, stale, start, end, max_lines, focus, define, anchor)
 
 
 def _plain_window(hit: SearchHit, lines: list[str], stale: bool, start: int, end: int, max_lines: int | None,
-                  focus: frozenset[str], define: str) -> Snippet:
+                  focus: frozenset[str], define: str, line: int | None = None) -> Snippet:
     if max_lines is not None and end - start + 1 > max_lines:
         # Only windows holding a line of the hit: the words may be likelier in the lines --expand
         # added around it (a docstring 25 lines above), which would show none of the hit.
@@ -129,7 +137,9 @@ def _plain_window(hit: SearchHit, lines: list[str], stale: bool, start: int, end
         hi = min(hit.end_line, end - max_lines + 1)
         if hi < lo:  # the file shrank below the span (a stale hit): its last lines
             lo = hi = max(start, end - max_lines + 1)
-        if focus:
+        if line is not None and lo <= line <= hi + max_lines - 1:  # the line a -e pattern matched
+            lo += best_window(lines[lo - 1 : hi + max_lines - 1], max_lines, focus, line - lo)
+        elif focus:
             anchor = None
             if define:
                 found = definition_offset(lines[hit.start_line - 1 : hit.end_line], define, hit.language)
@@ -140,7 +150,7 @@ def _plain_window(hit: SearchHit, lines: list[str], stale: bool, start: int, end
 
 
 def _notebook_window(hit: SearchHit, lines: list[str], stale: bool, start: int, end: int, max_lines: int,
-                     focus: frozenset[str], define: str) -> Snippet:
+                     focus: frozenset[str], define: str, anchor: int | None = None) -> Snippet:
     """A notebook's window of max_lines lines of its cells (its outputs and JSON are blank lines in
     the script view: 15 lines asked showed 11 blank and 4 of code), shown with the blank lines among
     them so that its lines stay the file's."""
@@ -152,7 +162,8 @@ def _notebook_window(hit: SearchHit, lines: list[str], stale: bool, start: int, 
     if len(kept) <= max_lines:
         return _shown(lines, kept[0], kept[-1], stale, focus)
     packed = replace(hit, start_line=first + 1, end_line=last + 1)
-    window = _plain_window(packed, [lines[n - 1] for n in kept], stale, 1, len(kept), max_lines, focus, define)
+    line = kept.index(anchor) + 1 if anchor in kept else None
+    window = _plain_window(packed, [lines[n - 1] for n in kept], stale, 1, len(kept), max_lines, focus, define, line)
     return _shown(lines, kept[window.start_line - 1], kept[window.end_line - 1], stale, focus)
 
 

@@ -21,7 +21,7 @@ TREE = {
     ("--type", "--lang LANG"), ("-t", "--lang LANG"), ("--glob", "--path GLOB"), ("-g", "--path GLOB"),
     ("--include", "--path GLOB"), ("--exclude", "--path '!GLOB'"), ("--max-count", "-k N"),
     ("-C", "--expand N"), ("--mode", "--retriever"), ("--color", "NO_COLOR=1"),
-    ("--fixed-strings", "nothing: the query is words or a symbol, never a pattern"),
+    ("-w", "-e '\\bWORD\\b'"), ("--smart-case", "-i (for -e patterns"),
     ("--hidden", "nothing: hidden files are searched"),
 ])
 def test_a_grep_family_option_is_told_what_says_it_here(run, make_tree, option, says):
@@ -188,3 +188,91 @@ def test_an_rgignore_hides_what_it_names_and_a_retrievalignore_takes_it_back(run
     listed = run("query", "--root", root, "refresh token", "-l", "-k", "20").stdout.splitlines()
     assert str(root / "web/app.ts") not in listed and str(root / "docs/tokens.md") in listed  # (absolute from outside)
     assert "ignored\tweb/" in run("status", "--root", root, "--skipped").stdout.splitlines()
+
+
+def _hits(result) -> list[tuple[str, int, int]]:
+    assert result.exit_code == 0, result.output
+    return [(h["path"], h["start_line"], h["end_line"]) for h in json.loads(result.stdout)["results"]]
+
+
+def test_a_pattern_keeps_the_hits_with_a_matching_line_in_the_query_s_order(run, make_tree):
+    root = make_tree(TREE)
+    everything = _hits(run("query", "--root", root, "refresh token", "--json", "-k", "50"))
+    for pattern, expected in (("def |func ", {"src/auth/tokens.py", "src/auth/session.go"}),
+                              ("^export", {"web/app.ts", "web/view.tsx"})):
+        kept = _hits(run("query", "--root", root, "refresh token", "--json", "-e", pattern))
+        assert {path for path, _, _ in kept} == expected
+        assert kept == [hit for hit in everything if hit[0] in expected]  # ranked as the query ranks them
+    # Repeated: any of them; the ranks are renumbered from 1.
+    both = json.loads(run("query", "--root", root, "refresh token", "--json", "-e", "^def", "-e", "^func").stdout)
+    assert [h["path"] for h in both["results"]] == [p for p, _, _ in everything if p.startswith("src/auth/")]
+    assert [h["rank"] for h in both["results"]] == [1, 2]
+
+
+def test_a_pattern_is_matched_within_the_hit_s_own_lines_not_anywhere_in_its_file(run, make_tree):
+    # Files whose chunks without the pattern say "token" more than the one chunk holding it: the files
+    # are let through, those chunks are not, and the search goes deeper than its first round.
+    fill = "# -\n" * 90
+
+    def heavy(k: int) -> str:
+        return "".join(f"def token_{k}_{n}(token):\n    return token + token + token\n\n\n{fill}" for n in range(6))
+
+    tree = {f"m{k}.py": heavy(k) + "def last(token):\n    return zqmarker(token)\n" + fill for k in range(20)}
+    root = make_tree(tree)
+    ranked = _hits(run("query", "--root", root, "token", "--json", "-k", "500"))
+    marked = [i for i, (path, start, end) in enumerate(ranked) if start <= heavy(0).count("\n") + 2 <= end]
+    assert marked and marked[0] >= 50  # (deeper than the first round looks)
+    kept = _hits(run("query", "--root", root, "token", "--json", "-e", "zqmarker", "-k", "3"))
+    assert kept == [ranked[i] for i in marked[:3]]
+
+
+def test_fixed_strings_and_ignore_case_and_bad_patterns(run, make_tree):
+    root = make_tree(TREE)
+    literal = _hits(run("query", "--root", root, "refresh token", "--json", "-e", "renew()", "-F"))
+    assert [path for path, _, _ in literal] == ["src/auth/tokens.py"]
+    bad = run("query", "--root", root, "refresh token", "-e", "renew(")
+    assert bad.exit_code == 2
+    assert "-e 'renew(' is not a regular expression: missing ), unterminated subpattern" in bad.output
+    assert "-F matches it as a literal string" in bad.output
+    assert _hits(run("query", "--root", root, "refresh token", "--json", "-e", "REFRESH_TOKEN", "-i")) == \
+        _hits(run("query", "--root", root, "refresh token", "--json", "-e", "refresh_token"))
+    cased = run("query", "--root", root, "refresh token", "--json", "-e", "REFRESH_TOKEN")
+    assert _hits(cased) == []
+    assert "note: no hits: no line of the indexed files matches -e REFRESH_TOKEN" in cased.stderr
+    for flag in ("-F", "-i"):
+        alone = run("query", "--root", root, "refresh token", flag)
+        assert alone.exit_code == 2 and f"{flag} applies to -e patterns, and none is given" in alone.output
+
+
+def test_a_pattern_no_hit_of_the_query_holds_says_so(run, make_tree):
+    root = make_tree(TREE)
+    result = run("query", "--root", root, "refresh token", "-e", r"^\[token\]", "--lang", "python")
+    assert result.exit_code == 0 and result.stdout == ""
+    assert "no line of the indexed files the other filters admit matches -e" in result.stderr
+    missed = run("query", "--root", root, "oauth", "-e", "^package")  # a line in session.go, not the word
+    assert "no indexed text holding a word of the query has a line matching -e '^package'" in missed.stderr
+
+
+def test_vimgrep_and_snippets_show_the_matching_line(run, make_tree, monkeypatch):
+    root = make_tree({"app.py": 'def refresh(token):\n    """Refresh the token."""\n    log("refresh")\n'
+                                "    return renew_token(token)\n"})
+    monkeypatch.chdir(root)
+    lines = run("query", "refresh token", "--vimgrep", "-e", "renew_").stdout.splitlines()
+    assert lines == ["app.py:4:12:    return renew_token(token)"]
+    shown = json.loads(run("query", "refresh token", "--json", "-e", "renew_", "--snippet-lines", "1").stdout)
+    assert shown["results"][0]["snippet"] == "    return renew_token(token)\n"
+
+
+def test_every_retriever_mode_and_the_python_api_take_patterns(run, make_tree):
+    from retrieval import service
+
+    root = make_tree(TREE)
+    merged = json.loads(run("query", "--root", root, "refresh token", "--json", "--retriever", "all",
+                            "-e", "^func").stdout)
+    assert [h["path"] for h in merged["results"]] == ["src/auth/session.go"]
+    result = service.search(root, "refresh token", filters=service.QueryFilter(patterns=(r"\.renew\(",)))
+    assert [h.source_path for h in result.hits] == ["src/auth/tokens.py"]
+    with pytest.raises(TypeError, match="not one string"):
+        service.QueryFilter(patterns="renew")
+    with pytest.raises(ValueError, match="is not a regular expression"):
+        service.QueryFilter(patterns=("(",))

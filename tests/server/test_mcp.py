@@ -110,6 +110,21 @@ def test_a_path_filter_may_be_one_glob_as_a_string_or_a_list(make_tree):
     assert {r["path"] for r in _payload(results[1])["results"]} == {"src/a.py", "b.py"}
 
 
+def test_a_pattern_keeps_the_hits_with_a_matching_line_and_a_bad_one_is_said_in_the_tools_words(make_tree):
+    root = make_tree({"a.py": "def zqload(path):\n    return open(path)\n",
+                      "b.py": "def zqload_all(paths):\n    return [zqload(p) for p in paths]\n"})
+    _tools, results = _call(root, [("search", {"query": "zqload", "pattern": r"open\("}),
+                                   ("search", {"query": "zqload", "pattern": ["for p in", "nothing"]}),
+                                   ("search", {"query": "zqload", "pattern": "open(", "fixed_strings": True}),
+                                   ("search", {"query": "zqload", "pattern": "open("})])
+    assert [r["path"] for r in _payload(results[0])["results"]] == ["a.py"]
+    assert [r["path"] for r in _payload(results[1])["results"]] == ["b.py"]
+    assert [r["path"] for r in _payload(results[2])["results"]] == ["a.py"]
+    assert _is_error(results[3])
+    said = results[3].content[0].text
+    assert "pattern 'open(' is not a regular expression" in said and "fixed_strings matches it" in said
+
+
 def test_any_text_is_a_query_a_lone_dash_included(make_tree):
     root = make_tree({"cli.py": "def read_stdin():\n    return '-'  # a lone - means stdin\n"})
     _tools, results = _call(root, [("search", {"query": "-"}), ("search", {"query": "--json stdin"})])
