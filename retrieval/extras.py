@@ -56,18 +56,72 @@ UNKNOWN_SOURCE = "<retrieval source directory>"
 
 
 def install_hint(*extras: str) -> str:
-    """The commands that add `extras` to this installation: this interpreter's pip (not whichever
-    `pip` a shell finds first, e.g. outside a pipx venv), and this package's own source when it was
-    installed from a directory. A bare `retrieval[...]` there would fetch an unrelated package of
-    that name from PyPI."""
-    pip = f"{shlex.quote(sys.executable)} -m pip" if sys.executable else "pip"
-    target = shlex.quote(f"{_source()}[{','.join(extras)}]")
-    steps = [f"{pip} {BEFORE[e]}" for e in extras if e in BEFORE] + [f"{pip} install {target}"]
-    steps += [f"{pip} {AFTERWARDS[e].removeprefix('pip ')}" for e in extras if e in AFTERWARDS]
-    hint = " && ".join(steps)
-    if not os.path.isdir(os.path.dirname(os.path.abspath(__file__))):  # run from a zipapp
-        hint += " (the single-file retrieval.pyz holds the core only: install the package from its source)"
-    return hint
+    """The commands that add `extras` to this installation, in the words of the tool that made it
+    (`installer`): pipx's `inject` (pip run inside a pipx venv works until `pipx reinstall` drops
+    what pipx never recorded, and a venv pipx made with uv has no pip), uv's `tool install` with
+    the extras kept, uvx's `--from`, `pip --user`; else this interpreter's pip (not whichever `pip`
+    a shell finds first). Each installs from this package's own source when it was installed from
+    a directory: a bare `retrieval[...]` would fetch an unrelated package of that name from PyPI."""
+    how = installer()
+    source = _source()
+    if how == "pipx":
+        run = "pipx runpip retrieval"
+        steps = [f"{run} {BEFORE[e]}" for e in extras if e in BEFORE]
+        steps.append(f"pipx inject retrieval {shlex.quote(f'{source}[{_joined(extras)}]')}")
+        steps += [f"{run} {AFTERWARDS[e].removeprefix('pip ')}" for e in extras if e in AFTERWARDS]
+        return " && ".join(steps)
+    if how in ("uv-tool", "uvx"):
+        # A tool's extras are those its last install named: the installed ones are named again.
+        kept = [e for e in EXTRAS if e not in extras and not missing_modules(e)]
+        target = shlex.quote(f"{source}[{_joined((*kept, *extras))}]")
+        torch = " --torch-backend cpu" if any(e in BEFORE for e in extras) else ""
+        pip = f"uv pip install --python {shlex.quote(sys.executable)}"
+        after = "".join(f" && {pip} {AFTERWARDS[e].removeprefix('pip install ')}" for e in extras if e in AFTERWARDS)
+        if how == "uvx":  # (uv's cache holds this environment: installing into it is lost)
+            return f"uvx{torch} --from {target} retrieval ... (uvx's environments are uv's cache; " \
+                   f"`uv tool install{torch} {target}` keeps one)"
+        return f"uv tool install --force{torch} {target}{after}"
+    if how == "pyz":
+        target = shlex.quote(f"{source}[{_joined(extras)}]")
+        return (f"pipx install {target} (the single-file retrieval.pyz holds the core only: install the package "
+                "from its source, with pipx or into a venv)")
+    python = shlex.quote(sys.executable) if sys.executable else "python3"
+    pip = f"uv pip install --python {python}" if how == "no-pip" else \
+        f"{python} -m pip install" + (" --user" if how == "user" else "")
+    target = shlex.quote(f"{source}[{_joined(extras)}]")
+    steps = [f"{pip} {BEFORE[e].removeprefix('install ')}" for e in extras if e in BEFORE] + [f"{pip} {target}"]
+    steps += [f"{pip} {AFTERWARDS[e].removeprefix('pip install ')}" for e in extras if e in AFTERWARDS]
+    return " && ".join(steps)
+
+
+def _joined(extras) -> str:
+    return ",".join(dict.fromkeys(extras))
+
+
+def installer(prefix: str | None = None, package_dir: str | None = None) -> str:
+    """What made the environment this package runs in: `pyz` (the single-file zipapp), `pipx`,
+    `uv-tool` (`uv tool install`), `uvx` (uv's cache), `user` (`pip install --user`), `no-pip` (a
+    venv without pip, as uv makes them), else `pip`."""
+    prefix = sys.prefix if prefix is None else prefix
+    package_dir = os.path.dirname(os.path.abspath(__file__)) if package_dir is None else package_dir
+    if not os.path.isdir(package_dir):
+        return "pyz"
+    if os.path.isfile(os.path.join(prefix, "pipx_metadata.json")):
+        return "pipx"
+    if os.path.isfile(os.path.join(prefix, "uv-receipt.toml")):
+        return "uv-tool"
+    if "archive-v0" in os.path.normpath(prefix).split(os.sep):
+        return "uvx"
+    import site
+
+    user_site = site.getusersitepackages() if site.ENABLE_USER_SITE else ""
+    if user_site and os.path.normpath(os.path.dirname(package_dir)) == os.path.normpath(user_site):
+        return "user"
+    try:
+        has_pip = importlib.util.find_spec("pip") is not None
+    except (ImportError, ValueError):
+        has_pip = False
+    return "pip" if has_pip else "no-pip"
 
 
 @functools.lru_cache(maxsize=1)
