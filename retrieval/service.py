@@ -363,13 +363,20 @@ def refresh(
         remove_stale_temps(rdir, levels=2)
         layout.write_markers(store, root)
         try:
-            report = _refresh_locked(root, store, rdir, name, retriever, options, force, progress)
-        except _DAMAGE as exc:
-            if force or _not_damage(exc):
-                raise
-            # An old segment turned out damaged while being updated: rebuild from the sources.
-            _rebuilding(progress, name, exc)
-            report = _refresh_locked(root, store, rdir, name, retriever, options, True, progress)
+            try:
+                report = _refresh_locked(root, store, rdir, name, retriever, options, force, progress)
+            except _DAMAGE as exc:
+                if force or _not_damage(exc):
+                    raise
+                # An old segment turned out damaged while being updated: rebuild from the sources.
+                _rebuilding(progress, name, exc)
+                report = _refresh_locked(root, store, rdir, name, retriever, options, True, progress)
+        except BaseException:
+            # What this write put beside the committed index goes with it: on a full disk a failed
+            # refresh's segment kept the space the next one needed (freeing what it needed was not
+            # enough), and `index --retriever all` failed in every retriever after the first failure.
+            _collect_uncommitted(retriever, store, rdir, name)
+            raise
     except OSError as exc:
         if raised_by_caller(exc):
             raise
@@ -380,6 +387,18 @@ def refresh(
         lock.release()
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _collect_uncommitted(retriever, store: str, rdir: str, name: str) -> None:
+    """Remove what the committed index does not name, keeping what a build resumes from (the
+    vectors' checkpoints). The committed state is read again, not assumed: a write that failed
+    after its commit must not take the new index for garbage. Best effort: the next commit's
+    collection clears whatever is left."""
+    try:
+        committed = layout.read_manifest(store, name)
+        retriever.collect_garbage(rdir, committed["state"] if committed else None, keep_resumable=True)
+    except (layout.ManifestProblem, layout.StoreError, OSError, KeyError, TypeError, AttributeError, ValueError):
+        pass
 
 
 def _refresh_locked(root, store, rdir, name, retriever, options, force, progress) -> RefreshReport:

@@ -130,7 +130,7 @@ class ContextualRetriever(LexicalRetriever):
 
     def collect_garbage(self, directory: str, state: dict, *, keep_resumable: bool = False) -> None:
         super().collect_garbage(directory, state, keep_resumable=keep_resumable)
-        live = state.get("contexts")
+        live = state.get("contexts") if state is not None else None
         try:
             names = os.listdir(directory)
         except OSError:

@@ -150,8 +150,8 @@ class HybridRetriever:
 
     def collect_garbage(self, directory: str, state: dict, *, keep_resumable: bool = False) -> None:
         lex_dir, dense_dir = self._dirs(directory)
-        self.lexical.collect_garbage(lex_dir, state[LEXICAL], keep_resumable=keep_resumable)
-        self.dense.collect_garbage(dense_dir, state[DENSE], keep_resumable=keep_resumable)
+        self.lexical.collect_garbage(lex_dir, state[LEXICAL] if state is not None else None, keep_resumable=keep_resumable)
+        self.dense.collect_garbage(dense_dir, state[DENSE] if state is not None else None, keep_resumable=keep_resumable)
 
     def open_store(self, directory: str, state: dict) -> "HybridRetriever":
         lex_dir, dense_dir = os.path.join(directory, LEXICAL), os.path.join(directory, DENSE)

@@ -393,7 +393,9 @@ class LexicalRetriever:
 
     def collect_garbage(self, directory: str, state: dict, *, keep_resumable: bool = False) -> None:
         """Remove what `state` does not name (see service: after a commit, and before a rebuild;
-        `keep_resumable` keeps what a killed build left for the next to resume from)."""
+        `keep_resumable` keeps what a killed build left for the next to resume from; None: nothing
+        is committed)."""
+        state = state if state is not None else {"segments": []}
         LexicalIndex(directory, state).collect_garbage(state)
 
 

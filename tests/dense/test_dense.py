@@ -32,6 +32,33 @@ def test_a_one_file_edit_re_embeds_only_that_files_chunks(sample_repo, rewrite):
     assert hits[0].source_path == "src/app/cache.py" and (hits[0].start_line, hits[0].end_line) == (1, 2)
 
 
+def test_a_hybrid_refresh_that_fails_before_its_commit_leaves_only_what_the_committed_index_names(
+        sample_repo, rewrite, monkeypatch):
+    """On a full disk each failed hybrid refresh left a generation of vectors and a lexical segment
+    beside the committed index: `index --retriever all` then failed in every retriever after it."""
+    import errno
+
+    from retrieval import service
+    from retrieval.store import layout
+
+    service.refresh(sample_repo, "hybrid")
+    rewrite(sample_repo / "src/app/cache.py", "def drop_cache_entry(cache, key):\n    cache.pop(key, None)\n")
+    before = {p.relative_to(sample_repo): p.stat().st_size for p in (sample_repo / ".retrieval" / "hybrid").rglob("*")
+              if p.is_file() and "manifest" not in p.name}
+
+    def no_space(*args, **kwargs):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(layout, "commit_manifest", no_space)
+    with pytest.raises(layout.StoreError):
+        service.refresh(sample_repo, "hybrid")
+    monkeypatch.undo()
+    after = {p.relative_to(sample_repo): p.stat().st_size for p in (sample_repo / ".retrieval" / "hybrid").rglob("*")
+             if p.is_file() and "manifest" not in p.name and not p.name.startswith("ckpt-")}
+    assert after == before
+    assert service.refresh(sample_repo, "hybrid").status == "indexed"
+
+
 def test_a_deleted_file_leaves_the_vectors(sample_repo):
     from retrieval import service
     from retrieval.vectors.store import Generation

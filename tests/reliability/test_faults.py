@@ -30,6 +30,15 @@ def change_tree(root, rewrite) -> None:
     os.unlink(root / "src/app/cache.py")
 
 
+def unnamed(root, name: str = "lexical") -> list[str]:
+    """The segments in name's index directory its committed manifest does not name."""
+    store = str(root / ".retrieval")
+    manifest = layout.read_manifest(store, name)
+    named = {s["name"] for s in manifest["state"]["segments"]} if manifest else set()
+    directory = layout.retriever_dir(store, name)
+    return sorted(n for n in os.listdir(directory) if n.startswith("seg-") and n not in named)
+
+
 def leftovers(root) -> list[str]:
     names = (p.name for p in (root / ".retrieval").rglob("*"))
     return sorted(n for n in names if n.startswith(".tmp-") or n.endswith(".tmp"))
@@ -141,8 +150,10 @@ def test_a_full_disk_at_any_store_write_fails_the_refresh_cleanly_and_keeps_the_
         monkeypatch.undo()
         message = str(info.value)
         assert message == f"cannot update the index at {root / '.retrieval'}: {NO_SPACE}", (n, kinds[n - 1])
-        # Nothing half-written stays behind to take the space, and the committed index answers.
+        # Nothing half-written stays behind to take the space (nor a whole segment the commit never
+        # named: the next refresh needed its space too), and the committed index answers.
         assert leftovers(root) == [], (n, kinds[n - 1])
+        assert unnamed(root) == [], (n, kinds[n - 1])
         expected = old if n <= commit else new
         assert answers(root, stale_ok=True) == expected, (n, kinds[n - 1])
         if n > commit:
@@ -150,6 +161,22 @@ def test_a_full_disk_at_any_store_write_fails_the_refresh_cleanly_and_keeps_the_
 
     assert service.refresh(str(root)).status in ("indexed", "up to date")
     assert answers(root) == new
+
+
+def test_a_first_build_that_fails_at_its_commit_leaves_no_segment_behind(sample_repo, full_disk):
+    disk = full_disk(FullDisk())
+    disk.fail_at = -1  # counted only: the commit is the manifest's replace
+    original = disk._op
+
+    def fail_the_commit(kind: str) -> None:
+        original(kind)
+        if kind == "replace:manifest.json":
+            raise OSError(errno.ENOSPC, NO_SPACE)
+
+    disk._op = fail_the_commit
+    with pytest.raises(layout.StoreError):
+        service.refresh(str(sample_repo))
+    assert "create" in disk.kinds and unnamed(sample_repo) == []
 
 
 def test_a_query_on_a_full_disk_answers_from_the_previous_index_with_a_note(sample_repo, rewrite, full_disk):
