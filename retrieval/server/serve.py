@@ -101,9 +101,16 @@ def _write_info(directory: str, info: dict) -> None:
     """info.json replaced whole: a reader sees the previous server's or this one's, never half."""
     path = os.path.join(directory, "info.json")
     temp = f"{path}.{os.getpid()}.tmp"
-    with open(_open_ours(temp, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as fh:
-        json.dump(info, fh)
-    os.replace(temp, path)
+    try:
+        with open(_open_ours(temp, os.O_WRONLY | os.O_TRUNC), "w", encoding="utf-8") as fh:
+            json.dump(info, fh)
+        os.replace(temp, path)
+    except BaseException:
+        try:  # (a full disk left one empty temp file per attempt to start)
+            os.unlink(temp)
+        except OSError:
+            pass
+        raise
 
 
 def _is_server(pid: int) -> bool:
@@ -236,7 +243,7 @@ class Server:
         try:
             # Our pid before opening the indexes (seconds): `serve --stop` meanwhile must signal this
             # process, not the previous server's pid, which another process may have taken since.
-            _write_info(self.dir, {"pid": os.getpid(), "root": self.root, "version": self.version, "starting": True})
+            self._publish({"pid": os.getpid(), "root": self.root, "version": self.version, "starting": True})
             self.warm = Warm(self.root)
             self.warm.open()
             self.sock = _bind(socket_path(self.store))
@@ -244,12 +251,20 @@ class Server:
             info = {"pid": os.getpid(), "root": self.root, "version": self.version,
                     "started": time.time(), "idle_timeout": self.idle_timeout,
                     "watcher": type(self.warm.watcher).__name__, "settings": client.settings_tag(self.environment)}
-            _write_info(self.dir, info)
+            self._publish(info)
             serving.STORE, serving.INFO = self.store, info
         except BaseException:
             self.close()
             raise
         self.say(f"serving {self.root} (pid {os.getpid()}; {self.warm.watcher.described})")
+
+    def _publish(self, info: dict) -> None:
+        try:
+            _write_info(self.dir, info)
+        except OSError as exc:  # a full disk: said as every command says it, not as an errno
+            from ..store import layout
+
+            raise layout.unwritable("serve", self.store, exc) from exc
 
     def close(self) -> None:
         serving.STORE, serving.INFO = None, {}
@@ -645,9 +660,11 @@ def main(argv=None) -> int:
     parser.add_argument("--root", default=".")
     parser.add_argument("--idle-timeout", type=float, default=DEFAULT_IDLE_TIMEOUT)
     args = parser.parse_args(argv)
+    from ..store.layout import StoreError
+
     try:
         run(args.root, args.idle_timeout)
-    except AlreadyRunning as exc:
+    except (AlreadyRunning, StoreError) as exc:  # (its last line is what `serve --detach` says)
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -1239,3 +1239,23 @@ def test_a_root_whose_name_holds_a_newline_is_said_on_one_line(tmp_path):
     finally:
         stopped = cli("serve", "--stop", "--root", root, server=False)
     assert stopped.returncode == 0 and strip_probe(stopped.stderr).decode().count("\n") == 1
+
+
+def test_a_server_that_cannot_write_its_info_on_a_full_disk_says_so_in_one_line_and_leaves_no_temp(
+        make_tree, monkeypatch, capsys):
+    """It said `error: OSError: [Errno 28] No space left on device` (detached) or `error: [Errno 28]
+    ...` (in the foreground), the traceback in its log, and left an empty info.json.<pid>.tmp per try."""
+    import errno
+
+    from retrieval.server import serve as serving
+
+    root = make_tree({"a.py": "def zqfull():\n    pass\n"})
+
+    def no_space(src, dst):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(serving.os, "replace", no_space)
+    assert serving.main(["--root", str(root)]) == 1
+    store = layout.store_dir(str(root))
+    assert capsys.readouterr().err == f"error: cannot serve the index at {store}: {os.strerror(errno.ENOSPC)}\n"
+    assert [n for n in os.listdir(os.path.join(store, "serve")) if n.endswith(".tmp")] == []
