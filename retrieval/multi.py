@@ -187,7 +187,7 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
     else:
         hits = ranked(top_k)
     if not hits and top_k:  # the lexical index speaks for them all
-        service.say_why_empty(root, "lexical", filters, min_confidence, query, notes)
+        service.say_why_empty(root, "lexical", filters, min_confidence, query, notes, lines)
     indexed = _indexed(root, engine.engines, hits)
     hits = _labelled_by_syntax(root, engine.engines, hits, indexed)
     # A label is the treesitter chunk's (the others have none): its words are weighed by its index.

@@ -39,24 +39,16 @@ class LineMatcher:
     def __init__(self, root: str, regex: re.Pattern):
         self.root = root
         self.regex = regex
-        self._lines: dict[str, list[str] | None] = {}
-        self._matches: dict[str, frozenset[int]] = {}
+        self._matches: dict[str, frozenset[int]] = {}  # (the numbers alone: every file's text was 100 MB)
 
-    def lines(self, path: str) -> list[str] | None:
-        """The file's lines without their endings; None when it cannot be read now."""
-        if path not in self._lines:
+    def matching_lines(self, path: str) -> frozenset[int]:
+        """The 1-based numbers of the file's lines holding a match (none when it cannot be read)."""
+        found = self._matches.get(path)
+        if found is None:
             from .read import split_ending
             from .snippets import current_lines
 
-            lines = current_lines(self.root, path)
-            self._lines[path] = None if lines is None else [split_ending(line)[0] for line in lines]
-        return self._lines[path]
-
-    def matching_lines(self, path: str) -> frozenset[int]:
-        """The 1-based numbers of the file's lines holding a match."""
-        found = self._matches.get(path)
-        if found is None:
-            lines = self.lines(path) or []
+            lines = [split_ending(line)[0] for line in current_lines(self.root, path) or ()]
             search = self.regex.search
             # One search of the whole text first: most files hold no match, and that is C's loop.
             if lines and search("\n".join(lines)) is not None:

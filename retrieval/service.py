@@ -1040,7 +1040,7 @@ def search(
 
         hits = keep_at_least(hits, min_confidence, top_k)
     if not hits and top_k:  # (none asked for: no reason to give)
-        say_why_empty(root, retriever, filters, min_confidence, query, notes)
+        say_why_empty(root, retriever, filters, min_confidence, query, notes, lines)
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed)
 
@@ -1081,12 +1081,13 @@ def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dic
     return out
 
 
-def say_why_empty(root: str, retriever: str, filters, min_confidence, query: str, notes: list[str]) -> None:
+def say_why_empty(root: str, retriever: str, filters, min_confidence, query: str, notes: list[str],
+                  lines=None) -> None:
     """Add why a search came back empty (retrieval.notes.no_hits): an empty list said nothing to a
     caller of this API (the command line alone said it, on stderr)."""
     from .notes import no_hits
 
-    note = no_hits(root_path(root), retriever, filters, min_confidence, query)
+    note = no_hits(root_path(root), retriever, filters, min_confidence, query, lines)
     if note and note not in notes:
         notes.append(note)
 
