@@ -1318,6 +1318,10 @@ def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, r
             # built under another HOME.
             walked = "version" if outdated else _walked_otherwise(manifest)
             row["reason"] = STALE_VERSION if walked == "version" else STALE_USER if walked == "user" else STALE_FILES
+        if row["state"] == "stale" and not os.access(layout.retriever_dir(store, name), os.W_OK):
+            # A read-only store (a mount, a checkout of another user's) is never refreshed: "the next
+            # query refreshes it" was not so.
+            row["reason"] = row["reason"].rsplit("; ", 1)[0] + "; " + READ_ONLY_STORE
 
 
 STALE_VERSION = "built by another version or with other index settings; the next query rebuilds it"
@@ -1325,6 +1329,8 @@ STALE_USER = ("built under another HOME, XDG_CONFIG_HOME or GIT_CONFIG_* (other 
               "the next query refreshes it")
 
 
+READ_ONLY_STORE = (f"the store is not writable, so queries answer from this snapshot ({layout.ENV_INDEX_DIR}="
+                   "/a/writable/directory keeps indexes elsewhere)")
 STALE_FILES = ("files changed since its last refresh, or were written too close to it to tell; "
                "the next query refreshes it")
 

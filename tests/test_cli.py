@@ -645,6 +645,14 @@ def test_status_json_describes_each_retriever(run, sample_repo, rewrite):
     rewrite(sample_repo / "src/app/config.py", "def parse_config():\n    return {}\n")
     assert status()["lexical"]["state"] == "stale"
     assert "the next query refreshes it" in status()["lexical"]["reason"]  # a state said without a word looked like a fault
+    # A store that cannot be written is never refreshed: said so, not that the next query refreshes it.
+    with pytest.MonkeyPatch.context() as patch:
+        lexical_dir = os.path.join(str(sample_repo), ".retrieval", "lexical")
+        patch.setattr(os, "access", lambda path, mode, *a, **k: not (path == lexical_dir and mode == os.W_OK))
+        reason = status()["lexical"]["reason"]
+    assert reason.startswith("files changed since its last refresh") and "next query" not in reason
+    assert reason.endswith("the store is not writable, so queries answer from this snapshot "
+                           "(RETRIEVAL_INDEX_DIR=/a/writable/directory keeps indexes elsewhere)")
     run("query", "--root", sample_repo, "config")
     assert status()["lexical"]["state"] == "ready" and status()["lexical"]["reason"] is None
 
