@@ -110,7 +110,8 @@ class Searcher:
             logging.disable(logging.NOTSET)
 
     def search(self, query: str, top_k: int | None = None, retriever: str | None = "",
-               path: list[str] | str | None = None, lang: str | None = "", kind: str | None = "",
+               path: list[str] | str | None = None, lang: list[str] | str | None = "",
+               kind: list[str] | str | None = "",
                max_tokens: int | None = None, expand: int | str | None = None, files: bool | None = False,
                min_confidence: str | None = "", snippet_lines: int | None = None, pattern: list[str] | str | None = None,
                fixed_strings: bool | None = False, on_tick=None) -> dict:
@@ -123,10 +124,12 @@ class Searcher:
             if not glob.strip():  # (the command line's words for it are about shell variables)
                 raise ToolFailure("path: an empty glob: give one (src/**, *.py), or leave path out")
             argv += ["--path", glob]
-        if lang:
-            argv += ["--lang", lang]
-        if kind:
-            argv += ["--kind", kind]
+        for one in [lang] if isinstance(lang, str) else lang or ():
+            if one:
+                argv += ["--lang", one]
+        for one in [kind] if isinstance(kind, str) else kind or ():
+            if one:
+                argv += ["--kind", one]
         for one in [pattern] if isinstance(pattern, str) else pattern or ():
             argv += ["--regexp", one]
         if fixed_strings:
@@ -197,7 +200,7 @@ def _run_apart(argv: list[str], root: str, stdin: bytes, environment: dict):
 
 
 # The command's options as the tool's arguments are named: an agent never typed `--lang`.
-_OPTION = re.compile(r"'?--(retriever|lang|kind|path|top-k|max-tokens|expand|files)\b'?")
+_OPTION = re.compile(r"'?--(retriever|lang|kind|path|top-k|max-tokens|expand|files|min-confidence|snippet-lines)\b'?")
 _SHORT = {"-e": "pattern", "-F": "fixed_strings"}
 _SHORT_OPTION = re.compile(r"(?<![\w-])(-e|-F)\b")
 
@@ -311,8 +314,11 @@ def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = N
             "Only files matching one of these globs, read as in .gitignore: with a slash inside, from the "
             "repository root (src/**/*.py, src/app/); without, at any depth (*.test.ts, core.py); a glob "
             "starting with ! leaves out what it names (['*.py', '!tests/']), the later one deciding."))] = None,
-        lang: Annotated[str | None, Field(description="Only this language, e.g. python.")] = "",
-        kind: Annotated[Literal["", "code", "docs", "config"] | None, Field(description="Only this kind of file.")] = "",
+        # A list too, as the command line repeats --lang and --kind (any of them).
+        lang: Annotated[list[str] | str | None, Field(description="Only this language, e.g. python, or any of "
+                                                              "several: ['go', 'markdown'].")] = "",
+        kind: Annotated[list[Literal["code", "docs", "config"]] | Literal["", "code", "docs", "config"] | None,
+                        Field(description="Only this kind of file, or any of several.")] = "",
         max_tokens: Annotated[int | None, Field(ge=1, le=MAX_TOKENS, strict=True, description=(
             f"As many hits as fit in this many tokens, snippets included (at most {MAX_TOKENS:,}; with expand "
             f"or snippet_lines and no max_tokens, {EXPAND_TOKENS:,}); notes say how many more did not fit."))] = None,

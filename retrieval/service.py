@@ -1239,6 +1239,10 @@ def status(root: str | os.PathLike[str]) -> list[dict]:
             rows.append(row)
             continue
         if manifest is None:
+            if row["state"] == "missing":  # what to do about it, in JSON as in the text (with its root:
+                from .output import shell_word  # run from elsewhere, the bare command indexes another tree)
+
+                row["reason"] = f"build it with `retrieval index --retriever {name} --root {shell_word(root)}`"
             rows.append(row)
             continue
         try:

@@ -630,6 +630,8 @@ def test_status_json_describes_each_retriever(run, sample_repo, rewrite):
         return {row["retriever"]: row for row in payload["retrievers"]}
 
     assert status()["lexical"]["state"] == "missing"
+    # What to do about it, as the text says it (a script read `"reason": null`).
+    assert status()["lexical"]["reason"] == f"build it with `retrieval index --retriever lexical --root {sample_repo}`"
     run("index", "--root", sample_repo)
     row = status()["lexical"]
     assert {"retriever", "state", "files", "chunks", "tokens", "primary_language", "languages",

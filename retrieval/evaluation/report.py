@@ -52,14 +52,15 @@ def evaluation_text(ev: Evaluation, per_query: bool = False) -> str:
     out = [table(headers, rows)]
     if names and any(run.summary()["queries"] for run in ev.runs):
         out.append(interval_text(ev.runs, _label(names[0], ev.k)))
-    cats = sorted({c for run in ev.runs for c in run.by_category()})
+    # Only categories with a scored query: one whose queries' targets are all missing was a row of dashes.
+    cats = sorted({c for run in ev.runs for c, s in run.by_category().items() if s["queries"]})
     if len(cats) > 1:
         headers = ["category", "retriever"] + [_label(n, ev.k) for n in names] + ["queries"]
         rows: list = []
         for cat in cats:
             for run in ev.runs:
                 s = run.by_category().get(cat)
-                if s:
+                if s and s["queries"]:
                     rows.append([cat, run.retriever] + [s[n] for n in names] + [str(s["queries"])])
         out.append(table(headers, rows, left=(0, 1)))
     for run in ev.runs:

@@ -84,8 +84,8 @@ def serve_command(root, stop, detach, idle_timeout):
                        err=True)
         elif detach:
             info = serve.start_detached(root, idle_timeout, waiting=lambda log: click.echo(
-                f"starting the server of {shown_path(root)}: it opens the indexes first, building any that "
-                f"are missing (its log: {shown_path(log)})", err=True))
+                f"starting the server of {shown_path(root)}: it opens the indexes built there first, "
+                f"refreshing them (and building lexical's if missing; its log: {shown_path(log)})", err=True))
             said = "already serving" if info.get("already") else "serving"
             click.echo(f"{said} {shown_path(root)} (pid {info['pid']})", err=True)
             if info.get("already") and not serves_here(info, asked=False):

@@ -58,6 +58,17 @@ def test_eval_json_numbers(make_tree, tmp_path):
     assert run["hit_lines"]["first"] == 2.0 and run["hit_lines"]["top_k"] == 2.0
 
 
+def test_a_category_without_a_scored_query_gets_no_row_of_dashes(make_tree, tmp_path):
+    root = make_tree(FILES)
+    ds = _dataset(tmp_path, [{"query": "frobnicate widgets", "relevant": ["pkg/alpha.py"], "category": "semantic"},
+                             {"query": "QuuxRegistry", "relevant": ["pkg/beta.py"], "category": "symbol"},
+                             {"query": "does not exist anywhere", "relevant": ["nope/missing.go"]}])
+    text = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical"]).output
+    rows = text.split("category")[1].splitlines()
+    assert any(r.startswith("semantic") for r in rows) and any(r.startswith("symbol") for r in rows)
+    assert not any(r.startswith("-") and "lexical" in r for r in rows)
+
+
 def test_eval_text_table_and_subdirectory_root(make_tree, tmp_path):
     root = make_tree(FILES)
     # Index only pkg/ while the annotations name files from the repository root (as semble does).

@@ -125,6 +125,17 @@ def test_a_pattern_keeps_the_hits_with_a_matching_line_and_a_bad_one_is_said_in_
     assert "pattern 'open(' is not a regular expression" in said and "fixed_strings matches it" in said
 
 
+def test_lang_and_kind_may_be_lists_as_the_command_line_repeats_them_and_notes_name_arguments(make_tree):
+    root = make_tree({"a.py": "def zqrepeat():\n    pass\n", "b.go": "func zqrepeat() {}\n",
+                      "c.md": "# zqrepeat\n\nzqrepeat here.\n", "d.toml": "zqrepeat = 1\n"})
+    _tools, results = _call(root, [("search", {"query": "zqrepeat", "lang": ["python", "go"]}),
+                                   ("search", {"query": "zqrepeat", "kind": ["docs", "config"]}),
+                                   ("search", {"query": "the", "min_confidence": "high"})])
+    assert {r["path"] for r in _payload(results[0])["results"]} == {"a.py", "b.go"}
+    assert {r["path"] for r in _payload(results[1])["results"]} == {"c.md", "d.toml"}
+    assert all("--" not in note for note in _payload(results[2]).get("notes", []))
+
+
 def test_any_text_is_a_query_a_lone_dash_included(make_tree):
     root = make_tree({"cli.py": "def read_stdin():\n    return '-'  # a lone - means stdin\n"})
     _tools, results = _call(root, [("search", {"query": "-"}), ("search", {"query": "--json stdin"})])

@@ -691,8 +691,8 @@ def test_a_detached_start_that_takes_a_while_says_what_it_waits_for(sample_repo,
         assert proc.returncode == 0, proc.stderr
         log = os.path.join(client.serve_dir(client.store_dir(str(sample_repo))), "log")
         assert strip_probe(proc.stderr).decode().splitlines()[0] == (
-            f"starting the server of {sample_repo}: it opens the indexes first, building any that are missing "
-            f"(its log: {log})")
+            f"starting the server of {sample_repo}: it opens the indexes built there first, refreshing them "
+            f"(and building lexical's if missing; its log: {log})")
     finally:
         info = client.probe(client.store_dir(str(sample_repo)))
         if info:
