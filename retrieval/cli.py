@@ -831,6 +831,11 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 
             def render(h, shown, cut):
                 return shown_path(path_from_here(root, h.source_path))
+        elif vimgrep:  # its lines, each with its path, line and column
+            from .output import vimgrep_lines
+
+            def render(h, shown, cut):
+                return "\n".join(vimgrep_lines([h], shown, terms, root, lines.regex if lines else None, cut))
         else:  # its header, and each line with its number
             def render(h, shown, cut):
                 return "\n".join(text_lines([h], shown, cut))
@@ -913,7 +918,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     elif vimgrep:
         from .output import vimgrep_lines
 
-        shown = list(vimgrep_lines(result.hits, snippets or {}, terms, root, lines.regex if lines else None))
+        shown = list(vimgrep_lines(result.hits, snippets or {}, terms, root, lines.regex if lines else None,
+                                   truncated))
         if shown:
             click.echo("\n".join(shown))
     else:

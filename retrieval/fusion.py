@@ -286,6 +286,13 @@ def append_below(first: list[Span], more: Sequence[Span]) -> list[Span]:
         if piece is not None:
             group.append(piece)
             out.append(piece)
+    added = out[len(first):]
+    floor = first[-1].score if first else 0.0
+    top = max((s.score for s in added), default=0.0)
+    if top > floor > 0:
+        # Scaled below the last of `first`: a score falls with rank (a lead retriever's 21st hit
+        # scored 4.59 below another's 19th at 0.05), and the order among them stays.
+        out[len(first):] = [replace(s, score=s.score * floor / top) for s in added]
     return out
 
 

@@ -328,13 +328,14 @@ def _match_column(own: str, cell: str | None, pattern: re.Pattern) -> int | None
 
 
 def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], root: str,
-                  pattern: re.Pattern | None = None) -> Iterator[str]:
+                  pattern: re.Pattern | None = None, truncated: set[str] = frozenset()) -> Iterator[str]:
     """`path:line:column:text` for each hit (vim's default errorformat, ripgrep's --vimgrep), its
     path from the current directory (where an editor opens it): the lines of its snippet holding a
     word of the query (given a `-e` pattern, those it matches, at the match), else its first; its
     first line with no text when there is no snippet (a file gone since indexing). The column is
     counted in the file's own line: a notebook's snippet shows its cells' text, not the JSON line
-    holding it, and a long line is shown shortened."""
+    holding it, and a long line is shown shortened. A line --max-tokens cut (`truncated` hits) ends
+    with `…`."""
     files: dict[str, list[str] | None] = {}
     for hit in hits:
         path = shown_path(path_from_here(root, hit.source_path))
@@ -343,10 +344,13 @@ def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], 
             yield f"{path}:{hit.start_line}:1:"
             continue
         notebook = is_notebook(hit.source_path)
-        raw = _file_lines(root, hit.source_path, files) if notebook or snippet.cut_lines else None
+        cut = hit.docid in truncated
+        raw = _file_lines(root, hit.source_path, files) if notebook or snippet.cut_lines or cut else None
         shown = []
         for n, line in enumerate(line_texts(snippet.text), start=snippet.start_line):
             own = raw[n - 1] if raw is not None and 0 < n <= len(raw) else line
+            if cut and not notebook and len(line) < len(own) and not snippet.cut_lines:
+                line += " …"  # (its column is still the file line's)
             shown.append((n, line, _term_column(own, terms) if pattern is None else
                           _match_column(own, line if notebook else None, pattern)))
         for n, line, col in [entry for entry in shown if entry[2] is not None] or [(*shown[0][:2], 1)]:

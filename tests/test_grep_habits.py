@@ -276,3 +276,16 @@ def test_every_retriever_mode_and_the_python_api_take_patterns(run, make_tree):
         service.QueryFilter(patterns="renew")
     with pytest.raises(ValueError, match="is not a regular expression"):
         service.QueryFilter(patterns=("(",))
+
+
+def test_vimgrep_under_a_token_budget_keeps_the_column_and_marks_a_cut_line(run, make_tree, monkeypatch):
+    line = "    items = [h for h in registry if h.enabled]  # each zqroute is registered " + "x" * 200
+    root = make_tree({"routes.py": f"def register():\n{line}\n    return items\n"})
+    monkeypatch.chdir(root)
+    whole = run("query", "zqroute", "--vimgrep", "-k", "1").stdout.splitlines()
+    assert whole == [f"routes.py:2:{line.index('zqroute') + 1}:{line}"]
+    cut = run("query", "zqroute", "--vimgrep", "-k", "1", "--max-tokens", "20").stdout.splitlines()
+    assert len(cut) == 1 and cut[0].startswith(whole[0].rsplit(":", 1)[0].rsplit(":", 1)[0] + ":")
+    path, number, column, text = cut[0].split(":", 3)
+    assert (path, number, column) == ("routes.py", "2", str(line.index("zqroute") + 1))
+    assert text.endswith(" …") and line.startswith(text[:-2]) and len(text) < len(line)

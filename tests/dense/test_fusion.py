@@ -311,6 +311,16 @@ def test_a_deeper_span_cut_by_a_hit_above_keeps_its_longest_free_run():
     assert [(s.start_line, s.end_line) for s in out] == [(40, 45), (46, 100)]
 
 
+def test_deeper_spans_score_below_those_above_them_in_their_own_order():
+    from retrieval.fusion import append_below
+
+    out = append_below([Span("a.py", 1, 5, 2.0), Span("b.py", 1, 5, 0.05)],
+                       [Span("c.py", 1, 5, 4.5), Span("d.py", 1, 5, 3.0)])
+    scores = [s.score for s in out]
+    assert scores[:2] == [2.0, 0.05] and scores == sorted(scores, reverse=True)
+    assert scores[2] == pytest.approx(0.05) and scores[3] == pytest.approx(0.05 * 3.0 / 4.5)
+
+
 class _Fixed:
     """An engine that answers every query with the same hits."""
 
