@@ -44,7 +44,7 @@ def store_dir(root: str) -> str:
 
 
 # Errors an index directory elsewhere gets around (a read-only checkout, a directory not ours).
-_NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
+NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
 def unwritable(action: str, store: str, exc: OSError) -> StoreError:
@@ -58,7 +58,7 @@ def unwritable(action: str, store: str, exc: OSError) -> StoreError:
         # The error was the link's target's "No such file or directory", said of the store below it.
         message = (f"{ENV_INDEX_DIR}={moved} is a symbolic link to {os.readlink(moved)}, which does not exist: "
                    "create that directory or point the variable at another (or unset it)")
-    elif getattr(exc, "errno", None) in _NOT_WRITABLE:
+    elif getattr(exc, "errno", None) in NOT_WRITABLE:
         # Set already: naming it as the way out said to do what had been done.
         message += (f" (point {ENV_INDEX_DIR}, now {moved}, at a writable directory)" if moved else
                     f" (set {ENV_INDEX_DIR}=/a/writable/directory to keep indexes elsewhere)")

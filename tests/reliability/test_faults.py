@@ -534,3 +534,22 @@ def test_status_says_a_torn_segment_is_damage_the_next_query_repairs(sample_repo
     assert run("query", "--root", sample_repo, "config").exit_code == 0
     (row,) = [r for r in service.status(str(sample_repo)) if r["retriever"] == "lexical"]
     assert row["state"] == "ready"
+
+
+def test_an_up_to_date_index_in_a_store_that_cannot_be_written_is_up_to_date_not_an_error(
+        sample_repo, rewrite, monkeypatch):
+    """`index` on a read-only mount of a fresh store (a CI cache restored read-only) exited 1: it
+    could not take the writer lock, though it had nothing to write."""
+    from retrieval.store import lock
+
+    built = service.refresh(str(sample_repo))
+
+    def read_only(self, *args, **kwargs):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(lock.WriterLock, "acquire", read_only)
+    again = service.refresh(str(sample_repo))
+    assert (again.status, again.chunks, again.files) == ("up to date", built.chunks, built.files)
+    rewrite(sample_repo / "src/app/config.py", "def parse_config():\n    return {}\n")
+    with pytest.raises(layout.StoreError, match="cannot write the index at .*Read-only file system"):
+        service.refresh(str(sample_repo))  # something to write: the store's refusal is the answer
