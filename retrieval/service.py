@@ -1346,6 +1346,10 @@ def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, r
             # built under another HOME.
             walked = "version" if outdated else _walked_otherwise(manifest)
             row["reason"] = STALE_VERSION if walked == "version" else STALE_USER if walked == "user" else STALE_FILES
+            if walked not in ("version", "user") and isinstance(manifest.get("root"), str) and manifest["root"] != root:
+                # (moved or copied: the files' stats said nothing of it, only the paths outside it)
+                row["reason"] = (f"last refreshed at {manifest['root']} (the tree moved or was copied here); "
+                                 "the next query refreshes it")
         if row["state"] == "stale" and not os.access(layout.retriever_dir(store, name), os.W_OK):
             # A read-only store (a mount, a checkout of another user's) is never refreshed: "the next
             # query refreshes it" was not so.

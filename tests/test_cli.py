@@ -1230,3 +1230,17 @@ def test_a_file_holding_many_hits_is_read_once_for_all_their_snippets(run, make_
     assert sorted(reads) == ["big.py", "small.py"]
     lines = (root / "big.py").read_text().splitlines(keepends=True)
     assert all(r["snippet"] == "".join(lines[r["snippet_start"] - 1 : r["snippet_end"]]) for r in rows if r["path"] == "big.py")
+
+
+def test_status_of_a_moved_tree_says_where_it_was_last_refreshed_not_that_files_changed(run, make_tree, tmp_path):
+    import shutil
+
+    root = make_tree({"a.py": "def zqmoved():\n    pass\n"})
+    run("index", "--root", root, "--retriever", "lexical")
+    moved = tmp_path / "elsewhere" / "moved"
+    moved.parent.mkdir()
+    shutil.move(str(root), str(moved))
+    row = json.loads(run("status", "--root", moved, "--json").stdout)["retrievers"][0]
+    assert row["state"] == "stale"
+    assert row["reason"] == (f"last refreshed at {root} (the tree moved or was copied here); "
+                             "the next query refreshes it")
