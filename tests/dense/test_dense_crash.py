@@ -215,12 +215,22 @@ def test_refreshes_stopped_one_after_another_while_writing_their_generation_leav
 
     real = build.build_turbovec
     monkeypatch.setattr(build, "build_turbovec", stopped)
+    # As a SIGKILL leaves them: without the cleanup an interrupted refresh does (below).
+    cleanup = service._collect_uncommitted
+    monkeypatch.setattr(service, "_collect_uncommitted", lambda *args: None)
     for version in (1, 2, 3):
         rewrite(root / "pkg/m0.py", module(0, version))
         with pytest.raises(KeyboardInterrupt):
             service.refresh(root, "turbovec")
         unfinished = {n.split(".")[0] for n in os.listdir(store) if n.startswith("vec-") and n not in committed}
         assert len(unfinished) == 1, sorted(os.listdir(store))
+    # Interrupted, a refresh removes what it wrote beside the committed index (its checkpoint stays,
+    # to be resumed from).
+    monkeypatch.setattr(service, "_collect_uncommitted", cleanup)
+    rewrite(root / "pkg/m0.py", module(0, 4))
+    with pytest.raises(KeyboardInterrupt):
+        service.refresh(root, "turbovec")
+    assert {n for n in os.listdir(store) if n.startswith("vec-")} == committed
     assert spans(service.search(root, "retry the request", retriever="turbovec", top_k=5, stale_ok=True).hits) == before
     monkeypatch.setattr(build, "build_turbovec", real)
     service.refresh(root, "turbovec")
