@@ -715,8 +715,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     if vimgrep and not snippet_lines and expand is None:
         snippet_lines = 1  # the hit's line: the one holding the most of the query's words
     if (fixed_strings or ignore_case) and not patterns:
-        raise click.UsageError(f"{'-F' if fixed_strings else '-i'} applies to -e patterns, and none is given "
-                               "(QUERY's words match in any case already)")
+        raise click.UsageError("-F applies to -e patterns, and none is given" if fixed_strings else
+                               "-i applies to -e patterns, and none is given (QUERY's words match in any case already)")
     files_only = files_only or paths_only
     text = _read_query(words)
     root = _root(root, builds=True)
@@ -856,8 +856,10 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 if shorter < envelope:  # the flag costs tokens too: a cut saving none only loses the query
                     echoed, envelope = head, shorter
         asked = len(hits)
+        anchors = {h.docid: lines.first_in(h.source_path, h.start_line, h.end_line) for h in hits
+                   if h.start_line} if lines else None  # (a pattern's matching lines are what a cut keeps)
         hits, truncated = within_budget(hits, {} if snippets is None else snippets, max(0, max_tokens - envelope),
-                                        cost, terms, define)
+                                        cost, terms, define, anchors)
         if len(hits) < asked and not budget_decides:  # (with no -k, as many as fit was the question)
             from .output import counted
 

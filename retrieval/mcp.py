@@ -114,7 +114,7 @@ class Searcher:
                kind: list[str] | str | None = "",
                max_tokens: int | None = None, expand: int | str | None = None, files: bool | None = False,
                min_confidence: str | None = "", snippet_lines: int | None = None, pattern: list[str] | str | None = None,
-               fixed_strings: bool | None = False, on_tick=None) -> dict:
+               fixed_strings: bool | None = False, ignore_case: bool | None = False, on_tick=None) -> dict:
         argv = ["query", "--root", self.root, "--json"]
         if retriever:  # absent, the command's default (RETRIEVAL_RETRIEVER, else lexical)
             argv += ["--retriever", retriever]
@@ -134,6 +134,8 @@ class Searcher:
             argv += ["--regexp", one]
         if fixed_strings:
             argv.append("--fixed-strings")
+        if ignore_case:
+            argv.append("--ignore-case")
         if max_tokens is None and (expand is not None or snippet_lines):
             max_tokens = EXPAND_TOKENS
             if top_k is None:  # as many as the call would get without a budget, not as many as fit
@@ -201,8 +203,8 @@ def _run_apart(argv: list[str], root: str, stdin: bytes, environment: dict):
 
 # The command's options as the tool's arguments are named: an agent never typed `--lang`.
 _OPTION = re.compile(r"'?--(retriever|lang|kind|path|top-k|max-tokens|expand|files|min-confidence|snippet-lines)\b'?")
-_SHORT = {"-e": "pattern", "-F": "fixed_strings"}
-_SHORT_OPTION = re.compile(r"(?<![\w-])(-e|-F)\b")
+_SHORT = {"-e": "pattern", "-F": "fixed_strings", "-i": "ignore_case"}
+_SHORT_OPTION = re.compile(r"(?<![\w-])(-e|-F|-i)\b")
 
 
 def _tool_words(line: str) -> str:
@@ -339,11 +341,13 @@ def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = N
             "as grep), still ranked by the query: ['raise \\w+Error'] with the question of what raises it."))] = None,
         fixed_strings: Annotated[bool | None, Field(strict=True, description=(
             "The patterns are literal strings, not regular expressions."))] = False,
+        ignore_case: Annotated[bool | None, Field(strict=True, description=(
+            "The patterns match in any case (the query's words always do)."))] = False,
         ctx: Context | None = None,
     ) -> dict:
         try:
             return _result(searcher.search(query, top_k, retriever, path, lang, kind, max_tokens, expand, files,
-                                           min_confidence, snippet_lines, pattern, fixed_strings,
+                                           min_confidence, snippet_lines, pattern, fixed_strings, ignore_case,
                                            on_tick=_progress_to(ctx)))
         except ToolFailure as exc:
             raise ToolError(str(exc)) from None

@@ -11,7 +11,6 @@ with a blank line between hits when lines are shown. Colour only on a terminal (
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import replace
 from typing import Callable, Iterator, Optional
 
@@ -54,11 +53,12 @@ _NARROW = LazyPattern("[\x00-\u2e7f]+")
 
 
 def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost, focus: frozenset[str] = frozenset(),
-         define: str = "") -> Snippet:
+         define: str = "", anchor: int | None = None) -> Snippet:
     """The snippet's lines that fit `budget` tokens as printed, from the hit's own first line (an
     expanded snippet's context before it goes first), or given the query's terms (`focus`) the
     hit's lines holding the most of them: a long function opens with its signature and docstring,
-    and the lines that matched may come further down (the first line itself cut if need be)."""
+    and the lines that matched may come further down (the first line itself cut if need be); given
+    `anchor` (the first line a `-e` pattern matched), lines holding it."""
     lines = split_lines(snippet.text)  # as the file's lines are numbered (a form feed is no break)
     if hit.start_line is not None and snippet.start_line is not None:
         skip = min(max(0, hit.start_line - snippet.start_line), max(0, len(lines) - 1))
@@ -85,10 +85,11 @@ def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost, focus: froze
         else:
             high = mid - 1
     at, kept = 0, lines[:low]
-    if focus and 0 < low < len(lines):
+    offset = anchor - snippet.start_line if anchor is not None and snippet.start_line is not None else None
+    if (focus or offset is not None) and 0 < low < len(lines):
         # The window's lines may be longer than the first ones: fewer of them, placed again.
         for size in range(low, max(0, low - 8), -1):
-            at = _focus(hit, lines, size, focus, define)
+            at = _focus(hit, lines, size, focus, define, offset)
             if at == 0 or fits(lines[at : at + size], at):
                 kept = lines[at : at + size] if at else kept
                 break
@@ -104,10 +105,11 @@ def _cut(hit: SearchHit, snippet: Snippet, budget: int, cost: Cost, focus: froze
     return trial(kept, at)
 
 
-def _focus(hit: SearchHit, lines: list[str], size: int, focus: frozenset[str], define: str = "") -> int:
+def _focus(hit: SearchHit, lines: list[str], size: int, focus: frozenset[str], define: str = "",
+           offset: int | None = None) -> int:
     """Where the `size` of the hit's own lines (later ones are an expanded snippet's context)
-    holding the most of the focus terms start (and the line defining `define`, when one does); 0
-    when the first ones hold as many."""
+    holding the most of the focus terms start (and the line defining `define`, when one does, or
+    the line at `offset`, a pattern's match); 0 when the first ones hold as many."""
     from .snippets import best_window, definition_offset
 
     own = len(lines)
@@ -115,18 +117,22 @@ def _focus(hit: SearchHit, lines: list[str], size: int, focus: frozenset[str], d
         own = max(1, min(own, hit.end_line - hit.start_line + 1))
     if size >= own:
         return 0
-    anchor = definition_offset(lines[:own], define, hit.language) if define else None
+    if offset is not None and 0 <= offset < own:
+        anchor = offset
+    else:
+        anchor = definition_offset(lines[:own], define, hit.language) if define else None
     return best_window(lines[:own], size, focus, anchor)
 
 
 def within_budget(hits: list[SearchHit], snippets: dict, budget: int, cost: Cost | None = None,
-                  focus: frozenset[str] = frozenset(), define: str = "") -> tuple[list[SearchHit], set[str]]:
+                  focus: frozenset[str] = frozenset(), define: str = "",
+                  anchors: dict | None = None) -> tuple[list[SearchHit], set[str]]:
     """The hits that fit `budget` tokens, in rank order, and the docids whose snippet was cut.
     `cost` prices a hit as it will be printed (`query` passes its JSON's or its text's); the default
     is four characters a token of snippet plus HIT_OVERHEAD. Whole hits while they fit; the first
     that does not is cut to the room left (its snippet, in `snippets`, in place: from the hit's own
     first line, or given `focus`, the query's terms, its lines holding the most of them, and the line
-    defining `define` when it has one) and ends
+    defining `define` when it has one, or the line `anchors` gives its docid) and ends
     the answer, so the budget is spent on the best hits, not left half empty by one long one. A
     later hit of which not one line fits is left out; the first hit always comes back, so a small
     budget still gets the best answer."""
@@ -136,7 +142,8 @@ def within_budget(hits: list[SearchHit], snippets: dict, budget: int, cost: Cost
         snippet = snippets.get(hit.docid)
         price = cost(hit, snippet, False)
         if used + price > budget:
-            cut = _cut(hit, snippet, budget - used, cost, focus, define) if snippet is not None else None
+            cut = _cut(hit, snippet, budget - used, cost, focus, define, (anchors or {}).get(hit.docid)) \
+                if snippet is not None else None
             if not out or (cut is not None and cut.text):
                 if cut is not None:
                     snippets[hit.docid] = cut
@@ -315,7 +322,7 @@ def _term_column(line: str, terms: frozenset[str]) -> int | None:
     return len(line[: min(found)].encode("utf-8", "surrogatepass")) + 1 if found else None
 
 
-def _match_column(own: str, cell: str | None, pattern: re.Pattern) -> int | None:
+def _match_column(own: str, cell: str | None, pattern) -> int | None:
     """The 1-based byte column of the pattern's first match in the file's own line, None when it
     has none; a notebook's line is matched in its cell's text (as indexed), its column in the JSON
     line holding it (its start when escapes moved it)."""
@@ -328,7 +335,7 @@ def _match_column(own: str, cell: str | None, pattern: re.Pattern) -> int | None
 
 
 def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], root: str,
-                  pattern: re.Pattern | None = None, truncated: set[str] = frozenset()) -> Iterator[str]:
+                  pattern=None, truncated: set[str] = frozenset()) -> Iterator[str]:
     """`path:line:column:text` for each hit (vim's default errorformat, ripgrep's --vimgrep), its
     path from the current directory (where an editor opens it): the lines of its snippet holding a
     word of the query (given a `-e` pattern, those it matches, at the match), else its first; its

@@ -18,6 +18,7 @@ from .index_options import (CONTEXTUAL, IndexOptions, chunker_for, configured_re
                             wanted_bits, wanted_context_model, wanted_model)
 from .memo import Memo
 from .parallel import WorkerLost
+from .patterns import PatternError
 from .discover import (RULES_VERSION, Discovery, DiscoveryError, as_walked, require_root, root_path, user_places, walk,
                        walk_record)
 from .extras import SetupError
@@ -34,7 +35,8 @@ Progress = Callable[[str], None]
 
 # Errors that say what the asker or the machine must fix (the root, the store's disk, an extra's
 # setup), not that an index is damaged: re-raised as they are, never answered by a rebuild.
-_NOT_DAMAGE = (DiscoveryError, layout.StoreError, SetupError, WorkerLost)
+# (PatternError: a -e pattern too slow for a file, raised from inside the search's filter)
+_NOT_DAMAGE = (DiscoveryError, layout.StoreError, SetupError, WorkerLost, PatternError)
 # What reading a damaged store file raises: a short or garbled file (ValueError, KeyError, TypeError
 # from its parsing; AttributeError from valid JSON of another shape, `[]` where an object was
 # written) or numbers pointing outside their arrays (IndexError).
@@ -758,6 +760,9 @@ class QueryFilter:
         for pattern in self.patterns:
             if not isinstance(pattern, str):
                 raise TypeError(f"patterns takes strings, not {type(pattern).__name__} ({pattern!r})")
+        for name in ("fixed_strings", "ignore_case"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be a bool, not {type(getattr(self, name)).__name__}")
         self._regex = compile_patterns(self.patterns, fixed=self.fixed_strings, ignore_case=self.ignore_case) \
             if self.patterns else None
 
@@ -769,9 +774,10 @@ class QueryFilter:
         once per search; None without patterns."""
         if not self.patterns:
             return None
+        from .output import shell_word
         from .patterns import LineMatcher
 
-        return LineMatcher(root, self._regex)
+        return LineMatcher(root, self._regex, " or ".join(f"-e {shell_word(p)}" for p in self.patterns))
 
     def compile(self) -> Callable[[str, str, str], bool]:
         from .ignore import compile_selection, selector

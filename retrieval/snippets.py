@@ -83,6 +83,20 @@ def _read_lines(root: str, source_path: str, as_indexed: bool = True) -> tuple[s
     """(content digest, lines split as the chunker split them) of a file as it is now; ("", None)
     when it cannot be read as one (gone, a link, no regular file, too large). Not `as_indexed`:
     a notebook's own lines (its JSON), not its cells' script view."""
+    data, text = _read_text(root, source_path, as_indexed)
+    if text is None:
+        return "", None
+    # Split exactly as the chunker did, so line numbers agree (a lone \r is not a line break).
+    return content_digest(data), split_lines(text)
+
+
+def current_text(root: str, source_path: str) -> str | None:
+    """A file's text as it is now, decoded as indexing decodes it (a notebook's script view); None
+    when it cannot be read."""
+    return _read_text(root, source_path)[1]
+
+
+def _read_text(root: str, source_path: str, as_indexed: bool = True) -> tuple[bytes | None, str | None]:
     path = inside(root, source_path)
     data = st = None
     if path is not None:
@@ -98,18 +112,11 @@ def _read_lines(root: str, source_path: str, as_indexed: bool = True) -> tuple[s
         except OSError:
             pass
     if data is None:
-        return "", None
+        return None, None
     text = decode_shown(data)  # as when it was indexed
     if as_indexed and is_notebook(source_path):
         text = as_script(text)[0]
-    # Split exactly as the chunker did, so line numbers agree (a lone \r is not a line break).
-    return content_digest(data), split_lines(text)
-
-
-def current_lines(root: str, source_path: str) -> list[str] | None:
-    """A file's lines as it is now, split and numbered as the chunker numbered them (endings kept);
-    None when it cannot be read."""
-    return _read_lines(root, source_path)[1]
+    return data, text
 
 
 def file_lines(root: str, source_path: str) -> list[str] | None:

@@ -21,7 +21,7 @@ TREE = {
     ("--type", "--lang LANG"), ("-t", "--lang LANG"), ("--glob", "--path GLOB"), ("-g", "--path GLOB"),
     ("--include", "--path GLOB"), ("--exclude", "--path '!GLOB'"), ("--max-count", "-k N"),
     ("-C", "--expand N"), ("--mode", "--retriever"), ("--color", "NO_COLOR=1"),
-    ("-w", "-e '\\bWORD\\b'"), ("--smart-case", "-i (for -e patterns"),
+    ("-w", "-e '\\bWORD\\b'"), ("--smart-case", "-i (for -e patterns"), ("-E", "-e PATTERN"),
     ("--hidden", "nothing: hidden files are searched"),
 ])
 def test_a_grep_family_option_is_told_what_says_it_here(run, make_tree, option, says):
@@ -242,6 +242,7 @@ def test_fixed_strings_and_ignore_case_and_bad_patterns(run, make_tree):
     for flag in ("-F", "-i"):
         alone = run("query", "--root", root, "refresh token", flag)
         assert alone.exit_code == 2 and f"{flag} applies to -e patterns, and none is given" in alone.output
+        assert ("any case already" in alone.output) == (flag == "-i")
 
 
 def test_a_pattern_no_hit_of_the_query_holds_says_so(run, make_tree):
@@ -276,6 +277,8 @@ def test_every_retriever_mode_and_the_python_api_take_patterns(run, make_tree):
         service.QueryFilter(patterns="renew")
     with pytest.raises(ValueError, match="is not a regular expression"):
         service.QueryFilter(patterns=("(",))
+    with pytest.raises(TypeError, match="fixed_strings must be a bool"):
+        service.QueryFilter(patterns=("x",), fixed_strings="yes")
 
 
 def test_vimgrep_under_a_token_budget_keeps_the_column_and_marks_a_cut_line(run, make_tree, monkeypatch):
@@ -289,3 +292,36 @@ def test_vimgrep_under_a_token_budget_keeps_the_column_and_marks_a_cut_line(run,
     path, number, column, text = cut[0].split(":", 3)
     assert (path, number, column) == ("routes.py", "2", str(line.index("zqroute") + 1))
     assert text.endswith(" …") and line.startswith(text[:-2]) and len(text) < len(line)
+
+
+def test_a_pattern_is_matched_line_by_line_inline_flags_and_text_anchors_included(run, make_tree):
+    root = make_tree({"a.py": "import os\n\n\n\ndef zqwidget():\n    return os\n",
+                      "b.py": "def zqwidget_too():\n    pass\n"})
+    # \A and \Z are a line's ends here, as grep's ^ and $ (one search of a file's text saw its first line only).
+    assert {p for p, _, _ in _hits(run("query", "--root", root, "zqwidget", "--json", "-e", r"\Adef"))} == {"a.py", "b.py"}
+    # An inline flag opens its own pattern, wherever the pattern comes among several (it was a traceback).
+    flagged = _hits(run("query", "--root", root, "zqwidget", "--json", "-e", "nothing", "-e", "(?i)DEF ZQWIDGET_TOO"))
+    assert [p for p, _, _ in flagged] == ["b.py"]
+    broken = run("query", "--root", root, "zqwidget", "-e", r"zq\nwidget")
+    assert broken.exit_code == 2 and r"-e 'zq\nwidget' holds a line break (\n)" in broken.output
+
+
+def test_a_pattern_too_slow_for_a_file_stops_the_search_naming_it_and_the_index_is_no_damage(run, make_tree, monkeypatch):
+    from retrieval import patterns
+
+    monkeypatch.setattr(patterns, "FILE_SECONDS", 0.3)
+    root = make_tree({"slow.py": f"zqslow = '{'a' * 34}b'\n", "fine.py": "zqslow = 1\n"})
+    result = run("query", "--root", root, "zqslow", "-e", "(a+)+$")
+    assert result.exit_code == 1
+    assert "error: -e '(a+)+$' took over 0.3 s to match the lines of slow.py: Python's regular expressions " \
+           "backtrack" in result.stderr
+    assert "damaged" not in result.stderr and "rebuilding" not in result.stderr
+    assert _hits(run("query", "--root", root, "zqslow", "--json", "-e", "(a++)+$")) == []  # possessive: at once
+
+
+def test_a_budget_cuts_a_hit_to_the_lines_its_pattern_matched(run, make_tree):
+    body = "".join(f"    step_{n} = zqpipeline.run({n})\n" for n in range(40))
+    root = make_tree({"p.py": f"def zqpipeline_steps():\n{body}    raise ZqStopError('done')\n"})
+    shown = json.loads(run("query", "--root", root, "zqpipeline steps", "--json", "-e", r"raise \w+Error",
+                           "--max-tokens", "120").stdout)["results"][0]
+    assert shown["truncated"] and "raise ZqStopError" in shown["snippet"]

@@ -116,13 +116,17 @@ def test_a_pattern_keeps_the_hits_with_a_matching_line_and_a_bad_one_is_said_in_
     _tools, results = _call(root, [("search", {"query": "zqload", "pattern": r"open\("}),
                                    ("search", {"query": "zqload", "pattern": ["for p in", "nothing"]}),
                                    ("search", {"query": "zqload", "pattern": "open(", "fixed_strings": True}),
-                                   ("search", {"query": "zqload", "pattern": "open("})])
+                                   ("search", {"query": "zqload", "pattern": "open("}),
+                                   ("search", {"query": "zqload", "pattern": "OPEN\\(", "ignore_case": True}),
+                                   ("search", {"query": "zqload", "pattern": "(?i)OPEN\\("})])
     assert [r["path"] for r in _payload(results[0])["results"]] == ["a.py"]
     assert [r["path"] for r in _payload(results[1])["results"]] == ["b.py"]
     assert [r["path"] for r in _payload(results[2])["results"]] == ["a.py"]
     assert _is_error(results[3])
     said = results[3].content[0].text
     assert "pattern 'open(' is not a regular expression" in said and "fixed_strings matches it" in said
+    assert [r["path"] for r in _payload(results[4])["results"]] == ["a.py"]
+    assert [r["path"] for r in _payload(results[5])["results"]] == ["a.py"]  # (an inline flag was a traceback)
 
 
 def test_lang_and_kind_may_be_lists_as_the_command_line_repeats_them_and_notes_name_arguments(make_tree):
