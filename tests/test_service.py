@@ -860,12 +860,20 @@ def test_rebuilds_killed_one_after_another_leave_only_the_last_ones_files(make_t
         raise KeyboardInterrupt  # the new segments are written, the manifest not yet
 
     monkeypatch.setattr(layout, "commit_manifest", killed)
+    # As a SIGKILL leaves them: without the cleanup an interrupted refresh does (below).
+    cleanup = service._collect_uncommitted
+    monkeypatch.setattr(service, "_collect_uncommitted", lambda *args: None)
     left = []
     for _ in range(4):
         with pytest.raises(KeyboardInterrupt):
             service.refresh(root, "lexical", force=True)
         left.append(len({n for n in os.listdir(store) if n.startswith("seg-")} - committed))
     assert left[0] >= 1 and left == left[:1] * 4, left  # the last killed build's only
+    # Interrupted (not killed), a rebuild removes what it wrote.
+    monkeypatch.setattr(service, "_collect_uncommitted", cleanup)
+    with pytest.raises(KeyboardInterrupt):
+        service.refresh(root, "lexical", force=True)
+    assert {n for n in os.listdir(store) if n.startswith("seg-")} == committed
     monkeypatch.undo()
     assert [h.docid for h in service.search(root, "retry upload", top_k=3, stale_ok=True).hits] == before
 

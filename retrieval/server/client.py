@@ -40,7 +40,7 @@ COMMANDS = ("query", "status")
 # `query`'s options that take no value (a test keeps this equal to the command's): knowing them, the
 # client can tell `query - --json` (the query on stdin) from `query words --path -`.
 QUERY_FLAGS = frozenset({"--json", "--jsonl", "--stale-ok", "--files", "-l", "--files-with-matches", "--vimgrep",
-                         "--help", "-h"})
+                         "-F", "--fixed-strings", "-i", "--ignore-case", "--help", "-h"})
 MAX_HEADER = 1 << 20
 REPLY_TIMEOUT = 600.0
 # How long a client waits for the server to start on its command: requests run one at a time, and
