@@ -686,7 +686,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
 @click.option("-e", "--regexp", "patterns", multiple=True, metavar="PATTERN",
               help="Only hits with a line matching PATTERN, a regular expression (Python's re, matched within "
                    "a line as grep does; repeatable: any of them), still ranked by QUERY: "
-                   "-e 'except\b' 'where a failed upload is retried'.")
+                   "-e 'except\\b' 'where a failed upload is retried'.")
 @click.option("-F", "--fixed-strings", is_flag=True, help="-e patterns are literal strings, not regular expressions.")
 @click.option("-i", "--ignore-case", is_flag=True, help="-e patterns match in any case (QUERY's words always do).")
 @click.option("--files", "files_only", is_flag=True, help="Ranked distinct files, each with its best span.")

@@ -177,8 +177,10 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
     def fetch(asked: int, allow=allow) -> list[SearchHit]:
         return engine.search_detailed(query, asked, allow=allow)
 
+    short: list[str] = []  # a search -e's depth cut short: why an empty answer is empty
+
     def ranked(asked: int) -> list[SearchHit]:
-        return fetch(asked) if lines is None else service.matching_lines(fetch, asked, lines, allow)
+        return fetch(asked) if lines is None else service.matching_lines(fetch, asked, lines, allow, short)
 
     if min_confidence:  # the lead's levels (see hits_from_spans): look deeper, then keep those at the level
         from .confidence import keep_at_least
@@ -186,7 +188,8 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
         hits = keep_at_least(ranked(max(top_k, service.MIN_CONFIDENCE_DEPTH)), min_confidence, top_k)
     else:
         hits = ranked(top_k)
-    if not hits and top_k:  # the lexical index speaks for them all
+    notes += short
+    if not hits and top_k and not short:  # the lexical index speaks for them all
         service.say_why_empty(root, "lexical", filters, min_confidence, query, notes, lines)
     indexed = _indexed(root, engine.engines, hits)
     hits = _labelled_by_syntax(root, engine.engines, hits, indexed)

@@ -206,7 +206,7 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
         return (f"no hits: no word of the query is searched for ({given}): single "
                 "letters and the most common words are not indexed")
     if filters and filters.patterns:
-        return f"no hits: no indexed text holding a word of the query has a line matching {_patterns_said(filters)}"
+        return f"no hits: none of the chunks the query ranks has a line matching {_patterns_said(filters)}"
     where = " of the files the filters admit" if filters else ""
     return f"no hits: no indexed text{where} contains a word of the query"
 

@@ -830,16 +830,23 @@ PATTERN_DEPTH = 50
 PATTERN_MAX_DEPTH = 3200
 
 
-def matching_lines(fetch, wanted: int, lines, allow=None) -> list[SearchHit]:
+def matching_lines(fetch, wanted: int, lines, allow=None, notes: list[str] | None = None) -> list[SearchHit]:
     """The first `wanted` hits of `fetch(depth, allow)` with a line `lines` (a LineMatcher)
     matches, ranks renumbered from 1: only files holding a match are ranked, and the search asks
-    deeper while fewer hits hold one and the retriever has more."""
+    deeper while fewer hits hold one and the retriever has more, up to PATTERN_MAX_DEPTH (said in
+    `notes` when reached short)."""
     allow = lines.restrict(allow)
     asked = max(wanted, PATTERN_DEPTH)
     while True:
         found = fetch(asked, allow=allow)
         kept = [h for h in found if lines.in_span(h)]
-        if len(kept) >= wanted or len(found) < asked or asked >= PATTERN_MAX_DEPTH:
+        if len(kept) >= wanted or len(found) < asked:
+            break
+        if asked >= PATTERN_MAX_DEPTH:
+            if notes is not None:  # (an empty answer said no chunk held both, of one it had not looked at)
+                notes.append(f"{lines.said or '-e'}: the query's first {asked:,} hits in the files holding a match "
+                             f"were looked at and {len(kept)} of them {'has' if len(kept) == 1 else 'have'} one; "
+                             "deeper ones may too (--path, or more words of the query, narrows the search)")
             break
         asked = min(asked * 4, PATTERN_MAX_DEPTH)
     return [replace(h, rank=n) for n, h in enumerate(kept[:wanted], start=1)]
@@ -1059,7 +1066,9 @@ def search(
                                            progress=progress, notes=notes)
         return hits
 
-    hits = fetch(depth) if lines is None else matching_lines(fetch, depth, lines, allow)
+    short: list[str] = []  # a search -e's depth cut short: why an empty answer is empty
+    hits = fetch(depth) if lines is None else matching_lines(fetch, depth, lines, allow, short)
+    notes += short
     engine = opened[0]
     if min_confidence and hits and not any(h.confidence for h in hits):
         # A dense retriever's hits have no lexical evidence to grade: filtering would drop them all.
@@ -1069,7 +1078,7 @@ def search(
         from .confidence import keep_at_least
 
         hits = keep_at_least(hits, min_confidence, top_k)
-    if not hits and top_k:  # (none asked for: no reason to give)
+    if not hits and top_k and not short:  # (none asked for: no reason to give)
         say_why_empty(root, retriever, filters, min_confidence, query, notes, lines)
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed)
@@ -1358,8 +1367,9 @@ def _status_row(root: str, store: str, name: str, manifest: dict, reason: str, r
                                  "the next query refreshes it")
         if row["state"] == "stale" and not os.access(layout.retriever_dir(store, name), os.W_OK):
             # A read-only store (a mount, a checkout of another user's) is never refreshed: "the next
-            # query refreshes it" was not so.
-            row["reason"] = row["reason"].rsplit("; ", 1)[0] + "; " + READ_ONLY_STORE
+            # query refreshes it" was not so. Nor does another version's index answer from it.
+            row["reason"] = row["reason"].rsplit("; ", 1)[0] + "; " + (
+                READ_ONLY_OUTDATED if row["reason"] == STALE_VERSION else READ_ONLY_STORE)
 
 
 STALE_VERSION = "built by another version or with other index settings; the next query rebuilds it"
@@ -1367,6 +1377,8 @@ STALE_USER = ("built under another HOME, XDG_CONFIG_HOME or GIT_CONFIG_* (other 
               "the next query refreshes it")
 
 
+READ_ONLY_OUTDATED = (f"the store is not writable, so no query answers from it until it is rebuilt "
+                      f"({layout.ENV_INDEX_DIR}=/a/writable/directory keeps indexes elsewhere)")
 READ_ONLY_STORE = (f"the store is not writable, so queries answer from this snapshot ({layout.ENV_INDEX_DIR}="
                    "/a/writable/directory keeps indexes elsewhere)")
 STALE_FILES = ("files changed since its last refresh, or were written too close to it to tell; "

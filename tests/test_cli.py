@@ -655,6 +655,16 @@ def test_status_json_describes_each_retriever(run, sample_repo, rewrite):
     assert reason.startswith("files changed since its last refresh") and "next query" not in reason
     assert reason.endswith("the store is not writable, so queries answer from this snapshot "
                            "(RETRIEVAL_INDEX_DIR=/a/writable/directory keeps indexes elsewhere)")
+    # Built by another version: no query answers from it (it was said they did from the snapshot).
+    from retrieval import service
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(os, "access", lambda path, mode, *a, **k: not (path == lexical_dir and mode == os.W_OK))
+        patch.setattr(service, "_checked", lambda *args: (True, ""))
+        reason = status()["lexical"]["reason"]
+    assert reason.startswith("built by another version") and reason.endswith(
+        "the store is not writable, so no query answers from it until it is rebuilt "
+        "(RETRIEVAL_INDEX_DIR=/a/writable/directory keeps indexes elsewhere)")
     run("query", "--root", sample_repo, "config")
     assert status()["lexical"]["state"] == "ready" and status()["lexical"]["reason"] is None
 

@@ -226,6 +226,20 @@ def test_a_pattern_is_matched_within_the_hit_s_own_lines_not_anywhere_in_its_fil
     assert kept == [ranked[i] for i in marked[:3]]
 
 
+def test_a_search_cut_short_by_its_depth_says_so_instead_of_that_nothing_matches(run, make_tree, monkeypatch):
+    from retrieval import service
+
+    fill = "# -\n" * 90
+    heavy = "".join(f"def token_{n}(token):\n    return token + token + token\n\n\n{fill}" for n in range(6))
+    root = make_tree({f"m{k}.py": heavy + "def last(token):\n    return zqmarker(token)\n" + fill for k in range(20)})
+    monkeypatch.setattr(service, "PATTERN_MAX_DEPTH", service.PATTERN_DEPTH)  # below the first match's rank
+    result = run("query", "--root", root, "token", "-e", "zqmarker")
+    assert result.exit_code == 0 and result.stdout == ""
+    assert (f"note: -e zqmarker: the query's first {service.PATTERN_DEPTH} hits in the files holding a match were "
+            "looked at and 0 of them have one; deeper ones may too") in result.stderr
+    assert "none of the chunks" not in result.stderr  # (it said so of chunks it had not looked at)
+
+
 def test_fixed_strings_and_ignore_case_and_bad_patterns(run, make_tree):
     root = make_tree(TREE)
     literal = _hits(run("query", "--root", root, "refresh token", "--json", "-e", "renew()", "-F"))
@@ -251,7 +265,7 @@ def test_a_pattern_no_hit_of_the_query_holds_says_so(run, make_tree):
     assert result.exit_code == 0 and result.stdout == ""
     assert "no line of the indexed files the other filters admit matches -e" in result.stderr
     missed = run("query", "--root", root, "oauth", "-e", "^package")  # a line in session.go, not the word
-    assert "no indexed text holding a word of the query has a line matching -e '^package'" in missed.stderr
+    assert "none of the chunks the query ranks has a line matching -e '^package'" in missed.stderr
 
 
 def test_vimgrep_and_snippets_show_the_matching_line(run, make_tree, monkeypatch):
