@@ -934,6 +934,9 @@ _OPEN: Memo = _OpenIndexes(8)
 VOUCHED: dict[tuple[str, str], tuple] = {}
 
 
+REPLACED_RETRIES = 20  # snapshots a writer may commit under one open before it counts as a failed attempt
+
+
 def _manifest_key(store: str, name: str) -> tuple | None:
     try:
         st = os.stat(layout.manifest_path(store, name))
@@ -968,7 +971,9 @@ def open_index(
     layout.refuse_symlink(layout.retriever_dir(store, name))
     layout.refuse_untrusted(store, root)
     notes = notes if notes is not None else []
-    for attempt in range(3):
+    attempt, replaced = -1, 0
+    while attempt < 2:
+        attempt += 1
         key = _manifest_key(store, name)
         cached = _OPEN.recall((store, name))
         if cached is not None and key is not None and cached[0] == key and not _model_changed(name, cached[1]):
@@ -1022,8 +1027,14 @@ def open_index(
         except (OSError, *_DAMAGE) as exc:
             if _not_damage(exc):
                 raise
-            # A writer replaced the snapshot between our reads, or the store is damaged: retry,
-            # and on the last attempt rebuild.
+            if replaced < REPLACED_RETRIES and _manifest_key(store, name) not in (key, None):
+                # A writer committed a newer snapshot, and collected this one's files, between our
+                # reads of its manifest and of them: no damage, and no attempt spent (threads searching
+                # beside a loop of refreshes ran out of attempts, a rebuild among them, and failed).
+                replaced += 1
+                attempt -= 1
+                continue
+            # The store is damaged: retry, and on the last attempt rebuild.
             if attempt == 1:
                 _rebuilding(progress, name, exc)
                 refresh(root, name, force=True, progress=progress)

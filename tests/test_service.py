@@ -1076,3 +1076,33 @@ def test_a_progress_callback_that_cannot_be_called_is_refused_before_anything_is
         with pytest.raises(TypeError, match="progress must be a callable taking one str, not int"):
             call()
     assert not (root / ".retrieval").exists()
+
+
+def test_an_open_racing_a_writer_that_commits_again_and_again_opens_its_newest_snapshot_without_a_rebuild(
+        make_tree, monkeypatch):
+    """Threads searching beside a loop of refreshes: each open read a manifest whose files the next
+    commit had collected, spent its three attempts (a forced rebuild among them) and failed with
+    "the index could not be opened"."""
+    from retrieval.retrievers.lexical import LexicalRetriever
+
+    root = make_tree({"a.py": "def zqrace():\n    pass\n"})
+    service.refresh(root)
+    manifest = layout.manifest_path(layout.store_dir(str(root)), "lexical")
+    real, raced, rebuilds = LexicalRetriever.open_store, [], []
+
+    def replaced_meanwhile(self, directory, state):
+        if len(raced) < 6:  # a writer commits (a new manifest) and collects this snapshot's files
+            raced.append(1)
+            data = open(manifest, "rb").read()
+            os.unlink(manifest)
+            with open(manifest, "wb") as fh:
+                fh.write(data.rstrip() + b" " * len(raced))  # (another size: a key of its own within a clock tick)
+            raise FileNotFoundError(2, "No such file or directory", os.path.join(directory, "seg-000001"))
+        return real(self, directory, state)
+
+    monkeypatch.setattr(LexicalRetriever, "open_store", replaced_meanwhile)
+    monkeypatch.setattr(service, "_rebuilding", lambda *args: rebuilds.append(args))
+    service._OPEN.pop((layout.store_dir(str(root)), "lexical"), None)
+    engine = service.open_index(root, "lexical", stale_ok=True)
+    assert len(raced) == 6 and rebuilds == []
+    assert [h.source_path for h in engine.search_detailed("zqrace", 3)] == ["a.py"]
