@@ -169,6 +169,14 @@ class LanguageName(click.ParamType):
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
 
+    def shell_complete(self, ctx, param, incomplete):
+        from click.shell_completion import CompletionItem
+
+        from .languages import known_languages
+
+        return [CompletionItem(name) for name in known_languages()
+                if name.startswith(incomplete.lower())]
+
 
 class RetrieverName(click.Choice):
     """A retriever's name, or `all`; a near miss is told the name it was probably meant to be."""

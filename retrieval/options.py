@@ -19,3 +19,9 @@ class RootPath(click.Path):
         if isinstance(value, str) and not value:
             self.fail("is empty (an unset variable?): name a directory, or leave the option out", param, ctx)
         return super().convert(value, param, ctx)
+
+    def shell_complete(self, ctx, param, incomplete):
+        from click.shell_completion import CompletionItem
+
+        # Directories: a shell's completion offered every file (click.Path completes both).
+        return [CompletionItem(incomplete, type="dir")]

@@ -339,3 +339,12 @@ def test_a_budget_cuts_a_hit_to_the_lines_its_pattern_matched(run, make_tree):
     shown = json.loads(run("query", "--root", root, "zqpipeline steps", "--json", "-e", r"raise \w+Error",
                            "--max-tokens", "120").stdout)["results"][0]
     assert shown["truncated"] and "raise ZqStopError" in shown["snippet"]
+
+
+def test_shell_completion_offers_languages_for_lang_and_directories_for_root():
+    from retrieval.cli import LanguageName
+    from retrieval.options import RootPath
+
+    assert [item.value for item in LanguageName().shell_complete(None, None, "py")] == ["python"]
+    assert {item.value for item in LanguageName().shell_complete(None, None, "")} >= {"go", "rust", "markdown"}
+    assert [(item.value, item.type) for item in RootPath().shell_complete(None, None, "src/a")] == [("src/a", "dir")]
