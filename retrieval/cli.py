@@ -737,7 +737,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                                       patterns=patterns, fixed_strings=fixed_strings, ignore_case=ignore_case)
     except PatternError as exc:
         raise click.UsageError(str(exc)) from None
-    lines = filters.line_matcher(root)  # the lines snippets and --vimgrep show first
+    matcher = filters.line_matcher(root)  # a pattern's lines, which snippets and --vimgrep show first
     budget_decides = bool(max_tokens) and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT"
     if budget_decides:
         top_k = 100  # the budget, not the default count, decides how many hits fit
@@ -808,7 +808,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                     if not snippet_lines:
                         cut_scopes.add(h.docid)
                 shown = replace(h, start_line=first, end_line=last)  # the snippet's span only
-            first = lines.first_in(h.source_path, h.start_line, h.end_line) if lines and h.start_line else None
+            first = matcher.first_in(h.source_path, h.start_line, h.end_line) if matcher and h.start_line else None
             snippet = read_snippet(root, shown, expand=expand if isinstance(expand, int) else 0,
                                    max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path),
                                    focus=focus, define=define, files=read, anchor=first)
@@ -843,7 +843,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             from .output import vimgrep_lines
 
             def render(h, shown, cut):
-                return "\n".join(vimgrep_lines([h], shown, terms, root, lines.regex if lines else None, cut))
+                return "\n".join(vimgrep_lines([h], shown, terms, root, matcher.patterns if matcher else None, cut))
         else:  # its header, and each line with its number
             def render(h, shown, cut):
                 return "\n".join(text_lines([h], shown, cut))
@@ -864,8 +864,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 if shorter < envelope:  # the flag costs tokens too: a cut saving none only loses the query
                     echoed, envelope = head, shorter
         asked = len(hits)
-        anchors = {h.docid: lines.first_in(h.source_path, h.start_line, h.end_line) for h in hits
-                   if h.start_line} if lines else None  # (a pattern's matching lines are what a cut keeps)
+        anchors = {h.docid: matcher.first_in(h.source_path, h.start_line, h.end_line) for h in hits
+                   if h.start_line} if matcher else None  # (a pattern's matching lines are what a cut keeps)
         hits, truncated = within_budget(hits, {} if snippets is None else snippets, max(0, max_tokens - envelope),
                                         cost, terms, define, anchors)
         if len(hits) < asked and not budget_decides:  # (with no -k, as many as fit was the question)
@@ -928,7 +928,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     elif vimgrep:
         from .output import vimgrep_lines
 
-        shown = list(vimgrep_lines(result.hits, snippets or {}, terms, root, lines.regex if lines else None,
+        shown = list(vimgrep_lines(result.hits, snippets or {}, terms, root, matcher.patterns if matcher else None,
                                    truncated))
         if shown:
             click.echo("\n".join(shown))

@@ -172,7 +172,7 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
     notes: list[str] = []
     engine = open_all(root, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None
-    lines = filters.line_matcher(root) if filters else None
+    matcher = filters.line_matcher(root) if filters else None
 
     def fetch(asked: int, allow=allow) -> list[SearchHit]:
         return engine.search_detailed(query, asked, allow=allow)
@@ -180,7 +180,7 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
     short: list[str] = []  # a search -e's depth cut short: why an empty answer is empty
 
     def ranked(asked: int) -> list[SearchHit]:
-        return fetch(asked) if lines is None else service.matching_lines(fetch, asked, lines, allow, short)
+        return fetch(asked) if matcher is None else service.matching_lines(fetch, asked, matcher, allow, short)
 
     if min_confidence:  # the lead's levels (see hits_from_spans): look deeper, then keep those at the level
         from .confidence import keep_at_least
@@ -190,7 +190,7 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
         hits = ranked(top_k)
     notes += short
     if not hits and top_k and not short:  # the lexical index speaks for them all
-        service.say_why_empty(root, "lexical", filters, min_confidence, query, notes, lines)
+        service.say_why_empty(root, "lexical", filters, min_confidence, query, notes, matcher)
     indexed = _indexed(root, engine.engines, hits)
     hits = _labelled_by_syntax(root, engine.engines, hits, indexed)
     # A label is the treesitter chunk's (the others have none): its words are weighed by its index.

@@ -173,7 +173,7 @@ def _glob_hint(filters, matches) -> str:
 _SPAN = re.compile(r":\d+(?:-\d+)?$")
 
 
-def no_hits(root: str, name: str, filters, min_confidence: str | None, query: str = "", lines=None) -> str | None:
+def no_hits(root: str, name: str, filters, min_confidence: str | None, query: str = "", matcher=None) -> str | None:
     """Why a query came back empty (an empty answer with nothing on stderr looks like a tool that
     did not run): filters that match no indexed file, an index holding no file, nothing at the
     confidence asked for, or no word of the query in the index. Text retrievers return only chunks
@@ -182,7 +182,7 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
     if files is None:
         return None
     if filters:
-        unmatched = _unmatched_filters(root, files, filters) or _unmatched_patterns(root, files, filters, lines)
+        unmatched = _unmatched_filters(root, files, filters) or _unmatched_patterns(root, files, filters, matcher)
         if unmatched:
             return unmatched
     if not files:
@@ -216,14 +216,14 @@ def _patterns_said(filters) -> str:
         + (" (-i)" if filters.ignore_case else "")
 
 
-def _unmatched_patterns(root: str, files: list[tuple], filters, lines=None) -> str | None:
-    """The note when no line of the files the other filters admit matches a -e pattern (`lines`:
+def _unmatched_patterns(root: str, files: list[tuple], filters, matcher=None) -> str | None:
+    """The note when no line of the files the other filters admit matches a -e pattern (`matcher`:
     the search's LineMatcher, holding what it read already)."""
     if not filters.patterns:
         return None
     allow = filters.compile()
-    lines = lines or filters.line_matcher(root)
-    if any(allow(*f) and lines.allows_file(f[0]) for f in files):
+    matcher = matcher or filters.line_matcher(root)
+    if any(allow(*f) and matcher.allows_file(f[0]) for f in files):
         return None
     others = " the other filters admit" if filters.paths or filters.language or filters.kind else ""
     return f"no hits: no line of the indexed files{others} matches {_patterns_said(filters)}"

@@ -79,7 +79,7 @@ class LineMatcher:
 
     def __init__(self, root: str, patterns: Patterns, said: str = ""):
         self.root = root
-        self.regex = patterns
+        self.patterns = patterns
         self.said = said  # the patterns as the command line gave them, for an error
         self._matches: dict[str, frozenset[int]] = {}  # (the numbers alone: every file's text was 100 MB)
 
@@ -97,11 +97,11 @@ class LineMatcher:
     def _scan(self, text: str | None, path: str) -> frozenset[int]:
         from .read import line_texts
 
-        search = self.regex.search
+        search = self.patterns.search
         # One search of the whole text first: most files hold no match, and that is C's loop. (Not
         # with a CR in it: `x$` matches before a line's `\n` only, and a line is matched without its
         # `\r\n`.)
-        if not text or (self.regex.whole_text and "\r" not in text and search(text) is None):
+        if not text or (self.patterns.whole_text and "\r" not in text and search(text) is None):
             return frozenset()
         lines = line_texts(text)
         deadline = time.monotonic() + FILE_SECONDS

@@ -18,7 +18,7 @@ from .index_options import (CONTEXTUAL, IndexOptions, chunker_for, configured_re
                             wanted_bits, wanted_context_model, wanted_model)
 from .memo import Memo
 from .parallel import WorkerLost
-from .patterns import PatternError
+from .patterns import PatternError, compile_patterns
 from .discover import (RULES_VERSION, Discovery, DiscoveryError, as_walked, require_root, root_path, user_places, walk,
                        walk_record)
 from .extras import SetupError
@@ -707,6 +707,18 @@ def clean(root: str | os.PathLike[str], *, progress: Progress = _quiet) -> bool:
 # -- searching ---------------------------------------------------------------------------------
 
 
+def _strings(value, field: str, noun: str) -> tuple[str, ...]:
+    """A filter's collection of strings as a tuple: one string is refused (it was taken character by
+    character: `"docs/*"` as `*`, every file), and so is anything that is no string."""
+    if isinstance(value, (str, bytes)):
+        raise TypeError(f"{field} takes a collection of {noun}, not one string: use ({value!r},)")
+    value = tuple(value)
+    for one in value:
+        if not isinstance(one, str):
+            raise TypeError(f"{field} takes strings, not {type(one).__name__} ({one!r})")
+    return value
+
+
 @dataclass
 class QueryFilter:
     """What a search keeps: paths matching any of these globs (as --path reads them), files of
@@ -729,12 +741,7 @@ class QueryFilter:
         # (`py`) or an unknown language or kind matched nothing, silently.
         from .languages import CODE, CONFIG, DOCS, resolve_language
 
-        if isinstance(self.paths, (str, bytes)):
-            raise TypeError(f"paths takes a collection of globs, not one string: use ({self.paths!r},)")
-        self.paths = tuple(self.paths)
-        for glob in self.paths:
-            if not isinstance(glob, str):
-                raise TypeError(f"paths takes strings, not {type(glob).__name__} ({glob!r})")
+        self.paths = _strings(self.paths, "paths", "globs")
         for name in ("language", "kind"):
             value = getattr(self, name)
             values = tuple(value) if isinstance(value, (tuple, list)) else (value,)
@@ -752,14 +759,7 @@ class QueryFilter:
             setattr(self, name, values[0] if len(values) == 1 else values if values else "")
 
     def _check_patterns(self) -> None:
-        from .patterns import compile_patterns
-
-        if isinstance(self.patterns, (str, bytes)):
-            raise TypeError(f"patterns takes a collection of patterns, not one string: use ({self.patterns!r},)")
-        self.patterns = tuple(self.patterns)
-        for pattern in self.patterns:
-            if not isinstance(pattern, str):
-                raise TypeError(f"patterns takes strings, not {type(pattern).__name__} ({pattern!r})")
+        self.patterns = _strings(self.patterns, "patterns", "patterns")
         for name in ("fixed_strings", "ignore_case"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"{name} must be a bool, not {type(getattr(self, name)).__name__}")
@@ -830,21 +830,21 @@ PATTERN_DEPTH = 50
 PATTERN_MAX_DEPTH = 3200
 
 
-def matching_lines(fetch, wanted: int, lines, allow=None, notes: list[str] | None = None) -> list[SearchHit]:
-    """The first `wanted` hits of `fetch(depth, allow)` with a line `lines` (a LineMatcher)
+def matching_lines(fetch, wanted: int, matcher, allow=None, notes: list[str] | None = None) -> list[SearchHit]:
+    """The first `wanted` hits of `fetch(depth, allow)` with a line `matcher` (a LineMatcher)
     matches, ranks renumbered from 1: only files holding a match are ranked, and the search asks
     deeper while fewer hits hold one and the retriever has more, up to PATTERN_MAX_DEPTH (said in
     `notes` when reached short)."""
-    allow = lines.restrict(allow)
+    allow = matcher.restrict(allow)
     asked = max(wanted, PATTERN_DEPTH)
     while True:
         found = fetch(asked, allow=allow)
-        kept = [h for h in found if lines.in_span(h)]
+        kept = [h for h in found if matcher.in_span(h)]
         if len(kept) >= wanted or len(found) < asked:
             break
         if asked >= PATTERN_MAX_DEPTH:
             if notes is not None:  # (an empty answer said no chunk held both, of one it had not looked at)
-                notes.append(f"{lines.said or '-e'}: the query's first {asked:,} hits in the files holding a match "
+                notes.append(f"{matcher.said or '-e'}: the query's first {asked:,} hits in the files holding a match "
                              f"were looked at and {len(kept)} of them {'has' if len(kept) == 1 else 'have'} one; "
                              "deeper ones may too (--path, or more words of the query, narrows the search)")
             break
@@ -1067,7 +1067,7 @@ def search(
     notes: list[str] = []
     engine = open_index(root, retriever, stale_ok=stale_ok, progress=progress, notes=notes)
     allow = filters.compile() if filters else None
-    lines = filters.line_matcher(root_path(root)) if filters else None
+    matcher = filters.line_matcher(root_path(root)) if filters else None
     # A hit's level does not depend on how many are asked for, so look deeper and filter.
     depth = max(top_k, MIN_CONFIDENCE_DEPTH) if min_confidence else top_k
     opened = [engine]
@@ -1078,7 +1078,7 @@ def search(
         return hits
 
     short: list[str] = []  # a search -e's depth cut short: why an empty answer is empty
-    hits = fetch(depth) if lines is None else matching_lines(fetch, depth, lines, allow, short)
+    hits = fetch(depth) if matcher is None else matching_lines(fetch, depth, matcher, allow, short)
     notes += short
     engine = opened[0]
     if min_confidence and hits and not any(h.confidence for h in hits):
@@ -1090,7 +1090,7 @@ def search(
 
         hits = keep_at_least(hits, min_confidence, top_k)
     if not hits and top_k and not short:  # (none asked for: no reason to give)
-        say_why_empty(root, retriever, filters, min_confidence, query, notes, lines)
+        say_why_empty(root, retriever, filters, min_confidence, query, notes, matcher)
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed)
 
@@ -1132,12 +1132,12 @@ def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dic
 
 
 def say_why_empty(root: str, retriever: str, filters, min_confidence, query: str, notes: list[str],
-                  lines=None) -> None:
+                  matcher=None) -> None:
     """Add why a search came back empty (retrieval.notes.no_hits): an empty list said nothing to a
     caller of this API (the command line alone said it, on stderr)."""
     from .notes import no_hits
 
-    note = no_hits(root_path(root), retriever, filters, min_confidence, query, lines)
+    note = no_hits(root_path(root), retriever, filters, min_confidence, query, matcher)
     if note and note not in notes:
         notes.append(note)
 
