@@ -641,7 +641,7 @@ def echo_within(query: str, tokens: int) -> str:
     return query[:keep] + "\u2026"
 
 
-def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
+def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=None) -> dict:
     row = {
         "rank": hit.rank,
         "path": hit.source_path,
@@ -657,6 +657,10 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset()) -> dict:
     }
     if hit.extra:  # `--retriever all`: provenance, agreement, ranks
         row.update(hit.extra)
+    if matcher is not None and hit.start_line is not None and hit.end_line is not None:
+        # The lines -e matched (rg's and ColGREP's JSON say them): an agent reads those first.
+        row["match_lines"] = sorted(n for n in matcher.matching_lines(hit.source_path)
+                                    if hit.start_line <= n <= hit.end_line)
     if snippets is not None:
         snippet = snippets.get(hit.docid)
         row["snippet"] = snippet.text if snippet else ""
@@ -830,7 +834,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 
         if as_json or as_jsonl:  # priced as printed: its fields, escapes and all
             def render(h, shown, cut):
-                row = _hit_json(h, shown, cut)
+                row = _hit_json(h, shown, cut, matcher)
                 if as_jsonl and result.stale:  # each row says it, as printed below
                     row["stale"] = True
                 return _json(row)
@@ -902,7 +906,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         payload = {
             "query": echoed,
             "retriever": result.retriever,
-            "results": [_hit_json(h, snippets, truncated) for h in result.hits],
+            "results": [_hit_json(h, snippets, truncated, matcher) for h in result.hits],
         }
         if echoed != text:
             payload["query_truncated"] = True
@@ -916,7 +920,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         click.echo(_json(payload))
     elif as_jsonl:
         for h in result.hits:
-            row = _hit_json(h, snippets, truncated)
+            row = _hit_json(h, snippets, truncated, matcher)
             if result.stale:  # no envelope to say it in: each hit says it came from the previous snapshot
                 row["stale"] = True
             click.echo(_json(row))

@@ -23,8 +23,8 @@ SEARCH_DESCRIPTION = (
     "Ranked code and docs spans for a query: {query, query_truncated?, retriever, results: [{rank, path, "
     "start_line, end_line, score, docid, context, confidence, language, kind, symbol; with expand, snippet_lines or "
     "max_tokens "
-    "also snippet, snippet_start, snippet_end, truncated?, stale?; with retriever all also provenance, agreement, "
-    "ranks}], notes?: [why there are no hits, ...]}."
+    "also snippet, snippet_start, snippet_end, truncated?, stale?; with pattern also match_lines; with retriever all "
+    "also provenance, agreement, ranks}], notes?: [why there are no hits, ...]}."
 )
 INSTRUCTIONS = (
     "Search this repository's code and docs. `search` takes a natural-language question or a symbol and "

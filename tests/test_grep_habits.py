@@ -268,6 +268,16 @@ def test_a_pattern_no_hit_of_the_query_holds_says_so(run, make_tree):
     assert "none of the chunks the query ranks has a line matching -e '^package'" in missed.stderr
 
 
+def test_each_json_hit_lists_the_lines_its_pattern_matched(run, make_tree):
+    root = make_tree({"app.py": "def refresh(token):\n    log('refresh')\n    x = renew_token(token)\n"
+                                "    return renew_token(x)\n"})
+    for mode in ("--json", "--jsonl"):
+        out = run("query", "--root", root, "refresh token", mode, "-e", "renew_").stdout
+        rows = json.loads(out)["results"] if mode == "--json" else [json.loads(line) for line in out.splitlines()]
+        assert [r["match_lines"] for r in rows] == [[3, 4]]
+    assert "match_lines" not in run("query", "--root", root, "refresh token", "--json").stdout  # (without -e)
+
+
 def test_vimgrep_and_snippets_show_the_matching_line(run, make_tree, monkeypatch):
     root = make_tree({"app.py": 'def refresh(token):\n    """Refresh the token."""\n    log("refresh")\n'
                                 "    return renew_token(token)\n"})

@@ -733,6 +733,7 @@ def test_the_search_description_an_agent_reads_is_one_clean_line_naming_every_fi
     assert all(field in tools["search"] for field in ("snippet_start", "snippet_end", "truncated", "notes"))
     # and those a hit of `retriever: all` carries besides (it named none of them)
     assert all(field in tools["search"] for field in ("provenance", "agreement", "ranks"))
+    assert "with pattern also match_lines" in tools["search"]
 
 
 def test_an_argument_the_schema_refuses_is_said_in_one_line_naming_it(sample_repo):
