@@ -741,7 +741,6 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                                       patterns=patterns, fixed_strings=fixed_strings, ignore_case=ignore_case)
     except PatternError as exc:
         raise click.UsageError(str(exc)) from None
-    matcher = filters.line_matcher(root)  # a pattern's lines, which snippets and --vimgrep show first
     budget_decides = bool(max_tokens) and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT"
     if budget_decides:
         top_k = 100  # the budget, not the default count, decides how many hits fit
@@ -781,6 +780,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     if note:
         click.echo(f"note: {note}", err=True)
     hits = result.hits
+    matcher = result.matcher  # a pattern's lines, which snippets and --vimgrep show first
     if files_only:
         hits = _distinct_files(hits)[:top_k]
     snippets = None

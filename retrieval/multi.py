@@ -195,7 +195,8 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
     hits = _labelled_by_syntax(root, engine.engines, hits, indexed)
     # A label is the treesitter chunk's (the others have none): its words are weighed by its index.
     weigher = engine.engines.get("treesitter") or engine.engines.get("lexical")
-    return service.SearchResult(query, ALL, service._labelled(root, weigher, query, hits, indexed), notes, indexed)
+    return service.SearchResult(query, ALL, service._labelled(root, weigher, query, hits, indexed), notes, indexed,
+                                matcher)
 
 
 def _labelled_by_syntax(root: str, engines: dict, hits: list[SearchHit], indexed: dict) -> list[SearchHit]:

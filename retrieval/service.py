@@ -860,6 +860,9 @@ class SearchResult:
     notes: list[str] = field(default_factory=list)
     # (size, mtime_ns, digest) of each hit's file as indexed: snippets tell a changed file by it
     indexed: dict[str, tuple] = field(default_factory=dict)
+    # With -e patterns, the search's LineMatcher: the lines it matched, for snippets to show
+    # without reading the hits' files again.
+    matcher: object = field(default=None, repr=False, compare=False)
 
     @property
     def stale(self) -> bool:
@@ -1092,7 +1095,7 @@ def search(
     if not hits and top_k and not short:  # (none asked for: no reason to give)
         say_why_empty(root, retriever, filters, min_confidence, query, notes, matcher)
     indexed = _indexed_files(root, retriever, engine, hits)
-    return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed)
+    return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed, matcher)
 
 
 def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dict) -> list[SearchHit]:
