@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .boilerplate import strip_boilerplate
-from .lexical.features import def_term, exact_def_term, question_pairs, weak_def_term
+from .lexical.features import def_term, exact_def_term, keyword_languages, question_pairs, weak_def_term
 from .ranking import (RankingConfig, frame_mentions, is_path_query, is_symbol_query, path_mentions, qualified_name,
                       query_words, symbol_key)
 from .text import STOPWORDS, operator_name, tokenize
@@ -44,9 +44,15 @@ class QueryPlan:
     frames: tuple = ()  # (path, line, function, trace) of the stack frames it pastes (`ranking.frame_mentions`)
     # The words a file's name may agree with (`ranking.name_prior`); None: every term
     file_words: frozenset | None = None
+    # The code keyword a bare identifier came with (`def` of `def echo`: `definition_keyword`), and
+    # the languages whose definitions it opens (`def`: Python, Ruby, Scala, ...; empty: any)
+    keyword: str = ""
+    keyword_languages: frozenset = frozenset()
 
 
-def plan_query(query: str, config: RankingConfig) -> QueryPlan:
+def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPlan:
+    """The plan of a search text (`search_text`); `keyword`: the definition keyword the query wrote
+    before it (`definition_keyword`)."""
     words = query_words(query)
     symbol = symbol_key(query) if is_symbol_query(query) else None
     path = symbol is not None and is_path_query(query)
@@ -126,7 +132,9 @@ def plan_query(query: str, config: RankingConfig) -> QueryPlan:
     named_defs = tuple(dict.fromkeys(def_term(w) for w in code)) if long else ()
     mentions = path_mentions(query) if (symbol is None or path) and config.path_mention_boost else ()
     frames = frame_mentions(query) if (symbol is None or path) and config.frame_boost else ()
-    return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query))
+    keyword = keyword if symbol is not None else ""
+    return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query),
+                     keyword, keyword_languages(keyword) if keyword else frozenset())
 
 
 # What a pasted error's first words are: the runtime's class of it (`TypeError:`,
@@ -161,13 +169,26 @@ def search_text(query: str) -> str:
     which the ranking reads as a bare identifier (its definition first, its exact spelling before
     other spellings). As two words of a sentence, `def echo` ranked a class whose methods call
     `self._echo` six times above `def echo`."""
+    return split_keyword(query)[1]
+
+
+def definition_keyword(query: str) -> str:
+    """The code keyword a query writes before the identifier it asks for (`def` of `def echo`,
+    `fn` of `fn spawn`); '' for any other query, `class Router` among them (a word of English)."""
+    keyword = split_keyword(query)[0]
+    return keyword if keyword in _CODE_KEYWORDS else ""
+
+
+def split_keyword(query: str) -> tuple[str, str]:
+    """(keyword, search text) of a query: ('def', 'echo') for `def echo`, ('', query) when it is no
+    keyword and identifier (`search_text`)."""
     query = strip_boilerplate(query)
     parts = query.split()
     if len(parts) != 2:
-        return query
+        return "", query
     keyword, name = parts
     if not is_symbol_query(name) or not (name[:1].isalpha() or name[:1] == "_"):
-        return query
+        return "", query
     if keyword in _CODE_KEYWORDS or (keyword in _WORD_KEYWORDS and _NAME_AS_CODE.search(name)):
-        return name
-    return query
+        return keyword, name
+    return "", query

@@ -85,6 +85,10 @@ class RankingConfig:
     capitalised_exact_weight: float = 1.0
     weak_definition_weight: float = 1.0  # share of a bare identifier's for a weak definition (features)
     exact_filename_boost: float = 1.25  # further boost when the file name has the exact spelling
+    # A bare identifier asked for with a language's keyword (`def render`, `fn spawn`, `func New`):
+    # the factor of a hit in a language whose definitions that keyword does not open (in rails,
+    # `def render` found a bundled JavaScript file's `async render(` first).
+    keyword_language_penalty: float = 0.3
     long_query_words: int = 40  # a query this long is a pasted report, not a question
     long_query_damping: bool = True  # long queries: log term counts, mentions of tests/docs don't ask for them
     long_query_title_weight: float = 6.0  # added to the weight of words on a long query's first line
@@ -654,7 +658,9 @@ def rank_files(scored: list[tuple[float, str, object]], config: RankingConfig,
 
 def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str, float] | None = None,
                     mentioned: dict[str, float] | None = None,
-                    generated: frozenset[str] = frozenset()) -> list[tuple[float, object]]:
+                    generated: frozenset[str] = frozenset(),
+                    languages: dict[str, str] | None = None,
+                    defining: frozenset[str] | None = None) -> list[tuple[float, object]]:
     """The ranking every retriever applies once to its first-stage candidates.
 
     (score, path, kind, item) -> (final score, item): the query plan's path and file-name priors, for
@@ -662,6 +668,11 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
     that the query names the file by its path (`mentioned`, from `mention_evidence`), then the best
     chunk of each file first, translated copies of a docs page counting as one page. `generated`:
     the candidates' paths whose header marks them as a tool's output (their names may not).
+    `languages`: {path: language} of the candidates, for a query written with a definition keyword
+    (`def render`): it asks for a definition in a language that keyword opens. `defining`: for such
+    a query, the paths that define its name as written (None: not known): a file named so is no
+    answer unless it is one (rails's `has_many.rb` defines `HasMany`; `def has_many` is in
+    `associations.rb`; tokio's `spawn.rs` does define `fn spawn`).
     """
     terms = set(plan.weights) if plan.file_words is None else plan.file_words
     docs_paths = set()
@@ -669,8 +680,11 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
     for value, path, kind, item in candidates:
         if kind == "docs":
             docs_paths.add(path)
-        factor = (path_prior(path, kind, plan.asked, config, plan.long, path in generated)
-                  * name_prior(path, plan.symbol, terms, config, kind))
+        factor = path_prior(path, kind, plan.asked, config, plan.long, path in generated)
+        if not plan.keyword or defining is None or path in defining:
+            factor *= name_prior(path, plan.symbol, terms, config, kind)
+        if plan.keyword_languages and languages is not None and languages.get(path) not in plan.keyword_languages:
+            factor *= config.keyword_language_penalty
         if definers:
             factor *= 1.0 + config.long_query_definer_boost * definers.get(path, 0)
         if mentioned:

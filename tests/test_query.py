@@ -1,6 +1,9 @@
 """How a query is read: bare identifiers, short questions, and long pasted reports."""
 from __future__ import annotations
 
+import pytest
+
+from retrieval import build_retriever
 from retrieval.lexical.features import DEF, def_term, exact_def_term
 from retrieval.query import code_words, plan_query
 from retrieval.ranking import RankingConfig
@@ -197,3 +200,68 @@ def test_a_word_before_a_plural_s_is_no_call_so_a_pasted_message_names_no_defini
     plan = plan_query('Error: required flag(s) "config" not set', CONFIG)
     assert plan.weights[def_term("flag")] == CONFIG.definition_weight  # a word of a sentence, no more
     assert CONFIG.code_definition_weight > CONFIG.definition_weight
+
+
+def keyword_documents() -> list[Document]:
+    def code(path, language, text):
+        return Document(docid=path, text=text, source_path=path, start_line=1, end_line=text.count("\n") + 1,
+                        language=language)
+
+    docs = [
+        code("lib/associations/builder/has_many.rb", "ruby",
+             "class HasMany < CollectionAssociation\n  def self.macro\n    :has_many\n  end\n\n"
+             "  def self.valid_options(options)\n    super + [:counter_cache, :join_table, :through]\n  end\nend\n"),
+        code("lib/associations.rb", "ruby",
+             "module Associations\n  # Declares a one-to-many association.\n  def has_many(name, scope = nil)\n"
+             "    Builder::HasMany.build(self, name, scope)\n  end\nend\n"),
+        code("assets/turbo.js", "javascript",
+             "class FrameView {\n  async render(callback) {\n    await callback()\n  }\n"
+             "  rerender() {\n    this.render(() => this.render())\n  }\n}\n"),
+        code("lib/template.rb", "ruby",
+             "class Template\n  def render(view, locals)\n    compile(view).call(locals)\n  end\nend\n"),
+        code("src/task/spawn.rs", "rust",
+             "/// Spawns a new asynchronous task, returning a JoinHandle for it.\n///\n/// The provided future will start "
+             "running in the background immediately\n/// when this function is called, even if you don't await the "
+             "returned\n/// JoinHandle. There is no guarantee that a spawned task will execute to completion.\n"
+             "pub fn spawn<F>(future: F) -> JoinHandle {\n    spawn_inner(future)\n}\n"),
+        code("src/runtime/handle.rs", "rust",
+             "impl Handle {\n    pub fn spawn<F>(&self, future: F) -> JoinHandle {\n        self.inner.spawn(future)\n    }\n}\n"),
+    ]
+    return docs + [code(f"other/f{i}.rb", "ruby", "def unrelated\n  nil\nend\n") for i in range(6)]
+
+
+# The retrievers that know which files define a name (a dense one alone does not).
+KEYWORD_RETRIEVERS = ["lexical", pytest.param("pi-serini", marks=pytest.mark.extra("pyserini")),
+                      pytest.param("hybrid", marks=pytest.mark.extra("local", "turbovec"))]
+
+
+@pytest.mark.parametrize("name", KEYWORD_RETRIEVERS)
+def test_a_definition_keyword_asks_for_a_file_defining_the_name_not_one_named_after_it(name):
+    """rails's `has_many.rb` defines `HasMany`: a bare `has_many` may mean that file, `def has_many`
+    means the method (which came second); a file both named so and defining it stays first."""
+    retriever = build_retriever(name)
+    retriever.index(keyword_documents())
+    assert retriever.search_detailed("has_many", 1)[0].source_path == "lib/associations/builder/has_many.rb"
+    assert retriever.search_detailed("def has_many", 1)[0].source_path == "lib/associations.rb"
+    assert retriever.search_detailed("fn spawn", 1)[0].source_path == "src/task/spawn.rs"
+
+
+@pytest.mark.parametrize("name", KEYWORD_RETRIEVERS)
+def test_a_definition_keyword_asks_for_a_definition_in_a_language_that_keyword_opens(name):
+    """`def render` in rails found a bundled JavaScript file's `async render(` first: `def` opens
+    Ruby's and Python's definitions, not JavaScript's."""
+    retriever = build_retriever(name)
+    retriever.index(keyword_documents())
+    assert retriever.search_detailed("render", 1)[0].source_path == "assets/turbo.js"
+    assert retriever.search_detailed("def render", 1)[0].source_path == "lib/template.rb"
+
+
+def test_only_a_code_keyword_names_the_languages_a_definition_is_asked_in():
+    from retrieval.query import definition_keyword
+
+    plan = plan_query("render", CONFIG, keyword="def")
+    assert {"python", "ruby"} <= plan.keyword_languages and "javascript" not in plan.keyword_languages
+    assert plan_query("spawn", CONFIG, keyword="fn").keyword_languages >= {"rust", "zig"}
+    assert definition_keyword("fn spawn") == "fn" and definition_keyword("func NewRouter") == "func"
+    # Keywords that are English words too name no language (`class Router` is a class in many).
+    assert definition_keyword("class Router") == "" and definition_keyword("def echo twice") == ""

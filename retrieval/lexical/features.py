@@ -126,6 +126,14 @@ _LANGUAGE_KEYWORDS: dict[str, str] = {
 _LANGUAGE_KEYWORDS["vue"] = _LANGUAGE_KEYWORDS["svelte"] = _LANGUAGE_KEYWORDS["typescript"]
 # a `.h` header is C's or C++'s (abseil's `namespace absl {`), and Objective-C++ shares `.mm`
 _LANGUAGE_KEYWORDS["c"] = _LANGUAGE_KEYWORDS["objc"] = _LANGUAGE_KEYWORDS["cpp"]
+
+
+def keyword_languages(keyword: str) -> frozenset[str]:
+    """The languages whose definitions open with `keyword` (`def`: Python, Ruby, Scala, ...); empty
+    for a word no language here defines with."""
+    return frozenset(language for language, words in _LANGUAGE_KEYWORDS.items() if keyword in words.split())
+
+
 # Modifiers on the keyword's own line: read across lines, each line of a run of `data` lines (a
 # modifier, and Haskell's keyword) was scanned on to the chunk's end.
 _LINE_MODIFIERS = _MODIFIERS.replace(r")\s+)*", r")[ \t]+)*")

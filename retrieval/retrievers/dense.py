@@ -10,7 +10,7 @@ from typing import Iterable
 
 from ..embed import MAX_TOKENS, get_embedder, model_from_environment
 from ..generated import VERSION as GENERATED_VERSION
-from ..query import plan_query, search_text
+from ..query import definition_keyword, plan_query, search_text
 from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from ..settings import env_choice
@@ -153,14 +153,16 @@ class DenseRetriever:
 
     def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
         check_search_args(query, top_k)
-        query = search_text(query)
+        keyword, query = definition_keyword(query), search_text(query)
         config = self.ranking
-        plan = plan_query(query, config)
+        plan = plan_query(query, config, keyword)
         # A depth that does not follow top_k for the usual k: the files the first hits come from
         # (one per file first) must not change with how many hits are asked for.
         found = self.candidates(query, max(top_k * 3, config.candidates), allow)
+        ranked = rank_candidates([(c.score, c.path, c.kind, c) for c in found], plan, config,
+                                 languages={c.path: c.language for c in found})
         hits = []
-        for rank, (value, c) in enumerate(rank_candidates([(c.score, c.path, c.kind, c) for c in found], plan, config)[:top_k], start=1):
+        for rank, (value, c) in enumerate(ranked[:top_k], start=1):
             d = self.document(c)
             if d is None:
                 hits.append(SearchHit(self.docid(c.path, c.start_line, c.end_line), c.path, c.start_line or None,

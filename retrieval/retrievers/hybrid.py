@@ -18,12 +18,12 @@ from typing import Iterable
 
 from ..confidence import assess, query_evidence
 from ..fusion import TrustConfig, lexical_trust, score_fusion
-from ..query import search_text
+from ..query import definition_keyword, search_text
 from ..ranking import RankingConfig, rank_candidates, spells_file_name
 from ..records import Chunk, Document, SearchHit, SourceFile
 from .base import NOT_INDEXED, check_documents, check_search_args
 from .dense import DenseRetriever
-from .lexical import LexicalRetriever, _definers, doc_docid, reading_snapshot, scope_factors
+from .lexical import LexicalRetriever, _definers, _defining, doc_docid, reading_snapshot, scope_factors
 
 LEXICAL, DENSE = "lexical", "dense"
 DENSE_DEPTH = 100  # dense candidates fused per query
@@ -170,12 +170,12 @@ class HybridRetriever:
         if self._lex_views is None:
             raise RuntimeError(NOT_INDEXED)
         with reading_snapshot(self.name):
-            return self._search_detailed(search_text(query), top_k, allow)
+            return self._search_detailed(search_text(query), top_k, allow, definition_keyword(query))
 
-    def _search_detailed(self, query: str, top_k: int, allow) -> list[SearchHit]:
+    def _search_detailed(self, query: str, top_k: int, allow, keyword: str = "") -> list[SearchHit]:
         config = self.ranking
         views = self._lex_views
-        plan, first = self.lexical.first_stage(query, max(config.candidates, top_k), allow)
+        plan, first = self.lexical.first_stage(query, max(config.candidates, top_k), allow, keyword)
         dense = self.dense.candidates(query, max(DENSE_DEPTH, top_k), allow)
         lex_scores: dict[tuple, float] = {}
         docs: dict[tuple, tuple] = {}
@@ -205,11 +205,12 @@ class HybridRetriever:
         scoped = scope_factors(views, query, first, config)
         framed = self.lexical.frame_factors(plan, ((key, *key[:3], docs[key][1]) for key in fused))
         mentioned = self.lexical.mentioned(plan)
+        defining = _defining(views, plan)
 
         def ranked_by(scores: dict) -> list:
             return rank_candidates([(value * scoped.get(docs[key][1], 1.0) * framed.get(key, 1.0), key[0], docs[key][0],
                                      key) for key, value in scores.items()], plan, config, definers, mentioned,
-                                   frozenset(generated))
+                                   frozenset(generated), {key[0]: docs[key][2] for key in scores}, defining)
 
         ranked = ranked_by(fused)
         return self._hits(query, plan, ranked, ranked_by(lex_scores), docs, top_k)

@@ -15,10 +15,10 @@ from ..lexical.bm25 import BM25Params, SegmentView, best_hits, idf, in_order, li
 from ..lexical.index import LexicalIndex, empty_state
 from ..lexical.segment import CorruptSegment, MemorySegment, SegmentBuilder
 from ..lexical import features
-from ..lexical.features import chunk_terms, member_owners
+from ..lexical.features import chunk_terms, exact_def_term, member_owners
 from ..chunking import lines
 from ..generated import VERSION as GENERATED_VERSION
-from ..query import QueryPlan, plan_query, search_text
+from ..query import QueryPlan, definition_keyword, plan_query, search_text
 from ..ranking import (RankingConfig, frame_spots, frame_weight, member_named, mention_evidence, paths_by_name,
                        qualified_name, rank_candidates, scope_agrees)
 from ..parallel import ordered_map
@@ -154,28 +154,30 @@ class LexicalRetriever:
         if self._views is None:
             raise RuntimeError(NOT_INDEXED)
         with reading_snapshot(self.name):
-            return self._search_detailed(search_text(query), top_k, allow)
+            return self._search_detailed(search_text(query), top_k, allow, definition_keyword(query))
 
-    def _search_detailed(self, query: str, top_k: int, allow) -> list[SearchHit]:
+    def _search_detailed(self, query: str, top_k: int, allow, keyword: str = "") -> list[SearchHit]:
         if self.profile == PROSE:
             return self._search_prose(query, top_k, allow)
         views = self._views
         config = self.ranking
-        plan, first = self.first_stage(query, max(config.candidates, top_k), allow)
+        plan, first = self.first_stage(query, max(config.candidates, top_k), allow, keyword)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)
         framed = self.frame_factors(plan, (((i, d), _path(views, i, d), views[i].segment.starts[d],
                                              views[i].segment.ends[d], (i, d)) for _, i, d in first))
         candidates = []
         generated = set()
+        languages = {}
         for value, i, d in first:
             seg = views[i].segment
             fid = seg.doc_file[d]
-            path, _language, kind = seg.files[fid]
+            path, languages[path], kind = seg.files[fid]
             if fid in seg.generated:
                 generated.add(path)
             candidates.append((value * scoped.get((i, d), 1.0) * framed.get((i, d), 1.0), path, kind, (i, d)))
-        ranked = rank_candidates(candidates, plan, config, definers, self.mentioned(plan), frozenset(generated))
+        ranked = rank_candidates(candidates, plan, config, definers, self.mentioned(plan), frozenset(generated),
+                                 languages, _defining(views, plan))
         forms, defined = query_evidence(query, plan.symbol is not None)
         levels = assess(views, self._n_docs, forms, defined, ranked, top_k)
         return self._hits(views, ranked, levels, query if plan.symbol is not None else "")
@@ -240,7 +242,7 @@ class LexicalRetriever:
                 factors[key] = 1.0 + self.ranking.frame_boost * weight
         return factors
 
-    def first_stage(self, query: str, depth: int, allow=None):
+    def first_stage(self, query: str, depth: int, allow=None, keyword: str = ""):
         """(query plan, [(BM25 score, view index, doc)] best first): the candidates before any
         ranking signal (a hybrid fuses these with another arm, then ranks once)."""
         views = self._views
@@ -248,7 +250,7 @@ class LexicalRetriever:
         if self.profile == PROSE:  # the prose analyzer's terms, no code-specific query plan
             plan = QueryPlan(dict(Counter(prose.analyze(query))), frozenset(), None, False)
         else:
-            plan = plan_query(query, config)
+            plan = plan_query(query, config, keyword)
         # The filter applies while scoring, so pruning keeps the best allowed documents and
         # filtered queries are no slower than unfiltered ones.
         allowed = None if allow is None else self._allowed(allow)
@@ -397,6 +399,12 @@ class LexicalRetriever:
         is committed)."""
         state = state if state is not None else {"segments": []}
         LexicalIndex(directory, state).collect_garbage(state)
+
+
+def _defining(views, plan) -> frozenset[str] | None:
+    """The paths defining the name a query asks for with a definition keyword (`def echo`): by its
+    exact spelling. None for any other query."""
+    return frozenset(_definers(views, (exact_def_term(plan.symbol),))) if plan.keyword else None
 
 
 def _definers(views, def_terms) -> dict[str, float]:

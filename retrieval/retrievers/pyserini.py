@@ -24,11 +24,11 @@ from ..chunking import lines
 from ..confidence import assess, query_evidence
 from ..generated import VERSION as GENERATED_VERSION
 from ..lexical.bm25 import idf
-from ..lexical.features import DEF, PAIR, chunk_terms, path_terms
+from ..lexical.features import DEF, PAIR, chunk_terms, exact_def_term, path_terms
 from ..lucene import index as lucene_index
 from ..lucene import jvm
 from ..parallel import ordered_map
-from ..query import plan_query, search_text
+from ..query import definition_keyword, plan_query, search_text
 from ..ranking import RankingConfig, mention_evidence, paths_by_name, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile
 from ..settings import env_choice
@@ -171,16 +171,16 @@ class PyseriniRetriever:
             # A Lucene file damaged where its size does not show fails only when a search reads it:
             # the RuntimeError the service takes for damage (and rebuilds), not a Java traceback.
             with jvm.java_errors("Lucene could not search the index"):
-                return self._search(search_text(query), top_k, allow)
+                return self._search(search_text(query), top_k, allow, definition_keyword(query))
 
-    def _search(self, query: str, top_k: int, allow) -> list[SearchHit]:
+    def _search(self, query: str, top_k: int, allow, keyword: str = "") -> list[SearchHit]:
         if self.profile == PROSE:
             # One more than asked: the runner-up's score is a confidence signal.
             ranked = self._first_stage(query, top_k + 1, allow)
             words = [((t,), False) for t in dict.fromkeys(prose.analyze(query))]
             return self._hits(ranked, words, (), top_k)
         config = self.ranking
-        plan = plan_query(query, config)
+        plan = plan_query(query, config, keyword)
         # Lucene's documents hold no pair terms: its BM25 is the reference's, over words.
         weights = {t: w for t, w in plan.weights.items() if not t.startswith(PAIR)}
         if self.analyzer == "code":
@@ -198,10 +198,13 @@ class PyseriniRetriever:
         first = self._first_stage(lucene_query, max(config.candidates, top_k), allow)
         definers = self._definers(plan.named) if plan.named and config.long_query_definer_boost else {}
         candidates = []
+        languages = {}
         for value, docid in first:
-            path, _language, kind, _start, _end = self._records[docid]
+            path, languages[path], kind, _start, _end = self._records[docid]
             candidates.append((value, path, kind, docid))
-        ranked = rank_candidates(candidates, plan, config, definers, self._mentioned(plan), self._generated)
+        defining = frozenset(self._definers((exact_def_term(plan.symbol),))) if plan.keyword else None
+        ranked = rank_candidates(candidates, plan, config, definers, self._mentioned(plan), self._generated,
+                                 languages, defining)
         if self.analyzer == "code":
             forms, defined = query_evidence(query, plan.symbol is not None)
         else:
