@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from .boilerplate import strip_boilerplate
-from .lexical.features import def_term, exact_def_term, keyword_languages, question_pairs, weak_def_term
+from .lexical.features import def_term, exact_def_term, keyword_languages, phrase_pairs, question_pairs, weak_def_term
 from .ranking import (RankingConfig, frame_mentions, is_path_query, is_symbol_query, path_mentions, qualified_name,
                       query_words, symbol_key)
 from .text import STOPWORDS, operator_name, tokenize
@@ -48,6 +48,9 @@ class QueryPlan:
     # the languages whose definitions it opens (`def`: Python, Ruby, Scala, ...; empty: any)
     keyword: str = ""
     keyword_languages: frozenset = frozenset()
+    # The pair terms of the words a sentence writes next to each other (`ranking.PHRASE_PAIRS` or
+    # more): a chunk holding most of them quotes it (`lexical.phrase_factors`)
+    phrase: tuple = ()
 
 
 def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPlan:
@@ -133,8 +136,10 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
     mentions = path_mentions(query) if (symbol is None or path) and config.path_mention_boost else ()
     frames = frame_mentions(query) if (symbol is None or path) and config.frame_boost else ()
     keyword = keyword if symbol is not None else ""
+    phrase = phrase_pairs(query) if symbol is None and not long and config.phrase_boost else ()
     return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query),
-                     keyword, keyword_languages(keyword) if keyword else frozenset())
+                     keyword, keyword_languages(keyword) if keyword else frozenset(),
+                     phrase if len(phrase) >= config.phrase_pairs else ())
 
 
 # What a pasted error's first words are: the runtime's class of it (`TypeError:`,

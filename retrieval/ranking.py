@@ -89,6 +89,13 @@ class RankingConfig:
     # the factor of a hit in a language whose definitions that keyword does not open (in rails,
     # `def render` found a bundled JavaScript file's `async render(` first).
     keyword_language_penalty: float = 0.3
+    # A sentence whose words, in order, a chunk writes next to each other (a pasted message and the
+    # string literal saying it): the chunk's factor is 1 + phrase_boost * the share of the
+    # sentence's word pairs it holds, when it holds phrase_pairs of them or more. In tokio, the
+    # panic message `there is no reactor running, must be called from the context of a Tokio 1.x
+    # runtime` found files named `runtime.rs` and `context.rs` before the constant saying it.
+    phrase_boost: float = 2.0
+    phrase_pairs: int = 4
     long_query_words: int = 40  # a query this long is a pasted report, not a question
     long_query_damping: bool = True  # long queries: log term counts, mentions of tests/docs don't ask for them
     long_query_title_weight: float = 6.0  # added to the weight of words on a long query's first line

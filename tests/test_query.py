@@ -265,3 +265,46 @@ def test_only_a_code_keyword_names_the_languages_a_definition_is_asked_in():
     assert definition_keyword("fn spawn") == "fn" and definition_keyword("func NewRouter") == "func"
     # Keywords that are English words too name no language (`class Router` is a class in many).
     assert definition_keyword("class Router") == "" and definition_keyword("def echo twice") == ""
+
+
+def message_documents() -> list[Document]:
+    def code(path, text):
+        return Document(docid=path, text=text, source_path=path, start_line=1, end_line=text.count("\n") + 1,
+                        language="rust")
+
+    return [
+        code("src/runtime/runtime.rs",
+             "/// Runs a future on the Tokio runtime. Must be called from outside the runtime context:\n"
+             "/// the reactor keeps running while the runtime is entered, and no task may block it.\n"
+             "pub fn block_on<F: Future>(&self, future: F) -> F::Output {\n"
+             "    let _enter = self.enter_runtime_context();\n    self.reactor.run(future)\n}\n"),
+        code("src/runtime/context.rs",
+             "/// The runtime context of the current thread: the reactor handle, if a runtime is running.\n"
+             "pub(crate) fn with_current<R>(f: impl FnOnce(&Handle) -> R) -> Result<R, TryCurrentError> {\n"
+             "    CONTEXT.with(|ctx| ctx.current.handle.borrow().as_ref().map(f))\n"
+             "        .ok_or(TryCurrentError::new_no_context())\n}\n"),
+        code("src/util/error.rs",
+             "/// Error string explaining that the Tokio context hasn't been instantiated.\n"
+             "pub(crate) const CONTEXT_MISSING_ERROR: &str =\n"
+             "    \"there is no reactor running, must be called from the context of a Tokio 1.x runtime\";\n\n"
+             "/// Error string explaining that the Tokio context is shutting down.\n"
+             "pub(crate) const RUNTIME_SHUTTING_DOWN_ERROR: &str =\n"
+             "    \"A Tokio 1.x context was found, but it is being shutdown.\";\n"),
+    ] + [code(f"src/other/f{i}.rs", "fn unrelated() {}\n") for i in range(6)]
+
+
+@pytest.mark.parametrize("name", ["lexical", pytest.param("hybrid", marks=pytest.mark.extra("local", "turbovec"))])
+def test_a_pasted_message_finds_the_string_that_says_it_before_files_named_by_its_words(name):
+    """A panic message copied from a log: the words `runtime` and `context` name two files, whose
+    comments use most of its words apart; the constant writes them in the message's order."""
+    retriever = build_retriever(name)
+    retriever.index(message_documents())
+    message = "there is no reactor running, must be called from the context of a Tokio 1.x runtime"
+    assert retriever.search_detailed(message, 1)[0].source_path == "src/util/error.rs"
+
+
+def test_a_sentence_of_few_word_pairs_is_no_phrase_to_quote():
+    assert plan_query("no reactor running in context", CONFIG).phrase == ()  # three pairs: a question
+    assert len(plan_query("there is no reactor running, must be called from a runtime", CONFIG).phrase) >= 4
+    assert plan_query("reactor running must be called", CONFIG).phrase == plan_query("reactor running must called",
+                                                                                  CONFIG).phrase  # stop words skipped

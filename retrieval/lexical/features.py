@@ -892,6 +892,14 @@ def literal_pairs(text: str, language: str = "") -> Counter:
     return counts
 
 
+def phrase_pairs(text: str) -> tuple[str, ...]:
+    """The pair terms of every two words a text writes next to each other, as `literal_pairs` reads
+    a string's (stop words and single letters skipped), each once, in order: a pasted message asks
+    under these for the literal that says it."""
+    units = [u for u in map(word_unit, _LETTERS.findall(_PLACEHOLDER.sub(" ", text))) if u]
+    return tuple(dict.fromkeys(pair_term(a, b) for a, b in zip(units, units[1:]) if a != b))
+
+
 def question_pairs(words) -> list[str]:
     """The pair terms a question asks under: every two of its distinct words (a compound word's
     parts each count as one), as an identifier's parts are paired."""

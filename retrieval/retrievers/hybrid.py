@@ -23,7 +23,7 @@ from ..ranking import RankingConfig, rank_candidates, spells_file_name
 from ..records import Chunk, Document, SearchHit, SourceFile
 from .base import NOT_INDEXED, check_documents, check_search_args
 from .dense import DenseRetriever
-from .lexical import LexicalRetriever, _definers, _defining, doc_docid, reading_snapshot, scope_factors
+from .lexical import LexicalRetriever, _definers, _defining, doc_docid, phrase_factors, reading_snapshot, scope_factors
 
 LEXICAL, DENSE = "lexical", "dense"
 DENSE_DEPTH = 100  # dense candidates fused per query
@@ -203,12 +203,14 @@ class HybridRetriever:
         fused = score_fusion(lex_scores, dense_scores, share, rank_weight=rank_weight, rank_k=self.trust.rank_k)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)
+        quoted = phrase_factors(views, plan, first, config)
         framed = self.lexical.frame_factors(plan, ((key, *key[:3], docs[key][1]) for key in fused))
         mentioned = self.lexical.mentioned(plan)
         defining = _defining(views, plan)
 
         def ranked_by(scores: dict) -> list:
-            return rank_candidates([(value * scoped.get(docs[key][1], 1.0) * framed.get(key, 1.0), key[0], docs[key][0],
+            return rank_candidates([(value * scoped.get(docs[key][1], 1.0) * quoted.get(docs[key][1], 1.0)
+                                     * framed.get(key, 1.0), key[0], docs[key][0],
                                      key) for key, value in scores.items()], plan, config, definers, mentioned,
                                    frozenset(generated), {key[0]: docs[key][2] for key in scores}, defining)
 

@@ -164,6 +164,7 @@ class LexicalRetriever:
         plan, first = self.first_stage(query, max(config.candidates, top_k), allow, keyword)
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)
+        quoted = phrase_factors(views, plan, first, config)
         framed = self.frame_factors(plan, (((i, d), _path(views, i, d), views[i].segment.starts[d],
                                              views[i].segment.ends[d], (i, d)) for _, i, d in first))
         candidates = []
@@ -175,7 +176,8 @@ class LexicalRetriever:
             path, languages[path], kind = seg.files[fid]
             if fid in seg.generated:
                 generated.add(path)
-            candidates.append((value * scoped.get((i, d), 1.0) * framed.get((i, d), 1.0), path, kind, (i, d)))
+            candidates.append((value * scoped.get((i, d), 1.0) * quoted.get((i, d), 1.0) * framed.get((i, d), 1.0),
+                               path, kind, (i, d)))
         ranked = rank_candidates(candidates, plan, config, definers, self.mentioned(plan), frozenset(generated),
                                  languages, _defining(views, plan))
         forms, defined = query_evidence(query, plan.symbol is not None)
@@ -605,6 +607,23 @@ class _ReadLengths:
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self._segment, name)
+
+
+def phrase_factors(views, plan, first, config: RankingConfig) -> dict[tuple[int, int], float]:
+    """{(view, doc): 1 + phrase_boost * share} for the first-stage candidates holding at least
+    `phrase_pairs` of the pair terms of the words the query writes next to each other (`share`:
+    how many of them); empty for a query with fewer (`QueryPlan.phrase`)."""
+    if not plan.phrase:
+        return {}
+    wanted = {(i, d) for _value, i, d in first}
+    held: Counter = Counter()
+    for term in plan.phrase:
+        for i, view in enumerate(views):
+            plist = view.segment.postings(term)
+            if plist is not None:
+                held.update((i, d) for d in plist[0] if (i, d) in wanted)
+    total = len(plan.phrase)
+    return {key: 1.0 + config.phrase_boost * n / total for key, n in held.items() if n >= config.phrase_pairs}
 
 
 def scope_factors(views, query: str, first, config: RankingConfig) -> dict[tuple[int, int], float]:
