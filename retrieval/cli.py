@@ -300,7 +300,7 @@ def main():
       retrieval query - --json < bug-report.txt      # a whole report as the query
 
     Without --root, commands use the nearest directory above with an index, else the repository
-    root; paths in results are relative to that root.
+    root, else the current directory; paths in results are relative to that root.
     """
     from . import streams
     from .streams import refuse_closed_stdout, tolerant_output
@@ -641,6 +641,18 @@ def echo_within(query: str, tokens: int) -> str:
     return query[:keep] + "\u2026"
 
 
+def _match_lines(hit, matcher) -> list[int]:
+    """The lines of a hit's span its -e patterns matched."""
+    return sorted(n for n in matcher.matching_lines(hit.source_path) if hit.start_line <= n <= hit.end_line)
+
+
+def _each_match(hits, matcher, wanted: bool) -> dict | None:
+    """{docid: matched lines} of the hits with a span, for --vimgrep to show each; None unless `wanted`."""
+    if not wanted or matcher is None:
+        return None
+    return {h.docid: _match_lines(h, matcher) for h in hits if h.start_line is not None and h.end_line is not None}
+
+
 def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=None) -> dict:
     row = {
         "rank": hit.rank,
@@ -659,8 +671,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=
         row.update(hit.extra)
     if matcher is not None and hit.start_line is not None and hit.end_line is not None:
         # The lines -e matched (rg's and ColGREP's JSON say them): an agent reads those first.
-        row["match_lines"] = sorted(n for n in matcher.matching_lines(hit.source_path)
-                                    if hit.start_line <= n <= hit.end_line)
+        row["match_lines"] = _match_lines(hit, matcher)
     if snippets is not None:
         snippet = snippets.get(hit.docid)
         row["snippet"] = snippet.text if snippet else ""
@@ -707,7 +718,8 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=
                    "as --files.")
 @click.option("--vimgrep", is_flag=True,
               help="One line per hit as path:line:column:text, its line holding the most of the query's words "
-                   "(vim's :cexpr, an editor's quickfix list; with --snippet-lines or --expand, each line shown).")
+                   "(vim's :cexpr, an editor's quickfix list; with -e, each line a pattern matched; with "
+                   "--snippet-lines or --expand, each line shown).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, metavar="N",
               help="Return the hits that fit this many tokens, snippets included (implies snippets): whole "
                    "hits while they fit, then the next one's snippet cut to the room left (its lines holding the query's "
@@ -724,6 +736,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         raise click.UsageError("choose one of --json and --jsonl")
     if vimgrep and (as_json or as_jsonl or paths_only):
         raise click.UsageError("--vimgrep is an output format of its own: not with --json, --jsonl or -l")
+    # With -e and no lines asked for, --vimgrep shows every line a pattern matched (as rg does).
+    each_match = vimgrep and bool(patterns) and not snippet_lines and expand is None
     if vimgrep and not snippet_lines and expand is None:
         snippet_lines = 1  # the hit's line: the one holding the most of the query's words
     if (fixed_strings or ignore_case) and not patterns:
@@ -847,7 +861,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             from .output import vimgrep_lines
 
             def render(h, shown, cut):
-                return "\n".join(vimgrep_lines([h], shown, terms, root, matcher.patterns if matcher else None, cut))
+                return "\n".join(vimgrep_lines([h], shown, terms, root, matcher.patterns if matcher else None, cut,
+                                                _each_match([h], matcher, each_match)))
         else:  # its header, and each line with its number
             def render(h, shown, cut):
                 return "\n".join(text_lines([h], shown, cut))
@@ -933,7 +948,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         from .output import vimgrep_lines
 
         shown = list(vimgrep_lines(result.hits, snippets or {}, terms, root, matcher.patterns if matcher else None,
-                                   truncated))
+                                   truncated, _each_match(result.hits, matcher, each_match)))
         if shown:
             click.echo("\n".join(shown))
     else:
@@ -974,7 +989,8 @@ def clean(root):
               help='One JSON object: {"root", "root_reason", "retrievers": [...], "server", "writer"}.')
 @click.option("--skipped", "list_skipped", is_flag=True,
               help="List the files the index leaves out and why (one `REASON<TAB>PATH` a line; with --json, "
-                   '{"root", "skipped": [{"path", "reason"}]}): the answer to "why is my file never found?".')
+                   '{"root", "skipped": [{"path", "reason"}], "other_types": {".log": N, ...}}, the files of '
+                   'types never read counted by extension): the answer to "why is my file never found?".')
 def status(root, as_json, list_skipped):
     """Show the root in use and each retriever's index: state (ready / stale / missing / error /
     unavailable, with the reason: its extra is not installed), size, languages and the remembered

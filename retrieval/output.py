@@ -335,17 +335,25 @@ def _match_column(own: str, cell: str | None, pattern) -> int | None:
 
 
 def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], root: str,
-                  pattern=None, truncated: set[str] = frozenset()) -> Iterator[str]:
+                  pattern=None, truncated: set[str] = frozenset(), matched: dict | None = None) -> Iterator[str]:
     """`path:line:column:text` for each hit (vim's default errorformat, ripgrep's --vimgrep), its
     path from the current directory (where an editor opens it): the lines of its snippet holding a
     word of the query (given a `-e` pattern, those it matches, at the match), else its first; its
     first line with no text when there is no snippet (a file gone since indexing). The column is
     counted in the file's own line: a notebook's snippet shows its cells' text, not the JSON line
     holding it, and a long line is shown shortened. A line --max-tokens cut (`truncated` hits) ends
-    with `…`."""
+    with `…`. `matched`: {docid: the lines of the hit the pattern matched}, each shown (as rg
+    --vimgrep shows every match; one line a hit hid a function's other calls), when the hit's
+    file still has them."""
     files: dict[str, list[str] | None] = {}
     for hit in hits:
         path = shown_path(path_from_here(root, hit.source_path))
+        # (a hit --max-tokens cut shows its cut snippet's lines)
+        rows = list(_matched_rows(path, root, hit, matched.get(hit.docid, ()), pattern, files)) \
+            if matched and hit.docid not in truncated else []
+        if rows:
+            yield from rows
+            continue
         snippet = snippets.get(hit.docid)
         if snippet is None or not snippet.text or snippet.start_line is None:
             yield f"{path}:{hit.start_line}:1:"
@@ -362,6 +370,26 @@ def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], 
                           _match_column(own, line if notebook else None, pattern)))
         for n, line, col in [entry for entry in shown if entry[2] is not None] or [(*shown[0][:2], 1)]:
             yield f"{path}:{n}:{col}:{_visible(line)}"
+
+
+def _matched_rows(path: str, root: str, hit: SearchHit, lines, pattern, files: dict) -> Iterator[str]:
+    """`path:line:column:text` for each of `lines` the pattern matches in the hit's file as it is
+    now (a notebook's lines are its JSON's: its snippet path shows them as cells)."""
+    if not lines or is_notebook(hit.source_path):
+        return
+    raw = _file_lines(root, hit.source_path, files)
+    if raw is None:
+        return
+    from .snippets import LINE_SLACK, MAX_LINE_CHARS, shorten_line
+
+    for n in lines:
+        own = raw[n - 1] if 0 < n <= len(raw) else ""
+        found = pattern.search(own)
+        if found is None:  # (the file changed since it was matched)
+            continue
+        column = len(own[: found.start()].encode("utf-8", "surrogatepass")) + 1
+        shown = own if len(own) <= MAX_LINE_CHARS + LINE_SLACK else shorten_line(own, frozenset({found.group(0).lower()}))
+        yield f"{path}:{n}:{column}:{_visible(shown)}"
 
 
 def path_from_here(root: str, path: str) -> str:

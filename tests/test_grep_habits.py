@@ -358,3 +358,20 @@ def test_shell_completion_offers_languages_for_lang_and_directories_for_root():
     assert [item.value for item in LanguageName().shell_complete(None, None, "py")] == ["python"]
     assert {item.value for item in LanguageName().shell_complete(None, None, "")} >= {"go", "rust", "markdown"}
     assert [(item.value, item.type) for item in RootPath().shell_complete(None, None, "src/a")] == [("src/a", "dir")]
+
+
+def test_vimgrep_with_a_pattern_shows_every_line_of_a_hit_it_matched(run, make_tree, monkeypatch):
+    """As `rg --vimgrep`: the second call of a function was hidden behind the first."""
+    long_line = "    table = [" + "1, " * 600 + "renew_token(extra)]"
+    root = make_tree({"app.py": "def refresh(token):\n    log('refresh')\n    x = renew_token(token)\n"
+                                f"    return renew_token(x)\n{long_line}\n"})
+    monkeypatch.chdir(root)
+    lines = run("query", "refresh token", "--vimgrep", "-e", "renew_").stdout.splitlines()
+    assert lines[:2] == ["app.py:3:9:    x = renew_token(token)", "app.py:4:12:    return renew_token(x)"]
+    path, number, column, text = lines[2].split(":", 3)
+    assert (path, number, column) == ("app.py", "5", str(long_line.index("renew_") + 1))
+    assert "renew_token(extra)" in text and len(text) < len(long_line)  # shortened around the match
+    assert len(lines) == 3
+    # Lines asked for are the snippet's: those of them the pattern matches (not line 4 here).
+    asked = run("query", "refresh token", "--vimgrep", "-e", "renew_", "--snippet-lines", "1").stdout.splitlines()
+    assert asked[0] == "app.py:3:9:    x = renew_token(token)" and not any(a.startswith("app.py:4:") for a in asked)
