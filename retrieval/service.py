@@ -1094,8 +1094,35 @@ def search(
         hits = keep_at_least(hits, min_confidence, top_k)
     if not hits and top_k and not short:  # (none asked for: no reason to give)
         say_why_empty(root, retriever, filters, min_confidence, query, notes, matcher)
+    elif hits:
+        absent = _absent_identifier(engine, query)
+        if absent:
+            notes.append(f"{absent!r} is in no indexed file: these hits hold only parts of the name")
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed, matcher)
+
+
+def _absent_identifier(engine, query: str) -> str | None:
+    """The compound identifier (`PlatypusLimiter`, `load_config_file`) a bare-identifier query
+    names that no indexed chunk holds whole, else None: its hits then only share its parts, which
+    read as an answer (an agent took them for one after the only file defining it was deleted)."""
+    from .confidence import word_forms
+    from .query import search_text
+    from .ranking import is_symbol_query, query_words
+    from .text import split_identifier
+
+    text = search_text(query)
+    lexical = engine if hasattr(engine, "term_weights") else getattr(engine, "lexical", None)
+    if not is_symbol_query(text) or not hasattr(lexical, "term_weights"):
+        return None
+    for word in query_words(text):
+        (forms, compound), = word_forms([word], split_identifier) or [((), False)]
+        try:
+            if compound and not lexical.term_weights([forms[0]]):
+                return word
+        except (OSError, RuntimeError, *_DAMAGE):  # (a snapshot a refresh collected meanwhile)
+            return None
+    return None
 
 
 def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dict) -> list[SearchHit]:

@@ -1106,3 +1106,16 @@ def test_an_open_racing_a_writer_that_commits_again_and_again_opens_its_newest_s
     engine = service.open_index(root, "lexical", stale_ok=True)
     assert len(raced) == 6 and rebuilds == []
     assert [h.source_path for h in engine.search_detailed("zqrace", 3)] == ["a.py"]
+
+
+@pytest.mark.parametrize("name", ["lexical", pytest.param("hybrid", marks=pytest.mark.extra("local", "turbovec"))])
+def test_hits_for_an_identifier_no_file_holds_say_they_only_share_its_parts(make_tree, name):
+    """After the one file defining `RetryLimiter` was deleted, its query still had hits (code using
+    `retry` and `limiter` apart), which an agent took for the answer."""
+    root = str(make_tree({"net/retry.py": "def retry(call):\n    return call()\n",
+                          "net/limits.py": "class Limiter:\n    def acquire(self):\n        pass\n"}))
+    result = service.search(root, "RetryLimiter", retriever=name)
+    assert result.hits and result.notes == ["'RetryLimiter' is in no indexed file: these hits hold only parts of the name"]
+    assert service.search(root, "def RetryLimiter", retriever=name).notes == result.notes
+    for held in ("Limiter", "retry", "Limiter.acquire"):
+        assert service.search(root, held, retriever=name).notes == [], held
