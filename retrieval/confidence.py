@@ -15,7 +15,10 @@ many of the top-k hits match a target):
 - low: coverage below MIN_COVERAGE (the hit lacks most of what was asked), or none of the below;
 - high: the first hit, with coverage of at least HIGH_COVERAGE, and clearly ahead (the runner-up
   below CLEAR_LEAD of its score) or defining the symbol asked for;
-- medium: the first hit otherwise, or any hit scoring within NEAR_BEST of the first.
+- medium: the first hit otherwise, or any hit scoring within NEAR_BEST of the first; and at least
+  medium, a hit holding a line (or defining the function) of a stack frame the query pastes: a
+  trace's words are mostly addresses and paths, which no chunk covers, so its own frame's chunk
+  was `low` and `--min-confidence medium` dropped it.
 """
 from __future__ import annotations
 
@@ -64,13 +67,14 @@ def in_postings(docs, d: int) -> bool:
     return i < len(docs) and docs[i] == d
 
 
-def assess(views, n_docs: int, words, defined, ranked, count: int) -> list[str]:
+def assess(views, n_docs: int, words, defined, ranked, count: int, framed=frozenset()) -> list[str]:
     """Levels of the first `count` of `ranked` [(score, (view index, doc))], best first.
 
     `words` are the query's words as (forms, compound): its terms, whole form first, and whether
     it is a compound identifier (whose whole form, not a part, says what was asked for).
     `defined` holds the definition terms that mark a chunk defining the symbol the query names
-    (empty unless the query is a symbol)."""
+    (empty unless the query is a symbol); `framed` the (view index, doc) of chunks a pasted stack
+    frame points at."""
     if not ranked or count <= 0:
         return []
     top = ranked[:count]
@@ -125,13 +129,14 @@ def assess(views, n_docs: int, words, defined, ranked, count: int) -> list[str]:
                 matched += weight * credit * sum(found) / parts
             elif found:
                 matched += min(weight * credit, max(found))
-        out.append(level(
+        graded = level(
             first=n_hit == 0,
             coverage=matched / total if total > 0 else 0.0,
             relative=value / best if best > 0 else 0.0,
             runner_up=runner_up,
             defines=any(in_postings(docs_of.get((term, i), empty), d) for term in defined),
-        ))
+        )
+        out.append(MEDIUM if graded == LOW and (i, d) in framed else graded)
     return out
 
 

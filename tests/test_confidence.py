@@ -213,3 +213,29 @@ def test_a_pasted_frames_directories_do_not_count_as_words_the_index_lacks(sampl
     pasted = retriever.search_detailed(frame.format("/usr/lib/python3.11/site-packages/app/"), top_k=1)[0]
     assert short.source_path == pasted.source_path == "src/app/config.py"
     assert pasted.confidence == short.confidence != LOW
+
+
+@pytest.mark.parametrize("name", ["lexical", pytest.param("hybrid", marks=pytest.mark.extra("local", "turbovec"))])
+def test_the_chunk_a_pasted_stack_frame_points_at_is_at_least_medium(name):
+    """A Go panic's words are mostly addresses and paths no chunk holds: the chunk holding its
+    frame's line was `low`, and `--min-confidence medium` (what the agent skill advises) dropped it."""
+    from retrieval.ranking import RankingConfig
+
+    body = "".join(f"\t\tstep{i}(n)\n" for i in range(48))
+    docs = [Document("tree.go:200-249", "func (n *node) addRoute(path string) {\n" + body + "}\n",
+                     source_path="tree.go", start_line=200, end_line=249, language="go"),
+            Document("router.go:1-3", "func route(path string) {\n\tn.addRoute(path)\n}\n", source_path="router.go",
+                     start_line=1, end_line=3, language="go")]
+    docs += [Document(f"f{i}.go:1-1", f"func other{i}() {{}}\n", source_path=f"f{i}.go", start_line=1, end_line=1,
+                      language="go") for i in range(20)]
+    trace = ("panic: wildcard route conflicts with existing children in path\n\ngoroutine 1 [running]:\n"
+             "github.com/gin-gonic/gin.(*node).addRoute(0xc000104a80, {0xc00001a0f0, 0xb}, {0xc000110c50, 0x1})\n"
+             "\t/home/me/go/pkg/mod/github.com/gin-gonic/gin@v1.9.1/tree.go:213 +0x9b5\n")
+    levels = {}
+    for boost in (1.0, 0.0):
+        retriever = build_retriever(name, ranking=RankingConfig().replace(frame_boost=boost))
+        retriever.index(docs)
+        levels[boost] = {h.source_path: h.confidence for h in retriever.search_detailed(trace, top_k=2)}
+    assert levels[1.0]["tree.go"] == MEDIUM
+    assert levels[0.0]["tree.go"] == LOW  # (the same hit, read without its frames)
+    assert levels[1.0]["router.go"] == LOW

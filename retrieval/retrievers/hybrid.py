@@ -215,9 +215,10 @@ class HybridRetriever:
                                    frozenset(generated), {key[0]: docs[key][2] for key in scores}, defining)
 
         ranked = ranked_by(fused)
-        return self._hits(query, plan, ranked, ranked_by(lex_scores), docs, top_k)
+        return self._hits(query, plan, ranked, ranked_by(lex_scores), docs, top_k,
+                          {docs[key][1] for key in framed if docs[key][1] is not None})
 
-    def _hits(self, query, plan, ranked, lexical_order, docs, top_k) -> list[SearchHit]:
+    def _hits(self, query, plan, ranked, lexical_order, docs, top_k, framed=frozenset()) -> list[SearchHit]:
         """SearchHits of the fused ranking, each graded as the lexical ranking of the same
         candidates grades it (`lexical_order`): confidence comes from a hit's lexical evidence (a
         dense-only hit has none to show). Graded by its place in the fused list, the embedding's
@@ -230,7 +231,7 @@ class HybridRetriever:
         # hit read as clearly ahead).
         depth = max((n for n, (_value, key) in enumerate(lexical_order, start=1) if key in shown), default=0)
         lexical_ranked = [(value, docs[key][1]) for value, key in lexical_order]
-        levels = assess(self._lex_views, self.lexical._n_docs, forms, defined, lexical_ranked, max(depth, 1))
+        levels = assess(self._lex_views, self.lexical._n_docs, forms, defined, lexical_ranked, max(depth, 1), framed)
         level_of = {docs_key: level for (_v, docs_key), level in zip(lexical_ranked, levels)}
         hits = []
         for rank, (value, key) in enumerate(ranked[:top_k], start=1):

@@ -181,7 +181,7 @@ class LexicalRetriever:
         ranked = rank_candidates(candidates, plan, config, definers, self.mentioned(plan), frozenset(generated),
                                  languages, _defining(views, plan))
         forms, defined = query_evidence(query, plan.symbol is not None)
-        levels = assess(views, self._n_docs, forms, defined, ranked, top_k)
+        levels = assess(views, self._n_docs, forms, defined, ranked, top_k, framed.keys())
         return self._hits(views, ranked, levels, query if plan.symbol is not None else "")
 
     def _paths_by_name(self) -> dict[str, list[str]]:
