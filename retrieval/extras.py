@@ -78,6 +78,12 @@ def install_hint(*extras: str) -> str:
         pip = f"uv pip install --python {shlex.quote(sys.executable)}"
         after = "".join(f" && {pip} {AFTERWARDS[e].removeprefix('pip install ')}" for e in extras if e in AFTERWARDS)
         if how == "uvx":  # (uv's cache holds this environment: installing into it is lost)
+            tool_pip = 'uv pip install --python "$(uv tool dir)/retrieval/bin/python"'
+            tool_after = "".join(f" && {tool_pip} {AFTERWARDS[e].removeprefix('pip install ')}"
+                                 for e in extras if e in AFTERWARDS)
+            if tool_after:  # (a step of its own, which no uvx environment keeps)
+                return f"uv tool install{torch} {target}{tool_after} (uvx's environments are uv's cache: " \
+                       "one keeps no step of its own)"
             return f"uvx{torch} --from {target} retrieval ... (uvx's environments are uv's cache; " \
                    f"`uv tool install{torch} {target}` keeps one)"
         return f"uv tool install --force{torch} {target}{after}"

@@ -57,8 +57,9 @@ class Searcher:
         # For a child: read now, as a command run here swaps variables for its own call and back.
         self._environment = dict(os.environ)
 
-    def _run(self, argv: list[str], stdin: bytes = b"", on_tick=None) -> dict:
-        """The command's JSON; `on_tick`: told each progress count of a command run in this process."""
+    def _run(self, argv: list[str], stdin: bytes = b"", on_tick=None, apart: bool = False) -> dict:
+        """The command's JSON; `on_tick`: told each progress count of a command run in this process;
+        `apart`: run in a process of its own."""
         from .discover import root_problem
 
         if self.refusal:
@@ -66,7 +67,7 @@ class Searcher:
         problem = root_problem(self.root)  # removed since? (a fresh clone will be watched anew)
         if problem:
             raise ToolFailure(problem)
-        if self._lock.acquire(timeout=self.BUSY_WAIT):
+        if not apart and self._lock.acquire(timeout=self.BUSY_WAIT):
             try:
                 code, out, err = self._run_here(argv, stdin, on_tick)
             finally:
@@ -132,6 +133,9 @@ class Searcher:
                 argv += ["--kind", one]
         for one in [pattern] if isinstance(pattern, str) else pattern or ():
             argv += ["--regexp", one]
+        if (fixed_strings or ignore_case) and not pattern:
+            raise ToolFailure(f"{'fixed_strings' if fixed_strings else 'ignore_case'} applies to pattern, and none "
+                              "is given" + ("" if fixed_strings else " (the query's words match in any case already)"))
         if fixed_strings:
             argv.append("--fixed-strings")
         if ignore_case:
@@ -156,7 +160,11 @@ class Searcher:
             argv += ["--snippet-lines", str(snippet_lines)]
         # On stdin, as `query -` takes it: any text is the query, `-` itself included.
         try:
-            payload = self._run(argv + ["-"], stdin=query.encode("utf-8", "surrogatepass"), on_tick=on_tick)
+            # A regular expression is matched in a process of its own, whose main thread a timer
+            # can interrupt: in this one's worker thread, `(a+)+$` on a long line held the
+            # interpreter's lock for good, and every later call with it (patterns.py).
+            payload = self._run(argv + ["-"], stdin=query.encode("utf-8", "surrogatepass"), on_tick=on_tick,
+                                apart=bool(pattern) and not fixed_strings)
         except ToolFailure as exc:  # the agent gave an argument; stdin is ours
             raise ToolFailure(str(exc).replace("the query on stdin is over", "the query is over")) from None
         echoed = payload.get("query")

@@ -7,8 +7,10 @@ kept when a line of its span holds a match. A file without one is left out befor
 
 Python's expressions backtrack: `(a+)+$` on a line of forty a's, or `.*x.*y.*z` on a megabyte-long
 minified line, runs for hours where grep takes milliseconds. A file that takes longer than
-FILE_SECONDS stops the search with an error naming it (in the main thread, where a timer can
-interrupt a match; elsewhere, between lines).
+FILE_SECONDS, or a search whose files together take longer than SEARCH_SECONDS, stops the search
+with an error naming it (in the main thread, where a timer can interrupt a match; elsewhere,
+between lines: a match holds the interpreter's lock, which is why the MCP server matches a pattern
+in a process of its own).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ import threading
 import time
 
 FILE_SECONDS = 5.0
+SEARCH_SECONDS = 20.0  # every file of one search together (twenty files of 2 s each took 39 s, unsaid)
 
 
 class PatternError(ValueError):
@@ -30,10 +33,14 @@ class PatternTimeout(PatternError):
     pass
 
 
-# An escaped `n` (not an escaped backslash followed by n): a line break, which no line holds.
+# An escaped `n` (not an escaped backslash followed by n): a line break, which no line holds; but
+# not inside a negated class (`[^\n]+`, which ripgrep takes: any character of a line).
 _LINE_BREAK = re.compile(r"(?<!\\)(?:\\\\)*\\n")
-# Anchors at the text's ends, which in one search of a whole file mean its first or last line only.
-_TEXT_ANCHOR = re.compile(r"(?<!\\)(?:\\\\)*\\[AZ]")
+_NEGATED_CLASS = re.compile(r"(?<!\\)((?:\\\\)*)\[\^\]?(?:\\.|[^\]\\])*\]")
+# Anchors at the text's ends, which in one search of a whole file mean its first or last line only;
+# and negative lookarounds, which in a whole text see the line break a line has not
+# (`(?<!\s)def` holds at a line's start, not after the `\n` before it).
+_TEXT_ANCHOR = re.compile(r"(?<!\\)(?:\\\\)*(?:\\[AZ]|\(\?<?!)")
 
 
 class Patterns:
@@ -59,7 +66,7 @@ def compile_patterns(patterns: tuple[str, ...], *, fixed: bool = False, ignore_c
     compiled = []
     whole_text = True
     for pattern in patterns:
-        if not fixed and ("\n" in pattern or _LINE_BREAK.search(pattern)):
+        if "\n" in pattern or (not fixed and _LINE_BREAK.search(_NEGATED_CLASS.sub(r"\1", pattern))):
             raise PatternError(f"-e {shlex.quote(pattern)} holds a line break (\\n): a pattern is matched within a line, "
                                "as grep matches")
         try:
@@ -82,6 +89,7 @@ class LineMatcher:
         self.patterns = patterns
         self.said = said  # the patterns as the command line gave them, for an error
         self._matches: dict[str, frozenset[int]] = {}  # (the numbers alone: every file's text was 100 MB)
+        self._spent = 0.0  # seconds matching, over all files (SEARCH_SECONDS)
 
     def matching_lines(self, path: str) -> frozenset[int]:
         """The 1-based numbers of the file's lines holding a match (none when it cannot be read)."""
@@ -89,12 +97,20 @@ class LineMatcher:
         if found is None:
             from .snippets import current_text
 
-            with _time_limit(FILE_SECONDS, lambda: self._too_slow(path)):
-                found = self._scan(current_text(self.root, path), path)
+            text = current_text(self.root, path)
+            began = time.monotonic()
+            limit = min(FILE_SECONDS, SEARCH_SECONDS - self._spent)
+            if limit <= 0:  # (spent between lines, where no timer stopped it sooner)
+                self._too_slow(path)
+            try:
+                with _time_limit(limit, lambda: self._too_slow(path)):
+                    found = self._scan(text, path, began + limit)
+            finally:
+                self._spent += time.monotonic() - began
             self._matches[path] = found
         return found
 
-    def _scan(self, text: str | None, path: str) -> frozenset[int]:
+    def _scan(self, text: str | None, path: str, deadline: float) -> frozenset[int]:
         from .read import line_texts
 
         search = self.patterns.search
@@ -104,7 +120,6 @@ class LineMatcher:
         if not text or (self.patterns.whole_text and "\r" not in text and search(text) is None):
             return frozenset()
         lines = line_texts(text)
-        deadline = time.monotonic() + FILE_SECONDS
         found = []
         for n, line in enumerate(lines, start=1):
             if search(line) is not None:
@@ -114,7 +129,10 @@ class LineMatcher:
         return frozenset(found)
 
     def _too_slow(self, path: str):
-        raise PatternTimeout(f"{self.said or '-e'} took over {FILE_SECONDS:g} s to match the lines of {path}: "
+        took = (f"took over {FILE_SECONDS:g} s to match the lines of {path}"
+                if self._spent + FILE_SECONDS <= SEARCH_SECONDS else
+                f"took over {SEARCH_SECONDS:g} s to match the lines of {len(self._matches) + 1} files (the last {path})")
+        raise PatternTimeout(f"{self.said or '-e'} {took}: "
                              "Python's regular expressions backtrack (`(a+)+`, `.*x.*y` on a long line); "
                              "-F, a possessive `a++` or an atomic `(?>...)` group avoids it")
 

@@ -375,3 +375,33 @@ def test_vimgrep_with_a_pattern_shows_every_line_of_a_hit_it_matched(run, make_t
     # Lines asked for are the snippet's: those of them the pattern matches (not line 4 here).
     asked = run("query", "refresh token", "--vimgrep", "-e", "renew_", "--snippet-lines", "1").stdout.splitlines()
     assert asked[0] == "app.py:3:9:    x = renew_token(token)" and not any(a.startswith("app.py:4:") for a in asked)
+
+
+def test_a_search_whose_files_are_each_just_under_the_limit_stops_at_the_search_s_own(run, make_tree, monkeypatch):
+    """Twenty files of 2 s each took 39 s, with no error (200, six minutes): the files of one search share a limit."""
+    from retrieval import patterns
+
+    monkeypatch.setattr(patterns, "FILE_SECONDS", 30.0)
+    monkeypatch.setattr(patterns, "SEARCH_SECONDS", 0.3)
+    root = make_tree({f"slow{i}.py": f"zqslow_{i} = '{'a' * 24}b'\n" for i in range(40)})
+    result = run("query", "--root", root, "zqslow", "-e", "(a+)+$", "-k", "40")
+    assert result.exit_code == 1
+    assert "error: -e '(a+)+$' took over 0.3 s to match the lines of " in result.stderr
+    assert " files (the last slow" in result.stderr
+
+
+def test_a_negative_lookaround_at_a_line_s_end_matches_as_grep_matches_it(run, make_tree):
+    """In a file's whole text the line break before a line is a character `(?<!\\s)` sees: the search
+    of the whole text, which skips files without a match, skipped these."""
+    root = make_tree({"a.py": "def zqconvert(value):\n    return value\n",
+                      "b.py": "x = 1\nzqconvert_word = 'zqconvert'\n"})
+    assert {p for p, _, _ in _hits(run("query", "--root", root, "zqconvert", "--json", "-e", r"(?<!\s)def "))} == {"a.py"}
+    assert {p for p, _, _ in _hits(run("query", "--root", root, "zqconvert", "--json", "-e", r"zqconvert'(?!\s)"))} \
+        == {"b.py"}
+
+
+def test_a_negated_class_may_name_the_line_break_and_a_literal_one_is_refused(run, make_tree):
+    root = make_tree({"a.py": "raise ValueError('zqbad')\n"})
+    assert {p for p, _, _ in _hits(run("query", "--root", root, "zqbad", "--json", "-e", r"[^\n]+Error"))} == {"a.py"}
+    refused = run("query", "--root", root, "zqbad", "-F", "-e", "Value\nError")
+    assert refused.exit_code == 2 and "holds a line break" in refused.output

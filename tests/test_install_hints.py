@@ -44,6 +44,10 @@ def test_the_environment_running_the_tests_is_a_venv_with_pip_or_without():
     ("uv-tool", ("local", "turbovec"), "uv tool install --force --torch-backend cpu '/src[mcp,local,turbovec]'"),
     ("uvx", ("treesitter",), "uvx --from '/src[mcp,treesitter]' retrieval ... (uvx's environments are uv's cache; "
                              "`uv tool install '/src[mcp,treesitter]'` keeps one)"),
+    # pyserini's own step (a package installed without its dependencies) is lost in uv's cache.
+    ("uvx", ("pyserini",), "uv tool install '/src[mcp,pyserini]' && uv pip install --python "
+                           "\"$(uv tool dir)/retrieval/bin/python\" --no-deps pyserini==1.6.0 (uvx's environments are "
+                           "uv's cache: one keeps no step of its own)"),
     ("user", ("treesitter",), f"{shlex.quote(sys.executable)} -m pip install --user '/src[treesitter]'"),
     ("no-pip", ("treesitter",), f"uv pip install --python {shlex.quote(sys.executable)} '/src[treesitter]'"),
     ("pyz", ("treesitter",), "pipx install '/src[treesitter]' (the single-file retrieval.pyz holds the core only: "

@@ -432,9 +432,22 @@ def query_from_stdin(argv: list[str]) -> bool:
             words.extend(rest)
         elif arg == "-" or not arg.startswith("-"):
             words.append(arg)
-        elif arg not in QUERY_FLAGS and "=" not in arg and not (len(arg) > 2 and arg[1] != "-"):
+        elif arg[1] != "-" and len(arg) > 2:  # short options together (`-ie PATTERN`, `-k5`)
+            if _cluster_takes_next(arg):
+                next(rest, None)
+        elif arg not in QUERY_FLAGS and "=" not in arg:
             next(rest, None)  # an option's value (`--path -` is a glob, not stdin)
     return words == ["-"]
+
+
+def _cluster_takes_next(arg: str) -> bool:
+    """Whether short options written together take the next word as a value, as click reads them:
+    flags up to the first option with a value, which takes the rest of the word (`-k5`, `-ei`) or,
+    when it ends the word (`-ie`, `-Fie`), the next one."""
+    for n, letter in enumerate(arg[1:], start=1):
+        if "-" + letter not in QUERY_FLAGS:
+            return n == len(arg) - 1
+    return False
 
 
 def try_run(argv: list[str]) -> int | None:

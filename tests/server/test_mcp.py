@@ -653,7 +653,7 @@ def test_an_agents_scope_is_bounded_to_the_lines_around_its_hit(monkeypatch):
     from retrieval.mcp import MAX_EXPAND, Searcher
 
     asked = []
-    monkeypatch.setattr(Searcher, "_run", lambda self, argv, stdin=None, on_tick=None: asked.append(argv) or {})
+    monkeypatch.setattr(Searcher, "_run", lambda self, argv, stdin=None, on_tick=None, apart=False: asked.append(argv) or {})
     Searcher("/tmp").search("cord append", expand="scope")
     Searcher("/tmp").search("cord append", expand=3)
     scoped, numbered = asked
@@ -811,3 +811,18 @@ def test_a_pasted_report_is_not_echoed_whole_into_the_agents_context(sample_repo
     assert echoed["query"].endswith("\u2026") and report.startswith(echoed["query"][:-1])
     assert printed_tokens(json.dumps(echoed["query"])) <= MAX_ECHO_TOKENS
     assert _payload(short)["query"] == "parse config" and "query_truncated" not in _payload(short)
+
+
+def test_a_pattern_too_slow_for_a_line_is_one_error_and_the_server_answers_the_next_call(make_tree):
+    """Matched in the server's worker thread, `(a+)+$` on a long line held the interpreter's lock for
+    good: that call and every later one went unanswered (a timer interrupts only a main thread)."""
+    root = make_tree({"slow.py": f"zqslow = '{'a' * 40}!'\n", "fine.py": "def zqslow_fine():\n    pass\n"})
+    _tools, results = _call(root, [("search", {"query": "zqslow", "pattern": "(a+)+$"}),
+                                   ("search", {"query": "zqslow", "pattern": "def "}),
+                                   ("search", {"query": "zqslow", "ignore_case": True})], timeout=120)
+    assert _is_error(results[0])
+    assert "pattern '(a+)+$' took over 5 s to match the lines of slow.py" in results[0].content[0].text
+    assert [r["path"] for r in _payload(results[1])["results"]] == ["fine.py"]
+    assert _is_error(results[2])
+    assert results[2].content[0].text.endswith("ignore_case applies to pattern, and none is given (the query's "
+                                               "words match in any case already)")

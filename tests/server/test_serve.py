@@ -367,6 +367,10 @@ def test_the_client_reads_stdin_only_for_a_query_whose_one_word_is_a_dash():
     assert not reads(["query", "parse", "-", "args"])  # a dash among words is a word
     assert not reads(["query", "parse", "--path", "-"])  # an option's value
     assert not reads(["query", "parse", "-k", "-"]) and not reads(["query", "--", "-", "x"])
+    # Short options written together, as click reads them: `-ie X` is -i and -e X; `-ei` is -e i.
+    assert reads(["query", "-ie", "RAISE VALUEERROR", "-"]) and reads(["query", "-Fie", "x", "-"])
+    assert reads(["query", "-k5", "-"]) and reads(["query", "-ei", "-"]) and reads(["query", "-Fi", "-e", "x", "-"])
+    assert not reads(["query", "-ie", "-"])  # (a pattern `-`, and no word)
 
 
 def test_with_a_server_a_dash_among_the_words_does_not_wait_for_stdin(sample_repo, serve):
