@@ -107,7 +107,7 @@ def is_secret_name(name: str) -> bool:
         return bool(rendered) and is_secret_name(rendered)
     if (_SECRET_NAME_RE if "/" not in name else _SECRET_RE).match(name) is None:
         return False
-    if name.lower().endswith(_PROGRAM_CONFIG_SUFFIXES):
+    if name.lower().endswith(_PROGRAM_CONFIG_SUFFIXES) or languages.env_example(name.rpartition("/")[2]):
         return False
     return kind != languages.CODE or language in languages.VALUE_SCRIPTS
 
@@ -556,8 +556,9 @@ def _outer_marks(root: str, result: Discovery, top: str | None, prefix: str, inf
 # under a directory named as credentials, `*.tfvars`; 15: a notebook's size cap is on its cells,
 # Quarto's caches pruned, Snakefile, Pipfile, MLproject); 16: `.rgignore`; Terraform `.tf` and CI
 # pipelines are never secret-named; Tiltfile, Caddyfile, systemd units, version pins, a config
-# template's kind; a linked worktree reads its repository's config.
-RULES_VERSION = 16
+# template's kind; a linked worktree reads its repository's config; 17: a dotenv file's committed
+# example (`.env.example`) is read, as ini.
+RULES_VERSION = 17
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 
@@ -626,7 +627,7 @@ def _name_classes(basenames, extensions, scripts: bool, selected: bool):
 
     def classify(name: str):
         known = (name in basenames or _known_extension(languages.extension(name), extensions)
-                 or (scripts and languages.dockerfile_variant(name)))
+                 or (scripts and (languages.dockerfile_variant(name) or languages.env_example(name))))
         may_script = scripts and _may_be_script(name)
         if not known and not may_script and not selected:
             found = None

@@ -261,6 +261,19 @@ def extension(name: str) -> str:
     return name[dot:]
 
 
+# The committed example of a dotenv file (`.env.example`, `.env.local.sample`, Symfony's `.env.dist`,
+# `example.env`): placeholders a project documents its settings with (`KEY=value` lines, read as
+# ini), which an agent asks for by name (`where is DATABASE_URL set`); the real `.env` beside it
+# is a secret (retrieval.discover).
+_ENV_EXAMPLE = LazyPattern(r"\.env(?:rc)?(?:\.[\w-]+)*\.(?:example|sample|template|dist)|(?:example|sample|template)\.env",
+                           re.IGNORECASE)
+
+
+def env_example(name: str) -> bool:
+    """Whether a base name is a dotenv file's committed example."""
+    return ".env" in name.lower() and _ENV_EXAMPLE.fullmatch(name) is not None
+
+
 def detect(path: str) -> tuple[str, str]:
     """Return (language, kind) for a file name; ("", "") when unknown."""
     name = os.path.basename(path)
@@ -276,6 +289,8 @@ def detect(path: str) -> tuple[str, str]:
         return ("typescript", CODE)
     if dockerfile_variant(name):
         return _BY_NAME["Dockerfile"]
+    if env_example(name):
+        return _BY_EXTENSION[".ini"]
     return ("", "")
 
 

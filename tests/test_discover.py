@@ -488,7 +488,7 @@ def _secret_by_path_pattern(name: str, whole) -> bool:
     if language in languages.TEMPLATES:
         rendered = name.rpartition(".")[0]
         return bool(rendered) and _secret_by_path_pattern(rendered, whole)
-    if whole.match(name) is None:
+    if whole.match(name) is None or languages.env_example(name):
         return False
     return kind != languages.CODE or language in languages.VALUE_SCRIPTS
 
@@ -515,6 +515,18 @@ def test_a_walk_judges_a_name_met_in_many_directories_once(make_tree, monkeypatc
     assert sorted(judged) == ["__init__.py", "notes", "secrets.sh"]
     assert [f.path for f in result.files] == [f"pkg{i}/__init__.py" for i in range(5)]
     assert result.skipped == {"secret-name": 5}
+
+
+def test_a_dotenv_file_s_committed_example_is_indexed_and_the_file_itself_is_not(make_tree):
+    """`.env.example` documents a project's settings with placeholders; an agent asks where
+    `DATABASE_URL` is set, and it was skipped as a secret name."""
+    names = [".env.example", ".env.local.sample", ".env.dist", "example.env", ".env.template"]
+    root = make_tree({**{name: "DATABASE_URL=postgres://user:password@localhost/app\n" for name in names},
+                      ".env": "DATABASE_URL=postgres://admin:hunter2@db/app\n", ".env.local": "X=1\n"})
+    result = walk(str(root))
+    assert sorted(f.path for f in result.files) == sorted(names)  # not `.env`, not `.env.local`
+    assert {languages.detect(name) for name in names} == {("ini", "config")}
+    assert all(is_secret_name(name) for name in (".env", ".env.local", ".env.production", ".env.example.bak"))
 
 
 @pytest.mark.parametrize("name", ["environment.py", "env.py", "monkey.py", "keyboard.py", "credential_helpers.py",
