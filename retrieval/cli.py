@@ -718,8 +718,8 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=
                    "as --files.")
 @click.option("--vimgrep", is_flag=True,
               help="One line per hit as path:line:column:text, its line holding the most of the query's words "
-                   "(vim's :cexpr, an editor's quickfix list; with -e, each line a pattern matched; with "
-                   "--snippet-lines or --expand, each line shown).")
+                   "(vim's :cexpr, an editor's quickfix list; with -e, each line a pattern matched, one under "
+                   "--max-tokens; with --snippet-lines or --expand, each line shown).")
 @click.option("--max-tokens", type=click.IntRange(min=1), default=None, metavar="N",
               help="Return the hits that fit this many tokens, snippets included (implies snippets): whole "
                    "hits while they fit, then the next one's snippet cut to the room left (its lines holding the query's "
@@ -736,8 +736,9 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         raise click.UsageError("choose one of --json and --jsonl")
     if vimgrep and (as_json or as_jsonl or paths_only):
         raise click.UsageError("--vimgrep is an output format of its own: not with --json, --jsonl or -l")
-    # With -e and no lines asked for, --vimgrep shows every line a pattern matched (as rg does).
-    each_match = vimgrep and bool(patterns) and not snippet_lines and expand is None
+    # With -e and no lines asked for, --vimgrep shows every line a pattern matched (as rg does);
+    # under --max-tokens, one line a hit (every line priced the first hit out of the budget).
+    each_match = vimgrep and bool(patterns) and not snippet_lines and expand is None and not max_tokens
     if vimgrep and not snippet_lines and expand is None:
         snippet_lines = 1  # the hit's line: the one holding the most of the query's words
     if (fixed_strings or ignore_case) and not patterns:

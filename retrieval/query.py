@@ -136,7 +136,8 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
     mentions = path_mentions(query) if (symbol is None or path) and config.path_mention_boost else ()
     frames = frame_mentions(query) if (symbol is None or path) and config.frame_boost else ()
     keyword = keyword if symbol is not None else ""
-    phrase = phrase_pairs(query) if symbol is None and not long and config.phrase_boost else ()
+    # (A pasted stack frame's paths are no sentence: its frames say where to look.)
+    phrase = phrase_pairs(query) if symbol is None and not long and not frames and config.phrase_boost else ()
     return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query),
                      keyword, keyword_languages(keyword) if keyword else frozenset(),
                      phrase if len(phrase) >= config.phrase_pairs else ())

@@ -1097,16 +1097,19 @@ def search(
     elif hits:
         absent = _absent_identifier(engine, query)
         if absent:
-            notes.append(f"{absent!r} is in no indexed file: these hits hold only parts of the name")
+            notes.append(f"{absent!r} is in no indexed file, in any naming style: these hits only resemble it")
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed, matcher)
 
 
 def _absent_identifier(engine, query: str) -> str | None:
     """The compound identifier (`PlatypusLimiter`, `load_config_file`) a bare-identifier query
-    names that no indexed chunk holds whole, else None: its hits then only share its parts, which
-    read as an answer (an agent took them for one after the only file defining it was deleted)."""
+    names that no indexed chunk holds whole, in its spelling or squashed (`client_ip`: `ClientIP`),
+    nor defines in any naming style (`getParams`: `def get_params`), else None: its hits then only
+    resemble it, which read as an answer (an agent took them for one after the only file defining
+    it was deleted)."""
     from .confidence import word_forms
+    from .lexical.features import def_term
     from .query import search_text
     from .ranking import is_symbol_query, query_words
     from .text import split_identifier
@@ -1118,7 +1121,7 @@ def _absent_identifier(engine, query: str) -> str | None:
     for word in query_words(text):
         (forms, compound), = word_forms([word], split_identifier) or [((), False)]
         try:
-            if compound and not lexical.term_weights([forms[0]]):
+            if compound and not lexical.term_weights([forms[0], forms[0].replace("_", ""), def_term(word)]):
                 return word
         except (OSError, RuntimeError, *_DAMAGE):  # (a snapshot a refresh collected meanwhile)
             return None

@@ -239,3 +239,9 @@ def test_the_chunk_a_pasted_stack_frame_points_at_is_at_least_medium(name):
     assert levels[1.0]["tree.go"] == MEDIUM
     assert levels[0.0]["tree.go"] == LOW  # (the same hit, read without its frames)
     assert levels[1.0]["router.go"] == LOW
+    # A frame of another program's file of the same name (its function defined nowhere here)
+    # lifts the chunk holding its line, but vouches for nothing.
+    retriever = build_retriever(name)
+    retriever.index(docs)
+    foreign = trace.replace("(*node).addRoute", "getNetrcAuth")
+    assert {h.source_path: h.confidence for h in retriever.search_detailed(foreign, top_k=2)}["tree.go"] == LOW

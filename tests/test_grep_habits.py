@@ -405,3 +405,12 @@ def test_a_negated_class_may_name_the_line_break_and_a_literal_one_is_refused(ru
     assert {p for p, _, _ in _hits(run("query", "--root", root, "zqbad", "--json", "-e", r"[^\n]+Error"))} == {"a.py"}
     refused = run("query", "--root", root, "zqbad", "-F", "-e", "Value\nError")
     assert refused.exit_code == 2 and "holds a line break" in refused.output
+
+
+def test_vimgrep_under_a_token_budget_shows_one_line_a_hit_as_without_a_pattern(run, make_tree, monkeypatch):
+    """Every matched line priced the first hit out of a small budget, and the hits after it with it."""
+    body = "".join(f"    zqmany_{n} = zqhandle(x)\n" for n in range(30))
+    root = make_tree({"a.py": f"def zqhandle_all(x):\n{body}", "b.py": "def zqhandle_one(x):\n    return zqhandle(x)\n"})
+    monkeypatch.chdir(root)
+    lines = run("query", "zqhandle", "--vimgrep", "-e", r"zqhandle\(", "--max-tokens", "80").stdout.splitlines()
+    assert sorted(line.split(":")[0] for line in lines) == ["a.py", "b.py"]

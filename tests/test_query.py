@@ -308,3 +308,22 @@ def test_a_sentence_of_few_word_pairs_is_no_phrase_to_quote():
     assert len(plan_query("there is no reactor running, must be called from a runtime", CONFIG).phrase) >= 4
     assert plan_query("reactor running must be called", CONFIG).phrase == plan_query("reactor running must called",
                                                                                   CONFIG).phrase  # stop words skipped
+
+
+def test_a_phrase_is_words_written_one_after_another_not_pairs_held_apart():
+    """A test naming `SetTrustedProxies`, `ClientIP` and `RemoteIPHeaders` holds four of the pairs of
+    `set trusted proxies for the client ip header`, none in a run: it came before `SetTrustedProxies`."""
+    from retrieval.retrievers.lexical import phrase_factors
+
+    docs = [Document("t.go", "func TestProxies(t *testing.T) {\n\tr.SetTrustedProxies(nil)\n\tc.ClientIP()\n"
+                             "\tr.RemoteIPHeaders = nil\n}\n", source_path="t.go", start_line=1, end_line=5, language="go"),
+            Document("m.go", 'panic("set trusted proxies for the client ip header first")\n', source_path="m.go",
+                     start_line=1, end_line=1, language="go")]
+    retriever = LexicalRetriever()
+    retriever.index(docs)
+    plan, first = retriever.first_stage("set trusted proxies for the client ip header", 10)
+    factors = phrase_factors(retriever._views, plan, first, CONFIG)
+    paths = {retriever._views[i].segment.files[retriever._views[i].segment.doc_file[d]][0]: f for (i, d), f in factors.items()}
+    assert set(paths) == {"m.go"} and paths["m.go"] == 1 + CONFIG.phrase_boost
+    trace = "set trusted proxies for the client ip header\n  File \"m.go\", line 1, in main"
+    assert plan_query(trace, CONFIG).phrase == ()  # a pasted frame's paths are no sentence

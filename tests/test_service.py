@@ -1113,9 +1113,12 @@ def test_hits_for_an_identifier_no_file_holds_say_they_only_share_its_parts(make
     """After the one file defining `RetryLimiter` was deleted, its query still had hits (code using
     `retry` and `limiter` apart), which an agent took for the answer."""
     root = str(make_tree({"net/retry.py": "def retry(call):\n    return call()\n",
-                          "net/limits.py": "class Limiter:\n    def acquire(self):\n        pass\n"}))
+                          "net/limits.py": "class Limiter:\n    def acquire(self):\n        pass\n",
+                          "net/web.py": "class ClientIP:\n    def get_params(self):\n        return self.parse_qs_Args\n"}))
     result = service.search(root, "RetryLimiter", retriever=name)
-    assert result.hits and result.notes == ["'RetryLimiter' is in no indexed file: these hits hold only parts of the name"]
+    assert result.hits and result.notes == ["'RetryLimiter' is in no indexed file, in any naming style: these hits "
+                                            "only resemble it"]
     assert service.search(root, "def RetryLimiter", retriever=name).notes == result.notes
-    for held in ("Limiter", "retry", "Limiter.acquire"):
+    # Another naming style of a name that is there is that name (`client_ip` finds `ClientIP`).
+    for held in ("Limiter", "retry", "Limiter.acquire", "client_ip", "getParams", "GetParams", "parse_qs_Args"):
         assert service.search(root, held, retriever=name).notes == [], held

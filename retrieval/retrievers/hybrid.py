@@ -204,7 +204,7 @@ class HybridRetriever:
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)
         quoted = phrase_factors(views, plan, first, config)
-        framed = self.lexical.frame_factors(plan, ((key, *key[:3], docs[key][1]) for key in fused))
+        framed, vouched = self.lexical.frame_evidence(plan, ((key, *key[:3], docs[key][1]) for key in fused))
         mentioned = self.lexical.mentioned(plan)
         defining = _defining(views, plan)
 
@@ -216,7 +216,7 @@ class HybridRetriever:
 
         ranked = ranked_by(fused)
         return self._hits(query, plan, ranked, ranked_by(lex_scores), docs, top_k,
-                          {docs[key][1] for key in framed if docs[key][1] is not None})
+                          {docs[key][1] for key in vouched if docs[key][1] is not None})
 
     def _hits(self, query, plan, ranked, lexical_order, docs, top_k, framed=frozenset()) -> list[SearchHit]:
         """SearchHits of the fused ranking, each graded as the lexical ranking of the same

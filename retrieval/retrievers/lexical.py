@@ -165,7 +165,7 @@ class LexicalRetriever:
         definers = _definers(views, plan.named) if plan.named and config.long_query_definer_boost else {}
         scoped = scope_factors(views, query, first, config)
         quoted = phrase_factors(views, plan, first, config)
-        framed = self.frame_factors(plan, (((i, d), _path(views, i, d), views[i].segment.starts[d],
+        framed, vouched = self.frame_evidence(plan, (((i, d), _path(views, i, d), views[i].segment.starts[d],
                                              views[i].segment.ends[d], (i, d)) for _, i, d in first))
         candidates = []
         generated = set()
@@ -181,7 +181,7 @@ class LexicalRetriever:
         ranked = rank_candidates(candidates, plan, config, definers, self.mentioned(plan), frozenset(generated),
                                  languages, _defining(views, plan))
         forms, defined = query_evidence(query, plan.symbol is not None)
-        levels = assess(views, self._n_docs, forms, defined, ranked, top_k, framed.keys())
+        levels = assess(views, self._n_docs, forms, defined, ranked, top_k, vouched)
         return self._hits(views, ranked, levels, query if plan.symbol is not None else "")
 
     def _paths_by_name(self) -> dict[str, list[str]]:
@@ -217,13 +217,17 @@ class LexicalRetriever:
         """{indexed path: [(line, function, depth)]} of the stack frames the query pastes."""
         return frame_spots(plan.frames, self._paths_by_name()) if plan.frames else {}
 
-    def frame_factors(self, plan, chunks) -> dict:
-        """{key: 1 + frame_boost} for the chunks (an iterable of (key, path, start, end, (view, doc) or
-        None), read only when the query pastes a frame) where a pasted stack frame is: the chunk
-        holding its line, or defining its function, in its file."""
+    def frame_evidence(self, plan, chunks) -> tuple[dict, set]:
+        """({key: 1 + frame_boost * weight}, vouched keys) for the chunks (an iterable of (key, path,
+        start, end, (view, doc) or None), read only when the query pastes a frame) where a pasted
+        stack frame is: the chunk holding its line, or defining its function, in its file. Vouched
+        for (confidence.assess): a chunk defining a frame's function in a file the frame names, or
+        holding its line in the one file its path names, which defines its function. A line in
+        one of rails's fourteen `base.rb`, or in click's `utils.py` of a trace through requests'
+        (`in get_netrc_auth`), vouches for nothing."""
         spots = self.frame_spots(plan)
         if not spots:
-            return {}
+            return {}, set()
         views = self._views
         definers: dict[tuple[int, str], object] = {}  # (view, function) -> the docs defining it
 
@@ -236,13 +240,25 @@ class LexicalRetriever:
                 definers[(i, function)] = plist[0] if plist is not None else ()
             return in_postings(definers[(i, function)], d)
 
-        factors = {}
+        # The lines frames vouch for: of the one file a frame's path names, which defines the
+        # frame's function (if it names one; in click, `utils.py` of a trace through requests' does not).
+        sure_lines: dict[str, set[int]] = {}
+        for frame_path, line, function, _trace in plan.frames:
+            named = mention_evidence((frame_path,), self._paths_by_name())
+            if len(named) == 1 and (not function or set(named) & set(_definers(views, (features.def_term(function),)))):
+                sure_lines.setdefault(next(iter(named)), set()).add(line)
+        factors, vouched = {}, set()
         for key, path, start, end, ids in chunks:
             here = spots.get(path)
-            weight = frame_weight(here, start or 0, end or 0, lambda function: defines(ids, function)) if here else 0.0
+            if not here:
+                continue
+            weight = frame_weight(here, start or 0, end or 0, lambda function: defines(ids, function))
             if weight:
                 factors[key] = 1.0 + self.ranking.frame_boost * weight
-        return factors
+                if any(function and defines(ids, function) for _line, function, _depth in here) or \
+                        any((start or 0) <= line <= (end or 0) for line in sure_lines.get(path, ())):
+                    vouched.add(key)
+        return factors, vouched
 
     def first_stage(self, query: str, depth: int, allow=None, keyword: str = ""):
         """(query plan, [(BM25 score, view index, doc)] best first): the candidates before any
@@ -610,20 +626,27 @@ class _ReadLengths:
 
 
 def phrase_factors(views, plan, first, config: RankingConfig) -> dict[tuple[int, int], float]:
-    """{(view, doc): 1 + phrase_boost * share} for the first-stage candidates holding at least
-    `phrase_pairs` of the pair terms of the words the query writes next to each other (`share`:
-    how many of them); empty for a query with fewer (`QueryPlan.phrase`)."""
+    """{(view, doc): 1 + phrase_boost * share} for the first-stage candidates holding a run of at
+    least `phrase_pairs` of the pair terms of the words the query writes next to each other, one
+    after another (`share`: the longest run's, of all of them); empty for a query with fewer
+    (`QueryPlan.phrase`). A run, not a count: identifiers' parts pair too (`SetTrustedProxies`,
+    `ClientIP`), and a test naming several of a question's things held four of its pairs apart."""
     if not plan.phrase:
         return {}
     wanted = {(i, d) for _value, i, d in first}
-    held: Counter = Counter()
+    run: dict[tuple[int, int], int] = {}  # the run of pairs ending at the one before, by candidate
+    longest: Counter = Counter()
     for term in plan.phrase:
+        held = set()
         for i, view in enumerate(views):
             plist = view.segment.postings(term)
             if plist is not None:
                 held.update((i, d) for d in plist[0] if (i, d) in wanted)
+        run = {key: run.get(key, 0) + 1 for key in held}
+        for key, n in run.items():
+            longest[key] = max(longest[key], n)
     total = len(plan.phrase)
-    return {key: 1.0 + config.phrase_boost * n / total for key, n in held.items() if n >= config.phrase_pairs}
+    return {key: 1.0 + config.phrase_boost * n / total for key, n in longest.items() if n >= config.phrase_pairs}
 
 
 def scope_factors(views, query: str, first, config: RankingConfig) -> dict[tuple[int, int], float]:
