@@ -159,12 +159,18 @@ class Searcher:
         if snippet_lines is not None and expand != "scope":
             argv += ["--snippet-lines", str(snippet_lines)]
         # On stdin, as `query -` takes it: any text is the query, `-` itself included.
+        stdin = query.encode("utf-8", "surrogatepass")
+        # A regular expression is matched in a process of its own, whose main thread a timer can
+        # interrupt: in this one's worker thread, `(a+)+$` on a long line held the interpreter's
+        # lock for good, and every later call with it (patterns.py). Its index is built or
+        # refreshed here first, as any call's is (the build's progress reaches the client; the
+        # child finds it fresh).
+        apart = bool(pattern) and not fixed_strings
         try:
-            # A regular expression is matched in a process of its own, whose main thread a timer
-            # can interrupt: in this one's worker thread, `(a+)+$` on a long line held the
-            # interpreter's lock for good, and every later call with it (patterns.py).
-            payload = self._run(argv + ["-"], stdin=query.encode("utf-8", "surrogatepass"), on_tick=on_tick,
-                                apart=bool(pattern) and not fixed_strings)
+            if apart:
+                self._run(["query", "--root", self.root, "--json", *(["--retriever", retriever] if retriever else []),
+                           "--top-k", "1", "-"], stdin=stdin, on_tick=on_tick)
+            payload = self._run(argv + ["-"], stdin=stdin, on_tick=on_tick, apart=apart)
         except ToolFailure as exc:  # the agent gave an argument; stdin is ours
             raise ToolFailure(str(exc).replace("the query on stdin is over", "the query is over")) from None
         echoed = payload.get("query")

@@ -432,17 +432,21 @@ def test_a_first_build_behind_a_call_reports_progress_to_a_client_that_asks(make
     async def progress(done, total, message):
         heard.append((done, total, message))
 
-    async def main():
+    async def main(arguments):
         async with stdio_client(params) as (read, write):
             async with ClientSession(read, write) as session:
                 await session.initialize()
-                return await session.call_tool("search", {"query": "route request"}, progress_callback=progress)
+                return await session.call_tool("search", arguments, progress_callback=progress)
 
-    result = anyio.run(main)
+    result = anyio.run(main, {"query": "route request"})
     assert _payload(result)["results"]
     assert heard, "no progress was reported"
     assert all(0 < done <= total == 400 for done, total, _ in heard)
     assert heard[-1][2].startswith("lexical: indexed ")
+    # So does a call with a regular expression, matched in a process of its own (which heard nothing).
+    heard.clear()
+    result = anyio.run(main, {"query": "route request", "pattern": r"route_\w+\(", "retriever": "treesitter"})
+    assert _payload(result)["results"] and heard and heard[-1][2].startswith("treesitter: indexed ")
 
 
 def test_an_empty_path_glob_is_refused_in_an_agents_words(make_tree):
