@@ -573,3 +573,25 @@ def test_the_bench_preparation_without_its_mirrors_is_an_error_not_every_reposit
     assert _load("prepare_bench").main(["--bench", str(tmp_path), "--checkouts", str(tmp_path / "out"),
                                         "--mirrors", str(tmp_path / "absent")]) == 1
     assert "error: no directory of mirrors at" in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_the_literals_script_asks_a_checkout_s_messages_and_keyword_definitions_of_it(tmp_path, capsys):
+    literals = _load("bench_literals")
+    repo = tmp_path / "checkouts" / "demo"
+    (repo / "net").mkdir(parents=True)
+    (repo / "net" / "retry.py").write_text(
+        'def retry_upload(request, attempts):\n    raise RuntimeError("gave up after %d attempts to upload the file")\n')
+    (repo / "net" / "auth.py").write_text("def refresh_token(session):\n    return session.renew()\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_retry.py").write_text('def test_retry_upload():\n    assert "never sampled from a test file"\n')
+    out = tmp_path / "result.json"
+    code = literals.main(["--checkouts", str(tmp_path / "checkouts"), "--index-dir", str(tmp_path / "index"),
+                          "--json", str(out)])
+    assert code == 0
+    result = json.loads(out.read_text())
+    (demo,) = result["repos"]
+    assert sorted(q["query"] for q in demo["queries"]) == ["def refresh_token", "def retry_upload",
+                                                           "gave up after foo attempts to upload the file"]
+    assert all(q["top1"] for q in demo["queries"])
+    assert result["overall"]["message"] == {"queries": 1, "top1": 1.0, "top3": 1.0}
+    assert "keyword: 2 queries, top-1 1.000, top-3 1.000" in capsys.readouterr().out
