@@ -16,9 +16,11 @@ many of the top-k hits match a target):
 - high: the first hit, with coverage of at least HIGH_COVERAGE, and clearly ahead (the runner-up
   below CLEAR_LEAD of its score) or defining the symbol asked for;
 - medium: the first hit otherwise, or any hit scoring within NEAR_BEST of the first; and at least
-  medium, a hit holding a line (or defining the function) of a stack frame the query pastes: a
-  trace's words are mostly addresses and paths, which no chunk covers, so its own frame's chunk
-  was `low` and `--min-confidence medium` dropped it.
+  medium, a hit a stack frame the query pastes vouches for (it defines the frame's function in a
+  file the frame names, or holds its line in the one file the frame's path names, which defines
+  its function: retrieval.retrievers.lexical `frame_evidence`): a trace's words are mostly
+  addresses and paths, which no chunk covers, so its own frame's chunk was `low` and
+  `--min-confidence medium` dropped it.
 """
 from __future__ import annotations
 
@@ -73,8 +75,8 @@ def assess(views, n_docs: int, words, defined, ranked, count: int, framed=frozen
     `words` are the query's words as (forms, compound): its terms, whole form first, and whether
     it is a compound identifier (whose whole form, not a part, says what was asked for).
     `defined` holds the definition terms that mark a chunk defining the symbol the query names
-    (empty unless the query is a symbol); `framed` the (view index, doc) of chunks a pasted stack
-    frame points at."""
+    (empty unless the query is a symbol); `framed` the (view index, doc) of the chunks a pasted
+    stack frame vouches for."""
     if not ranked or count <= 0:
         return []
     top = ranked[:count]

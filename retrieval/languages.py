@@ -265,8 +265,8 @@ def extension(name: str) -> str:
 # `example.env`): placeholders a project documents its settings with (`KEY=value` lines, read as
 # ini), which an agent asks for by name (`where is DATABASE_URL set`); the real `.env` beside it
 # is a secret (retrieval.discover).
-_ENV_EXAMPLE = LazyPattern(r"\.env(?:rc)?(?:\.[\w-]+)*\.(?:example|sample|template|dist)|(?:example|sample|template)\.env",
-                           re.IGNORECASE)
+_ENV_EXAMPLE = LazyPattern(r"\.env(?:rc)?(?:\.[\w-]+)*\.(?:example|sample|template|dist)"
+                           r"|(?:example|sample|template)\.env", re.IGNORECASE)
 
 
 def env_example(name: str) -> bool:

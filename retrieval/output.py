@@ -388,8 +388,9 @@ def _matched_rows(path: str, root: str, hit: SearchHit, lines, pattern, files: d
         if found is None:  # (the file changed since it was matched)
             continue
         column = len(own[: found.start()].encode("utf-8", "surrogatepass")) + 1
-        shown = own if len(own) <= MAX_LINE_CHARS + LINE_SLACK else shorten_line(own, frozenset({found.group(0).lower()}))
-        yield f"{path}:{n}:{column}:{_visible(shown)}"
+        if len(own) > MAX_LINE_CHARS + LINE_SLACK:  # around its match
+            own = shorten_line(own, frozenset({found.group(0).lower()}))
+        yield f"{path}:{n}:{column}:{_visible(own)}"
 
 
 def path_from_here(root: str, path: str) -> str:

@@ -131,9 +131,9 @@ class LineMatcher:
     def _too_slow(self, path: str):
         said = self.said or "-e"
         if self._spent + FILE_SECONDS > SEARCH_SECONDS:  # (slow over many files, not one: no backtracking)
-            raise PatternTimeout(f"{said} took over {SEARCH_SECONDS:g} s to match the lines of {len(self._matches) + 1} "
-                                 f"files (the last {path}): --path or --lang narrows the files; -F, a possessive "
-                                 "`a++` or an atomic `(?>...)` group makes a pattern faster")
+            raise PatternTimeout(f"{said} took over {SEARCH_SECONDS:g} s to match the lines of "
+                                 f"{len(self._matches) + 1} files (the last {path}): --path or --lang narrows the "
+                                 "files; -F, a possessive `a++` or an atomic `(?>...)` group makes a pattern faster")
         raise PatternTimeout(f"{said} took over {FILE_SECONDS:g} s to match the lines of {path}: "
                              "Python's regular expressions backtrack (`(a+)+`, `.*x.*y` on a long line); "
                              "-F, a possessive `a++` or an atomic `(?>...)` group avoids it")

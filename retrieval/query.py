@@ -48,8 +48,9 @@ class QueryPlan:
     # the languages whose definitions it opens (`def`: Python, Ruby, Scala, ...; empty: any)
     keyword: str = ""
     keyword_languages: frozenset = frozenset()
-    # The pair terms of the words a sentence writes next to each other (`ranking.PHRASE_PAIRS` or
-    # more): a chunk holding most of them quotes it (`lexical.phrase_factors`)
+    # The pair terms of the words a sentence writes next to each other (RankingConfig.phrase_pairs
+    # or more; none for a pasted trace): a chunk holding a long run of them quotes it
+    # (`retrievers.lexical.phrase_factors`)
     phrase: tuple = ()
 
 

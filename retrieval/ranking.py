@@ -91,8 +91,8 @@ class RankingConfig:
     keyword_language_penalty: float = 0.3
     # A sentence whose words, in order, a chunk writes next to each other (a pasted message and the
     # string literal saying it): the chunk's factor is 1 + phrase_boost * the share of the
-    # sentence's word pairs its longest run of them is, when that run is phrase_pairs or more. In tokio, the
-    # panic message `there is no reactor running, must be called from the context of a Tokio 1.x
+    # sentence's word pairs its longest run of them is, when that run is phrase_pairs or more. In
+    # tokio, the panic message `there is no reactor running, must be called from the context of a Tokio 1.x
     # runtime` found files named `runtime.rs` and `context.rs` before the constant saying it.
     phrase_boost: float = 2.0
     phrase_pairs: int = 4
