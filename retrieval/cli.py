@@ -945,6 +945,12 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 
         if result.hits:  # from here, as rg -l prints them: for xargs, for an editor
             click.echo("\n".join(shown_path(path_from_here(root, h.source_path)) for h in result.hits))
+        if not patterns:
+            from .notes import files_without_identifier
+
+            unheld = files_without_identifier(root, [h.source_path for h in result.hits], text)
+            if unheld:
+                click.echo(f"note: {unheld}", err=True)
     elif vimgrep:
         from .output import vimgrep_lines
 

@@ -234,3 +234,27 @@ def no_index_hint(root: str, rows: list[dict]) -> str | None:
         return None
     return (f"no index yet: `retrieval index --root {shell_word(root)}` builds one "
             "(or the first `retrieval query` there does)")
+
+
+# An identifier's parts (`CONTEXT_MISSING_ERROR`, `contextMissingError`, `HTTPServer2`).
+_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def files_without_identifier(root: str, paths: list[str], query: str) -> str | None:
+    """The note for `-l` when a bare compound identifier's query lists files that do not hold it
+    in any naming style (rg's `-l` lists only files holding the pattern; these are ranked files,
+    and some only share its parts: `CONTEXT_MISSING_ERROR` listed ten files, four holding it)."""
+    from .query import search_text
+    from .ranking import is_symbol_query
+    from .snippets import current_text
+
+    name = search_text(query).strip()
+    parts = _PARTS.findall(name)
+    if not paths or not is_symbol_query(name) or len(parts) < 2 or not re.fullmatch(r"\w+", name):
+        return None
+    spelled = re.compile(r"(?<![^\W_])" + "_?".join(map(re.escape, parts)) + r"(?![^\W_])", re.IGNORECASE)
+    held = sum(1 for path in paths if spelled.search(current_text(root, path) or ""))
+    if held == len(paths):
+        return None
+    return (f"{held} of the {len(paths)} files listed hold {name} (in any naming style); the others only share "
+            f"parts of it (-e {shell_word(name)} lists only files holding it as written)")

@@ -414,3 +414,19 @@ def test_vimgrep_under_a_token_budget_shows_one_line_a_hit_as_without_a_pattern(
     monkeypatch.chdir(root)
     lines = run("query", "zqhandle", "--vimgrep", "-e", r"zqhandle\(", "--max-tokens", "80").stdout.splitlines()
     assert sorted(line.split(":")[0] for line in lines) == ["a.py", "b.py"]
+
+
+def test_files_listed_for_an_identifier_that_do_not_hold_it_are_counted_in_a_note(run, make_tree):
+    """rg -l lists only files holding the pattern; `-l` here lists the ranked files, and for
+    CONTEXT_MISSING_ERROR six of ten only shared parts of the name."""
+    root = make_tree({"error.rs": 'pub const CONTEXT_MISSING_ERROR: &str = "no reactor";\n',
+                      "handle.rs": "panic!(\"{}\", crate::util::error::CONTEXT_MISSING_ERROR);\n",
+                      "camel.ts": "const contextMissingError = 1;\n",
+                      "other.rs": "// a missing context is an error here\nfn context_missing() {}\n"})
+    listed = run("query", "--root", root, "CONTEXT_MISSING_ERROR", "-l", "-k", "4")
+    assert len(listed.stdout.split()) == 4
+    assert ("note: 3 of the 4 files listed hold CONTEXT_MISSING_ERROR (in any naming style); the others only share "
+            "parts of it (-e CONTEXT_MISSING_ERROR lists only files holding it as written)") in listed.stderr
+    assert "files listed hold" not in run("query", "--root", root, "CONTEXT_MISSING_ERROR", "-l", "-k", "2").stderr
+    assert "files listed hold" not in run("query", "--root", root, "CONTEXT_MISSING_ERROR", "-l", "-k", "4",
+                                          "-e", "CONTEXT").stderr
