@@ -641,6 +641,25 @@ def echo_within(query: str, tokens: int) -> str:
     return query[:keep] + "\u2026"
 
 
+def _frame_lines(query: str, hits) -> dict:
+    """{docid: the line of a stack frame the query pastes} of the hits holding one (the innermost),
+    which their snippets and --vimgrep show first: a PHP trace's hit showed the line holding the
+    most of its words, not the frame's line in it."""
+    from .ranking import frame_mentions, frame_spots, paths_by_name
+
+    frames = frame_mentions(query)
+    if not frames:
+        return {}
+    spots = frame_spots(frames, paths_by_name(h.source_path for h in hits))
+    lines = {}
+    for h in hits:
+        inside = sorted((depth, line) for line, _function, depth in spots.get(h.source_path, ())
+                        if h.start_line is not None and h.start_line <= line <= (h.end_line or 0))
+        if inside:
+            lines[h.docid] = inside[0][1]
+    return lines
+
+
 def _match_lines(hit, matcher) -> list[int]:
     """The lines of a hit's span its -e patterns matched."""
     return sorted(n for n in matcher.matching_lines(hit.source_path) if hit.start_line <= n <= hit.end_line)
@@ -813,6 +832,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         snippets = {}
         read: dict = {}  # each file read, hashed and split once for all its hits
         scope_lines = snippet_lines or MAX_SCOPE_LINES
+        frame_lines = _frame_lines(text, hits) if not matcher else {}
         for h in hits:
             shown = h
             if expand == "scope" and h.scope and not (snippet_lines and snippet_lines < h.end_line - h.start_line + 1):
@@ -827,7 +847,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                     if not snippet_lines:
                         cut_scopes.add(h.docid)
                 shown = replace(h, start_line=first, end_line=last)  # the snippet's span only
-            first = matcher.first_in(h.source_path, h.start_line, h.end_line) if matcher and h.start_line else None
+            first = matcher.first_in(h.source_path, h.start_line, h.end_line) if matcher and h.start_line else \
+                frame_lines.get(h.docid)
             snippet = read_snippet(root, shown, expand=expand if isinstance(expand, int) else 0,
                                    max_lines=snippet_lines or None, indexed=result.indexed.get(h.source_path),
                                    focus=focus, define=define, files=read, anchor=first)
@@ -900,8 +921,9 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         # Said of the hits printed: --max-tokens may have left most of those read out.
         cut = sum(h.docid in cut_scopes for h in hits)
         if cut:
-            click.echo(f"note: {counted(cut, 'scope')} longer than {MAX_SCOPE_LINES} lines show the {MAX_SCOPE_LINES} "
-                       f"around {'its' if cut == 1 else 'their'} hit (--snippet-lines N for more)", err=True)
+            click.echo(f"note: {counted(cut, 'scope')} longer than {MAX_SCOPE_LINES} lines "
+                       f"{'shows' if cut == 1 else 'show'} the {MAX_SCOPE_LINES} lines around "
+                       f"{'its hit' if cut == 1 else 'their hits'} (--snippet-lines N for more)", err=True)
 
         def listed(paths: list[str]) -> str:
             return ", ".join(map(shown_path, paths[:3])) + (", ..." if len(paths) > 3 else "")
@@ -958,7 +980,12 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                                    truncated, _each_match(result.hits, matcher, each_match)))
         if shown:
             click.echo("\n".join(shown))
-    else:
+    if (vimgrep or paths_only) and patterns and len(result.hits) == top_k and not max_tokens:
+        # A list of every line or file (a function's callers) cut at -k read as complete: 142 of
+        # a name's 491 calls, with no word.
+        click.echo(f"note: the answer stops at -k {top_k}: more chunks may hold a line matching -e "
+                   "(a larger -k lists them)", err=True)
+    if not (as_json or as_jsonl or paths_only or vimgrep):
         from .output import text_lines, use_colour
 
         colour = use_colour(sys.stdout)

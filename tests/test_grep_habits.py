@@ -430,3 +430,32 @@ def test_files_listed_for_an_identifier_that_do_not_hold_it_are_counted_in_a_not
     assert "files listed hold" not in run("query", "--root", root, "CONTEXT_MISSING_ERROR", "-l", "-k", "2").stderr
     assert "files listed hold" not in run("query", "--root", root, "CONTEXT_MISSING_ERROR", "-l", "-k", "4",
                                           "-e", "CONTEXT").stderr
+
+
+def test_a_hit_holding_a_pasted_frame_s_line_shows_that_line(run, make_tree, monkeypatch):
+    """A PHP trace's hit showed, in --vimgrep, the line holding the most of the trace's words (201),
+    not the frame's line in it (210)."""
+    body = "".join(f"        $zqstep{n} = zqhandle($request, $options);\n" for n in range(20))
+    root = make_tree({"src/CurlFactory.php": "<?php\nclass CurlFactory\n{\n    public function zqcreate($request, $options)\n"
+                                             f"    {{\n{body}        throw new ZqConnectException('cURL error');\n    }}\n}}\n"})
+    monkeypatch.chdir(root)
+    trace = ("PHP Fatal error:  Uncaught ZqConnectException: cURL error in /var/www/vendor/src/CurlFactory.php:12\n"
+             "Stack trace:\n#0 /var/www/vendor/src/CurlFactory.php(12): CurlFactory->zqcreate(Object(Request), Array)\n"
+             "#1 {main}\n")
+    lines = run("query", "--vimgrep", "-k", "1", "-", input=trace).stdout.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("src/CurlFactory.php:12:")
+    assert lines[0].endswith(":        $zqstep6 = zqhandle($request, $options);")
+    shown = json.loads(run("query", "--json", "-k", "1", "--snippet-lines", "1", "-", input=trace).stdout)
+    assert shown["results"][0]["snippet_start"] == 12
+
+
+def test_a_list_of_matching_lines_cut_at_k_says_so(run, make_tree):
+    """The skill's way to list a function's callers (-e with --vimgrep) stopped at -k: 142 of 491
+    calls, with no word."""
+    root = make_tree({f"caller{i}.py": f"def zqcaller_{i}():\n    return zqtarget({i})\n" for i in range(3)})
+    cut = run("query", "--root", root, "zqtarget", "-e", r"zqtarget\(", "--vimgrep", "-k", "2")
+    assert len(cut.stdout.splitlines()) == 2
+    assert "note: the answer stops at -k 2: more chunks may hold a line matching -e (a larger -k lists them)" in cut.stderr
+    whole = run("query", "--root", root, "zqtarget", "-e", r"zqtarget\(", "--vimgrep", "-k", "5")
+    assert len(whole.stdout.splitlines()) == 3 and "stops at" not in whole.stderr
+    assert "stops at -k 2" in run("query", "--root", root, "zqtarget", "-e", "zqtarget", "-l", "-k", "2").stderr
