@@ -221,13 +221,23 @@ _SHORT = {"-e": "pattern", "-F": "fixed_strings", "-i": "ignore_case"}
 _SHORT_OPTION = re.compile(r"(?<![\w-])(-e|-F|-i)\b")
 
 
+# A value a message quotes (as `output.shell_word` quotes it): the agent's own text.
+_QUOTED = re.compile(r"""(\$?'(?:[^'\\]|\\.)*'|"[^"]*")""")
+
+
 def _tool_words(line: str) -> str:
     # Not inside backquotes: a command the note says to run (`retrieval index --retriever hybrid`)
-    # is run in a shell, where the options are the command's.
+    # is run in a shell, where the options are the command's. Nor inside a quoted value (a pattern
+    # `zq -e zq` was echoed as `zq pattern zq`), unless it is an option alone (click's `'--top-k'`).
     parts = line.split("`")
-    parts[::2] = [_SHORT_OPTION.sub(lambda m: _SHORT[m.group(1)], _OPTION.sub(lambda m: m.group(1).replace("-", "_"), part))
+    parts[::2] = ["".join(piece if n % 2 and not re.fullmatch(r"""['"]?--?[\w-]+['"]?""", piece) else _options_named(piece)
+                          for n, piece in enumerate(_QUOTED.split(part)))
                   for part in parts[::2]]
     return "`".join(parts)
+
+
+def _options_named(text: str) -> str:
+    return _SHORT_OPTION.sub(lambda m: _SHORT[m.group(1)], _OPTION.sub(lambda m: m.group(1).replace("-", "_"), text))
 
 
 def _result(payload: dict):

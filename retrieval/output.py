@@ -207,10 +207,13 @@ def shell_word(text: str) -> str:
     """A path or glob quoted for a shell command a message suggests, on one line: shlex.quote's
     form, or when it holds a control character or a byte that is not UTF-8 (a lone surrogate from
     the file system), bash's `$'...'` with those escaped (`\\n`, `\\xff`). shlex.quote put a raw
-    newline inside its quotes: a note or a `status` row broke in two."""
+    newline inside its quotes: a note or a `status` row broke in two. A single quote with nothing a
+    shell reads inside double quotes is in those (`"it's ("`, not `'it'"'"'s ('`)."""
     import shlex
 
     if text.isprintable():
+        if "'" in text and not any(c in text for c in '"$`\\!'):
+            return f'"{text}"'
         return shlex.quote(text)
     out = []
     for c in text:

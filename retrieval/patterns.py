@@ -15,7 +15,6 @@ in a process of its own).
 from __future__ import annotations
 
 import re
-import shlex
 import signal
 import threading
 import time
@@ -62,20 +61,22 @@ class Patterns:
 
 def compile_patterns(patterns: tuple[str, ...], *, fixed: bool = False, ignore_case: bool = False) -> Patterns:
     """`patterns` compiled (an error names the pattern at fault)."""
+    from .output import shell_word
+
     flags = re.MULTILINE | (re.IGNORECASE if ignore_case else 0)
     compiled = []
     whole_text = True
     for pattern in patterns:
         if "\n" in pattern or (not fixed and _LINE_BREAK.search(_NEGATED_CLASS.sub(r"\1", pattern))):
-            raise PatternError(f"-e {shlex.quote(pattern)} holds a line break (\\n): a pattern is matched within a line, "
+            raise PatternError(f"-e {shell_word(pattern)} holds a line break (\\n): a pattern is matched within a line, "
                                "as grep matches")
         try:
             compiled.append(re.compile(re.escape(pattern) if fixed else pattern, flags))
         except re.error as exc:
-            raise PatternError(f"-e {shlex.quote(pattern)} is not a regular expression: {exc} "
+            raise PatternError(f"-e {shell_word(pattern)} is not a regular expression: {exc} "
                                "(-F matches it as a literal string)") from None
         except (OverflowError, RecursionError):  # (nesting deep enough to exhaust the compiler)
-            raise PatternError(f"-e {shlex.quote(pattern)} is too complex to compile") from None
+            raise PatternError(f"-e {shell_word(pattern)} is too complex to compile") from None
         whole_text = whole_text and (fixed or not _TEXT_ANCHOR.search(pattern))
     return Patterns(compiled, whole_text)
 

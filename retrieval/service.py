@@ -1001,7 +1001,10 @@ def open_index(
                 if report.unreadable:
                     _note_once(notes, unreadable_note(report))
             except LockBusy:
-                _note_once(notes, f"another process is still updating the index, {wait:g} s after it began; {PREVIOUS_SNAPSHOT}")
+                # (The writer may be this process's own: an MCP server building an index for another
+                # call. Said alike for every index a consolidated query opens: said once.)
+                _note_once(notes, f"another process is still updating the index (this waited up to {wait:g} s for "
+                                  f"it; a first build with embeddings takes minutes); {PREVIOUS_SNAPSHOT}")
             except (layout.StoreError, WorkerLost) as exc:
                 if isinstance(exc.__cause__, StoreRemoved) and attempt < 2:
                     continue  # `clean` removed the store while this waited to write: a new one, as at first use

@@ -132,8 +132,10 @@ def mcp_command(root):
         # in the home directory).
         click.echo(f"error: {refusal} (every call answers this)", err=True)
     problem = None if refusal else root_problem(root, shown_path(root))
-    if problem:  # said now, not as every tool call's failure
-        raise _fail(problem)
+    if problem:
+        # Served as every call's answer until it is fixed (a mistyped path, an unexpanded
+        # `${workspaceFolder}`): exiting at start, the agent saw only "Connection closed".
+        click.echo(f"error: {problem} (every call answers this until it exists)", err=True)
     # The protocol runs over both (started `>&-`, the SDK failed with a traceback).
     closed = [name for name in ("stdin", "stdout") if getattr(sys, name) is None]
     if closed:

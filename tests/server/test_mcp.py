@@ -197,11 +197,22 @@ def test_a_root_that_is_gone_fails_each_call_with_the_reason(make_tree):
     assert _is_error(results[1]) and "root does not exist" in results[1].content[0].text
 
 
-def test_mcp_on_a_missing_root_exits_at_once_with_one_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(tmp_path / "nope")],
+def test_mcp_on_a_missing_root_answers_each_call_with_the_reason_until_it_exists(tmp_path):
+    """It exited at start: a host showed "Connection closed" and the agent never learned why (a
+    mistyped path, an unexpanded `${workspaceFolder}` in a config)."""
+    root = tmp_path / "nope"
+
+    def create():
+        root.mkdir()
+        (root / "a.py").write_text("def zqlater():\n    pass\n")
+
+    _tools, results = _call(root, [("search", {"query": "zqlater"}), create, ("search", {"query": "zqlater"})],
+                            timeout=90)
+    assert _is_error(results[0]) and results[0].content[0].text.endswith(f"root does not exist: {root}")
+    assert [r["path"] for r in _payload(results[1])["results"]] == ["a.py"]
+    proc = subprocess.run([sys.executable, "-m", "retrieval.entry", "mcp", "--root", str(root.parent / "gone")],
                           capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 1
-    assert proc.stderr.strip() == f"error: root does not exist: {tmp_path / 'nope'}"
+    assert proc.stderr.strip() == f"error: root does not exist: {root.parent / 'gone'} (every call answers this until it exists)"
 
 
 def test_search_expands_a_hit_to_its_scope_as_query_expand_scope_does(sample_repo):
@@ -830,3 +841,17 @@ def test_a_pattern_too_slow_for_a_line_is_one_error_and_the_server_answers_the_n
     assert _is_error(results[2])
     assert results[2].content[0].text.endswith("ignore_case applies to pattern, and none is given (the query's "
                                                "words match in any case already)")
+
+
+def test_an_agents_pattern_is_echoed_as_written_in_errors_and_notes(make_tree):
+    """A line break in a pattern garbled its error (only the part after it reached the agent), and a
+    pattern holding ` -e ` came back in a note as ` pattern `."""
+    root = make_tree({"a.py": "def zqecho():\n    pass\n"})
+    _tools, results = _call(root, [("search", {"query": "zqecho", "pattern": "a$\nb"}),
+                                   ("search", {"query": "zqecho", "pattern": "zq -e zq"}),
+                                   ("search", {"query": "zqecho", "pattern": "it's ("})], timeout=90)
+    assert _is_error(results[0])
+    assert results[0].content[0].text.endswith("pattern $'a$\\nb' holds a line break (\\n): a pattern is matched "
+                                               "within a line, as grep matches")
+    assert any("matches pattern 'zq -e zq'" in note for note in _payload(results[1])["notes"])
+    assert _is_error(results[2]) and "pattern \"it's (\" is not a regular expression" in results[2].content[0].text
