@@ -909,6 +909,11 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                    if h.start_line} if matcher else None  # (a pattern's matching lines are what a cut keeps)
         hits, truncated = within_budget(hits, {} if snippets is None else snippets, max(0, max_tokens - envelope),
                                         cost, terms, define, anchors)
+        if hits:
+            took = envelope + cost(hits[0], (snippets or {}).get(hits[0].docid), hits[0].docid in truncated) - 1
+            if took > max_tokens:  # (an agent's budget of 10 got ~125 tokens, unsaid)
+                click.echo(f"note: the first hit alone takes about {took} tokens as printed, over --max-tokens "
+                           f"{max_tokens}: it is shown anyway (the best hit always is)", err=True)
         if len(hits) < asked and not budget_decides:  # (with no -k, as many as fit was the question)
             from .output import counted
 

@@ -331,10 +331,14 @@ def build(root: str, exchange: "Exchange | None" = None, refusal: str | None = N
         # out, which was refused here while `"top_k": null` was taken.
         # The names as an enum: a host or an agent sees the choices instead of guessing one.
         retriever: Annotated[Literal[("", "all", *sorted(REGISTRY))] | None,
-                             Field(description="Retriever (see status for the indexed ones; all: every indexed one, "
-                                               "consolidated); default (empty): RETRIEVAL_RETRIEVER of the server's "
-                                               "environment, else lexical. One not indexed yet is built by this call "
-                                               "(the embedding ones, turbovec and hybrid, can take minutes).")] = "",
+                             Field(description="Retriever: lexical (BM25 over code), treesitter (the same over "
+                                               "syntax-aware chunks), hybrid (lexical and embeddings), turbovec "
+                                               "(embeddings), pi-serini (Lucene's BM25), lexical+ctx (chunks with a "
+                                               "written context); all: every indexed one, consolidated (see status "
+                                               "for the indexed ones); default (empty): RETRIEVAL_RETRIEVER of the "
+                                               "server's environment, else lexical. One not indexed yet is built by "
+                                               "this call (the embedding ones can take minutes, while other calls "
+                                               "answer from the index as it was).")] = "",
         # One glob as a string too: agents often write `"path": "src/**"` (a list was a validation error).
         path: Annotated[list[str] | str | None, Field(description=(
             "Only files matching one of these globs, read as in .gitignore: with a slash inside, from the "

@@ -459,3 +459,14 @@ def test_a_list_of_matching_lines_cut_at_k_says_so(run, make_tree):
     whole = run("query", "--root", root, "zqtarget", "-e", r"zqtarget\(", "--vimgrep", "-k", "5")
     assert len(whole.stdout.splitlines()) == 3 and "stops at" not in whole.stderr
     assert "stops at -k 2" in run("query", "--root", root, "zqtarget", "-e", "zqtarget", "-l", "-k", "2").stderr
+
+
+def test_a_budget_under_the_first_hit_says_the_hit_is_shown_anyway(run, make_tree):
+    """An agent's max_tokens of 10 got a hit of about 125 tokens, unsaid."""
+    root = make_tree({"a.py": "def zqbudget(x):\n    return zqother(x)\n"})
+    small = run("query", "--root", root, "zqbudget", "--json", "--max-tokens", "5")
+    assert len(json.loads(small.stdout)["results"]) == 1
+    assert "note: the first hit alone takes about " in small.stderr and "over --max-tokens 5" in small.stderr
+    took = int(small.stderr.split("takes about ")[1].split()[0])
+    assert abs(took - len(small.stdout) / 4) < 10  # (about what was printed)
+    assert "first hit alone" not in run("query", "--root", root, "zqbudget", "--json", "--max-tokens", "2000").stderr
