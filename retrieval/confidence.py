@@ -69,13 +69,13 @@ def in_postings(docs, d: int) -> bool:
     return i < len(docs) and docs[i] == d
 
 
-def assess(views, n_docs: int, words, defined, ranked, count: int, framed=frozenset()) -> list[str]:
+def assess(views, n_docs: int, words, defined, ranked, count: int, vouched=frozenset()) -> list[str]:
     """Levels of the first `count` of `ranked` [(score, (view index, doc))], best first.
 
     `words` are the query's words as (forms, compound): its terms, whole form first, and whether
     it is a compound identifier (whose whole form, not a part, says what was asked for).
     `defined` holds the definition terms that mark a chunk defining the symbol the query names
-    (empty unless the query is a symbol); `framed` the (view index, doc) of the chunks a pasted
+    (empty unless the query is a symbol); `vouched` the (view index, doc) of the chunks a pasted
     stack frame vouches for."""
     if not ranked or count <= 0:
         return []
@@ -138,7 +138,7 @@ def assess(views, n_docs: int, words, defined, ranked, count: int, framed=frozen
             runner_up=runner_up,
             defines=any(in_postings(docs_of.get((term, i), empty), d) for term in defined),
         )
-        out.append(MEDIUM if graded == LOW and (i, d) in framed else graded)
+        out.append(MEDIUM if graded == LOW and (i, d) in vouched else graded)
     return out
 
 

@@ -985,17 +985,24 @@ def discover_files(
     return walk(root, options).files
 
 
-def _names(what: str, value, *, dot: bool = False, keep=frozenset):
+def string_items(value, what: str, noun: str = "strings", one=lambda value: f"[{value!r}]") -> list[str]:
     """A collection of strings, checked: a lone string would be taken letter by letter (the
-    exclude glob `"*.md"` as `*`, `.`, `m`, `d`: every file excluded, silently)."""
-    if value is None:
-        return None
+    exclude glob `"*.md"` as `*`, `.`, `m`, `d`: every file excluded, silently); `one` writes the
+    collection of it the error suggests."""
     if isinstance(value, (str, bytes)):
-        raise TypeError(f"{what} takes a collection of strings, not one string: use [{value!r}]")
+        raise TypeError(f"{what} takes a collection of {noun}, not one string: use {one(value)}")
     items = list(value)
     for item in items:
         if not isinstance(item, str):
             raise TypeError(f"{what} takes strings, not {type(item).__name__} ({item!r})")
+    return items
+
+
+def _names(what: str, value, *, dot: bool = False, keep=frozenset):
+    """A collection of strings (`string_items`), or None."""
+    if value is None:
+        return None
+    items = string_items(value, what)
     if dot:
         items = [item if item.startswith(".") else "." + item for item in items]
     return keep(items)

@@ -311,6 +311,11 @@ def _numbered(snippet: Snippet, paint: _Paint, gaps: bool = False) -> Iterator[s
 _WORD = LazyPattern(r"\w+")
 
 
+def _byte_column(line: str, at: int) -> int:
+    """The 1-based byte column (as ripgrep's --vimgrep counts, in UTF-8) of the line's character `at`."""
+    return len(line[:at].encode("utf-8", "surrogatepass")) + 1
+
+
 def _term_column(line: str, terms: frozenset[str]) -> int | None:
     """The 1-based byte column (as ripgrep's --vimgrep counts, in UTF-8) of the line's first word
     holding one of the query's terms, else of the first term found inside a word (a notebook's
@@ -319,10 +324,10 @@ def _term_column(line: str, terms: frozenset[str]) -> int | None:
 
     for m in _WORD.finditer(line):
         if terms.intersection(tokenize(m.group())):
-            return len(line[: m.start()].encode("utf-8", "surrogatepass")) + 1
+            return _byte_column(line, m.start())
     low = line.lower()
     found = [at for at in (low.find(t) for t in terms if len(t) > 2) if at >= 0]
-    return len(line[: min(found)].encode("utf-8", "surrogatepass")) + 1 if found else None
+    return _byte_column(line, min(found)) if found else None
 
 
 def _match_column(own: str, cell: str | None, pattern) -> int | None:
@@ -334,7 +339,7 @@ def _match_column(own: str, cell: str | None, pattern) -> int | None:
     found = pattern.search(own)
     if found is None:
         return None if cell is None else 1
-    return len(own[: found.start()].encode("utf-8", "surrogatepass")) + 1
+    return _byte_column(own, found.start())
 
 
 def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], root: str,
@@ -390,7 +395,7 @@ def _matched_rows(path: str, root: str, hit: SearchHit, lines, pattern, files: d
         found = pattern.search(own)
         if found is None:  # (the file changed since it was matched)
             continue
-        column = len(own[: found.start()].encode("utf-8", "surrogatepass")) + 1
+        column = _byte_column(own, found.start())
         if len(own) > MAX_LINE_CHARS + LINE_SLACK:  # around its match
             own = shorten_line(own, frozenset({found.group(0).lower()}))
         yield f"{path}:{n}:{column}:{_visible(own)}"

@@ -182,13 +182,12 @@ def search_text(query: str) -> str:
 def definition_keyword(query: str) -> str:
     """The code keyword a query writes before the identifier it asks for (`def` of `def echo`,
     `fn` of `fn spawn`); '' for any other query, `class Router` among them (a word of English)."""
-    keyword = split_keyword(query)[0]
-    return keyword if keyword in _CODE_KEYWORDS else ""
+    return split_keyword(query)[0]
 
 
 def split_keyword(query: str) -> tuple[str, str]:
-    """(keyword, search text) of a query: ('def', 'echo') for `def echo`, ('', query) when it is no
-    keyword and identifier (`search_text`)."""
+    """(`definition_keyword`, `search_text`) of a query, read once: ('def', 'echo') for `def echo`,
+    ('', 'Router') for `class Router`, ('', the query) when it is no keyword and identifier."""
     query = strip_boilerplate(query)
     parts = query.split()
     if len(parts) != 2:
@@ -196,6 +195,8 @@ def split_keyword(query: str) -> tuple[str, str]:
     keyword, name = parts
     if not is_symbol_query(name) or not (name[:1].isalpha() or name[:1] == "_"):
         return "", query
-    if keyword in _CODE_KEYWORDS or (keyword in _WORD_KEYWORDS and _NAME_AS_CODE.search(name)):
+    if keyword in _CODE_KEYWORDS:
         return keyword, name
+    if keyword in _WORD_KEYWORDS and _NAME_AS_CODE.search(name):
+        return "", name
     return "", query

@@ -19,8 +19,8 @@ from .index_options import (CONTEXTUAL, IndexOptions, chunker_for, configured_re
 from .memo import Memo
 from .parallel import WorkerLost
 from .patterns import PatternError, compile_patterns
-from .discover import (RULES_VERSION, Discovery, DiscoveryError, as_walked, require_root, root_path, user_places, walk,
-                       walk_record)
+from .discover import (RULES_VERSION, Discovery, DiscoveryError, as_walked, require_root, root_path, string_items,
+                       user_places, walk, walk_record)
 from .extras import SetupError
 from .progress import Tick, from_caller, raised_by_caller
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
@@ -710,13 +710,7 @@ def clean(root: str | os.PathLike[str], *, progress: Progress = _quiet) -> bool:
 def _strings(value, field: str, noun: str) -> tuple[str, ...]:
     """A filter's collection of strings as a tuple: one string is refused (it was taken character by
     character: `"docs/*"` as `*`, every file), and so is anything that is no string."""
-    if isinstance(value, (str, bytes)):
-        raise TypeError(f"{field} takes a collection of {noun}, not one string: use ({value!r},)")
-    value = tuple(value)
-    for one in value:
-        if not isinstance(one, str):
-            raise TypeError(f"{field} takes strings, not {type(one).__name__} ({one!r})")
-    return value
+    return tuple(string_items(value, field, noun, lambda one: f"({one!r},)"))
 
 
 @dataclass

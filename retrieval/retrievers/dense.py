@@ -10,7 +10,7 @@ from typing import Iterable
 
 from ..embed import MAX_TOKENS, get_embedder, model_from_environment
 from ..generated import VERSION as GENERATED_VERSION
-from ..query import definition_keyword, plan_query, search_text
+from ..query import plan_query, split_keyword
 from ..ranking import RankingConfig, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from ..settings import env_choice
@@ -153,7 +153,7 @@ class DenseRetriever:
 
     def search_detailed(self, query: str, top_k: int = 10, *, allow=None) -> list[SearchHit]:
         check_search_args(query, top_k)
-        keyword, query = definition_keyword(query), search_text(query)
+        keyword, query = split_keyword(query)
         config = self.ranking
         plan = plan_query(query, config, keyword)
         # A depth that does not follow top_k for the usual k: the files the first hits come from

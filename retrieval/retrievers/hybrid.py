@@ -18,7 +18,7 @@ from typing import Iterable
 
 from ..confidence import assess, query_evidence
 from ..fusion import TrustConfig, lexical_trust, score_fusion
-from ..query import definition_keyword, search_text
+from ..query import split_keyword
 from ..ranking import RankingConfig, rank_candidates, spells_file_name
 from ..records import Chunk, Document, SearchHit, SourceFile
 from .base import NOT_INDEXED, check_documents, check_search_args
@@ -170,7 +170,8 @@ class HybridRetriever:
         if self._lex_views is None:
             raise RuntimeError(NOT_INDEXED)
         with reading_snapshot(self.name):
-            return self._search_detailed(search_text(query), top_k, allow, definition_keyword(query))
+            keyword, text = split_keyword(query)
+            return self._search_detailed(text, top_k, allow, keyword)
 
     def _search_detailed(self, query: str, top_k: int, allow, keyword: str = "") -> list[SearchHit]:
         config = self.ranking
@@ -218,7 +219,7 @@ class HybridRetriever:
         return self._hits(query, plan, ranked, ranked_by(lex_scores), docs, top_k,
                           {docs[key][1] for key in vouched if docs[key][1] is not None})
 
-    def _hits(self, query, plan, ranked, lexical_order, docs, top_k, framed=frozenset()) -> list[SearchHit]:
+    def _hits(self, query, plan, ranked, lexical_order, docs, top_k, vouched=frozenset()) -> list[SearchHit]:
         """SearchHits of the fused ranking, each graded as the lexical ranking of the same
         candidates grades it (`lexical_order`): confidence comes from a hit's lexical evidence (a
         dense-only hit has none to show). Graded by its place in the fused list, the embedding's
@@ -231,7 +232,7 @@ class HybridRetriever:
         # hit read as clearly ahead).
         depth = max((n for n, (_value, key) in enumerate(lexical_order, start=1) if key in shown), default=0)
         lexical_ranked = [(value, docs[key][1]) for value, key in lexical_order]
-        levels = assess(self._lex_views, self.lexical._n_docs, forms, defined, lexical_ranked, max(depth, 1), framed)
+        levels = assess(self._lex_views, self.lexical._n_docs, forms, defined, lexical_ranked, max(depth, 1), vouched)
         level_of = {docs_key: level for (_v, docs_key), level in zip(lexical_ranked, levels)}
         hits = []
         for rank, (value, key) in enumerate(ranked[:top_k], start=1):

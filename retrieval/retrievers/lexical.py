@@ -18,7 +18,7 @@ from ..lexical import features
 from ..lexical.features import chunk_terms, exact_def_term, member_owners
 from ..chunking import lines
 from ..generated import VERSION as GENERATED_VERSION
-from ..query import QueryPlan, definition_keyword, plan_query, search_text
+from ..query import QueryPlan, plan_query, split_keyword
 from ..ranking import (RankingConfig, frame_spots, frame_weight, member_named, mention_evidence, paths_by_name,
                        qualified_name, rank_candidates, scope_agrees)
 from ..parallel import ordered_map
@@ -154,7 +154,8 @@ class LexicalRetriever:
         if self._views is None:
             raise RuntimeError(NOT_INDEXED)
         with reading_snapshot(self.name):
-            return self._search_detailed(search_text(query), top_k, allow, definition_keyword(query))
+            keyword, text = split_keyword(query)
+            return self._search_detailed(text, top_k, allow, keyword)
 
     def _search_detailed(self, query: str, top_k: int, allow, keyword: str = "") -> list[SearchHit]:
         if self.profile == PROSE:

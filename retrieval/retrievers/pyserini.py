@@ -28,7 +28,7 @@ from ..lexical.features import DEF, PAIR, chunk_terms, exact_def_term, path_term
 from ..lucene import index as lucene_index
 from ..lucene import jvm
 from ..parallel import ordered_map
-from ..query import definition_keyword, plan_query, search_text
+from ..query import plan_query, split_keyword
 from ..ranking import RankingConfig, mention_evidence, paths_by_name, rank_candidates
 from ..records import Chunk, Document, SearchHit, SourceFile
 from ..settings import env_choice
@@ -171,7 +171,8 @@ class PyseriniRetriever:
             # A Lucene file damaged where its size does not show fails only when a search reads it:
             # the RuntimeError the service takes for damage (and rebuilds), not a Java traceback.
             with jvm.java_errors("Lucene could not search the index"):
-                return self._search(search_text(query), top_k, allow, definition_keyword(query))
+                keyword, text = split_keyword(query)
+                return self._search(text, top_k, allow, keyword)
 
     def _search(self, query: str, top_k: int, allow, keyword: str = "") -> list[SearchHit]:
         if self.profile == PROSE:
