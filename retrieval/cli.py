@@ -771,8 +771,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     from .patterns import PatternError
 
     try:
-        filters = service.QueryFilter(paths=_rooted_globs(path_globs, root), language=lang, kind=kind,
-                                      patterns=patterns, fixed_strings=fixed_strings, ignore_case=ignore_case)
+        filters = service.QueryFilter(paths=_rooted_globs(path_globs, root), typed_paths=path_globs,
+                                      language=lang, kind=kind, patterns=patterns, fixed_strings=fixed_strings, ignore_case=ignore_case)
     except PatternError as exc:
         raise click.UsageError(str(exc)) from None
     budget_decides = bool(max_tokens) and click.get_current_context().get_parameter_source("top_k").name == "DEFAULT"

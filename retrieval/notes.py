@@ -83,7 +83,7 @@ def _describe(filters) -> dict[str, list[tuple[str, object]]]:
     """Each filter option given, with (what it says, the filter of that value alone) per value."""
     from .service import QueryFilter
 
-    parts = {"--path": [(f"--path {shell_word(g)}", QueryFilter(paths=(g,))) for g in filters.paths],
+    parts = {"--path": [(f"--path {shell_word(_typed(filters, g))}", QueryFilter(paths=(g,))) for g in filters.paths],
              "--lang": [(f"--lang {language}", QueryFilter(language=language)) for language in filters.languages],
              "--kind": [(f"--kind {kind}", QueryFilter(kind=kind)) for kind in filters.kinds]}
     return {option: values for option, values in parts.items() if values}
@@ -160,17 +160,27 @@ def _glob_hint(filters, matches) -> str:
         # Only a glob with a backslash or a span can be helped (each test is a pass over the files).
         if ("\\" not in glob and not _SPAN.search(glob)) or matches(QueryFilter(paths=(glob,))):
             continue
+        typed = _typed(filters, glob)  # what to suggest: the glob as given, mended the same way
         slashed = glob.replace("\\", "/")
         if slashed != glob and slashed.strip("/") and matches(QueryFilter(paths=(slashed,))):
+            suggested = typed.replace("\\", "/")
             return (" (a backslash escapes the next character; directories are separated by /: "
-                    f"--path {shell_word(slashed)})")
+                    f"--path {shell_word(suggested)})")
         path = _SPAN.sub("", glob)
         if path != glob and path and matches(QueryFilter(paths=(path,))):
-            return f" (a span is no part of the path: --path {shell_word(path)})"
+            return f" (a span is no part of the path: --path {shell_word(_SPAN.sub('', typed))})"
     return ""
 
 
 _SPAN = re.compile(r":\d+(?:-\d+)?$")
+
+
+def _typed(filters, glob: str) -> str:
+    """glob as it was given where the command ran (QueryFilter.typed_paths), else as it is."""
+    typed = getattr(filters, "typed_paths", ())
+    if len(typed) == len(filters.paths) and glob in filters.paths:
+        return typed[filters.paths.index(glob)]
+    return glob
 
 
 def no_hits(root: str, name: str, filters, min_confidence: str | None, query: str = "", matcher=None) -> str | None:

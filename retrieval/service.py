@@ -727,9 +727,14 @@ class QueryFilter:
     patterns: tuple[str, ...] = ()
     fixed_strings: bool = False
     ignore_case: bool = False
+    # The globs as given where the command ran, one for each of paths (`./Docx/x.hs` in a
+    # subdirectory, which paths holds as `./src/Docx/x.hs`): what notes name, so that a glob they
+    # suggest works where it is typed. Empty: paths as they are.
+    typed_paths: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         self._check_patterns()
+        self.typed_paths = _strings(self.typed_paths, "typed_paths", "globs")
         # Checked as the command line checks --path, --lang and --kind: a lone string was taken
         # glob by glob, letter by letter (`"docs/*"` as `*`: every file), and a language alias
         # (`py`) or an unknown language or kind matched nothing, silently.

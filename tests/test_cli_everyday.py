@@ -144,6 +144,16 @@ def test_a_path_filter_pasted_with_a_hit_s_span_is_told_the_glob_that_matches(ru
                                      "part of the path: --path src/app/config.py)")
 
 
+def test_the_glob_a_note_suggests_from_a_subdirectory_is_the_one_to_type_there(run, sample_repo, monkeypatch):
+    """From `src/`, `--path ./app/config.py:5-9` was told `--path ./src/app/config.py`: the glob as
+    the root sees it, which typed there names `src/src/app/config.py` and nothing."""
+    monkeypatch.chdir(os.path.join(sample_repo, "src"))
+    result = run("query", "--root", sample_repo, "config", "--path", "./app/config.py:5-9")
+    assert result.stderr.strip() == ("note: no indexed file matches --path ./app/config.py:5-9 (a span is no "
+                                     "part of the path: --path ./app/config.py)")
+    assert query_json(run, sample_repo, "config", "--path", "./app/config.py")["results"]
+
+
 def test_a_path_filter_matches_a_name_in_either_unicode_normal_form(run, make_tree):
     """A name stored decomposed (`e` and a combining accent, as macOS wrote it) and a glob typed
     composed (`é`), or the other way round: the same name to whoever reads it."""
