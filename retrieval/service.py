@@ -103,12 +103,16 @@ def _model_changed(name: str, manifest: dict) -> bool:
 
 
 def admits_a_file(root: str, options: IndexOptions) -> bool:
-    """Whether the tree holds a file these options would index (a walk, nothing read or written)."""
+    """Whether the tree holds a file these options would index: a walk, then its files read until
+    one holds text (`--include '*.dat'` matching binaries only passed the walk, and the build
+    replaced the index with an empty one). Nothing is written."""
     root = os.path.abspath(root)
+    discovery = options.discovery(layout.store_dir(root))
     try:
-        return bool(walk(root, options.discovery(layout.store_dir(root))).files)
+        files = walk(root, discovery).files
     except (DiscoveryError, OSError):
         return True  # the build itself says what is wrong
+    return any((text := read_source(f, discovery.max_bytes).text) is not None and text.strip() for f in files)
 
 
 def remembered_options(root: str, name: str = "lexical") -> IndexOptions | None:

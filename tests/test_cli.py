@@ -519,11 +519,14 @@ def test_a_size_limit_that_leaves_no_file_is_refused_and_the_index_is_kept(run, 
     # `--exclude '*'` built an empty index and remembered it: every later query blamed the tree
     # ("the index holds no file (nothing there is indexable...)").
     ("--exclude", "*", "leaves no indexable file", "src/"),
+    # Files it names that are binary by their bytes: the walk admitted them, and the build replaced
+    # the index with an empty one, remembered.
+    ("--include", "*.txt", "matches no indexable file", "src/**"),
 ])
 def test_a_filter_that_leaves_no_file_is_refused_and_the_index_is_kept(run, make_tree, option, emptying, says, fine):
     from retrieval import service
 
-    root = make_tree({"src/a.py": "alpha = 1\n", "b.py": "beta = 2\n"})
+    root = make_tree({"src/a.py": "alpha = 1\n", "b.py": "beta = 2\n", "blob.txt": b"\x00\x01\x02" * 50})
     assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
     before = service.status(str(root))
     result = run("index", "--root", root, "--retriever", "lexical", option, emptying)
