@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from .output import shell_word, shown_path
+from .output import counted, shell_word, shown_path
 
 
 def first_line(exc: BaseException) -> str:
@@ -195,9 +195,10 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
         unmatched = _unmatched_filters(root, files, filters) or _unmatched_patterns(root, files, filters, matcher)
         if unmatched:
             return unmatched
+    large = too_large(root, name)
     if not files:
         return (f"no hits: the index of {shown_path(root)} holds no file (nothing there is indexable source, "
-                "docs or config; binary, ignored and secret-looking files are skipped)")
+                "docs or config; binary, ignored and secret-looking files are skipped)" + large)
     if min_confidence:
         return f"no hits at or above --min-confidence {min_confidence}"
     from .text import STOPWORDS
@@ -218,7 +219,23 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
     if filters and filters.patterns:
         return f"no hits: none of the chunks the query ranks has a line matching {_patterns_said(filters)}"
     where = " of the files the filters admit" if filters else ""
-    return f"no hits: no indexed text{where} contains a word of the query"
+    return f"no hits: no indexed text{where} contains a word of the query" + large
+
+
+def too_large(root: str, name: str) -> str:
+    """What a note on a missing answer adds when files were left out for their size (a generated
+    parser, an amalgamation: where the answer may be), else ""."""
+    from .store import layout
+
+    try:
+        manifest = layout.read_manifest(layout.store_dir(root), name)
+        count = int(((manifest or {}).get("skipped") or {}).get("too-large", 0))
+    except (layout.ManifestProblem, layout.StoreError, TypeError, ValueError, AttributeError):
+        return ""
+    if not count:
+        return ""
+    return (f"; {counted(count, 'file')} larger than the size cap {'was' if count == 1 else 'were'} left out "
+            "(`retrieval status --skipped` names them; `retrieval index --max-file-bytes N` raises the cap)")
 
 
 def _patterns_said(filters) -> str:

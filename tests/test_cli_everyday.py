@@ -1032,7 +1032,7 @@ def test_a_query_read_from_a_terminal_says_how_to_end_it_once(sample_repo):
 def test_status_lists_the_files_the_index_leaves_out_and_why(run, make_tree):
     """Counts said `2 binary, 1 secret-name` and never which: "why is my file never found?" had no
     answer short of guessing at the rules."""
-    root = make_tree({"main.py": "x = 1\n", "blob.py": b"\x00\x01", ".gitignore": "gen.py\n", "gen.py": "x\n",
+    root = make_tree({"main.py": "x = 1\n", "util.py": "y = 2\n", "blob.py": b"\x00\x01", ".gitignore": "gen.py\n", "gen.py": "x\n",
                       "secrets.yaml": "k: v\n", "node_modules/lib/index.js": "x\n", "big.py": "x = 1\n" * 300_000,
                       "stock.py": "# エラー：在庫が足りません。注文を確認してください\n".encode("shift_jis")})
     os.symlink(root / "main.py", root / "link.py")

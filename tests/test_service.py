@@ -1108,6 +1108,23 @@ def test_an_open_racing_a_writer_that_commits_again_and_again_opens_its_newest_s
     assert [h.source_path for h in engine.search_detailed("zqrace", 3)] == ["a.py"]
 
 
+def test_a_missing_answer_names_the_files_left_out_for_their_size(make_tree):
+    """A 1.8 MB generated parser defining `wombat_handler` was skipped as too large, and the note
+    said no indexed text held the word: the reader concluded the symbol did not exist."""
+    big = "def wombat_handler():\n    pass\n" + "x = 1\n" * 200
+    root = str(make_tree({"gen.py": big, "small.py": "def retry_handler():\n    pass\n"}))
+    service.refresh(root, "lexical", options=service.IndexOptions(max_bytes=len(big) - 1))
+    left_out = ("; 1 file larger than the size cap was left out (`retrieval status --skipped` names them; "
+                "`retrieval index --max-file-bytes N` raises the cap)")
+    assert service.search(root, "wombat").notes == ["no hits: no indexed text contains a word of the query" + left_out]
+    assert service.search(root, "WombatHandler").notes == [
+        "'WombatHandler' is in no indexed file, in any naming style: these hits only resemble it" + left_out]
+    service.refresh(root, "lexical", options=service.IndexOptions(max_bytes=len(big)))
+    assert service.search(root, "WombatHandler").notes == []  # in the index now
+    assert service.search(root, "RetryHandlerWombat").notes == [
+        "'RetryHandlerWombat' is in no indexed file, in any naming style: these hits only resemble it"]
+
+
 @pytest.mark.parametrize("name", ["lexical", pytest.param("hybrid", marks=pytest.mark.extra("local", "turbovec"))])
 def test_hits_for_an_identifier_no_file_holds_say_they_only_share_its_parts(make_tree, name):
     """After the one file defining `RetryLimiter` was deleted, its query still had hits (code using
