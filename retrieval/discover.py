@@ -557,8 +557,8 @@ def _outer_marks(root: str, result: Discovery, top: str | None, prefix: str, inf
 # Quarto's caches pruned, Snakefile, Pipfile, MLproject); 16: `.rgignore`; Terraform `.tf` and CI
 # pipelines are never secret-named; Tiltfile, Caddyfile, systemd units, version pins, a config
 # template's kind; a linked worktree reads its repository's config; 17: a dotenv file's committed
-# example (`.env.example`) is read, as ini.
-RULES_VERSION = 17
+# example (`.env.example`) is read, as ini; 18: Bats tests (`.bats`), Zig's `.zon` manifests.
+RULES_VERSION = 18
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 

@@ -425,6 +425,15 @@ def test_a_data_science_projects_own_files_are_found_and_quartos_outputs_are_not
                      "arrow.qmd": "markdown"}
 
 
+def test_bats_tests_and_zig_package_manifests_are_found(make_tree):
+    """An agent probe of bash-it and zls: the whole Bats test suite (`test/*.bats`) and the
+    package manifest `build.zig.zon` were never indexed, and --include '*.bats' then indexed only them."""
+    root = make_tree({"test/plugins.bats": '@test "enable a plugin" {\n  run _enable-plugin base\n}\n',
+                      "build.zig.zon": '.{\n    .name = .zls,\n    .version = "0.15.0",\n}\n'})
+    found = {f.path: (f.language, f.kind) for f in discover_files(str(root))}
+    assert found == {"test/plugins.bats": ("bash", "code"), "build.zig.zon": ("zig", "config")}
+
+
 def test_skip_counts_only_count_files_that_would_otherwise_be_indexed(make_tree):
     # `.env` and `app.sqlite` are no source file: never indexed, so not news worth a count.
     root = make_tree({".env": "A=1\n", "app.sqlite": "x", "credentials.json": "{}\n", "main.py": "x = 1\n",
