@@ -28,6 +28,8 @@ _CODE_WORD = re.compile(
     r"(?<!\w)[A-Za-z_]\w*(?=\()(?!\(s\))|(?<=\.)[A-Za-z_]\w*|\b\w*[a-z0-9]_\w+|\b[a-z]+[A-Z]\w*|\b[A-Z][a-z0-9]+[A-Z]\w*|(?<=`)[A-Za-z_]\w*(?=`)"
 )
 
+_HYPHENATED = re.compile(r"\w-\w")  # a name with a hyphen inside (`bash-it`, `Get-ChildItem`)
+
 
 def code_words(text: str) -> list[str]:
     return _CODE_WORD.findall(text)
@@ -107,6 +109,10 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
         definitions[f"{parts[-2]}.{parts[-1]}"] = config.symbol_definition_weight
     if symbol is not None and symbol[-1:] in ("!", "?") and config.symbol_definition_weight:
         # Ruby's `initialize!`, Elixir's `decode!` are defined under their whole name.
+        definitions[symbol] = config.symbol_definition_weight
+    if symbol is not None and _HYPHENATED.search(symbol) and config.symbol_definition_weight:
+        # A shell or PowerShell function named with hyphens (`_bash-it-search-help`, `Get-ChildItem`):
+        # its words are its parts, which other functions share; its definition is named whole.
         definitions[symbol] = config.symbol_definition_weight
     if symbol is not None and operator_name(symbol) == symbol and config.symbol_definition_weight:
         # C++'s `operator==`, `operator[]`: its words are `operator` alone; its definition is named whole.

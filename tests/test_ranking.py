@@ -432,6 +432,20 @@ def test_locals_calls_imports_and_trait_impls_are_not_definitions():
     assert defined_names("    a: new Set<string>(),\n", "typescript") == set()
 
 
+def test_a_shell_function_named_with_hyphens_is_defined_and_found_by_its_whole_name():
+    """bash-it's `_bash-it-search-help` was defined as `_bash` (the keyword pattern stopped at the
+    hyphen), and its query asked for definitions of `_bash`, `search`, `help` apart: a function
+    defining `_bash-it-erase-term` came first, rated high, and the definition was not in the top 5."""
+    assert defined_names("function _bash-it-search-help() {\n", "bash") == {"_bash-it-search-help"}
+    assert defined_names("function bash-it {\n  :\n}\n", "bash") == {"bash-it"}
+    assert defined_names("function Get-ChildThing {\n}\n", "powershell") == {"Get-ChildThing"}
+    callers = [doc(f"lib/search{i}.bash", f"_bash-it-search-part-{i}() {{\n  _bash-it-search-help\n"
+                                        "  echo 'bash-it search help: search the help'\n}\n", language="bash")
+               for i in range(4)]
+    definition = doc("lib/helpers.bash", "function _bash-it-search-help() {\n  echo usage\n}\n", language="bash")
+    assert ranked_paths(FILLER + callers + [definition], "_bash-it-search-help")[0] == "lib/helpers.bash"
+
+
 @pytest.mark.parametrize("language,text,names", [
     ("go", "type S struct {\n\tfn func() error\n\tdata map[string]any\n}\n", {"S"}),
     ("csharp", "        object value = formatter.Deserialize(ref reader);\n", set()),

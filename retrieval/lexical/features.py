@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 34  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 35  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -77,7 +77,9 @@ VERSION = 34  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # and Dart's expression-bodied and bodiless methods, CUDA, Metal, GLSL and HLSL read as C++ or C, the
 # Lisps' `(defun`/`(defn`/`(define` forms and Tcl's `proc`; 31: MATLAB's functions and classdef; 32: a
 # string continued past a line end by a backslash is one literal; 33: definitions named in any script;
-# 34: a tool's file is its tool's too (`Dockerfile` -> docker, `api.Dockerfile` keeps its tool word)
+# 34: a tool's file is its tool's too (`Dockerfile` -> docker, `api.Dockerfile` keeps its tool word);
+# 35: a shell function named with hyphens is defined whole (`function _bash-it-help`, PowerShell's
+# `function Get-Item`: `_bash` and `Get` before), and `function name {` without parentheses
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -245,8 +247,10 @@ _BINDING_DEF = lazy_compile(
     r"(?![\w$]|[ \t]*=[ \t]*(?:@import|require|import)[ \t]*[(\"'])",
     re.MULTILINE,
 )
-# Shell functions: `name() {` or `function name`.
-_SHELL_DEF = lazy_compile(r"^[ \t]*(?:function[ \t]+)?([A-Za-z_][\w:-]*)[ \t]*\(\)", re.MULTILINE)
+# Shell functions: `name() {`, `function name() {` or `function name {`, a name with hyphens or
+# colons in it whole (`_bash-it-search-help`, PowerShell's `Get-ChildItem`).
+_SHELL_DEF = lazy_compile(r"^[ \t]*(?:function[ \t]+([A-Za-z_][\w:-]*)(?![\w:-])|([A-Za-z_][\w:-]*)[ \t]*\(\))",
+                          re.MULTILINE)
 # C-family function or method signatures: a type, a name, an open parenthesis, not a statement
 _SIGNATURE = (
     r"^[ \t]*{attributes}(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
@@ -688,7 +692,10 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
         if c_family:
             pointers.update((m.start(), m.group(1)) for m in _ONE_LINE_TYPEDEF.finditer(text))
         names.update(pointers.values())
+    shell = language in _SHELL_LANGUAGES
     for m in _KEYWORD_DEFS.get(language, _KEYWORD_DEF).finditer(text):
+        if shell and text[m.end(1):m.end(1) + 1] in ("-", ":"):
+            continue  # a hyphenated name (`function _bash-it-help`): the shell pattern reads it whole
         if m.start(1) in declared or m.start() in pointers or c_family and _C_TYPE_USE.match(text, m.end(1)) \
                 or language == "haskell" and _HASKELL_CONTEXT.match(text, m.end(1)):
             continue
@@ -743,7 +750,7 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
                     member(m.group(1), m.start())
     if not language or language in _SHELL_LANGUAGES:
         for m in _SHELL_DEF.finditer(text):
-            names.add(m.group(1))
+            names.add(m.group(1) or m.group(2))
     for m in _OTHER_DEF.finditer(text):
         # (Tcl's `proc ::ns::name` and `namespace eval ::ns` are no `name ::` signatures)
         name = m.group(1) or (m.group(2) if language != "tcl" else None) or \
