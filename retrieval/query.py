@@ -107,8 +107,13 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
         for owner in parts[:-1]:
             definitions[owner] = config.definition_weight
         definitions[f"{parts[-2]}.{parts[-1]}"] = config.symbol_definition_weight
-    if symbol is not None and symbol[-1:] in ("!", "?") and config.symbol_definition_weight:
-        # Ruby's `initialize!`, Elixir's `decode!` are defined under their whole name.
+    if symbol is not None and symbol[-1:] in ("!", "?", "'") and config.symbol_definition_weight:
+        # Ruby's `initialize!`, Elixir's `decode!`, Haskell's `foldl'` are defined under their whole
+        # name. The name without its mark is another function, a relative at most: asked for as
+        # strongly, pandoc's `gridTableWith` came first for `gridTableWith'`.
+        bare = symbol.rstrip("!?'")
+        if definitions.get(bare):
+            definitions[bare] = min(definitions[bare], config.definition_weight)
         definitions[symbol] = config.symbol_definition_weight
     if symbol is not None and _HYPHENATED.search(symbol) and config.symbol_definition_weight:
         # A shell or PowerShell function named with hyphens (`_bash-it-search-help`, `Get-ChildItem`):

@@ -432,6 +432,20 @@ def test_locals_calls_imports_and_trait_impls_are_not_definitions():
     assert defined_names("    a: new Set<string>(),\n", "typescript") == set()
 
 
+@pytest.mark.parametrize("language, unmarked, marked", [
+    ("haskell", "gridTableWith :: Int -> Int\ngridTableWith x = gridTableWith' x\n",
+     "gridTableWith' :: Int -> Int\ngridTableWith' x = x + 1\n"),
+    ("ruby", "def save\n  save!\nrescue StandardError\n  false\nend\n", "def save!\n  raise unless valid?\nend\n"),
+])
+def test_a_name_with_a_prime_or_bang_finds_its_own_definition_before_the_unmarked_one(language, unmarked, marked):
+    """pandoc's `gridTableWith'` ranked `gridTableWith` first, rated high: the query asked for the
+    unmarked name's definition as strongly as for its own."""
+    symbol = marked.split()[1] if language == "ruby" else marked.split()[0]
+    docs = FILLER + [doc("src/a", unmarked, language=language), doc("src/b", marked, language=language)]
+    assert ranked_paths(docs, symbol)[0] == "src/b"
+    assert ranked_paths(docs, symbol.rstrip("!'"))[0] == "src/a"
+
+
 def test_a_shell_function_named_with_hyphens_is_defined_and_found_by_its_whole_name():
     """bash-it's `_bash-it-search-help` was defined as `_bash` (the keyword pattern stopped at the
     hyphen), and its query asked for definitions of `_bash`, `search`, `help` apart: a function
