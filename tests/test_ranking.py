@@ -66,6 +66,7 @@ def test_definition_forms_a_keyword_pattern_missed_are_recognised(language, text
 @pytest.mark.parametrize("language,text,names", [
     ("swift", "    public var centerY: ConstraintItem {\n    internal static let topMargin = 8\n", {"centerY", "topMargin"}),
     ("kotlin", "    override val localAddress: SocketAddress\n    private const val MAX = 3\n", {"localAddress", "MAX"}),
+    ("scala", "  implicit val catsStdShowForString: Show[String] = Show.fromToString\n", {"catsStdShowForString"}),
     ("csharp", "    public bool IsReadable { get; set; }\n    public int Depth => _depth;\n", {"IsReadable", "Depth"}),
     ("cpp", "using json = basic_json<>;\n", {"json"}),
     ("elixir", "defmodule Ecto.Changeset.Relation do\n", {"Relation"}),

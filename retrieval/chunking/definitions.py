@@ -65,12 +65,13 @@ _BINDS_FUNCTION = frozenset({"variable_declarator", "assignment_expression", "fi
 
 _HASKELL_TOP = frozenset({"declarations", "class_declarations", "instance_declarations"})
 _MEMBERS = frozenset({"property_declaration", "event_declaration", "indexer_declaration", "operator_declaration",
-                      "conversion_operator_declaration"})
+                      "conversion_operator_declaration", "val_definition", "var_definition"})
 
 # Where a property declares a member (or a module-level value), not a local of a function body.
 _MEMBER_HOLDERS = frozenset({"class_body", "declaration_list", "enum_class_body", "protocol_body", "enum_body",
                              "source_file", "compilation_unit", "interface_body", "object_body",
-                             "class_interface"})  # (Objective-C's `@interface`)
+                             "class_interface",  # (Objective-C's `@interface`)
+                             "template_body"})  # (Scala's class, object and trait bodies)
 
 # Declarations of languages beyond the benchmark's whose grammar puts the name in a child, not a
 # field: protobuf's `message User`, SQL's `CREATE TABLE users`, GraphQL's `type User`, CMake's
@@ -112,6 +113,9 @@ _OTHER_KINDS: dict[str, str] = {
     "class_method_definition": "method", "enum_statement": "enum",  # (PowerShell's)
     "package_statement": "namespace",  # Perl's `package Job::Queue;`: a scope up to the next one
     "value_definition": "function",  # OCaml's `let` (see _definition)
+    # Scala's `val`/`var` members (`implicit val catsStdShowForString: Show[String] = ...`, the
+    # instances cats is made of): as Kotlin's properties, members only (_member), not a def's locals
+    "val_definition": "property", "var_definition": "property",
 }
 
 # (the benchmark's tables first and unchanged: `function`, `module`, ... keep their kinds there)
@@ -847,6 +851,10 @@ def _member(node) -> Definition | None:
     if node.parent is None or node.parent.type not in _MEMBER_HOLDERS:
         return None  # a Swift `let` inside a function is a local
     name_node = node.child_by_field_name("name")
+    if node_type in ("val_definition", "var_definition"):  # Scala: one name, not a pattern (`val (a, b) =`)
+        name_node = node.child_by_field_name("pattern")
+        if name_node is None or name_node.type != "identifier":
+            return None
     if name_node is None and node_type == "property_declaration":  # Kotlin: `val timeout: Int`
         declaration = next((c for c in node.named_children if c.type == "variable_declaration"), None)
         name_node = next((c for c in declaration.named_children if c.type in _IDENTIFIERS), None) \

@@ -79,7 +79,8 @@ VERSION = 35  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # string continued past a line end by a backslash is one literal; 33: definitions named in any script;
 # 34: a tool's file is its tool's too (`Dockerfile` -> docker, `api.Dockerfile` keeps its tool word);
 # 35: a shell function named with hyphens is defined whole (`function _bash-it-help`, PowerShell's
-# `function Get-Item`: `_bash` and `Get` before), and `function name {` without parentheses
+# `function Get-Item`: `_bash` and `Get` before), and `function name {` without parentheses; Scala's
+# `implicit val` members (weak, as the other member bindings)
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -609,7 +610,7 @@ _PROSE = frozenset({"markdown", "rst", "text", "asciidoc", "org", "tex"})
 # first, aeson's `Parser` second after `module Data.Aeson.Parser`); semble-dev: no query moved.
 _MEMBER_BINDING = lazy_compile(
     r"^[ \t]+(?:@\w+[ \t]+)*(?:(?:public|private|protected|internal|fileprivate|open|static|override|lazy|weak|"
-    r"final|const|lateinit|required|class|nonisolated|unowned)[ \t]+)+(?:var|let|val)[ \t]+([A-Za-z_]\w*)",
+    r"final|const|lateinit|required|class|nonisolated|unowned|implicit)[ \t]+)+(?:var|let|val)[ \t]+([A-Za-z_]\w*)",
     re.MULTILINE)
 _CSHARP_PROPERTY = lazy_compile(
     r"^[ \t]+(?:(?:public|private|protected|internal|static|virtual|override|abstract|sealed|new|readonly|required)[ \t]+)+"

@@ -832,6 +832,19 @@ def test_other_languages_find_their_definitions():
     assert "local" not in defined(zig)  # a local constant is no definition
 
 
+def test_scala_val_members_are_definitions_and_a_def_s_locals_are_not():
+    """cats is made of `implicit val` instances (`catsStdShowForString`): none was a definition, and
+    the forwarders naming one outranked it, rated high."""
+    text = ("trait StringInstances {\n  implicit val catsStdShowForString: Show[String] = Show.fromToString\n"
+            "  def f(x: Int): Int = {\n    val local = x + 1\n    local\n  }\n"
+            "  implicit val catsStdInstancesForOption: Traverse[Option] =\n    new Traverse[Option] {\n"
+            "      def pure[A](x: A): Option[A] = Some(x)\n    }\n}\n")
+    chunks = chunks_of(text, "string.scala", "scala")
+    assert_verbatim(text, chunks)
+    assert {"catsStdShowForString", "catsStdInstancesForOption", "pure", "f"} <= defined(chunks)
+    assert "local" not in defined(chunks)
+
+
 def test_the_row_opening_a_long_text_starts_the_chunks_of_that_text():
     """phoenix's router.ex: a chunk ended with `@moduledoc \"\"\"` and the documentation's chunk began
     with its first sentence; a long string assigned in Python lost its `html = \"\"\"` the same way."""
