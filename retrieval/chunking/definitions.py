@@ -169,6 +169,10 @@ _EXTRA_PATTERNS = (
     " (expression_list . value: (function_call arguments: (arguments (function_definition))))) @def)",
     "(chunk (variable_declaration (assignment_statement (variable_list . name: (_) @name)"
     " (expression_list . value: (function_call arguments: (arguments (function_definition))))) @def))",
+    # Lua: a module table's member holding a table (`actions.select_default = { pre = ..., action =
+    # ... }`, every action of telescope's): the module's `return` hands it out
+    "(chunk (assignment_statement (variable_list . name: (dot_index_expression) @table)"
+    " (expression_list . value: (table_constructor))) @def)",
     # R: `compute_mean <- function(x) {...}` (or `=`): a function is named only by its binding
     "(binary_operator lhs: (identifier) @name rhs: (function_definition)) @def",
     # Elm's `add a b = ...` and Erlang's `add(A, B) -> ...` (named by their first clause)
@@ -677,6 +681,15 @@ def _definition(node, captures) -> Definition | None:
         if end_row(node) == node.start_point[0]:  # `limit = 3`: a value
             return Definition(node_text(name_node), node_text(name_node), "constant", node.start_point[0],
                               node.start_point[0], name_node.start_point[0], (node.start_byte, node.end_byte))
+    table = captures.get("table")
+    if table:  # Lua's `M.member = { ... }`: a value, named; with lines of code in it, a member
+        display = node_text(table[0]).strip()
+        name = _last_word(display)
+        if not name or "\n" in display or len(display) > 120:
+            return None
+        return Definition(name, display, "property" if end_row(node) > node.start_point[0] else "constant",
+                          node.start_point[0], end_row(node), table[0].start_point[0],
+                          (node.start_byte, node.end_byte))
     named = captures.get("name")  # a pattern that says which node names the function (Lua)
     if named or node_type in _CLOSURE_TYPES:
         name_node = named[0] if named else node.child_by_field_name("name") or \

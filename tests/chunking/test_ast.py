@@ -845,6 +845,20 @@ def test_scala_val_members_are_definitions_and_a_def_s_locals_are_not():
     assert "local" not in defined(chunks)
 
 
+def test_a_lua_module_table_member_holding_a_table_is_a_definition():
+    """telescope's actions are `actions.select_default = { pre = ..., action = ... }`: no definition,
+    their chunks labelled `module ...`, and `actions.select_default` found 22nd."""
+    text = ("local actions = {}\n\nactions.select_default = {\n  pre = function(bufnr)\n    return 1\n  end,\n"
+            "  action = function(bufnr)\n    return 2\n  end,\n}\n\nactions.close = function(bufnr)\n  return 3\n"
+            "end\n\nlocal function helper()\n  local opts = {\n    a = 1,\n  }\nend\n\nreturn actions\n")
+    chunks = chunks_of(text, "lua/telescope/actions/init.lua", "lua")
+    assert_verbatim(text, chunks)
+    assert {"select_default", "close", "pre", "action"} <= defined(chunks)
+    assert "opts" not in defined(chunks)  # a function's local table
+    tiny = chunks_of(text, "lua/telescope/actions/init.lua", "lua", TINY)
+    assert by_symbol(tiny, "select_default").context == "actions.select_default"
+
+
 def test_the_row_opening_a_long_text_starts_the_chunks_of_that_text():
     """phoenix's router.ex: a chunk ended with `@moduledoc \"\"\"` and the documentation's chunk began
     with its first sentence; a long string assigned in Python lost its `html = \"\"\"` the same way."""
