@@ -217,6 +217,10 @@ def file_query_stem(query: str) -> str | None:
     `src/click/termui.py` or `core.py:1255`; None for anything else (`os.path.join`)."""
     name = _LINE_SUFFIX.sub("", query.strip()).rsplit("/", 1)[-1]
     stem, dot, extension = name.rpartition(".")
+    # A capitalised word after the dot is a member, not an extension: `Phoenix.Socket`, `App.Service`
+    # named a systemd unit (`.socket`), and its file-name prior went to `phoenix.js`.
+    if extension[:1].isupper() and not extension.isupper():
+        return None
     if dot and stem and not stem.endswith(".") and "." + extension.lower() in languages.DEFAULT_EXTENSIONS:
         return stem
     return None

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.lexical.features import (chunk_terms, defined_names, document_length, path_terms,
+from retrieval.lexical.features import (chunk_terms, defined_names, definitions_and_members, document_length, path_terms,
                                         weak_def_term, weak_definitions)
 from retrieval.ranking import RankingConfig, is_symbol_query
 from retrieval.records import Document
@@ -445,6 +445,20 @@ def test_a_name_with_a_prime_or_bang_finds_its_own_definition_before_the_unmarke
     docs = FILLER + [doc("src/a", unmarked, language=language), doc("src/b", marked, language=language)]
     assert ranked_paths(docs, symbol)[0] == "src/b"
     assert ranked_paths(docs, symbol.rstrip("!'"))[0] == "src/a"
+
+
+def test_a_qualified_query_finds_the_definition_named_so_whole():
+    """`Phoenix.Socket` ranked phoenix's JavaScript client first, rated high: it defines a `Phoenix`
+    and a `Socket` apart, and `defmodule Phoenix.Socket` counted as a definition of `Socket` only."""
+    client = ("var Phoenix = (() => {\n  class Socket {\n    constructor(endPoint) { this.socket = null }\n"
+              "    connect() { this.socket = new WebSocket(this.endPoint) }\n  }\n"
+              "  return { Socket: Socket, Channel: Channel }\n})();\n")
+    module = ('defmodule Phoenix.Socket do\n  @moduledoc """\n  A socket implementation.\n  """\n'
+              "  def connect(params, socket), do: {:ok, socket}\nend\n")
+    docs = FILLER + [doc("priv/static/phoenix.js", client, language="javascript"),
+                     doc("lib/phoenix/socket.ex", module, language="elixir")]
+    assert ranked_paths(docs, "Phoenix.Socket")[0] == "lib/phoenix/socket.ex"
+    assert definitions_and_members("class ActiveStorage::Blob < Base\n", "ruby")[1] == {"ActiveStorage.Blob"}
 
 
 def test_a_shell_function_named_with_hyphens_is_defined_and_found_by_its_whole_name():

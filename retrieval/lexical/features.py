@@ -80,7 +80,8 @@ VERSION = 35  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # 34: a tool's file is its tool's too (`Dockerfile` -> docker, `api.Dockerfile` keeps its tool word);
 # 35: a shell function named with hyphens is defined whole (`function _bash-it-help`, PowerShell's
 # `function Get-Item`: `_bash` and `Get` before), and `function name {` without parentheses; Scala's
-# `implicit val` members (weak, as the other member bindings)
+# `implicit val` members (weak, as the other member bindings); a qualified definition's last two parts
+# as a member (`defmodule Phoenix.Socket`: `Phoenix.Socket`)
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -618,6 +619,8 @@ _CSHARP_PROPERTY = lazy_compile(
     re.MULTILINE)
 _USING_DEF = lazy_compile(r"^[ \t]*(?:template\s*<[^\n]*>\s*)?using\s+([A-Za-z_]\w*)\s*=", re.MULTILINE)
 # What follows a keyword definition's name when it is qualified (`::`, `.`, PHP's `\`): its last part
+_QUALIFIER = re.compile(r"::|\.|\\")
+_QUALIFIED_HEAD = lazy_compile(r"(?<![\w.:\\])(?:[A-Za-z_]\w*(?:::|\.|\\))+$")  # `Phoenix.` before `Socket`
 _QUALIFIED_TAIL = lazy_compile(r"(?:(?:::|\.|\\)[A-Za-z_]\w*)*(?:::|\.|\\)([A-Za-z_]\w*[?!]?)(?![\w$])")
 # A name qualified twice or more (`namespace Newtonsoft.Json.Tests`; once, the prefix reads its last
 # part already), by language where measured: its last part (True), or none with the last part a weak
@@ -704,6 +707,13 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
         # read to its second part (the prefix takes one), which it does not define (_QUALIFIED_NAMES).
         name = m.group(1)
         tail = _QUALIFIED_TAIL.match(text, m.end(1))
+        before = _QUALIFIED_HEAD.search(text, max(0, m.start(1) - 120), m.start(1))
+        if tail is not None or before is not None:
+            # `defmodule Phoenix.Socket` defines the member `Phoenix.Socket` whatever its parts
+            # count as alone: the qualified query asks for it (a JavaScript bundle defining a
+            # `Phoenix` and a `Socket` came first, rated high). (Some prefixes take a first part.)
+            parts = _QUALIFIER.split(text[before.start() if before else m.start(1):tail.end() if tail else m.end(1)])
+            members.add(f"{parts[-2]}.{parts[-1]}")
         if tail is not None and language in _QUALIFIED_NAMES:
             name = tail.group(1) if _QUALIFIED_NAMES[language] else ""
         if name:
