@@ -244,8 +244,8 @@ def _root(root: str | None, builds: bool = False) -> str:
     """The root a command works on (see retrieval.roots). `builds`: the command may index it, so a
     home directory or `/` that nothing but the current directory chose is refused."""
     from .discover import root_problem
-    from .output import shown_path
-    from .roots import too_broad
+    from .output import shell_word, shown_path
+    from .roots import index_above, too_broad
 
     found = found_root(root)
     problem = root_problem(found.path, shown_path(found.path))
@@ -256,6 +256,11 @@ def _root(root: str | None, builds: bool = False) -> str:
     refusal = too_broad(found) if builds else None
     if refusal:
         raise UserError(refusal)
+    above = index_above(found)
+    if above is not None:
+        click.echo(f"note: searching the index of {shown_path(found.path)}; the one of {shown_path(above)} above it "
+                   f"holds it too (--root {shell_word(above)} searches that; `retrieval clean` here removes this one)",
+                   err=True)
     if builds and found.reason == "cwd":
         # No index at or above it and no repository around it: the index about to be built covers
         # this directory only, which from a subdirectory of a plain folder is easy to miss.

@@ -61,6 +61,20 @@ def find_root(given: str | None = None, start: str | None = None) -> Root:
     return Root(repository, "repository") if repository is not None else Root(start, "cwd")
 
 
+def index_above(root: Root) -> str | None:
+    """For an index a plain directory's own (no repository there), the nearest directory above it
+    whose index holds it too: a stray query from a subdirectory of an unpacked tarball built the
+    small index, which then answered every query from there, the project's own never asked."""
+    if root.reason != "index" or os.path.exists(os.path.join(root.path, ".git")):
+        return None
+    for path in _ancestors(os.path.dirname(root.path)):
+        if os.path.exists(os.path.join(path, ".git")) and not has_index(path):
+            return None  # a repository around it without an index: it would be indexed whole
+        if has_index(path):
+            return path if covers(path, root.path) else None
+    return None
+
+
 def linked_worktree(path: str) -> bool:
     """Whether path is a linked worktree (`git worktree add`): its `.git` file names a directory
     under the main repository's `worktrees/`, which holds a `commondir`."""

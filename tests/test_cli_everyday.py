@@ -376,6 +376,24 @@ def test_outside_any_repository_a_query_says_it_indexes_the_current_directory_on
     assert "no repository or index" not in run("query", "--root", sample_repo, "--json", "LRUCache").stderr
 
 
+
+def test_a_subdirectory_s_own_index_says_when_the_project_s_index_above_holds_it_too(run, sample_repo, monkeypatch):
+    """Outside git, once a query from a subdirectory built its index, every query from there
+    answered from it, the project's index above never asked, and nothing said so."""
+    monkeypatch.chdir(sample_repo / "src" / "app")
+    assert run("query", "--json", "LRUCache").exit_code == 0  # the subdirectory's own index
+    assert "holds it too" not in run("query", "--json", "LRUCache").stderr  # none above yet
+    assert run("query", "--root", sample_repo, "--json", "LRUCache").exit_code == 0
+    result = run("query", "--json", "LRUCache")
+    assert result.exit_code == 0 and json.loads(result.stdout)["results"]
+    here, above = sample_repo / "src" / "app", sample_repo
+    assert result.stderr == (f"note: searching the index of {here}; the one of {above} above it holds it too "
+                             f"(--root {above} searches that; `retrieval clean` here removes this one)\n")
+    assert run("clean").exit_code == 0
+    result = run("query", "--json", "LRUCache")
+    assert result.exit_code == 0 and result.stderr == "" and json.loads(result.stdout)["results"]
+
+
 def test_clean_of_a_missing_root_is_an_error(run, tmp_path):
     result = run("clean", "--root", tmp_path / "nonexistent")
     assert result.exit_code == 1
