@@ -602,9 +602,13 @@ def _label(a: int, b: int, before: Definition | None, starting: list[Definition]
                          or outweighs(best, current)))):
             return current
         if current is not None and a <= current.name_row <= b and current.kind not in _FUNCTION_LIKE \
-                and current.kind != "namespace" and any(k.name in _CONSTRUCTOR_NAMES or _constructor(k)
-                                                        for k in kids if k.start >= a):
-            return current  # the class's header with its constructor (a longer method after it too): the class
+                and current.kind != "namespace" and (
+                    any(k.name in _CONSTRUCTOR_NAMES or _constructor(k) for k in kids if k.start >= a)
+                    or len({k.name for k in kids if k.start >= a}) >= 2):
+            # The class's header with its constructor (a longer method after it too), or with several
+            # of its members (laravel's `interface Mailable` and six signatures was `Mailable.send`;
+            # 22% of the classes of two methods or more had no chunk of their own): the class.
+            return current
         if current is None and MINOR_SHARE * led(best) < b - a + 1:
             # A file's licence and imports with a one-line `type ContextKeyType int` are not that
             # type: the chunk is the module's.

@@ -832,6 +832,21 @@ def test_other_languages_find_their_definitions():
     assert "local" not in defined(zig)  # a local constant is no definition
 
 
+def test_a_class_header_with_several_of_its_members_is_the_class():
+    """laravel's `interface Mailable` and its first six documented signatures were one chunk labelled
+    `Mailable.send`, and no chunk was the interface's (22% of the classes of two methods or more)."""
+    methods = "".join(f"    /**\n     * Do {name} with the message.\n     *\n     * @param  mixed  $m\n     * @return mixed\n"
+                      f"     */\n    public function {name}($m);\n\n"
+                      for name in ("send", "queue", "later", "cc", "bcc", "to", "locale", "mailer", "attach", "with"))
+    text = "<?php\n\nnamespace Illuminate\\Contracts\\Mail;\n\ninterface Mailable\n{\n" + methods + "}\n"
+    chunks = chunks_of(text, "Mailable.php", "php", ChunkingPolicy(code=900))
+    assert_verbatim(text, chunks)
+    first = chunks[0]
+    assert len(chunks) > 1 and first.symbol == "Mailable" and first.chunk_kind == "interface"
+    assert {"send", "queue"} <= {m[0] for m in first.members}  # the methods: for a query naming one
+    assert all(c.symbol != "Mailable" for c in chunks[1:])  # later chunks: their own methods
+
+
 def test_scala_val_members_are_definitions_and_a_def_s_locals_are_not():
     """cats is made of `implicit val` instances (`catsStdShowForString`): none was a definition, and
     the forwarders naming one outranked it, rated high."""
