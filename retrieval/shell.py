@@ -98,6 +98,11 @@ class RootCommand(click.Command):
             return super().parse_args(ctx, args)
         except click.NoSuchOption as exc:
             hint = _familiar_hint(self.name or "", exc.option_name)
+            if hint is None and self.name == "query" and not exc.possibilities:
+                # `retrieval query what does --force do`: a word of the question, not an option
+                raise click.UsageError(f"No such option '{exc.option_name}'; a query holding a word that starts with "
+                                       f"- is quoted whole (`retrieval query '... {exc.option_name} ...'`) or given "
+                                       "after --", ctx) from None
             if hint is None:
                 raise
             raise click.UsageError(f"No such option '{exc.option_name}'; here: {hint}", ctx) from None
@@ -121,6 +126,24 @@ class ShellGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str):
         # An alias runs the command it names; `--help` lists only the names.
         return super().get_command(ctx, ALIASES.get(cmd_name, cmd_name))
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # the parser consumes the list it is given
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as exc:
+            # `retrieval --root ~/repo query x`, `retrieval --json query x`: a command's option before
+            # the command was "No such option" (for --json: "Did you mean '--version'?").
+            name = exc.option_name.split("=", 1)[0]
+            commands = self.list_commands(ctx)
+            owners = [c for c in commands if any(name in p.opts or name in p.secondary_opts
+                                                 for p in self.get_command(ctx, c).params)]
+            if not owners:
+                raise
+            named = next((ALIASES.get(a, a) for a in given if ALIASES.get(a, a) in owners), None)
+            command = named or ("query" if "query" in owners else owners[0])
+            raise click.UsageError(f"No such option '{exc.option_name}' before the command: a command's options "
+                                   f"follow it (`retrieval {command} {name} ...`)", ctx) from None
 
     def resolve_command(self, ctx: click.Context, args: list[str]):
         try:

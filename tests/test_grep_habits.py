@@ -36,6 +36,24 @@ def test_an_option_no_tool_has_keeps_clicks_own_error(run, make_tree):
     assert result.exit_code == 2 and "No such option '--frobnicate'" in result.output and "here:" not in result.output
 
 
+@pytest.mark.parametrize("args, says", [
+    (["--root", "/x", "query", "token"], "before the command: a command's options follow it (`retrieval query --root ...`)"),
+    (["--json", "query", "token"], "before the command: a command's options follow it (`retrieval query --json ...`)"),
+    (["--force", "index"], "before the command: a command's options follow it (`retrieval index --force ...`)"),
+])
+def test_a_command_s_option_before_the_command_is_told_where_it_goes(run, args, says):
+    """`retrieval --json query x` was told "No such option '--json'. Did you mean '--version'?"."""
+    result = run(*args)
+    assert result.exit_code == 2 and f"No such option '{args[0]}' {says}" in result.output
+
+
+def test_a_query_word_starting_with_a_dash_is_told_to_quote_the_query(run, make_tree):
+    result = run("query", "--root", make_tree(TREE), "what", "does", "--frobnicate", "do")
+    assert result.exit_code == 2
+    assert ("No such option '--frobnicate'; a query holding a word that starts with - is quoted whole "
+            "(`retrieval query '... --frobnicate ...'`) or given after --") in result.output
+
+
 def test_search_is_query_and_a_query_without_a_command_is_told_the_command(run, make_tree):
     root = make_tree(TREE)
     searched = run("search", "--root", root, "refresh token", "--json")
