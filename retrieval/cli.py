@@ -740,6 +740,9 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=
 @click.option("-l", "--files-with-matches", "paths_only", is_flag=True,
               help="Only the paths of the ranked distinct files, one a line (as rg -l); with --json or --jsonl, "
                    "as --files.")
+@click.option("-0", "--null", "null_paths", is_flag=True,
+              help="With -l: each path ends in a NUL byte instead of a newline, written exactly (not escaped), "
+                   "for xargs -0.")
 @click.option("--vimgrep", is_flag=True,
               help="One line per hit as path:line:column:text, its line holding the most of the query's words "
                    "(vim's :cexpr, an editor's quickfix list; with -e, each line a pattern matched, one under "
@@ -751,13 +754,16 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=
 @click.option("--min-confidence", type=click.Choice(["low", "medium", "high"]), default=None,
               help="Only hits at this confidence or above (possibly none).")
 def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, snippet_lines, expand, stale_ok, path_globs, lang,
-          kind, patterns, fixed_strings, ignore_case, files_only, paths_only, vimgrep, max_tokens, min_confidence):
+          kind, patterns, fixed_strings, ignore_case, files_only, paths_only, null_paths, vimgrep, max_tokens,
+          min_confidence):
     """Search the repository for QUERY: words (quoted or not) or a symbol; '-' reads the query from stdin."""
     from . import service
     from .notes import remembered_note
 
     if as_json and as_jsonl:
         raise click.UsageError("choose one of --json and --jsonl")
+    if null_paths and (not paths_only or as_json or as_jsonl):
+        raise click.UsageError("-0 ends the paths -l prints: give it with -l, and not with --json or --jsonl")
     if vimgrep and (as_json or as_jsonl or paths_only):
         raise click.UsageError("--vimgrep is an output format of its own: not with --json, --jsonl or -l")
     # With -e and no lines asked for, --vimgrep shows every line a pattern matched (as rg does);
@@ -975,7 +981,12 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     elif paths_only:
         from .output import path_from_here, shown_path
 
-        if result.hits:  # from here, as rg -l prints them: for xargs, for an editor
+        if result.hits and null_paths:  # exact, each ended by NUL: xargs -0 takes any name
+            sys.stdout.flush()
+            sys.stdout.buffer.write(b"".join(os.fsencode(path_from_here(root, h.source_path)) + b"\0"
+                                             for h in result.hits))
+            sys.stdout.buffer.flush()
+        elif result.hits:  # from here, as rg -l prints them: for xargs, for an editor
             click.echo("\n".join(shown_path(path_from_here(root, h.source_path)) for h in result.hits))
         if not patterns:
             from .notes import files_without_identifier

@@ -4,6 +4,10 @@ query was searched as a word without a word said)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -101,6 +105,24 @@ def test_dash_l_prints_the_ranked_files_paths_alone(run, make_tree, monkeypatch)
     assert any(line.startswith("auth/tokens.py:") for line in run("query", "refresh token", "--vimgrep").stdout.splitlines())
     # A budget is spent on the paths printed, not on snippets never shown (it printed one path).
     assert len(run("query", "refresh token", "-l", "--max-tokens", "60").stdout.splitlines()) >= 4
+
+
+def test_dash_0_ends_each_listed_path_with_nul_written_exactly_for_xargs(make_tree):
+    """`-l` escapes a name with a newline (`new\\nline.py`), which `xargs -d '\\n'` then cannot open."""
+    root = make_tree({"new\nline.py": "def quokka(): pass\n", "b c.py": "def quokka_two(): pass\n"})
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "RETRIEVAL_NO_SERVER": "1"}
+    listed = subprocess.run([sys.executable, "-m", "retrieval", "query", "quokka", "-l", "-0"], cwd=root,
+                            capture_output=True, env=env, timeout=120)
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(listed.stdout.split(b"\0")) == [b"", b"b c.py", b"new\nline.py"] and listed.stdout.endswith(b"\0")
+    opened = subprocess.run(["xargs", "-0", "cat"], input=listed.stdout, cwd=root, capture_output=True)
+    assert opened.returncode == 0 and b"def quokka(): pass" in opened.stdout
+
+
+@pytest.mark.parametrize("args", [["-0"], ["-0", "-l", "--json"], ["-0", "--files"]])
+def test_dash_0_without_dash_l_is_refused(run, make_tree, args):
+    result = run("query", "--root", make_tree(TREE), "token", *args)
+    assert result.exit_code == 2 and "-0 ends the paths -l prints" in result.output
 
 
 def test_vimgrep_gives_each_hit_as_path_line_column_text(run, make_tree, monkeypatch):
