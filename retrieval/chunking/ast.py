@@ -58,6 +58,9 @@ _FUNCTION_LIKE = frozenset({"function", "method", "macro"})
 # Constructors not named after their class (Python, JavaScript/TypeScript, Swift, PHP, Ruby).
 _CONSTRUCTOR_NAMES = frozenset({"__init__", "__new__", "constructor", "init", "__construct", "initialize"})
 _CLOSING = re.compile(r"[\s)\]};,]*(?:(?:end|fi|done|esac|endif|end\w*)[\s)\]};,.]*)*$")
+# A line opening a block that goes on below it: `{` (or `(`, `[`) at its end, a Python `:`, Ruby's
+# and Elixir's `do`, shell's `then`/`do`, an arrow; a comment may follow.
+_OPENS_BLOCK = re.compile(r"(?:[{(\[]|(?<!:):|\bdo(?:\s*\|[^|\n]*\|)?|\bthen|=>|->)[ \t]*(?:(?://|#|--)[^\n]*)?\r?\n?$")
 _COMMENT_LINE = re.compile(r"\s*(//|/\*|\*|--|;;|#(?:[ \t!#\[]|$)|@\w|\(\*|{-|\"\"\"|''')")
 
 # The files whose trees the chunker mishandled in this process (the first 100; they fell back to
@@ -527,6 +530,19 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
                     before[1] = prev[1]
                     moved.pop()
         moved.append(cur)
+    # A span ending in a line that opens a block whose body starts the next one (`do {`, `} else if
+    # (...) {`, `if route.is_json_stream:`): that line, and comments just above it, move down to
+    # their body when it still fits (1,440 cuts in a chunk review left a loop's head apart from it).
+    for prev, cur in zip(moved, moved[1:]):
+        if prev[2] or cur[2] or prev[1] + 1 != cur[0] or not _OPENS_BLOCK.search(lines[prev[1]]):
+            continue
+        first = prev[1]  # (a head nested in a head, `if a:` over `if b:`, goes down with it)
+        while first - 1 > prev[0] and (_OPENS_BLOCK.search(lines[first - 1]) or _COMMENT_LINE.match(lines[first - 1])):
+            first -= 1
+        if first > prev[0] and fits(first, cur[1], budget + min_span) and not starts_on(cur[0]):
+            prev[1], cur[0] = first - 1, first
+            while prev[1] > prev[0] and not lines[prev[1]].strip():
+                prev[1] -= 1
     return moved
 
 

@@ -844,6 +844,18 @@ def test_a_long_function_is_cut_in_even_pieces_with_no_small_last_one():
     assert all(c.symbol == "rotate" for c in chunks)
 
 
+def test_a_block_s_head_goes_with_its_body_not_at_the_end_of_the_chunk_before():
+    """Cuts inside a long function left `do {`, `} else if (...) {` or `if route.is_json_stream:` as
+    the last line of a chunk and the block's body in the next (1,440 cuts in a chunk review)."""
+    head = "".join(f"    step_{i:02d} = prepare({i:02d})\n" for i in range(20))
+    body = "".join(f"        late_{i:02d} = finish({i:02d})\n" for i in range(30))
+    text = "def rotate(vault):\n" + head + "    # the slow path\n    if vault.sealed:\n" + body + "    return vault\n"
+    chunks = chunks_of(text, "a.py", "python", ChunkingPolicy(code=600))
+    assert_verbatim(text, chunks)
+    opened = next(c for c in chunks if "if vault.sealed:" in c.text)
+    assert opened.text.startswith("    # the slow path\n    if vault.sealed:\n        late_00")
+
+
 def test_a_class_header_with_several_of_its_members_is_the_class():
     """laravel's `interface Mailable` and its first six documented signatures were one chunk labelled
     `Mailable.send`, and no chunk was the interface's (22% of the classes of two methods or more)."""
