@@ -1091,9 +1091,7 @@ def status(root, as_json, list_skipped):
             # Nothing built, or nothing readable: a row of zeros says less than what to do about it.
             # With its root: run from elsewhere, the bare command would index another tree.
             command = f"retrieval index --retriever {row['retriever']} --root {shell_word(root)}"
-            # (Not in a home directory or a folder of projects: the note below says what to do.)
-            why = "no project here: see the note below" if refusal and row["state"] == "missing" else \
-                row.get("reason") or f"build it with `{command}`"
+            why = row.get("reason") or f"build it with `{command}`"
             click.echo(f"{row['retriever']}: {row['state']} ({why})")
             continue
         line = (

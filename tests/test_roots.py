@@ -160,12 +160,6 @@ def test_a_folder_of_separately_indexed_projects_without_git_is_refused_too(run,
     assert result.exit_code == 1
     assert result.stderr.startswith(f"error: {tmp_path} is a directory of 2 projects (api, web), not a project")
     assert not (tmp_path / ".retrieval").exists()
-    # status there offered `retrieval index ... --root <the folder>` for each retriever: what the
-    # query just refused (a newcomer probe); the note says what to do instead
-    status = run("status")
-    assert status.exit_code == 0 and "lexical: missing (no project here: see the note below)" in status.stdout
-    assert "build it with" not in status.stdout
-    assert status.stderr.startswith(f"note: {tmp_path} is a directory of 2 projects (api, web), not a project")
 
 
 def test_a_folder_of_repositories_a_level_further_down_is_refused_too(run, tmp_path, monkeypatch):
