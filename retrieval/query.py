@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from .boilerplate import strip_boilerplate
 from .lexical.features import def_term, exact_def_term, keyword_languages, phrase_pairs, question_pairs, weak_def_term
-from .ranking import (RankingConfig, frame_mentions, is_path_query, is_symbol_query, path_mentions, qualified_name,
-                      query_words, symbol_key)
+from .ranking import (RankingConfig, file_query_stem, frame_mentions, is_path_query, is_symbol_query, path_mentions,
+                      qualified_name, query_words, symbol_key)
 from .text import STOPWORDS, operator_name, tokenize
 
 
@@ -115,9 +115,14 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
         if definitions.get(bare):
             definitions[bare] = min(definitions[bare], config.definition_weight)
         definitions[symbol] = config.symbol_definition_weight
-    if symbol is not None and _HYPHENATED.search(symbol) and config.symbol_definition_weight:
+    if symbol is not None and not path and _HYPHENATED.search(symbol) and file_query_stem(query) is None \
+            and config.symbol_definition_weight:
         # A shell or PowerShell function named with hyphens (`_bash-it-search-help`, `Get-ChildItem`):
-        # its words are its parts, which other functions share; its definition is named whole.
+        # its words are its parts, which other functions share (each asked for as a plain
+        # definition's); its definition is named whole. (`build-docs.sh` names a file.)
+        for word in words:
+            if definitions.get(word):
+                definitions[word] = min(definitions[word], config.definition_weight)
         definitions[symbol] = config.symbol_definition_weight
     if symbol is not None and operator_name(symbol) == symbol and config.symbol_definition_weight:
         # C++'s `operator==`, `operator[]`: its words are `operator` alone; its definition is named whole.

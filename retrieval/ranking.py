@@ -212,14 +212,19 @@ def file_name_words(path: str) -> tuple[str, frozenset]:
 _LINE_SUFFIX = re.compile(r":\d+(?:[-:]\d+)?$")  # `core.py:1255`, `core.py:10-20`
 
 
+_CAPITALISED_EXTENSIONS = frozenset({"Rmd", "Rmarkdown", "Qmd", "Rnw", "Rd", "Rprofile", "Rhistory"})
+
+
 def file_query_stem(query: str) -> str | None:
     """The file name a query that is a path names, without its extension: `termui` for
     `src/click/termui.py` or `core.py:1255`; None for anything else (`os.path.join`)."""
     name = _LINE_SUFFIX.sub("", query.strip()).rsplit("/", 1)[-1]
     stem, dot, extension = name.rpartition(".")
-    # A capitalised word after the dot is a member, not an extension: `Phoenix.Socket`, `App.Service`
-    # named a systemd unit (`.socket`), and its file-name prior went to `phoenix.js`.
-    if extension[:1].isupper() and not extension.isupper():
+    # A capitalised word after the dot of a bare name is a member, not an extension: `Phoenix.Socket`,
+    # `App.Service` named a systemd unit (`.socket`), and its file-name prior went to `phoenix.js`. A
+    # path (`vignettes/intro.Rmd`, `report.Rmd:20`) and R's and Quarto's own spellings stay files.
+    if extension[:1].isupper() and not extension.isupper() and extension not in _CAPITALISED_EXTENSIONS \
+            and "/" not in query and not _LINE_SUFFIX.search(query.strip()):
         return None
     if dot and stem and not stem.endswith(".") and "." + extension.lower() in languages.DEFAULT_EXTENSIONS:
         return stem
@@ -268,7 +273,8 @@ def qualified_name(query: str) -> tuple[str, ...]:
     parts = tuple(p for p in _QUALIFIER.split(q) if p)
     if len(parts) < 2:
         return ()
-    last = parts[-1][:-1] if parts[-1][-1:] in ("!", "?") else parts[-1]  # Ruby's and Elixir's `save!`, `valid?`
+    last = parts[-1].rstrip("'") if parts[-1][-1:] == "'" else \
+        parts[-1][:-1] if parts[-1][-1:] in ("!", "?") else parts[-1]  # Ruby's `save!`, Haskell's `M.foldl'`
     return parts if all(_WORD.fullmatch(p) for p in (*parts[:-1], last)) else ()
 
 

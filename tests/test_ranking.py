@@ -467,12 +467,19 @@ def test_a_shell_function_named_with_hyphens_is_defined_and_found_by_its_whole_n
     defining `_bash-it-erase-term` came first, rated high, and the definition was not in the top 5."""
     assert defined_names("function _bash-it-search-help() {\n", "bash") == {"_bash-it-search-help"}
     assert defined_names("function bash-it {\n  :\n}\n", "bash") == {"bash-it"}
-    assert defined_names("function Get-ChildThing {\n}\n", "powershell") == {"Get-ChildThing"}
-    callers = [doc(f"lib/search{i}.bash", f"_bash-it-search-part-{i}() {{\n  _bash-it-search-help\n"
-                                        "  echo 'bash-it search help: search the help'\n}\n", language="bash")
+    assert defined_names("alias git-root='git rev-parse'\nalias gs='git status'\n", "bash") == {"git-root", "gs"}
+    assert defined_names("function cht.sh() {\n}\n", "bash") == {"cht.sh"}  # (not `cht`, nor `sh`)
+    assert defined_names("Function Get-Item {\n}\nfunction global:Get-Thing {\n}\n", "powershell") == \
+        {"Get-Item", "Get-Thing"}
+    callers = [doc(f"lib/search{i}.bash", f"function _bash-it-search-{i}() {{\n  _bash-it-search-help\n"
+                                        "  echo 'search help: search the help, search it'\n}\n", language="bash")
                for i in range(4)]
     definition = doc("lib/helpers.bash", "function _bash-it-search-help() {\n  echo usage\n}\n", language="bash")
     assert ranked_paths(FILLER + callers + [definition], "_bash-it-search-help")[0] == "lib/helpers.bash"
+    # A hyphenated file name asks for the file, not for a function named like it.
+    script = doc("scripts/build-docs.sh", "#!/bin/sh\nmake -C docs html\n", language="bash")
+    task = doc("lib/tasks.sh", "build-docs() {\n  make -C docs html\n}\n", language="bash")
+    assert ranked_paths(FILLER + [script, task], "build-docs.sh")[0] == "scripts/build-docs.sh"
 
 
 @pytest.mark.parametrize("language,text,names", [
@@ -783,6 +790,13 @@ def test_a_path_names_its_file_and_a_qualified_name_its_member():
     # name prior a file named after the stem).
     assert symbol_key("Response.json") == "Response" and qualified_name("Response.json") == ("Response", "json")
     assert symbol_key("os.path.join") == "join" and qualified_name("Group.invoke") == ("Group", "invoke")
+    # A capitalised word after the dot of a bare name is a member (`.socket` is a systemd unit's
+    # extension); a path keeps its extension whatever its case, and so do R Markdown's and Quarto's.
+    assert [file_query_stem(q) for q in ("Phoenix.Socket", "App.Service", "intro.Rmd", "vignettes/intro.Rmd",
+                                         "report.Rmd:20", "lib/App.Service", "Makefile.PL")] == \
+        [None, None, "intro", "intro", "report", "App", "Makefile"]
+    assert symbol_key("Phoenix.Socket") == "Socket" and qualified_name("Phoenix.Socket") == ("Phoenix", "Socket")
+    assert qualified_name("Map.foldl'") == ("Map", "foldl'") and qualified_name("Map.save!") == ("Map", "save!")
 
 
 def test_a_file_name_with_two_dots_asked_by_name_ranks_its_file_first():

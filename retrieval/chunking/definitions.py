@@ -65,7 +65,8 @@ _BINDS_FUNCTION = frozenset({"variable_declarator", "assignment_expression", "fi
 
 _HASKELL_TOP = frozenset({"declarations", "class_declarations", "instance_declarations"})
 _MEMBERS = frozenset({"property_declaration", "event_declaration", "indexer_declaration", "operator_declaration",
-                      "conversion_operator_declaration", "val_definition", "var_definition"})
+                      "conversion_operator_declaration", "val_definition", "var_definition", "val_declaration",
+                      "var_declaration"})
 
 # Where a property declares a member (or a module-level value), not a local of a function body.
 _MEMBER_HOLDERS = frozenset({"class_body", "declaration_list", "enum_class_body", "protocol_body", "enum_body",
@@ -116,6 +117,7 @@ _OTHER_KINDS: dict[str, str] = {
     # Scala's `val`/`var` members (`implicit val catsStdShowForString: Show[String] = ...`, the
     # instances cats is made of): as Kotlin's properties, members only (_member), not a def's locals
     "val_definition": "property", "var_definition": "property",
+    "val_declaration": "property", "var_declaration": "property",  # (abstract: `val name: String`)
 }
 
 # (the benchmark's tables first and unchanged: `function`, `module`, ... keep their kinds there)
@@ -864,6 +866,8 @@ def _member(node) -> Definition | None:
     if node.parent is None or node.parent.type not in _MEMBER_HOLDERS:
         return None  # a Swift `let` inside a function is a local
     name_node = node.child_by_field_name("name")
+    if node_type in ("val_declaration", "var_declaration") and node.parent.type != "template_body":
+        return None  # (Go's `var x int` is a binding: _bindings; only Scala's abstract members here)
     if node_type in ("val_definition", "var_definition"):  # Scala: one name, not a pattern (`val (a, b) =`)
         name_node = node.child_by_field_name("pattern")
         if name_node is None or name_node.type != "identifier":

@@ -249,10 +249,14 @@ _BINDING_DEF = lazy_compile(
     r"(?![\w$]|[ \t]*=[ \t]*(?:@import|require|import)[ \t]*[(\"'])",
     re.MULTILINE,
 )
-# Shell functions: `name() {`, `function name() {` or `function name {`, a name with hyphens or
-# colons in it whole (`_bash-it-search-help`, PowerShell's `Get-ChildItem`).
-_SHELL_DEF = lazy_compile(r"^[ \t]*(?:function[ \t]+([A-Za-z_][\w:-]*)(?![\w:-])|([A-Za-z_][\w:-]*)[ \t]*\(\))",
-                          re.MULTILINE)
+# Shell functions: `name() {`, `function name() {` or `function name {` (PowerShell's `Function` and
+# `filter` too, a scope prefix left out: `function global:Get-Thing`), and aliases (`alias gs=...`),
+# each name whole with its hyphens, dots or colons (`_bash-it-search-help`, `cht.sh`, `Get-ChildItem`).
+_SHELL_NAME = r"[A-Za-z_][\w:.-]*"
+_SHELL_DEF = lazy_compile(
+    rf"^[ \t]*(?:(?i:function|filter)[ \t]+(?:(?i:global|script|local|private):)?({_SHELL_NAME})(?![\w:.-])"
+    rf"|({_SHELL_NAME})[ \t]*\(\)|alias[ \t]+(?:-[ \t]*)?({_SHELL_NAME})=)",
+    re.MULTILINE)
 # C-family function or method signatures: a type, a name, an open parenthesis, not a statement
 _SIGNATURE = (
     r"^[ \t]*{attributes}(?!return\b|raise\b|if\b|while\b|for\b|switch\b|else\b|new\b|throw\b|case\b|await\b|yield\b|delete\b)"
@@ -698,8 +702,8 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
         names.update(pointers.values())
     shell = language in _SHELL_LANGUAGES
     for m in _KEYWORD_DEFS.get(language, _KEYWORD_DEF).finditer(text):
-        if shell and text[m.end(1):m.end(1) + 1] in ("-", ":"):
-            continue  # a hyphenated name (`function _bash-it-help`): the shell pattern reads it whole
+        if shell and _SHELL_DEF.match(text, text.rfind("\n", 0, m.start(1)) + 1):
+            continue  # the shell pattern reads this line's name whole (`function _bash-it-help`, not `_bash`)
         if m.start(1) in declared or m.start() in pointers or c_family and _C_TYPE_USE.match(text, m.end(1)) \
                 or language == "haskell" and _HASKELL_CONTEXT.match(text, m.end(1)):
             continue
@@ -761,7 +765,7 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
                     member(m.group(1), m.start())
     if not language or language in _SHELL_LANGUAGES:
         for m in _SHELL_DEF.finditer(text):
-            names.add(m.group(1) or m.group(2))
+            names.add(m.group(1) or m.group(2) or m.group(3))
     for m in _OTHER_DEF.finditer(text):
         # (Tcl's `proc ::ns::name` and `namespace eval ::ns` are no `name ::` signatures)
         name = m.group(1) or (m.group(2) if language != "tcl" else None) or \

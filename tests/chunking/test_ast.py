@@ -882,6 +882,11 @@ def test_scala_val_members_are_definitions_and_a_def_s_locals_are_not():
     assert_verbatim(text, chunks)
     assert {"catsStdShowForString", "catsStdInstancesForOption", "pure", "f"} <= defined(chunks)
     assert "local" not in defined(chunks)
+    # abstract members too (a trait's `val name: String`), and Go's `var` stays a binding
+    assert {"name", "count", "greet"} <= defined(chunks_of("trait Named {\n  val name: String\n  var count: Int\n"
+                                                           "  def greet: String\n}\n", "Named.scala", "scala"))
+    go = "package p\n\nvar Default = New()\n\nfunc f() {\n\tvar local int\n\t_ = local\n}\n"
+    assert {"Default", "f"} <= defined(chunks_of(go, "p.go", "go")) and "local" not in defined(chunks_of(go, "p.go", "go"))
 
 
 def test_a_lua_module_table_member_holding_a_table_is_a_definition():
