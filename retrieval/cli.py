@@ -240,12 +240,12 @@ def found_root(root: str | None):
         raise _fail(exc)
 
 
-def _root(root: str | None, builds: bool = False) -> str:
+def _root(root: str | None, builds: bool = False, searches: bool = False) -> str:
     """The root a command works on (see retrieval.roots). `builds`: the command may index it, so a
     home directory or `/` that nothing but the current directory chose is refused."""
     from .discover import root_problem
-    from .output import shell_word, shown_path
-    from .roots import index_above, too_broad
+    from .output import shown_path
+    from .roots import too_broad
 
     found = found_root(root)
     problem = root_problem(found.path, shown_path(found.path))
@@ -256,17 +256,26 @@ def _root(root: str | None, builds: bool = False) -> str:
     refusal = too_broad(found) if builds else None
     if refusal:
         raise UserError(refusal)
-    above = index_above(found)
-    if above is not None:
-        click.echo(f"note: searching the index of {shown_path(found.path)}; the one of {shown_path(above)} above it "
-                   f"holds it too (--root {shell_word(above)} searches that; `retrieval clean` here removes this one)",
-                   err=True)
+    if searches:
+        _note_index_above(found)
     if builds and found.reason == "cwd":
         # No index at or above it and no repository around it: the index about to be built covers
         # this directory only, which from a subdirectory of a plain folder is easy to miss.
         click.echo(f"note: no repository or index at or above {shown_path(found.path)}: indexing this directory "
                    "(--root chooses another)", err=True)
     return found.path
+
+
+def _note_index_above(found) -> None:
+    """The note for a plain directory's own index when the project's index above holds it too."""
+    from .output import shell_word, shown_path
+    from .roots import index_above
+
+    above = index_above(found)
+    if above is not None:
+        click.echo(f"note: the index of {shown_path(found.path)} answers here; the one of {shown_path(above)} above "
+                   f"it holds it too (--root {shell_word(above)} searches that; `retrieval clean` here removes this "
+                   "one)", err=True)
 
 
 # The retriever `query` uses unless --retriever names one: set it once (in the shell, an agent's
@@ -776,7 +785,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                                "-i applies to -e patterns, and none is given (QUERY's words match in any case already)")
     files_only = files_only or paths_only
     text = _read_query(words)
-    root = _root(root, builds=True)
+    root = _root(root, builds=True, searches=True)
     _note_path_words(words, root, path_globs)
     _use_embed_model(embed_model, retriever_name)
     from .patterns import PatternError
@@ -1063,6 +1072,7 @@ def status(root, as_json, list_skipped):
     except _expected_errors() as exc:
         raise _fail(exc)
     root = found.path
+    _note_index_above(found)
     for row in rows:  # every row has the key, {} without an index: one schema for scripts
         row["filters"] = filters_json(service.remembered_options(root, row["retriever"])) if row["state"] != "missing" else {}
     hint = no_index_hint(root, rows)

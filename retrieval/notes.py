@@ -146,11 +146,11 @@ def _unmatched_filters(root: str, files: list[tuple], filters) -> str | None:
         negated = option == "--path" and any(g.startswith("!") for g in filters.paths)
         shown.append(" ".join(labels) if negated or len(labels) == 1 else "either " + " or ".join(labels))
     if alone:
-        return f"no indexed file matches {' or '.join(alone)}{_glob_hint(filters, matches)}"
+        return f"no indexed file matches {' or '.join(alone)}{_glob_hint(root, filters, matches)}"
     return f"no indexed file matches {', with '.join(shown)} together"
 
 
-def _glob_hint(filters, matches) -> str:
+def _glob_hint(root: str, filters, matches) -> str:
     """For a `--path` that matches nothing but would as written otherwise, the glob to give: one
     with Windows' separator, `src\\app.py` (a backslash escapes the next character in a glob), or
     a hit's span pasted along, `src/app.py:10-20`."""
@@ -163,13 +163,30 @@ def _glob_hint(filters, matches) -> str:
         typed = _typed(filters, glob)  # what to suggest: the glob as given, mended the same way
         slashed = glob.replace("\\", "/")
         if slashed != glob and slashed.strip("/") and matches(QueryFilter(paths=(slashed,))):
-            suggested = typed.replace("\\", "/")
+            suggested = _from_here(root, typed.replace("\\", "/"), slashed)
             return (" (a backslash escapes the next character; directories are separated by /: "
                     f"--path {shell_word(suggested)})")
         path = _SPAN.sub("", glob)
         if path != glob and path and matches(QueryFilter(paths=(path,))):
-            return f" (a span is no part of the path: --path {shell_word(_SPAN.sub('', typed))})"
+            return f" (a span is no part of the path: --path {shell_word(_from_here(root, _SPAN.sub('', typed), path))})"
     return ""
+
+
+def _from_here(root: str, suggested: str, matched: str) -> str:
+    """The glob to suggest: as typed, mended; but a `./` or `../` one is read from where the
+    command runs (cli._rooted_globs), so from inside the root it is the glob that matched (`matched`,
+    as the root sees it) said from there (`.\\app\\x.py` in `src/`: `../app/x.py`, not `./app/x.py`)."""
+    if not suggested.startswith(("./", "../")) or not matched.startswith("./"):
+        return suggested
+    try:
+        here = os.path.realpath(os.getcwd())
+        real_root = os.path.realpath(root)
+    except OSError:
+        return suggested
+    if here != real_root and not here.startswith(real_root.rstrip(os.sep) + os.sep):
+        return suggested
+    relative = os.path.relpath(os.path.join(real_root, matched[2:]), here).replace(os.sep, "/")
+    return relative if relative.startswith("../") else "./" + relative
 
 
 _SPAN = re.compile(r":\d+(?:-\d+)?$")
@@ -195,7 +212,8 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
         unmatched = _unmatched_filters(root, files, filters) or _unmatched_patterns(root, files, filters, matcher)
         if unmatched:
             return unmatched
-    large = too_large(root, name)
+    # (Files a filter may not admit: not told of, they could not hold the answer asked for.)
+    large = "" if filters else too_large(root, name)
     if not files:
         return (f"no hits: the index of {shown_path(root)} holds no file (nothing there is indexable source, "
                 "docs or config; binary, ignored and secret-looking files are skipped)" + large)
@@ -235,7 +253,8 @@ def too_large(root: str, name: str) -> str:
     if not count:
         return ""
     return (f"; {counted(count, 'file')} larger than the size cap {'was' if count == 1 else 'were'} left out "
-            "(`retrieval status --skipped` names them; `retrieval index --max-file-bytes N` raises the cap)")
+            f"(`retrieval status --skipped` names {'it' if count == 1 else 'them'}; `retrieval index "
+            "--max-file-bytes N` raises the cap)")
 
 
 def _patterns_said(filters) -> str:

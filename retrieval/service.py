@@ -1106,7 +1106,7 @@ def search(
             from .notes import too_large
 
             notes.append(f"{absent!r} is in no indexed file, in any naming style: these hits only resemble it"
-                         + too_large(root_path(root), retriever))
+                         + ("" if filters else too_large(root_path(root), retriever)))
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed, matcher)
 

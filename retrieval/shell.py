@@ -140,7 +140,11 @@ class ShellGroup(click.Group):
                                                  for p in self.get_command(ctx, c).params)]
             if not owners:
                 raise
-            named = next((ALIASES.get(a, a) for a in given if ALIASES.get(a, a) in owners), None)
+            named = next((ALIASES.get(a, a) for a in given if ALIASES.get(a, a) in commands), None)
+            if named is not None and named not in owners:
+                # (`retrieval --force query x`: `eval --force` is no query)
+                raise click.UsageError(f"No such option '{exc.option_name}': `retrieval {named}` has none either "
+                                       f"(it is an option of {', '.join(owners)})", ctx) from None
             command = named or ("query" if "query" in owners else owners[0])
             raise click.UsageError(f"No such option '{exc.option_name}' before the command: a command's options "
                                    f"follow it (`retrieval {command} {name} ...`)", ctx) from None

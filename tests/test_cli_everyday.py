@@ -144,7 +144,8 @@ def test_a_path_filter_pasted_with_a_hit_s_span_is_told_the_glob_that_matches(ru
                                      "part of the path: --path src/app/config.py)")
 
 
-def test_the_glob_a_note_suggests_from_a_subdirectory_is_the_one_to_type_there(run, sample_repo, monkeypatch):
+def test_the_glob_a_note_suggests_from_a_subdirectory_is_the_one_to_type_there(run, sample_repo, make_tree,
+                                                                                 monkeypatch):
     """From `src/`, `--path ./app/config.py:5-9` was told `--path ./src/app/config.py`: the glob as
     the root sees it, which typed there names `src/src/app/config.py` and nothing."""
     monkeypatch.chdir(os.path.join(sample_repo, "src"))
@@ -152,6 +153,14 @@ def test_the_glob_a_note_suggests_from_a_subdirectory_is_the_one_to_type_there(r
     assert result.stderr.strip() == ("note: no indexed file matches --path ./app/config.py:5-9 (a span is no "
                                      "part of the path: --path ./app/config.py)")
     assert query_json(run, sample_repo, "config", "--path", "./app/config.py")["results"]
+    # A backslash-separated glob is no `./` path to the command: the one suggested is, from here.
+    root = make_tree({"app/config.py": "config = 1\n", "src/lib/util.py": "def util(): config\n"})
+    monkeypatch.chdir(root / "src")
+    result = run("query", "--root", root, "config", "--path", ".\\app\\config.py")
+    assert result.stderr.strip().endswith("(a backslash escapes the next character; directories are separated by /: "
+                                          "--path ../app/config.py)")
+    assert [h["path"] for h in query_json(run, root, "config", "--path", "../app/config.py")["results"]] == \
+        ["app/config.py"]
 
 
 def test_a_path_filter_matches_a_name_in_either_unicode_normal_form(run, make_tree):
@@ -387,9 +396,13 @@ def test_a_subdirectory_s_own_index_says_when_the_project_s_index_above_holds_it
     result = run("query", "--json", "LRUCache")
     assert result.exit_code == 0 and json.loads(result.stdout)["results"]
     here, above = sample_repo / "src" / "app", sample_repo
-    assert result.stderr == (f"note: searching the index of {here}; the one of {above} above it holds it too "
-                             f"(--root {above} searches that; `retrieval clean` here removes this one)\n")
-    assert run("clean").exit_code == 0
+    note = (f"note: the index of {here} answers here; the one of {above} above it holds it too "
+            f"(--root {above} searches that; `retrieval clean` here removes this one)\n")
+    assert result.stderr == note
+    assert run("status").stderr == note  # where the root is told
+    assert run("index", "--retriever", "lexical").stderr == ""  # it builds what it names, nothing to correct
+    cleaned = run("clean")
+    assert cleaned.exit_code == 0 and "note:" not in cleaned.stderr
     result = run("query", "--json", "LRUCache")
     assert result.exit_code == 0 and result.stderr == "" and json.loads(result.stdout)["results"]
 

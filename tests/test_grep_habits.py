@@ -44,11 +44,13 @@ def test_an_option_no_tool_has_keeps_clicks_own_error(run, make_tree):
     (["--root", "/x", "query", "token"], "before the command: a command's options follow it (`retrieval query --root ...`)"),
     (["--json", "query", "token"], "before the command: a command's options follow it (`retrieval query --json ...`)"),
     (["--force", "index"], "before the command: a command's options follow it (`retrieval index --force ...`)"),
+    # the command named has no such option: not another command's told instead (`eval --force` is no query)
+    (["--force", "query", "x"], ": `retrieval query` has none either (it is an option of eval, index)"),
 ])
 def test_a_command_s_option_before_the_command_is_told_where_it_goes(run, args, says):
     """`retrieval --json query x` was told "No such option '--json'. Did you mean '--version'?"."""
     result = run(*args)
-    assert result.exit_code == 2 and f"No such option '{args[0]}' {says}" in result.output
+    assert result.exit_code == 2 and f"No such option '{args[0]}'{'' if says[0] == ':' else ' '}{says}" in result.output
 
 
 def test_a_query_word_starting_with_a_dash_is_told_to_quote_the_query(run, make_tree):

@@ -1114,11 +1114,14 @@ def test_a_missing_answer_names_the_files_left_out_for_their_size(make_tree):
     big = "def wombat_handler():\n    pass\n" + "x = 1\n" * 200
     root = str(make_tree({"gen.py": big, "small.py": "def retry_handler():\n    pass\n"}))
     service.refresh(root, "lexical", options=service.IndexOptions(max_bytes=len(big) - 1))
-    left_out = ("; 1 file larger than the size cap was left out (`retrieval status --skipped` names them; "
+    left_out = ("; 1 file larger than the size cap was left out (`retrieval status --skipped` names it; "
                 "`retrieval index --max-file-bytes N` raises the cap)")
     assert service.search(root, "wombat").notes == ["no hits: no indexed text contains a word of the query" + left_out]
     assert service.search(root, "WombatHandler").notes == [
         "'WombatHandler' is in no indexed file, in any naming style: these hits only resemble it" + left_out]
+    # Filters the file may not pass: not told of (it could not hold the answer asked for there).
+    assert service.search(root, "WombatHandler", filters=service.QueryFilter(paths=("small.py",))).notes == [
+        "'WombatHandler' is in no indexed file, in any naming style: these hits only resemble it"]
     service.refresh(root, "lexical", options=service.IndexOptions(max_bytes=len(big)))
     assert service.search(root, "WombatHandler").notes == []  # in the index now
     assert service.search(root, "RetryHandlerWombat").notes == [
