@@ -39,8 +39,8 @@ ENV_SHARED = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM
 COMMANDS = ("query", "status")
 # `query`'s options that take no value (a test keeps this equal to the command's): knowing them, the
 # client can tell `query - --json` (the query on stdin) from `query words --path -`.
-QUERY_FLAGS = frozenset({"--json", "--jsonl", "--stale-ok", "--files", "-l", "--files-with-matches", "--vimgrep",
-                         "-F", "--fixed-strings", "-i", "--ignore-case", "--help", "-h"})
+QUERY_FLAGS = frozenset({"--json", "--jsonl", "--stale-ok", "--files", "-l", "--files-with-matches", "-0", "--null",
+                         "--vimgrep", "-F", "--fixed-strings", "-i", "--ignore-case", "--help", "-h"})
 MAX_HEADER = 1 << 20
 REPLY_TIMEOUT = 600.0
 # How long a client waits for the server to start on its command: requests run one at a time, and
