@@ -744,14 +744,15 @@ def chunk_syntax(text: str, path: str, *, language: str, kind: str = CODE,
     return chunks
 
 
-MINIFIED_BYTES = 100_000
+MINIFIED_BYTES = 10_000
 
 MINIFIED_LINE = 1_000  # mean characters per line
 
 
 def _minified(text: str) -> bool:
-    """A large file of very long lines (a minified bundle): its syntax tree cannot cut inside a line,
-    and walking it for definitions took seconds (a 1 MB one-line bundle: 30,000 "definitions")."""
+    """A file of very long lines (a minified bundle): its syntax tree cannot cut inside a line,
+    walking it for definitions took seconds (a 1 MB one-line bundle: 30,000 "definitions"), and its
+    mangled names labelled its chunks (jquery.min.js's 87 KB line was the function `v`)."""
     return len(text) > MINIFIED_BYTES and (text.count("\n") + 1) * MINIFIED_LINE < len(text)
 
 

@@ -1313,7 +1313,7 @@ def test_deep_nesting_and_minified_files_are_bounded():
     assert len(minified) == 1
     # Definitions side by side on one line are siblings, not each nested in the one before (that
     # chained thousands of names into every breadcrumb: memory quadratic in the line's length).
-    functions = "".join(f"function f{i}(){{return {i}}}" for i in range(3000))
+    functions = "".join(f"function f{i}(){{return {i}}}" for i in range(350))  # (under MINIFIED_BYTES: parsed)
     (line,) = chunks_of(functions, "c.min.js", "javascript", policy=ChunkingPolicy())
     assert line.context == "f0" and line.symbol == "f0"  # one name (siblings tie: the first), not a chain
 
@@ -2163,6 +2163,9 @@ def test_a_minified_bundle_is_left_to_the_line_chunker():
     assert chunk_syntax(bundle, "dist/app.min.js", language="javascript") is None
     source = "".join(f"function f{i}(a) {{\n  return a + {i};\n}}\n\n" for i in range(4000))  # as large, not minified
     assert chunk_syntax(source, "src/app.js", language="javascript")
+    # A smaller one too (jquery.min.js, 87 KB on two lines, was labelled by its mangled names: `v`)
+    small = "".join(f"function v{i}(a){{return a+{i}}};" for i in range(400)) + "\n"
+    assert 10_000 < len(small) < 100_000 and chunk_syntax(small, "docs/js/jquery.min.js", language="javascript") is None
 
 
 def test_a_file_the_parser_is_slow_over_is_chunked_by_lines_and_the_next_file_parses(monkeypatch):
