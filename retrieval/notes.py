@@ -89,15 +89,20 @@ def _describe(filters) -> dict[str, list[tuple[str, object]]]:
     return {option: values for option, values in parts.items() if values}
 
 
-def _files_in_index(root: str, name: str) -> list[tuple] | None:
-    """(path, language, kind) of each file with a chunk in name's index; None when unreadable."""
-    from .service import file_table
+def _manifest(root: str, name: str) -> dict | None:
+    """name's index manifest at root, read once for every note; None when missing or unreadable."""
     from .store import layout
 
     try:
-        manifest = layout.read_manifest(layout.store_dir(root), name)
+        return layout.read_manifest(layout.store_dir(root), name) or None
     except (layout.ManifestProblem, layout.StoreError):
         return None
+
+
+def _files_in_index(manifest: dict | None) -> list[tuple] | None:
+    """(path, language, kind) of each file with a chunk in the index; None when unreadable."""
+    from .service import file_table
+
     if not manifest:
         return None
     try:
@@ -194,7 +199,7 @@ _SPAN = re.compile(r":\d+(?:-\d+)?$")
 
 def _typed(filters, glob: str) -> str:
     """glob as it was given where the command ran (QueryFilter.typed_paths), else as it is."""
-    typed = getattr(filters, "typed_paths", ())
+    typed = filters.typed_paths
     if len(typed) == len(filters.paths) and glob in filters.paths:
         return typed[filters.paths.index(glob)]
     return glob
@@ -205,7 +210,8 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
     did not run): filters that match no indexed file, an index holding no file, nothing at the
     confidence asked for, or no word of the query in the index. Text retrievers return only chunks
     holding a word of the query; a dense one answers from any non-empty index."""
-    files = _files_in_index(root, name)
+    manifest = _manifest(root, name)
+    files = _files_in_index(manifest)
     if files is None:
         return None
     if filters:
@@ -213,7 +219,7 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
         if unmatched:
             return unmatched
     # (Files a filter may not admit: not told of, they could not hold the answer asked for.)
-    large = "" if filters else too_large(root, name)
+    large = "" if filters else too_large(root, name, manifest)
     if not files:
         return (f"no hits: the index of {shown_path(root)} holds no file (nothing there is indexable source, "
                 "docs or config; binary, ignored and secret-looking files are skipped)" + large)
@@ -240,15 +246,15 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
     return f"no hits: no indexed text{where} contains a word of the query" + large
 
 
-def too_large(root: str, name: str) -> str:
+def too_large(root: str, name: str, manifest: dict | None = None) -> str:
     """What a note on a missing answer adds when files were left out for their size (a generated
-    parser, an amalgamation: where the answer may be), else ""."""
-    from .store import layout
-
+    parser, an amalgamation: where the answer may be), else "". `manifest`: name's, when the caller
+    read it already."""
+    if manifest is None:
+        manifest = _manifest(root, name)
     try:
-        manifest = layout.read_manifest(layout.store_dir(root), name)
         count = int(((manifest or {}).get("skipped") or {}).get("too-large", 0))
-    except (layout.ManifestProblem, layout.StoreError, TypeError, ValueError, AttributeError):
+    except (TypeError, ValueError, AttributeError):
         return ""
     if not count:
         return ""

@@ -111,19 +111,13 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
         # Ruby's `initialize!`, Elixir's `decode!`, Haskell's `foldl'` are defined under their whole
         # name. The name without its mark is another function, a relative at most: asked for as
         # strongly, pandoc's `gridTableWith` came first for `gridTableWith'`.
-        bare = symbol.rstrip("!?'")
-        if definitions.get(bare):
-            definitions[bare] = min(definitions[bare], config.definition_weight)
-        definitions[symbol] = config.symbol_definition_weight
+        _ask_whole(definitions, symbol, (symbol.rstrip("!?'"),), config)
     if symbol is not None and not path and _HYPHENATED.search(symbol) and file_query_stem(query) is None \
             and config.symbol_definition_weight:
         # A shell or PowerShell function named with hyphens (`_bash-it-search-help`, `Get-ChildItem`):
-        # its words are its parts, which other functions share (each asked for as a plain
-        # definition's); its definition is named whole. (`build-docs.sh` names a file.)
-        for word in words:
-            if definitions.get(word):
-                definitions[word] = min(definitions[word], config.definition_weight)
-        definitions[symbol] = config.symbol_definition_weight
+        # its words are its parts, which other functions share; its definition is named whole.
+        # (`build-docs.sh` names a file.)
+        _ask_whole(definitions, symbol, words, config)
     if symbol is not None and operator_name(symbol) == symbol and config.symbol_definition_weight:
         # C++'s `operator==`, `operator[]`: its words are `operator` alone; its definition is named whole.
         definitions[symbol] = config.symbol_definition_weight
@@ -158,6 +152,15 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
     return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query),
                      keyword, keyword_languages(keyword) if keyword else frozenset(),
                      phrase if len(phrase) >= config.phrase_pairs else ())
+
+
+def _ask_whole(definitions: dict[str, float], symbol: str, parts, config: RankingConfig) -> None:
+    """Ask for symbol's definition under its whole name, and for its parts' (other names, relatives
+    at most) no more than a plain definition's."""
+    for part in parts:
+        if definitions.get(part):
+            definitions[part] = min(definitions[part], config.definition_weight)
+    definitions[symbol] = config.symbol_definition_weight
 
 
 # What a pasted error's first words are: the runtime's class of it (`TypeError:`,
