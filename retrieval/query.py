@@ -51,7 +51,7 @@ class QueryPlan:
     keyword: str = ""
     keyword_languages: frozenset = frozenset()
     # The pair terms of the words a sentence writes next to each other (RankingConfig.phrase_pairs
-    # or more; none for a pasted trace): a chunk holding a long run of them quotes it
+    # or phrase_whole_pairs or more; none for a pasted trace): a chunk holding a long run of them quotes it
     # (`retrievers.lexical.phrase_factors`)
     phrase: tuple = ()
 
@@ -151,7 +151,7 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
     phrase = phrase_pairs(query) if symbol is None and not long and not frames and config.phrase_boost else ()
     return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query),
                      keyword, keyword_languages(keyword) if keyword else frozenset(),
-                     phrase if len(phrase) >= config.phrase_pairs else ())
+                     phrase if len(phrase) >= min(config.phrase_pairs, config.phrase_whole_pairs) else ())
 
 
 def _ask_whole(definitions: dict[str, float], symbol: str, parts, config: RankingConfig) -> None:

@@ -96,6 +96,10 @@ class RankingConfig:
     # runtime` found files named `runtime.rs` and `context.rs` before the constant saying it.
     phrase_boost: float = 2.0
     phrase_pairs: int = 4
+    # A shorter sentence counts when the run is all of it, of at least this many pairs (abseil's
+    # `Unknown command line flag`, four words, found a header naming `CommandLineFlag` before the
+    # line printing it).
+    phrase_whole_pairs: int = 3
     long_query_words: int = 40  # a query this long is a pasted report, not a question
     long_query_damping: bool = True  # long queries: log term counts, mentions of tests/docs don't ask for them
     long_query_title_weight: float = 6.0  # added to the weight of words on a long query's first line

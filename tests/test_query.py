@@ -304,7 +304,8 @@ def test_a_pasted_message_finds_the_string_that_says_it_before_files_named_by_it
 
 
 def test_a_sentence_of_few_word_pairs_is_no_phrase_to_quote():
-    assert plan_query("no reactor running in context", CONFIG).phrase == ()  # three pairs: a question
+    assert plan_query("reactor running context", CONFIG).phrase == ()  # two pairs: a question
+    assert len(plan_query("no reactor running in context", CONFIG).phrase) == 3  # quoted only whole
     assert len(plan_query("there is no reactor running, must be called from a runtime", CONFIG).phrase) >= 4
     assert plan_query("reactor running must be called", CONFIG).phrase == plan_query("reactor running must called",
                                                                                   CONFIG).phrase  # stop words skipped
@@ -327,3 +328,21 @@ def test_a_phrase_is_words_written_one_after_another_not_pairs_held_apart():
     assert set(paths) == {"m.go"} and paths["m.go"] == 1 + CONFIG.phrase_boost
     trace = "set trusted proxies for the client ip header\n  File \"m.go\", line 1, in main"
     assert plan_query(trace, CONFIG).phrase == ()  # a pasted frame's paths are no sentence
+
+
+def test_a_short_message_is_quoted_only_by_a_run_of_all_its_words():
+    """abseil's `Unknown command line flag` (four words, three pairs): a header naming
+    `CommandLineFlag` holds two of them in a run and came before the line printing the message."""
+    from retrieval.retrievers.lexical import phrase_factors
+
+    docs = [Document("flag.h", "class CommandLineFlag {\n  bool IsSpecifiedOnCommandLine() const;\n};\n",
+                     source_path="flag.h", start_line=1, end_line=3, language="cpp"),
+            Document("parse.cc", 'errors.push_back(absl::StrCat("Unknown command line flag \'", name, "\'"));\n',
+                     source_path="parse.cc", start_line=1, end_line=1, language="cpp")]
+    retriever = LexicalRetriever()
+    retriever.index(docs)
+    plan, first = retriever.first_stage("Unknown command line flag", 10)
+    factors = phrase_factors(retriever._views, plan, first, CONFIG)
+    paths = {retriever._views[i].segment.files[retriever._views[i].segment.doc_file[d]][0]: f for (i, d), f in factors.items()}
+    assert paths == {"parse.cc": 1 + CONFIG.phrase_boost}
+    assert retriever.search_detailed("Unknown command line flag", 1)[0].source_path == "parse.cc"

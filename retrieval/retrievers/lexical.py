@@ -629,7 +629,8 @@ class _ReadLengths:
 def phrase_factors(views, plan, first, config: RankingConfig) -> dict[tuple[int, int], float]:
     """{(view, doc): 1 + phrase_boost * share} for the first-stage candidates holding a run of at
     least `phrase_pairs` of the pair terms of the words the query writes next to each other, one
-    after another (`share`: the longest run's, of all of them); empty for a query with fewer
+    after another, or all of them when there are fewer (`share`: the longest run's, of all of
+    them); empty for a query with fewer than `phrase_whole_pairs`
     (`QueryPlan.phrase`). A run, not a count: identifiers' parts pair too (`SetTrustedProxies`,
     `ClientIP`), and a test naming several of a question's things held four of its pairs apart."""
     if not plan.phrase:
@@ -647,7 +648,8 @@ def phrase_factors(views, plan, first, config: RankingConfig) -> dict[tuple[int,
         for key, n in run.items():
             longest[key] = max(longest[key], n)
     total = len(plan.phrase)
-    return {key: 1.0 + config.phrase_boost * n / total for key, n in longest.items() if n >= config.phrase_pairs}
+    needed = min(config.phrase_pairs, total)
+    return {key: 1.0 + config.phrase_boost * n / total for key, n in longest.items() if n >= needed}
 
 
 def scope_factors(views, query: str, first, config: RankingConfig) -> dict[tuple[int, int], float]:
