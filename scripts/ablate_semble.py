@@ -20,7 +20,7 @@ import time
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)
 
-from retrieval.evaluation.arguments import check_output, description, positive_int  # noqa: E402
+from retrieval.evaluation.arguments import check_output, description, names, positive_int  # noqa: E402
 from retrieval.evaluation.datasets import load_dataset  # noqa: E402
 from retrieval.evaluation.metrics import ndcg, path_matches, target_ranks  # noqa: E402
 from retrieval.evaluation.report import table  # noqa: E402
@@ -97,12 +97,12 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 1
     if args.repos:
-        wanted = set(args.repos.split(","))
+        wanted = set(names(args.repos))
         unknown = sorted(wanted - {r["name"] for r in repos})
         if unknown:  # `cobra,cobraa` ablated cobra alone, as if both had been measured
             parser.error(f"--repos: no repository {', '.join(unknown)} in the benchmark")
         repos = [r for r in repos if r["name"] in wanted]
-    asked = [name for name in args.variants.split(",") if name]
+    asked = names(args.variants)
     unknown = [name for name in asked if name not in {v[0] for v in VARIANTS}]
     if unknown:  # `full,bogus` ran `full` alone, as if bogus had been measured
         parser.error(f"--variants: unknown {', '.join(unknown)}; choose from: {', '.join(v[0] for v in VARIANTS)}")

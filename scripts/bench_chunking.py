@@ -20,7 +20,7 @@ import time
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)
 
-from retrieval.evaluation.arguments import description  # noqa: E402
+from retrieval.evaluation.arguments import description, names as split_names  # noqa: E402
 
 
 def _note(log: str, what: str, seconds: float) -> None:
@@ -97,7 +97,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     from retrieval.retrievers.base import get_spec
 
-    names = args.retrievers.split(",")
+    names = split_names(args.retrievers)
     for name in names:  # a bad name ended the run with a traceback
         try:
             get_spec(name)

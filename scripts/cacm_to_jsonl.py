@@ -2,7 +2,8 @@
 """Turn the CACM collection (../shared/bench/cacm) into a tree and a dataset `retrieval eval` reads.
 
     python scripts/cacm_to_jsonl.py --out /tmp/cacm --anserini-ids
-    RETRIEVAL_INDEX_DIR=/tmp/cacm-index retrieval eval /tmp/cacm/cacm.jsonl --root /tmp/cacm/docs -k 1000 --profile prose
+    RETRIEVAL_INDEX_DIR=/tmp/cacm-index retrieval eval /tmp/cacm/cacm.jsonl --root /tmp/cacm/docs -k 1000 --profile prose \
+        --retriever lexical  # (without it: every installed retriever, the embedding ones too)
 
 writes <out>/docs/CACM-NNNN.txt (the text of each HTML-like document, tags removed) and
 <out>/cacm.jsonl: one {id, query, relevant: [CACM-NNNN.txt, ...], category: "cacm"} per judged

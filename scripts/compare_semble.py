@@ -97,6 +97,9 @@ def main(argv=None) -> int:
     if not c["repos"]:  # printed as "0 repositories: nan -> nan" with exit 0, a comparison that passed
         print("error: no repository was scored in both results", file=sys.stderr)
         return 1
+    for label, path, result in (("before", args.before, results[0]), ("after", args.after, results[1])):
+        retrievers = sorted({r.get("retriever") or "?" for r in result["repos"]})
+        print(f"{label}: {path} ({', '.join(retrievers)})")  # which two runs the figures are
     print(f"{c['repos']} repositories: {c['before']:.4f} -> {c['after']:.4f} "
           f"({c['after'] - c['before']:+.4f}); queries up {c['up']}, down {c['down']}")
     if c["interval"]:

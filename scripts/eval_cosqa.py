@@ -18,7 +18,7 @@ import time
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)  # run from a source checkout without installing
 
-from retrieval.evaluation.arguments import check_output, description, positive_int  # noqa: E402
+from retrieval.evaluation.arguments import check_output, description, names, positive_int  # noqa: E402
 
 
 def file_name(index: int) -> str:
@@ -91,7 +91,7 @@ def main(argv=None) -> int:
     check_output(parser, args.json_out)
     from retrieval.retrievers.base import get_spec
 
-    for name in args.retrievers.split(","):  # a misspelt name was a traceback after the tree was written
+    for name in names(args.retrievers):  # a misspelt name was a traceback after the tree was written
         try:
             get_spec(name)
         except ValueError as exc:
@@ -113,7 +113,7 @@ def main(argv=None) -> int:
         print(f"error: cannot read{where}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
         return 1
     results = []
-    for name in args.retrievers.split(","):
+    for name in names(args.retrievers):
         result = evaluate(tree, questions, name, args.depth)
         results.append(result)
         low, high = result["mrr_interval"]

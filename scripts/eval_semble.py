@@ -21,7 +21,7 @@ from concurrent.futures import ProcessPoolExecutor
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)  # run from a source checkout without installing
 
-from retrieval.evaluation.arguments import check_output, description, positive_int  # noqa: E402
+from retrieval.evaluation.arguments import check_output, description, names, positive_int  # noqa: E402
 from retrieval.evaluation.datasets import load_dataset  # noqa: E402
 from retrieval.evaluation.report import calibration_text, fmt, table  # noqa: E402
 from retrieval.evaluation.runner import evaluate, hit_lines  # noqa: E402
@@ -73,7 +73,7 @@ def run_repo(job: dict) -> dict:
 def plan(args) -> tuple[list[dict], dict[str, str]]:
     with open(os.path.join(args.bench, "repos.json"), encoding="utf-8") as fh:
         repos = json.load(fh)
-    wanted = set(args.repos.split(",")) if args.repos else None
+    wanted = set(names(args.repos)) if args.repos else None
     jobs, skipped = [], {}
     for repo in repos:
         name = repo["name"]
@@ -101,13 +101,13 @@ def summarise(results: list[dict], published: dict, k: int) -> dict:
     ok = [r for r in results if "error" not in r and r["summary"]["ndcg"] is not None]
     rows = [q for r in ok for q in r["queries"] if q["n_existing"]]
 
-    def pub(names, column):
-        return mean(float(published[n][column]) for n in names if n in published and published[n].get(column))
+    def pub(repos, column):
+        return mean(float(published[n][column]) for n in repos if n in published and published[n].get(column))
 
     def group(repos):
-        names = [r["name"] for r in repos]
+        scored = [r["name"] for r in repos]
         out = {m: mean(r["summary"][m] for r in repos) for m in METRICS}
-        out.update({c: pub(names, c) for c in PUBLISHED})
+        out.update({c: pub(scored, c) for c in PUBLISHED})
         out["repos"] = len(repos)
         out["queries"] = sum(r["summary"]["queries"] for r in repos)
         return out

@@ -31,7 +31,7 @@ from concurrent.futures import ProcessPoolExecutor
 PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, PROJECT)  # run from a source checkout without installing
 
-from retrieval.evaluation.arguments import check_output, count, description, positive_int  # noqa: E402
+from retrieval.evaluation.arguments import check_output, count, description, names, positive_int  # noqa: E402
 from retrieval.evaluation.datasets import EvalQuery, Target  # noqa: E402
 from retrieval.evaluation.report import fmt, table  # noqa: E402
 from retrieval.evaluation.runner import evaluate  # noqa: E402
@@ -276,7 +276,7 @@ def main(argv=None) -> int:
         print(f"error: cannot read {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
         return 1
     if args.repos:
-        wanted = set(args.repos.split(","))
+        wanted = set(names(args.repos))
         unknown = sorted(wanted - {i["repo"] for i in instances})
         if unknown:  # `pallets/flask,pytest` measured flask alone, as if both had been measured
             parser.error(f"--repos: no instance of {', '.join(unknown)} (repositories are named owner/name)")
@@ -293,11 +293,21 @@ def main(argv=None) -> int:
 
     groups: dict[tuple, list] = {}
     rows: list[dict] = []
+    missing: dict[str, int] = {}
     for inst in instances:
         if inst["repo"] not in gitdirs:
-            rows.append({"instance_id": inst["instance_id"], "repo": inst["repo"], "error": "no git dir"})
+            missing[inst["repo"]] = missing.get(inst["repo"], 0) + 1
             continue
         groups.setdefault((inst["repo"], inst["base_commit"]), []).append(inst)
+    # A repository without a mirror is left out and said once (one `failed` line per instance hid
+    # the one fix), as ablate_swebench.py does.
+    for repo, n in sorted(missing.items()):
+        print(f"{repo}: {n} instance(s) skipped, no git dir in {args.gitdirs} (fetch github:{repo}, then run "
+              "scripts/prepare_bench.py)", file=sys.stderr, flush=True)
+    if not groups:
+        print("error: no instance has a git dir to evaluate", file=sys.stderr)
+        return 1
+    instances = [i for i in instances if i["repo"] not in missing]
     common = {"workdir": workdir, "retriever": args.retriever, "depth": args.depth, "keep": args.keep,
               "max_tokens": args.max_tokens, "span_budgets": budgets}
     if args.chain:
@@ -343,8 +353,9 @@ def main(argv=None) -> int:
     if overall["acc@5_interval"]:
         low, high = overall["acc@5_interval"]
         print(f"overall Acc@5 95% interval {fmt(low)}-{fmt(high)} (bootstrap over instances)")
-    print(f"{len(rows)} instances ({len(groups)} trees) in {elapsed:.1f}s with {args.workers} workers; "
-          f"median index build {overall['median_build_s'] or 0:.1f}s")
+    print(f"{len(rows)} instances ({len(groups)} commits, {len(jobs)} trees) in {elapsed:.1f}s with "
+          f"{args.workers} workers; median index build {overall['median_build_s'] or 0:.1f}s"
+          + (f"; {sum(missing.values())} instance(s) skipped without a git dir" if missing else ""))
     if args.json_out:
         payload = {"args": vars(args), "seconds": elapsed, "overall": overall, "per_repo": per_repo, "instances": rows}
         with open(args.json_out, "w", encoding="utf-8") as fh:

@@ -24,6 +24,7 @@ PROJECT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(PROJECT, "scripts"))
 
 from eval_swebench import materialise  # noqa: E402
+from retrieval.evaluation.arguments import names  # noqa: E402
 
 
 def slug(url: str) -> str:
@@ -89,7 +90,7 @@ def main(argv=None) -> int:
         print(f"error: cannot read {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
         return 1
     if args.repos:
-        wanted = set(args.repos.split(","))
+        wanted = set(names(args.repos))
         unknown = sorted(wanted - {r["name"] for r in repos})
         if unknown:  # a misspelt name prepared the others and said nothing of it
             parser.error(f"--repos: no repository {', '.join(unknown)} in semble-dev")

@@ -26,6 +26,11 @@ def _at_least(text: str, low: int) -> int:
     return value
 
 
+def names(text: str) -> list[str]:
+    """A comma-separated list of names, each stripped (`--repos ' click , gin'` named `' click '`)."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def check_output(parser: argparse.ArgumentParser, path: str | None, option: str = "--json") -> None:
     """A usage error now when `path` cannot be written (no such directory, or not writable): a run's
     report was lost to a traceback at its end."""

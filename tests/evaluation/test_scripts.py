@@ -376,6 +376,17 @@ def test_the_comparison_names_an_unreadable_or_foreign_result_in_one_line(tmp_pa
         assert err.startswith("error: ") and bad in err and len(err.splitlines()) == 1
 
 
+def test_a_comparison_names_the_two_results_and_their_retrievers_first(tmp_path, capsys):
+    runs = {"a.json": _semble_run({"cobra": [0.5, 1.0]}), "b.json": _semble_run({"cobra": [1.0, 1.0]})}
+    runs["b.json"]["repos"][0]["retriever"] = "treesitter"
+    for name, run in runs.items():
+        (tmp_path / name).write_text(json.dumps(run))
+    assert _load("compare_semble").main([str(tmp_path / "a.json"), str(tmp_path / "b.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[:3] == [f"before: {tmp_path / 'a.json'} (?)", f"after: {tmp_path / 'b.json'} (treesitter)",
+                         "1 repositories: 0.7500 -> 1.0000 (+0.2500); queries up 1, down 0"]
+
+
 def test_a_comparison_with_no_repository_scored_in_both_fails_instead_of_printing_nan(tmp_path, capsys):
     compare = _load("compare_semble")
 
@@ -446,10 +457,12 @@ def test_the_ablation_refuses_names_that_select_nothing_instead_of_printing_an_e
     assert ablate.main(argv + ["--repos", "other"]) == 1  # in the benchmark, not checked out
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("error: no repository to evaluate")
-    for repos in ("demoo", "demo,demoo"):  # the second ablated demo alone, as if both had been measured
+    for repos in ("demoo", "demo,demoo", " demo , demoo "):  # the second ablated demo alone, as if both had been measured
         with pytest.raises(SystemExit) as exit_info:
             ablate.main(argv + ["--repos", repos])
         assert exit_info.value.code == 2 and "no repository demoo in the benchmark" in capsys.readouterr().err
+    assert ablate.main(argv + ["--repos", " other , "]) == 1  # names are stripped: `other` is known
+    assert capsys.readouterr().err.startswith("error: no repository to evaluate")
     for variants in ("fulll", "full,bogus"):  # the second ran `full` alone, as if bogus had been measured
         with pytest.raises(SystemExit) as exit_info:
             ablate.main(argv + ["--variants", variants])
@@ -483,6 +496,21 @@ def test_the_swebench_script_fails_when_no_instance_is_selected(tmp_path, capsys
             _load("eval_swebench").main(argv + ["--repos", repos])
         err = capsys.readouterr().err
         assert exit_info.value.code == 2 and "--repos: no instance of " in err and "owner/name" in err
+
+
+def test_the_swebench_script_says_once_per_repository_without_a_mirror_that_it_is_skipped(tmp_path, capsys):
+    """Four of the nine repositories had no mirror here: 133 `failed <id>: no git dir` lines on
+    stdout hid the one fix."""
+    lines = [{"repo": "sympy/sympy", "instance_id": f"sympy-{n}", "base_commit": "0" * 40} for n in range(3)]
+    (tmp_path / "instances.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (tmp_path / "gitdirs.json").write_text("{}")
+    argv = ["--bench", str(tmp_path), "--gitdirs", str(tmp_path / "gitdirs.json"), "--workdir", str(tmp_path / "work")]
+    code = _load("eval_swebench").main(argv)
+    out, err = capsys.readouterr()
+    assert code == 1 and out == ""
+    assert err.splitlines() == [f"sympy/sympy: 3 instance(s) skipped, no git dir in {tmp_path / 'gitdirs.json'} "
+                                "(fetch github:sympy/sympy, then run scripts/prepare_bench.py)",
+                                "error: no instance has a git dir to evaluate"]
 
 
 def test_the_bench_scripts_refuse_a_missing_root_or_bad_sizes_without_a_traceback(tmp_path, capsys):
