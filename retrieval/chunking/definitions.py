@@ -197,6 +197,10 @@ _EXTRA_PATTERNS = (
 )
 
 _TEST_BLOCKS = frozenset({"test", "describe", "it", "context"})
+# What holds a C or C++ declaration at file level: the file, conditional compilation, namespaces,
+# `extern "C" {`
+_FILE_LEVEL = frozenset({"translation_unit", "preproc_if", "preproc_ifdef", "preproc_else", "preproc_elif",
+                         "preproc_elifdef", "declaration_list", "namespace_definition", "linkage_specification"})
 
 # Config files: a key holding a block of others is a section, labelled by its key path
 # (`jobs.build`, `tool.pytest.ini_options`); only these grammars ask for them, and only the top
@@ -215,6 +219,12 @@ _SECTION_PATTERNS = {
     "toml": ("(table . [(bare_key) (dotted_key) (quoted_key)] @key) @def",
              "(table_array_element . [(bare_key) (dotted_key) (quoted_key)] @key) @def"),
     "json": (f"(document (object {_JSON_PAIR}))", f"(document (object (pair value: (object {_JSON_PAIR}))))"),
+    # C and C++: a table a file or namespace defines, `const struct Curl_protocol Curl_protocol_http =
+    # {...}`, `static const char *const names[] = {...}` (curl's protocol tables were the file's
+    # module chunks, and the first hit for a table's name a line using it)
+    # (at file or namespace level, see _FILE_LEVEL)
+    "c": ("(declaration declarator: (init_declarator declarator: (_) @data value: (initializer_list))) @def",),
+    "cpp": ("(declaration declarator: (init_declarator declarator: (_) @data value: (initializer_list))) @def",),
     # HCL/Terraform: a top-level block, `resource "aws_s3_bucket" "logs" {` (labelled in _definition)
     "hcl": ("(config_file (body (block . (identifier) @key) @def))",),
     "terraform": ("(config_file (body (block . (identifier) @key) @def))",),
@@ -671,7 +681,7 @@ def _definition(node, captures) -> Definition | None:
         return Definition(display, display, "test", node.start_point[0], end_row(node), node.start_point[0],
                           (node.start_byte, node.end_byte))
     if node_type == "function_definition":
-        test = _macro_test(node)
+        test = _macro_test(node) or _attributed_class(node)
         if test is not None:
             return test
     if node_type in ("bind", "signature") and (node.parent is None or node.parent.type not in _HASKELL_TOP):
@@ -683,6 +693,17 @@ def _definition(node, captures) -> Definition | None:
         if end_row(node) == node.start_point[0]:  # `limit = 3`: a value
             return Definition(node_text(name_node), node_text(name_node), "constant", node.start_point[0],
                               node.start_point[0], name_node.start_point[0], (node.start_byte, node.end_byte))
+    data = captures.get("data")
+    if data:  # a C table (above), named by its declarator; over lines, its chunk's label
+        outer = node.parent
+        while outer is not None and outer.type in _FILE_LEVEL:
+            outer = outer.parent
+        name_node = _descend(data[0], _IDENTIFIERS, "declarator") if outer is None else None
+        if name_node is None:
+            return None  # a function's local
+        return Definition(node_text(name_node), node_text(name_node),
+                          "variable" if end_row(node) > node.start_point[0] else "constant", node.start_point[0],
+                          end_row(node), name_node.start_point[0], (node.start_byte, node.end_byte))
     table = captures.get("table")
     if table:  # Lua's `M.member = { ... }`: a value, named; with lines of code in it, a member
         display = node_text(table[0]).strip()
@@ -792,6 +813,31 @@ def _macro_test(node) -> Definition | None:
         return None
     display = ".".join(names)
     return Definition(names[-1], display, "test", node.start_point[0], end_row(node), macro.start_point[0],
+                      (node.start_byte, node.end_byte))
+
+
+# `class ABSL_LOCKABLE Mutex {`, `struct GTEST_API_ TestInfo : Base {`: a class whose head holds
+# macros (export, attribute, annotation ones) the grammar cannot expand; it reads a function.
+_ATTRIBUTED_CLASS = re.compile(
+    r"(class|struct|union)\s+(?:[A-Z][A-Z0-9_]*(?:\([^()]*\))?\s+)+([A-Za-z_]\w*)\s*(?:final\s*)?(?::[^{;]*)?")
+
+
+def _attributed_class(node) -> Definition | None:
+    """A C++ class the grammar read as a function returning `class MACRO` named by the class's name:
+    the class, named by the word before its bases and body (abseil's `Mutex` was the function
+    `ABSL_ATTRIBUTE_WARN_UNUSED`, and `class Mutex` found nothing)."""
+    head, body = node.child_by_field_name("type"), node.child_by_field_name("body")
+    if head is None or body is None or head.type not in ("class_specifier", "struct_specifier", "union_specifier") \
+            or head.child_by_field_name("body") is not None:
+        return None
+    text = node.text[:body.start_byte - node.start_byte].decode("utf-8", "replace").strip()
+    found = _ATTRIBUTED_CLASS.fullmatch(text)
+    if found is None:
+        return None
+    name = found.group(2)
+    start = node.parent.start_point[0] if node.parent is not None and wraps(node.parent) else node.start_point[0]
+    row = node.start_point[0] + text[:found.start(2)].count("\n")
+    return Definition(name, name, _KINDS.get(head.type, "class"), start, end_row(node), row,
                       (node.start_byte, node.end_byte))
 
 

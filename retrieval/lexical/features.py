@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 35  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 36  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -81,7 +81,8 @@ VERSION = 35  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # 35: a shell function named with hyphens is defined whole (`function _bash-it-help`, PowerShell's
 # `function Get-Item`: `_bash` and `Get` before), and `function name {` without parentheses; Scala's
 # `implicit val` members (weak, as the other member bindings); a qualified definition's last two parts
-# as a member (`defmodule Phoenix.Socket`: `Phoenix.Socket`)
+# as a member (`defmodule Phoenix.Socket`: `Phoenix.Socket`); 36: C and C++ tables a file defines
+# (`const struct X name = {`), a class's name after macros (`class ABSL_LOCKABLE Mutex {`)
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -169,6 +170,12 @@ _PREFIX = r"(?:[A-Za-z_][\w]*[.:])?"
 _LANGUAGE_PREFIXES = {
     "kotlin": r"(?:<[^\n(){}=]*?>[ \t]*)?(?:[A-Za-z_][\w.]*(?:<[^\n(){}=]*?>)?\??\.)?",
 }
+# C and C++: macros between the keyword and a class's name (`class ABSL_LOCKABLE Mutex {`, `struct
+# GTEST_API_ TestInfo : Base`, export and attribute macros) when a body or bases follow the name;
+# the macro was the definition.
+_LANGUAGE_PREFIXES["c"] = _LANGUAGE_PREFIXES["cpp"] = _LANGUAGE_PREFIXES["objc"] = (
+    r"(?:[A-Z][A-Z0-9_]*(?:\([^()\n]*\))?[ \t]+"
+    r"(?=(?:[A-Z][A-Z0-9_]*(?:\([^()\n]*\))?[ \t]+)*[A-Za-z_]\w*[ \t]*(?:final\b|:(?!:)|\{|$)))*" + _PREFIX)
 
 
 def _with_modifiers(pattern: str, modifiers: str) -> str:
@@ -592,10 +599,17 @@ _TCL_PROC = lazy_compile(r"^[ \t]*proc[ \t]+(?:[\w:]*::)?([^\s{}:]+)", re.MULTIL
 # MATLAB: `function name(`, `function y = name(`, `function [a, b] = name(` (not its outputs).
 _MATLAB_FUNCTION = lazy_compile(r"^[ \t]*function[ \t]+(?:(?:\[[^\]\n]*\]|[A-Za-z_]\w*)[ \t]*=[ \t]*)?([A-Za-z_]\w*)",
                                 re.MULTILINE)
+# C and C++: a table a file defines (unindented), `const struct Curl_protocol Curl_protocol_http = {`,
+# `static const char *const names[] = {`: curl's protocol tables were no definition, and the first
+# hit for one's name a line using it.
+_C_TABLE = lazy_compile(
+    r"^(?:(?:static|const|constexpr|extern|volatile|unsigned|signed|struct|enum|union)[ \t]+)*"
+    r"(?!(?:return|else|case|do|goto)\b)[A-Za-z_][\w:]*"
+    r"(?:[ \t]*\*+[ \t]*|[ \t]+)(?:const[ \t]*\*?[ \t]*)?([A-Za-z_]\w*)(?:\[[^\]\n]*\])*[ \t]*=[ \t]*\{", re.MULTILINE)
 _MORE_DEFS: dict[str, tuple] = {
     "matlab": (_MATLAB_FUNCTION,),
     "python": (_PYTHON_WRAPPED_ANNOTATION,),
-    "c": (_TYPEDEF_TAIL,), "objc": (_TYPEDEF_TAIL,),
+    "c": (_TYPEDEF_TAIL, _C_TABLE), "objc": (_TYPEDEF_TAIL, _C_TABLE), "cpp": (_C_TABLE,),
     "lua": (_LUA_FUNCTION,), "javascript": (_JS_FUNCTIONS,), "typescript": (_JS_FUNCTIONS,),
     "vue": (_JS_FUNCTIONS,), "svelte": (_JS_FUNCTIONS,), "rust": (_RUST_MACRO, _RUST_CONST),
     "haskell": (_HASKELL_CLASS,),

@@ -1541,6 +1541,45 @@ def test_a_c_function_pointer_typedef_and_a_cpp_template_member_define_their_own
     assert {"push", "find"} <= defined(chunks) and not {"Box", "Map"} & defined(chunks)
 
 
+def test_a_cpp_class_whose_head_holds_macros_is_that_class():
+    """`class ABSL_LOCKABLE ABSL_ATTRIBUTE_WARN_UNUSED Mutex {` reads as a function to the grammar:
+    it was `function ABSL_ATTRIBUTE_WARN_UNUSED`, and `class Mutex` found nothing."""
+    from retrieval.lexical.features import defined_names
+
+    text = ("namespace absl {\n\nclass ABSL_LOCKABLE ABSL_ATTRIBUTE_WARN_UNUSED Mutex {\n public:\n  Mutex();\n"
+            "  void Lock();\n  void Unlock();\n  bool TryLock();\n};\n\n"
+            "template <class K, class V>\nclass ABSL_ATTRIBUTE_OWNER flat_hash_map : public raw_hash_map<K, V> {\n"
+            " public:\n  flat_hash_map() {}\n  size_t size() const;\n};\n\n}  // namespace absl\n")
+    chunks = chunks_of(text, "mutex.h", "cpp", TINY)
+    assert_verbatim(text, chunks)
+    mutex, table = by_symbol(chunks, "Mutex"), by_symbol(chunks, "flat_hash_map")
+    assert (mutex.context, mutex.chunk_kind, mutex.start_line) == ("absl.Mutex", "class", 3)
+    assert (table.context, table.chunk_kind, table.start_line) == ("absl.flat_hash_map", "class", 11)
+    assert not {"ABSL_LOCKABLE", "ABSL_ATTRIBUTE_WARN_UNUSED", "ABSL_ATTRIBUTE_OWNER"} & defined(chunks)
+    assert {"Mutex", "flat_hash_map"} <= defined_names(text, "cpp")
+    assert not {"ABSL_LOCKABLE", "ABSL_ATTRIBUTE_OWNER"} & defined_names(text, "cpp")
+    assert defined_names("typedef struct FOO BAR;\nclass EXPORT Widget;\n", "cpp") == {"BAR"}  # no body: no class
+
+
+@pytest.mark.parametrize("language", ["c", "cpp"])
+def test_a_table_a_c_file_defines_is_a_constant_of_that_name_and_a_function_s_local_is_not(language):
+    """curl's `const struct Curl_protocol Curl_protocol_http = {...}` (inside `#ifndef`) was the file's
+    module chunk: a query for the table's name found a line using it first."""
+    from retrieval.lexical.features import defined_names
+
+    text = ("#include <x.h>\n\n#ifndef CURL_DISABLE_HTTP\n/* HTTP handler interface. */\n"
+            "const struct Curl_protocol Curl_protocol_http = {\n  Curl_http_setup_conn,\n  Curl_http,\n"
+            "  ZERO_NULL,\n};\n#endif\n\nstatic const char *const names[] = {\n  \"a\",\n  \"b\",\n};\n\n"
+            "int main(void) {\n  struct point origin = {0, 0};\n  return origin.x;\n}\n")
+    chunks = chunks_of(text, "http.c", language, TINY)
+    assert_verbatim(text, chunks)
+    table = by_symbol(chunks, "Curl_protocol_http")
+    assert (table.context, table.chunk_kind, table.start_line) == ("Curl_protocol_http", "variable", 4)
+    assert {"Curl_protocol_http", "names"} <= defined(chunks) and "origin" not in defined(chunks)
+    assert {"Curl_protocol_http", "names"} <= defined_names(text, language)
+    assert "origin" not in defined_names(text, language)
+
+
 @pytest.mark.parametrize("path, language, text, member, context", [
     ("Shape.cs", "csharp", "namespace Geo.Shapes;\n\npublic class Shape\n{\n    public double Area() { return 1; }\n}\n",
      "Area", "Geo.Shapes.Shape.Area"),
