@@ -164,6 +164,15 @@ def _path_classes(path: str) -> tuple[bool, bool, bool, bool]:
     return found
 
 
+def is_test_path(path: str) -> bool:
+    return _path_classes(path)[0]
+
+
+def test_words(words) -> set[str]:
+    """The words among `words` that ask for tests (`test`, `specs`, `mock`, ...)."""
+    return set(words) & _ASKS_FOR_TESTS
+
+
 def path_prior(path: str, kind: str, words: set[str], config: RankingConfig, long: bool = False,
                marked_generated: bool = False) -> float:
     """Multiplier for a chunk's score from what its file is (`marked_generated`: its header says a
@@ -282,19 +291,26 @@ def qualified_name(query: str) -> tuple[str, ...]:
     return parts if all(_WORD.fullmatch(p) for p in (*parts[:-1], last)) else ()
 
 
-def scope_agrees(context: str, parts: tuple[str, ...], exact: bool = False) -> bool:
+def scope_agrees(context: str, parts: tuple[str, ...], exact: bool = False, gaps: bool = False) -> bool:
     """Whether a chunk's scope path ends with the qualified name: `Router.add_route` agrees with
     `APIRouter`? no; with `impl Service for Router.add_route`, `app.Router.add_route`: yes. Each
     scope element counts by its last word (`impl Service for Router` is `Router`). Letter case is
-    ignored unless `exact` (a query's case may be loose; Go's `Handle` and `handle` are two methods)."""
+    ignored unless `exact` (a query's case may be loose; Go's `Handle` and `handle` are two methods).
+    With `gaps`, the name's qualifiers may have scopes between them, the last part still last:
+    `Ecto.Repo.insert` agrees with `Ecto.Repo.__using__.insert` (a function a macro defines)."""
     if not context or not parts:
         return False
     names = [_ARGUMENTS.sub("", (piece.split() or [""])[-1]) for piece in _QUALIFIER.split(context)]
     if len(names) < len(parts):
         return False
-    if exact:
+    if not exact:
+        names, parts = [n.lower() for n in names], tuple(p.lower() for p in parts)
+    if not gaps:
         return names[-len(parts):] == list(parts)
-    return [n.lower() for n in names[-len(parts):]] == [p.lower() for p in parts]
+    if names[-1] != parts[-1]:
+        return False
+    rest = iter(names[:-1])
+    return all(part in rest for part in parts[:-1])  # in order: `in` consumes the iterator
 
 
 def member_named(query: str, context: str, symbol: str, members) -> tuple[str, str, str] | None:

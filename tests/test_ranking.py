@@ -173,6 +173,31 @@ def test_a_query_asking_for_tests_takes_no_test_penalty():
     assert scores("retry request")["tests/test_client.py"] < scores("retry request", test_penalty=1.0)["tests/test_client.py"]
 
 
+def test_a_test_word_the_project_s_own_code_writes_as_often_as_its_tests_does_not_ask_for_tests():
+    """vitest is a test runner: `test` and `mock` are in its source as much as in its tests, and
+    "test watcher for file changes" found test files before `watcher.ts`."""
+    watcher = "export class Watcher {\n  onFileChange(file) {\n    this.rerunTest(file)\n  }\n}\n"
+    runner = [doc("packages/vitest/src/node/watcher.ts", "// test watcher: reruns a test on file changes\n" + watcher),
+              doc("packages/vitest/src/node/pool.ts", "export function runTest(test) {\n  return test.run()\n}\n"),
+              doc("test/watch/watcher.test.ts", "test('test watcher reruns on file changes', () => {\n"
+                  "  // file changes: the watcher reruns the changed file's test\n"
+                  "  expect(watcher.onFileChange(file)).toBe(true)\n  expect(watcher.test).toBeDefined()\n})\n"),
+              doc("test/core/pool.test.ts", "test('pool runs a test', () => {\n  runTest(test)\n})\n")]
+    def scores(docs, query, **config):
+        retriever = LexicalRetriever(ranking=RankingConfig().replace(**config))
+        retriever.index(docs)
+        return {h.source_path: h.score for h in retriever.search_detailed(query, 10)}
+
+    query, test = "test watcher for file changes", "test/watch/watcher.test.ts"
+    assert scores(runner, query)[test] < scores(runner, query, test_penalty=1.0)[test]  # penalised
+    assert ranked_paths(runner, query)[0] == "packages/vitest/src/node/watcher.ts"
+    # Where only the tests write the word, it asks for them, as before: no penalty.
+    app = [doc("src/watcher.ts", "// watcher: reruns on file changes\n" + watcher.replace("rerunTest", "rerun")),
+           doc("src/pool.ts", "export function runJob(job) {\n  return job.run()\n}\n"),
+           runner[2], doc("test/pool.test.ts", "test('pool runs a job', () => {\n  runJob(job)\n})\n")]
+    assert scores(app, query)[test] == scores(app, query, test_penalty=1.0)[test]
+
+
 def test_path_words_find_a_file_whose_body_does_not_say_them():
     docs = [doc("net/websockets.py", "class Connection:\n    def send(self, frame):\n        pass\n"),
             doc("net/other.py", "def unrelated():\n    pass\n")]
@@ -718,6 +743,37 @@ def test_a_scope_path_agrees_when_it_ends_with_the_qualified_name():
     assert not scope_agrees("FastAPI.add_api_route", ("APIRouter", "add_api_route"))
     assert not scope_agrees("APIRouter", ("APIRouter", "add_api_route"))
     assert not scope_agrees("", ("Router", "call"))
+
+
+def test_a_scope_path_agrees_with_scopes_between_the_name_s_parts_only_when_asked():
+    """A function an Elixir macro defines (`defmacro __using__` ... `def insert`) is
+    `Ecto.Repo.__using__.insert`: `Ecto.Repo.insert` names it, with its last part last."""
+    from retrieval.ranking import scope_agrees
+
+    assert not scope_agrees("Ecto.Repo.__using__.insert", ("Ecto", "Repo", "insert"))
+    assert scope_agrees("Ecto.Repo.__using__.insert", ("Ecto", "Repo", "insert"), gaps=True)
+    assert scope_agrees("Ecto.Repo.__using__.insert", ("Repo", "insert"), gaps=True)
+    assert not scope_agrees("Ecto.Multi.insert", ("Ecto", "Repo", "insert"), gaps=True)
+    assert not scope_agrees("Ecto.Repo.__using__.insert", ("Repo", "Ecto", "insert"), gaps=True)  # in order
+    assert not scope_agrees("Ecto.Repo.insert.helper", ("Repo", "insert"), gaps=True)  # the last part last
+
+
+def test_a_qualified_query_takes_a_path_with_scopes_between_its_parts_when_none_agrees_whole():
+    from retrieval.records import Document
+    from retrieval.retrievers.lexical import LexicalRetriever
+
+    def scoped(path, text, context):
+        end = 1 + text.count("\n")
+        return Document(docid=f"{path}:1-{end}", text=text, source_path=path, start_line=1, end_line=end,
+                        context=context, language="elixir")
+
+    docs = [scoped("lib/ecto/multi.ex", "def insert(multi, name, changeset) do\n  add(multi, name, :insert)\nend\n"
+                   "# Ecto.Repo.insert/2 runs it; see Ecto.Repo\n", "Ecto.Multi.insert"),
+            scoped("lib/ecto/repo.ex", "def insert(struct, opts \\\\ []) do\n  Schema.insert(__MODULE__, struct, opts)\nend\n",
+                   "Ecto.Repo.__using__.insert")]
+    retriever = LexicalRetriever()
+    retriever.index(docs)
+    assert retriever.search_detailed("Ecto.Repo.insert", 2)[0].source_path == "lib/ecto/repo.ex"
 
 
 def test_a_scope_path_agrees_in_exact_case_only_when_asked():

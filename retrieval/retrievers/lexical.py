@@ -5,6 +5,7 @@ import contextlib
 import os
 from array import array
 from collections import Counter
+from dataclasses import replace
 from functools import partial
 from itertools import groupby
 from typing import Iterable
@@ -19,8 +20,9 @@ from ..lexical.features import chunk_terms, exact_def_term, member_owners
 from ..chunking import lines
 from ..generated import VERSION as GENERATED_VERSION
 from ..query import QueryPlan, plan_query, split_keyword
-from ..ranking import (RankingConfig, frame_spots, frame_weight, member_named, mention_evidence, paths_by_name,
-                       qualified_name, rank_candidates, scope_agrees)
+from ..text import tokenize
+from ..ranking import (RankingConfig, frame_spots, frame_weight, is_test_path, member_named, mention_evidence,
+                       paths_by_name, qualified_name, rank_candidates, scope_agrees, test_words)
 from ..parallel import ordered_map
 from ..records import Chunk, Document, SearchHit, SourceFile, chunk_docid
 from .base import NOT_INDEXED, Released, check_bm25, check_documents, check_search_args, marked_paths, term_versions
@@ -50,6 +52,11 @@ def reading_snapshot(name: str):
         raise
 
 
+# How much likelier than any file a file holding a test word must be a test for the word to ask for
+# tests (LexicalRetriever._words_of_the_code)
+TEST_WORD_LIFT = 1.2
+
+
 class LexicalRetriever:
     name = "lexical"
 
@@ -67,6 +74,7 @@ class LexicalRetriever:
         self._views: list[SegmentView] | None = None
         self._names = None  # (views, paths_by_name of their files), for the paths queries write out
         self._verdicts = None  # (views, {filter's verdict_key: [_AllowedDocs per view]}): see _allowed
+        self._domain = None  # (views, {word: a word of the code?}, the share of test files): _words_of_the_code
         self._n_docs = 0
         self._total_len = 0
         self._avgdl = 0.0
@@ -270,6 +278,9 @@ class LexicalRetriever:
             plan = QueryPlan(dict(Counter(prose.analyze(query))), frozenset(), None, False)
         else:
             plan = plan_query(query, config, keyword)
+            domain = self._words_of_the_code(test_words(plan.asked))
+            if domain:
+                plan = replace(plan, asked=plan.asked - domain)
         # The filter applies while scoring, so pruning keeps the best allowed documents and
         # filtered queries are no slower than unfiltered ones.
         allowed = None if allow is None else self._allowed(allow)
@@ -280,6 +291,35 @@ class LexicalRetriever:
             return best_hits(views, scores, depth)
 
         return plan, _spread(views, best, allowed, depth, max(config.file_candidates, depth // 4))
+
+    def _words_of_the_code(self, words) -> set[str]:
+        """Of the words that ask for tests, those the project's tests do not write more often than
+        its other files (the files holding one are tests no more than TEST_WORD_LIFT times as
+        often as the index's files are): in a test runner (vitest) `test` and `mock` name what the
+        code is about, and a question using them found test files first; `spec` is often an
+        OpenAPI one."""
+        views = self._views
+        if not words or not views:
+            return set()
+        if self._domain is None or self._domain[0] is not views:  # once per opened index
+            paths = [seg.files[f][0] for seg in (v.segment for v in views) for f in set(seg.doc_file)]
+            self._domain = (views, {}, sum(map(is_test_path, paths)) / max(len(paths), 1))
+        known, share = self._domain[1], self._domain[2]
+        for word in words - known.keys():
+            files, tests = set(), 0
+            for term in dict.fromkeys(tokenize(word)):
+                for i, view in enumerate(views):
+                    plist = view.segment.postings(term)
+                    if plist is None:
+                        continue
+                    seg = view.segment
+                    for d in plist[0]:
+                        key = (i, seg.doc_file[d])
+                        if key not in files and d not in view.deleted:
+                            files.add(key)
+                            tests += is_test_path(seg.files[key[1]][0])
+            known[word] = bool(files) and tests <= TEST_WORD_LIFT * share * len(files)
+        return {word for word in words if known[word]}
 
     def _hits(self, views, ranked, levels, symbol_query: str = "") -> list[SearchHit]:
         """SearchHits for ranked [(score, (view index, doc))], as many as there are levels. A hit
@@ -657,16 +697,21 @@ def scope_factors(views, query: str, first, config: RankingConfig) -> dict[tuple
     the other definitions named in them (a chunk of merged siblings), is the qualified name the
     query asks for (`Router.add_route`); empty for any other query, and for chunks without a scope
     path (line chunks). Spelled with the query's letter case, only those agree
-    (`RouterGroup.Handle` is not `RouterGroup.handle`); else any case does."""
+    (`RouterGroup.Handle` is not `RouterGroup.handle`); else any case does. When none agrees, a
+    path with scopes between the name's parts does (`Ecto.Repo.__using__.insert`)."""
     parts = qualified_name(query) if config.scope_boost != 1.0 else ()
     if not parts:
         return {}
-    agreeing = {}
-    for _value, i, d in first:
-        meta = views[i].segment.meta(d)
-        if meta:
-            paths = [p for p in (meta[0], *(m[1] for m in meta[5])) if scope_agrees(p, parts)]
-            if paths:
-                agreeing[(i, d)] = paths
-    exact = [key for key, paths in agreeing.items() if any(scope_agrees(p, parts, exact=True) for p in paths)]
+    for gaps in (False, True):
+        agreeing = {}
+        for _value, i, d in first:
+            meta = views[i].segment.meta(d)
+            if meta:
+                paths = [p for p in (meta[0], *(m[1] for m in meta[5])) if scope_agrees(p, parts, gaps=gaps)]
+                if paths:
+                    agreeing[(i, d)] = paths
+        if agreeing:
+            break
+    exact = [key for key, paths in agreeing.items()
+             if any(scope_agrees(p, parts, exact=True, gaps=gaps) for p in paths)]
     return dict.fromkeys(exact or agreeing, config.scope_boost)
