@@ -26,6 +26,7 @@ from .progress import Tick, from_caller, raised_by_caller
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
 from .records import SearchHit, Unchunked
 from .settings import env_float
+from .verbatim import DEPTH as VERBATIM_DEPTH, holding_first, verbatim_text
 from .retrievers.base import REGISTRY, Released, build_retriever, check_search_args, get_spec, unknown_retriever
 from .store import layout
 from .store.atomic import remove_stale_temps
@@ -1091,7 +1092,17 @@ def search(
         return hits
 
     short: list[str] = []  # a search -e's depth cut short: why an empty answer is empty
-    hits = fetch(depth) if matcher is None else matching_lines(fetch, depth, matcher, allow, short)
+    verbatim = verbatim_text(query) if matcher is None else ""
+    if matcher is not None:
+        hits = matching_lines(fetch, depth, matcher, allow, short)
+    elif verbatim:  # text to find word for word: the hits holding it first (retrieval.verbatim)
+        from .snippets import current_text
+
+        base = root_path(root)
+        hits = fetch(max(depth, VERBATIM_DEPTH))
+        hits = (holding_first(hits, verbatim, lambda path, word: current_text(base, path, word)) or hits)[:depth]
+    else:
+        hits = fetch(depth)
     notes += short
     engine = opened[0]
     if min_confidence and hits and not any(h.confidence for h in hits):

@@ -90,13 +90,15 @@ def _read_lines(root: str, source_path: str, as_indexed: bool = True) -> tuple[s
     return content_digest(data), split_lines(text)
 
 
-def current_text(root: str, source_path: str) -> str | None:
+def current_text(root: str, source_path: str, holding: str = "") -> str | None:
     """A file's text as it is now, decoded as indexing decodes it (a notebook's script view); None
-    when it cannot be read."""
-    return _read_text(root, source_path)[1]
+    when it cannot be read, or when its bytes do not hold `holding` in UTF-8 (not decoded then: a
+    search for a text reads many files that lack it)."""
+    return _read_text(root, source_path, holding=holding)[1]
 
 
-def _read_text(root: str, source_path: str, as_indexed: bool = True) -> tuple[bytes | None, str | None]:
+def _read_text(root: str, source_path: str, as_indexed: bool = True,
+               holding: str = "") -> tuple[bytes | None, str | None]:
     path = inside(root, source_path)
     data = st = None
     if path is not None:
@@ -113,6 +115,8 @@ def _read_text(root: str, source_path: str, as_indexed: bool = True) -> tuple[by
             pass
     if data is None:
         return None, None
+    if holding and holding.encode("utf-8") not in data and not is_notebook(source_path):
+        return data, None
     text = decode_shown(data)  # as when it was indexed
     if as_indexed and is_notebook(source_path):
         text = as_script(text)[0]

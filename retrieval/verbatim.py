@@ -1,0 +1,59 @@
+"""A query that is text to find word for word (a pasted signature, message or line of code): the hits
+whose lines hold it come first, as grep would have found them. The ranking weighs the words, and a
+line holding all of them in order can lose to a chunk repeating some of them (alamofire's protocol
+requirement `func retry(_ request: Request, for session: Session, dueTo error: any Error,
+completion:` was not among the first 30 hits for itself)."""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from typing import Callable
+
+DEPTH = 30  # hits looked at for the query's text
+_SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"\w+")
+_QUOTES = "\"'`"
+# A question's first words: no line says it (reading files for one costs a question its speed)
+_ASKING = frozenset({"how", "what", "where", "why", "which", "when", "who", "whose", "does", "do", "is", "are",
+                     "can", "should", "find", "show", "list", "explain"})
+
+
+def verbatim_text(query: str) -> str:
+    """The query as text a file may hold: spaces folded, quotes around it dropped; "" for a query
+    of several lines, fewer than three words or under 12 or over 300 characters (a name, a short
+    phrase, a pasted report: other signals find those), or a question (`how does ...`)."""
+    text = query.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTES:
+        text = text[1:-1].strip()
+    if "\n" in text:
+        return ""
+    text = _SPACE.sub(" ", text)
+    words = _WORD.findall(text)
+    if not 12 <= len(text) <= 300 or len(words) < 3 or words[0].lower() in _ASKING:
+        return ""
+    return text
+
+
+def holding_first(hits: list, text: str, read: Callable[[str, str], str | None]) -> list | None:
+    """`hits` with those holding `text` (verbatim_text; in its letter case, any spacing, across
+    lines too: a signature the file wraps) first, where a match starts within their span, in their
+    order, ranks renumbered from 1; None when none holds it. `read(path, word)`: a file's text, or
+    None (also when it lacks `word`, the longest of the text's: most files do)."""
+    pieces = text.split()
+    longest = max(pieces, key=len)
+    pattern = re.compile(r"\s+".join(map(re.escape, pieces)))
+    starts: dict[str, list[int]] = {}  # by file, the lines where a match starts
+    holding, others = [], []
+    for hit in hits:
+        path = hit.source_path
+        if path not in starts:
+            body = read(path, longest)
+            found = starts[path] = []
+            if body is not None and longest in body:
+                for match in pattern.finditer(body):
+                    found.append(body.count("\n", 0, match.start()) + 1)
+        first, last = hit.start_line or 1, hit.end_line or first
+        (holding if any(first <= line <= last for line in starts[path]) else others).append(hit)
+    if not holding:
+        return None
+    return [replace(hit, rank=n) for n, hit in enumerate(holding + others, start=1)]

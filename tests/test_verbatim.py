@@ -1,0 +1,65 @@
+"""A query that is text to find word for word: the hits holding it come first (retrieval.verbatim)."""
+from __future__ import annotations
+
+from retrieval import service
+from retrieval.records import SearchHit
+from retrieval.verbatim import holding_first, verbatim_text
+
+
+def test_a_pasted_line_message_or_signature_is_text_to_find_and_a_name_or_question_is_not():
+    assert verbatim_text("  Unknown   command line flag ") == "Unknown command line flag"
+    assert verbatim_text('"Unknown command line flag"') == "Unknown command line flag"  # quotes dropped
+    assert verbatim_text("func retry(_ request: Request, for session:") == "func retry(_ request: Request, for session:"
+    assert verbatim_text("APIRouter.add_api_route") == ""  # a name: one word
+    assert verbatim_text("fix the bug") == ""  # three words but under 12 characters
+    assert verbatim_text("how does dependency injection work") == ""  # a question
+    assert verbatim_text("line one of it\nline two of it") == ""  # several lines
+    assert verbatim_text("word " * 80) == ""  # a pasted report
+
+
+def hit(path, start, end, rank):
+    return SearchHit(f"{path}:{start}-{end}", path, start, end, rank, 1.0 / rank)
+
+
+def test_the_hits_whose_span_holds_the_text_go_first_in_their_order_across_a_wrapped_line_too():
+    files = {"flag.h": "class CommandLineFlag {\n  bool IsSpecifiedOnCommandLine() const;\n};\n",
+             "parse.cc": "int x;\n\nerrors.push_back(StrCat(\"Unknown command line flag '\", name));\n",
+             "wrapped.cc": "Log(\"Unknown command\n     line flag\");\n"}
+    hits = [hit("flag.h", 1, 3, 1), hit("parse.cc", 1, 2, 2), hit("parse.cc", 3, 3, 3), hit("wrapped.cc", 1, 2, 4)]
+    asked = []
+
+    def read(path, word):
+        asked.append(word)
+        return files[path]
+
+    first = holding_first(hits, "Unknown command line flag", read)
+    assert [(h.source_path, h.start_line, h.rank) for h in first] == [
+        ("parse.cc", 3, 1), ("wrapped.cc", 1, 2), ("flag.h", 1, 3), ("parse.cc", 1, 4)]
+    assert asked == ["Unknown"] * 3  # each file read once, told the text's longest word
+    assert holding_first(hits, "unknown command line flag", read) is None  # its letter case
+    assert holding_first(hits, "Unknown flag of the line", read) is None  # none holds it: as ranked
+
+
+def test_a_search_for_a_pasted_line_puts_the_chunk_holding_it_first(make_tree):
+    """alamofire's protocol requirement `func retry(_ request: Request, for session: Session, ...`
+    was not among the first 30 hits for its own text: chunks repeating its words came first."""
+    signature = "func retry(_ request: Request, for session: Session, dueTo error: any Error)"
+    busy = ("// retry the request for the session dueTo the error: retry the request for the session again\n"
+            "func retry(request: Request, session: Session, error: Error) {\n"
+            "    session.retry(request, error: error)  // a retry of the request in the session\n}\n")
+    # The requirement is its file's second chunk, which competes at a share of its score.
+    protocol = busy + "".join(f"let padding{n} = {n}\n" for n in range(120)) + \
+        "protocol RequestRetrier {\n    " + signature + "\n}\n"
+    files = {"Sources/Protocol.swift": protocol, **{f"Sources/Retry{n}.swift": busy for n in range(6)}}
+    root = str(make_tree(files))
+    query = "func retry(_ request: Request, for session: Session, dueTo error:"
+    top = service.search(root, query, top_k=3).hits[0]
+    assert (top.source_path, top.start_line <= protocol.count("\n") - 1 <= top.end_line) == ("Sources/Protocol.swift", True)
+    # (discriminating: the ranking alone puts the chunks repeating its words first)
+    from retrieval import load_chunk_documents
+    from retrieval.retrievers.base import build_retriever
+
+    retriever = build_retriever("lexical")
+    retriever.index(load_chunk_documents(root))
+    first = retriever.search_detailed(query, 3)[0]
+    assert not (first.source_path == "Sources/Protocol.swift" and first.end_line >= protocol.count("\n") - 1)
