@@ -860,6 +860,16 @@ def matching_lines(fetch, wanted: int, matcher, allow=None, notes: list[str] | N
     return [replace(h, rank=n) for n, h in enumerate(kept[:wanted], start=1)]
 
 
+def verbatim_first(root, text: str, fetch, depth: int) -> list[SearchHit]:
+    """The first `depth` hits of `fetch(depth)`, those of the first VERBATIM_DEPTH whose lines hold
+    `text` (retrieval.verbatim) first."""
+    from .snippets import current_text
+
+    base = root_path(root)
+    hits = fetch(max(depth, VERBATIM_DEPTH))
+    return (holding_first(hits, text, lambda path, word: current_text(base, path, word)) or hits)[:depth]
+
+
 @dataclass
 class SearchResult:
     query: str
@@ -1096,11 +1106,7 @@ def search(
     if matcher is not None:
         hits = matching_lines(fetch, depth, matcher, allow, short)
     elif verbatim:  # text to find word for word: the hits holding it first (retrieval.verbatim)
-        from .snippets import current_text
-
-        base = root_path(root)
-        hits = fetch(max(depth, VERBATIM_DEPTH))
-        hits = (holding_first(hits, verbatim, lambda path, word: current_text(base, path, word)) or hits)[:depth]
+        hits = verbatim_first(root, verbatim, fetch, depth)
     else:
         hits = fetch(depth)
     notes += short

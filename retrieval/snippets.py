@@ -90,10 +90,13 @@ def _read_lines(root: str, source_path: str, as_indexed: bool = True) -> tuple[s
     return content_digest(data), split_lines(text)
 
 
+_UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
+
+
 def current_text(root: str, source_path: str, holding: str = "") -> str | None:
     """A file's text as it is now, decoded as indexing decodes it (a notebook's script view); None
-    when it cannot be read, or when its bytes do not hold `holding` in UTF-8 (not decoded then: a
-    search for a text reads many files that lack it)."""
+    when it cannot be read, or when its bytes plainly do not hold the ASCII word `holding` (not
+    decoded then: a search for a text reads many files that lack it)."""
     return _read_text(root, source_path, holding=holding)[1]
 
 
@@ -115,7 +118,9 @@ def _read_text(root: str, source_path: str, as_indexed: bool = True,
             pass
     if data is None:
         return None, None
-    if holding and holding.encode("utf-8") not in data and not is_notebook(source_path):
+    # (bytes only tell where the text is UTF-8: an ASCII word, no UTF-16 mark, no notebook's JSON)
+    if holding and holding.isascii() and not data.startswith(_UTF16_MARKS) and not is_notebook(source_path) \
+            and holding.encode("ascii") not in data:
         return data, None
     text = decode_shown(data)  # as when it was indexed
     if as_indexed and is_notebook(source_path):

@@ -16,20 +16,26 @@ _QUOTES = "\"'`"
 # A question's first words: no line says it (reading files for one costs a question its speed)
 _ASKING = frozenset({"how", "what", "where", "why", "which", "when", "who", "whose", "does", "do", "is", "are",
                      "can", "should", "find", "show", "list", "explain"})
+# What a pasted line, message or signature has and a typed question does not: a capital letter or
+# code's punctuation (a question in lower case is left to the ranking: reading the hits' files
+# cost each such query about as much as the search)
+_PASTED = re.compile(r"[A-Z()\[\]{}<>:;=,.'\"`/\\|!?%$#@*&+^~]")
 
 
 def verbatim_text(query: str) -> str:
     """The query as text a file may hold: spaces folded, quotes around it dropped; "" for a query
-    of several lines, fewer than three words or under 12 or over 300 characters (a name, a short
-    phrase, a pasted report: other signals find those), or a question (`how does ...`)."""
+    of several lines, fewer than three words apart or under 12 or over 300 characters (a name,
+    `Ecto.Repo.insert` too, a short phrase, a pasted report: other signals find those), a question
+    (`how does ...`) or lower-case words alone."""
     text = query.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTES:
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTES and text[0] not in text[1:-1]:
         text = text[1:-1].strip()
     if "\n" in text:
         return ""
     text = _SPACE.sub(" ", text)
     words = _WORD.findall(text)
-    if not 12 <= len(text) <= 300 or len(words) < 3 or words[0].lower() in _ASKING:
+    if not 12 <= len(text) <= 300 or text.count(" ") < 2 or not words or words[0].lower() in _ASKING \
+            or not _PASTED.search(text):
         return ""
     return text
 
@@ -50,8 +56,11 @@ def holding_first(hits: list, text: str, read: Callable[[str, str], str | None])
             body = read(path, longest)
             found = starts[path] = []
             if body is not None and longest in body:
-                for match in pattern.finditer(body):
-                    found.append(body.count("\n", 0, match.start()) + 1)
+                line, at = 1, 0
+                for match in pattern.finditer(body):  # (lines counted on from the last match: a
+                    line += body.count("\n", at, match.start())  # file of thousands is one pass)
+                    at = match.start()
+                    found.append(line)
         first, last = hit.start_line or 1, hit.end_line or first
         (holding if any(first <= line <= last for line in starts[path]) else others).append(hit)
     if not holding:

@@ -281,6 +281,19 @@ def main(argv=None) -> int:
         if unknown:  # `pallets/flask,pytest` measured flask alone, as if both had been measured
             parser.error(f"--repos: no instance of {', '.join(unknown)} (repositories are named owner/name)")
         instances = [i for i in instances if i["repo"] in wanted]
+    # A repository without a mirror is left out, before --skip and --limit count, and said once (one
+    # `failed` line per instance hid the one fix), as ablate_swebench.py does.
+    missing: dict[str, int] = {}
+    for inst in instances:
+        if inst["repo"] not in gitdirs:
+            missing[inst["repo"]] = missing.get(inst["repo"], 0) + 1
+    for repo, n in sorted(missing.items()):
+        print(f"{repo}: {n} instance(s) skipped, no git dir in {args.gitdirs} (fetch github:{repo}, then run "
+              "scripts/prepare_bench.py)", file=sys.stderr, flush=True)
+    if missing and len(missing) == len({i["repo"] for i in instances}):
+        print("error: no instance has a git dir to evaluate", file=sys.stderr)
+        return 1
+    instances = [i for i in instances if i["repo"] not in missing]
     instances = instances[args.skip:]
     if args.limit:
         instances = instances[: args.limit]
@@ -293,21 +306,8 @@ def main(argv=None) -> int:
 
     groups: dict[tuple, list] = {}
     rows: list[dict] = []
-    missing: dict[str, int] = {}
     for inst in instances:
-        if inst["repo"] not in gitdirs:
-            missing[inst["repo"]] = missing.get(inst["repo"], 0) + 1
-            continue
         groups.setdefault((inst["repo"], inst["base_commit"]), []).append(inst)
-    # A repository without a mirror is left out and said once (one `failed` line per instance hid
-    # the one fix), as ablate_swebench.py does.
-    for repo, n in sorted(missing.items()):
-        print(f"{repo}: {n} instance(s) skipped, no git dir in {args.gitdirs} (fetch github:{repo}, then run "
-              "scripts/prepare_bench.py)", file=sys.stderr, flush=True)
-    if not groups:
-        print("error: no instance has a git dir to evaluate", file=sys.stderr)
-        return 1
-    instances = [i for i in instances if i["repo"] not in missing]
     common = {"workdir": workdir, "retriever": args.retriever, "depth": args.depth, "keep": args.keep,
               "max_tokens": args.max_tokens, "span_budgets": budgets}
     if args.chain:
@@ -357,7 +357,8 @@ def main(argv=None) -> int:
           f"{args.workers} workers; median index build {overall['median_build_s'] or 0:.1f}s"
           + (f"; {sum(missing.values())} instance(s) skipped without a git dir" if missing else ""))
     if args.json_out:
-        payload = {"args": vars(args), "seconds": elapsed, "overall": overall, "per_repo": per_repo, "instances": rows}
+        payload = {"args": vars(args), "seconds": elapsed, "overall": overall, "per_repo": per_repo, "instances": rows,
+                   "skipped_without_git_dir": missing}
         with open(args.json_out, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, ensure_ascii=False, indent=1)
     return 1 if errors else 0

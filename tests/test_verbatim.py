@@ -15,6 +15,11 @@ def test_a_pasted_line_message_or_signature_is_text_to_find_and_a_name_or_questi
     assert verbatim_text("how does dependency injection work") == ""  # a question
     assert verbatim_text("line one of it\nline two of it") == ""  # several lines
     assert verbatim_text("word " * 80) == ""  # a pasted report
+    # Names are asked for by the ranking: a comment or test naming one came before its definition.
+    for name in ("Ecto.Repo.insert", "std::sync::Arc", "os.path.join(a, b)"):
+        assert verbatim_text(name) == "", name
+    assert verbatim_text("parse command line options with defaults") == ""  # lower-case words: a question
+    assert verbatim_text('"foo" and "bar" here') == '"foo" and "bar" here'  # not quoted whole
 
 
 def hit(path, start, end, rank):
@@ -40,6 +45,25 @@ def test_the_hits_whose_span_holds_the_text_go_first_in_their_order_across_a_wra
     assert holding_first(hits, "Unknown flag of the line", read) is None  # none holds it: as ranked
 
 
+def test_every_match_of_a_file_is_found_on_its_own_line_in_one_pass():
+    body = "".join(f"x{n} = 1\nif err != nil {{\n    return nil, err\n}}\n" for n in range(3000))
+    hits = [hit("gen.go", 4 * 2999 + 1, 4 * 2999 + 4, 1), hit("gen.go", 1, 1, 2)]
+    first = holding_first(hits, "return nil, err", lambda path, word: body)
+    assert [(h.start_line, h.rank) for h in first] == [(4 * 2999 + 1, 1), (1, 2)]  # the last block's line 11999
+
+
+def test_a_file_s_bytes_are_skipped_unread_only_when_they_plainly_lack_the_word(tmp_path):
+    from retrieval.snippets import current_text
+
+    (tmp_path / "a.cs").write_bytes("\ufeffRetryAsync(Request r)\n".encode("utf-16"))
+    (tmp_path / "b.py").write_text("def other(): pass\n")
+    (tmp_path / "c.txt").write_bytes("Café crème\n".encode("latin-1"))
+    assert "RetryAsync(Request" in current_text(str(tmp_path), "a.cs", "RetryAsync(Request")  # UTF-16
+    assert current_text(str(tmp_path), "b.py", "RetryAsync") is None
+    assert current_text(str(tmp_path), "b.py") == "def other(): pass\n"
+    assert "crème" in current_text(str(tmp_path), "c.txt", "crème")  # not ASCII: decoded to tell
+
+
 def test_a_search_for_a_pasted_line_puts_the_chunk_holding_it_first(make_tree):
     """alamofire's protocol requirement `func retry(_ request: Request, for session: Session, ...`
     was not among the first 30 hits for its own text: chunks repeating its words came first."""
@@ -63,3 +87,8 @@ def test_a_search_for_a_pasted_line_puts_the_chunk_holding_it_first(make_tree):
     retriever.index(load_chunk_documents(root))
     first = retriever.search_detailed(query, 3)[0]
     assert not (first.source_path == "Sources/Protocol.swift" and first.end_line >= protocol.count("\n") - 1)
+    # `--retriever all` as well
+    from retrieval.multi import search_all
+
+    top = search_all(root, query, top_k=3).hits[0]
+    assert (top.source_path, top.start_line <= protocol.count("\n") - 1 <= top.end_line) == ("Sources/Protocol.swift", True)

@@ -819,7 +819,8 @@ def _macro_test(node) -> Definition | None:
 # `class ABSL_LOCKABLE Mutex {`, `struct GTEST_API_ TestInfo : Base {`: a class whose head holds
 # macros (export, attribute, annotation ones) the grammar cannot expand; it reads a function.
 _ATTRIBUTED_CLASS = re.compile(
-    r"(class|struct|union)\s+(?:[A-Z][A-Z0-9_]*(?:\([^()]*\))?\s+)+([A-Za-z_]\w*)\s*(?:final\s*)?(?::[^{;]*)?")
+    r"(class|struct|union)\s+(?:[A-Z][A-Z0-9_]*(?:\([^()]*\))?\s+)+([A-Za-z_]\w*)\s*(?:<[^{;]*>\s*)?(?:final\s*)?"
+    r"(?::[^{;]*)?")
 
 
 def _attributed_class(node) -> Definition | None:

@@ -175,7 +175,8 @@ _LANGUAGE_PREFIXES = {
 # the macro was the definition.
 _LANGUAGE_PREFIXES["c"] = _LANGUAGE_PREFIXES["cpp"] = _LANGUAGE_PREFIXES["objc"] = (
     r"(?:[A-Z][A-Z0-9_]*(?:\([^()\n]*\))?[ \t]+"
-    r"(?=(?:[A-Z][A-Z0-9_]*(?:\([^()\n]*\))?[ \t]+)*[A-Za-z_]\w*[ \t]*(?:final\b|:(?!:)|\{|$)))*" + _PREFIX)
+    r"(?=(?:[A-Z][A-Z0-9_]*(?:\([^()\n]*\))?[ \t]+)*(?!final\b)[A-Za-z_]\w*[ \t]*(?:final\b|:(?!:)|\{|<|$)))*"
+    + _PREFIX)
 
 
 def _with_modifiers(pattern: str, modifiers: str) -> str:

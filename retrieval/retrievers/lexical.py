@@ -52,9 +52,17 @@ def reading_snapshot(name: str):
         raise
 
 
-# How much likelier than any file a file holding a test word must be a test for the word to ask for
-# tests (LexicalRetriever._words_of_the_code)
-TEST_WORD_LIFT = 1.2
+# How much more often than the index's files the files holding a test word must be tests for the
+# word to ask for tests, as a share of the way to all of them (LexicalRetriever._words_of_the_code)
+TEST_WORD_MARGIN = 0.2
+TEST_WORD_SAMPLE = 2_000
+
+
+def _test_share(paths: list[str]) -> float:
+    """The share of test files among paths, over at most TEST_WORD_SAMPLE of them, evenly spread."""
+    step = max(1, -(-len(paths) // TEST_WORD_SAMPLE))
+    sample = paths[::step]
+    return sum(map(is_test_path, sample)) / max(len(sample), 1)
 
 
 class LexicalRetriever:
@@ -293,32 +301,30 @@ class LexicalRetriever:
         return plan, _spread(views, best, allowed, depth, max(config.file_candidates, depth // 4))
 
     def _words_of_the_code(self, words) -> set[str]:
-        """Of the words that ask for tests, those the project's tests do not write more often than
-        its other files (the files holding one are tests no more than TEST_WORD_LIFT times as
-        often as the index's files are): in a test runner (vitest) `test` and `mock` name what the
-        code is about, and a question using them found test files first; `spec` is often an
-        OpenAPI one."""
+        """Of the words that ask for tests, those the project's tests do not write much more often
+        than its other files (the share of tests among the files holding one is within
+        TEST_WORD_MARGIN of the way from the index's share of tests to all): in a test runner
+        (vitest) `test` and `mock` name what the code is about, and a question using them found
+        test files first; `spec` is often an OpenAPI one. Shares are taken over at most
+        TEST_WORD_SAMPLE paths, every n-th in the index's order (a 50,000-file index classified
+        each path on a cold query)."""
         views = self._views
         if not words or not views:
             return set()
         if self._domain is None or self._domain[0] is not views:  # once per opened index
-            paths = [seg.files[f][0] for seg in (v.segment for v in views) for f in set(seg.doc_file)]
-            self._domain = (views, {}, sum(map(is_test_path, paths)) / max(len(paths), 1))
+            paths = list(dict.fromkeys(seg.files[f][0] for seg in (v.segment for v in views)
+                                       for f in dict.fromkeys(seg.doc_file)))
+            self._domain = (views, {}, _test_share(paths))
         known, share = self._domain[1], self._domain[2]
         for word in words - known.keys():
-            files, tests = set(), 0
+            holding: dict[str, None] = {}
             for term in dict.fromkeys(tokenize(word)):
-                for i, view in enumerate(views):
+                for view in views:
                     plist = view.segment.postings(term)
-                    if plist is None:
-                        continue
-                    seg = view.segment
-                    for d in plist[0]:
-                        key = (i, seg.doc_file[d])
-                        if key not in files and d not in view.deleted:
-                            files.add(key)
-                            tests += is_test_path(seg.files[key[1]][0])
-            known[word] = bool(files) and tests <= TEST_WORD_LIFT * share * len(files)
+                    if plist is not None:
+                        seg = view.segment
+                        holding.update((seg.files[seg.doc_file[d]][0], None) for d in plist[0] if d not in view.deleted)
+            known[word] = bool(holding) and _test_share(list(holding)) <= share + TEST_WORD_MARGIN * (1 - share)
         return {word for word in words if known[word]}
 
     def _hits(self, views, ranked, levels, symbol_query: str = "") -> list[SearchHit]:

@@ -1559,6 +1559,11 @@ def test_a_cpp_class_whose_head_holds_macros_is_that_class():
     assert {"Mutex", "flat_hash_map"} <= defined_names(text, "cpp")
     assert not {"ABSL_LOCKABLE", "ABSL_ATTRIBUTE_OWNER"} & defined_names(text, "cpp")
     assert defined_names("typedef struct FOO BAR;\nclass EXPORT Widget;\n", "cpp") == {"BAR"}  # no body: no class
+    for head, name in (("class HTTP final {", "HTTP"), ("class API_EXPORT IO final : public Base {", "IO"),
+                       ("class EXPORT Foo<int> {", "Foo")):
+        assert defined_names(head + "\n};\n", "cpp") == {name}, head  # `final` is no name
+    specialised = "template <>\nclass EXPORT Foo<int> {\n public:\n  int x;\n};\n"
+    assert by_symbol(chunks_of(specialised, "foo.h", "cpp", TINY), "Foo").chunk_kind == "class"
 
 
 @pytest.mark.parametrize("language", ["c", "cpp"])

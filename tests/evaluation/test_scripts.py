@@ -486,7 +486,7 @@ def test_the_swebench_script_fails_when_no_instance_is_selected(tmp_path, capsys
     import pytest
 
     (tmp_path / "instances.jsonl").write_text(json.dumps({"repo": "psf/requests", "instance_id": "x"}) + "\n")
-    (tmp_path / "gitdirs.json").write_text("{}")
+    (tmp_path / "gitdirs.json").write_text(json.dumps({"psf/requests": str(tmp_path / "requests.git")}))
     argv = ["--bench", str(tmp_path), "--gitdirs", str(tmp_path / "gitdirs.json"), "--workdir", str(tmp_path / "work")]
     code = _load("eval_swebench").main(argv + ["--skip", "1"])
     out, err = capsys.readouterr()
