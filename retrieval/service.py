@@ -792,14 +792,10 @@ class QueryFilter:
         languages = frozenset(v.lower() for v in self.languages)
         kinds = frozenset(self.kinds)
         notebooks = JUPYTER in languages
-        # A header C++ includes is C++'s too: `cpp` keeps the `.h` files read as C (one of macros
-        # alone says nothing of C++: abseil's `absl_check.h`, defining ABSL_CHECK_EQ, was left out).
-        headers = "cpp" in languages
 
         def allow(path: str, lang: str, k: str) -> bool:
             # `jupyter` is every notebook, whatever language its kernel gave its cells.
-            if languages and lang not in languages and not (notebooks and is_notebook(path)) \
-                    and not (headers and lang == "c" and path.endswith(".h")):
+            if languages and lang not in languages and not (notebooks and is_notebook(path)):
                 return False
             if kinds and k not in kinds:
                 return False

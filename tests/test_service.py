@@ -497,16 +497,6 @@ def test_a_filters_language_is_read_as_lang_reads_it_an_alias_in_any_case(make_t
     assert hits and all(h.source_path.endswith((".py", ".go")) for h in hits)
 
 
-def test_cpp_keeps_the_headers_read_as_c_and_c_keeps_only_c():
-    """A C++ project's header of macros alone reads as C: `--lang cpp` left abseil's
-    `absl_check.h` (defining ABSL_CHECK_EQ) out."""
-    cpp = service.QueryFilter(language="cpp").compile()
-    assert cpp("absl/log/absl_check.h", "c", "code") and cpp("absl/log/log.h", "cpp", "code")
-    assert not cpp("src/main.c", "c", "code")  # a C source is no C++'s
-    c = service.QueryFilter(language="c").compile()
-    assert c("src/main.c", "c", "code") and not c("absl/log/log.h", "cpp", "code")
-
-
 @pytest.mark.parametrize("kwargs, error, message", [
     ({"paths": "docs/*"}, TypeError, r"^paths takes a collection of globs, not one string: use \('docs/\*',\)$"),
     ({"paths": ("docs/*", 3)}, TypeError, r"^paths takes strings, not int \(3\)$"),
