@@ -6,6 +6,13 @@ import sys
 
 
 def main() -> None:
+    try:
+        _main()
+    except KeyboardInterrupt:  # Ctrl-C before the command runs (importing it): quietly, as while it runs
+        sys.exit(130)
+
+
+def _main() -> None:
     from .streams import tolerant_output
 
     tolerant_output()  # before the server's client reads how our streams encode

@@ -666,7 +666,8 @@ def clean(root: str | os.PathLike[str], *, progress: Progress = _quiet) -> bool:
         raise layout.StoreError(f"refusing to remove {store}: it is a symbolic link, not an index "
                                 "(remove the link yourself; what it points to is left alone)")
     if not os.path.isdir(store):
-        return False
+        # A clean killed half way left its store aside (below), and no store names it now.
+        return _remove_aside(store)
     try:
         os.lstat(os.path.join(store, "STORE.json"))
     except (FileNotFoundError, NotADirectoryError):
@@ -693,13 +694,10 @@ def clean(root: str | os.PathLike[str], *, progress: Progress = _quiet) -> bool:
         # index that writer reported built. Now it builds a new store, and one that waited on this
         # lock finds it removed. Aside, the store keeps its name, which walks prune: a clean
         # killed half way leaves nothing a build would index (and the next clean removes it).
-        parent, name = os.path.split(store)
-        for leftover in os.listdir(parent):
-            if leftover.startswith(name + ASIDE):
-                remove_tree(os.path.join(parent, leftover), ignore_errors=True)
+        _remove_aside(store)
         aside = f"{store}{ASIDE}{os.getpid()}"
         os.mkdir(aside)
-        os.rename(store, os.path.join(aside, name))
+        os.rename(store, os.path.join(aside, os.path.basename(store)))
         remove_tree(aside)
     except OSError as exc:
         raise layout.unwritable("remove", store, exc) from exc
@@ -707,6 +705,21 @@ def clean(root: str | os.PathLike[str], *, progress: Progress = _quiet) -> bool:
         if lock is not None:
             lock.release()
     return True
+
+
+def _remove_aside(store: str) -> bool:
+    """Remove the stores a killed clean left aside beside `store` (<store>.removing-<pid>/); True
+    when there was one."""
+    from .store.atomic import remove_tree
+
+    parent, name = os.path.split(store)
+    try:
+        leftovers = [entry for entry in os.listdir(parent) if entry.startswith(name + ASIDE)]
+    except OSError:
+        return False
+    for leftover in leftovers:
+        remove_tree(os.path.join(parent, leftover), ignore_errors=True)
+    return bool(leftovers)
 
 
 # -- searching ---------------------------------------------------------------------------------

@@ -174,6 +174,8 @@ class ShellGroup(click.Group):
             return super().make_context(*args, **kwargs)
         except OSError as exc:
             _output_failed(exc)
+        except KeyboardInterrupt:  # Ctrl-C while parsing: as while running (click said "Aborted!", exit 1)
+            sys.exit(EXIT_INTERRUPTED)
 
     def invoke(self, ctx: click.Context):
         previous = _catch_sigterm()

@@ -512,6 +512,28 @@ def test_running_out_of_memory_is_one_error_line(run, sample_repo, monkeypatch):
     assert (result.exit_code, result.stderr) == (1, "error: out of memory\n")
 
 
+@pytest.mark.parametrize("where", ["import", "parse"])
+def test_ctrl_c_before_the_command_runs_exits_130_without_a_traceback_or_aborted(where, monkeypatch, capsys):
+    """Ctrl-C in a command's first 0.3 s (importing the CLI, parsing its options) printed a
+    traceback, or click's "Aborted!" with exit 1 (a kill probe, 6 of 8 signal times)."""
+    from retrieval import entry, streams
+    from retrieval.shell import ShellGroup
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    if where == "import":
+        monkeypatch.setattr(streams, "tolerant_output", interrupted)
+    else:
+        monkeypatch.setattr(ShellGroup.__mro__[1], "make_context", interrupted)
+    monkeypatch.setattr(sys, "argv", ["retrieval", "index", "--root", "."])
+    with pytest.raises(SystemExit) as exit_info:
+        entry.main()
+    assert exit_info.value.code == 130
+    out, err = capsys.readouterr()
+    assert out == "" and err == ""
+
+
 def test_ctrl_c_exits_130_without_a_traceback(sample_repo):
     # The query is read from a stdin that never ends; SIGINT arrives while the command waits on it.
     code = (

@@ -774,6 +774,14 @@ def test_the_store_is_its_owners_alone_as_the_files_it_indexes_may_be(make_tree,
     os.utime(root / "main.py", ns=(1, 1))
     assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
     assert stat.S_IMODE(store.stat().st_mode) == 0o700
+    # Closed, not opened: a store the user made read-only (0555) stays so for its owner (it was
+    # made 0700, and written).
+    from retrieval.store import layout
+
+    store.chmod(0o555)
+    layout._refuse_other_owner(str(store))
+    assert stat.S_IMODE(store.stat().st_mode) == 0o500
+    store.chmod(0o700)
 
 
 @pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to give a directory away")

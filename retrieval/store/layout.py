@@ -152,7 +152,7 @@ def _refuse_other_owner(store: str) -> None:
         raise StoreError(f"refusing to write the index at {store}: it belongs to another user (uid {st.st_uid}); "
                          f"run as that user, or set {ENV_INDEX_DIR} to keep the index elsewhere")
     if stat.S_IMODE(st.st_mode) & 0o077:
-        os.chmod(store, 0o700)
+        os.chmod(store, stat.S_IMODE(st.st_mode) & 0o700)  # (one the user made read-only stays so)
 
 
 def write_markers(store: str, root: str) -> None:

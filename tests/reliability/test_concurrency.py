@@ -410,6 +410,11 @@ def test_a_clean_killed_half_way_leaves_nothing_a_build_indexes_and_the_next_cle
     assert report.files == 30 and not any(p.startswith(".retrieval") for p in report.reprocessed)
     assert service.clean(str(root)) is True
     assert sorted(os.listdir(root)) == ["pkg"]
+    # A clean killed after moving the store aside: no store names it, and the next clean removes it.
+    service.refresh(str(root), "lexical")
+    (root / ".retrieval").rename(aside)
+    assert service.clean(str(root)) is True and sorted(os.listdir(root)) == ["pkg"]
+    assert service.clean(str(root)) is False
 
 
 @pytest.mark.extra("treesitter")
