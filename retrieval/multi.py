@@ -166,7 +166,6 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
     lead retriever's levels, see hits_from_spans)."""
     from . import service
     from .discover import root_path
-    from .verbatim import verbatim_text
 
     service.check_query(query, top_k, filters, min_confidence)  # before any index is opened or built
     root = root_path(root)
@@ -179,12 +178,9 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
         return engine.search_detailed(query, asked, allow=allow)
 
     short: list[str] = []  # a search -e's depth cut short: why an empty answer is empty
-    verbatim = verbatim_text(query) if matcher is None else ""
 
     def ranked(asked: int) -> list[SearchHit]:
-        if matcher is not None:
-            return service.matching_lines(fetch, asked, matcher, allow, short)
-        return service.verbatim_first(root, verbatim, fetch, asked) if verbatim else fetch(asked)
+        return service.first_hits(root, query, fetch, asked, matcher, allow, short)
 
     if min_confidence:  # the lead's levels (see hits_from_spans): look deeper, then keep those at the level
         from .confidence import keep_at_least

@@ -869,9 +869,17 @@ def matching_lines(fetch, wanted: int, matcher, allow=None, notes: list[str] | N
     return [replace(h, rank=n) for n, h in enumerate(kept[:wanted], start=1)]
 
 
-def verbatim_first(root, text: str, fetch, depth: int) -> list[SearchHit]:
-    """The first `depth` hits of `fetch(depth)`, those of the first VERBATIM_DEPTH whose lines hold
-    `text` (retrieval.verbatim) first."""
+def first_hits(root, query: str, fetch, depth: int, matcher=None, allow=None,
+               notes: list[str] | None = None) -> list[SearchHit]:
+    """The first `depth` hits of `fetch(asked, allow=...)` for query, as `search` and `search_all`
+    give them: with -e patterns (a LineMatcher), those with a matching line (matching_lines); for
+    text to find word for word (retrieval.verbatim), those of the first VERBATIM_DEPTH whose lines
+    hold it first; else as ranked."""
+    if matcher is not None:
+        return matching_lines(fetch, depth, matcher, allow, notes)
+    text = verbatim_text(query)
+    if not text:
+        return fetch(depth)
     from .snippets import current_text
 
     base = root_path(root)
@@ -1111,13 +1119,7 @@ def search(
         return hits
 
     short: list[str] = []  # a search -e's depth cut short: why an empty answer is empty
-    verbatim = verbatim_text(query) if matcher is None else ""
-    if matcher is not None:
-        hits = matching_lines(fetch, depth, matcher, allow, short)
-    elif verbatim:  # text to find word for word: the hits holding it first (retrieval.verbatim)
-        hits = verbatim_first(root, verbatim, fetch, depth)
-    else:
-        hits = fetch(depth)
+    hits = first_hits(root, query, fetch, depth, matcher, allow, short)
     notes += short
     engine = opened[0]
     if min_confidence and hits and not any(h.confidence for h in hits):
