@@ -1087,6 +1087,9 @@ def status(root, as_json, list_skipped):
         # A server of other code or settings answers none of this shell's commands (they run in process).
         server = dict(server, used=bool(server.get("starting")) or serves_here(server))
     writer = service.writer(root)
+    if hint and writer and not refusal:  # "builds one" sent users to wait on the lock of the build under way
+        who = f"process {writer['pid']}" if writer["pid"] else "another process"
+        hint = f"no index yet: {who} is building one; a query waits for it"
     if as_json:
         click.echo(_json({"root": root, "root_reason": found.reason, "retrievers": rows, "server": server,
                           "writer": writer}))

@@ -1343,6 +1343,7 @@ def status(root: str | os.PathLike[str]) -> list[dict]:
     layout.refuse_untrusted(store, root)
     rows = []
     seen: dict = {}  # stat results, shared by the indexes' checks (see is_current)
+    building = writer(root)
     for name, spec in sorted(REGISTRY.items(), key=lambda kv: (kv[0] != "lexical", kv[0])):  # lexical first
         # Every key in every row (`reason` null when there is none to give, `chunking` {} unless a
         # structure-aware chunker built it): one schema for scripts reading `status --json`.
@@ -1367,6 +1368,9 @@ def status(root: str | os.PathLike[str]) -> list[dict]:
                 from .output import shell_word  # run from elsewhere, the bare command indexes another tree)
 
                 row["reason"] = f"build it with `retrieval index --retriever {name} --root {shell_word(root)}`"
+                if building:  # telling a user to build it sent them to wait on the lock of the build under way
+                    who = f"process {building['pid']}" if building["pid"] else "another process"
+                    row["reason"] = f"not built yet; {who} is writing the index"
             rows.append(row)
             continue
         try:

@@ -730,6 +730,32 @@ def test_status_names_the_process_writing_the_index_and_when_it_began(run, sampl
     assert json.loads(run("status", "--root", sample_repo, "--json").stdout)["writer"] is None
 
 
+def test_status_during_a_first_build_says_it_is_under_way_not_to_build_one(run, sample_repo):
+    import json
+    import os
+
+    from retrieval.store import layout
+    from retrieval.store.lock import WriterLock
+
+    store = layout.store_dir(str(sample_repo))
+    os.makedirs(store)
+    lock = WriterLock(os.path.join(store, "lock"))
+    lock.acquire(timeout=0)  # what a first build holds before any retriever's manifest exists
+    try:
+        data = json.loads(run("status", "--root", sample_repo, "--json").stdout)
+        text = run("status", "--root", sample_repo)
+    finally:
+        lock.release()
+    lexical = data["retrievers"][0]
+    assert lexical["state"] == "missing"
+    # "build it with `retrieval index`" sent the user to wait on the lock of the build under way.
+    assert lexical["reason"] == f"not built yet; process {os.getpid()} is writing the index"
+    assert f"lexical: missing (not built yet; process {os.getpid()} is writing the index)" in text.stdout
+    assert text.stderr == f"note: no index yet: process {os.getpid()} is building one; a query waits for it\n"
+    after = json.loads(run("status", "--root", sample_repo, "--json").stdout)["retrievers"][0]
+    assert after["reason"].startswith("build it with `retrieval index --retriever lexical")
+
+
 def test_status_of_a_store_without_a_lock_file_creates_none(run, sample_repo):
     import json
     import os
