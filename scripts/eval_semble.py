@@ -256,8 +256,13 @@ def main(argv=None) -> int:
         why = "; ".join(f"{name}: {reason}" for name, reason in sorted(skipped.items())) or "the benchmark lists none"
         print(f"error: no repository to evaluate ({why})", file=sys.stderr)
         return 1
+    results = []
     with ProcessPoolExecutor(max_workers=max(1, args.workers)) as pool:
-        results = list(pool.map(run_repo, jobs))
+        # One stderr line per repository as it finishes: a run of minutes said nothing until its end.
+        for done, result in enumerate(pool.map(run_repo, jobs), 1):
+            results.append(result)
+            outcome = "failed" if "error" in result else f"{result['seconds']:.1f}s"
+            print(f"[{done}/{len(jobs)}] {result['name']}: {outcome}", file=sys.stderr, flush=True)
     overall = summarise(results, published, args.k)
     print_report(results, skipped, overall, published, args.k)
     elapsed = time.perf_counter() - started
