@@ -1212,6 +1212,26 @@ def test_a_method_a_little_over_the_budget_with_its_javadoc_stays_whole():
     assert javadoc + method in whole.text and "splitCamel" in whole.definitions and "step0" not in whole.text
 
 
+def test_a_macro_block_a_little_over_the_budget_with_its_documentation_stays_whole():
+    """abseil's attributes.h: `// ABSL_ATTRIBUTE_NONNULL` and 37 lines about it were a chunk of their
+    own (an `#if` holding a `#define` is no definition node), and the `#if` joined the next macro's
+    documentation: the hit for the documentation's words showed no macro."""
+    doc = "// EXAMPLE_NONNULL\n//\n" + "".join(f"// Tells the compiler that parameter {i} of the function is never null.\n"
+                                            for i in range(19))
+    block = ("#if EXAMPLE_HAVE_ATTRIBUTE(nonnull) || defined(__GNUC__)\n"
+             "#define EXAMPLE_NONNULL(arg_index) __attribute__((nonnull(arg_index)))\n"
+             "#else\n#define EXAMPLE_NONNULL(...)\n#endif\n")
+    other = ("\n// EXAMPLE_NORETURN\n//\n// Tells the compiler that a function never returns.\n"
+             "#if EXAMPLE_HAVE_ATTRIBUTE(noreturn)\n#define EXAMPLE_NORETURN __attribute__((noreturn))\n"
+             "#else\n#define EXAMPLE_NORETURN\n#endif\n")
+    text = doc + block + other
+    assert 1500 < len(doc + block) < 1.25 * 1500
+    chunks = chunks_of(text, "attributes.h", "c", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    (whole,) = [c for c in chunks if "// EXAMPLE_NONNULL" in c.text]
+    assert doc + block in whole.text and "EXAMPLE_NORETURN" not in whole.text
+
+
 def test_a_javadoc_over_the_budget_is_cut_in_even_pieces_and_its_short_method_keeps_to_the_last():
     """Cut greedily, a Javadoc left a three-line tail alone (commons-lang's deprecated `add`, 25 such
     tails in lang3), and the four lines of its method, too small to stand alone, joined the next
