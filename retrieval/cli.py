@@ -918,6 +918,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             around = {"query": text, "retriever": result.retriever, "results": []}
             if result.stale:  # printed after the results, and priced with the envelope
                 around["stale"] = True
+            if result.notes:
+                around["notes"] = result.notes
             envelope = printed_tokens(_json(around)) + 1
             head = echo_within(text, max_tokens // ECHO_SHARE)
             if head != text:
@@ -975,6 +977,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             payload["query_truncated"] = True
         if result.stale:  # the note says why, on stderr; a pipeline reading stdout sees it too
             payload["stale"] = True
+        if result.notes:  # the search's own notes (stderr has them too): an agent reading only stdout
+            payload["notes"] = result.notes  # took a typo's look-alike hits, or an empty list, for an answer
         if note and retriever_name != "all":  # likewise the filters an earlier `index` left, which keep
             # files out of every answer (not all-mode's: the lexical index speaks for it, its hits come from all)
             from .notes import kept_filters

@@ -1132,23 +1132,42 @@ def search(
         hits = keep_at_least(hits, min_confidence, top_k)
     if not hits and top_k and not short:  # (none asked for: no reason to give)
         say_why_empty(root, retriever, filters, min_confidence, query, notes, matcher)
+        absent = _absent_identifier(engine, query, compound_only=False)
+        if absent and notes:
+            notes[-1] += _did_you_mean(engine, absent)
     elif hits:
         absent = _absent_identifier(engine, query)
         if absent:
             from .notes import too_large
 
             notes.append(f"{absent!r} is in no indexed file, in any naming style: these hits only resemble it"
-                         + ("" if filters else too_large(root_path(root), retriever)))
+                         + _did_you_mean(engine, absent) + ("" if filters else too_large(root_path(root), retriever)))
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed, matcher)
 
 
-def _absent_identifier(engine, query: str) -> str | None:
+def _did_you_mean(engine, word: str) -> str:
+    """`; did you mean `expireGenericCommand`?` for a misspelt identifier the index defines in a
+    spelling a letter or two off, else "": the hits of a typo resembled nothing, and an agent reading
+    "in no indexed file" had no name to ask for next."""
+    lexical = engine if hasattr(engine, "spelt_like") else getattr(engine, "lexical", None)
+    if not hasattr(lexical, "spelt_like"):
+        return ""
+    try:
+        names = lexical.spelt_like(word)
+    except (OSError, RuntimeError, *_DAMAGE):  # (a snapshot a refresh collected meanwhile)
+        return ""
+    if not names:
+        return ""
+    return "; did you mean " + " or ".join(f"`{name}`" for name in names) + "?"
+
+
+def _absent_identifier(engine, query: str, compound_only: bool = True) -> str | None:
     """The compound identifier (`PlatypusLimiter`, `load_config_file`) a bare-identifier query
     names that no indexed chunk holds whole, in its spelling or squashed (`client_ip`: `ClientIP`),
     nor defines in any naming style (`getParams`: `def get_params`), else None: its hits then only
     resemble it, which read as an answer (an agent took them for one after the only file defining
-    it was deleted)."""
+    it was deleted). Not `compound_only`: a single word too (`splitlnk`, which found nothing)."""
     from .confidence import word_forms
     from .lexical.features import def_term
     from .query import search_text
@@ -1162,7 +1181,8 @@ def _absent_identifier(engine, query: str) -> str | None:
     for word in query_words(text):
         (forms, compound), = word_forms([word], split_identifier) or [((), False)]
         try:
-            if compound and not lexical.term_weights([forms[0], forms[0].replace("_", ""), def_term(word)]):
+            if (compound or not compound_only) and not lexical.term_weights(
+                    [forms[0], forms[0].replace("_", ""), def_term(word)]):
                 return word
         except (OSError, RuntimeError, *_DAMAGE):  # (a snapshot a refresh collected meanwhile)
             return None

@@ -249,6 +249,19 @@ def test_path_lang_and_kind_filters_apply_before_ranking(run, sample_repo, flags
     assert top[0]["rank"] == 1
 
 
+def test_json_carries_the_searchs_notes_for_a_reader_of_stdout_alone(run, sample_repo):
+    """An agent reading only stdout took an empty list, or a typo's look-alike hits, for the answer."""
+    import json
+
+    typo = run("query", "--root", sample_repo, "--json", "parse_confg")
+    (note,) = json.loads(typo.stdout)["notes"]
+    assert note.endswith("did you mean `parse_config`?") and typo.stderr == f"note: {note}\n"
+    empty = run("query", "--root", sample_repo, "--json", "zorblax")
+    assert json.loads(empty.stdout) == {"query": "zorblax", "retriever": "lexical", "results": [],
+                                        "notes": ["no hits: no indexed text contains a word of the query"]}
+    assert "notes" not in json.loads(run("query", "--root", sample_repo, "--json", "parse_config").stdout)
+
+
 def test_a_query_with_no_hits_exits_zero_with_empty_results_and_says_why_on_stderr(run, sample_repo):
     assert query_json(run, sample_repo, "xylophonequux")["results"] == []
     result = run("query", "--root", sample_repo, "xylophonequux")

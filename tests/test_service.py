@@ -1128,6 +1128,25 @@ def test_a_missing_answer_names_the_files_left_out_for_their_size(make_tree):
         "'RetryHandlerWombat' is in no indexed file, in any naming style: these hits only resemble it"]
 
 
+@pytest.mark.parametrize("name", ["lexical", pytest.param("treesitter", marks=pytest.mark.extra("treesitter"))])
+def test_a_misspelt_identifier_is_told_the_defined_names_spelt_like_it(make_tree, name):
+    """`expireGenricCommand` had look-alike hits and `splitlnk` none, each with a note saying the
+    name was nowhere, and no name to ask for next: the agent gave up on a one-letter typo."""
+    root = str(make_tree({"expire.py": "def expireGenericCommand(client):\n    return client.expire()\n",
+                          "links.py": "def splitLink(left, right):\n    return left\n",
+                          "gone.py": "def expireGenericCommando():\n    pass\n"}))
+    service.refresh(root, name)
+    os.remove(os.path.join(root, "gone.py"))  # a name only a deleted file defined is offered no more
+    result = service.search(root, "expireGenricCommand", retriever=name)
+    assert result.hits and result.notes == [
+        "'expireGenricCommand' is in no indexed file, in any naming style: these hits only resemble it; "
+        "did you mean `expireGenericCommand`?"]
+    assert service.search(root, "splitlnk", retriever=name).notes == [
+        "no hits: no indexed text contains a word of the query; did you mean `splitLink`?"]
+    assert service.search(root, "zorblax", retriever=name).notes == [
+        "no hits: no indexed text contains a word of the query"]  # nothing spelt like it: nothing offered
+
+
 @pytest.mark.parametrize("name", ["lexical", pytest.param("hybrid", marks=pytest.mark.extra("local", "turbovec"))])
 def test_hits_for_an_identifier_no_file_holds_say_they_only_share_its_parts(make_tree, name):
     """After the one file defining `RetryLimiter` was deleted, its query still had hits (code using

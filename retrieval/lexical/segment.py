@@ -233,6 +233,9 @@ class MemorySegment:
     def terms(self):
         return iter(sorted(self._postings))
 
+    def terms_unordered(self):
+        return iter(self._postings)
+
 
 class _FileRows:
     """files[i] -> (path, language, kind), read from the columns as asked: a query looks up a few
@@ -447,7 +450,9 @@ class DiskSegment:
 
     def terms(self):
         """Every term, sorted (for merging)."""
-        names = set()
+        return iter(sorted(set(self.terms_unordered())))
+
+    def terms_unordered(self):
+        """Every term, shard by shard (a scan needing no order: sorting a large lexicon is most of it)."""
         for i in range(self.n_shards):
-            names.update(self._shard(i))
-        return iter(sorted(names))
+            yield from self._shard(i)

@@ -370,6 +370,22 @@ class LexicalRetriever:
                     weights[term] = idf(n, df)
         return weights
 
+    def spelt_like(self, word: str, limit: int = 3) -> list[str]:
+        """Up to `limit` names the open index's live chunks define, spelt like `word` (a letter or two
+        off, in any naming style): what a note offers for an identifier the index does not hold."""
+        from ..spelling import spelt_like
+
+        views = self._views
+        if views is None:
+            raise RuntimeError(NOT_INDEXED)
+        prefix = exact_def_term("")
+        with reading_snapshot(self.name):
+            names = {term[len(prefix):] for view in views for term in view.segment.terms_unordered()
+                     if term.startswith(prefix)}
+            found = spelt_like(word, sorted(names), limit=len(names))
+            live = [name for name in found if self.term_weights([exact_def_term(name)])]
+        return live[:limit]
+
     def chunk_labels(self, paths) -> dict[str, list[tuple]]:
         """{path: [(start, end, context, kind, symbol, scope, members)]} of the open index's chunks of
         these files that carry a label (a syntax chunker's), in line order: what another retriever's
