@@ -54,6 +54,8 @@ class QueryPlan:
     # or phrase_whole_pairs or more; none for a pasted trace): a chunk holding a long run of them quotes it
     # (`retrievers.lexical.phrase_factors`)
     phrase: tuple = ()
+    # The qualifiers of a qualified name (`Kleisli` of `Kleisli.andThen`): whose file the member's is
+    owners: tuple = ()
 
 
 def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPlan:
@@ -151,7 +153,8 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
     phrase = phrase_pairs(query) if symbol is None and not long and not frames and config.phrase_boost else ()
     return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query),
                      keyword, keyword_languages(keyword) if keyword else frozenset(),
-                     phrase if len(phrase) >= min(config.phrase_pairs, config.phrase_whole_pairs) else ())
+                     phrase if len(phrase) >= min(config.phrase_pairs, config.phrase_whole_pairs) else (),
+                     tuple(parts[:-1]) if parts and symbol.rstrip("!?'") == parts[-1].rstrip("!?'") else ())
 
 
 def _ask_whole(definitions: dict[str, float], symbol: str, parts, config: RankingConfig) -> None:

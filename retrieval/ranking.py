@@ -570,14 +570,20 @@ def mention_evidence(mentions, names: dict[str, list[str]]) -> dict[str, float]:
     return evidence
 
 
-def name_prior(path: str, symbol: str | None, query_terms: set[str], config: RankingConfig, kind: str = "code") -> float:
-    """Multiplier from the file's own name agreeing with the query."""
+def name_prior(path: str, symbol: str | None, query_terms: set[str], config: RankingConfig, kind: str = "code",
+               owners: tuple[str, ...] = ()) -> float:
+    """Multiplier from the file's own name agreeing with the query. `owners`: the qualifiers of a
+    qualified name (`Kleisli` of `Kleisli.andThen`)."""
     squashed, words = file_name_words(path)
     if symbol is not None:
         name = path.rsplit("/", 1)[-1]
         # A query naming a file whose name has two dots (`show.html.erb`, a Rails view) names it
         # by its whole stem: its first word alone (`show`) was no match for `show.html`.
-        if not squashed or (squashed != _squash(symbol) and name.rsplit(".", 1)[0].lower() != symbol.lower()):
+        named = bool(squashed) and (squashed == _squash(symbol) or name.rsplit(".", 1)[0].lower() == symbol.lower())
+        # A qualified name's owner names a file as surely as its member (`Kleisli.andThen`: the
+        # member's name alone sent cats's `AndThen.scala` above `Kleisli.scala`).
+        owned = bool(squashed) and bool(owners) and squashed == _squash(owners[-1])
+        if not named and not owned:
             return 1.0
         test, example, _vendored, _generated = _path_classes(path)
         if test or example or kind == "docs" or _rendered_docs(path):
@@ -585,7 +591,7 @@ def name_prior(path: str, symbol: str | None, query_terms: set[str], config: Ran
             # `Options.hs` ranked above its `Options` type, alamofire's rendered page for a type above it.
             return 1.0
         # The whole stem: `JToken.cs` is JToken's own file, `JToken.Async.cs` one part of it.
-        exact = name.rsplit(".", 1)[0] == symbol
+        exact = name.rsplit(".", 1)[0] == (symbol if named else owners[-1])
         return config.symbol_filename_boost * (config.exact_filename_boost if exact else 1.0)
     if words and words <= query_terms:
         return config.filename_boost
@@ -719,7 +725,7 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
             docs_paths.add(path)
         factor = path_prior(path, kind, plan.asked, config, plan.long, path in generated)
         if not plan.keyword or defining is None or path in defining:
-            factor *= name_prior(path, plan.symbol, terms, config, kind)
+            factor *= name_prior(path, plan.symbol, terms, config, kind, plan.owners)
         if plan.keyword_languages and languages is not None and languages.get(path) not in plan.keyword_languages:
             factor *= config.keyword_language_penalty
         if definers:

@@ -407,6 +407,19 @@ def test_a_symbol_query_prefers_the_file_named_after_it():
     assert ranked_paths(docs, "Axios", symbol_filename_boost=1.0)[0] == "lib/http.js"
 
 
+def test_a_qualified_name_s_owner_names_a_file_as_its_member_does():
+    """cats: `Kleisli.andThen` put `AndThen.scala` (named after the member alone) above the method
+    in `Kleisli.scala`."""
+    member = ("final class AndThen[-T, +R] {\n  def andThen[A](g: R => A): AndThen[T, A] =\n"
+              "    AndThen(this).andThen(g)\n}\n")
+    owner = ("final case class Kleisli[F[_], A, B](run: A => F[B]) {\n"
+             + "".join(f"  def step{i}(a: A): F[B] = run(a)\n" for i in range(12))
+             + "  def andThen[C](k: Kleisli[F, B, C]): Kleisli[F, A, C] =\n    Kleisli(a => k.run(a))\n}\n")
+    docs = FILLER + [doc("data/AndThen.scala", member), doc("data/Kleisli.scala", owner)]
+    assert ranked_paths(docs, "Kleisli.andThen")[0] == "data/Kleisli.scala"
+    assert ranked_paths(docs, "andThen")[0] == "data/AndThen.scala"  # the member alone: its file
+
+
 def test_a_symbol_s_own_file_ranks_before_the_other_parts_of_a_partial_class():
     """Both define the class under its exact spelling, in chunks of about one length: the file
     named for it is its own (the name's whole stem), the other one part of it."""
