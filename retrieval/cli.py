@@ -536,7 +536,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
         else:
             _report(f"{name}: up to date ({counted(report.chunks, 'chunk')}, {counted(report.files, 'file')})"
                        + _describe_skips(report.skipped))
-        if report.unreadable and name == built[0]:  # the same walk for every retriever: said once
+        if (report.unreadable or report.unapplied) and name == built[0]:  # the same walk for every retriever: said once
             click.echo(f"note: {service.unreadable_note(report)}", err=True)
         if include and not report.files and name == built[0]:
             # The walk found files, but none held text (binaries by content, empty files).

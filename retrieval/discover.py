@@ -171,6 +171,9 @@ class Discovery:
     # The directories (with a trailing slash) and files the walk could not read, in walk order: a
     # query built from it says which of the tree it could not search.
     unreadable: list[str] = field(default_factory=list)
+    # The ignore files the walk could not read (mode 000): their rules are not applied, so files
+    # they leave out are indexed; said as git says it, not only counted.
+    unapplied: list[str] = field(default_factory=list)
     # With walk(record_skips=True): (path, reason) of each file (or directory: `dir/`) counted in
     # `skipped`, in walk order; None otherwise (a refresh needs only the counts).
     skipped_files: list[tuple[str, str]] | None = None
@@ -226,7 +229,7 @@ def _read_text(path: str, *, follow: bool = False) -> tuple[str | None, str, os.
 
 
 def _push_ignore_files(stack: ignore.IgnoreStack, directory: str, base: str, present,
-                       skipped: Counter) -> ignore.IgnoreStack:
+                       skipped: Counter, result: Discovery | None = None) -> ignore.IgnoreStack:
     """The stack with a directory's ignore files pushed, in IGNORE_FILES order (a later one wins)."""
     for name in IGNORE_FILES:
         if name not in present:
@@ -234,6 +237,8 @@ def _push_ignore_files(stack: ignore.IgnoreStack, directory: str, base: str, pre
         text, reason, _ = _read_text(os.path.join(directory, name))
         if reason and reason != "symlink":  # the walk counts a link once, as it skips it
             skipped[reason] += 1
+        if reason == "unreadable" and result is not None:
+            result.unapplied.append(base + name)
         if text is not None:
             stack = stack.push(base, ignore.parse_ignore_text(text), repository=name == GIT_IGNORE)
     return stack
@@ -461,6 +466,8 @@ def _read_watched(path, root, result, *, absolute=False) -> str | None:
     text, reason, st = _read_text(path, follow=True)
     if reason and not absolute:  # the user's own file is none of the tree's (core.excludesFile=/dev/null)
         result.skipped[reason] += 1
+    if reason == "unreadable":  # (the user's own too: git warns of it)
+        result.unapplied.append(key)
     if st is None and reason == "unreadable":
         try:  # watched all the same: a chmod that makes it readable brings its rules back
             st = os.stat(path)
@@ -723,7 +730,7 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
                                    rel_dir, "", root, result, repository=True)
             present = [name for name in IGNORE_FILES if name in names]
             if present:
-                stack = _push_ignore_files(stack, abs_dir, rel_dir, present, counted)
+                stack = _push_ignore_files(stack, abs_dir, rel_dir, present, counted, result)
         if nested:
             marks = _push_attributes(tuple(m.entering_repository() for m in marks),  # a submodule's own only
                                      _info_file(nested_info, "attributes"), rel_dir, "", root, result, override=True)

@@ -164,6 +164,7 @@ class RefreshReport:
     removed: list[str] = field(default_factory=list)
     skipped: dict = field(default_factory=dict)
     unreadable: list[str] = field(default_factory=list)  # paths the walk or the reads could not read
+    unapplied: list[str] = field(default_factory=list)  # ignore files it could not read (Discovery.unapplied)
     reason: str = ""
     seconds: float = 0.0
     embedded: int | None = None  # of new_chunks, those a dense retriever embedded (the rest: vectors reused)
@@ -483,7 +484,8 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         walked = walk_record(discovery, checked)
     else:
         walked = manifest["walked"]
-    report = RefreshReport(name, "up to date", skipped=dict(discovery.skipped), unreadable=list(discovery.unreadable))
+    report = RefreshReport(name, "up to date", skipped=dict(discovery.skipped), unreadable=list(discovery.unreadable),
+                           unapplied=list(discovery.unapplied))
     old_files = file_table(manifest) if manifest else {}
     new_files: dict[str, list] = {}
     skip_counts: Counter = Counter(discovery.skipped)
@@ -945,13 +947,20 @@ class _OpenIndexes(Memo):
 def unreadable_note(report: RefreshReport) -> str:
     """One line naming what the refresh could not read ('' when it read everything): its files are
     missing from every answer, which a count in `status` alone did not make plain."""
-    paths = sorted(set(report.unreadable))
-    if not paths:
-        return ""
     from .output import shown_path
 
-    shown = ", ".join(shown_path(p) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
-    return f"could not read {shown}: left out of the index"
+    def listed(paths: list[str]) -> str:
+        return ", ".join(shown_path(p) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+    said = []
+    rules = sorted(set(report.unapplied))
+    if rules:  # the files those rules leave out are in every answer: the user's exclusions undone
+        said.append(f"could not read {listed(rules)}: {'its' if len(rules) == 1 else 'their'} ignore rules are "
+                    "not applied")
+    paths = sorted(set(report.unreadable) - set(rules))
+    if paths:
+        said.append(f"could not read {listed(paths)}: left out of the index")
+    return "; ".join(said)
 
 
 def _note_once(notes: list[str], note: str) -> None:
@@ -1033,7 +1042,7 @@ def open_index(
             left = wait if wait_until is None else max(0.0, min(wait, wait_until - time.monotonic()))
             try:
                 report = refresh(root, name, progress=progress, lock_timeout=left if manifest is not None else None)
-                if report.unreadable:
+                if report.unreadable or report.unapplied:
                     _note_once(notes, unreadable_note(report))
             except LockBusy:
                 # (The writer may be this process's own: an MCP server building an index for another
@@ -1326,6 +1335,8 @@ def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None,
     options = remembered_options(root, name) or IndexOptions()
     discovery = walk(root, options.discovery(store), record_skips=True)
     found = dict(discovery.skipped_files)
+    if discovery.unapplied:  # the answer to "why is my ignored file found?" (its count read as a file left out)
+        notes.append(unreadable_note(RefreshReport("", "", unapplied=list(discovery.unapplied))))
     if other_types is not None:
         other_types.update(sorted(discovery.other_types.items(), key=lambda kv: (-kv[1], kv[0])))
     try:

@@ -116,19 +116,24 @@ def test_a_directory_made_unreadable_after_indexing_is_seen_by_the_next_refresh(
 
 def test_an_ignore_file_made_unreadable_and_readable_again_is_seen_by_the_next_query(make_tree, tmp_path, modes_enforced):
     """An unreadable `.gitignore` has no rules for a fresh walk; a chmod changes only its ctime,
-    which was not watched: the incremental index kept the old rules either way."""
+    which was not watched: the incremental index kept the old rules either way. Its files found
+    are said to be (git warns too): counted as a file left out, the user's exclusions were undone
+    without a word, and `status --skipped` said the index left out nothing."""
     root = make_tree({"a.py": "def alpha_handler():\n    return 1\n",
                       "notes.md": "# Notes\n\nalpha_handler is documented here.\n", ".gitignore": "*.md\n"})
+    unapplied = "note: could not read .gitignore: its ignore rules are not applied\n"
 
-    def found():
+    def found(said=""):
         proc = run_cli(["query", "--root", root, "alpha_handler", "--json"], unprivileged=True)
-        assert proc.returncode == 0, proc.stderr
+        assert proc.returncode == 0 and proc.stderr == said, proc.stderr
         return sorted(hit["path"] for hit in json.loads(proc.stdout)["results"])
 
     assert found() == ["a.py"]
     (root / ".gitignore").chmod(0)
     try:
-        assert found() == ["a.py", "notes.md"]  # as a clean build: the rules cannot be read
+        assert found(unapplied) == ["a.py", "notes.md"]  # as a clean build: the rules cannot be read
+        skipped = run_cli(["status", "--root", root, "--skipped"], unprivileged=True)
+        assert unapplied in skipped.stderr
     finally:
         (root / ".gitignore").chmod(0o644)
     assert found() == ["a.py"]
