@@ -698,15 +698,37 @@ def clean(root: str | os.PathLike[str], *, progress: Progress = _quiet) -> bool:
         # killed half way leaves nothing a build would index (and the next clean removes it).
         _remove_aside(store)
         aside = f"{store}{ASIDE}{os.getpid()}"
-        os.mkdir(aside)
-        os.rename(store, os.path.join(aside, os.path.basename(store)))
-        remove_tree(aside)
-    except OSError as exc:
-        raise layout.unwritable("remove", store, exc) from exc
+        try:
+            os.mkdir(aside)
+            os.rename(store, os.path.join(aside, os.path.basename(store)))
+        except OSError as exc:
+            raise layout.unwritable("remove", store, exc) from exc
+        try:
+            remove_tree(aside)
+        except OSError as exc:
+            _put_back(store, aside, root_path(root), exc)
     finally:
         if lock is not None:
             lock.release()
     return True
+
+
+def _put_back(store: str, aside: str, root: str, exc: OSError) -> None:
+    """After a removal that failed part way (a directory made read-only, `chattr +i`): what is left
+    of the store goes back in its place, marked as the store (its .gitignore may be gone), not left
+    in a `.retrieval.removing-N/` the user never heard of, which git listed and the error did not
+    name. Raises the error saying which."""
+    why = f"{exc.strerror or exc}" + (f" ({exc.filename})" if isinstance(exc.filename, str) else "")
+    try:
+        os.rename(os.path.join(aside, os.path.basename(store)), store)
+        os.rmdir(aside)
+        layout.write_markers(store, root)
+    except (OSError, layout.StoreError):
+        if os.path.isdir(aside):
+            raise layout.StoreError(f"cannot remove the index at {store}: {why}; what is left of it is in "
+                                    f"{aside} (remove it yourself)") from exc
+    raise layout.StoreError(f"cannot remove all of the index at {store}: {why}; what is left of it stays there "
+                            "(a query rebuilds what is missing)") from exc
 
 
 def _remove_aside(store: str) -> bool:

@@ -630,6 +630,30 @@ def test_clean_of_an_unreadable_store_says_so_not_that_the_store_is_not_ours(sam
         service.clean(str(sample_repo))
 
 
+def test_a_clean_that_cannot_remove_every_file_puts_what_is_left_back_and_says_so(sample_repo, monkeypatch):
+    """A store with a directory made read-only: the removal failed part way, and what was left stayed
+    in `.retrieval.removing-N/` (its .gitignore gone, so git listed it), while the error said the
+    index could not be removed (it was gone) and pointed at RETRIEVAL_INDEX_DIR."""
+    from retrieval.store import atomic
+
+    service.refresh(str(sample_repo))
+
+    def partly(path, ignore_errors=False):
+        os.remove(os.path.join(path, ".retrieval", ".gitignore"))  # removed before the refusal
+        raise PermissionError(13, "Permission denied", "manifest.json")
+
+    monkeypatch.setattr(atomic, "remove_tree", partly)
+    with pytest.raises(layout.StoreError) as caught:
+        service.clean(str(sample_repo))
+    assert str(caught.value) == (f"cannot remove all of the index at {sample_repo / '.retrieval'}: Permission denied "
+                                 "(manifest.json); what is left of it stays there (a query rebuilds what is missing)")
+    assert sorted(os.listdir(sample_repo / ".retrieval")) == [".gitignore", "STORE.json", "lexical", "lock"]
+    assert not [name for name in os.listdir(sample_repo) if name.startswith(".retrieval.")]
+    monkeypatch.undo()
+    assert service.search(str(sample_repo), "parse config").hits  # the store answers as before
+    assert service.clean(str(sample_repo)) and not os.path.exists(sample_repo / ".retrieval")
+
+
 def test_status_stats_each_file_once_however_many_indexes_list_it(sample_repo, monkeypatch):
     """Each index's freshness check stat'ed the whole tree again: six walks of a big tree."""
     service.refresh(str(sample_repo))
