@@ -1,7 +1,10 @@
 """The agent skill file ships in the package; `retrieval skill` prints or installs it."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+import pytest
 
 import retrieval
 
@@ -63,3 +66,16 @@ def test_install_into_an_unwritable_place_is_a_one_line_error(run, tmp_path):
     assert empty.exit_code == 2 and empty.stderr.splitlines()[-1] == (
         "Error: Invalid value for '--install': is empty (an unset variable?): give a directory, or no value "
         "for the default")
+
+
+@pytest.mark.parametrize("home", ["", "relhome"])
+def test_install_refuses_a_home_that_is_empty_or_relative(run, tmp_path, monkeypatch, home):
+    """HOME= made the default `/.claude/skills/retrieval` (the top of the file system, as root);
+    HOME=relhome a directory under wherever the command ran."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", home)
+    result = run("skill", "--install")
+    assert result.exit_code == 1 and os.listdir(tmp_path) == []
+    assert result.stderr == (f"error: cannot install the skill under ~/.claude/skills/retrieval: HOME is {home!r}, "
+                             "not a home directory; give the directory (`--install DIR`)\n")
+    assert run("skill", "--install", tmp_path / "skills").exit_code == 0  # a directory given needs no HOME

@@ -49,6 +49,13 @@ def install(directory: str = DEFAULT_DIR) -> tuple[str, str]:
     that names the directory when it cannot be written."""
     if not directory.strip():
         raise OSError("no directory given to --install")
+    if directory == "~" or directory.startswith(("~/", "~" + os.sep)):
+        # An empty HOME made `~/.claude/...` `/.claude/...` (the top of the file system, as root), a
+        # relative one a directory under wherever the command ran.
+        home = os.environ.get("HOME")  # (set but empty, expanduser gives "/")
+        if home is not None and not os.path.isabs(home):
+            raise OSError(f"cannot install the skill under {directory}: HOME is {os.environ.get('HOME', '')!r}, "
+                          "not a home directory; give the directory (`--install DIR`)")
     directory = os.path.expanduser(directory)
     if os.path.exists(directory) and not os.path.isdir(directory):
         raise OSError(f"cannot install the skill into {directory}: a file, not a directory")
