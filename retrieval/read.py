@@ -85,13 +85,15 @@ def _utf8_damage(data: bytes) -> tuple[int, int]:
 
 
 def _line_text(line: bytes) -> str:
-    """A line's text: UTF-8; mostly UTF-8 past ASCII, UTF-8 with its bad bytes as U+FFFD (a
+    """A line's text: UTF-8; at least half UTF-8 past ASCII, UTF-8 with its bad bytes as U+FFFD (a
     damaged byte); else Windows-1252 (Latin-1's superset; its five unassigned bytes as U+FFFD)."""
     try:
         return line.decode("utf-8")
     except UnicodeDecodeError:
         bad, good = _utf8_damage(line)
-        return line.decode("utf-8", "replace") if good > bad else line.decode("cp1252", "replace")
+        # A tie goes to UTF-8: a valid multi-byte sequence is rare in Windows-1252 text (`é` is one
+        # byte there), while one stray byte in a UTF-8 line made `café` `cafÃ©`, found by no query.
+        return line.decode("utf-8", "replace") if good and good >= bad else line.decode("cp1252", "replace")
 
 
 # A private key's armour with key material after it: base64 lines, or one JSON string with escaped
