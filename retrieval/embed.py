@@ -214,6 +214,24 @@ def directory_stamp(directory: str) -> str:
 _UNLOADED = object()
 
 
+def _model_stack():
+    """(torch, SentenceTransformer), imported; EmbedderError naming the module and the install
+    command when one is there but cannot be imported (a torch built for another Python, a missing
+    shared library, a transformers of another version): found installed, it passed the extra's
+    check, and its traceback ended `index` (every retriever after it unbuilt) and an MCP call."""
+    from .extras import install_hint
+
+    try:
+        import torch
+        from sentence_transformers import SentenceTransformer
+    except (ImportError, OSError) as exc:
+        name = getattr(exc, "name", None) or "torch or sentence-transformers"
+        first = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise EmbedderError(f"cannot import {name} ({type(exc).__name__}: {first}): the `local` extra is "
+                            f"broken; reinstall it: {install_hint('local')}") from exc
+    return torch, SentenceTransformer
+
+
 def _unreadable(directory: str, exc: Exception) -> EmbedderError:
     first = (str(exc).strip().splitlines() or [""])[0][:200]
     return EmbedderError(f"the embedding model at {directory} cannot be loaded ({type(exc).__name__}: {first}): "
@@ -240,7 +258,7 @@ class Embedder:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
             os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-            from sentence_transformers import SentenceTransformer
+            _torch, SentenceTransformer = _model_stack()
 
             try:  # stdout and stderr are for results and our own progress, not the loader's bars
                 from transformers.utils import logging as hf_logging
@@ -301,8 +319,8 @@ class Embedder:
     def embed_with_model(self, texts: list[str], *, batch_size: int = BATCH_SIZE, threads: int | None = None):
         """`embed` through sentence-transformers, whatever the count."""
         import numpy as np
-        import torch
 
+        torch, _ = _model_stack()
         model = self._load()
         with self._lock:
             # Torch's thread count is this call's: a program embedding through the Python API gets

@@ -1572,3 +1572,21 @@ def test_a_hybrid_hit_is_graded_by_its_lexical_evidence_not_by_its_place_in_the_
     swayed = {h.source_path: h.confidence for h in retriever.search_detailed(query, 3)}
     assert [swayed[p] for p in pair] == [graded[p] for p in pair]  # whatever the fused order
     assert graded["HttpTimeout.kt"] == "high" and graded["ConnectTimeout.kt"] != "high"
+
+
+@pytest.mark.parametrize("broken", ["torch", "sentence_transformers"])
+def test_an_installed_model_stack_that_cannot_be_imported_is_one_error_naming_it(make_tree, monkeypatch, broken):
+    """A torch that is there but fails to import (built for another Python, a shared library
+    missing) passed the extra's check; its traceback ended `index` before the retrievers after it,
+    and an MCP call failed with no reason."""
+    import sys
+
+    from retrieval import embed
+    from retrieval.embed import EmbedderError
+
+    monkeypatch.setitem(sys.modules, broken, None)  # what `import` of a broken package raises: ImportError
+    embedder = embed.Embedder()
+    with pytest.raises(EmbedderError) as info:
+        embedder.embed_with_model(["def parse_config(): pass"])
+    assert str(info.value).startswith(f"cannot import {broken} (ModuleNotFoundError: ")
+    assert "the `local` extra is broken; reinstall it: " in str(info.value) and "\n" not in str(info.value)
