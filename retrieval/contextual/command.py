@@ -5,6 +5,7 @@ service.refresh alone, so they use the offline contextualizer and contexts alrea
 """
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -19,7 +20,7 @@ from . import configured_model, remote_unavailable_reason
 from .cache import ContextCache
 from .endpoint import destination
 from .generate import (DEFAULT_MAX_DOLLARS, DEFAULT_MAX_FILE_BYTES, DEFAULT_WORKERS, GenerationStopped, check_cost,
-                       clear_pending, is_pending, plan, run)
+                       clear_pending, is_pending, mark_pending, plan, run)
 
 NAME = "lexical+ctx"
 MODES = ("auto", "offline", "anthropic")
@@ -87,6 +88,21 @@ def refresh(root: str, *, options: IndexOptions | None = None, context: ContextO
     return report
 
 
+def _indexed_contexts(store: str) -> dict | None:
+    """The built index's contexts by path (None: no index, or one that cannot be read, which the
+    refresh after this run rebuilds anyway)."""
+    try:
+        manifest = layout.read_manifest(store, NAME)
+        name = (manifest or {}).get("state", {}).get("contexts")
+        if not name:
+            return None
+        with open(os.path.join(layout.retriever_dir(store, NAME), name), "rb") as fh:
+            table = json.loads(fh.read())
+    except (OSError, ValueError, AttributeError, layout.ManifestProblem, layout.StoreError):
+        return None
+    return table if isinstance(table, dict) else None
+
+
 def _generate(root, store, model, options, context, progress, requester) -> None:
     """Plan, estimate, guard and ask the model, under the writer lock (a dry run reads only)."""
     from ..retrievers.contextual import ContextualRetriever
@@ -107,7 +123,10 @@ def _generate(root, store, model, options, context, progress, requester) -> None
     try:
         if lock is not None:
             layout.write_markers(store, root)  # a store `clean` recognises
-        work = plan(root, retriever, options, cache, max_file_bytes=context.max_file_bytes)
+        work = plan(root, retriever, options, cache, max_file_bytes=context.max_file_bytes,
+                    indexed=_indexed_contexts(store) if lock is not None else None)
+        if work.unindexed:
+            mark_pending(cache)  # taken in by the rebuild after this run (see refresh)
         withheld = ", ".join(f"{n} {why} file{'s' * (n != 1)}" for why, n in sorted(work.withheld.items()))
         progress(f"{NAME}: {'dry run: ' * context.dry_run}{work.estimate.describe(model)}; "
                  f"{work.cached} chunks already cached"

@@ -66,6 +66,10 @@ class Plan:
     identical: int = 0  # chunks of a file whose copy (same content, same span) is asked about already
     withheld: Counter = field(default_factory=Counter)  # reason -> files never sent
     estimate: Estimate = field(default_factory=Estimate)
+    # Chunks whose cached context the built index does not carry (paid for by another checkout
+    # sharing the cache after this index was built): a refresh alone, finding their files
+    # unchanged, never took them in.
+    unindexed: int = 0
 
     @property
     def chunks(self) -> int:
@@ -99,8 +103,9 @@ def sendable(path: str, size: int, max_file_bytes: int) -> str:
 
 
 def plan(root: str, retriever, options, cache: ContextCache, *, max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
-         files=None) -> Plan:
-    """What is left to generate under root (or for the given SourceFiles only)."""
+         files=None, indexed: dict | None = None) -> Plan:
+    """What is left to generate under root (or for the given SourceFiles only). `indexed`: the built
+    index's contexts ({path: [[start, end, context], ...]}), to count the cached ones it lacks."""
     from ..retrievers.contextual import text_digest
 
     root = os.path.abspath(root)
@@ -132,6 +137,11 @@ def plan(root: str, retriever, options, cache: ContextCache, *, max_file_bytes: 
         have = cache.get(retriever.model, PROMPT_VERSION, digest)
         todo = [c for c in chunks if span_key(c.start_line, c.end_line) not in have]
         out.cached += len(chunks) - len(todo)
+        if indexed is not None and len(todo) < len(chunks):
+            carried = {span_key(start, end): context for start, end, context in indexed.get(f.path, ())}
+            out.unindexed += sum(1 for c in chunks if span_key(c.start_line, c.end_line) in have
+                                 and not carried.get(span_key(c.start_line, c.end_line), "").startswith(
+                                     have[span_key(c.start_line, c.end_line)]))
         spans = asked.setdefault(digest, set())
         copies = [c for c in todo if span_key(c.start_line, c.end_line) in spans]
         todo = [c for c in todo if span_key(c.start_line, c.end_line) not in spans]

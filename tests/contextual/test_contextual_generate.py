@@ -386,6 +386,23 @@ def test_paid_contexts_outlive_clean_and_serve_another_checkout_through_the_shar
     assert in_clone.calls == [] and len(contexts_of(clone)) == 3
 
 
+def test_contexts_another_checkout_paid_for_reach_an_index_built_before_them(make_tree, tmp_path, monkeypatch):
+    """A clone indexed offline, then another checkout's paid run: the clone's model run said its
+    chunks were cached and its index up to date, and its queries never saw the contexts (only
+    --force brought them in)."""
+    monkeypatch.setenv("RETRIEVAL_CONTEXT_CACHE", str(tmp_path / "shared"))
+    clone = make_tree(FILES, name="clone")
+    command.refresh(str(clone), context=ContextOptions(mode="offline"))
+    assert contexts_of(clone) == {}
+    index(make_tree(FILES, name="paid"), StandIn())
+    again = StandIn()
+    report = index(clone, again)
+    assert again.calls == [] and report.status == "indexed"
+    assert len(contexts_of(clone)) == 3
+    settled = []
+    assert index(clone, StandIn(), settled).status == "up to date"  # taken in: no rebuild the next time
+
+
 def test_an_unwritable_shared_cache_costs_only_the_reuse(make_tree, tmp_path, monkeypatch):
     blocker = tmp_path / "not-a-directory"
     blocker.write_text("")
