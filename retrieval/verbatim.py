@@ -26,16 +26,19 @@ def verbatim_text(query: str) -> str:
     """The query as text a file may hold: spaces folded, quotes around it dropped; "" for a query
     of several lines, fewer than three words apart or under 12 or over 300 characters (a name,
     `Ecto.Repo.insert` too, a short phrase, a pasted report: other signals find those), a question
-    (`how does ...`) or lower-case words alone."""
+    (`how does ...`) or lower-case words alone, unless quoted: quotes around it say it is text to
+    find as written (`"not found in resource path"`, a message pandoc builds around a file name)."""
     text = query.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTES and text[0] not in text[1:-1]:
+    quoted = len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTES and text[0] not in text[1:-1]
+    if quoted:
         text = text[1:-1].strip()
     if "\n" in text:
         return ""
     text = _SPACE.sub(" ", text)
     words = _WORD.findall(text)
-    if not 12 <= len(text) <= 300 or text.count(" ") < 2 or not words or words[0].lower() in _ASKING \
-            or not _PASTED.search(text):
+    if not 12 <= len(text) <= 300 or text.count(" ") < 2 or not words:
+        return ""
+    if not quoted and (words[0].lower() in _ASKING or not _PASTED.search(text)):
         return ""
     return text
 

@@ -20,6 +20,11 @@ def test_a_pasted_line_message_or_signature_is_text_to_find_and_a_name_or_questi
         assert verbatim_text(name) == "", name
     assert verbatim_text("parse command line options with defaults") == ""  # lower-case words: a question
     assert verbatim_text('"foo" and "bar" here') == '"foo" and "bar" here'  # not quoted whole
+    # Quoted whole, lower-case words and a question's first word are text to find as written too
+    # (pandoc's `"not found in resource path"`: the one line saying it was fourth).
+    assert verbatim_text('"not found in resource path"') == "not found in resource path"
+    assert verbatim_text("'how many bytes were read'") == "how many bytes were read"
+    assert verbatim_text('"fix the bug"') == ""  # quoted, still too short to be worth the files' reading
 
 
 def hit(path, start, end, rank):
