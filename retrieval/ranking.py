@@ -461,8 +461,10 @@ def _native_frames(query: str) -> list[tuple[int, str, str, str]]:
 
 
 # Where one trace of a chain ends and the next begins: Java's `Caused by:` and `Suppressed:`, .NET's
-# end of an inner exception's frames, Python's two ways of chaining exceptions.
-_CHAINED = re.compile(r"^[ \t]*(?:Caused by:|Suppressed:|--- End of inner exception stack trace ---)"
+# end of an inner exception's frames, Node's error cause (`[cause]: Error`, `cause: TRPCError`), Python's
+# two ways of chaining exceptions.
+_CHAINED = re.compile(r"^[ \t]*(?:Caused by:|Suppressed:|--- End of inner exception stack trace ---"
+                      r"|\[?cause\]?:[ \t]*[\w.$]*(?:Error|Exception)\b)"
                       r"|^During handling of the above exception|^The above exception was the direct cause",
                       re.MULTILINE)
 
@@ -508,10 +510,30 @@ def frame_spots(frames, names: dict[str, list[str]]) -> dict[str, list[tuple[int
         if trace != current:
             depth, current = 0, trace
         named_files = mention_evidence((path,), names)
+        if not named_files:
+            # A Node trace through a package's build (`dist/.../router.mjs`) names its TypeScript
+            # source by the same path (`src/.../router.ts`), but not its lines: the function only.
+            for source in _compiled_from(path):
+                named_files = mention_evidence((source,), names)
+                if named_files:
+                    line = 0
+                    break
         for named in named_files:
             spots.setdefault(named, []).append((line, function, depth))
         depth += bool(named_files)
     return spots
+
+
+_COMPILED_JS = frozenset({"js", "mjs", "cjs"})
+_JS_SOURCES = ("ts", "tsx", "mts", "cts")
+
+
+def _compiled_from(path: str) -> tuple[str, ...]:
+    """The source files a compiled JavaScript file may have been built from, by its path."""
+    stem, dot, extension = path.rpartition(".")
+    if not dot or extension not in _COMPILED_JS or stem.endswith(".min"):
+        return ()
+    return tuple(f"{stem}.{source}" for source in _JS_SOURCES)
 
 
 def frame_weight(spots, start: int, end: int, defines: Callable[[str], bool]) -> float:

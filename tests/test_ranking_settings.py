@@ -279,6 +279,19 @@ def test_the_frame_that_raised_outranks_its_callers_in_either_order_traces_print
     assert ranked_spans(c_docs, swapped + "check fail")[0] == ("src/list.c", 1)
 
 
+def test_a_node_frame_in_a_packages_build_names_the_function_of_its_typescript_source():
+    """trpc: `at callProcedure (.../dist/unstable-core-do-not-import/router.mjs:198:15)` named no
+    indexed file (builds are not indexed), and `callProcedure` in `src/.../router.ts` came fifth.
+    The build's line says nothing of the source's: the function does."""
+    from retrieval.ranking import frame_spots, paths_by_name
+
+    names = paths_by_name(["packages/server/src/unstable-core-do-not-import/router.ts", "packages/server/src/index.ts"])
+    frames = (("app/node_modules/@trpc/server/dist/unstable-core-do-not-import/router.mjs", 198, "callProcedure", 0),
+              ("app/node_modules/@trpc/server/dist/vendor.min.js", 3, "x", 0))
+    assert frame_spots(frames, names) == {"packages/server/src/unstable-core-do-not-import/router.ts":
+                                          [(0, "callProcedure", 0)]}
+
+
 def test_each_trace_of_a_chained_report_has_its_own_innermost_frame():
     """`Caused by:` starts the trace of the root cause: counted after the wrapper's frames, its
     innermost frame was weighed less than the wrapper's callers."""
@@ -296,6 +309,12 @@ def test_each_trace_of_a_chained_report_has_its_own_innermost_frame():
               "During handling of the above exception, another exception occurred:\n\n"
               'Traceback (most recent call last):\n  File "a/z.py", line 5, in h\n  File "a/w.py", line 7, in k\nValueError\n')
     assert frame_mentions(python) == (("a/w.py", 7, "k", 0), ("a/z.py", 5, "h", 0), ("a/x.py", 3, "f", 1))
+    # Node prints an error's cause after its frames, as `[cause]: Error` or a library's `cause: TRPCError`
+    for cause in ("  [cause]: Error: no procedure", "  cause: TRPCError: No procedure"):
+        node = ("TRPCClientError: No procedure\n    at from (/app/client.mjs:43:16)\n" + cause + "\n"
+                "    at callProcedure (/app/router.mjs:198:15)\n    at resolve (/app/resolve.mjs:30:3)\n")
+        assert [f[3] for f in frame_mentions(node)] == [0, 1, 1], cause
+    assert [f[3] for f in frame_mentions("  at f (/a/b.js:1:2)\ncause: none given\n  at g (/a/c.js:3:4)\n")] == [0, 0]
 
 
 def test_debugger_sanitizer_ruby_php_elixir_swift_and_zig_frames_give_their_function():
