@@ -547,6 +547,21 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
     return moved
 
 
+# A module header naming the module, in languages whose file says its own name (Haskell's and
+# PureScript's `module Data.Aeson.Key where`, Elm's `module Main exposing (..)`): that name, not the path's.
+_DECLARED_MODULE = re.compile(r"^module[ \t]+([A-Z][\w']*(?:\.[A-Z][\w']*)*)(?![\w.'])", re.MULTILINE)
+_DECLARING = frozenset({"haskell", "purescript", "elm"})
+_HEADER_LINES = 200  # a module's header comes first, after its pragmas and documentation
+
+
+def declared_module(language: str, lines) -> str | None:
+    """The module name a file declares in its header, for the languages above; None otherwise."""
+    if language not in _DECLARING:
+        return None
+    found = _DECLARED_MODULE.search("".join(lines[:_HEADER_LINES]))
+    return found.group(1) if found else None
+
+
 def module_name(path: str) -> str:
     stem = path.rsplit(".", 1)[0] if "." in path.rsplit("/", 1)[-1] else path
     if stem.endswith("/__init__"):
@@ -676,7 +691,8 @@ def _annotate(spans, defs: list[Definition], path: str, language: str, kind: str
     name_keys = [r for r, _ in name_rows]
     # What no definition labels: a code file's module-level code, else the file itself (a config
     # file's chunk is config, not a module).
-    module, module_kind = (f"module {module_name(path)}", "module") if kind == CODE else (path, kind)
+    module, module_kind = (f"module {declared_module(language, lines) or module_name(path)}", "module") \
+        if kind == CODE else (path, kind)
     chunks: list[Chunk] = []
     for a, b, cut in spans:
         inside = [defs[i] for _, i in name_rows[bisect.bisect_left(name_keys, a) : bisect.bisect_right(name_keys, b)]]

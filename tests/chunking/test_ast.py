@@ -127,6 +127,16 @@ def test_a_package_s_init_file_names_the_package_as_its_module():
     assert chunks_of(text, "pkg/sub/__init__.py", "python")[0].context == "module pkg.sub"
 
 
+def test_a_haskell_module_is_named_as_its_header_declares_it_not_by_its_path():
+    """aeson's `src/Data/Aeson/Key.hs` was `module src.Data.Aeson.Key`; the file says `module Data.Aeson.Key`."""
+    hs = ("{-# LANGUAGE CPP #-}\n-- | Keys of JSON objects.\nmodule Data.Aeson.Key (\n    Key,\n    fromString,\n"
+          ") where\n\nimport Data.Text (Text)\n\nnewtype Key = Key { unKey :: Text }\n")
+    assert chunks_of(hs, "src/Data/Aeson/Key.hs", "haskell", policy=ChunkingPolicy())[0].context == "module Data.Aeson.Key"
+    # No header (a script, `Main` by default): the path's name, as before.
+    assert chunks_of("import System.IO\n\nmain = putStrLn \"hi\"\n", "app/Main.hs", "haskell")[0].context == \
+        "module app.Main"
+
+
 def test_a_files_opening_with_a_one_line_definition_among_its_imports_is_the_modules():
     """gin's context.go: licence, imports and `type ContextKeyType int` were labelled with that type;
     a chunk that is mostly one definition is still that definition."""
