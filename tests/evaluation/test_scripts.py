@@ -442,7 +442,9 @@ def test_the_semble_script_fails_when_no_repository_could_be_scored(tmp_path, mo
     code = semble.main(["--bench", str(bench), "--checkouts", str(tmp_path / "checkouts"), "--workers", "1",
                         "--index-dir", str(tmp_path / "index"), "--json", str(out)])
     assert code == 1
-    assert capsys.readouterr().err.startswith("error: no repository could be scored")
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("[1/1] demo: ")  # each repository said as it finishes
+    assert err[-1].startswith("error: no repository could be scored")
     assert json.loads(out.read_text())["overall"]["unscored_repos"] == ["demo"]  # the report still written
 
 
