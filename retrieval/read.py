@@ -91,9 +91,18 @@ def _line_text(line: bytes) -> str:
         return line.decode("utf-8")
     except UnicodeDecodeError:
         bad, good = _utf8_damage(line)
-        # A tie goes to UTF-8: a valid multi-byte sequence is rare in Windows-1252 text (`é` is one
-        # byte there), while one stray byte in a UTF-8 line made `café` `cafÃ©`, found by no query.
-        return line.decode("utf-8", "replace") if good and good >= bad else line.decode("cp1252", "replace")
+        if good > bad or (good and good == bad and _western(line)):
+            return line.decode("utf-8", "replace")
+        return line.decode("cp1252", "replace")
+
+
+def _western(line: bytes) -> bool:
+    """Whether a line's valid UTF-8 beyond ASCII is all Latin-1's letters (`é`, two bytes from
+    C3) or three bytes and more: one stray byte beside such a letter is damage in UTF-8 text
+    (`café and bad \\xff` was `cafÃ©`, found by no query). Windows-1252 text forms the other
+    two-byte sequences by chance (`“SALÉ”`: `É”` reads as U+0254), so a tie of those is 8-bit."""
+    return all(ch <= "\xff" or ch >= "\u0800" for ch in line.decode("utf-8", "replace")
+               if ch > "\x7f" and ch != "\ufffd")
 
 
 # A private key's armour with key material after it: base64 lines, or one JSON string with escaped
