@@ -593,19 +593,25 @@ def mention_evidence(mentions, names: dict[str, list[str]]) -> dict[str, float]:
 
 
 def name_prior(path: str, symbol: str | None, query_terms: set[str], config: RankingConfig, kind: str = "code",
-               owners: tuple[str, ...] = ()) -> float:
+               owners: tuple[str, ...] = (), owner_files: bool = False) -> float:
     """Multiplier from the file's own name agreeing with the query. `owners`: the qualifiers of a
-    qualified name (`Kleisli` of `Kleisli.andThen`)."""
+    qualified name (`Kleisli` of `Kleisli.andThen`); `owner_files`: whether a candidate file is
+    named after its owner."""
     squashed, words = file_name_words(path)
     if symbol is not None:
         name = path.rsplit("/", 1)[-1]
         # A query naming a file whose name has two dots (`show.html.erb`, a Rails view) names it
         # by its whole stem: its first word alone (`show`) was no match for `show.html`.
         named = bool(squashed) and (squashed == _squash(symbol) or name.rsplit(".", 1)[0].lower() == symbol.lower())
-        # A qualified name's owner names a file as surely as its member (`Kleisli.andThen`: the
-        # member's name alone sent cats's `AndThen.scala` above `Kleisli.scala`).
-        owned = bool(squashed) and bool(owners) and squashed == _squash(owners[-1])
-        if not named and not owned:
+        if named and owners:
+            # A qualified name's member names a file only under its owner (tokio's `task/spawn.rs`
+            # for `task::spawn`), or where no file is named after the owner: cats's `AndThen.scala`
+            # came first for `Kleisli.andThen`, beside `Kleisli.scala`. (The owner's file gets no
+            # boost: each of its chunks would have it, and a Ruby mixin or a Rust submodule holds
+            # the member elsewhere.)
+            directories = {_squash(part) for part in path.split("/")[:-1]}
+            named = not owner_files or any(_squash(owner) in directories for owner in owners)
+        if not named:
             return 1.0
         test, example, _vendored, _generated = _path_classes(path)
         if test or example or kind == "docs" or _rendered_docs(path):
@@ -613,7 +619,7 @@ def name_prior(path: str, symbol: str | None, query_terms: set[str], config: Ran
             # `Options.hs` ranked above its `Options` type, alamofire's rendered page for a type above it.
             return 1.0
         # The whole stem: `JToken.cs` is JToken's own file, `JToken.Async.cs` one part of it.
-        exact = name.rsplit(".", 1)[0] == (symbol if named else owners[-1])
+        exact = name.rsplit(".", 1)[0] == symbol
         return config.symbol_filename_boost * (config.exact_filename_boost if exact else 1.0)
     if words and words <= query_terms:
         return config.filename_boost
@@ -742,12 +748,15 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
     terms = set(plan.weights) if plan.file_words is None else plan.file_words
     docs_paths = set()
     scored = []
+    candidates = list(candidates)
+    owner = _squash(plan.owners[-1]) if plan.owners else ""
+    owner_files = bool(owner) and any(file_name_words(path)[0] == owner for _v, path, _k, _i in candidates)
     for value, path, kind, item in candidates:
         if kind == "docs":
             docs_paths.add(path)
         factor = path_prior(path, kind, plan.asked, config, plan.long, path in generated)
         if not plan.keyword or defining is None or path in defining:
-            factor *= name_prior(path, plan.symbol, terms, config, kind, plan.owners)
+            factor *= name_prior(path, plan.symbol, terms, config, kind, plan.owners, owner_files)
         if plan.keyword_languages and languages is not None and languages.get(path) not in plan.keyword_languages:
             factor *= config.keyword_language_penalty
         if definers:

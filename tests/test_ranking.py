@@ -407,9 +407,10 @@ def test_a_symbol_query_prefers_the_file_named_after_it():
     assert ranked_paths(docs, "Axios", symbol_filename_boost=1.0)[0] == "lib/http.js"
 
 
-def test_a_qualified_name_s_owner_names_a_file_as_its_member_does():
+def test_a_file_named_after_a_qualified_names_member_yields_to_one_named_after_its_owner():
     """cats: `Kleisli.andThen` put `AndThen.scala` (named after the member alone) above the method
-    in `Kleisli.scala`."""
+    in `Kleisli.scala`. Under the owner's directory (tokio's `task/spawn.rs` for `task::spawn`) the
+    member's file keeps its boost."""
     member = ("final class AndThen[-T, +R] {\n  def andThen[A](g: R => A): AndThen[T, A] =\n"
               "    AndThen(this).andThen(g)\n}\n")
     owner = ("final case class Kleisli[F[_], A, B](run: A => F[B]) {\n"
@@ -418,6 +419,11 @@ def test_a_qualified_name_s_owner_names_a_file_as_its_member_does():
     docs = FILLER + [doc("data/AndThen.scala", member), doc("data/Kleisli.scala", owner)]
     assert ranked_paths(docs, "Kleisli.andThen")[0] == "data/Kleisli.scala"
     assert ranked_paths(docs, "andThen")[0] == "data/AndThen.scala"  # the member alone: its file
+    spawn = "pub fn spawn<F>(future: F) -> JoinHandle<F::Output> {\n    context::spawn(future)\n}\n"
+    task = ("pub struct Task {\n" + "".join(f"    field{i}: usize,\n" for i in range(12))
+            + "}\nimpl Task {\n    pub fn spawn(&self) {}\n}\n")
+    docs = FILLER + [doc("src/task/spawn.rs", spawn), doc("src/task.rs", task)]
+    assert ranked_paths(docs, "task::spawn")[0] == "src/task/spawn.rs"
 
 
 def test_a_symbol_s_own_file_ranks_before_the_other_parts_of_a_partial_class():
