@@ -22,8 +22,9 @@ SECRET_CONTENT = "secret-content"
 # text otherwise (3: lines ending in a lone CR) or skips what it read (4: SECRET_CONTENT): an index
 # re-reads its files under another version, and indexes again those skipped as BINARY or
 # UNDECODABLE, those now `relined` and those whose skip reason is now another (5: a legacy 8-bit
-# source, Latin-1 or Windows-1252, read as one).
-DECODER_VERSION = 5
+# source, Latin-1 or Windows-1252, read as one; 6: a line of one stray byte beside a Latin-1 letter
+# in UTF-8 read as UTF-8).
+DECODER_VERSION = 6
 # A text that is not UTF-8 but mostly UTF-8 or mostly ASCII is read line by line (_line_text): a
 # legacy 8-bit line (a Latin-1 author's name in a C header, a cp1252 comment) as Windows-1252, a
 # damaged UTF-8 one with U+FFFD, its code still searchable (it was skipped whole, where grep finds
