@@ -1421,9 +1421,11 @@ def status(root: str | os.PathLike[str]) -> list[dict]:
                 from .output import shell_word  # run from elsewhere, the bare command indexes another tree)
 
                 row["reason"] = f"build it with `retrieval index --retriever {name} --root {shell_word(root)}`"
-                if building:  # telling a user to build it sent them to wait on the lock of the build under way
+                if building and os.path.isdir(layout.retriever_dir(store, name)):
+                    # Its directory and no manifest: the writer is building it (a first build makes
+                    # it). "Build it with" sent the user to wait on that build's lock.
                     who = f"process {building['pid']}" if building["pid"] else "another process"
-                    row["reason"] = f"not built yet; {who} is writing the index"
+                    row["reason"] = f"being built by {who}"
             rows.append(row)
             continue
         try:

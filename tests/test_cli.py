@@ -751,7 +751,7 @@ def test_status_during_a_first_build_says_it_is_under_way_not_to_build_one(run, 
     from retrieval.store.lock import WriterLock
 
     store = layout.store_dir(str(sample_repo))
-    os.makedirs(store)
+    os.makedirs(os.path.join(store, "lexical"))  # what a first build of lexical has made so far
     lock = WriterLock(os.path.join(store, "lock"))
     lock.acquire(timeout=0)  # what a first build holds before any retriever's manifest exists
     try:
@@ -759,11 +759,13 @@ def test_status_during_a_first_build_says_it_is_under_way_not_to_build_one(run, 
         text = run("status", "--root", sample_repo)
     finally:
         lock.release()
-    lexical = data["retrievers"][0]
-    assert lexical["state"] == "missing"
+    rows = {row["retriever"]: row for row in data["retrievers"]}
+    assert {row["state"] for row in rows.values()} <= {"missing", "unavailable"}
     # "build it with `retrieval index`" sent the user to wait on the lock of the build under way.
-    assert lexical["reason"] == f"not built yet; process {os.getpid()} is writing the index"
-    assert f"lexical: missing (not built yet; process {os.getpid()} is writing the index)" in text.stdout
+    assert rows["lexical"]["reason"] == f"being built by process {os.getpid()}"
+    assert f"lexical: missing (being built by process {os.getpid()})" in text.stdout
+    # The others are not being built: what builds them, as ever.
+    assert rows["lexical+ctx"]["reason"].startswith("build it with `retrieval index --retriever lexical+ctx")
     assert text.stderr == f"note: no index yet: process {os.getpid()} is building one; a query waits for it\n"
     after = json.loads(run("status", "--root", sample_repo, "--json").stdout)["retrievers"][0]
     assert after["reason"].startswith("build it with `retrieval index --retriever lexical")
