@@ -242,8 +242,12 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
                 "letters and the most common words are not indexed")
     if filters and filters.patterns:
         return f"no hits: none of the chunks the query ranks has a line matching {_patterns_said(filters)}"
-    where = " of the files the filters admit" if filters else ""
-    return f"no hits: no indexed text{where} contains a word of the query" + large
+    if filters:
+        return "no hits: no indexed text of the files the filters admit contains a word of the query" + large
+    return NO_WORD + large
+
+
+NO_WORD = "no hits: no indexed text contains a word of the query"  # (a "did you mean" may follow it)
 
 
 def too_large(root: str, name: str, manifest: dict | None = None) -> str:

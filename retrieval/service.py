@@ -1162,17 +1162,22 @@ def search(
 
         hits = keep_at_least(hits, min_confidence, top_k)
     if not hits and top_k and not short:  # (none asked for: no reason to give)
+        said = len(notes)
         say_why_empty(root, retriever, filters, min_confidence, query, notes, matcher)
-        absent = _absent_identifier(engine, query, compound_only=False)
-        if absent and notes:
-            notes[-1] += _did_you_mean(engine, absent)
+        # Offered only where the word is why (not a filter), from every indexed file (no filter).
+        from .notes import NO_WORD
+
+        if len(notes) > said and notes[-1].startswith(NO_WORD) and not filters:
+            absent = _absent_identifier(engine, query)
+            if absent:
+                notes[-1] = NO_WORD + _did_you_mean(engine, absent) + notes[-1][len(NO_WORD):]
     elif hits:
         absent = _absent_identifier(engine, query)
         if absent:
             from .notes import too_large
 
             notes.append(f"{absent!r} is in no indexed file, in any naming style: these hits only resemble it"
-                         + _did_you_mean(engine, absent) + ("" if filters else too_large(root_path(root), retriever)))
+                         + ("" if filters else _did_you_mean(engine, absent) + too_large(root_path(root), retriever)))
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed, matcher)
 
@@ -1193,27 +1198,36 @@ def _did_you_mean(engine, word: str) -> str:
     return "; did you mean " + " or ".join(f"`{name}`" for name in names) + "?"
 
 
-def _absent_identifier(engine, query: str, compound_only: bool = True) -> str | None:
-    """The compound identifier (`PlatypusLimiter`, `load_config_file`) a bare-identifier query
-    names that no indexed chunk holds whole, in its spelling or squashed (`client_ip`: `ClientIP`),
-    nor defines in any naming style (`getParams`: `def get_params`), else None: its hits then only
+def _absent_identifier(engine, query: str) -> str | None:
+    """The identifier a query names that no indexed chunk holds, else None: its hits then only
     resemble it, which read as an answer (an agent took them for one after the only file defining
-    it was deleted). Not `compound_only`: a single word too (`splitlnk`, which found nothing)."""
+    it was deleted). A compound one (`PlatypusLimiter`, `load_config_file`) counts as held whole,
+    in its spelling or squashed (`client_ip`: `ClientIP`), or defined in any naming style
+    (`getParams`: `def get_params`); a single word (`splitlnk`, the `convrt` of `ParamType.convrt`)
+    by its indexed terms. In a sentence, the compound names it writes as code
+    (`where is should_strp_auth called`)."""
     from .confidence import word_forms
     from .lexical.features import def_term
-    from .query import search_text
+    from .query import code_words, search_text
     from .ranking import is_symbol_query, query_words
-    from .text import split_identifier
+    from .text import split_identifier, tokenize
 
     text = search_text(query)
     lexical = engine if hasattr(engine, "term_weights") else getattr(engine, "lexical", None)
-    if not is_symbol_query(text) or not hasattr(lexical, "term_weights"):
+    if not hasattr(lexical, "term_weights"):
         return None
-    for word in query_words(text):
+    symbol = is_symbol_query(text)
+    for word in query_words(text) if symbol else code_words(text):
         (forms, compound), = word_forms([word], split_identifier) or [((), False)]
+        if compound:
+            terms = [forms[0], forms[0].replace("_", ""), def_term(word)]
+        else:
+            terms = tokenize(word)
+            if not symbol or not terms:  # (a word the index keeps no term of says nothing)
+                continue
+            terms = [*terms, def_term(word)]
         try:
-            if (compound or not compound_only) and not lexical.term_weights(
-                    [forms[0], forms[0].replace("_", ""), def_term(word)]):
+            if not lexical.term_weights(terms):
                 return word
         except (OSError, RuntimeError, *_DAMAGE):  # (a snapshot a refresh collected meanwhile)
             return None

@@ -1169,6 +1169,16 @@ def test_a_misspelt_identifier_is_told_the_defined_names_spelt_like_it(make_tree
         "no hits: no indexed text contains a word of the query; did you mean `splitLink`?"]
     assert service.search(root, "zorblax", retriever=name).notes == [
         "no hits: no indexed text contains a word of the query"]  # nothing spelt like it: nothing offered
+    # One word of a qualified name, a name a sentence writes as code: said, and offered too.
+    assert service.search(root, "links.splitLnk", retriever=name).notes == [
+        "'splitLnk' is in no indexed file, in any naming style: these hits only resemble it; did you mean `splitLink`?"]
+    assert service.search(root, "where is expire_genric_command called", retriever=name).notes[0].endswith(
+        "did you mean `expireGenericCommand`?")
+    # Under a filter the empty answer may be the filter's doing, and a name offered may lie outside it.
+    filtered = service.QueryFilter(paths=("links.py",))
+    assert service.search(root, "splitlnk", retriever=name, filters=filtered).notes == [
+        "no hits: no indexed text of the files the filters admit contains a word of the query"]
+    assert "did you mean" not in service.search(root, "expireGenricCommand", retriever=name, filters=filtered).notes[0]
 
 
 @pytest.mark.parametrize("name", ["lexical", pytest.param("hybrid", marks=pytest.mark.extra("local", "turbovec"))])
