@@ -464,7 +464,7 @@ def _native_frames(query: str) -> list[tuple[int, str, str, str]]:
 # end of an inner exception's frames, Node's error cause (`[cause]: Error`, `cause: TRPCError`), Python's
 # two ways of chaining exceptions.
 _CHAINED = re.compile(r"^[ \t]*(?:Caused by:|Suppressed:|--- End of inner exception stack trace ---"
-                      r"|\[?cause\]?:[ \t]*[\w.$]*(?:Error|Exception)\b)"
+                      r"|\[cause\]:|cause:[ \t]*[\w.$]*(?:Error|Exception):)"
                       r"|^During handling of the above exception|^The above exception was the direct cause",
                       re.MULTILINE)
 
@@ -510,9 +510,10 @@ def frame_spots(frames, names: dict[str, list[str]]) -> dict[str, list[tuple[int
         if trace != current:
             depth, current = 0, trace
         named_files = mention_evidence((path,), names)
-        if not named_files:
+        if not named_files and function:
             # A Node trace through a package's build (`dist/.../router.mjs`) names its TypeScript
-            # source by the same path (`src/.../router.ts`), but not its lines: the function only.
+            # source by the same path (`src/.../router.ts`), but not its lines: the function only
+            # (an anonymous frame names nothing there, and counted, it halved the next frame).
             for source in _compiled_from(path):
                 named_files = mention_evidence((source,), names)
                 if named_files:
