@@ -111,7 +111,9 @@ class _Splitter:
 
     def _mostly_documentation(self, a: int, node, b: int) -> bool:
         """A node a little over the budget whose documentation is most of it: kept whole. Not only
-        a definition: a C `#if` holding a `#define` with its 37 lines of documentation was cut from them."""
+        a definition: a C `#if` holding a `#define` with its 37 lines of documentation was cut from
+        them. (A file's opening comments before a statement are the file's: its licence went with
+        the first `#include`.)"""
         doc_end = node.start_point[0] - 1
         total = self.size(a, b)
         return (total <= WHOLE_SLACK * self.budget and b - a < self.max_lines and doc_end >= a
@@ -153,7 +155,8 @@ class _Splitter:
         # where it fits, when the header could not take it whole: as a unit, gin's `ClientIP` was its
         # documentation and signature alone, its body another chunk.
         spliced = alone is None and depth < MAX_DEPTH and bare_fits and self._wraps_body(node, b)
-        if (self.fits(a, b) and not spliced) or (prefix and self._mostly_documentation(a, node, b)):
+        if (self.fits(a, b) and not spliced) or (prefix and self._mostly_documentation(a, node, b) and (
+                alone is not None or not _opens_file(prefix[0]))):
             # [start, end, is a definition, stays alone, cut by lines]
             items.append([a, b, alone is not None, bool(alone), False])
             return handed

@@ -1234,12 +1234,22 @@ def test_a_macro_block_a_little_over_the_budget_with_its_documentation_stays_who
     other = ("\n// EXAMPLE_NORETURN\n//\n// Tells the compiler that a function never returns.\n"
              "#if EXAMPLE_HAVE_ATTRIBUTE(noreturn)\n#define EXAMPLE_NORETURN __attribute__((noreturn))\n"
              "#else\n#define EXAMPLE_NORETURN\n#endif\n")
-    text = doc + block + other
+    text = "#define EXAMPLE_WEAK 1\n\n" + doc + block + other  # (the file's opening comments are the file's)
     assert 1500 < len(doc + block) < 1.25 * 1500
     chunks = chunks_of(text, "attributes.h", "c", policy=ChunkingPolicy())
     assert_verbatim(text, chunks)
     (whole,) = [c for c in chunks if "// EXAMPLE_NONNULL" in c.text]
     assert doc + block in whole.text and "EXAMPLE_NORETURN" not in whole.text
+    # A file's opening comments are the file's, not its first statement's: a licence went with the
+    # first `#include` (redis's geo.c: one chunk of 1,651 characters).
+    licence = "/*\n" + "".join(f" * Copyright notice, line {i:02}: redistribution is permitted on conditions\n"
+                               for i in range(20)) + " * All rights reserved by the authors.\n */\n"
+    includes = '#include "geo.h"\n#include "geohash_helper.h"\n#include "debugmacro.h"\n'
+    text = licence + includes + "\nstatic int helper(void) {\n    return 0;\n}\n"
+    assert len(licence) < 1500 < len(licence + includes.split("\n")[0]) < 1.25 * 1500
+    chunks = chunks_of(text, "geo.c", "c", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    assert not [c for c in chunks if "Copyright" in c.text and "#include" in c.text]
 
 
 def test_a_javadoc_over_the_budget_is_cut_in_even_pieces_and_its_short_method_keeps_to_the_last():
