@@ -611,6 +611,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         "files": _file_columns(new_files, {f.path: f.ctime_ns for f in discovery.files},
                                {f.path: f.marked for f in discovery.files}),
         "skipped": report.skipped,
+        "unapplied": sorted(set(discovery.unapplied)),  # said to every query (see _unapplied_note)
         "decoder": DECODER_VERSION,
         "walker": RULES_VERSION,
         "watch": watch,
@@ -985,6 +986,15 @@ def unreadable_note(report: RefreshReport) -> str:
     return "; ".join(said)
 
 
+def _unapplied_note(manifest: dict, notes: list[str]) -> None:
+    """Say, at every query, the ignore files the index's walk could not read: their rules are not
+    applied, and the files they leave out are in the answers. Said only by the query that
+    refreshed, later queries handed those files to agents without a word."""
+    rules = manifest.get("unapplied") if isinstance(manifest, dict) else None
+    if rules and isinstance(rules, list):
+        _note_once(notes, unreadable_note(RefreshReport("", "", unapplied=[r for r in rules if isinstance(r, str)])))
+
+
 def _note_once(notes: list[str], note: str) -> None:
     """A note about the store, said once for all its indexes (`--retriever all` opens each)."""
     if note not in notes:
@@ -1047,6 +1057,7 @@ def open_index(
         cached = _OPEN.recall((store, name))
         if cached is not None and key is not None and cached[0] == key and not _model_changed(name, cached[1]):
             if stale_ok or VOUCHED.get((store, name)) == key or is_current(root, cached[1]):
+                _unapplied_note(cached[1], notes)
                 return cached[2]
         # Quiet: a damaged manifest is said once, by the refresh that follows and rebuilds it.
         manifest = _open_manifest(store, name, _quiet)
@@ -1064,8 +1075,8 @@ def open_index(
             left = wait if wait_until is None else max(0.0, min(wait, wait_until - time.monotonic()))
             try:
                 report = refresh(root, name, progress=progress, lock_timeout=left if manifest is not None else None)
-                if report.unreadable or report.unapplied:
-                    _note_once(notes, unreadable_note(report))
+                if report.unreadable:  # (its rules files not applied: from the manifest, below)
+                    _note_once(notes, unreadable_note(replace(report, unapplied=[])))
             except LockBusy:
                 # (The writer may be this process's own: an MCP server building an index for another
                 # call. Said alike for every index a consolidated query opens: said once.)
@@ -1095,6 +1106,7 @@ def open_index(
             engine = retriever.open_store(layout.retriever_dir(store, name), manifest["state"])
             if key is not None:
                 _OPEN.put((store, name), (key, manifest, engine))
+            _unapplied_note(manifest, notes)
             return engine
         except (OSError, *_DAMAGE) as exc:
             if _not_damage(exc):

@@ -132,6 +132,7 @@ def test_an_ignore_file_made_unreadable_and_readable_again_is_seen_by_the_next_q
     (root / ".gitignore").chmod(0)
     try:
         assert found(unapplied) == ["a.py", "notes.md"]  # as a clean build: the rules cannot be read
+        assert found(unapplied) == ["a.py", "notes.md"]  # said again: the index is current, the rules still unread
         skipped = run_cli(["status", "--root", root, "--skipped"], unprivileged=True)
         assert unapplied in skipped.stderr
     finally:
