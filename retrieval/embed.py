@@ -224,7 +224,7 @@ def _model_stack():
     try:
         import torch
         from sentence_transformers import SentenceTransformer
-    except (ImportError, OSError) as exc:
+    except (ImportError, OSError, RuntimeError) as exc:  # (transformers' lazy imports raise RuntimeError)
         name = getattr(exc, "name", None) or "torch or sentence-transformers"
         first = (str(exc).strip().splitlines() or [""])[0][:200]
         raise EmbedderError(f"cannot import {name} ({type(exc).__name__}: {first}): the `local` extra is "

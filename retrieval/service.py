@@ -721,13 +721,17 @@ def _put_back(store: str, aside: str, root: str, exc: OSError) -> None:
     name. Raises the error saying which."""
     why = f"{exc.strerror or exc}" + (f" ({exc.filename})" if isinstance(exc.filename, str) else "")
     try:
+        if os.path.lexists(store):  # a writer began a new store meanwhile: never put back over it
+            raise FileExistsError(store)
         os.rename(os.path.join(aside, os.path.basename(store)), store)
+    except OSError:
+        raise layout.StoreError(f"cannot remove the index at {store}: {why}; what is left of it is in "
+                                f"{aside} (remove it yourself)") from exc
+    try:
         os.rmdir(aside)
         layout.write_markers(store, root)
     except (OSError, layout.StoreError):
-        if os.path.isdir(aside):
-            raise layout.StoreError(f"cannot remove the index at {store}: {why}; what is left of it is in "
-                                    f"{aside} (remove it yourself)") from exc
+        pass  # (what is left is in place; an empty aside directory is removed by the next clean)
     raise layout.StoreError(f"cannot remove all of the index at {store}: {why}; what is left of it stays there "
                             "(a query rebuilds what is missing)") from exc
 

@@ -40,9 +40,9 @@ def distance(a: str, b: str, bound: int) -> int:
 
 
 def spelt_like(word: str, names, limit: int = 3) -> list[str]:
-    """Up to `limit` of `names` within the allowed edits of `word`, nearest first, then by name (a
-    name in several spellings, `Config` and `config`, counts once by its first). [] when none is,
-    or when `word` itself is among them."""
+    """Up to `limit` of `names` within the allowed edits of `word`, nearest first, then nearest as
+    written, then by name (a name in several spellings, `has_many` and `HasMany`, counts once, in
+    the spelling nearest the query's). [] when none is, or when `word` itself is among them."""
     target = key(word)
     bound = allowed_edits(len(target))
     if not bound:

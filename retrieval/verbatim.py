@@ -12,7 +12,9 @@ from typing import Callable
 DEPTH = 30  # hits looked at for the query's text
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
-_QUOTES = "\"'`"
+_QUOTES = "\"'`\u201c\u2018"
+_LOOSE_APOSTROPHE = re.compile(r"(?<!\w)['\u2019]|['\u2019](?!\w)")
+_CURLY = {"\u201c": "\u201d", "\u2018": "\u2019"}  # typographic quotes, as a chat or an editor types them
 # A question's first words: no line says it (reading files for one costs a question its speed)
 _ASKING = frozenset({"how", "what", "where", "why", "which", "when", "who", "whose", "does", "do", "is", "are",
                      "can", "should", "find", "show", "list", "explain"})
@@ -29,7 +31,12 @@ def verbatim_text(query: str) -> str:
     (`how does ...`) or lower-case words alone, unless quoted: quotes around it say it is text to
     find as written (`"not found in resource path"`, a message pandoc builds around a file name)."""
     text = query.strip()
-    quoted = len(text) >= 2 and text[0] == text[-1] and text[0] in _QUOTES and text[0] not in text[1:-1]
+    closing = _CURLY.get(text[:1], text[:1])
+    inner = text[1:-1]
+    # (An apostrophe inside a word, `it's`, does not end single quotes.)
+    quoted = len(text) >= 2 and text[-1] == closing and text[0] in _QUOTES \
+        and (text[0] == closing or text[0] not in inner) \
+        and (closing not in inner or (closing in "'\u2019" and not _LOOSE_APOSTROPHE.search(inner)))
     if quoted:
         text = text[1:-1].strip()
     if "\n" in text:

@@ -652,6 +652,17 @@ def test_a_clean_that_cannot_remove_every_file_puts_what_is_left_back_and_says_s
     monkeypatch.undo()
     assert service.search(str(sample_repo), "parse config").hits  # the store answers as before
     assert service.clean(str(sample_repo)) and not os.path.exists(sample_repo / ".retrieval")
+    # A writer that began a new store meanwhile keeps it: what is left stays aside, and is said to.
+    service.refresh(str(sample_repo))
+
+    def raced(path, ignore_errors=False):
+        os.mkdir(sample_repo / ".retrieval")
+        raise PermissionError(13, "Permission denied", "manifest.json")
+
+    monkeypatch.setattr(atomic, "remove_tree", raced)
+    with pytest.raises(layout.StoreError, match=r"what is left of it is in .*\.retrieval\.removing-\d+ \(remove it"):
+        service.clean(str(sample_repo))
+    assert os.listdir(sample_repo / ".retrieval") == []
 
 
 def test_status_stats_each_file_once_however_many_indexes_list_it(sample_repo, monkeypatch):

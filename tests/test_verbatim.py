@@ -25,6 +25,8 @@ def test_a_pasted_line_message_or_signature_is_text_to_find_and_a_name_or_questi
     assert verbatim_text('"not found in resource path"') == "not found in resource path"
     assert verbatim_text("'how many bytes were read'") == "how many bytes were read"
     assert verbatim_text('"fix the bug"') == ""  # quoted, still too short to be worth the files' reading
+    assert verbatim_text("\u201cnot found in resource path\u201d") == "not found in resource path"  # as a chat types it
+    assert verbatim_text("'it's not found here'") == "it's not found here"  # an apostrophe inside a word
 
 
 def hit(path, start, end, rank):

@@ -552,7 +552,8 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
 
 # A module header naming the module, in languages whose file says its own name (Haskell's and
 # PureScript's `module Data.Aeson.Key where`, Elm's `module Main exposing (..)`): that name, not the path's.
-_DECLARED_MODULE = re.compile(r"^module[ \t]+([A-Z][\w']*(?:\.[A-Z][\w']*)*)(?![\w.'])", re.MULTILINE)
+_DECLARED_MODULE = re.compile(r"^(?:> ?)?module[ \t]+([A-Z][\w']*(?:\.[A-Z][\w']*)*)(?![\w.'])", re.MULTILINE)
+_BLOCK_COMMENT = re.compile(r"\{-.*?-\}", re.DOTALL)  # (a commented-out header is none)
 _DECLARING = frozenset({"haskell", "purescript", "elm"})
 _HEADER_LINES = 200  # a module's header comes first, after its pragmas and documentation
 
@@ -561,7 +562,7 @@ def declared_module(language: str, lines) -> str | None:
     """The module name a file declares in its header, for the languages above; None otherwise."""
     if language not in _DECLARING:
         return None
-    found = _DECLARED_MODULE.search("".join(lines[:_HEADER_LINES]))
+    found = _DECLARED_MODULE.search(_BLOCK_COMMENT.sub("", "".join(lines[:_HEADER_LINES])))
     return found.group(1) if found else None
 
 

@@ -100,7 +100,11 @@ def _indexed_contexts(store: str) -> dict | None:
             table = json.loads(fh.read())
     except (OSError, ValueError, AttributeError, layout.ManifestProblem, layout.StoreError):
         return None
-    return table if isinstance(table, dict) else None
+    if not isinstance(table, dict) or not all(
+            isinstance(rows, list) and all(isinstance(row, list) and len(row) == 3 and isinstance(row[2], str)
+                                           for row in rows) for rows in table.values()):
+        return None  # damaged: the rebuild after this run replaces it
+    return table
 
 
 def _generate(root, store, model, options, context, progress, requester) -> None:

@@ -83,6 +83,7 @@ class LexicalRetriever:
         self._names = None  # (views, paths_by_name of their files), for the paths queries write out
         self._verdicts = None  # (views, {filter's verdict_key: [_AllowedDocs per view]}): see _allowed
         self._domain = None  # (views, {word: a word of the code?}, the share of test files): _words_of_the_code
+        self._defined_names: tuple = (None, frozenset())  # (views, the names they define): spelt_like
         self._n_docs = 0
         self._total_len = 0
         self._avgdl = 0.0
@@ -380,9 +381,13 @@ class LexicalRetriever:
             raise RuntimeError(NOT_INDEXED)
         prefix = exact_def_term("")
         with reading_snapshot(self.name):
-            names = {term[len(prefix):] for view in views for term in view.segment.terms_unordered()
-                     if term.startswith(prefix)}
-            found = spelt_like(word, sorted(names), limit=len(names))
+            # Read once per snapshot (rails: 74,000 names, 0.35 s): a server asked again reuses them.
+            names = self._defined_names if self._defined_names[0] is views else None
+            if names is None:
+                names = self._defined_names = (views, frozenset(
+                    term[len(prefix):] for view in views for term in view.segment.terms_unordered()
+                    if term.startswith(prefix)))
+            found = spelt_like(word, names[1], limit=len(names[1]))  # (ties go by name: any order)
             live = [name for name in found if self.term_weights([exact_def_term(name)])]
         return live[:limit]
 

@@ -52,7 +52,8 @@ def install(directory: str = DEFAULT_DIR) -> tuple[str, str]:
     if directory == "~" or directory.startswith(("~/", "~" + os.sep)):
         # An empty HOME made `~/.claude/...` `/.claude/...` (the top of the file system, as root), a
         # relative one a directory under wherever the command ran.
-        home = os.environ.get("HOME")  # (set but empty, expanduser gives "/")
+        # Set but empty, expanduser gives "/" (POSIX; Windows reads USERPROFILE, not HOME).
+        home = os.environ.get("HOME") if os.name == "posix" else None
         if home is not None and not os.path.isabs(home):
             raise OSError(f"cannot install the skill under {directory}: HOME is {os.environ.get('HOME', '')!r}, "
                           "not a home directory; give the directory (`--install DIR`)")

@@ -132,6 +132,9 @@ def test_a_haskell_module_is_named_as_its_header_declares_it_not_by_its_path():
     hs = ("{-# LANGUAGE CPP #-}\n-- | Keys of JSON objects.\nmodule Data.Aeson.Key (\n    Key,\n    fromString,\n"
           ") where\n\nimport Data.Text (Text)\n\nnewtype Key = Key { unKey :: Text }\n")
     assert chunks_of(hs, "src/Data/Aeson/Key.hs", "haskell", policy=ChunkingPolicy())[0].context == "module Data.Aeson.Key"
+    # A header commented out is none; a literate file's bird tracks hold one.
+    old = "{-\nmodule Old.Name where\n-}\nmodule New.Name where\n\nimport Data.Text (Text)\n\nx :: Int\nx = 1\n"
+    assert chunks_of(old, "src/New/Name.hs", "haskell")[0].context == "module New.Name"
     # No header (a script, `Main` by default): the path's name, as before.
     assert chunks_of("import System.IO\n\nmain = putStrLn \"hi\"\n", "app/Main.hs", "haskell")[0].context == \
         "module app.Main"
