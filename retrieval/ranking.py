@@ -291,6 +291,19 @@ def qualified_name(query: str) -> tuple[str, ...]:
     return parts if all(_WORD.fullmatch(p) for p in (*parts[:-1], last)) else ()
 
 
+def _scope_pieces(context: str) -> list[str]:
+    """A scope path's elements. An impl head is one element whatever paths it writes (`impl<'de>
+    de::IntoDeserializer<'de, E> for Unit`: cut at its `::`, it was a scope `de`, and
+    `de::Deserializer` agreed with the `type Deserializer` inside it)."""
+    pieces: list[str] = []
+    for element in context.split("."):
+        if element.startswith("impl") and element[4:5] in (" ", "<"):
+            pieces.append(_ARGUMENTS.sub("", element.split(" for ")[-1]) if " for " in element else element)
+        else:
+            pieces.extend(_QUALIFIER.split(element))
+    return pieces
+
+
 def scope_agrees(context: str, parts: tuple[str, ...], exact: bool = False, gaps: bool = False) -> bool:
     """Whether a chunk's scope path ends with the qualified name: `Router.add_route` agrees with
     `APIRouter`? no; with `impl Service for Router.add_route`, `app.Router.add_route`: yes. Each
@@ -300,7 +313,7 @@ def scope_agrees(context: str, parts: tuple[str, ...], exact: bool = False, gaps
     `Ecto.Repo.insert` agrees with `Ecto.Repo.__using__.insert` (a function a macro defines)."""
     if not context or not parts:
         return False
-    names = [_ARGUMENTS.sub("", (piece.split() or [""])[-1]) for piece in _QUALIFIER.split(context)]
+    names = [_ARGUMENTS.sub("", (piece.split() or [""])[-1]) for piece in _scope_pieces(context)]
     if len(names) < len(parts):
         return False
     if not exact:

@@ -773,6 +773,12 @@ def test_a_scope_path_agrees_with_scopes_between_the_name_s_parts_only_when_aske
     assert scope_agrees("Ecto.Repo.__using__.insert", ("Ecto", "Repo", "insert"), gaps=True)
     assert scope_agrees("Ecto.Repo.__using__.insert", ("Repo", "insert"), gaps=True)
     assert not scope_agrees("Ecto.Multi.insert", ("Ecto", "Repo", "insert"), gaps=True)
+    # A Rust impl head is one scope whatever paths it writes: serde's `de::Deserializer` agreed with
+    # the `type Deserializer` of `impl<'de> de::IntoDeserializer<'de, E> for Unit`, a scope `de`.
+    head = "impl<'de, E> de::IntoDeserializer<'de, E> for UnitDeserializer<E>.Deserializer"
+    assert not scope_agrees(head, ("de", "Deserializer"), gaps=True)
+    assert scope_agrees(head, ("UnitDeserializer", "Deserializer"))
+    assert scope_agrees("impl fmt::Display for Error.fmt", ("Error", "fmt"))
     assert not scope_agrees("Ecto.Repo.__using__.insert", ("Repo", "Ecto", "insert"), gaps=True)  # in order
     assert not scope_agrees("Ecto.Repo.insert.helper", ("Repo", "insert"), gaps=True)  # the last part last
 
