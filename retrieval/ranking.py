@@ -298,10 +298,27 @@ def _scope_pieces(context: str) -> list[str]:
     pieces: list[str] = []
     for element in context.split("."):
         if element.startswith("impl") and element[4:5] in (" ", "<"):
-            pieces.append(_ARGUMENTS.sub("", element.split(" for ")[-1]) if " for " in element else element)
+            # Its type (after `for`, else after `impl<...>`), by its last path component:
+            # `impl From<Error> for io::Error` is `Error`, `impl<T> Vec<T>` is `Vec`.
+            head = _without_generics(element)
+            named = head.split(" for ")[-1] if " for " in head else head[len("impl"):]
+            pieces.append(_QUALIFIER.split((named.split() or [""])[-1])[-1])
         else:
             pieces.extend(_QUALIFIER.split(element))
     return pieces
+
+
+_GENERICS = re.compile(r"<[^<>]*>")
+
+
+def _without_generics(text: str) -> str:
+    """text without its `<...>` groups, nested ones too (a few rounds: a head nests a few deep)."""
+    for _ in range(8):
+        shorter = _GENERICS.sub("", text)
+        if shorter == text:
+            break
+        text = shorter
+    return text
 
 
 def scope_agrees(context: str, parts: tuple[str, ...], exact: bool = False, gaps: bool = False) -> bool:
@@ -477,7 +494,7 @@ def _native_frames(query: str) -> list[tuple[int, str, str, str]]:
 # end of an inner exception's frames, Node's error cause (`[cause]: Error`, `cause: TRPCError`), Python's
 # two ways of chaining exceptions.
 _CHAINED = re.compile(r"^[ \t]*(?:Caused by:|Suppressed:|--- End of inner exception stack trace ---"
-                      r"|\[cause\]:|cause:[ \t]*[\w.$]*(?:Error|Exception):)"
+                      r"|\[cause\]:|cause:[ \t]*[\w.$]*(?:Error|Exception)(?::|[ \t]*$))"
                       r"|^During handling of the above exception|^The above exception was the direct cause",
                       re.MULTILINE)
 
@@ -623,8 +640,9 @@ def name_prior(path: str, symbol: str | None, query_terms: set[str], config: Ran
             # came first for `Kleisli.andThen`, beside `Kleisli.scala`. (The owner's file gets no
             # boost: each of its chunks would have it, and a Ruby mixin or a Rust submodule holds
             # the member elsewhere.)
+            # (The nearest owner only: `active_record/` holds every file of `ActiveRecord::Base.x`.)
             directories = {_squash(part) for part in path.split("/")[:-1]}
-            named = not owner_files or any(_squash(owner) in directories for owner in owners)
+            named = not owner_files or _squash(owners[-1]) in directories
         if not named:
             return 1.0
         test, example, _vendored, _generated = _path_classes(path)

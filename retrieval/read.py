@@ -22,9 +22,8 @@ SECRET_CONTENT = "secret-content"
 # text otherwise (3: lines ending in a lone CR) or skips what it read (4: SECRET_CONTENT): an index
 # re-reads its files under another version, and indexes again those skipped as BINARY or
 # UNDECODABLE, those now `relined` and those whose skip reason is now another (5: a legacy 8-bit
-# source, Latin-1 or Windows-1252, read as one; 6: a line of one stray byte beside a Latin-1 letter
-# in UTF-8 read as UTF-8).
-DECODER_VERSION = 6
+# source, Latin-1 or Windows-1252, read as one).
+DECODER_VERSION = 5
 # A text that is not UTF-8 but mostly UTF-8 or mostly ASCII is read line by line (_line_text): a
 # legacy 8-bit line (a Latin-1 author's name in a C header, a cp1252 comment) as Windows-1252, a
 # damaged UTF-8 one with U+FFFD, its code still searchable (it was skipped whole, where grep finds
@@ -86,24 +85,15 @@ def _utf8_damage(data: bytes) -> tuple[int, int]:
 
 
 def _line_text(line: bytes) -> str:
-    """A line's text: UTF-8; at least half UTF-8 past ASCII, UTF-8 with its bad bytes as U+FFFD (a
+    """A line's text: UTF-8; mostly UTF-8 past ASCII, UTF-8 with its bad bytes as U+FFFD (a
     damaged byte); else Windows-1252 (Latin-1's superset; its five unassigned bytes as U+FFFD)."""
     try:
         return line.decode("utf-8")
     except UnicodeDecodeError:
         bad, good = _utf8_damage(line)
-        if good > bad or (good and good == bad and _western(line)):
-            return line.decode("utf-8", "replace")
-        return line.decode("cp1252", "replace")
-
-
-def _western(line: bytes) -> bool:
-    """Whether a line's valid UTF-8 beyond ASCII is all Latin-1's letters (`é`, two bytes from
-    C3) or three bytes and more: one stray byte beside such a letter is damage in UTF-8 text
-    (`café and bad \\xff` was `cafÃ©`, found by no query). Windows-1252 text forms the other
-    two-byte sequences by chance (`“SALÉ”`: `É”` reads as U+0254), so a tie of those is 8-bit."""
-    return all(ch <= "\xff" or ch >= "\u0800" for ch in line.decode("utf-8", "replace")
-               if ch > "\x7f" and ch != "\ufffd")
+        # (A tie is 8-bit: Windows-1252 text forms valid two- and three-byte sequences by chance,
+        # `“SALÉ”`, and a rule telling those from one stray byte in UTF-8 misread either.)
+        return line.decode("utf-8", "replace") if good > bad else line.decode("cp1252", "replace")
 
 
 # A private key's armour with key material after it: base64 lines, or one JSON string with escaped

@@ -1452,10 +1452,11 @@ def status(root: str | os.PathLike[str]) -> list[dict]:
 
                 row["reason"] = f"build it with `retrieval index --retriever {name} --root {shell_word(root)}`"
                 if building and os.path.isdir(layout.retriever_dir(store, name)):
-                    # Its directory and no manifest: the writer is building it (a first build makes
-                    # it). "Build it with" sent the user to wait on that build's lock.
+                    # Its directory and no manifest: a build of it began, perhaps the writer's (or
+                    # one waiting for it, or one killed). "Build it with" sent the user to wait on
+                    # the lock of the build under way.
                     who = f"process {building['pid']}" if building["pid"] else "another process"
-                    row["reason"] = f"being built by {who}"
+                    row["reason"] = f"not built yet; {who} is writing the store, perhaps building it"
             rows.append(row)
             continue
         try:

@@ -762,8 +762,8 @@ def test_status_during_a_first_build_says_it_is_under_way_not_to_build_one(run, 
     rows = {row["retriever"]: row for row in data["retrievers"]}
     assert {row["state"] for row in rows.values()} <= {"missing", "unavailable"}
     # "build it with `retrieval index`" sent the user to wait on the lock of the build under way.
-    assert rows["lexical"]["reason"] == f"being built by process {os.getpid()}"
-    assert f"lexical: missing (being built by process {os.getpid()})" in text.stdout
+    said = f"not built yet; process {os.getpid()} is writing the store, perhaps building it"
+    assert rows["lexical"]["reason"] == said and f"lexical: missing ({said})" in text.stdout
     # The others are not being built: what builds them, as ever.
     assert rows["lexical+ctx"]["reason"].startswith("build it with `retrieval index --retriever lexical+ctx")
     assert text.stderr == f"note: no index yet: process {os.getpid()} is building one; a query waits for it\n"

@@ -424,6 +424,13 @@ def test_a_file_named_after_a_qualified_names_member_yields_to_one_named_after_i
             + "}\nimpl Task {\n    pub fn spawn(&self) {}\n}\n")
     docs = FILLER + [doc("src/task/spawn.rs", spawn), doc("src/task.rs", task)]
     assert ranked_paths(docs, "task::spawn")[0] == "src/task/spawn.rs"
+    # The nearest owner only: every file of `ActiveRecord::Base.transaction` is under `active_record/`.
+    other = ("module ActiveRecord\n  class Transaction\n" + "".join(f"    def step{i}; end\n" for i in range(12))
+             + "  end\nend\n")
+    base = ("module ActiveRecord\n  class Base\n" + "".join(f"    def helper{i}; end\n" for i in range(12))
+            + "    def transaction(options = {})\n      connection.transaction(options)\n    end\n  end\nend\n")
+    docs = FILLER + [doc("active_record/connection/transaction.rb", other), doc("active_record/base.rb", base)]
+    assert ranked_paths(docs, "ActiveRecord::Base.transaction")[0] == "active_record/base.rb"
 
 
 def test_a_symbol_s_own_file_ranks_before_the_other_parts_of_a_partial_class():
@@ -779,6 +786,9 @@ def test_a_scope_path_agrees_with_scopes_between_the_name_s_parts_only_when_aske
     assert not scope_agrees(head, ("de", "Deserializer"), gaps=True)
     assert scope_agrees(head, ("UnitDeserializer", "Deserializer"))
     assert scope_agrees("impl fmt::Display for Error.fmt", ("Error", "fmt"))
+    # ... its type counted by its last path component, generics dropped, nested ones too.
+    assert scope_agrees("impl From<Error> for io::Error.from", ("Error", "from"))
+    assert scope_agrees("impl<'a, T: Into<Vec<u8>>> de::Foo<'a, T>.bar", ("Foo", "bar"))
     assert not scope_agrees("Ecto.Repo.__using__.insert", ("Repo", "Ecto", "insert"), gaps=True)  # in order
     assert not scope_agrees("Ecto.Repo.insert.helper", ("Repo", "insert"), gaps=True)  # the last part last
 
