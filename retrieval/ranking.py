@@ -773,7 +773,8 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
     the candidates' paths whose header marks them as a tool's output (their names may not).
     `languages`: {path: language} of the candidates, for a query written with a definition keyword
     (`def render`): it asks for a definition in a language that keyword opens. `defining`: for such
-    a query, the paths that define its name as written (None: not known): a file named so is no
+    a query, or a qualified name (`Associations.has_many`), the paths that define its name (its
+    member's) as written (None: not known): a file named so is no
     answer unless it is one (rails's `has_many.rb` defines `HasMany`; `def has_many` is in
     `associations.rb`; tokio's `spawn.rs` does define `fn spawn`).
     """
@@ -787,7 +788,7 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
         if kind == "docs":
             docs_paths.add(path)
         factor = path_prior(path, kind, plan.asked, config, plan.long, path in generated)
-        if not plan.keyword or defining is None or path in defining:
+        if not (plan.keyword or plan.owners) or defining is None or path in defining:
             factor *= name_prior(path, plan.symbol, terms, config, kind, plan.owners, owner_files)
         if plan.keyword_languages and languages is not None and languages.get(path) not in plan.keyword_languages:
             factor *= config.keyword_language_penalty

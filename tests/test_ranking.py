@@ -431,6 +431,14 @@ def test_a_file_named_after_a_qualified_names_member_yields_to_one_named_after_i
             + "    def transaction(options = {})\n      connection.transaction(options)\n    end\n  end\nend\n")
     docs = FILLER + [doc("active_record/connection/transaction.rb", other), doc("active_record/base.rb", base)]
     assert ranked_paths(docs, "ActiveRecord::Base.transaction")[0] == "active_record/base.rb"
+    # A file named after the member that does not define it is no answer: rails's builder
+    # `associations/builder/has_many.rb` (class HasMany) came first for `Associations.has_many`.
+    builder = "module Associations\n  class HasMany < CollectionAssociation\n    def self.macro\n      :has_many\n    end\n  end\nend\n"
+    owner = ("module Associations\n  def has_many(name, scope = nil, **options)\n"
+             "    Builder::HasMany.build(self, name, scope, options)\n  end\nend\n")
+    docs = FILLER + [doc("associations/builder/has_many.rb", builder, language="ruby"),
+                     doc("associations.rb", owner, language="ruby")]
+    assert ranked_paths(docs, "Associations.has_many")[0] == "associations.rb"
 
 
 def test_a_symbol_s_own_file_ranks_before_the_other_parts_of_a_partial_class():

@@ -488,9 +488,10 @@ class LexicalRetriever:
 
 
 def _defining(views, plan) -> frozenset[str] | None:
-    """The paths defining the name a query asks for with a definition keyword (`def echo`): by its
-    exact spelling. None for any other query."""
-    return frozenset(_definers(views, (exact_def_term(plan.symbol),))) if plan.keyword else None
+    """The paths defining the name a query asks for with a definition keyword (`def echo`) or as a
+    qualified name's member (`Associations.has_many`): by its exact spelling. None for any other
+    query."""
+    return frozenset(_definers(views, (exact_def_term(plan.symbol),))) if plan.keyword or plan.owners else None
 
 
 def _definers(views, def_terms) -> dict[str, float]:
