@@ -160,6 +160,13 @@ class _Splitter:
             # [start, end, is a definition, stays alone, cut by lines]
             items.append([a, b, alone is not None, bool(alone), False])
             return handed
+        if prefix and depth == 0 and b == node.start_point[0] and bare_fits and _opens_file(prefix[0]):
+            # A file's opening comments too big to take its first line with them (a licence over the
+            # budget, then `#include "geo.h"`): cut by lines, the licence broke at the budget and its
+            # tail went with the include. They are the file's, in even pieces; the line goes on.
+            items.extend([self.FENCE, *self._documentation_items(prefix), self.FENCE])
+            items.append([node.start_point[0], b, alone is not None, bool(alone), False])
+            return handed
         if b == node.start_point[0] or depth >= MAX_DEPTH or node.child_count == 0 or node.type in TEXT_NODES \
                 or self._hides_text(node) or self._opens_text(node):
             items.append([a, b, alone is not None, True, True])  # a leaf too big: cut by lines later
@@ -183,22 +190,7 @@ class _Splitter:
             items.append(self.FENCE)
             if prefix:
                 self.leads.append((prefix[0].start_point[0], end_row(prefix[-1]), keys))
-            # Documentation too big for the budget is cut in even pieces: a block comment by rows, a
-            # run of line comments (Ruby's `#`, Lua's `--`: one node a line) between its nodes. Cut
-            # greedily, the run left a tail of a few lines alone (rails' MiddlewareStackProxy).
-            rows = [(p.start_point[0], end_row(p)) for p in prefix]
-            if len(rows) > 1 and not self.fits(rows[0][0], rows[-1][1]):
-                atoms = [atom for pa, pb in rows
-                         for atom in ([(pa, pb)] if self.fits(pa, pb) else [(r, r) for r in range(pa, pb + 1)])]
-                pieces = self._even_groups(atoms)
-                if pieces is not None:
-                    rows = pieces
-            for pa, pb in rows:
-                pieces = [(pa, pb)] if self.fits(pa, pb) else self._even_pieces(pa, pb)
-                if pieces is None:  # a line longer than the budget: cut by lines later
-                    items.append([pa, pb, False, False, True])
-                    continue
-                items.extend([pa_, pb_, False, False, False] for pa_, pb_ in pieces)
+            items.extend(self._documentation_items(prefix))
             prefix = []
             if whole:
                 items.append([node.start_point[0], b, alone is not None, bool(alone), False])
@@ -210,6 +202,27 @@ class _Splitter:
         if fenced:
             items.append(self.FENCE)
         return handed
+
+    def _documentation_items(self, prefix: list) -> list[list]:
+        """Items of comments apart from what they lead. Documentation too big for the budget is cut
+        in even pieces: a block comment by rows, a run of line comments (Ruby's `#`, Lua's `--`: one
+        node a line) between its nodes. Cut greedily, the run left a tail of a few lines alone
+        (rails' MiddlewareStackProxy)."""
+        items: list[list] = []
+        rows = [(p.start_point[0], end_row(p)) for p in prefix]
+        if len(rows) > 1 and not self.fits(rows[0][0], rows[-1][1]):
+            atoms = [atom for pa, pb in rows
+                     for atom in ([(pa, pb)] if self.fits(pa, pb) else [(r, r) for r in range(pa, pb + 1)])]
+            pieces = self._even_groups(atoms)
+            if pieces is not None:
+                rows = pieces
+        for pa, pb in rows:
+            pieces = [(pa, pb)] if self.fits(pa, pb) else self._even_pieces(pa, pb)
+            if pieces is None:  # a line longer than the budget: cut by lines later
+                items.append([pa, pb, False, False, True])
+                continue
+            items.extend([pa_, pb_, False, False, False] for pa_, pb_ in pieces)
+        return items
 
     def _items_of(self, node) -> list | None:
         """A Rust macro's body split by the items in it, its delimiters around them, not by its

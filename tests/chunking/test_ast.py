@@ -1253,6 +1253,18 @@ def test_a_macro_block_a_little_over_the_budget_with_its_documentation_stays_who
     chunks = chunks_of(text, "geo.c", "c", policy=ChunkingPolicy())
     assert_verbatim(text, chunks)
     assert not [c for c in chunks if "Copyright" in c.text and "#include" in c.text]
+    # One over the budget: cut in even pieces of its own, not at the budget with its tail on the
+    # first `#include` (redis's geo.c: lines 1-25, then 26-29 with the include).
+    licence = "/*\n" + "".join(f" * Copyright notice, line {i:02}: redistribution is permitted on conditions\n"
+                               for i in range(27)) + " */\n"
+    body = "".join(f"    total += step{i}(total);\n" for i in range(16))  # (a tiny rest joins the licence's tail)
+    text = licence + includes + "\nstatic int helper(int total) {\n" + body + "    return total;\n}\n"
+    assert 1500 < len(licence) < 2 * 1500
+    chunks = chunks_of(text, "geo.c", "c", policy=ChunkingPolicy())
+    assert_verbatim(text, chunks)
+    pieces = [c for c in chunks if "Copyright" in c.text]
+    assert len(pieces) == 2 and pieces[-1].end_line == licence.count("\n")
+    assert abs(len(pieces[0].text) - len(pieces[1].text)) < 200
 
 
 def test_a_javadoc_over_the_budget_is_cut_in_even_pieces_and_its_short_method_keeps_to_the_last():
