@@ -1092,8 +1092,7 @@ def status(root, as_json, list_skipped):
         server = dict(server, used=bool(server.get("starting")) or serves_here(server))
     writer = service.writer(root)
     if hint and writer and not refusal:  # "builds one" sent users to wait on the lock of the build under way
-        who = f"process {writer['pid']}" if writer["pid"] else "another process"
-        hint = f"no index yet: {who} is building one; a query waits for it"
+        hint = f"no index yet: {service.writer_named(writer)} is building one; a query waits for it"
     if as_json:
         click.echo(_json({"root": root, "root_reason": found.reason, "retrievers": rows, "server": server,
                           "writer": writer}))
@@ -1129,7 +1128,7 @@ def status(root, as_json, list_skipped):
             line += "; skipped: " + _skip_counts(row["skipped"])
         click.echo(line)
     if writer:
-        who = f"process {writer['pid']}" if writer["pid"] else "another process"
+        who = service.writer_named(writer)
         since = writer["since"][11:19]  # the time of day (UTC) is what a user compares
         click.echo(f"writer: {who} has been writing the index since {since} UTC (an `index` or a "
                    "refreshing query; the rows above are the last finished state)")

@@ -635,12 +635,12 @@ def name_prior(path: str, symbol: str | None, query_terms: set[str], config: Ran
         # by its whole stem: its first word alone (`show`) was no match for `show.html`.
         named = bool(squashed) and (squashed == _squash(symbol) or name.rsplit(".", 1)[0].lower() == symbol.lower())
         if named and owners:
-            # A qualified name's member names a file only under its owner (tokio's `task/spawn.rs`
-            # for `task::spawn`), or where no file is named after the owner: cats's `AndThen.scala`
-            # came first for `Kleisli.andThen`, beside `Kleisli.scala`. (The owner's file gets no
-            # boost: each of its chunks would have it, and a Ruby mixin or a Rust submodule holds
-            # the member elsewhere.)
-            # (The nearest owner only: `active_record/` holds every file of `ActiveRecord::Base.x`.)
+            # A qualified name's member names a file only under its nearest owner's directory
+            # (tokio's `task/spawn.rs` for `task::spawn`; `active_record/` holds every file of
+            # `ActiveRecord::Base.x`), or where no file is named after the owner: cats's
+            # `AndThen.scala` came first for `Kleisli.andThen`, beside `Kleisli.scala`. (The owner's
+            # file gets no boost: each of its chunks would have it, and a Ruby mixin or a Rust
+            # submodule holds the member elsewhere.)
             directories = {_squash(part) for part in path.split("/")[:-1]}
             named = not owner_files or _squash(owners[-1]) in directories
         if not named:

@@ -972,31 +972,38 @@ class _OpenIndexes(Memo):
 
 
 def unreadable_note(report: RefreshReport) -> str:
-    """One line naming what the refresh could not read ('' when it read everything): its files are
-    missing from every answer, which a count in `status` alone did not make plain."""
+    """One line naming what the refresh could not read ('' when it read everything): its ignore
+    files (unapplied_note), and its files, missing from every answer, which a count in `status`
+    alone did not make plain."""
+    return "; ".join(note for note in (unapplied_note(report.unapplied), unread_files_note(report.unreadable)) if note)
+
+
+def _listed(paths: list[str]) -> str:
     from .output import shown_path
 
-    def listed(paths: list[str]) -> str:
-        return ", ".join(shown_path(p) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+    return ", ".join(shown_path(p) for p in paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
-    said = []
-    rules = sorted(set(report.unapplied))
-    if rules:  # the files those rules leave out are in every answer: the user's exclusions undone
-        said.append(f"could not read {listed(rules)}: {'its' if len(rules) == 1 else 'their'} ignore rules are "
-                    "not applied")
-    paths = sorted(set(report.unreadable) - set(rules))
-    if paths:
-        said.append(f"could not read {listed(paths)}: left out of the index")
-    return "; ".join(said)
+
+def unread_files_note(unreadable: list[str]) -> str:
+    paths = sorted(set(unreadable))
+    return f"could not read {_listed(paths)}: left out of the index" if paths else ""
+
+
+def unapplied_note(unapplied: list[str]) -> str:
+    """The ignore files a walk could not read: the files their rules leave out are in every
+    answer, the user's exclusions undone."""
+    rules = sorted(set(unapplied))
+    if not rules:
+        return ""
+    return f"could not read {_listed(rules)}: {'its' if len(rules) == 1 else 'their'} ignore rules are not applied"
 
 
 def _unapplied_note(manifest: dict, notes: list[str]) -> None:
-    """Say, at every query, the ignore files the index's walk could not read: their rules are not
-    applied, and the files they leave out are in the answers. Said only by the query that
-    refreshed, later queries handed those files to agents without a word."""
+    """Say, at every query, the ignore files the index's walk could not read: said only by the
+    query that refreshed, later queries handed the files they leave out to agents without a word."""
     rules = manifest.get("unapplied") if isinstance(manifest, dict) else None
     if rules and isinstance(rules, list):
-        _note_once(notes, unreadable_note(RefreshReport("", "", unapplied=[r for r in rules if isinstance(r, str)])))
+        _note_once(notes, unapplied_note([r for r in rules if isinstance(r, str)]))
 
 
 def _note_once(notes: list[str], note: str) -> None:
@@ -1079,8 +1086,8 @@ def open_index(
             left = wait if wait_until is None else max(0.0, min(wait, wait_until - time.monotonic()))
             try:
                 report = refresh(root, name, progress=progress, lock_timeout=left if manifest is not None else None)
-                if report.unreadable:  # (its rules files not applied: from the manifest, below)
-                    _note_once(notes, unreadable_note(replace(report, unapplied=[])))
+                if report.unreadable:  # (its ignore files not applied: from the manifest, below)
+                    _note_once(notes, unread_files_note(report.unreadable))
             except LockBusy:
                 # (The writer may be this process's own: an MCP server building an index for another
                 # call. Said alike for every index a consolidated query opens: said once.)
@@ -1198,12 +1205,19 @@ def search(
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed, matcher)
 
 
+def _lexical_of(engine):
+    """The lexical index an engine searches (itself, or a hybrid's lexical arm), None for one
+    without (a dense one): what holds the words and names a query's notes are judged by."""
+    lexical = engine if hasattr(engine, "term_weights") else getattr(engine, "lexical", None)
+    return lexical if hasattr(lexical, "term_weights") else None
+
+
 def _did_you_mean(engine, word: str) -> str:
     """`; did you mean `expireGenericCommand`?` for a misspelt identifier the index defines in a
     spelling a letter or two off, else "": the hits of a typo resembled nothing, and an agent reading
     "in no indexed file" had no name to ask for next."""
-    lexical = engine if hasattr(engine, "spelt_like") else getattr(engine, "lexical", None)
-    if not hasattr(lexical, "spelt_like"):
+    lexical = _lexical_of(engine)
+    if lexical is None:
         return ""
     try:
         names = lexical.spelt_like(word)
@@ -1229,8 +1243,8 @@ def _absent_identifier(engine, query: str) -> str | None:
     from .text import split_identifier, tokenize
 
     text = search_text(query)
-    lexical = engine if hasattr(engine, "term_weights") else getattr(engine, "lexical", None)
-    if not hasattr(lexical, "term_weights"):
+    lexical = _lexical_of(engine)
+    if lexical is None:
         return None
     symbol = is_symbol_query(text)
     for word in query_words(text) if symbol else code_words(text):
@@ -1388,7 +1402,7 @@ def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None,
     discovery = walk(root, options.discovery(store), record_skips=True)
     found = dict(discovery.skipped_files)
     if discovery.unapplied:  # the answer to "why is my ignored file found?" (its count read as a file left out)
-        notes.append(unreadable_note(RefreshReport("", "", unapplied=list(discovery.unapplied))))
+        notes.append(unapplied_note(discovery.unapplied))
     if other_types is not None:
         other_types.update(sorted(discovery.other_types.items(), key=lambda kv: (-kv[1], kv[0])))
     try:
@@ -1455,8 +1469,7 @@ def status(root: str | os.PathLike[str]) -> list[dict]:
                     # Its directory and no manifest: a build of it began, perhaps the writer's (or
                     # one waiting for it, or one killed). "Build it with" sent the user to wait on
                     # the lock of the build under way.
-                    who = f"process {building['pid']}" if building["pid"] else "another process"
-                    row["reason"] = f"not built yet; {who} is writing the store, perhaps building it"
+                    row["reason"] = f"not built yet; {writer_named(building)} is writing the store, perhaps building it"
             rows.append(row)
             continue
         try:
@@ -1467,6 +1480,11 @@ def status(root: str | os.PathLike[str]) -> list[dict]:
                              f"`retrieval index --retriever {name}` rebuilds it")
         rows.append(row)
     return rows
+
+
+def writer_named(found: dict) -> str:
+    """How a note names the process `writer` found: `process N`, else `another process`."""
+    return f"process {found['pid']}" if found["pid"] else "another process"
 
 
 def writer(root: str) -> dict | None:

@@ -39,8 +39,8 @@ def distance(a: str, b: str, bound: int) -> int:
     return previous[-1]
 
 
-def spelt_like(word: str, names, limit: int = 3) -> list[str]:
-    """Up to `limit` of `names` within the allowed edits of `word`, nearest first, then nearest as
+def spelt_like(word: str, names, limit: int | None = 3) -> list[str]:
+    """Up to `limit` (None: all) of `names` within the allowed edits of `word`, nearest first, then nearest as
     written, then by name (a name in several spellings, `has_many` and `HasMany`, counts once, in
     the spelling nearest the query's). [] when none is, or when `word` itself is among them."""
     target = key(word)

@@ -5,7 +5,6 @@ service.refresh alone, so they use the offline contextualizer and contexts alrea
 """
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from typing import Callable
@@ -88,17 +87,15 @@ def refresh(root: str, *, options: IndexOptions | None = None, context: ContextO
     return report
 
 
-def _indexed_contexts(store: str) -> dict | None:
-    """The built index's contexts by path (None: no index, or one that cannot be read, which the
-    refresh after this run rebuilds anyway)."""
+def _indexed_contexts(store: str, retriever) -> dict | None:
+    """The built index's contexts by path, read as its queries read them (None: no index, or one
+    that cannot be read, which the refresh after this run rebuilds anyway)."""
     try:
         manifest = layout.read_manifest(store, NAME)
-        name = (manifest or {}).get("state", {}).get("contexts")
-        if not name:
+        if not manifest:
             return None
-        with open(os.path.join(layout.retriever_dir(store, NAME), name), "rb") as fh:
-            table = json.loads(fh.read())
-    except (OSError, ValueError, AttributeError, layout.ManifestProblem, layout.StoreError):
+        table = retriever._load_contexts(layout.retriever_dir(store, NAME), manifest["state"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, layout.ManifestProblem, layout.StoreError):
         return None
     if not isinstance(table, dict) or not all(
             isinstance(rows, list) and all(isinstance(row, list) and len(row) == 3 and isinstance(row[2], str)
@@ -128,7 +125,7 @@ def _generate(root, store, model, options, context, progress, requester) -> None
         if lock is not None:
             layout.write_markers(store, root)  # a store `clean` recognises
         work = plan(root, retriever, options, cache, max_file_bytes=context.max_file_bytes,
-                    indexed=_indexed_contexts(store) if lock is not None else None)
+                    indexed=_indexed_contexts(store, retriever) if lock is not None else None)
         if work.unindexed:
             mark_pending(cache)  # taken in by the rebuild after this run (see refresh)
         withheld = ", ".join(f"{n} {why} file{'s' * (n != 1)}" for why, n in sorted(work.withheld.items()))

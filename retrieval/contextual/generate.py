@@ -139,9 +139,8 @@ def plan(root: str, retriever, options, cache: ContextCache, *, max_file_bytes: 
         out.cached += len(chunks) - len(todo)
         if indexed is not None and len(todo) < len(chunks):
             carried = {span_key(start, end): context for start, end, context in indexed.get(f.path, ())}
-            out.unindexed += sum(1 for c in chunks if span_key(c.start_line, c.end_line) in have
-                                 and not carried.get(span_key(c.start_line, c.end_line), "").startswith(
-                                     have[span_key(c.start_line, c.end_line)]))
+            spans = (span_key(c.start_line, c.end_line) for c in chunks)
+            out.unindexed += sum(1 for key in spans if key in have and not carried.get(key, "").startswith(have[key]))
         spans = asked.setdefault(digest, set())
         copies = [c for c in todo if span_key(c.start_line, c.end_line) in spans]
         todo = [c for c in todo if span_key(c.start_line, c.end_line) not in spans]

@@ -387,9 +387,9 @@ class LexicalRetriever:
                 names = self._defined_names = (views, frozenset(
                     term[len(prefix):] for view in views for term in view.segment.terms_unordered()
                     if term.startswith(prefix)))
-            found = spelt_like(word, names[1], limit=len(names[1]))  # (ties go by name: any order)
-            live = [name for name in found if self.term_weights([exact_def_term(name)])]
-        return live[:limit]
+            found = spelt_like(word, names[1], limit=None)  # (ties go by name: any order)
+        held = self.term_weights([exact_def_term(name) for name in found])  # defined by a live chunk
+        return [name for name in found if exact_def_term(name) in held][:limit]
 
     def chunk_labels(self, paths) -> dict[str, list[tuple]]:
         """{path: [(start, end, context, kind, symbol, scope, members)]} of the open index's chunks of

@@ -50,9 +50,9 @@ def install(directory: str = DEFAULT_DIR) -> tuple[str, str]:
     if not directory.strip():
         raise OSError("no directory given to --install")
     if directory == "~" or directory.startswith(("~/", "~" + os.sep)):
-        # An empty HOME made `~/.claude/...` `/.claude/...` (the top of the file system, as root), a
-        # relative one a directory under wherever the command ran.
-        # Set but empty, expanduser gives "/" (POSIX; Windows reads USERPROFILE, not HOME).
+        # An empty HOME made `~/.claude/...` `/.claude/...` (expanduser's "/", the top of the file
+        # system, as root), a relative one a directory under wherever the command ran. (POSIX:
+        # Windows reads USERPROFILE, not HOME.)
         home = os.environ.get("HOME") if os.name == "posix" else None
         if home is not None and not os.path.isabs(home):
             raise OSError(f"cannot install the skill under {directory}: HOME is {os.environ.get('HOME', '')!r}, "
