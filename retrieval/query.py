@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from .boilerplate import strip_boilerplate
 from .lexical.features import def_term, exact_def_term, keyword_languages, phrase_pairs, question_pairs, weak_def_term
 from .ranking import (RankingConfig, file_query_stem, frame_mentions, is_path_query, is_symbol_query, path_mentions,
-                      qualified_name, query_words, symbol_key)
+                      queried_file_name, qualified_name, query_words, symbol_key)
 from .text import STOPWORDS, operator_name, tokenize
 
 
@@ -56,6 +56,9 @@ class QueryPlan:
     phrase: tuple = ()
     # The qualifiers of a qualified name (`Kleisli` of `Kleisli.andThen`): whose file the member's is
     owners: tuple = ()
+    # The file name, in lower case, of a query that is one (`readme.md` of `README.md` or
+    # `docs/README.md:12`): that file is asked for whatever it is (docs, a test, configuration)
+    file_name: str = ""
 
 
 def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPlan:
@@ -154,7 +157,8 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
     return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query),
                      keyword, keyword_languages(keyword) if keyword else frozenset(),
                      phrase if len(phrase) >= min(config.phrase_pairs, config.phrase_whole_pairs) else (),
-                     tuple(parts[:-1]) if parts and symbol.rstrip("!?'") == parts[-1].rstrip("!?'") else ())
+                     tuple(parts[:-1]) if parts and symbol.rstrip("!?'") == parts[-1].rstrip("!?'") else (),
+                     queried_file_name(query) if symbol is not None else "")
 
 
 def _ask_whole(definitions: dict[str, float], symbol: str, parts, config: RankingConfig) -> None:

@@ -244,6 +244,14 @@ def file_query_stem(query: str) -> str | None:
     return None
 
 
+def queried_file_name(query: str) -> str:
+    """The lower-case name of the file a query names by its name or path (`readme.md` of
+    `README.md`, `conftest.py` of `tests/conftest.py:12`); '' when it names none."""
+    if file_query_stem(query) is None:
+        return ""
+    return _LINE_SUFFIX.sub("", query.strip()).rsplit("/", 1)[-1].lower()
+
+
 def is_path_query(query: str) -> bool:
     """Whether a query is a file's path or `name:line` (`src/click/core.py`, `core.py:120`): it
     names a file, not a member (`core.py` alone may be either, see symbol_key)."""
@@ -624,10 +632,10 @@ def mention_evidence(mentions, names: dict[str, list[str]]) -> dict[str, float]:
 
 
 def name_prior(path: str, symbol: str | None, query_terms: set[str], config: RankingConfig, kind: str = "code",
-               owners: tuple[str, ...] = (), owner_files: bool = False) -> float:
+               owners: tuple[str, ...] = (), owner_files: bool = False, file_named: bool = False) -> float:
     """Multiplier from the file's own name agreeing with the query. `owners`: the qualifiers of a
     qualified name (`Kleisli` of `Kleisli.andThen`); `owner_files`: whether a candidate file is
-    named after its owner."""
+    named after its owner; `file_named`: the query is this file's name or path, extension and all."""
     squashed, words = file_name_words(path)
     if symbol is not None:
         name = path.rsplit("/", 1)[-1]
@@ -646,7 +654,7 @@ def name_prior(path: str, symbol: str | None, query_terms: set[str], config: Ran
         if not named:
             return 1.0
         test, example, _vendored, _generated = _path_classes(path)
-        if test or example or kind == "docs" or _rendered_docs(path):
+        if (test or example or kind == "docs" or _rendered_docs(path)) and not file_named:
             # A bare identifier names the code defining it: aeson's benchmark, example and test
             # `Options.hs` ranked above its `Options` type, alamofire's rendered page for a type above it.
             return 1.0
@@ -787,9 +795,15 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
     for value, path, kind, item in candidates:
         if kind == "docs":
             docs_paths.add(path)
-        factor = path_prior(path, kind, plan.asked, config, plan.long, path in generated)
-        if not (plan.keyword or plan.owners) or defining is None or path in defining:
-            factor *= name_prior(path, plan.symbol, terms, config, kind, plan.owners, owner_files)
+        if plan.file_name and path.rsplit("/", 1)[-1].lower() == plan.file_name:
+            # `README.md`, `conftest.py`, `docs/why.md` ask for that file, whatever it is: as a
+            # bare identifier it names code, and a docs page or a test waited behind the
+            # configuration that mentions it (click's `pyproject.toml` came first for `README.md`).
+            factor = name_prior(path, plan.symbol, terms, config, "code", file_named=True)
+        else:
+            factor = path_prior(path, kind, plan.asked, config, plan.long, path in generated)
+            if not (plan.keyword or plan.owners) or defining is None or path in defining:
+                factor *= name_prior(path, plan.symbol, terms, config, kind, plan.owners, owner_files)
         if plan.keyword_languages and languages is not None and languages.get(path) not in plan.keyword_languages:
             factor *= config.keyword_language_penalty
         if definers:

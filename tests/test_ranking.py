@@ -917,6 +917,25 @@ def test_a_file_name_with_two_dots_asked_by_name_ranks_its_file_first():
     assert name_prior("lib/Foo.Bar.cs", "FooBar", set(), config) == 1.0
 
 
+def test_a_query_naming_a_docs_page_a_test_or_a_config_file_ranks_that_file_first():
+    """`README.md`, `conftest.py`, `docs/guide.md:3` name a file whatever it is: as a bare identifier
+    names code, docs and tests got no file-name boost, and click's `pyproject.toml`, which says
+    `readme = "README.md"`, came first (graded high)."""
+    config = 'readme = "README.md"\nlicense-files = ["LICENSE.txt"]\n# fixtures: tests/conftest.py\n'
+    docs = [doc("pyproject.toml", config, kind="config", language="toml"),
+            doc("README.md", "# Click\n\nA package for command line interfaces.\n", kind="docs", language="markdown"),
+            doc("LICENSE.txt", "Copyright 2014 Pallets\n\nRedistribution permitted.\n", kind="docs"),
+            doc("docs/guide.md", "# Guide\n\nStart here.\n", kind="docs", language="markdown"),
+            doc("tests/conftest.py", "import pytest\n\n@pytest.fixture\ndef runner():\n    pass\n", language="python"),
+            doc("src/guide.py", "def guide():\n    return 'docs guide md'\n", language="python")]
+    for query, path in [("README.md", "README.md"), ("LICENSE.txt", "LICENSE.txt"), ("conftest.py", "tests/conftest.py"),
+                        ("docs/guide.md", "docs/guide.md"), ("docs/guide.md:3", "docs/guide.md"),
+                        ("tests/conftest.py:4", "tests/conftest.py")]:
+        assert ranked_paths(docs, query)[0] == path, query
+    # Without its extension a name is an identifier: the code defining it first, as before.
+    assert ranked_paths(docs, "guide")[0] == "src/guide.py"
+
+
 def test_a_query_writes_out_paths_as_tracebacks_links_and_questions_do():
     from retrieval.ranking import MAX_MENTIONS, path_mentions
 
