@@ -219,7 +219,7 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
         if unmatched:
             return unmatched
     # (Files a filter may not admit: not told of, they could not hold the answer asked for.)
-    large = "" if filters else too_large(root, name, manifest)
+    large = "" if filters else left_out(root, name, manifest)
     if not files:
         return (f"no hits: the index of {shown_path(root)} holds no file (nothing there is indexable source, "
                 "docs or config; binary, ignored and secret-looking files are skipped)" + large)
@@ -250,21 +250,35 @@ def no_hits(root: str, name: str, filters, min_confidence: str | None, query: st
 NO_WORD = "no hits: no indexed text contains a word of the query"  # (a "did you mean" may follow it)
 
 
-def too_large(root: str, name: str, manifest: dict | None = None) -> str:
-    """What a note on a missing answer adds when files were left out for their size (a generated
-    parser, an amalgamation: where the answer may be), else "". `manifest`: name's, when the caller
-    read it already."""
+# The files left out that were meant to be read as text, and so may hold a missing answer (a
+# generated parser over the size cap, a source file with a NUL byte or in Latin-1), as a note says them.
+_LEFT_OUT = (("too-large", "larger than the size cap"), ("binary", "binary"), ("invalid-utf8", "not UTF-8"),
+             ("unreadable", "unreadable"))
+
+
+def left_out(root: str, name: str, manifest: dict | None = None) -> str:
+    """What a note on a missing answer adds when files that may hold it were left out (too large,
+    binary, not UTF-8, unreadable), else "". `manifest`: name's, when the caller read it already.
+    Ignored and secret-looking files are left out on purpose, and are not said."""
     if manifest is None:
         manifest = _manifest(root, name)
     try:
-        count = int(((manifest or {}).get("skipped") or {}).get("too-large", 0))
+        skipped = (manifest or {}).get("skipped") or {}
+        counts = [(int(skipped.get(reason, 0)), said) for reason, said in _LEFT_OUT]
     except (TypeError, ValueError, AttributeError):
         return ""
-    if not count:
+    counts = [(n, said) for n, said in counts if n > 0]
+    if not counts:
         return ""
-    return (f"; {counted(count, 'file')} larger than the size cap {'was' if count == 1 else 'were'} left out "
-            f"(`retrieval status --skipped` names {'it' if count == 1 else 'them'}; `retrieval index "
-            "--max-file-bytes N` raises the cap)")
+    total = sum(n for n, _ in counts)
+    large = skipped.get("too-large", 0)
+    raise_cap = "; `retrieval index --max-file-bytes N` raises the cap" if large else ""
+    if len(counts) == 1:
+        n, said = counts[0]
+        return (f"; {counted(n, 'file')} {said} {'was' if n == 1 else 'were'} left out (`retrieval status "
+                f"--skipped` names {'it' if n == 1 else 'them'}{raise_cap})")
+    return (f"; {counted(total, 'file')} {'was' if total == 1 else 'were'} left out "
+            f"({', '.join(f'{n} {said}' for n, said in counts)}: `retrieval status --skipped` names them{raise_cap})")
 
 
 def _patterns_said(filters) -> str:

@@ -1197,10 +1197,10 @@ def search(
     elif hits:
         absent = _absent_identifier(engine, query)
         if absent:
-            from .notes import too_large
+            from .notes import left_out
 
             notes.append(f"{absent!r} is in no indexed file, in any naming style: these hits only resemble it"
-                         + ("" if filters else _did_you_mean(engine, absent) + too_large(root_path(root), retriever)))
+                         + ("" if filters else _did_you_mean(engine, absent) + left_out(root_path(root), retriever)))
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed, matcher)
 
@@ -1239,12 +1239,12 @@ def _absent_identifier(engine, query: str) -> str | None:
     from .confidence import word_forms
     from .lexical.features import def_term
     from .query import code_words, search_text
-    from .ranking import is_symbol_query, query_words
+    from .ranking import is_symbol_query, queried_file_name, query_words
     from .text import split_identifier, tokenize
 
     text = search_text(query)
     lexical = _lexical_of(engine)
-    if lexical is None:
+    if lexical is None or queried_file_name(text):  # (`app.py:8` names a file: `py` is no identifier)
         return None
     symbol = is_symbol_query(text)
     for word in query_words(text) if symbol else code_words(text):

@@ -1163,6 +1163,35 @@ def test_a_missing_answer_names_the_files_left_out_for_their_size(make_tree):
         "'RetryHandlerWombat' is in no indexed file, in any naming style: these hits only resemble it"]
 
 
+def test_a_query_naming_a_file_is_not_told_its_extension_is_in_no_file(make_tree):
+    """`app.py:8` was told "'py' is in no indexed file": an extension or a directory is no identifier."""
+    root = str(make_tree({"app.py": "def connect(url):\n    return url\n"}))
+    for query in ("app.py:2", "app.py", "docs/app.py:1", "app.py:1-2"):
+        result = service.search(root, query)
+        assert [h.source_path for h in result.hits] == ["app.py"] and result.notes == [], query
+
+
+def test_a_missing_answer_counts_every_file_left_out_that_was_meant_to_be_read(make_tree):
+    """A source file with a NUL byte, one in no text encoding and a too-large one were all left out, and the
+    note named only the one over the size cap: raising the cap would not have found the others."""
+    root = make_tree({"small.py": "def retry_handler():\n    pass\n",
+                      "gen.py": "def wombat_handler():\n    pass\n" + "x = 1\n" * 2000,
+                      ".gitignore": "ignored/\n", "ignored/w.py": "def wombat_handler():\n    pass\n"})
+    (root / "nul.py").write_bytes(b"def wombat_handler():\n    return b'\x00'\x00\n")
+    (root / "undecodable.py").write_bytes(bytes(range(128, 256)) * 4 + b"\ndef wombat_handler():\n    pass\n")
+    root = str(root)
+    service.refresh(root, "lexical", options=service.IndexOptions(max_bytes=5000))
+    assert service.search(root, "wombat").notes == [
+        "no hits: no indexed text contains a word of the query; 3 files were left out (1 larger than the size "
+        "cap, 1 binary, 1 not UTF-8: `retrieval status --skipped` names them; `retrieval index --max-file-bytes N` "
+        "raises the cap)"]
+    os.remove(os.path.join(root, "gen.py"))
+    service.refresh(root, "lexical", options=service.IndexOptions(max_bytes=5000))
+    assert service.search(root, "wombat").notes == [  # (nothing about the cap: no file is over it)
+        "no hits: no indexed text contains a word of the query; 2 files were left out (1 binary, 1 not UTF-8: "
+        "`retrieval status --skipped` names them)"]
+
+
 @pytest.mark.parametrize("name", ["lexical", pytest.param("treesitter", marks=pytest.mark.extra("treesitter"))])
 def test_a_misspelt_identifier_is_told_the_defined_names_spelt_like_it(make_tree, name):
     """`expireGenricCommand` had look-alike hits and `splitlnk` none, each with a note saying the
