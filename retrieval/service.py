@@ -913,7 +913,19 @@ def first_hits(root, query: str, fetch, depth: int, matcher=None, allow=None,
 
     base = root_path(root)
     hits = fetch(max(depth, VERBATIM_DEPTH))
-    return (holding_first(hits, text, lambda path, word: current_text(base, path, word)) or hits)[:depth]
+    return (holding_first(hits, text, lambda path, word: current_text(base, path, word), _undiscounted(query))
+            or hits)[:depth]
+
+
+def _undiscounted(query: str) -> Callable[[SearchHit], bool]:
+    """Whether a hit is in a file the ranking takes at its word (ranking.path_prior): not a test, an
+    example, docs, vendored or generated code the query does not ask for."""
+    from .languages import detect
+    from .ranking import RankingConfig, path_prior, query_words
+
+    words = frozenset(w.lower() for w in query_words(query))
+    config = RankingConfig()
+    return lambda hit: path_prior(hit.source_path, detect(hit.source_path)[1] or "code", words, config) == 1.0
 
 
 @dataclass

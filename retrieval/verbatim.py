@@ -50,11 +50,16 @@ def verbatim_text(query: str) -> str:
     return text
 
 
-def holding_first(hits: list, text: str, read: Callable[[str, str], str | None]) -> list | None:
+def holding_first(hits: list, text: str, read: Callable[[str, str], str | None],
+                  liftable: Callable[[object], bool] = lambda hit: True) -> list | None:
     """`hits` with those holding `text` (verbatim_text; in its letter case, any spacing, across
     lines too: a signature the file wraps) first, where a match starts within their span, in their
     order, ranks renumbered from 1; None when none holds it. `read(path, word)`: a file's text, or
-    None (also when it lacks `word`, the longest of the text's: most files do)."""
+    None (also when it lacks `word`, the longest of the text's: most files do). Only `liftable`
+    hits are lifted; the others holding it keep their place: a test or a guide quotes a message
+    as printed, which the code raising it builds from pieces (`"Self referencing loop detected" +
+    " for property '{0}'"`), and two tests and a guide came before it. A lifted hit's score is
+    raised to the first other's, so that scores still fall with rank."""
     pieces = text.split()
     longest = max(pieces, key=len)
     pattern = re.compile(r"\s+".join(map(re.escape, pieces)))
@@ -72,7 +77,10 @@ def holding_first(hits: list, text: str, read: Callable[[str, str], str | None])
                     at = match.start()
                     found.append(line)
         first, last = hit.start_line or 1, hit.end_line or first
-        (holding if any(first <= line <= last for line in starts[path]) else others).append(hit)
+        held = starts[path] and any(first <= line <= last for line in starts[path])
+        (holding if held and liftable(hit) else others).append(hit)
     if not holding:
         return None
-    return [replace(hit, rank=n) for n, hit in enumerate(holding + others, start=1)]
+    floor = others[0].score if others else None
+    return [replace(hit, rank=n, score=hit.score if floor is None or n > len(holding) else max(hit.score, floor))
+            for n, hit in enumerate(holding + others, start=1)]

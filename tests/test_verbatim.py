@@ -99,3 +99,36 @@ def test_a_search_for_a_pasted_line_puts_the_chunk_holding_it_first(make_tree):
 
     top = search_all(root, query, top_k=3).hits[0]
     assert (top.source_path, top.start_line <= protocol.count("\n") - 1 <= top.end_line) == ("Sources/Protocol.swift", True)
+
+
+def test_a_test_holding_the_text_keeps_its_place_and_scores_still_fall_with_rank():
+    """newtonsoft's message `Self referencing loop detected for property` is built from pieces by
+    the code raising it; two tests quoting it whole were lifted above that code (score 73.7, rank 4,
+    under hits scoring 24), so scores rose with rank too."""
+    files = {"src/writer.cs": 'throw Error("Self referencing loop detected" + " for property");\n',
+             "tests/WriterTests.cs": 'Assert("Self referencing loop detected for property");\n',
+             "src/other.cs": 'Log("Self referencing loop detected for property");\n'}
+    hits = [SearchHit(f"{p}:1-1", p, 1, 1, n, score)
+            for n, (p, score) in enumerate([("src/writer.cs", 73.7), ("tests/WriterTests.cs", 40.0),
+                                           ("src/other.cs", 24.2)], start=1)]
+    code_only = lambda h: not h.source_path.startswith("tests/")
+    first = holding_first(hits, "Self referencing loop detected for property", lambda p, w: files[p], code_only)
+    assert [(h.source_path, h.rank, h.score) for h in first] == [
+        ("src/other.cs", 1, 73.7), ("src/writer.cs", 2, 73.7), ("tests/WriterTests.cs", 3, 40.0)]
+    assert holding_first(hits[1:2], "Self referencing loop detected for property", lambda p, w: files[p],
+                         code_only) is None  # held by a test alone: as ranked
+
+
+def test_a_pasted_message_finds_the_code_building_it_before_the_tests_quoting_it(make_tree):
+    """ecto's `could not perform insert because changeset is invalid`: the code builds it around the
+    action (`#{action}`), and a test asserting the printed message came first, lifted for holding
+    it word for word and boosted for quoting all of it. A question about tests still asks for them."""
+    code = ("def insert(changeset, action):\n    if not changeset.valid:\n"
+            "        raise InvalidChangesetError(f'could not perform {action} because changeset is invalid')\n")
+    test = ("def test_insert_of_an_invalid_changeset():\n"
+            "    with raises(InvalidChangesetError, match='could not perform insert because changeset is invalid'):\n"
+            "        insert(invalid, 'insert')\n")
+    root = str(make_tree({"lib/repo.py": code, "tests/test_repo.py": test}))
+    query = "Could not perform insert because changeset is invalid"
+    assert [h.source_path for h in service.search(root, query, top_k=2).hits] == ["lib/repo.py", "tests/test_repo.py"]
+    assert service.search(root, "test: " + query, top_k=2).hits[0].source_path == "tests/test_repo.py"

@@ -717,7 +717,18 @@ def phrase_factors(views, plan, first, config: RankingConfig) -> dict[tuple[int,
             longest[key] = max(longest[key], n)
     total = len(plan.phrase)
     needed = min(config.phrase_pairs, total)
-    return {key: 1.0 + config.phrase_boost * n / total for key, n in longest.items() if n >= needed}
+    untested = config.phrase_test_share != 1.0 and not test_words(plan.asked)
+    factors = {}
+    for (i, d), n in longest.items():
+        if n < needed:
+            continue
+        if untested:
+            seg = views[i].segment
+            if is_test_path(seg.files[seg.doc_file[d]][0]):
+                factors[(i, d)] = 1.0 + config.phrase_boost * config.phrase_test_share * n / total
+                continue
+        factors[(i, d)] = 1.0 + config.phrase_boost * n / total
+    return factors
 
 
 def scope_factors(views, query: str, first, config: RankingConfig) -> dict[tuple[int, int], float]:
