@@ -564,8 +564,9 @@ def _outer_marks(root: str, result: Discovery, top: str | None, prefix: str, inf
 # Quarto's caches pruned, Snakefile, Pipfile, MLproject); 16: `.rgignore`; Terraform `.tf` and CI
 # pipelines are never secret-named; Tiltfile, Caddyfile, systemd units, version pins, a config
 # template's kind; a linked worktree reads its repository's config; 17: a dotenv file's committed
-# example (`.env.example`) is read, as ini; 18: Bats tests (`.bats`), Zig's `.zon` manifests.
-RULES_VERSION = 18
+# example (`.env.example`) is read, as ini; 18: Bats tests (`.bats`), Zig's `.zon` manifests; 19: MSBuild
+# project files (`.csproj`, `Directory.Build.props`, ...), as XML.
+RULES_VERSION = 19
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 

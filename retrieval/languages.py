@@ -143,7 +143,10 @@ _register("yaml", CONFIG, ".yaml", ".yml")
 _register("toml", CONFIG, ".toml")
 _register("ini", CONFIG, ".ini", ".cfg", ".conf", ".properties",
           ".service", ".timer", ".socket")  # (systemd units are ini files)
-_register("xml", CONFIG, ".xml", ".xsd", ".plist", ".xaml")
+# MSBuild's project and build files are XML: C#'s target frameworks, package references and
+# `Directory.Build.props` (newtonsoft's `TargetFrameworks` was in no indexed file)
+_register("xml", CONFIG, ".xml", ".xsd", ".plist", ".xaml", ".csproj", ".fsproj", ".vbproj", ".vcxproj", ".proj",
+          ".props", ".targets", ".nuspec", ".slnx")
 _register("nix", CONFIG, ".nix")
 _register("hcl", CONFIG, ".tf", ".hcl", ".tfvars")
 

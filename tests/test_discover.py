@@ -434,6 +434,18 @@ def test_bats_tests_and_zig_package_manifests_are_found(make_tree):
     assert found == {"test/plugins.bats": ("bash", "code"), "build.zig.zon": ("zig", "config")}
 
 
+def test_msbuild_project_files_are_found_as_xml_configuration(make_tree):
+    """newtonsoft's `TargetFrameworks` was in no indexed file: `.csproj` and `Directory.Build.props`
+    were skipped as files of no known type, so a C# project's build questions had no answer."""
+    project = '<Project Sdk="Microsoft.NET.Sdk">\n  <PropertyGroup>\n    <TargetFrameworks>net8.0</TargetFrameworks>\n'
+    root = make_tree({"Src/Demo/Demo.csproj": project + "  </PropertyGroup>\n</Project>\n",
+                      "Directory.Build.props": "<Project>\n  <PropertyGroup><LangVersion>latest</LangVersion></PropertyGroup>\n</Project>\n",
+                      "eng/Demo.targets": "<Project>\n  <Target Name=\"Pack\" />\n</Project>\n"})
+    found = {f.path: (f.language, f.kind) for f in discover_files(str(root))}
+    assert found == {"Src/Demo/Demo.csproj": ("xml", "config"), "Directory.Build.props": ("xml", "config"),
+                     "eng/Demo.targets": ("xml", "config")}
+
+
 def test_skip_counts_only_count_files_that_would_otherwise_be_indexed(make_tree):
     # `.env` and `app.sqlite` are no source file: never indexed, so not news worth a count.
     root = make_tree({".env": "A=1\n", "app.sqlite": "x", "credentials.json": "{}\n", "main.py": "x = 1\n",
