@@ -681,6 +681,9 @@ def _definition(node, captures) -> Definition | None:
         return Definition(display, display, "test", node.start_point[0], end_row(node), node.start_point[0],
                           (node.start_byte, node.end_byte))
     if node_type == "function_definition":
+        head = _annotation_head(node)
+        if head is not None:
+            return _annotated_function(*head, node)
         test = _macro_test(node) or _attributed_class(node)
         if test is not None:
             return test
@@ -730,6 +733,8 @@ def _definition(node, captures) -> Definition | None:
                 and any(c.type == "keyword_declare" for c in node.parent.children):
             return None  # a variable a SQL function DECLAREs
         name_node = _name_node(node)
+        if node_type == "function_definition" and name_node is not None:
+            name_node = _annotated_name(node, name_node)
         kind = _KINDS.get(node_type, "")
         if name_node is None and node_type in _NAMED_BY_CHILD:
             name_node = _child_name(node)
@@ -748,14 +753,19 @@ def _definition(node, captures) -> Definition | None:
     if kind == "constant" and _binds_import(span_node):
         return None
     display = node_text(name_node).strip()
+    if name_node.type == "qualified_identifier" and " " in display:
+        # `CordRep* absl_nonnull Cord::TakeRep()`: a nullability macro read as the first scope,
+        # the real one in an ERROR after it (the scope path was `absl_nonnull Cord::TakeRep`)
+        misread = next((c for c in name_node.named_children if c.type == "ERROR"), None)
+        if misread is not None:
+            display = node_text(name_node)[misread.start_byte - name_node.start_byte:].strip() \
+                if name_node.text.isascii() else display
     if "\n" in display or len(display) > 120:
         return None
     # A shell or PowerShell function's name is all of it (`_bash-it-component-help`, `git::status`,
     # `Remove-ExpiredBackup`), as the definition patterns read it.
     # A Lisp's symbol too (`my-mode-setup`).
-    name = _last_word(display) if name_node.type not in ("identifier", "type_identifier", "simple_identifier",
-                                                         "constant", "name", "variable", "word",
-                                                         "function_name", "symbol") else display
+    name = _last_word(display) if name_node.type not in _IDENTIFIERS_PLAIN else display
     if name in ("operator", "operator!"):
         # C++'s `operator==`: the symbol is the name (`operator` alone named every operator of a
         # class, and `operator!=` came out as `operator!`); a conversion (`operator bool`) stays `operator`.
@@ -789,6 +799,66 @@ def _definition(node, captures) -> Definition | None:
 
 
 _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
+_MACRO_CALL = re.compile(r"[A-Z][A-Z0-9_]*\([^;{}]*\)")
+_ANNOTATED_HEADS = frozenset({"field_declaration", "declaration", "expression_statement", "ERROR"})
+# The end of a function's head: its (qualified) name, its parameters, its qualifiers
+_DECLARED_HEAD = re.compile(r"(~?[A-Za-z_]\w*(?:::~?[A-Za-z_]\w*)*)\s*\((?:[^();{}]|\([^();{}]*\))*\)"
+                            r"(?:\s*(?:const|noexcept|override|final|volatile|&&|&))*\s*\Z")
+# Name nodes that are the name whole (a qualified one's name is its last word)
+_IDENTIFIERS_PLAIN = frozenset({"identifier", "type_identifier", "simple_identifier", "constant", "name", "variable",
+                                "word", "function_name", "symbol"})
+
+
+def _annotation_head(node):
+    """C++'s `void ReaderLock() ABSL_SHARED_LOCK_FUNCTION() { ... }`: the grammar reads the
+    annotation macro after the parameters as a function of that name holding the body, and the
+    head before it as a node of its own (a declaration, an expression, an ERROR), unended, on the
+    same line or the one before. (head node, its name as written), else None."""
+    declarator = node.child_by_field_name("declarator")
+    if node.child_by_field_name("type") is not None or declarator is None or declarator.type != "function_declarator":
+        return None
+    macro = declarator.child_by_field_name("declarator")
+    if macro is None or macro.type != "identifier" or not _MACRO_NAME.fullmatch(node_text(macro)):
+        return None
+    head, row = node.prev_named_sibling, node.start_point[0]
+    # (More annotations before this one read as calls: `ABSL_UNLOCK_FUNCTION(mutex)`, unended.)
+    while head is not None and head.type == "expression_statement" and row - head.end_point[0] <= 1 \
+            and _MACRO_CALL.fullmatch(node_text(head).strip()):
+        head, row = head.prev_named_sibling, head.start_point[0]
+    if head is None or head.type not in _ANNOTATED_HEADS or row - head.end_point[0] > 1:
+        return None
+    found = _DECLARED_HEAD.search(node_text(head))
+    if found is None or _MACRO_NAME.fullmatch(found.group(1).rsplit("::", 1)[-1]):
+        return None  # ended (`;`), or no declarator's head (`int* p ABSL_PT_GUARDED_BY(mu){nullptr}`)
+    return head, found.group(1)
+
+
+def _annotated_function(head, display: str, node) -> Definition | None:
+    """The function an annotated head and its body define (`_annotation_head`), named by the head."""
+    name = display.rsplit("::", 1)[-1]
+    start = head.start_point[0]
+    if head.parent is not None and wraps(head.parent):
+        start = head.parent.start_point[0]
+    return Definition(name, display if display != name else name, "function", start, end_row(node),
+                      head.end_point[0], (head.start_byte, node.end_byte))
+
+
+def _annotated_name(node, name_node):
+    """C++'s `inline void lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() {`, read as a function named by the
+    annotation macro with the real declarator in an ERROR before it: that declarator's name, else
+    name_node."""
+    if not _MACRO_NAME.fullmatch(node_text(name_node)):
+        return name_node
+    for child in node.named_children:
+        if child.start_byte >= name_node.start_byte:
+            break
+        if child.type == "ERROR":  # (`lock()` is an init_declarator to the grammar as often)
+            declarator = next((c for c in child.named_children if c.type in ("function_declarator", "init_declarator")),
+                              None)
+            inner = declarator.child_by_field_name("declarator") if declarator is not None else None
+            if inner is not None and inner.type in _IDENTIFIERS:
+                return inner
+    return name_node
 
 
 def _macro_test(node) -> Definition | None:

@@ -1596,6 +1596,31 @@ def test_a_c_function_pointer_typedef_and_a_cpp_template_member_define_their_own
     assert {"push", "find"} <= defined(chunks) and not {"Box", "Map"} & defined(chunks)
 
 
+def test_a_cpp_function_annotated_after_its_parameters_is_named_by_its_declarator():
+    """abseil's `void ReaderLock() ABSL_SHARED_LOCK_FUNCTION() { ... }` reads as a function named by
+    the annotation holding the body: `Mutex::ReaderLock` found a method `ABSL_SHARED_LOCK_FUNCTION`
+    second, and `SpinLock::lock` none. A variable annotated so is no function and no test."""
+    text = ("namespace absl {\nclass Mutex {\n public:\n"
+            "  void ReaderLock() ABSL_SHARED_LOCK_FUNCTION() { lock_shared(); }\n"
+            "  inline void lock() ABSL_EXCLUSIVE_LOCK_FUNCTION() {\n    Slow();\n  }\n"
+            "  ~Mutex() ABSL_UNLOCK_FUNCTION() {\n    Release();\n  }\n"
+            "  void Plain() { x(); }\n};\n\n"
+            "std::vector<Info>& get_info()\n    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex) {\n  return *info;\n}\n\n"
+            "void Update() ABSL_UNLOCK_FUNCTION(mutex)\n    ABSL_LOCKS_EXCLUDED(Sites()) {\n  Sites().unlock();\n}\n\n"
+            "std::vector<Info>* info ABSL_GUARDED_BY(mutex)\n    ABSL_PT_GUARDED_BY(mutex){nullptr};\n\n"
+            "inline CordRep* absl_nonnull Cord::TakeRep() const& {\n  return rep_;\n}\n}  // namespace absl\n")
+    chunks = chunks_of(text, "mutex.h", "cpp", TINY)
+    assert_verbatim(text, chunks)
+    for symbol, context, line in [("ReaderLock", "absl.Mutex.ReaderLock", 4), ("lock", "absl.Mutex.lock", 5),
+                                  ("Plain", "absl.Mutex.Plain", 11), ("get_info", "absl.get_info", 14),
+                                  ("Update", "absl.Update", 19), ("TakeRep", "absl.Cord::TakeRep", 27)]:
+        chunk = by_symbol(chunks, symbol)
+        assert (chunk.context, chunk.start_line) == (context, line), symbol
+    assert by_symbol(chunks, "ReaderLock").chunk_kind == by_symbol(chunks, "lock").chunk_kind == "method"
+    assert not {name for name in defined(chunks) if name.startswith("ABSL_")}
+    assert not [c for c in chunks if c.chunk_kind == "test"]
+
+
 def test_a_cpp_class_whose_head_holds_macros_is_that_class():
     """`class ABSL_LOCKABLE ABSL_ATTRIBUTE_WARN_UNUSED Mutex {` reads as a function to the grammar:
     it was `function ABSL_ATTRIBUTE_WARN_UNUSED`, and `class Mutex` found nothing."""
