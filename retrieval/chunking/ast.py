@@ -556,11 +556,24 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
         first = prev[1]  # (a head nested in a head, `if a:` over `if b:`, goes down with it)
         while first - 1 > prev[0] and (_OPENS_BLOCK.search(lines[first - 1]) or _COMMENT_LINE.match(lines[first - 1])):
             first -= 1
+        # A head over several lines goes whole or not at all: `) -> list[np.ndarray]:` closing a
+        # signature went down alone, and the piece before ended inside its parameter list.
+        opened = first
+        while first > prev[0] and _unclosed(lines, first, prev[1]):
+            first -= 1
+        if first < opened and off[first] - off[prev[0]] < min_span:
+            continue  # (it would leave a class's header line alone: the head stays where it starts)
         if first > prev[0] and fits(first, cur[1], budget + min_span) and not starts_on(cur[0]):
             prev[1], cur[0] = first - 1, first
             while prev[1] > prev[0] and not lines[prev[1]].strip():
                 prev[1] -= 1
     return moved
+
+
+def _unclosed(lines: list[str], a: int, b: int) -> bool:
+    """Whether rows a..b close more brackets than they open (a head's last lines, its opening above)."""
+    text = "".join(lines[a:b + 1])
+    return sum(text.count(c) for c in ")]") > sum(text.count(c) for c in "([")
 
 
 # A module header naming the module, in languages whose file says its own name (Haskell's and

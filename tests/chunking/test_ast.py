@@ -1621,6 +1621,22 @@ def test_a_cpp_function_annotated_after_its_parameters_is_named_by_its_declarato
     assert not [c for c in chunks if c.chunk_kind == "test"]
 
 
+def test_a_signature_over_several_lines_stays_whole_in_one_chunk():
+    """model2vec's `def encode_as_sequence(` took eight lines of parameters; its last line,
+    `) -> list[np.ndarray] | np.ndarray:`, opens the body, and went down alone to the docstring's
+    chunk: the first chunk was parameters without a return type or a body."""
+    params = "".join(f"        option_{i}: int = {i},\n" for i in range(8))
+    doc = "".join(f"        Line {i} of a long docstring about encoding sentences as sequences.\n" for i in range(16))
+    body = "".join(f"        value_{i} = self.step_{i}(sentences)\n" for i in range(20))
+    text = (f"class StaticModel:\n    def encode_as_sequence(\n        self,\n{params}"
+            f"    ) -> list[np.ndarray] | np.ndarray:\n        \"\"\"\n{doc}        \"\"\"\n{body}        return value_0\n")
+    chunks = chunks_of(text, "model.py", "python", ChunkingPolicy(code=1500))
+    assert_verbatim(text, chunks)
+    closing = text.splitlines().index("    ) -> list[np.ndarray] | np.ndarray:") + 1
+    head = next(c for c in chunks if c.start_line <= 2 <= c.end_line)
+    assert head.end_line >= closing, [(c.start_line, c.end_line) for c in chunks]
+
+
 def test_a_cpp_class_whose_head_holds_macros_is_that_class():
     """`class ABSL_LOCKABLE ABSL_ATTRIBUTE_WARN_UNUSED Mutex {` reads as a function to the grammar:
     it was `function ABSL_ATTRIBUTE_WARN_UNUSED`, and `class Mutex` found nothing."""
