@@ -397,7 +397,7 @@ def _bm25(value: str | None):
               help="lexical+ctx: send at most N chunks to the model this run (the rest later).")
 def index(root, retriever_name, force, embed_model, include, exclude, max_file_bytes, profile, bm25, reset_filters, contextualizer,
           yes, dry_run, max_chunks):
-    """Build or refresh the index of ROOT.
+    """Build or refresh the index of the root (--root DIR).
 
     --include, --exclude, --max-file-bytes, --profile and --bm25 persist: later refreshes (and the
     ones `query` makes) use them; giving one again replaces only that one; --reset-filters drops them all.
@@ -585,6 +585,12 @@ def _read_query(words: tuple[str, ...]) -> str:
         # As a file is read: a byte-order mark (Notepad's) dropped, UTF-16 behind one; else lossily
         # as UTF-8 (not read.decode_shown: `\xff\xfe` before UTF-8 words is no UTF-16 to read).
         text = decode(data)[0]  # "" for a byte-order mark alone: an empty query, not its bytes
+        if text is None and b"\x00" in data:
+            # (a NUL is no text to search for, and made ASCII read as "not UTF-8")
+            click.echo("note: the query on stdin holds NUL bytes (UTF-16 without a byte-order mark, or binary?): "
+                       "they read as spaces", err=True)
+            data = data.replace(b"\x00", b" ")
+            text = decode(data)[0]
         if text is None:
             click.echo("note: the query on stdin is not UTF-8 (nor mostly ASCII): its other bytes read as \ufffd",
                        err=True)
@@ -729,7 +735,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=
               help="How many hits to return (with --max-tokens and no --top-k: as many as fit, at most 100).")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with all results.")
 @click.option("--jsonl", "as_jsonl", is_flag=True, help="One JSON object per hit, one per line.")
-@click.option("--snippet-lines", type=click.IntRange(min=0), default=0, metavar="N", help="Include up to N lines of each hit: those holding the most of the query's words.")
+@click.option("--snippet-lines", type=click.IntRange(min=0), default=0, metavar="N", help="Include up to N lines of each hit: those holding the most of the query's words (default 0: no snippets).")
 @click.option("--expand", type=_Expand(), default=None, metavar="N|scope",
               help="Snippets of each hit with N lines before and after it, or its whole enclosing scope "
                    "(`scope`: the class around a method; treesitter hits) (implies snippets).")
@@ -775,6 +781,10 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         raise click.UsageError("-0 ends the paths -l prints: give it with -l, and not with --json or --jsonl")
     if vimgrep and (as_json or as_jsonl or paths_only):
         raise click.UsageError("--vimgrep is an output format of its own: not with --json, --jsonl or -l")
+    if paths_only and (snippet_lines or expand is not None):
+        # (they were dropped without a word: the lines asked for never came)
+        raise click.UsageError("-l prints paths alone: not with --snippet-lines or --expand (--files shows "
+                               "each file's best span, with them)")
     # With -e and no lines asked for, --vimgrep shows every line a pattern matched (as rg does);
     # under --max-tokens, one line a hit (every line priced the first hit out of the budget).
     each_match = vimgrep and bool(patterns) and not snippet_lines and expand is None and not max_tokens
@@ -1031,7 +1041,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 @main.command(short_help="Remove the index.")
 @root_option
 def clean(root):
-    """Remove ROOT's index (and nothing else)."""
+    """Remove the root's index (--root DIR), and nothing else."""
     from . import service
     from .output import shown_path
 
@@ -1160,7 +1170,7 @@ def _list_skipped(root: str, as_json: bool) -> None:
         return
     for path, reason in skipped:
         click.echo(f"{reason}\t{shown_path(path)}")
-    if not skipped and not other_types:
+    if not skipped and not other_types and not any(note.startswith("no index") for note in notes):
         click.echo("note: the index leaves out no file", err=True)
 
 

@@ -1100,6 +1100,10 @@ def open_index(
                 report = refresh(root, name, progress=progress, lock_timeout=left if manifest is not None else None)
                 if report.unreadable:  # (its ignore files not applied: from the manifest, below)
                     _note_once(notes, unread_files_note(report.unreadable))
+                if manifest is None and name == CONTEXTUAL:
+                    # (a query never buys anything: with a key set, the build's silence read as the model's contexts)
+                    _note_once(notes, f"{CONTEXTUAL} was built with offline contexts; `retrieval index --retriever "
+                                      f"{CONTEXTUAL}` asks the Anthropic model for them")
             except LockBusy:
                 # (The writer may be this process's own: an MCP server building an index for another
                 # call. Said alike for every index a consolidated query opens: said once.)
@@ -1206,6 +1210,9 @@ def search(
             absent = _absent_identifier(engine, query)
             if absent:
                 notes[-1] = NO_WORD + _did_you_mean(engine, absent) + notes[-1][len(NO_WORD):]
+        if len(notes) > said and notes[-1].startswith("no hits: no indexed text") and stale_ok:
+            # (the word may be in a file saved since: --stale-ok did not look)
+            notes[-1] += "; --stale-ok: files changed since indexing were not looked at"
     elif hits:
         absent = _absent_identifier(engine, query)
         if absent:

@@ -1107,9 +1107,12 @@ def test_status_lists_the_files_the_index_leaves_out_and_why(run, make_tree):
     listed = run("status", "--root", root, "--skipped")
     assert {"ignored\tmain.py", "ignored\tgen/"} <= set(listed.stdout.splitlines())
     assert "note: the lexical index is stale" in listed.stderr  # (gen/ is new: a refresh would look)
-    # No index: said, since the files skipped when read are not known yet.
+    # No index: said, since the files skipped when read are not known yet (and nothing else: "the
+    # index leaves out no file" after it said so of an index there is not).
     bare = make_tree({"a.py": "x = 1\n"}, name="bare")
-    assert "note: no index yet" in run("status", "--root", bare, "--skipped").stderr
+    said = run("status", "--root", bare, "--skipped").stderr
+    assert "note: no index yet" in said and "leaves out no file" not in said
+    assert run("index", "--root", bare, "--retriever", "lexical").exit_code == 0
     assert "note: the index leaves out no file" in run("status", "--root", bare, "--skipped").stderr
 
 
@@ -1166,3 +1169,38 @@ def test_status_lists_a_file_no_refresh_could_read(run, make_tree):
         done = subprocess.run([*drop, sys.executable, "-m", "retrieval", *args, "--root", str(root)],
                               capture_output=True, text=True, timeout=120, env=env, cwd=str(root.parent))
     assert done.stdout.splitlines() == ["unreadable\thid.py"], done.stderr
+
+
+def test_a_nul_byte_in_a_stdin_query_is_said_as_such_and_read_as_a_space(run, sample_repo):
+    """`printf 'parse\x00config' | retrieval query -` was told its ASCII query was "not UTF-8"."""
+    result = run("query", "--root", sample_repo, "-", "--json", input=b"parse\x00config")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["query"] == "parse config"
+    assert "holds NUL bytes" in result.stderr and "not UTF-8" not in result.stderr
+
+
+@pytest.mark.parametrize("option", [["--snippet-lines", "3"], ["--expand", "3"], ["--expand", "scope"]])
+def test_paths_alone_with_lines_asked_for_is_a_usage_error(run, sample_repo, option):
+    """`-l --snippet-lines 3` printed paths and dropped the lines without a word."""
+    result = run("query", "--root", sample_repo, "config", "-l", *option)
+    assert result.exit_code == 2 and "-l prints paths alone" in result.output and not result.stdout.strip()
+
+
+def test_an_empty_answer_with_stale_ok_says_changed_files_were_not_looked_at(run, sample_repo):
+    """A function saved after indexing, asked for with --stale-ok: "no indexed text contains a word",
+    and nothing said that the index had not been checked."""
+    assert run("index", "--root", sample_repo, "--retriever", "lexical").exit_code == 0
+    (sample_repo / "late.py").write_text("def frobnicate_widget():\n    return 42\n")
+    stale = run("query", "--root", sample_repo, "frobnicate_widget", "--stale-ok")
+    assert not stale.stdout.strip() and "--stale-ok: files changed since indexing were not looked at" in stale.stderr
+    fresh = run("query", "--root", sample_repo, "frobnicate_widget")
+    assert fresh.stdout.startswith("late.py:") and "--stale-ok" not in fresh.stderr
+
+
+def test_a_query_building_lexical_ctx_says_its_contexts_are_offline_ones(run, sample_repo, monkeypatch):
+    """With a key set, a query's build of lexical+ctx said nothing: its contexts read as the model's."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-unused")
+    first = run("query", "--root", sample_repo, "config", "--retriever", "lexical+ctx")
+    assert first.exit_code == 0 and "lexical+ctx was built with offline contexts" in first.stderr
+    again = run("query", "--root", sample_repo, "config", "--retriever", "lexical+ctx")
+    assert again.exit_code == 0 and "offline contexts" not in again.stderr

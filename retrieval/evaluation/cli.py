@@ -35,13 +35,13 @@ def _retriever_names(choice: str) -> tuple[list[str], dict[str, str]]:
 @click.argument("dataset", type=click.Path(allow_dash=True))  # missing or a directory: one error line, exit 1 (as for --root)
 @click.option("--root", type=RootPath(), default=None, metavar="DIR",
               help="The tree the dataset's paths are relative to. Default: found as for `query`.")
-@click.option("--retriever", "retriever_name", default="all", show_default=True,
+@click.option("--retriever", "retriever_name", default="all", show_default=True, metavar="NAME[,NAME...]",
               help="A retriever name, a comma list, or 'all' for every installed one but lexical+ctx (and, "
                    "with two or more, their consolidated ranking as `query --retriever all` gives it, in a row "
                    "named all).")
-@click.option("-k", "--top-k", "k", type=click.IntRange(min=1), default=10, show_default=True,
+@click.option("-k", "--top-k", "k", type=click.IntRange(min=1), default=10, show_default=True, metavar="N",
               help="Cut-off of the ranked list that is scored.")
-@click.option("--metrics", default="auto", show_default=True,
+@click.option("--metrics", default="auto", show_default=True, metavar="auto|FAMILY[,FAMILY...]",
               help="Metric families, comma separated: ndcg (span NDCG/recall/MRR), files (Acc@1/3/5, "
                    "file MRR), map (MAP, P@30). auto: ndcg, plus map for prose datasets.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object with all numbers.")

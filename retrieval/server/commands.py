@@ -46,7 +46,7 @@ class _Seconds(click.FloatRange):
 @click.option("--idle-timeout", type=_Seconds(), default=int(DEFAULT_IDLE_TIMEOUT), show_default=True,
               metavar="SECONDS", help="Exit after this long without a request (0: never).")
 def serve_command(root, stop, detach, idle_timeout):
-    """Keep ROOT's indexes open and answer `query` and `status` from a warm process (a Unix socket
+    """Keep the root's indexes (--root DIR) open and answer `query` and `status` from a warm process (a Unix socket
     in the store, this user only). `query` and `status` use it automatically."""
     from ..cli import _expected_errors, found_root
     from . import serve
