@@ -1001,6 +1001,20 @@ def test_an_edited_file_is_indexed_again_without_listing_the_tree(sample_repo, c
         assert_same_hits(service.search(str(sample_repo), query).hits, service.search(str(fresh), query).hits)
 
 
+def test_a_data_file_edited_in_place_into_a_script_is_found_by_a_thorough_check(make_tree, rewrite):
+    """`bin/deploy`, extension-less data, edited in place into a Python script: no directory changes,
+    and neither a query nor a server's check after the edit it was told of looked at it (curl's
+    1,980 extension-less test cases would cost every cold query 5 ms of stats: only the thorough
+    check a server makes after a change does)."""
+    root = _indexed(make_tree({"main.go": "package main\nfunc Main() {}\n", "bin/deploy": "just some data here\n"}))
+    rewrite(root / "bin/deploy", "#!/usr/bin/env python\ndef quokka_deploy():\n    pass\n")
+    store = layout.store_dir(str(root))
+    assert service.is_current(str(root), layout.read_manifest(store, "lexical"))  # (the documented trade-off)
+    assert not service.is_current(str(root), layout.read_manifest(store, "lexical"), thorough=True)
+    engine = service.open_index(str(root), "lexical", thorough=True)
+    assert [h.source_path for h in engine.search_detailed("quokka_deploy", 3)] == ["bin/deploy"]
+
+
 @pytest.mark.parametrize("change", ["data file gets a #! line", "script loses its #! line", "ignore file edited",
                                     "file added", "file outgrows the cap", "file shrinks under the cap",
                                     "empty script gets a #! line"])

@@ -90,7 +90,9 @@ class Warm:
             try:
                 # Not vouched for: stats every file, refreshes. Without waiting for another writer:
                 # the command itself waits (once) and says so.
-                service.open_index(self.root, name, notes=notes, wait_until=time.monotonic())
+                # Thorough: a file edited in place into a script changes no directory, and the
+                # watcher said something changed (a cold query's stat of them all is left out).
+                service.open_index(self.root, name, notes=notes, wait_until=time.monotonic(), thorough=True)
             except Exception:  # noqa: BLE001 - the command itself meets and reports the same error
                 return
             if notes:

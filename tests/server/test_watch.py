@@ -463,3 +463,27 @@ def test_a_freshen_after_a_change_hands_freed_memory_back(tmp_path, monkeypatch)
         warm.close()
         service._OPEN.clear()
     warm_module.return_freed_memory()  # (and the real one runs wherever it is)
+
+
+@linux_only
+def test_a_server_finds_a_data_file_edited_in_place_into_a_script(tmp_path):
+    """`bin/deploy`, extension-less data, edited in place into a script: the watcher said something
+    changed, the server's check (like a cold query's) stat'ed no such file and vouched for the
+    index, and queries through it never found the new function."""
+    from retrieval import service
+    from retrieval.server.warm import Warm
+
+    root = tmp_path / "repo"
+    (root / "bin").mkdir(parents=True)
+    (root / "main.go").write_text("package main\nfunc Main() {}\n")
+    (root / "bin" / "deploy").write_text("just some data here\n")
+    warm = Warm(str(root))
+    try:
+        warm.open(["lexical"])
+        with open(root / "bin" / "deploy", "r+") as fh:  # in place: no directory changes
+            fh.write("#!/usr/bin/env python\ndef quokka_deploy():\n    pass\n")
+        warm.freshen()
+        assert [h.source_path for h in service.search(str(root), "quokka_deploy").hits] == ["bin/deploy"]
+    finally:
+        warm.close()
+        service._OPEN.clear()
