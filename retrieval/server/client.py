@@ -34,8 +34,12 @@ ENV_PER_CALL = {"RETRIEVAL_RETRIEVER", "NO_COLOR", "FORCE_COLOR", "TERM", "RETRI
 # Not ours, but they decide what a command does: git's per-user ignore file is found through them
 # (`~/.config/git/ignore`, core.excludesFile in `~/.gitconfig`, or in the files GIT_CONFIG_GLOBAL and
 # GIT_CONFIG_SYSTEM name; retrieval.discover reads the same), and `~` is the home a root is refused
-# at. A caller whose differ runs the command itself.
-ENV_SHARED = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM")
+# at; and where models, their caches and Java are found (`--embed-model NAME` in a Hugging Face
+# cache, the embedding cache under XDG_CACHE_HOME, pi-serini's JVM). A caller whose differ runs the
+# command itself.
+ENV_SHARED = ("HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM", "GIT_CONFIG_NOSYSTEM",
+              "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "SENTENCE_TRANSFORMERS_HOME",
+              "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "JAVA_HOME")
 COMMANDS = ("query", "status")
 # `query`'s options that take no value (a test keeps this equal to the command's): knowing them, the
 # client can tell `query - --json` (the query on stdin) from `query words --path -`.

@@ -91,6 +91,12 @@ def serve_command(root, stop, detach, idle_timeout):
             if info.get("already") and not serves_here(info, asked=False):
                 # It looked ready, and every query from here quietly ran without it.
                 click.echo(f"note: {NOT_HERE}; `retrieval serve --stop` first to serve this shell", err=True)
+            elif info.get("already") and click.get_current_context().get_parameter_source("idle_timeout") \
+                    != click.core.ParameterSource.DEFAULT and info.get("idle_timeout") != idle_timeout:
+                # (the timeout asked for was dropped without a word: a server kept for ever, or not)
+                running = info.get("idle_timeout")
+                click.echo(f"note: that server's --idle-timeout is {_said_timeout(running)}, not "
+                           f"{_said_timeout(idle_timeout)}; `retrieval serve --stop` first to change it", err=True)
         else:
             reason = serve.run(root, idle_timeout)
     except serve.AlreadyRunning as exc:
@@ -146,3 +152,9 @@ def mcp_command(root):
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     mcp.run(root, refusal, found.reason)
+
+
+def _said_timeout(seconds) -> str:
+    if not isinstance(seconds, (int, float)):
+        return "unknown"
+    return "0 (never)" if not seconds else f"{seconds:g} s"

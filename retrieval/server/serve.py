@@ -405,7 +405,7 @@ class Server:
 
     def _freshen(self) -> None:
         try:
-            self.warm.freshen()
+            self.warm.freshen(embedding=False)
         except Exception:  # noqa: BLE001 - the next query checks again; the server goes on
             self.warm.dirty = False
             self.say("refresh failed:\n" + traceback.format_exc())

@@ -54,13 +54,16 @@ class Warm:
 
         return [name for store, name in list(service._OPEN) if store == self.store]
 
-    def freshen(self, names=None) -> None:
+    def freshen(self, names=None, embedding: bool = True) -> None:
         """Make the open indexes of the root current and vouched for, as of now: those named (a
-        command's, before it runs), or every one, those that embed text last. Any other one a change
+        command's, before it runs), or every one, those that embed text last (with `embedding`
+        False, none of those: the server's own freshen between requests). Any other one a change
         left unvouched is checked by the command that opens it, as a cold one would check it, or
         by the next freshen of all (`behind`): after a branch switch a lexical query waited for
         hybrid to embed hundreds of chunks again, and a client that gave up on it found the store
-        locked and answered from the old branch for minutes."""
+        locked and answered from the old branch for minutes. Between requests, an embedding index
+        is left to the command asking for it: re-embedding a batch of edits held the one request
+        loop for minutes, and every lexical query in them waited 10 s and answered stale."""
         from .. import service
 
         changed = self.watcher.changed() or self.dirty
@@ -69,7 +72,7 @@ class Warm:
         if changed:
             for name in open_names:
                 service.VOUCHED.pop((self.store, name), None)
-        wanted = [n for n in open_names if names is None or n in names]
+        wanted = [n for n in open_names if (names is None or n in names) and (embedding or not _embeds(n))]
         for name in sorted(wanted, key=_embeds):  # (stable: lexical first, as opened)
             if (self.store, name) not in service.VOUCHED:
                 self._validate(name)
@@ -77,7 +80,7 @@ class Warm:
         # never does, another writer holds the store) waits for the next change, or the server's
         # loop would run without pause (15,000 freshens in 8 s).
         self.behind = names is not None and any((self.store, n) not in service.VOUCHED
-                                                for n in open_names if n not in wanted)
+                                                for n in open_names if n not in wanted and not _embeds(n))
         if changed and time.monotonic() - self.trimmed >= TRIM_INTERVAL:  # (a poll watcher's "changed" is every time)
             self.trimmed = time.monotonic()
             return_freed_memory()

@@ -189,6 +189,20 @@ def test_a_caller_with_another_git_configuration_runs_the_command_itself(make_tr
     assert [h["path"] for h in json.loads(other.stdout)["results"]] == ["keep.py"]
 
 
+@pytest.mark.parametrize("variable", ["HF_HOME", "XDG_CACHE_HOME", "JAVA_HOME"])
+def test_a_caller_finding_models_caches_or_java_elsewhere_runs_the_command_itself(make_tree, serve, tmp_path,
+                                                                                   variable):
+    """`HF_HOME=... query --embed-model probe/tiny` through a server started without it: the server
+    looked in its own Hugging Face cache and said the model was in none (a cold run found it)."""
+    root = make_tree({"keep.py": "def zqkeep():\n    pass\n"})
+    serve(root)
+    argv = ["query", "--root", root, "zqkeep", "--json"]
+    assert answered_by_server(cli(*argv))
+    other = cli(*argv, env_extra={variable: str(tmp_path / "elsewhere")})
+    assert not answered_by_server(other), other.stderr
+    assert [h["path"] for h in json.loads(other.stdout)["results"]] == ["keep.py"]
+
+
 def test_while_another_writer_holds_the_store_a_served_answer_is_stale_with_the_note_and_current_after(
         sample_repo, serve, monkeypatch):
     """The server vouched for the previous snapshot it fell back to: its answer had no note and no
@@ -575,6 +589,22 @@ def test_serve_detach_when_a_server_already_answers_says_so_and_succeeds(sample_
     assert again.returncode == 0
     assert strip_probe(again.stderr) == f"already serving {sample_repo} (pid {pid})\n".encode()
     assert client.probe(client.store_dir(str(sample_repo)))["pid"] == pid
+
+
+def test_serve_detach_asking_another_idle_timeout_of_a_running_server_says_it_keeps_its_own(sample_repo, serve):
+    """`serve --detach --idle-timeout 5` beside a server that never idles out said "already serving"
+    and nothing else: the timeout asked for was dropped without a word."""
+    pid = serve(sample_repo)
+    running = client.probe(client.store_dir(str(sample_repo)))["idle_timeout"]
+    other = 7 if running != 7 else 11
+    again = cli("serve", "--detach", "--root", sample_repo, "--idle-timeout", str(other), server=False)
+    assert again.returncode == 0
+    assert strip_probe(again.stderr).decode().splitlines() == [
+        f"already serving {sample_repo} (pid {pid})",
+        f"note: that server's --idle-timeout is {'0 (never)' if not running else f'{running:g} s'}, not "
+        f"{other} s; `retrieval serve --stop` first to change it"]
+    same = cli("serve", "--detach", "--root", sample_repo, "--idle-timeout", f"{running:g}", server=False)
+    assert strip_probe(same.stderr).decode().splitlines() == [f"already serving {sample_repo} (pid {pid})"]
 
 
 def test_serve_detach_and_status_say_when_the_running_server_would_not_serve_this_shell(sample_repo, serve):

@@ -487,3 +487,29 @@ def test_a_server_finds_a_data_file_edited_in_place_into_a_script(tmp_path):
     finally:
         warm.close()
         service._OPEN.clear()
+
+
+def test_the_server_s_own_freshen_leaves_embedding_indexes_to_the_command_asking_for_them(tmp_path, monkeypatch):
+    """After a batch of edits, the freshen between requests re-embedded hybrid's changed chunks in
+    the one request loop: every lexical query in those minutes waited 10 s and answered stale."""
+    from retrieval import service
+    from retrieval.server import warm as warm_module
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    warm = warm_module.Warm(str(tmp_path))
+    validated = []
+    monkeypatch.setattr(warm, "open_names", lambda: ["lexical", "hybrid"])
+    monkeypatch.setattr(warm, "_validate", validated.append)
+    monkeypatch.setattr(warm.watcher, "changed", lambda: True)
+    try:
+        warm.freshen(embedding=False)  # between requests
+        assert validated == ["lexical"] and not warm.behind  # (not behind: the loop would spin on it)
+        warm.freshen(["lexical"])  # a lexical query's
+        assert validated == ["lexical", "lexical"] and not warm.behind
+        warm.freshen(["hybrid"])  # a hybrid query's: it waits for its own index, as a cold one would
+        assert validated[-1] == "hybrid"
+        warm.freshen()  # all (`--retriever all`, the server's start)
+        assert validated[-2:] == ["lexical", "hybrid"]
+    finally:
+        warm.close()
+        service._OPEN.clear()
