@@ -154,9 +154,19 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
     keyword = keyword if symbol is not None else ""
     # (A pasted stack frame's paths are no sentence: its frames say where to look.)
     phrase = phrase_pairs(query) if symbol is None and not long and not frames and config.phrase_boost else ()
+    if len(phrase) < min(config.phrase_pairs, config.phrase_whole_pairs):
+        phrase = ()
+    if symbol is not None and not path and config.phrase_boost and _HYPHENATED.search(symbol) \
+            and file_query_stem(query) is None:
+        # `tokio-rt-worker`, a thread's name in a string: its words one after another, as a string
+        # writes them, whole (its two pairs; a sentence needs three). As words, tokio's every file
+        # held them, and the three lines saying it were not among the first hundred hits.
+        phrase = phrase_pairs(symbol)
+        for term in phrase:
+            weights[term] = weights.get(term, 0.0) + config.definition_weight
     return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query),
                      keyword, keyword_languages(keyword) if keyword else frozenset(),
-                     phrase if len(phrase) >= min(config.phrase_pairs, config.phrase_whole_pairs) else (),
+                     phrase,
                      tuple(parts[:-1]) if parts and symbol.rstrip("!?'") == parts[-1].rstrip("!?'") else (),
                      queried_file_name(query) if symbol is not None else "")
 

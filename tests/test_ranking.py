@@ -917,6 +917,17 @@ def test_a_file_name_with_two_dots_asked_by_name_ranks_its_file_first():
     assert name_prior("lib/Foo.Bar.cs", "FooBar", set(), config) == 1.0
 
 
+def test_a_hyphenated_name_in_a_string_is_found_where_it_is_written_whole():
+    """tokio's default thread name `tokio-rt-worker` is a string in three lines of builder.rs, and its
+    words are in every other file: those lines were not among the first hundred hits for it."""
+    docs = [doc("runtime/builder.rs", 'fn default() -> Self {\n    thread_name: Arc::new(|| "tokio-rt-worker".into()),\n}\n',
+                language="rust")]
+    docs += [doc(f"runtime/worker{i}.rs", f"// the tokio rt worker {i}: a worker of the rt\nfn worker_{i}(rt: &Rt) {{\n"
+                 "    tokio::spawn(rt.worker());\n}\n", language="rust") for i in range(8)]
+    assert ranked_paths(docs, "tokio-rt-worker")[0] == "runtime/builder.rs"
+    assert ranked_paths(docs, "tokio-rt-worker", phrase_boost=0)[0] != "runtime/builder.rs"  # (discriminating)
+
+
 def test_a_query_naming_a_docs_page_a_test_or_a_config_file_ranks_that_file_first():
     """`README.md`, `conftest.py`, `docs/guide.md:3` name a file whatever it is: as a bare identifier
     names code, docs and tests got no file-name boost, and click's `pyproject.toml`, which says
