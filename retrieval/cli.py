@@ -356,12 +356,12 @@ def _bm25(value: str | None):
     try:
         k1, b = (float(part) for part in value.split(","))
     except ValueError:
-        raise click.BadParameter("expected K1,B such as 0.9,0.4", param_hint="--bm25")
+        raise click.BadParameter("expected K1,B such as 0.9,0.4", param_hint="'--bm25'")
     # k1 scales term frequency and b the length normalisation: outside these ranges scores turn
     # negative, infinite or NaN, and the ranking with them.
     if not (0 <= k1 <= 100 and 0 <= b <= 1):  # also false for NaN
         raise click.BadParameter(f"{value!r}: K1 must be between 0 and 100 and B between 0 and 1",
-                                 param_hint="--bm25")
+                                 param_hint="'--bm25'")
     return (k1, b)
 
 

@@ -326,5 +326,5 @@ def files_without_identifier(root: str, paths: list[str], query: str) -> str | N
     held = sum(1 for path in paths if spelled.search(current_text(root, path) or ""))
     if held == len(paths):
         return None
-    return (f"{held} of the {len(paths)} files listed hold {name} (in any naming style); the others only share "
+    return (f"{held} of the {len(paths)} files listed {'holds' if held == 1 else 'hold'} {name} (in any naming style); the others only share "
             f"parts of it (-e {shell_word(name)} lists only files holding it as written)")

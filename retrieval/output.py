@@ -196,7 +196,10 @@ def shown_path(path: str) -> str:
     if path.isprintable() and ("\\" not in path or os.sep == "\\"):
         return path
     # Backslashes too: a name holding a real backslash and `n` never prints as one holding a newline.
+    # A byte a name holds that is not UTF-8 (a lone surrogate, as the file system gives it) as that
+    # byte, `\xff`, not as Python's `\udcff`.
     return "".join("\\\\" if c == "\\" else c if c.isprintable() or c == " "
+                   else f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff"
                    else c.encode("unicode_escape").decode("ascii") for c in path)
 
 

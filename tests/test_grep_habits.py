@@ -469,8 +469,8 @@ def test_files_listed_for_an_identifier_that_do_not_hold_it_are_counted_in_a_not
     assert len(listed.stdout.split()) == 4
     assert ("note: 3 of the 4 files listed hold CONTEXT_MISSING_ERROR (in any naming style); the others only share "
             "parts of it (-e CONTEXT_MISSING_ERROR lists only files holding it as written)") in listed.stderr
-    assert "files listed hold" not in run("query", "--root", root, "CONTEXT_MISSING_ERROR", "-l", "-k", "2").stderr
-    assert "files listed hold" not in run("query", "--root", root, "CONTEXT_MISSING_ERROR", "-l", "-k", "4",
+    assert "files listed ho" not in run("query", "--root", root, "CONTEXT_MISSING_ERROR", "-l", "-k", "2").stderr
+    assert "files listed ho" not in run("query", "--root", root, "CONTEXT_MISSING_ERROR", "-l", "-k", "4",
                                           "-e", "CONTEXT").stderr
 
 

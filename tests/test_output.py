@@ -246,3 +246,12 @@ def test_a_focused_cut_of_longer_lines_shows_fewer_of_them():
     snippets = {h.docid: Snippet(10, 29, text)}
     within_budget([h], snippets, 24 + 5, focus=frozenset({"quokka"}))  # 20 characters: one such line
     assert snippets[h.docid] == Snippet(25, 25, "quokka found here\n")
+
+
+def test_a_path_byte_that_is_not_utf8_is_shown_as_that_byte():
+    """`--root $'/tmp/\xff'` was said as `/tmp/\udcff`, Python's surrogate, in the error line."""
+    from retrieval.output import shown_path
+
+    assert shown_path("/tmp/\udcff") == "/tmp/\\xff"
+    assert shown_path("/tmp/\\xff") == "/tmp/\\\\xff"  # a name holding a backslash and `xff` prints apart
+    assert shown_path("caf\u00e9") == "caf\u00e9"  # printable: as it is

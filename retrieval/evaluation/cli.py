@@ -65,8 +65,16 @@ def eval_command(dataset, root, retriever_name, k, metrics, as_json, per_query, 
         raise _fail(exc)
 
     def note_skipped():
+        from ..retrievers.base import get_spec, not_installed
+
+        # Those whose extras are missing in one line with one command, as `index` says them (four
+        # lines here said the torch command twice); any other reason (a model gone) on its own.
+        uninstalled = [name for name in skipped if get_spec(name).missing()]
         for name, reason in skipped.items():
-            click.echo(f"skipped {name}: {reason}", err=True)
+            if name not in uninstalled:
+                click.echo(f"skipped {name}: {reason}", err=True)
+            elif name == uninstalled[0]:
+                click.echo(not_installed(uninstalled), err=True)
 
     if not names:
         if len(skipped) == 1:  # the one asked for: its reason is the error, as `query` gives it

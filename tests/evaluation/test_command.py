@@ -96,8 +96,9 @@ def test_eval_prose_dataset_reports_map(make_tree, tmp_path):
 
 
 def _errors(result) -> str:
-    """stderr without the "skipped NAME: reason" line of each registered retriever not installed."""
-    return "".join(line for line in result.stderr.splitlines(keepends=True) if not line.startswith("skipped "))
+    """stderr without the line naming the registered retrievers not installed (and any other skip)."""
+    return "".join(line for line in result.stderr.splitlines(keepends=True)
+                   if not line.startswith("skipped ") and ": skipped (not installed here: " not in line)
 
 
 def test_an_eval_error_names_a_dataset_or_root_with_a_newline_in_its_name_whole(make_tree, tmp_path):
@@ -194,7 +195,7 @@ def test_uninstalled_retrievers_are_skipped_and_named(make_tree, tmp_path, monke
     ds = _dataset(tmp_path, [{"query": "QuuxRegistry", "relevant": ["pkg/beta.py"]}])
     result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--json"])
     assert result.exit_code == 0, result.output
-    assert "skipped fancy: the 'fancy' retriever needs no_such_module_zz" in result.stderr
+    assert "fancy: skipped (not installed here: " in result.stderr and "[fancy]" in result.stderr
     data = json.loads(result.stdout)
     from retrieval.service import available_retrievers
 
@@ -344,3 +345,22 @@ def test_all_in_a_list_of_retrievers_is_a_usage_error_that_says_it_stands_alone(
     result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical,all"])
     assert result.exit_code == 2
     assert "'all' (every installed retriever) stands alone" in _errors(result)
+
+
+def test_retrievers_eval_cannot_run_for_missing_extras_are_said_in_one_line(make_tree, tmp_path, monkeypatch):
+    """A core-only installation said four `skipped NAME: ...` lines, the torch command twice in them;
+    `index` says one line with one command."""
+    from retrieval.extras import EXTRAS
+    from retrieval.retrievers.base import REGISTRY, RetrieverSpec
+
+    monkeypatch.setitem(EXTRAS, "fancy", ("no_such_module_zz",))
+    monkeypatch.setitem(EXTRAS, "plush", ("no_such_module_yy",))
+    monkeypatch.setitem(REGISTRY, "fancy", RetrieverSpec("fancy", "nowhere:Nothing", extras=("fancy",)))
+    monkeypatch.setitem(REGISTRY, "plush", RetrieverSpec("plush", "nowhere:Nothing", extras=("plush", "fancy")))
+    root = make_tree(FILES)
+    ds = _dataset(tmp_path, [{"query": "QuuxRegistry", "relevant": ["pkg/beta.py"]}])
+    result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical,fancy,plush"])
+    assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines() if "skipped" in line]
+    assert len(lines) == 1 and lines[0].startswith("fancy, plush: skipped (not installed here: "), lines
+    assert lines[0].count("[fancy,plush]") == 1
