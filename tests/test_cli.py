@@ -1237,7 +1237,7 @@ def test_status_of_a_root_named_with_a_newline_and_a_byte_that_is_not_utf8_stays
                           capture_output=True, env=env).returncode == 0
     text = subprocess.run(command, capture_output=True, env=env)
     first = text.stdout.decode("utf-8").splitlines()[0]
-    assert first.startswith("root: ") and first.endswith("a\\nb\\udcff (given with --root)"), first
+    assert first.startswith("root: ") and first.endswith("a\\nb\\xff (given with --root)"), first
     listing = subprocess.run([*command, "--json"], capture_output=True, env=env)
     payload = json.loads(listing.stdout.decode("utf-8"))  # strict UTF-8: no raw byte 0xff in it
     assert os.fsencode(payload["root"]) == root
