@@ -251,10 +251,12 @@ def file_query_stem(query: str) -> str | None:
 
 def queried_file_name(query: str) -> str:
     """The lower-case name of the file a query names by its name or path (`readme.md` of
-    `README.md`, `conftest.py` of `tests/conftest.py:12`); '' when it names none."""
-    if file_query_stem(query) is None:
+    `README.md`, `conftest.py` of `tests/conftest.py:12`, a well-known name as written: `Makefile`,
+    `go.mod`); '' when it names none."""
+    name = _LINE_SUFFIX.sub("", query.strip()).rsplit("/", 1)[-1]
+    if file_query_stem(query) is None and name not in languages.DEFAULT_BASENAMES:
         return ""
-    return _LINE_SUFFIX.sub("", query.strip()).rsplit("/", 1)[-1].lower()
+    return name.lower()
 
 
 def is_path_query(query: str) -> bool:
@@ -797,18 +799,23 @@ def rank_candidates(candidates, plan, config: RankingConfig, definers: dict[str,
     candidates = list(candidates)
     owner = _squash(plan.owners[-1]) if plan.owners else ""
     owner_files = bool(owner) and any(file_name_words(path)[0] == owner for _v, path, _k, _i in candidates)
+    # A file-name query's docs page, test or example gets the name's prior only when no source
+    # file among the candidates is so named (trpc's five `examples/*/router.ts` before its own).
+    named_source = bool(plan.file_name) and any(
+        path.rsplit("/", 1)[-1].lower() == plan.file_name and name_prior(path, plan.symbol, set(), config, kind) > 1.0
+        for _v, path, kind, _i in candidates)
     for value, path, kind, item in candidates:
         if kind == "docs":
             docs_paths.add(path)
+        factor = path_prior(path, kind, plan.asked, config, plan.long, path in generated)
         if plan.file_name and path.rsplit("/", 1)[-1].lower() == plan.file_name:
             # `README.md`, `conftest.py`, `docs/why.md` ask for that file, whatever it is: as a
-            # bare identifier it names code, and a docs page or a test waited behind the
-            # configuration that mentions it (click's `pyproject.toml` came first for `README.md`).
-            factor = name_prior(path, plan.symbol, terms, config, "code", file_named=True)
-        else:
-            factor = path_prior(path, kind, plan.asked, config, plan.long, path in generated)
-            if not (plan.keyword or plan.owners) or defining is None or path in defining:
-                factor *= name_prior(path, plan.symbol, terms, config, kind, plan.owners, owner_files)
+            # bare identifier names code, a docs page or a test got no file-name prior (and
+            # service.first_hits puts the files so named first); among several so named, a
+            # test or an example still ranks below the source.
+            factor *= name_prior(path, plan.symbol, terms, config, kind, file_named=not named_source)
+        elif not (plan.keyword or plan.owners) or defining is None or path in defining:
+            factor *= name_prior(path, plan.symbol, terms, config, kind, plan.owners, owner_files)
         if plan.keyword_languages and languages is not None and languages.get(path) not in plan.keyword_languages:
             factor *= config.keyword_language_penalty
         if definers:

@@ -6,6 +6,7 @@ import datetime as _dt
 import functools
 import itertools
 import os
+import re
 import sys
 import time
 from collections import Counter
@@ -26,7 +27,7 @@ from .progress import Tick, from_caller, raised_by_caller
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
 from .records import SearchHit, Unchunked
 from .settings import env_float
-from .verbatim import DEPTH as VERBATIM_DEPTH, holding_first, verbatim_text
+from .verbatim import WINDOW as VERBATIM_WINDOW, holding_first, named_first, verbatim_text, window as verbatim_window
 from .retrievers.base import REGISTRY, Released, build_retriever, check_search_args, get_spec, unknown_retriever
 from .store import layout
 from .store.atomic import remove_stale_temps
@@ -916,19 +917,32 @@ def first_hits(root, query: str, fetch, depth: int, matcher=None, allow=None,
                notes: list[str] | None = None) -> list[SearchHit]:
     """The first `depth` hits of `fetch(asked, allow=...)` for query, as `search` and `search_all`
     give them: with -e patterns (a LineMatcher), those with a matching line (matching_lines); for
-    text to find word for word (retrieval.verbatim), those of the first VERBATIM_DEPTH whose lines
-    hold it first; else as ranked."""
+    a file's name or path, the hits of files so named first; for text to find word for word
+    (retrieval.verbatim), those whose lines hold it first; either among the same first hits
+    however many are asked for (verbatim.window); else as ranked."""
     if matcher is not None:
         return matching_lines(fetch, depth, matcher, allow, notes)
-    text = verbatim_text(query)
-    if not text:
-        return fetch(depth)
-    from .snippets import current_text
+    from .query import search_text
+    from .ranking import queried_file_name
 
-    base = root_path(root)
-    hits = fetch(max(depth, VERBATIM_DEPTH))
-    return (holding_first(hits, text, lambda path, word: current_text(base, path, word), _undiscounted(query))
-            or hits)[:depth]
+    name = queried_file_name(search_text(query))
+    text = "" if name else verbatim_text(query)
+    if not name and not text:
+        return fetch(depth)
+    # The same hits are looked at however many are asked for (verbatim.window): a deeper look for a
+    # larger -k lifted a hit the smaller one had not, and the first hit changed with -k.
+    hits = fetch(max(depth, VERBATIM_WINDOW))
+    chosen = verbatim_window(hits)
+    if name:
+        first = named_first(hits, name, chosen)
+    else:
+        from .snippets import current_text
+
+        base = root_path(root)
+        undiscounted = _undiscounted(query)
+        first = holding_first(hits, text, lambda path, word: current_text(base, path, word),
+                              lambda hit: hit.docid in chosen and undiscounted(hit))
+    return (first or hits)[:depth]
 
 
 def _undiscounted(query: str) -> Callable[[SearchHit], bool]:
@@ -1229,12 +1243,18 @@ def search(
             # (the word may be in a file saved since: --stale-ok did not look)
             notes[-1] += "; --stale-ok: files changed since indexing were not looked at"
     elif hits:
-        absent = _absent_identifier(engine, query)
-        if absent:
-            from .notes import left_out
+        from .notes import left_out
 
+        absent = _absent_identifier(engine, query)
+        missing = None if absent else _absent_file(engine, query)
+        stale = "; --stale-ok: files changed since indexing were not looked at" if stale_ok else ""
+        if absent:
             notes.append(f"{absent!r} is in no indexed file, in any naming style: these hits only resemble it"
-                         + ("" if filters else _did_you_mean(engine, absent) + left_out(root_path(root), retriever)))
+                         + ("" if filters else _did_you_mean(engine, absent) + left_out(root_path(root), retriever))
+                         + stale)
+        elif missing:
+            notes.append(f"no indexed file is named {missing!r}: these hits only resemble it"
+                         + ("" if filters else left_out(root_path(root), retriever)) + stale)
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed, matcher)
 
@@ -1296,6 +1316,29 @@ def _absent_identifier(engine, query: str) -> str | None:
         except (OSError, RuntimeError, *_DAMAGE):  # (a snapshot a refresh collected meanwhile)
             return None
     return None
+
+
+def _absent_file(engine, query: str) -> str | None:
+    """The file name a query is (`frobnicator.py`, `src/x/frobnicator.py:12`) when no indexed file
+    is so named, else None: its hits only resemble it (as for an identifier in no file)."""
+    from .query import search_text
+    from .ranking import queried_file_name
+
+    text = search_text(query)
+    name = queried_file_name(text)
+    lexical = _lexical_of(engine)
+    if not name or lexical is None or not hasattr(lexical, "_paths_by_name"):
+        return None
+    try:
+        names = lexical._paths_by_name()
+    except (OSError, RuntimeError, *_DAMAGE):  # (a snapshot a refresh collected meanwhile)
+        return None
+    if any(key.lower() == name for key in names if "/" not in key):
+        return None
+    return _LINE_SUFFIX_SHOWN.sub("", text.strip()).rsplit("/", 1)[-1]
+
+
+_LINE_SUFFIX_SHOWN = re.compile(r":\d+(?:[-:]\d+)?$")  # (`core.py:12`: the name without its line)
 
 
 def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dict) -> list[SearchHit]:

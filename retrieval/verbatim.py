@@ -9,7 +9,9 @@ import re
 from dataclasses import replace
 from typing import Callable
 
-DEPTH = 30  # hits looked at for the query's text
+DEPTH = 30  # files whose hits are looked at for the query's text (or the file a query names)
+WINDOW = 100  # among the first this many hits: a file's further chunks count at half their score,
+# and the one holding a message was 9th, 18th, 143rd behind its file's first
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+")
 _QUOTES = "\"'`\u201c\u2018"
@@ -67,6 +69,9 @@ def holding_first(hits: list, text: str, read: Callable[[str, str], str | None],
     holding, others = [], []
     for hit in hits:
         path = hit.source_path
+        if not liftable(hit):  # (its file is not read for it)
+            others.append(hit)
+            continue
         if path not in starts:
             body = read(path, longest)
             found = starts[path] = []
@@ -78,9 +83,51 @@ def holding_first(hits: list, text: str, read: Callable[[str, str], str | None],
                     found.append(line)
         first, last = hit.start_line or 1, hit.end_line or first
         held = starts[path] and any(first <= line <= last for line in starts[path])
-        (holding if held and liftable(hit) else others).append(hit)
-    if not holding:
+        (holding if held else others).append(hit)
+    return lifted(holding, others)
+
+
+def lifted(first: list, others: list) -> list | None:
+    """`first` before `others`, each in its order, ranks renumbered from 1, the score and confidence
+    of each of `first` raised to the first other's, so that both still fall with rank (a lifted
+    `low` above a `high` read as the weaker answer); None when `first` is empty."""
+    if not first:
         return None
-    floor = others[0].score if others else None
-    return [replace(hit, rank=n, score=hit.score if floor is None or n > len(holding) else max(hit.score, floor))
-            for n, hit in enumerate(holding + others, start=1)]
+    from .confidence import LEVELS
+
+    if not others:
+        return [replace(hit, rank=n) for n, hit in enumerate(first, start=1)]
+    floor, level = others[0].score, others[0].confidence
+
+    def raised(hit):
+        confidence = hit.confidence
+        if confidence in LEVELS and level in LEVELS and LEVELS.index(level) > LEVELS.index(confidence):
+            confidence = level
+        return replace(hit, score=max(hit.score, floor), confidence=confidence)
+
+    return [replace(hit, rank=n) for n, hit in enumerate([*map(raised, first), *others], start=1)]
+
+
+def window(hits: list) -> frozenset:
+    """The docids of the hits a lift may choose from, the same however many hits are asked for:
+    those among the first WINDOW of the first DEPTH files."""
+    files: dict[str, None] = {}
+    chosen = []
+    for hit in hits[:WINDOW]:
+        if hit.source_path not in files:
+            if len(files) >= DEPTH:
+                continue
+            files[hit.source_path] = None
+        chosen.append(hit.docid)
+    return frozenset(chosen)
+
+
+def named_first(hits: list, name: str, chosen: frozenset | None = None) -> list | None:
+    """`hits` with those of the files named `name` (lower case, `queried_file_name`) first, of the
+    `chosen` docids (`window`; None: all): a query that is a file's name asks for that file
+    (`Newtonsoft.Json.csproj`, whose words are in every file, came 67th); None when no hit is of
+    such a file."""
+    def named(hit) -> bool:
+        return hit.source_path.rsplit("/", 1)[-1].lower() == name and (chosen is None or hit.docid in chosen)
+
+    return lifted([hit for hit in hits if named(hit)], [hit for hit in hits if not named(hit)])

@@ -928,23 +928,33 @@ def test_a_hyphenated_name_in_a_string_is_found_where_it_is_written_whole():
     assert ranked_paths(docs, "tokio-rt-worker", phrase_boost=0)[0] != "runtime/builder.rs"  # (discriminating)
 
 
-def test_a_query_naming_a_docs_page_a_test_or_a_config_file_ranks_that_file_first():
-    """`README.md`, `conftest.py`, `docs/guide.md:3` name a file whatever it is: as a bare identifier
-    names code, docs and tests got no file-name boost, and click's `pyproject.toml`, which says
-    `readme = "README.md"`, came first (graded high)."""
+def test_a_query_naming_a_docs_page_a_test_or_a_config_file_ranks_that_file_first(make_tree):
+    """`README.md`, `conftest.py`, `docs/guide.md:3`, `Makefile` name a file whatever it is: as a
+    bare identifier names code, docs and tests got no file-name boost, and click's `pyproject.toml`,
+    which says `readme = "README.md"`, came first (graded high). Among files so named, the source
+    comes before the examples' copies (trpc's `router.ts`)."""
+    from retrieval import service
+
     config = 'readme = "README.md"\nlicense-files = ["LICENSE.txt"]\n# fixtures: tests/conftest.py\n'
-    docs = [doc("pyproject.toml", config, kind="config", language="toml"),
-            doc("README.md", "# Click\n\nA package for command line interfaces.\n", kind="docs", language="markdown"),
-            doc("LICENSE.txt", "Copyright 2014 Pallets\n\nRedistribution permitted.\n", kind="docs"),
-            doc("docs/guide.md", "# Guide\n\nStart here.\n", kind="docs", language="markdown"),
-            doc("tests/conftest.py", "import pytest\n\n@pytest.fixture\ndef runner():\n    pass\n", language="python"),
-            doc("src/guide.py", "def guide():\n    return 'docs guide md'\n", language="python")]
+    root = str(make_tree({
+        "pyproject.toml": config, "README.md": "# Click\n\nA package for command line interfaces.\n",
+        "LICENSE.txt": "Copyright 2014 Pallets\n\nRedistribution permitted.\n", "docs/guide.md": "# Guide\n\nStart here.\n",
+        "tests/conftest.py": "import pytest\n\n@pytest.fixture\ndef runner():\n    pass\n",
+        "src/guide.py": "def guide():\n    return 'docs guide md'\n", "Makefile": "test:\n\tpytest\n",
+        "docs/Makefile": "html:\n\tsphinx-build . _build # make test docs\n",
+        "src/server/router.ts": "export const appRouter = router({\n" + "".join(f"  route{i}: procedure,\n" for i in range(30)) + "});\n",
+        **{f"examples/app{i}/router.ts": "import { router } from '../server/router';\nexport const r = router({});\n"
+           for i in range(4)}}))
     for query, path in [("README.md", "README.md"), ("LICENSE.txt", "LICENSE.txt"), ("conftest.py", "tests/conftest.py"),
                         ("docs/guide.md", "docs/guide.md"), ("docs/guide.md:3", "docs/guide.md"),
-                        ("tests/conftest.py:4", "tests/conftest.py")]:
-        assert ranked_paths(docs, query)[0] == path, query
+                        ("tests/conftest.py:4", "tests/conftest.py"), ("router.ts", "src/server/router.ts")]:
+        assert service.search(root, query).hits[0].source_path == path, query
+    assert {h.source_path for h in service.search(root, "Makefile").hits[:2]} == {"Makefile", "docs/Makefile"}
     # Without its extension a name is an identifier: the code defining it first, as before.
-    assert ranked_paths(docs, "guide")[0] == "src/guide.py"
+    assert service.search(root, "guide").hits[0].source_path == "src/guide.py"
+    # Scores still fall with rank after the files so named are put first.
+    scores = [h.score for h in service.search(root, "README.md").hits]
+    assert scores == sorted(scores, reverse=True)
 
 
 def test_a_query_writes_out_paths_as_tracebacks_links_and_questions_do():

@@ -1183,6 +1183,10 @@ def test_a_query_naming_a_file_is_not_told_its_extension_is_in_no_file(make_tree
     for query in ("app.py:2", "app.py", "docs/app.py:1", "app.py:1-2"):
         result = service.search(root, query)
         assert [h.source_path for h in result.hits] == ["app.py"] and result.notes == [], query
+    # A file no indexed file is named as: its hits only resemble it, as said of an identifier in no file.
+    for query in ("connect.py", "src/connect.py:12"):
+        result = service.search(root, query)
+        assert result.hits and result.notes == ["no indexed file is named 'connect.py': these hits only resemble it"]
 
 
 def test_a_missing_answer_counts_every_file_left_out_that_was_meant_to_be_read(make_tree):

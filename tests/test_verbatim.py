@@ -124,11 +124,35 @@ def test_a_pasted_message_finds_the_code_building_it_before_the_tests_quoting_it
     action (`#{action}`), and a test asserting the printed message came first, lifted for holding
     it word for word and boosted for quoting all of it. A question about tests still asks for them."""
     code = ("def insert(changeset, action):\n    if not changeset.valid:\n"
-            "        raise InvalidChangesetError(f'could not perform {action} because changeset is invalid')\n")
+            "        raise InvalidChangesetError(f'Could not perform {action} because changeset is invalid')\n")
     test = ("def test_insert_of_an_invalid_changeset():\n"
-            "    with raises(InvalidChangesetError, match='could not perform insert because changeset is invalid'):\n"
+            "    with raises(InvalidChangesetError, match='Could not perform insert because changeset is invalid'):\n"
             "        insert(invalid, 'insert')\n")
     root = str(make_tree({"lib/repo.py": code, "tests/test_repo.py": test}))
     query = "Could not perform insert because changeset is invalid"
     assert [h.source_path for h in service.search(root, query, top_k=2).hits] == ["lib/repo.py", "tests/test_repo.py"]
     assert service.search(root, "test: " + query, top_k=2).hits[0].source_path == "tests/test_repo.py"
+
+
+def test_the_hit_lifted_for_holding_the_text_is_the_same_however_many_hits_are_asked_for(make_tree):
+    """click's `No such command`: the chunk saying it was its file's second hit, 40th after the halving
+    of a file's further chunks, and came first only when -k was large enough to fetch it: the first
+    hit changed with -k. A file among the first ones has its further chunks looked at too."""
+    target = "def add(self):\n    pass\n" + "".join(f"x{i} = {i}\n" for i in range(50)) + \
+        "def resolve(self):\n    ctx.fail('No such command here')\n"
+    root = str(make_tree({"cli/core.py": target, **{f"cli/f{i}.py": f"y = {i}\n" for i in range(60)}}))
+    hits = ([SearchHit("cli/core.py:1-2", "cli/core.py", 1, 2, 1, 100.0)]
+            + [SearchHit(f"cli/f{i}.py:1-1", f"cli/f{i}.py", 1, 1, i + 1, 99.0 - i) for i in range(1, 40)]
+            + [SearchHit("cli/core.py:53-54", "cli/core.py", 53, 54, 41, 50.0)]
+            + [SearchHit(f"cli/f{i}.py:1-1", f"cli/f{i}.py", 1, 1, i + 2, 49.0 - i) for i in range(40, 60)])
+
+    def fetch(asked, allow=None):
+        return hits[:asked]
+
+    for depth in (1, 3, 10, 100):
+        first = service.first_hits(root, "No such command here", fetch, depth)[0]
+        assert (first.source_path, first.start_line, first.rank, first.score) == ("cli/core.py", 53, 1, 100.0), depth
+    # A file past the first DEPTH ones is not read for it: what a larger -k would fetch stays out.
+    from retrieval.verbatim import DEPTH, window
+
+    assert "cli/f35.py:1-1" not in window(hits) and "cli/core.py:53-54" in window(hits) and DEPTH == 30
