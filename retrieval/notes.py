@@ -254,6 +254,7 @@ NO_WORD = "no hits: no indexed text contains a word of the query"  # (a "did you
 # generated parser over the size cap, a source file with a NUL byte or in Latin-1), as a note says them.
 _LEFT_OUT = (("too-large", "larger than the size cap"), ("binary", "binary"), ("invalid-utf8", "not UTF-8"),
              ("unreadable", "unreadable"))
+_BEFORE_FILE = frozenset({"binary", "unreadable"})  # said before the noun: "1 binary file"
 
 
 def left_out(root: str, name: str, manifest: dict | None = None) -> str:
@@ -275,7 +276,8 @@ def left_out(root: str, name: str, manifest: dict | None = None) -> str:
     raise_cap = "; `retrieval index --max-file-bytes N` raises the cap" if large else ""
     if len(counts) == 1:
         n, said = counts[0]
-        return (f"; {counted(n, 'file')} {said} {'was' if n == 1 else 'were'} left out (`retrieval status "
+        files = f"{n:,} {said} {'file' if n == 1 else 'files'}" if said in _BEFORE_FILE else f"{counted(n, 'file')} {said}"
+        return (f"; {files} {'was' if n == 1 else 'were'} left out (`retrieval status "
                 f"--skipped` names {'it' if n == 1 else 'them'}{raise_cap})")
     return (f"; {counted(total, 'file')} {'was' if total == 1 else 'were'} left out "
             f"({', '.join(f'{n} {said}' for n, said in counts)}: `retrieval status --skipped` names them{raise_cap})")

@@ -253,9 +253,15 @@ def queried_file_name(query: str) -> str:
     """The lower-case name of the file a query names by its name or path (`readme.md` of
     `README.md`, `conftest.py` of `tests/conftest.py:12`, a well-known name as written: `Makefile`,
     `go.mod`); '' when it names none."""
-    name = _LINE_SUFFIX.sub("", query.strip()).rsplit("/", 1)[-1]
-    if file_query_stem(query) is None and name not in languages.DEFAULT_BASENAMES:
+    written = query.strip()
+    name = _LINE_SUFFIX.sub("", written).rsplit("/", 1)[-1]
+    if name in languages.DEFAULT_BASENAMES:
+        return name.lower()
+    if file_query_stem(query) is None:
         return ""
+    extension = name.rpartition(".")[2]
+    if extension.isupper() and "/" not in written and not _LINE_SUFFIX.search(written):
+        return ""  # `Context.JSON`, `Foo.XML`: a member named in capitals, as likely as a file
     return name.lower()
 
 

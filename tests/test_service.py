@@ -1208,6 +1208,11 @@ def test_a_missing_answer_counts_every_file_left_out_that_was_meant_to_be_read(m
     assert service.search(root, "wombat").notes == [  # (nothing about the cap: no file is over it)
         "no hits: no indexed text contains a word of the query; 2 files were left out (1 binary, 1 not UTF-8: "
         "`retrieval status --skipped` names them)"]
+    os.remove(os.path.join(root, "undecodable.py"))
+    service.refresh(root, "lexical", options=service.IndexOptions(max_bytes=5000))
+    assert service.search(root, "wombat").notes == [  # (one reason: said as English says it)
+        "no hits: no indexed text contains a word of the query; 1 binary file was left out "
+        "(`retrieval status --skipped` names it)"]
 
 
 @pytest.mark.parametrize("name", ["lexical", pytest.param("treesitter", marks=pytest.mark.extra("treesitter"))])

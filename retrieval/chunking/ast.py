@@ -570,9 +570,14 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
     return moved
 
 
+# What brackets in a head's lines do not count in: double-quoted strings and line comments
+# (`option: str = "("`, `# (see note`; not single quotes: Rust's lifetimes, `&'a str`, open none)
+_QUOTED_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|(?:#|//).*')
+
+
 def _unclosed(lines: list[str], a: int, b: int) -> bool:
     """Whether rows a..b close more brackets than they open (a head's last lines, its opening above)."""
-    text = "".join(lines[a:b + 1])
+    text = _QUOTED_OR_COMMENT.sub("", "".join(lines[a:b + 1]))
     return sum(text.count(c) for c in ")]") > sum(text.count(c) for c in "([")
 
 

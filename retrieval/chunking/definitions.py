@@ -802,7 +802,8 @@ _MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")
 _MACRO_CALL = re.compile(r"[A-Z][A-Z0-9_]*\([^;{}]*\)")
 _ANNOTATED_HEADS = frozenset({"field_declaration", "declaration", "expression_statement", "ERROR"})
 # The end of a function's head: its (qualified) name, its parameters, its qualifiers
-_DECLARED_HEAD = re.compile(r"(~?[A-Za-z_]\w*(?:::~?[A-Za-z_]\w*)*)\s*\((?:[^();{}]|\([^();{}]*\))*\)"
+_DECLARED_HEAD = re.compile(r"((?:[A-Za-z_]\w*::)*(?:~?[A-Za-z_]\w*|operator\s*(?:\(\)|\[\]|[^\s\w(]+|\w+)))\s*"
+                            r"\((?:[^();{}]|\([^();{}]*\))*\)"
                             r"(?:\s*(?:const|noexcept|override|final|volatile|&&|&))*\s*\Z")
 # Name nodes that are the name whole (a qualified one's name is its last word)
 _IDENTIFIERS_PLAIN = frozenset({"identifier", "type_identifier", "simple_identifier", "constant", "name", "variable",
@@ -849,9 +850,11 @@ def _annotated_name(node, name_node):
     name_node."""
     if not _MACRO_NAME.fullmatch(node_text(name_node)):
         return name_node
-    for child in node.named_children:
+    # (the ERROR is the definition's child, or a sibling of the name in a `T&` declarator)
+    holders = [node] + ([name_node.parent] if name_node.parent is not None and name_node.parent != node else [])
+    for child in (c for holder in holders for c in holder.named_children):
         if child.start_byte >= name_node.start_byte:
-            break
+            continue
         if child.type == "ERROR":  # (`lock()` is an init_declarator to the grammar as often)
             declarator = next((c for c in child.named_children if c.type in ("function_declarator", "init_declarator")),
                               None)

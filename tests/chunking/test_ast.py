@@ -1608,12 +1608,18 @@ def test_a_cpp_function_annotated_after_its_parameters_is_named_by_its_declarato
             "std::vector<Info>& get_info()\n    ABSL_EXCLUSIVE_LOCKS_REQUIRED(mutex) {\n  return *info;\n}\n\n"
             "void Update() ABSL_UNLOCK_FUNCTION(mutex)\n    ABSL_LOCKS_EXCLUDED(Sites()) {\n  Sites().unlock();\n}\n\n"
             "std::vector<Info>* info ABSL_GUARDED_BY(mutex)\n    ABSL_PT_GUARDED_BY(mutex){nullptr};\n\n"
-            "inline CordRep* absl_nonnull Cord::TakeRep() const& {\n  return rep_;\n}\n}  // namespace absl\n")
+            "inline CordRep* absl_nonnull Cord::TakeRep() const& {\n  return rep_;\n}\n"
+            "template <typename T>\ninline const T& ts_unchecked_read(const T& v) ABSL_NO_THREAD_SAFETY_ANALYSIS {\n"
+            "  return v;\n}\n"
+            "class Waiter {\n  void operator()(int x) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {\n    run();\n  }\n};\n"
+            "}  // namespace absl\n")
     chunks = chunks_of(text, "mutex.h", "cpp", TINY)
     assert_verbatim(text, chunks)
     for symbol, context, line in [("ReaderLock", "absl.Mutex.ReaderLock", 4), ("lock", "absl.Mutex.lock", 5),
                                   ("Plain", "absl.Mutex.Plain", 11), ("get_info", "absl.get_info", 14),
-                                  ("Update", "absl.Update", 19), ("TakeRep", "absl.Cord::TakeRep", 27)]:
+                                  ("Update", "absl.Update", 19), ("TakeRep", "absl.Cord::TakeRep", 27),
+                                  ("ts_unchecked_read", "absl.ts_unchecked_read", 30),
+                                  ("operator()", "absl.Waiter.operator()", 35)]:
         chunk = by_symbol(chunks, symbol)
         assert (chunk.context, chunk.start_line) == (context, line), symbol
     assert by_symbol(chunks, "ReaderLock").chunk_kind == by_symbol(chunks, "lock").chunk_kind == "method"
@@ -1621,11 +1627,15 @@ def test_a_cpp_function_annotated_after_its_parameters_is_named_by_its_declarato
     assert not [c for c in chunks if c.chunk_kind == "test"]
 
 
-def test_a_signature_over_several_lines_stays_whole_in_one_chunk():
+@pytest.mark.parametrize("odd", ["", 'option_1: str = "(",', "option_1: int = 1,  # (see the note"])
+def test_a_signature_over_several_lines_stays_whole_in_one_chunk(odd):
     """model2vec's `def encode_as_sequence(` took eight lines of parameters; its last line,
     `) -> list[np.ndarray] | np.ndarray:`, opens the body, and went down alone to the docstring's
-    chunk: the first chunk was parameters without a return type or a body."""
+    chunk: the first chunk was parameters without a return type or a body. A bracket in a string
+    or a comment among them opens nothing (counted, it cut the signature after it)."""
     params = "".join(f"        option_{i}: int = {i},\n" for i in range(8))
+    if odd:
+        params = params.replace("option_1: int = 1,", odd)
     doc = "".join(f"        Line {i} of a long docstring about encoding sentences as sequences.\n" for i in range(16))
     body = "".join(f"        value_{i} = self.step_{i}(sentences)\n" for i in range(20))
     text = (f"class StaticModel:\n    def encode_as_sequence(\n        self,\n{params}"
@@ -1635,6 +1645,20 @@ def test_a_signature_over_several_lines_stays_whole_in_one_chunk():
     closing = text.splitlines().index("    ) -> list[np.ndarray] | np.ndarray:") + 1
     head = next(c for c in chunks if c.start_line <= 2 <= c.end_line)
     assert head.end_line >= closing, [(c.start_line, c.end_line) for c in chunks]
+    # After a method, under a smaller budget: the head goes down to its docstring whole.
+    before = "    def before(self):\n" + "".join(f"        x_{i} = compute_something_long({i})\n" for i in range(4))
+    params = "".join(f"        option_{i}: int = {i},\n" for i in range(10))
+    if odd:
+        params = params.replace("option_1: int = 1,", odd)
+    doc = "".join(f"        Line {i} of a long docstring.\n" for i in range(6))
+    body = "".join(f"        value_{i} = self.step_{i}(sentences)\n" for i in range(10))
+    text = (f"class StaticModel:\n{before}\n    def encode_as_sequence(\n        self,\n{params}"
+            f"    ) -> list[np.ndarray] | np.ndarray:\n        \"\"\"\n{doc}        \"\"\"\n{body}        return value_0\n")
+    chunks = chunks_of(text, "model.py", "python", ChunkingPolicy(code=1000))
+    assert_verbatim(text, chunks)
+    lines = text.splitlines()
+    head, closing = lines.index("    def encode_as_sequence(") + 1, lines.index("    ) -> list[np.ndarray] | np.ndarray:") + 1
+    assert not [c for c in chunks if head < c.start_line <= closing], [(c.start_line, c.end_line) for c in chunks]
 
 
 def test_a_cpp_class_whose_head_holds_macros_is_that_class():
