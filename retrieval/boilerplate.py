@@ -42,10 +42,26 @@ def _is_listing(lines: list[str]) -> bool:
     return versions >= MIN_VERSION_LINES and listed >= LISTING_SHARE * len(lines)
 
 
+# A terminal's colour codes, and the time stamp a log line or a CI step starts with (ISO 8601, as
+# GitHub Actions and most loggers write it; `02 May 2024 10:11:12.345`; syslog's `May  2 10:11:12`):
+# their digits and `T`/`Z` matched number tables and date code, not the message after them (a
+# serde message behind `2024-01-20T03:14:15.926Z` found a numeric tuple impl first).
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
+_LOG_STAMP = re.compile(
+    r"^([ \t]*)\[?(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
+    rf"|\d{{1,2}} {_MONTH} \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d+)?"
+    rf"|{_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d+)?)\]?(?=[ \t]|$)", re.MULTILINE)
+
+
 def strip_boilerplate(text: str) -> str:
-    """`text` without HTML comments and without the paragraphs (runs of lines between blank lines)
-    that list installed versions; unchanged when nothing else would be left."""
+    """`text` without HTML comments, colour codes, log lines' time stamps and the paragraphs (runs
+    of lines between blank lines) that list installed versions; unchanged when nothing else would
+    be left."""
     out = _HTML_COMMENT.sub(" ", text) if "<!--" in text else text
+    if "\x1b" in out:
+        out = _ANSI.sub("", out)
+    out = _LOG_STAMP.sub(r"\1", out)
     if out.count("\n") >= MIN_VERSION_LINES:
         kept: list[str] = []
         paragraph: list[str] = []

@@ -1301,7 +1301,8 @@ def _absent_identifier(engine, query: str) -> str | None:
     if lexical is None or queried_file_name(text):  # (`app.py:8` names a file: `py` is no identifier)
         return None
     symbol = is_symbol_query(text)
-    for word in query_words(text) if symbol else code_words(text):
+    # (A path's parts are no names it asks for: every Node trace was told `node_modules` is in no file.)
+    for word in query_words(text) if symbol else code_words(_PATHS.sub(" ", text)):
         (forms, compound), = word_forms([word], split_identifier) or [((), False)]
         if compound:
             terms = [forms[0], forms[0].replace("_", ""), def_term(word)]
@@ -1338,6 +1339,7 @@ def _absent_file(engine, query: str) -> str | None:
     return _LINE_SUFFIX_SHOWN.sub("", text.strip()).rsplit("/", 1)[-1]
 
 
+_PATHS = re.compile(r"[^\s()\[\]<>\"'`]*[/\\][^\s()\[\]<>\"'`]*")  # `/srv/app/node_modules/x.js:12:3`
 _LINE_SUFFIX_SHOWN = re.compile(r":\d+(?:[-:]\d+)?$")  # (`core.py:12`: the name without its line)
 
 

@@ -1189,6 +1189,15 @@ def test_a_query_naming_a_file_is_not_told_its_extension_is_in_no_file(make_tree
         assert result.hits and result.notes == ["no indexed file is named 'connect.py': these hits only resemble it"]
 
 
+def test_a_pasted_trace_is_not_told_its_paths_parts_are_in_no_file(make_tree):
+    """Every Node stack trace was told `'node_modules' is in no indexed file`: a directory of the
+    paths it pastes, no name it asks for."""
+    root = str(make_tree({"lib/router/index.js": "function handle(req, res) {\n  throw new Error('boom')\n}\n"}))
+    trace = "Error: boom\n    at handle (/srv/app/node_modules/express/lib/router/index.js:2:9)\n"
+    result = service.search(root, trace)
+    assert result.hits and not any("node_modules" in note for note in result.notes), result.notes
+
+
 def test_a_missing_answer_counts_every_file_left_out_that_was_meant_to_be_read(make_tree):
     """A source file with a NUL byte, one in no text encoding and a too-large one were all left out, and the
     note named only the one over the size cap: raising the cap would not have found the others."""
