@@ -565,8 +565,8 @@ def _outer_marks(root: str, result: Discovery, top: str | None, prefix: str, inf
 # pipelines are never secret-named; Tiltfile, Caddyfile, systemd units, version pins, a config
 # template's kind; a linked worktree reads its repository's config; 17: a dotenv file's committed
 # example (`.env.example`) is read, as ini; 18: Bats tests (`.bats`), Zig's `.zon` manifests; 19: MSBuild
-# project files (`.csproj`, `Directory.Build.props`, ...), as XML.
-RULES_VERSION = 19
+# project files (`.csproj`, `Directory.Build.props`, ...), as XML; 20: .NET's `App.config`, as XML.
+RULES_VERSION = 20
 _SCRIPT_HEAD = 256  # bytes read for a `#!` line; the kernel reads no more than that either
 
 

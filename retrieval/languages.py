@@ -146,7 +146,7 @@ _register("ini", CONFIG, ".ini", ".cfg", ".conf", ".properties",
 # MSBuild's project and build files are XML: C#'s target frameworks, package references and
 # `Directory.Build.props` (newtonsoft's `TargetFrameworks` was in no indexed file)
 _register("xml", CONFIG, ".xml", ".xsd", ".plist", ".xaml", ".csproj", ".fsproj", ".vbproj", ".vcxproj", ".proj",
-          ".props", ".targets", ".nuspec", ".slnx")
+          ".props", ".targets", ".nuspec", ".slnx", ".config")  # (.NET's App.config, Web.config, nuget.config)
 _register("nix", CONFIG, ".nix")
 _register("hcl", CONFIG, ".tf", ".hcl", ".tfvars")
 

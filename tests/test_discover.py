@@ -440,10 +440,11 @@ def test_msbuild_project_files_are_found_as_xml_configuration(make_tree):
     project = '<Project Sdk="Microsoft.NET.Sdk">\n  <PropertyGroup>\n    <TargetFrameworks>net8.0</TargetFrameworks>\n'
     root = make_tree({"Src/Demo/Demo.csproj": project + "  </PropertyGroup>\n</Project>\n",
                       "Directory.Build.props": "<Project>\n  <PropertyGroup><LangVersion>latest</LangVersion></PropertyGroup>\n</Project>\n",
-                      "eng/Demo.targets": "<Project>\n  <Target Name=\"Pack\" />\n</Project>\n"})
+                      "eng/Demo.targets": "<Project>\n  <Target Name=\"Pack\" />\n</Project>\n",
+                      "Src/Demo/App.config": "<configuration>\n  <appSettings />\n</configuration>\n"})
     found = {f.path: (f.language, f.kind) for f in discover_files(str(root))}
     assert found == {"Src/Demo/Demo.csproj": ("xml", "config"), "Directory.Build.props": ("xml", "config"),
-                     "eng/Demo.targets": ("xml", "config")}
+                     "eng/Demo.targets": ("xml", "config"), "Src/Demo/App.config": ("xml", "config")}
 
 
 def test_skip_counts_only_count_files_that_would_otherwise_be_indexed(make_tree):
