@@ -1515,6 +1515,11 @@ def status(root: str | os.PathLike[str]) -> list[dict]:
     # A linked store is refused by every command (one line): read through it, status said `ready`
     # for an index no query would answer from.
     layout.refuse_symlink(store)
+    if os.path.lexists(store) and not os.path.isdir(store):
+        # One line, as for a directory there holding what retrieval did not write (each row said it,
+        # the extras not installed too, and the command exited 0)
+        raise layout.StoreError(f"{store} is a file where the index keeps a directory: move it away, or set "
+                                f"{layout.ENV_INDEX_DIR} to keep indexes elsewhere")
     layout.refuse_foreign(store)
     layout.refuse_untrusted(store, root)
     rows = []
