@@ -777,6 +777,7 @@ def _definition(node, captures) -> Definition | None:
         receiver = node.child_by_field_name("receiver")
         if receiver is not None:
             owner = _last_word(node_text(receiver).replace("*", " ").strip("() ")).rstrip("?")  # Kotlin `String?`
+            owner = _bound_of(node, owner)
             if owner:
                 display = f"{owner}.{name}"
     start = span_node.start_point[0]
@@ -862,6 +863,20 @@ def _annotated_name(node, name_node):
             if inner is not None and inner.type in _IDENTIFIERS:
                 return inner
     return name_node
+
+
+def _bound_of(node, owner: str) -> str:
+    """A Kotlin receiver that is the function's own type parameter (`fun <P : Pipeline<*>> P.install(`)
+    is its bound's type (`Pipeline`), or none (`fun <T> T.also(`): `P.install` named no scope."""
+    params = next((c for c in node.named_children if c.type == "type_parameters"), None)
+    if params is None:
+        return owner
+    for param in params.named_children:
+        named = [c for c in param.named_children if c.type in ("type_identifier", "user_type")]
+        if named and node_text(named[0]) == owner:
+            bound = node_text(named[1]) if len(named) > 1 else ""
+            return _last_word(bound.split("<", 1)[0]) if bound and bound != "Any" else ""
+    return owner
 
 
 def _macro_test(node) -> Definition | None:

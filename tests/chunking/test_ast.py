@@ -1995,6 +1995,13 @@ def test_a_kotlin_extension_function_is_filed_under_its_receiver():
     assert by_symbol(chunks, "orBlank").context == "String.orBlank"  # nullable receiver
     assert by_symbol(chunks, "describe").context == "Conn.describe"
     assert by_symbol(chunks, "second").context == "List.second"
+    # A receiver that is the function's own type parameter is its bound, or no scope (ktor's
+    # `fun <P : Pipeline<*, PipelineCall>, B : Any> P.install(` was `P.install`).
+    text = ("fun <P : Pipeline<*, PipelineCall>, B : Any> P.install(plugin: Plugin<P, B>): B = x\n"
+            "fun <T> T.also2(block: (T) -> Unit): T = this\n")
+    chunks = chunks_of(text, "ext.kt", "kotlin", ChunkingPolicy(code=20))
+    assert by_symbol(chunks, "install").context == "Pipeline.install"
+    assert by_symbol(chunks, "also2").context == "also2"
 
 
 def test_a_bare_macro_line_before_a_cpp_namespace_does_not_hide_the_namespace():
