@@ -161,9 +161,8 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
         # `tokio-rt-worker`, a thread's name in a string: its words one after another, as a string
         # writes them, whole (its two pairs; a sentence needs three). As words, tokio's every file
         # held them, and the three lines saying it were not among the first hundred hits.
-        phrase = phrase_pairs(symbol)
-        for term in phrase:
-            weights[term] = weights.get(term, 0.0) + config.definition_weight
+        pairs = phrase_pairs(symbol)
+        phrase = pairs if len(pairs) >= 2 else ()  # (one pair is two words anywhere side by side)
     return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query),
                      keyword, keyword_languages(keyword) if keyword else frozenset(),
                      phrase,

@@ -254,6 +254,8 @@ def queried_file_name(query: str) -> str:
     `README.md`, `conftest.py` of `tests/conftest.py:12`, a well-known name as written: `Makefile`,
     `go.mod`); '' when it names none."""
     written = query.strip()
+    if not written or any(c.isspace() for c in written):
+        return ""  # a sentence ending in a file's name (`where is router.ts`) is no name of a file
     name = _LINE_SUFFIX.sub("", written).rsplit("/", 1)[-1]
     if name in languages.DEFAULT_BASENAMES:
         return name.lower()

@@ -925,8 +925,9 @@ def first_hits(root, query: str, fetch, depth: int, matcher=None, allow=None,
     from .query import search_text
     from .ranking import queried_file_name
 
-    name = queried_file_name(search_text(query))
-    text = "" if name else verbatim_text(query)
+    searched = search_text(query)  # (without a log line's time stamp, colour codes, a template's comments)
+    name = queried_file_name(searched)
+    text = "" if name else verbatim_text(searched)
     if not name and not text:
         return fetch(depth)
     # The same hits are looked at however many are asked for (verbatim.window): a deeper look for a

@@ -926,6 +926,13 @@ def test_a_hyphenated_name_in_a_string_is_found_where_it_is_written_whole():
                  "    tokio::spawn(rt.worker());\n}\n", language="rust") for i in range(8)]
     assert ranked_paths(docs, "tokio-rt-worker")[0] == "runtime/builder.rs"
     assert ranked_paths(docs, "tokio-rt-worker", phrase_boost=0)[0] != "runtime/builder.rs"  # (discriminating)
+    # A hyphenated name something defines (a shell function) asks for its definition first, not for
+    # the strings that say it (bash-it's `_bash-it-component-help` came second behind a builder of names).
+    shell = [doc("lib/utilities.bash", "_bash-it-component-help() {\n  local component=\"$1\"\n  echo help\n}\n",
+                 language="bash"),
+             doc("lib/helpers.bash", 'func="_bash-it-component-help"\nlabel="bash it component help"\n'
+                 'echo "_bash-it-component-help: bash it component help"\n', language="bash")]
+    assert ranked_paths(shell, "_bash-it-component-help")[0] == "lib/utilities.bash"
 
 
 def test_a_query_naming_a_docs_page_a_test_or_a_config_file_ranks_that_file_first(make_tree):

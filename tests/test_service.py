@@ -1187,6 +1187,8 @@ def test_a_query_naming_a_file_is_not_told_its_extension_is_in_no_file(make_tree
     for query in ("connect.py", "src/connect.py:12"):
         result = service.search(root, query)
         assert result.hits and result.notes == ["no indexed file is named 'connect.py': these hits only resemble it"]
+    # A sentence ending in a file's name is a question, not a file's name.
+    assert service.search(root, "where is connect in app.py").notes == []
 
 
 def test_a_pasted_trace_is_not_told_its_paths_parts_are_in_no_file(make_tree):

@@ -156,3 +156,7 @@ def test_the_hit_lifted_for_holding_the_text_is_the_same_however_many_hits_are_a
     from retrieval.verbatim import DEPTH, window
 
     assert "cli/f35.py:1-1" not in window(hits) and "cli/core.py:53-54" in window(hits) and DEPTH == 30
+    # A log line's time stamp or colour codes before the text change nothing.
+    for pasted in ("2024-01-20T03:14:15.926Z No such command here", "\x1b[31mNo such command here\x1b[0m"):
+        first = service.first_hits(root, pasted, fetch, 3)[0]
+        assert (first.source_path, first.start_line) == ("cli/core.py", 53), pasted

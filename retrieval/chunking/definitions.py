@@ -827,12 +827,15 @@ def _annotation_head(node):
     while head is not None and head.type == "expression_statement" and row - head.end_point[0] <= 1 \
             and _MACRO_CALL.fullmatch(node_text(head).strip()):
         head, row = head.prev_named_sibling, head.start_point[0]
+    outer = head
+    if head is not None and head.type == "template_declaration" and head.named_child_count:
+        head = head.named_children[-1]  # `template <typename T>\nvoid reduce(T* out) ABSL_...(mu) {`
     if head is None or head.type not in _ANNOTATED_HEADS or row - head.end_point[0] > 1:
         return None
     found = _DECLARED_HEAD.search(node_text(head))
     if found is None or _MACRO_NAME.fullmatch(found.group(1).rsplit("::", 1)[-1]):
         return None  # ended (`;`), or no declarator's head (`int* p ABSL_PT_GUARDED_BY(mu){nullptr}`)
-    return head, found.group(1)
+    return outer, found.group(1)
 
 
 def _annotated_function(head, display: str, node) -> Definition | None:

@@ -703,6 +703,12 @@ def phrase_factors(views, plan, first, config: RankingConfig) -> dict[tuple[int,
     `ClientIP`), and a test naming several of a question's things held four of its pairs apart."""
     if not plan.phrase:
         return {}
+    if plan.symbol is not None and any(live_count(view, plist[0]) for view in views
+                                       for plist in [view.segment.postings(features.def_term(plan.symbol))]
+                                       if plist is not None):
+        # A name asked for as words in a row (`tokio-rt-worker`) that something defines
+        # (`_bash-it-component-help`): its definition, not the strings saying it, comes first.
+        return {}
     wanted = {(i, d) for _value, i, d in first}
     run: dict[tuple[int, int], int] = {}  # the run of pairs ending at the one before, by candidate
     longest: Counter = Counter()

@@ -1612,6 +1612,7 @@ def test_a_cpp_function_annotated_after_its_parameters_is_named_by_its_declarato
             "template <typename T>\ninline const T& ts_unchecked_read(const T& v) ABSL_NO_THREAD_SAFETY_ANALYSIS {\n"
             "  return v;\n}\n"
             "class Waiter {\n  void operator()(int x) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {\n    run();\n  }\n};\n"
+            "template <typename T>\nvoid reduce2(T* out) ABSL_LOCKS_EXCLUDED(mu) {\n  run();\n}\n"
             "}  // namespace absl\n")
     chunks = chunks_of(text, "mutex.h", "cpp", TINY)
     assert_verbatim(text, chunks)
@@ -1619,7 +1620,8 @@ def test_a_cpp_function_annotated_after_its_parameters_is_named_by_its_declarato
                                   ("Plain", "absl.Mutex.Plain", 11), ("get_info", "absl.get_info", 14),
                                   ("Update", "absl.Update", 19), ("TakeRep", "absl.Cord::TakeRep", 27),
                                   ("ts_unchecked_read", "absl.ts_unchecked_read", 30),
-                                  ("operator()", "absl.Waiter.operator()", 35)]:
+                                  ("operator()", "absl.Waiter.operator()", 35),
+                                  ("reduce2", "absl.reduce2", 39)]:
         chunk = by_symbol(chunks, symbol)
         assert (chunk.context, chunk.start_line) == (context, line), symbol
     assert by_symbol(chunks, "ReaderLock").chunk_kind == by_symbol(chunks, "lock").chunk_kind == "method"
@@ -1659,6 +1661,17 @@ def test_a_signature_over_several_lines_stays_whole_in_one_chunk(odd):
     lines = text.splitlines()
     head, closing = lines.index("    def encode_as_sequence(") + 1, lines.index("    ) -> list[np.ndarray] | np.ndarray:") + 1
     assert not [c for c in chunks if head < c.start_line <= closing], [(c.start_line, c.end_line) for c in chunks]
+
+
+def test_a_comment_opens_after_a_space_and_a_url_in_a_string_is_no_comment():
+    from retrieval.chunking.ast import _unclosed
+
+    # Each closes the signature's `(` on a line above: what is in a string or comment opens nothing.
+    assert _unclosed(["        option_z: str = 'http://x') -> None:\n"], 0, 0)
+    assert _unclosed(["        option_z: str = '#') -> None:\n"], 0, 0)
+    assert _unclosed(["    x = 1  # (see the note\n", "    ) -> None:\n"], 0, 1)
+    assert _unclosed(['    sep: str = "(",\n', "    ) -> None:\n"], 0, 1)
+    assert not _unclosed(["    def f(\n", "    ) -> None:\n"], 0, 1)
 
 
 def test_a_cpp_class_whose_head_holds_macros_is_that_class():
