@@ -10,6 +10,7 @@ import stat as stat_mod
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Callable
 
 from .lazyre import LazyPattern
 from .notebook import raw_limit
@@ -905,15 +906,8 @@ def as_walked(root: str, options: DiscoveryOptions | None, record: dict, watch: 
                 size = 0 if stat_mod.S_ISDIR(st.st_mode) else st.st_size  # a directory's is recorded 0
                 if (size, st.st_mtime_ns, st.st_ctime_ns)[:len(value)] != tuple(value):
                     return None
-            for path, (size, mtime, ctime, follow) in unwatched.items():
-                try:
-                    st = os.stat(path, dir_fd=fd, follow_symlinks=bool(follow))
-                except FileNotFoundError:
-                    if (size, mtime, ctime) == (0, 0, 0):
-                        continue
-                    return None
-                if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) != (size, mtime, ctime):
-                    return None
+            if unwatched_changed(unwatched, lambda path, follow: os.stat(path, dir_fd=fd, follow_symlinks=follow)):
+                return None
             result = _as_walked_files(root, options, paths, marks, fd)
         finally:
             os.close(fd)
@@ -924,6 +918,22 @@ def as_walked(root: str, options: DiscoveryOptions | None, record: dict, watch: 
         result.watch = {path: tuple(value) for path, value in watch.items()}
         result.unwatched = {path: tuple(value) for path, value in unwatched.items()}
     return result
+
+
+def unwatched_changed(unwatched: dict, stat: Callable) -> bool:
+    """Whether any of a walk's `unwatched` stamps ({path: (size, mtime, ctime, follow)}) no longer
+    holds; `stat(path, follow)` stats a path relative to the root. (A path absent when walked,
+    stamped zeros, may still be.)"""
+    for path, (size, mtime, ctime, follow) in unwatched.items():
+        try:
+            st = stat(path, bool(follow))
+        except FileNotFoundError:
+            if (size, mtime, ctime) == (0, 0, 0):
+                continue
+            return True
+        if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) != (size, mtime, ctime):
+            return True
+    return False
 
 
 def _as_walked_files(root: str, options: DiscoveryOptions, paths, marks, fd: int) -> Discovery | None:

@@ -253,18 +253,23 @@ def queried_file_name(query: str) -> str:
     """The lower-case name of the file a query names by its name or path (`readme.md` of
     `README.md`, `conftest.py` of `tests/conftest.py:12`, a well-known name as written: `Makefile`,
     `go.mod`); '' when it names none."""
+    return written_file_name(query).lower()
+
+
+def written_file_name(query: str) -> str:
+    """queried_file_name's name as the query writes it (`README.md`)."""
     written = query.strip()
     if not written or any(c.isspace() for c in written):
         return ""  # a sentence ending in a file's name (`where is router.ts`) is no name of a file
     name = _LINE_SUFFIX.sub("", written).rsplit("/", 1)[-1]
     if name in languages.DEFAULT_BASENAMES:
-        return name.lower()
+        return name
     if file_query_stem(query) is None:
         return ""
     extension = name.rpartition(".")[2]
     if extension.isupper() and "/" not in written and not _LINE_SUFFIX.search(written):
         return ""  # `Context.JSON`, `Foo.XML`: a member named in capitals, as likely as a file
-    return name.lower()
+    return name
 
 
 def is_path_query(query: str) -> bool:

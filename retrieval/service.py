@@ -21,7 +21,7 @@ from .memo import Memo
 from .parallel import WorkerLost
 from .patterns import PatternError, compile_patterns
 from .discover import (RULES_VERSION, Discovery, DiscoveryError, as_walked, require_root, root_path, string_items,
-                       user_places, walk, walk_record)
+                       unwatched_changed, user_places, walk, walk_record)
 from .extras import SetupError
 from .progress import Tick, from_caller, raised_by_caller
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
@@ -277,17 +277,11 @@ def is_current(root: str, manifest: dict, seen: dict | None = None, thorough: bo
                 return False
             if ctime and st.st_ctime_ns != ctime:  # replaced by a file of the same size and mtime
                 return False
-        if thorough:
-            for rel, (size, mtime, ctime, follow) in ((manifest.get("walked") or {}).get("unwatched") or {}).items():
-                try:
-                    st = os.stat(os.path.join(root, rel), follow_symlinks=bool(follow)) if fd is None or follow \
-                        else os.stat(rel, dir_fd=fd, follow_symlinks=False)
-                except FileNotFoundError:
-                    if (size, mtime, ctime) == (0, 0, 0):
-                        continue
-                    return False
-                if (st.st_size, st.st_mtime_ns, st.st_ctime_ns) != (size, mtime, ctime):
-                    return False
+        if thorough and unwatched_changed(
+                (manifest.get("walked") or {}).get("unwatched") or {},
+                lambda rel, follow: os.stat(os.path.join(root, rel), follow_symlinks=follow) if fd is None or follow
+                else os.stat(rel, dir_fd=fd, follow_symlinks=False)):
+            return False
     except (OSError, ValueError, TypeError, KeyError):
         return False
     finally:
@@ -1324,10 +1318,9 @@ def _absent_file(engine, query: str) -> str | None:
     """The file name a query is (`frobnicator.py`, `src/x/frobnicator.py:12`) when no indexed file
     is so named, else None: its hits only resemble it (as for an identifier in no file)."""
     from .query import search_text
-    from .ranking import queried_file_name
+    from .ranking import written_file_name
 
-    text = search_text(query)
-    name = queried_file_name(text)
+    name = written_file_name(search_text(query))
     lexical = _lexical_of(engine)
     if not name or lexical is None or not hasattr(lexical, "_paths_by_name"):
         return None
@@ -1335,13 +1328,12 @@ def _absent_file(engine, query: str) -> str | None:
         names = lexical._paths_by_name()
     except (OSError, RuntimeError, *_DAMAGE):  # (a snapshot a refresh collected meanwhile)
         return None
-    if any(key.lower() == name for key in names if "/" not in key):
+    if any(key.lower() == name.lower() for key in names if "/" not in key):
         return None
-    return _LINE_SUFFIX_SHOWN.sub("", text.strip()).rsplit("/", 1)[-1]
+    return name
 
 
 _PATHS = re.compile(r"[^\s()\[\]<>\"'`]*[/\\][^\s()\[\]<>\"'`]*")  # `/srv/app/node_modules/x.js:12:3`
-_LINE_SUFFIX_SHOWN = re.compile(r":\d+(?:[-:]\d+)?$")  # (`core.py:12`: the name without its line)
 
 
 def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dict) -> list[SearchHit]:

@@ -1629,33 +1629,32 @@ def test_a_cpp_function_annotated_after_its_parameters_is_named_by_its_declarato
     assert not [c for c in chunks if c.chunk_kind == "test"]
 
 
+def _signature_file(params: int, odd: str, doc: str, doc_lines: int, body_lines: int, before: str = "") -> str:
+    """A class whose method's signature takes a line per parameter and ends `) -> ...:`."""
+    lines = "".join(f"        option_{i}: int = {i},\n" for i in range(params))
+    if odd:
+        lines = lines.replace("option_1: int = 1,", odd)
+    docstring = "".join(f"        Line {i} of {doc}.\n" for i in range(doc_lines))
+    body = "".join(f"        value_{i} = self.step_{i}(sentences)\n" for i in range(body_lines))
+    return (f"class StaticModel:\n{before}    def encode_as_sequence(\n        self,\n{lines}"
+            f"    ) -> list[np.ndarray] | np.ndarray:\n        \"\"\"\n{docstring}        \"\"\"\n{body}        return value_0\n")
+
+
 @pytest.mark.parametrize("odd", ["", 'option_1: str = "(",', "option_1: int = 1,  # (see the note"])
 def test_a_signature_over_several_lines_stays_whole_in_one_chunk(odd):
     """model2vec's `def encode_as_sequence(` took eight lines of parameters; its last line,
     `) -> list[np.ndarray] | np.ndarray:`, opens the body, and went down alone to the docstring's
     chunk: the first chunk was parameters without a return type or a body. A bracket in a string
     or a comment among them opens nothing (counted, it cut the signature after it)."""
-    params = "".join(f"        option_{i}: int = {i},\n" for i in range(8))
-    if odd:
-        params = params.replace("option_1: int = 1,", odd)
-    doc = "".join(f"        Line {i} of a long docstring about encoding sentences as sequences.\n" for i in range(16))
-    body = "".join(f"        value_{i} = self.step_{i}(sentences)\n" for i in range(20))
-    text = (f"class StaticModel:\n    def encode_as_sequence(\n        self,\n{params}"
-            f"    ) -> list[np.ndarray] | np.ndarray:\n        \"\"\"\n{doc}        \"\"\"\n{body}        return value_0\n")
+    text = _signature_file(8, odd, "a long docstring about encoding sentences as sequences", 16, 20)
     chunks = chunks_of(text, "model.py", "python", ChunkingPolicy(code=1500))
     assert_verbatim(text, chunks)
     closing = text.splitlines().index("    ) -> list[np.ndarray] | np.ndarray:") + 1
     head = next(c for c in chunks if c.start_line <= 2 <= c.end_line)
     assert head.end_line >= closing, [(c.start_line, c.end_line) for c in chunks]
     # After a method, under a smaller budget: the head goes down to its docstring whole.
-    before = "    def before(self):\n" + "".join(f"        x_{i} = compute_something_long({i})\n" for i in range(4))
-    params = "".join(f"        option_{i}: int = {i},\n" for i in range(10))
-    if odd:
-        params = params.replace("option_1: int = 1,", odd)
-    doc = "".join(f"        Line {i} of a long docstring.\n" for i in range(6))
-    body = "".join(f"        value_{i} = self.step_{i}(sentences)\n" for i in range(10))
-    text = (f"class StaticModel:\n{before}\n    def encode_as_sequence(\n        self,\n{params}"
-            f"    ) -> list[np.ndarray] | np.ndarray:\n        \"\"\"\n{doc}        \"\"\"\n{body}        return value_0\n")
+    before = "    def before(self):\n" + "".join(f"        x_{i} = compute_something_long({i})\n" for i in range(4)) + "\n"
+    text = _signature_file(10, odd, "a long docstring", 6, 10, before)
     chunks = chunks_of(text, "model.py", "python", ChunkingPolicy(code=1000))
     assert_verbatim(text, chunks)
     lines = text.splitlines()
