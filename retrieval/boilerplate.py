@@ -51,7 +51,9 @@ _MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*"
 _LOG_STAMP = re.compile(
     r"^([ \t]*)\[?(?:\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?"
     rf"|\d{{1,2}} {_MONTH} \d{{4}} \d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d+)?"
-    rf"|{_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d+)?)\]?(?=[ \t]|$)", re.MULTILINE)
+    rf"|{_MONTH} +\d{{1,2}} \d{{2}}:\d{{2}}:\d{{2}}(?:[.,]\d+)?)\]?"
+    # and the level after it (`ERROR`, `[WARN]`): no file writes a message with them
+    r"(?:[ \t]+\[?(?:ERROR|WARN(?:ING)?|INFO|DEBUG|TRACE|FATAL|CRITICAL|NOTICE)\]?:?)?(?=[ \t]|$)", re.MULTILINE)
 
 
 def strip_boilerplate(text: str) -> str:

@@ -163,6 +163,8 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
         # held them, and the three lines saying it were not among the first hundred hits.
         pairs = phrase_pairs(symbol)
         phrase = pairs if len(pairs) >= 2 else ()  # (one pair is two words anywhere side by side)
+        for term in phrase:  # (candidates: the strings saying it are among the first ones)
+            weights[term] = weights.get(term, 0.0) + config.definition_weight
     return QueryPlan(weights, asked, symbol, long, named_defs, mentions, frames, naming_words(query),
                      keyword, keyword_languages(keyword) if keyword else frozenset(),
                      phrase,

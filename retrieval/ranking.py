@@ -259,9 +259,12 @@ def queried_file_name(query: str) -> str:
 def written_file_name(query: str) -> str:
     """queried_file_name's name as the query writes it (`README.md`)."""
     written = query.strip()
-    if not written or any(c.isspace() for c in written):
-        return ""  # a sentence ending in a file's name (`where is router.ts`) is no name of a file
-    name = _LINE_SUFFIX.sub("", written).rsplit("/", 1)[-1]
+    directory, slash, name = _LINE_SUFFIX.sub("", written).rpartition("/")
+    if not written or any(c.isspace() for c in (directory if slash else name)):
+        # A sentence ending in a file's name (`where is router.ts`, `... in config/database.yml`)
+        # is no name of a file; a path's last name may hold spaces (`Documentation/Alamofire 2.0
+        # Migration Guide.md`), a bare name may not (as likely a sentence).
+        return ""
     if name in languages.DEFAULT_BASENAMES:
         return name
     if file_query_stem(query) is None:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import bisect
+import errno
 import datetime as _dt
 import functools
 import itertools
@@ -1508,11 +1509,11 @@ def status(root: str | os.PathLike[str]) -> list[dict]:
     # A linked store is refused by every command (one line): read through it, status said `ready`
     # for an index no query would answer from.
     layout.refuse_symlink(store)
-    if os.path.lexists(store) and not os.path.isdir(store):
-        # One line, as for a directory there holding what retrieval did not write (each row said it,
-        # the extras not installed too, and the command exited 0)
-        raise layout.StoreError(f"{store} is a file where the index keeps a directory: move it away, or set "
-                                f"{layout.ENV_INDEX_DIR} to keep indexes elsewhere")
+    if os.path.lexists(os.path.dirname(store)) and not os.path.isdir(store) and (
+            os.path.lexists(store) or not os.path.isdir(os.path.dirname(store))):
+        # One line, as a query says it (each row said it, the extras not installed too, and the
+        # command exited 0): a file where the store goes, or RETRIEVAL_INDEX_DIR naming a file.
+        raise layout.unwritable("read", store, NotADirectoryError(errno.ENOTDIR, "Not a directory", store))
     layout.refuse_foreign(store)
     layout.refuse_untrusted(store, root)
     rows = []

@@ -105,9 +105,11 @@ def test_a_log_line_s_time_stamp_and_colour_codes_are_no_words_to_search():
     matched a numeric tuple impl before the message's own code (serde)."""
     assert strip_boilerplate("2024-01-20T03:14:15.926Z error: unknown variant `Purple`") == \
         " error: unknown variant `Purple`"
-    assert strip_boilerplate("\x1b[31m[2024-01-20 03:14:15,926]\x1b[0m ERROR boom\n") == " ERROR boom\n"
+    assert strip_boilerplate("\x1b[31m[2024-01-20 03:14:15,926]\x1b[0m ERROR boom\n") == " boom\n"
     assert strip_boilerplate("May  2 10:11:12 host sshd[1]: Failed password") == " host sshd[1]: Failed password"
     assert strip_boilerplate("  02 May 2024 10:11:12.345 # Warning: bind failed") == "   # Warning: bind failed"
+    # and the level after it: no file writes a message with it (its lift for the text was lost)
+    assert strip_boilerplate("2024-05-01 12:00:01,123 ERROR Cannot serialize it") == " Cannot serialize it"
     # A date inside a sentence or code is text: only a line's leading stamp goes.
     assert strip_boilerplate("released on 2024-01-20 12:00") == "released on 2024-01-20 12:00"
     assert strip_boilerplate("since = '2024-01-20T03:14:15Z'") == "since = '2024-01-20T03:14:15Z'"

@@ -957,6 +957,11 @@ def test_a_query_naming_a_docs_page_a_test_or_a_config_file_ranks_that_file_firs
                         ("tests/conftest.py:4", "tests/conftest.py"), ("router.ts", "src/server/router.ts")]:
         assert service.search(root, query).hits[0].source_path == path, query
     assert {h.source_path for h in service.search(root, "Makefile").hits[:2]} == {"Makefile", "docs/Makefile"}
+    # A path's last name may hold spaces (alamofire's `Documentation/Alamofire 2.0 Migration Guide.md`).
+    from retrieval.ranking import queried_file_name
+
+    assert queried_file_name("Documentation/Alamofire 2.0 Migration Guide.md") == "alamofire 2.0 migration guide.md"
+    assert queried_file_name("where is router.ts") == queried_file_name("spelled correctly in config/database.yml") == ""
     # Without its extension a name is an identifier: the code defining it first, as before.
     assert service.search(root, "guide").hits[0].source_path == "src/guide.py"
     # Scores still fall with rank after the files so named are put first.

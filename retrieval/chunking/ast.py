@@ -570,10 +570,10 @@ def _tidy(spans: list[list], lines: list[str], off: list[int], opens, budget: in
     return moved
 
 
-# What brackets in a head's lines do not count in: double-quoted strings and line comments after a
-# space (`option: str = "("`, `# (see note`; not `'http://x')`; not single-quoted strings: Rust's
-# lifetimes, `&'a str`, open none)
-_QUOTED_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|(?:^|(?<=\s))(?:#|//).*', re.MULTILINE)
+# What brackets in a head's lines do not count in: double-quoted strings and line comments
+# (`option: str = "("`, `# (see note`, `int b);// (see`; not `'http://x')`, `'#'`, `${#arr[@]}`;
+# not single-quoted strings: Rust's lifetimes, `&'a str`, open none)
+_QUOTED_OR_COMMENT = re.compile(r'"(?:\\.|[^"\\\n])*"|(?<![:\w/\'"${])(?:#|//).*')
 
 
 def _unclosed(lines: list[str], a: int, b: int) -> bool:

@@ -875,9 +875,9 @@ def _bound_of(node, owner: str) -> str:
     if params is None:
         return owner
     for param in params.named_children:
-        named = [c for c in param.named_children if c.type in ("type_identifier", "user_type")]
+        named = [c for c in param.named_children if c.type in ("type_identifier", "user_type", "nullable_type")]
         if named and node_text(named[0]) == owner:
-            bound = node_text(named[1]) if len(named) > 1 else ""
+            bound = node_text(named[1]).rstrip("?") if len(named) > 1 else ""  # (`T : Closeable?`)
             return _last_word(bound.split("<", 1)[0]) if bound and bound != "Any" else ""
     return owner
 

@@ -1671,6 +1671,8 @@ def test_a_comment_opens_after_a_space_and_a_url_in_a_string_is_no_comment():
     assert _unclosed(["    x = 1  # (see the note\n", "    ) -> None:\n"], 0, 1)
     assert _unclosed(['    sep: str = "(",\n', "    ) -> None:\n"], 0, 1)
     assert not _unclosed(["    def f(\n", "    ) -> None:\n"], 0, 1)
+    assert _unclosed(["    int b);// (see\n"], 0, 0)  # (a comment right after code)
+    assert _unclosed(["    n=${#arr[@]})\n"], 0, 0)  # (a shell's length, no comment)
 
 
 def test_a_cpp_class_whose_head_holds_macros_is_that_class():
@@ -2010,10 +2012,12 @@ def test_a_kotlin_extension_function_is_filed_under_its_receiver():
     # A receiver that is the function's own type parameter is its bound, or no scope (ktor's
     # `fun <P : Pipeline<*, PipelineCall>, B : Any> P.install(` was `P.install`).
     text = ("fun <P : Pipeline<*, PipelineCall>, B : Any> P.install(plugin: Plugin<P, B>): B = x\n"
-            "fun <T> T.also2(block: (T) -> Unit): T = this\n")
+            "fun <T> T.also2(block: (T) -> Unit): T = this\n"
+            "fun <T : Closeable?, R> T.use(block: (T) -> R): R = block(this)\n")
     chunks = chunks_of(text, "ext.kt", "kotlin", ChunkingPolicy(code=20))
     assert by_symbol(chunks, "install").context == "Pipeline.install"
     assert by_symbol(chunks, "also2").context == "also2"
+    assert by_symbol(chunks, "use").context == "Closeable.use"  # (a nullable bound)
 
 
 def test_a_bare_macro_line_before_a_cpp_namespace_does_not_hide_the_namespace():

@@ -536,6 +536,17 @@ def test_a_file_where_the_store_keeps_a_directory_is_named_in_the_error(sample_r
     assert (sample_repo / blocked).read_text(encoding="utf-8") == "someone's notes\n"  # not overwritten
 
 
+def test_status_with_an_index_directory_that_is_a_file_says_it_in_one_line(sample_repo, run, tmp_path, monkeypatch):
+    """`RETRIEVAL_INDEX_DIR` naming a file: status listed it as every retriever's error, the extras
+    not installed too, and exited 0, where a query says it in one line."""
+    (tmp_path / "afile").write_text("x\n")
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "afile"))
+    for command in (["status"], ["status", "--json"], ["query", "config"]):
+        result = run(*command, "--root", sample_repo)
+        assert result.exit_code == 1 and result.stderr == (
+            f"error: RETRIEVAL_INDEX_DIR={tmp_path / 'afile'} is not a directory: point it at one (or unset it)\n"), command
+
+
 def test_status_says_a_torn_segment_is_damage_the_next_query_repairs(sample_repo, run):
     """A truncated post.bin said `lexical: ready`; the next query found it damaged and rebuilt."""
     assert run("index", "--root", sample_repo, "--retriever", "lexical").exit_code == 0
