@@ -328,5 +328,9 @@ def files_without_identifier(root: str, paths: list[str], query: str) -> str | N
     held = sum(1 for path in paths if spelled.search(current_text(root, path) or ""))
     if held == len(paths):
         return None
-    return (f"{held} of the {len(paths)} files listed {'holds' if held == 1 else 'hold'} {name} (in any naming style); the others only share "
-            f"parts of it (-e {shell_word(name)} lists only files holding it as written)")
+    grep = f"(-e {shell_word(name)} lists only files holding it as written)"
+    if not held:  # ("0 of the 1 files listed hold ...; the others")
+        listed = "the file listed does" if len(paths) == 1 else f"none of the {len(paths)} files listed"
+        return f"{listed} {'not hold' if len(paths) == 1 else 'holds'} {name} (in any naming style), only parts of it {grep}"
+    return (f"{held} of the {len(paths)} files listed {'holds' if held == 1 else 'hold'} {name} (in any naming style); "
+            f"the others only share parts of it {grep}")

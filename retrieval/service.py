@@ -1455,6 +1455,15 @@ def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:
 # -- status ------------------------------------------------------------------------------------
 
 
+def _refuse_blocked(store: str) -> None:
+    """One error line, as a query says it, for a file where the store goes or RETRIEVAL_INDEX_DIR
+    naming a file: `status` said it in every retriever's row, the extras not installed too, and
+    exited 0."""
+    if os.path.lexists(os.path.dirname(store)) and not os.path.isdir(store) and (
+            os.path.lexists(store) or not os.path.isdir(os.path.dirname(store))):
+        raise layout.unwritable("read", store, NotADirectoryError(errno.ENOTDIR, "Not a directory", store))
+
+
 def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None,
                   other_types: dict[str, int] | None = None) -> list[tuple[str, str]]:
     """(path, reason) of each file the index leaves out, by path: those its walk skips (walked now,
@@ -1467,6 +1476,7 @@ def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None,
     require_root(root)
     store = layout.store_dir(root)
     layout.refuse_symlink(store)
+    _refuse_blocked(store)  # (else the file in the way was listed as one of a type never read)
     layout.refuse_untrusted(store, root)
     notes = notes if notes is not None else []
     name = next((n for n in dict.fromkeys(("lexical", *sorted(REGISTRY)))
@@ -1509,11 +1519,7 @@ def status(root: str | os.PathLike[str]) -> list[dict]:
     # A linked store is refused by every command (one line): read through it, status said `ready`
     # for an index no query would answer from.
     layout.refuse_symlink(store)
-    if os.path.lexists(os.path.dirname(store)) and not os.path.isdir(store) and (
-            os.path.lexists(store) or not os.path.isdir(os.path.dirname(store))):
-        # One line, as a query says it (each row said it, the extras not installed too, and the
-        # command exited 0): a file where the store goes, or RETRIEVAL_INDEX_DIR naming a file.
-        raise layout.unwritable("read", store, NotADirectoryError(errno.ENOTDIR, "Not a directory", store))
+    _refuse_blocked(store)
     layout.refuse_foreign(store)
     layout.refuse_untrusted(store, root)
     rows = []

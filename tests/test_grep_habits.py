@@ -470,6 +470,12 @@ def test_files_listed_for_an_identifier_that_do_not_hold_it_are_counted_in_a_not
     assert ("note: 3 of the 4 files listed hold CONTEXT_MISSING_ERROR (in any naming style); the others only share "
             "parts of it (-e CONTEXT_MISSING_ERROR lists only files holding it as written)") in listed.stderr
     assert "files listed ho" not in run("query", "--root", root, "CONTEXT_MISSING_ERROR", "-l", "-k", "2").stderr
+    # None of them holds it: said so ("0 of the 1 files listed hold ...; the others")
+    from retrieval.notes import files_without_identifier
+
+    assert files_without_identifier(str(root), ["other.rs"], "CONTEXT_MISSING_ERROR") == (
+        "the file listed does not hold CONTEXT_MISSING_ERROR (in any naming style), only parts of it "
+        "(-e CONTEXT_MISSING_ERROR lists only files holding it as written)")
     assert "files listed ho" not in run("query", "--root", root, "CONTEXT_MISSING_ERROR", "-l", "-k", "4",
                                           "-e", "CONTEXT").stderr
 

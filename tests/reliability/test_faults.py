@@ -525,6 +525,11 @@ def test_a_file_where_the_store_keeps_a_directory_is_named_in_the_error(sample_r
     """The error said `.../manifest.json: Not a directory`, naming no file that was in the way (and
     `index` said `cannot write the index at .../.retrieval: File exists`; `status` listed it as
     every retriever's error, the extras not installed too, and exited 0)."""
+    if command == ["status"]:  # `--skipped` too: it listed the file in the way as one of no known type
+        (sample_repo / blocked).write_text("someone's notes\n", encoding="utf-8")
+        skipped = run("status", "--skipped", "--root", sample_repo)
+        assert skipped.exit_code == 1 and "is a file where the index keeps a directory" in skipped.stderr
+        (sample_repo / blocked).unlink()
     if blocked != ".retrieval":
         assert run("index", "--root", sample_repo, "--retriever", "lexical").exit_code == 0
         shutil.rmtree(sample_repo / blocked)
@@ -541,7 +546,7 @@ def test_status_with_an_index_directory_that_is_a_file_says_it_in_one_line(sampl
     not installed too, and exited 0, where a query says it in one line."""
     (tmp_path / "afile").write_text("x\n")
     monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "afile"))
-    for command in (["status"], ["status", "--json"], ["query", "config"]):
+    for command in (["status"], ["status", "--json"], ["status", "--skipped"], ["query", "config"]):
         result = run(*command, "--root", sample_repo)
         assert result.exit_code == 1 and result.stderr == (
             f"error: RETRIEVAL_INDEX_DIR={tmp_path / 'afile'} is not a directory: point it at one (or unset it)\n"), command
