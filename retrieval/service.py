@@ -1121,11 +1121,13 @@ def open_index(
             built = None  # the manifest is read again below
             wait = writer_wait()
             left = wait if wait_until is None else max(0.0, min(wait, wait_until - time.monotonic()))
+            # (A first build of lexical+ctx has no model contexts; a rebuild reads those cached.)
+            first = manifest is None and name == CONTEXTUAL and not os.path.isdir(layout.retriever_dir(store, name))
             try:
                 report = refresh(root, name, progress=progress, lock_timeout=left if manifest is not None else None)
                 if report.unreadable:  # (its ignore files not applied: from the manifest, below)
                     _note_once(notes, unread_files_note(report.unreadable))
-                if manifest is None and name == CONTEXTUAL:
+                if first:
                     # (a query never buys anything: with a key set, the build's silence read as the model's contexts)
                     _note_once(notes, f"{CONTEXTUAL} was built with offline contexts; `retrieval index --retriever "
                                       f"{CONTEXTUAL}` asks the Anthropic model for them")

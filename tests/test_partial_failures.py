@@ -127,7 +127,10 @@ def test_a_participant_failing_mid_query_with_a_long_message_is_named_in_one_lin
     """The note on its repair printed the error's second line as a line of its own."""
     from retrieval.retrievers.contextual import ContextualRetriever
 
+    from retrieval import service
+
     root = make_tree(FILES)
+    service.refresh(str(root), "lexical+ctx")  # (built: a first build would say its contexts are offline ones)
     monkeypatch.setattr(multi, "participants", lambda root: (["lexical", "lexical+ctx"], []))
 
     def failing(self, query, top_k=10, *, allow=None):
