@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import bisect
-import errno
 import datetime as _dt
 import functools
 import itertools
@@ -935,7 +934,7 @@ def first_hits(root, query: str, fetch, depth: int, matcher=None, allow=None,
         from .snippets import current_text
 
         base = root_path(root)
-        undiscounted = _undiscounted(query)
+        undiscounted = _undiscounted(searched)
         first = holding_first(hits, text, lambda path, word: current_text(base, path, word),
                               lambda hit: hit.docid in chosen and undiscounted(hit))
     return (first or hits)[:depth]
@@ -1238,14 +1237,13 @@ def search(
             if absent:
                 notes[-1] = NO_WORD + _did_you_mean(engine, absent) + notes[-1][len(NO_WORD):]
         if len(notes) > said and notes[-1].startswith("no hits: no indexed text") and stale_ok:
-            # (the word may be in a file saved since: --stale-ok did not look)
-            notes[-1] += "; --stale-ok: files changed since indexing were not looked at"
+            notes[-1] += _STALE_OK_NOTE
     elif hits:
         from .notes import left_out
 
         absent = _absent_identifier(engine, query)
         missing = None if absent else _absent_file(engine, query)
-        stale = "; --stale-ok: files changed since indexing were not looked at" if stale_ok else ""
+        stale = _STALE_OK_NOTE if stale_ok else ""
         if absent:
             notes.append(f"{absent!r} is in no indexed file, in any naming style: these hits only resemble it"
                          + ("" if filters else _did_you_mean(engine, absent) + left_out(root_path(root), retriever))
@@ -1255,6 +1253,10 @@ def search(
                          + ("" if filters else left_out(root_path(root), retriever)) + stale)
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed, matcher)
+
+
+# (a word may be in a file saved since indexing: --stale-ok did not look)
+_STALE_OK_NOTE = "; --stale-ok: files changed since indexing were not looked at"
 
 
 def _lexical_of(engine):
@@ -1457,15 +1459,6 @@ def _indexed_files(root: str, name: str, engine, hits) -> dict[str, tuple]:
 # -- status ------------------------------------------------------------------------------------
 
 
-def _refuse_blocked(store: str) -> None:
-    """One error line, as a query says it, for a file where the store goes or RETRIEVAL_INDEX_DIR
-    naming a file: `status` said it in every retriever's row, the extras not installed too, and
-    exited 0."""
-    if os.path.lexists(os.path.dirname(store)) and not os.path.isdir(store) and (
-            os.path.lexists(store) or not os.path.isdir(os.path.dirname(store))):
-        raise layout.unwritable("read", store, NotADirectoryError(errno.ENOTDIR, "Not a directory", store))
-
-
 def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None,
                   other_types: dict[str, int] | None = None) -> list[tuple[str, str]]:
     """(path, reason) of each file the index leaves out, by path: those its walk skips (walked now,
@@ -1478,7 +1471,7 @@ def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None,
     require_root(root)
     store = layout.store_dir(root)
     layout.refuse_symlink(store)
-    _refuse_blocked(store)  # (else the file in the way was listed as one of a type never read)
+    layout.refuse_blocked(store)  # (else the file in the way was listed as one of a type never read)
     layout.refuse_untrusted(store, root)
     notes = notes if notes is not None else []
     name = next((n for n in dict.fromkeys(("lexical", *sorted(REGISTRY)))
@@ -1521,7 +1514,7 @@ def status(root: str | os.PathLike[str]) -> list[dict]:
     # A linked store is refused by every command (one line): read through it, status said `ready`
     # for an index no query would answer from.
     layout.refuse_symlink(store)
-    _refuse_blocked(store)
+    layout.refuse_blocked(store)
     layout.refuse_foreign(store)
     layout.refuse_untrusted(store, root)
     rows = []

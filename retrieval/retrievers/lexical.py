@@ -703,9 +703,7 @@ def phrase_factors(views, plan, first, config: RankingConfig) -> dict[tuple[int,
     `ClientIP`), and a test naming several of a question's things held four of its pairs apart."""
     if not plan.phrase:
         return {}
-    if plan.symbol is not None and any(live_count(view, plist[0]) for view in views
-                                       for plist in [view.segment.postings(features.def_term(plan.symbol))]
-                                       if plist is not None):
+    if plan.symbol is not None and _definers(views, (features.def_term(plan.symbol),)):
         # A name asked for as words in a row (`tokio-rt-worker`) that something defines
         # (`_bash-it-component-help`): its definition, not the strings saying it, comes first.
         return {}
@@ -726,14 +724,9 @@ def phrase_factors(views, plan, first, config: RankingConfig) -> dict[tuple[int,
     untested = config.phrase_test_share != 1.0 and not test_words(plan.asked)
     factors = {}
     for (i, d), n in longest.items():
-        if n < needed:
-            continue
-        if untested:
-            seg = views[i].segment
-            if is_test_path(seg.files[seg.doc_file[d]][0]):
-                factors[(i, d)] = 1.0 + config.phrase_boost * config.phrase_test_share * n / total
-                continue
-        factors[(i, d)] = 1.0 + config.phrase_boost * n / total
+        if n >= needed:
+            share = config.phrase_test_share if untested and is_test_path(_path(views, i, d)) else 1.0
+            factors[(i, d)] = 1.0 + config.phrase_boost * share * n / total
     return factors
 
 

@@ -51,11 +51,10 @@ def serve_command(root, stop, detach, idle_timeout):
     from ..cli import _expected_errors, found_root
     from . import serve
 
+    timeout_given = click.get_current_context().get_parameter_source("idle_timeout") != click.core.ParameterSource.DEFAULT
     if stop:
         # Silently ignored, they made `serve --stop --detach` (a restart?) stop the server and start none.
-        source = click.get_current_context().get_parameter_source("idle_timeout")
-        extra = [flag for flag, used in (("--detach", detach),
-                                         ("--idle-timeout", source != click.core.ParameterSource.DEFAULT)) if used]
+        extra = [flag for flag, used in (("--detach", detach), ("--idle-timeout", timeout_given)) if used]
         if extra:
             raise click.UsageError(f"--stop takes no {' or '.join(extra)}: it only stops the running server")
     found = found_root(root)
@@ -91,8 +90,7 @@ def serve_command(root, stop, detach, idle_timeout):
             if info.get("already") and not serves_here(info, asked=False):
                 # It looked ready, and every query from here quietly ran without it.
                 click.echo(f"note: {NOT_HERE}; `retrieval serve --stop` first to serve this shell", err=True)
-            elif info.get("already") and click.get_current_context().get_parameter_source("idle_timeout") \
-                    != click.core.ParameterSource.DEFAULT and info.get("idle_timeout") != idle_timeout:
+            elif info.get("already") and timeout_given and info.get("idle_timeout") != idle_timeout:
                 # (the timeout asked for was dropped without a word: a server kept for ever, or not)
                 running = info.get("idle_timeout")
                 click.echo(f"note: that server's --idle-timeout is {_said_timeout(running)}, not "

@@ -76,6 +76,14 @@ def unwritable(action: str, store: str, exc: OSError) -> StoreError:
     return StoreError(message)
 
 
+def refuse_blocked(store: str) -> None:
+    """One error line, as a write would say it, for a file where the store goes or an index
+    directory (RETRIEVAL_INDEX_DIR) that is a file: `status` said it in every retriever's row, the
+    extras not installed too, and exited 0."""
+    if _file_in_the_way(store):
+        raise unwritable("read", store, NotADirectoryError(errno.ENOTDIR, "Not a directory", store))
+
+
 def _file_in_the_way(path: str) -> str | None:
     """The first existing component of path that is not a directory (None when none is)."""
     parts = os.path.abspath(path).split(os.sep)
