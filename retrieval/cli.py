@@ -1169,7 +1169,7 @@ def _list_skipped(root: str, as_json: bool) -> None:
                           "other_types": other_types}))
         return
     for path, reason in skipped:
-        click.echo(f"{reason}\t{shown_path(path)}")
+        click.echo(f"{reason}\t{shown_path(path, escaped=reason == 'undecodable-name')}")
     if not skipped and not other_types and not any(note.startswith("no index") for note in notes):
         click.echo("note: the index leaves out no file", err=True)
 

@@ -188,17 +188,19 @@ def counted(n: int, noun: str) -> str:
     return f"{n} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
-def shown_path(path: str) -> str:
+def shown_path(path: str, *, escaped: bool = False) -> str:
     """A path as text output prints it: control characters and backslashes escaped (`new\\nline.py`),
     so every hit stays on one line for a reader that splits on newlines, and no two paths print
     alike. JSON carries the exact path. On Windows a backslash is the separator (no name holds
-    one, nor a control character): left as it is there, not doubled."""
-    if path.isprintable() and ("\\" not in path or os.sep == "\\"):
+    one, nor a control character): left as it is there, not doubled. `escaped`: the path already
+    writes its undecodable bytes as `\\xff` (the walk's record of a name it could not decode), so
+    its backslashes are not doubled again."""
+    if path.isprintable() and ("\\" not in path or os.sep == "\\" or escaped):
         return path
     # Backslashes too: a name holding a real backslash and `n` never prints as one holding a newline.
     # A byte a name holds that is not UTF-8 (a lone surrogate, as the file system gives it) as that
     # byte, `\xff`, not as Python's `\udcff`.
-    return "".join("\\\\" if c == "\\" else c if c.isprintable() or c == " "
+    return "".join("\\\\" if c == "\\" and not escaped else c if c.isprintable() or c == " "
                    else f"\\x{ord(c) - 0xDC00:02x}" if "\udc80" <= c <= "\udcff"
                    else c.encode("unicode_escape").decode("ascii") for c in path)
 

@@ -178,6 +178,10 @@ def test_files_and_directories_with_names_that_are_not_utf8_are_skipped_and_coun
     assert "2 undecodable-name" in index.stdout
     assert hit_paths(run, root, "good name") == ["good.py"]
     assert hit_paths(run, root, "latin inside") == []
+    # The listing writes each undecodable byte once, as `\xe9`, the way the walk recorded it.
+    listing = run("status", "--root", root, "--skipped")
+    assert listing.exit_code == 0, listing.output
+    assert sorted(listing.stdout.splitlines()) == ["undecodable-name\tcaf\\xe9.py", "undecodable-name\td\\xff"]
 
 
 def test_a_process_that_cannot_read_utf8_names_refuses_instead_of_dropping_them(make_tree, run):
