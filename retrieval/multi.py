@@ -195,6 +195,11 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
     hits = _labelled_by_syntax(root, engine.engines, hits, indexed)
     # A label is the treesitter chunk's (the others have none): its words are weighed by its index.
     weigher = engine.engines.get("treesitter") or engine.engines.get("lexical")
+    if hits and weigher is not None:  # (as one retriever's would: hits for a name no file holds)
+        resemble = service.resemblance_note(root, "treesitter" if "treesitter" in engine.engines else "lexical",
+                                            weigher, query, filters, stale_ok)
+        if resemble:
+            notes.append(resemble)
     return service.SearchResult(query, ALL, service._labelled(root, weigher, query, hits, indexed), notes, indexed,
                                 matcher)
 

@@ -1239,20 +1239,28 @@ def search(
         if len(notes) > said and notes[-1].startswith("no hits: no indexed text") and stale_ok:
             notes[-1] += _STALE_OK_NOTE
     elif hits:
-        from .notes import left_out
-
-        absent = _absent_identifier(engine, query)
-        missing = None if absent else _absent_file(engine, query)
-        stale = _STALE_OK_NOTE if stale_ok else ""
-        if absent:
-            notes.append(f"{absent!r} is in no indexed file, in any naming style: these hits only resemble it"
-                         + ("" if filters else _did_you_mean(engine, absent) + left_out(root_path(root), retriever))
-                         + stale)
-        elif missing:
-            notes.append(f"no indexed file is named {missing!r}: these hits only resemble it"
-                         + ("" if filters else left_out(root_path(root), retriever)) + stale)
+        resemble = resemblance_note(root, retriever, engine, query, filters, stale_ok)
+        if resemble:
+            notes.append(resemble)
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed, matcher)
+
+
+def resemblance_note(root, retriever: str, engine, query: str, filters, stale_ok: bool) -> str | None:
+    """The note on hits for an identifier or a file name that no indexed file holds: they only
+    resemble it (with a spelling the index defines, and files left out that might hold it)."""
+    from .notes import left_out
+
+    absent = _absent_identifier(engine, query)
+    missing = None if absent else _absent_file(engine, query)
+    stale = _STALE_OK_NOTE if stale_ok else ""
+    if absent:
+        return (f"{absent!r} is in no indexed file, in any naming style: these hits only resemble it"
+                + ("" if filters else _did_you_mean(engine, absent) + left_out(root_path(root), retriever)) + stale)
+    if missing:
+        return (f"no indexed file is named {missing!r}: these hits only resemble it"
+                + ("" if filters else left_out(root_path(root), retriever)) + stale)
+    return None
 
 
 # (a word may be in a file saved since indexing: --stale-ok did not look)

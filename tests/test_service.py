@@ -1189,6 +1189,12 @@ def test_a_query_naming_a_file_is_not_told_its_extension_is_in_no_file(make_tree
         assert result.hits and result.notes == ["no indexed file is named 'connect.py': these hits only resemble it"]
     # A sentence ending in a file's name is a question, not a file's name.
     assert service.search(root, "where is connect in app.py").notes == []
+    # Every retriever at once says so too, of a file and of an identifier no file holds.
+    from retrieval.multi import search_all
+
+    assert "no indexed file is named 'connect.py': these hits only resemble it" in search_all(root, "connect.py").notes
+    assert "'ConnectWombat' is in no indexed file, in any naming style: these hits only resemble it" in search_all(
+        root, "ConnectWombat url").notes
 
 
 def test_a_pasted_trace_is_not_told_its_paths_parts_are_in_no_file(make_tree):
