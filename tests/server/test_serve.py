@@ -1,6 +1,7 @@
 """`retrieval serve`: the warm server and the client `retrieval query`/`status` try first."""
 from __future__ import annotations
 
+import datetime
 import json
 import os
 import signal
@@ -496,7 +497,12 @@ def test_status_shows_the_running_server(sample_repo, serve):
     pid = serve(sample_repo)
     text = cli("status", "--root", sample_repo)
     assert text.stdout.decode().splitlines()[-1] == f"server: running (pid {pid})"
-    assert json.loads(cli("status", "--root", sample_repo, "--json", server=False).stdout)["server"]["pid"] == pid
+    server = json.loads(cli("status", "--root", sample_repo, "--json", server=False).stdout)["server"]
+    assert server["pid"] == pid
+    # A time as the index's `created` is written: ISO 8601 in UTC, to the second.
+    started = datetime.datetime.fromisoformat(server["started"])
+    assert started.utcoffset() == datetime.timedelta(0) and started.microsecond == 0
+    assert abs(started.timestamp() - time.time()) < 600
 
 
 def test_an_edit_saved_before_a_query_is_in_its_answer(sample_repo, serve, rewrite):
