@@ -27,7 +27,8 @@ from .progress import Tick, from_caller, raised_by_caller
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
 from .records import SearchHit, Unchunked
 from .settings import env_float
-from .verbatim import WINDOW as VERBATIM_WINDOW, holding_first, named_first, verbatim_text, window as verbatim_window
+from .verbatim import (WINDOW as VERBATIM_WINDOW, holding_first, named_first, template_first, verbatim_text,
+                       window as verbatim_window)
 from .retrievers.base import REGISTRY, Released, build_retriever, check_search_args, get_spec, unknown_retriever
 from .store import layout
 from .store.atomic import remove_stale_temps
@@ -935,8 +936,18 @@ def first_hits(root, query: str, fetch, depth: int, matcher=None, allow=None,
 
         base = root_path(root)
         undiscounted = _undiscounted(searched)
-        first = holding_first(hits, text, lambda path, word: current_text(base, path, word),
-                              lambda hit: hit.docid in chosen and undiscounted(hit))
+
+        def liftable(hit) -> bool:
+            return hit.docid in chosen and undiscounted(hit)
+
+        def of_files(paths: frozenset) -> list[SearchHit]:  # (within the query's own filters)
+            return fetch(VERBATIM_WINDOW, allow=lambda path, lang, kind: path in paths and (
+                allow is None or allow(path, lang, kind)))
+
+        # Those whose lines hold the text first; else those holding a format string that printed it
+        # (a message as printed has its values filled in).
+        first = holding_first(hits, text, lambda path, word: current_text(base, path, word), liftable) \
+            or template_first(hits, text, lambda path: current_text(base, path), liftable, of_files)
     return (first or hits)[:depth]
 
 

@@ -108,6 +108,87 @@ def lifted(first: list, others: list) -> list | None:
     return [replace(hit, rank=n) for n, hit in enumerate([*map(raised, first), *others], start=1)]
 
 
+# A format string's placeholders, which the message it prints has filled in: printf's (`%s`, `%-8.3f`,
+# `%(name)s`, Go's `%v`), braces (Python's `{url!r}`, C#'s `{0}`, Rust's `{:?}`, SLF4J's `{}`),
+# interpolation (`${x}`, Ruby's `#{x}`, Swift's `\(x)`, Kotlin's and PHP's `$name`).
+_PLACEHOLDER = re.compile(r"%(?:\([^)\s]*\))?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[a-zA-Z]"
+                          r"|[$#]?\{[^{}\n]*\}|\\\([^()\n]*\)|\$[A-Za-z_]\w*")
+# A string literal within a line, in double, single or back quotes, its escapes as written.
+_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\\n]|\\.)*`')
+_ESCAPED = re.compile(r"\\(.)")
+_LETTERS = re.compile(r"[^\W\d_]{2,}")
+# What a format string must print of its own to be taken for a message's (`No such option: {name}`
+# prints 13 characters in 3 words): fewer, and `Error: %s` would be every error's.
+MIN_TEMPLATE_CHARS = 12
+MIN_TEMPLATE_WORDS = 3
+MAX_PLACEHOLDERS = 8  # (each is a lazy `.*?`: a pattern's cost grows with their number)
+
+
+def template_lines(body: str, text: str) -> dict[int, int]:
+    """{line: characters it prints} of the string literals in `body` that `text` (verbatim_text)
+    holds with their placeholders filled in (`Invalid URL {url!r}: No scheme supplied.` in
+    `Invalid URL 'x.com': No scheme supplied. Perhaps...`): a pasted message was printed from a
+    format string, and only its words were left to find the code that builds it."""
+    found: dict[int, int] = {}
+    line, at = 1, 0
+    for match in _LITERAL.finditer(body):
+        parts = _PLACEHOLDER.split(match.group()[1:-1])
+        if len(parts) > MAX_PLACEHOLDERS + 1:
+            continue
+        # Its printed pieces as the pasted text has them: escapes read, spaces folded.
+        pieces = [_SPACE.sub(" ", _ESCAPED.sub(lambda m: " " if m.group(1) in "nrt" else m.group(1), part))
+                  for part in parts]
+        pieces[0], pieces[-1] = pieces[0].lstrip(), pieces[-1].rstrip()
+        printed = "".join(pieces)
+        if len(printed.replace(" ", "")) < MIN_TEMPLATE_CHARS or len(_LETTERS.findall(printed)) < MIN_TEMPLATE_WORDS \
+                or not all(piece.strip() in text for piece in pieces):
+            continue
+        if not re.search(".*?".join(map(re.escape, pieces)), text):
+            continue
+        line += body.count("\n", at, match.start())
+        at = match.start()
+        found[line] = max(found.get(line, 0), len(printed.replace(" ", "")))
+    return found
+
+
+def template_first(hits: list, text: str, read: Callable[[str], str | None],
+                   liftable: Callable[[object], bool], more: Callable[[frozenset], list]) -> list | None:
+    """`hits` with those holding a format string that printed `text` (template_lines) first, the one
+    printing most of it first, then in their order; None when no liftable hit's file holds one.
+    `read(path)`: a file's text or None; `more(paths)`: those files' hits, looked for when such a
+    line is in no hit here (a file's further chunks count at half their score, and jackson's
+    `Cannot deserialize value of type %s from String %s` was 152nd behind its `from number %s`)."""
+    found: dict[str, dict[int, int]] = {}
+    for hit in hits:
+        path = hit.source_path
+        if path not in found and liftable(hit):
+            body = read(path)
+            found[path] = template_lines(body, text) if body else {}
+    found = {path: lines for path, lines in found.items() if lines}
+    if not found:
+        return None
+
+    def span(hit) -> range:
+        first = hit.start_line or 1
+        return range(first, (hit.end_line or first) + 1)
+
+    def printed(hit) -> int:
+        lines = found.get(hit.source_path) or {}
+        return max((n for line, n in lines.items() if line in span(hit)), default=0)
+
+    order = {hit.docid: n for n, hit in enumerate(hits)}
+    holding = [hit for hit in hits if liftable(hit) and printed(hit)]
+    unseen = frozenset(path for path, lines in found.items()
+                       if not all(any(hit.source_path == path and line in span(hit) for hit in holding) for line in lines))
+    for hit in more(unseen) if unseen else ():  # (in the ranking's order)
+        if hit.docid not in order and hit.source_path in unseen and printed(hit):
+            order[hit.docid] = len(order)
+            holding.append(hit)
+    holding.sort(key=lambda hit: (-printed(hit), order[hit.docid]))
+    chosen = {hit.docid for hit in holding}
+    return lifted(holding, [hit for hit in hits if hit.docid not in chosen])
+
+
 def window(hits: list) -> frozenset:
     """The docids of the hits a lift may choose from, the same however many hits are asked for:
     those among the first WINDOW of the first DEPTH files."""

@@ -160,3 +160,89 @@ def test_the_hit_lifted_for_holding_the_text_is_the_same_however_many_hits_are_a
     for pasted in ("2024-01-20T03:14:15.926Z No such command here", "\x1b[31mNo such command here\x1b[0m"):
         first = service.first_hits(root, pasted, fetch, 3)[0]
         assert (first.source_path, first.start_line) == ("cli/core.py", 53), pasted
+
+
+def test_a_message_is_found_by_the_format_string_that_printed_it_in_any_language():
+    """A message as printed has its values filled in, so no file holds it word for word: the format
+    string's own text, its placeholders taking anything, is what to find."""
+    from retrieval.verbatim import template_lines
+
+    body = "\n".join([
+        'raise MissingSchema(f"Invalid URL {url!r}: No scheme supplied. "',  # Python
+        'String.format("Cannot deserialize value of type %s from String %s: %s", t, v, m);',  # Java
+        'return fmt.Errorf("listen tcp %v: address already in use", addr)',  # Go
+        'raise NoMethodError, "undefined method #{name} for nil value"',  # Ruby
+        'throw new JsonException(string.Format("Could not find member \'{0}\' on type \'{1}\'", m, t));',  # C#
+        'throw new Error(`Cannot find module ${name} from ${dir}`)',  # JavaScript
+        'error("$port is not a valid port number")',  # Kotlin
+        'print("Listening on \\(host) with \\(count) workers")',  # Swift
+        'panic!("index {} out of range for slice of length {}", i, n)',  # Rust
+    ])
+    found = lambda message: sorted(template_lines(body, message))
+    assert found("requests.exceptions.MissingSchema: Invalid URL 'x.com': No scheme supplied. Perhaps https://x.com?") == [1]
+    assert found('InvalidFormatException: Cannot deserialize value of type `java.time.Instant` from String "x": bad') == [2]
+    assert found("listen tcp 0.0.0.0:8080: address already in use") == [3]
+    assert found("NoMethodError: undefined method upcase for nil value") == [4]
+    assert found("Could not find member 'Name' on type 'Person'.") == [5]
+    assert found("Error: Cannot find module ./app from /srv/web") == [6]
+    assert found("IllegalStateException: 80800 is not a valid port number") == [7]
+    assert found("Listening on localhost with 4 workers") == [8]
+    assert found("thread 'main' panicked at 'index 7 out of range for slice of length 3'") == [9]
+    # Each piece of its own text, in its order and letter case: a different word is another message.
+    assert found('Cannot deserialize value of type `int` from number 7: bad') == []
+    assert found("listen udp 0.0.0.0:53: address already in use") == []
+    assert found("cannot find module ./app from /srv/web") == []
+    # Too little of its own to tell one message from another: `Error: %s` printed every error.
+    assert template_lines('log("Error: %s", e)\nlog("%s: %s", a, b)\n', "Error: connection reset by peer") == {}
+
+
+def test_the_hits_holding_the_format_string_go_first_and_a_buried_one_is_looked_for_in_its_file():
+    """jackson's `Cannot deserialize value of type %s from String %s` was 152nd behind its file's
+    `from number %s` (a file's further chunks count at half their score), out of reach of a lift."""
+    from retrieval.verbatim import template_first
+
+    files = {"src/context.java": "\n".join([
+                 'String.format("Cannot read value of type %s from number %s", t, v);',
+                 'String.format("Cannot read value of type %s from text %s", t, v);',
+                 'String.format("Cannot read value of type %s", t);']),
+             "src/other.java": 'fail("Cannot read value of type");\n',
+             "tests/ContextTest.java": 'assertThrows("Cannot read value of type Instant from text 2020-13-45");\n'}
+    hits = [hit("src/context.java", 1, 1, 1), hit("tests/ContextTest.java", 1, 1, 2), hit("src/other.java", 1, 1, 3),
+            hit("src/context.java", 3, 3, 4)]
+    asked = []
+
+    def more(paths):
+        asked.append(paths)
+        return [hit("src/context.java", 1, 1, 1), hit("src/context.java", 2, 2, 2), hit("src/other.java", 1, 1, 3)]
+
+    code = lambda h: not h.source_path.startswith("tests/")
+    first = template_first(hits, "Cannot read value of type Instant from text 2020-13-45", files.get, code, more)
+    # The one printing most of it first (line 2, looked for in its file), then those printing less
+    # (a literal with no placeholder too) in their order, then the others as ranked.
+    assert [(h.source_path, h.start_line, h.rank) for h in first] == [
+        ("src/context.java", 2, 1), ("src/other.java", 1, 2), ("src/context.java", 3, 3),
+        ("src/context.java", 1, 4), ("tests/ContextTest.java", 1, 5)]
+    assert asked == [frozenset({"src/context.java"})]  # only the file whose line no hit holds
+    assert first[0].score == first[3].score  # raised to the first other's: scores fall with rank
+    # A test quoting the message is no format string of its own: without the code's file, as ranked.
+    assert template_first(hits[1:2], "Cannot read value of type Instant from text 2020-13-45", files.get, code,
+                          more) is None
+
+
+def test_a_pasted_message_finds_the_format_string_buried_behind_its_file_s_first_chunk(make_tree):
+    def raiser(n, source):
+        return (f"def weird_{source}_{n}(value, target, base):\n"
+                f'    """Helper for a {source} value that is not valid for the target type."""\n'
+                f'    msg = "Cannot deserialize value of type %s from {source} %s: %s" % (target, value, base)\n'
+                "    return InvalidFormat(msg, value, target)\n\n\n")
+    context = ("def deserialize_number(value, target):\n"
+               '    """Deserialize a number value of the target type, not valid ones raise."""\n'
+               "    return value\n\n\n" + raiser(1, "number") + "".join(f"def pad{i}():\n    return {i}\n\n\n"
+                                                                for i in range(40)) + raiser(2, "String"))
+    root = str(make_tree({"src/context.py": context,
+                          "src/invalid_format.py": "class InvalidFormat(ValueError):\n    pass\n"}))
+    message = ('InvalidFormat: Cannot deserialize value of type `java.time.Instant` from String "2020-13-45": '
+               "not a valid representation")
+    line = next(n for n, text in enumerate(context.splitlines(), start=1) if "from String" in text)
+    first = service.search(root, message, top_k=3).hits[0]
+    assert first.source_path == "src/context.py" and first.start_line <= line <= first.end_line
