@@ -863,6 +863,20 @@ def test_member_definitions_name_the_owner_of_each_definition_by_indentation_or_
     assert {"dump", "helper"} <= defined_names(cpp[0], "cpp")
 
 
+def test_a_class_with_an_annotation_above_it_owns_its_members():
+    """kotlinx's `@OptIn(...)` above `private class StateFlowImpl<T>(` closed the class on its own
+    header line: `StateFlowImpl.updateState` was no member, and its definition not in the first 10."""
+    from retrieval.lexical.features import member_definitions
+
+    kotlin = ["@OptIn(ExperimentalForInheritanceCoroutinesApi::class)\nprivate class StateFlowImpl<T>(\n"
+              "    initialState: Any\n) : AbstractFlow<T>() {\n    private fun updateState(a: Any?): Boolean {\n    }\n}\n"]
+    assert member_definitions(kotlin, "kotlin") == [{"StateFlowImpl.updateState"}]
+    java = ["@Service\n@Scope(\"prototype\")\npublic class Billing {\n    public void charge(int cents) {\n    }\n}\n"]
+    assert member_definitions(java, "java") == [{"Billing.charge"}]
+    scala = ['@deprecated("use Other", "2.0")\nclass Old {\n  def run(): Unit = {\n  }\n}\n']
+    assert member_definitions(scala, "scala") == [{"Old.run"}]
+
+
 def test_only_a_language_s_own_owner_keywords_open_an_owner():
     """One owner list for every language made a doc line starting `module` (Elixir's) or a method
     returning `object` (C#'s) the owner of the definitions below it."""

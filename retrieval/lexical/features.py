@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 36  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 37  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -82,7 +82,8 @@ VERSION = 36  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # `function Get-Item`: `_bash` and `Get` before), and `function name {` without parentheses; Scala's
 # `implicit val` members (weak, as the other member bindings); a qualified definition's last two parts
 # as a member (`defmodule Phoenix.Socket`: `Phoenix.Socket`); 36: C and C++ tables a file defines
-# (`const struct X name = {`), a class's name after macros (`class ABSL_LOCKABLE Mutex {`)
+# (`const struct X name = {`), a class's name after macros (`class ABSL_LOCKABLE Mutex {`); 37: the
+# members of a class with an annotation on the line above it (`@Service`, `@OptIn(...)`)
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -996,7 +997,7 @@ def member_owners(texts: list[str], language: str = "") -> list[list[tuple[int, 
             carried = _go_left_open(text, carried)
             continue
         end = len(text) + 1
-        opened = [(m.start(), len(m.group(1)), m.group(2)) for m in owner_line.finditer(text)] \
+        opened = [(m.start(), len(m.group(1)), m.group(2), m.end()) for m in owner_line.finditer(text)] \
             if owner_line is not None and _OWNER_HINT.search(text) else []
         if not owners and not opened:
             out.append(None)
@@ -1016,13 +1017,15 @@ def member_owners(texts: list[str], language: str = "") -> list[list[tuple[int, 
                 changes.append((next_pop, owners[-1][1] if owners else ""))
                 pos = next_pop
                 continue
-            start, indent, name = opened[i]
+            start, indent, name, named_at = opened[i]
             i += 1
             while owners and indent <= owners[-1][0]:  # a sibling or an outer definition opens
                 owners.pop()
             changes.append((start, owners[-1][1] if owners else ""))  # its own line is its owner's
             owners.append((indent, name))
-            line_end = text.find("\n", start)
+            # Its body begins after the line naming it: an annotation's line above (`@Service`,
+            # `@OptIn(...)`) starts the match, and the header's own line closed the owner at once.
+            line_end = text.find("\n", named_at)
             pos = end - 1 if line_end < 0 else line_end + 1
             changes.append((pos, name))
         out.append(changes if any(name for _, name in changes) else None)
