@@ -775,7 +775,8 @@ def _definition(node, captures) -> Definition | None:
     if node_type in ("method_declaration", "function_declaration"):
         # Go: `func (s *Server) Serve()` is Server.Serve; Kotlin: `fun Conn.describe()` is Conn.describe
         receiver = node.child_by_field_name("receiver")
-        if receiver is not None:
+        if receiver is not None and "->" not in node_text(receiver):  # (Kotlin's `(suspend () -> T).x`: a
+            # function type, no owner; its first word was taken for one, `suspend.startCoroutineCancellable`)
             owner = _last_word(node_text(receiver).replace("*", " ").strip("() ")).rstrip("?")  # Kotlin `String?`
             owner = _bound_of(node, owner)
             if owner:
@@ -938,6 +939,20 @@ def _attributed_class(node) -> Definition | None:
 # member) took the type's definition term, and beat the class itself. Swift's extensions were
 # treated alike and measured no better (an agent's error message lost the extension holding it).
 _PARTIAL_TYPES = frozenset({"class_declaration", "struct_declaration", "interface_declaration", "record_declaration"})
+
+
+def _equation_of(node, d: Definition, equations: dict) -> Definition | None:
+    """The Haskell function a further equation of it is (`f [] = ...` after `f (x:xs) = ...`,
+    comments or a pragma between them), else None: each equation defined the name apart, and the
+    densest of pandoc's 30 `getDefaultExtensions "html" = ...` lines outranked the one after the
+    signature."""
+    before = node.prev_named_sibling
+    while before is not None and ("comment" in before.type or before.type in ("pragma", "haddock")):
+        before = before.prev_named_sibling
+    if before is None or before.type not in ("function", "bind"):
+        return None
+    head = equations.get((before.start_byte, before.end_byte, before.type))
+    return head if head is not None and head.name == d.name else None
 
 
 def continuations(defs: list[Definition], path: str) -> None:
@@ -1166,6 +1181,7 @@ def definitions(tree, grammar: str, inner=()) -> list[Definition]:
         # this (of 27,627 files of the semble checkouts none did); deeper ones are cut by lines anyway.
         cursor.set_max_start_depth(MAX_DEFINITION_DEPTH)
         roots = [tree.root_node] + [t.root_node for t in inner]
+        equations: dict[tuple, Definition] = {}  # Haskell: by equation node, the function it is of
         for _pattern, captures in (match for root in roots for match in cursor.matches(root)):
             for node in captures.get("def", ()):
                 key = (node.start_byte, node.end_byte, node.type)
@@ -1175,6 +1191,14 @@ def definitions(tree, grammar: str, inner=()) -> list[Definition]:
                 d = _definition(node, captures)
                 if d is not None and d.name in _STATEMENT_WORDS.get(grammar, ()):
                     d = None  # see _STATEMENT_WORDS
+                if d is not None and grammar == "haskell" and node.type == "signature" and is_prefix(node):
+                    continue  # the first line of the function that follows (is_prefix), not one of its own
+                if d is not None and grammar == "haskell" and node.type in ("function", "bind"):
+                    head = _equation_of(node, d, equations)
+                    equations[key] = head or d
+                    if head is not None:  # a further equation: the function defined once, from its first
+                        head.end, head.bytes = max(head.end, d.end), (head.bytes[0], node.end_byte)
+                        continue
                 if d is not None:
                     d.key = (node.start_byte, node.end_byte)
                     if node.type in ("FnProto", "VarDecl") and node.parent is not None and node.parent.type == "Decl":

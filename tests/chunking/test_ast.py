@@ -1993,6 +1993,27 @@ def test_a_haskell_type_signature_and_its_comment_stay_with_the_equations_it_typ
     assert any("empty :: f a" in c.text and "insert ::" in c.text for c in chunks)
 
 
+def test_a_haskell_function_of_many_equations_is_defined_once_by_the_piece_with_its_signature():
+    """Each equation defined the name apart: the densest of pandoc's 30 `getDefaultExtensions "html"
+    = ...` lines outranked the signature's chunk; and a signature with a one-line equation were two
+    one-line definitions, too small to label their chunk (`getPdfEngine` was `module`'s)."""
+    cases = "".join(f'getExtensions "format{i}" = extensionsFromList [Ext_a{i}, Ext_b{i}, Ext_c{i}]\n' for i in range(30))
+    text = ("module Ext where\n\n-- | Default extensions from a format's name.\ngetExtensions :: Text -> Extensions\n"
+            + cases + "getExtensions _ = emptyExtensions\n\n"
+            "-- roff treats a line-ending period differently.\n-- See the issue tracker.\n\n"
+            "getPdfEngine :: WriterOptions -> Maybe Text\ngetPdfEngine opts = lookupContext \"pdf-engine\" opts\n")
+    chunks = chunks_of(text, "Ext.hs", "haskell", ChunkingPolicy(code=800))
+    assert_verbatim(text, chunks)
+    pieces = [c for c in chunks if "getExtensions " in c.text]
+    assert len(pieces) > 2
+    # Only the piece holding the signature and first equation defines it; every piece is its, scoped whole.
+    assert [c for c in pieces if "getExtensions" in c.definitions] == [pieces[0]]
+    assert "getExtensions :: Text" in pieces[0].text and "getExtensions \"format0\"" in pieces[0].text
+    assert {(c.context, c.chunk_kind, c.scope) for c in pieces[1:]} == {("getExtensions", "function", (3, 35))}  # (its comment too)
+    engine = by_symbol(chunks, "getPdfEngine")
+    assert (engine.context, engine.chunk_kind, engine.definitions) == ("getPdfEngine", "function", ("getPdfEngine",))
+
+
 def test_functions_of_a_rust_or_elixir_module_are_functions_and_of_a_ruby_module_methods():
     rust = "mod tests {\n    fn checks_it() {\n        assert!(true);\n    }\n}\n"
     elixir = "defmodule Bank do\n  def deposit(a), do: a\nend\n"
@@ -2018,6 +2039,12 @@ def test_a_kotlin_extension_function_is_filed_under_its_receiver():
     assert by_symbol(chunks, "install").context == "Pipeline.install"
     assert by_symbol(chunks, "also2").context == "also2"
     assert by_symbol(chunks, "use").context == "Closeable.use"  # (a nullable bound)
+    # A function type is no owner (kotlinx's `(suspend () -> T).startCoroutineCancellable` was `suspend.`'s).
+    text = ("fun <T> (suspend () -> T).startCancellable(c: Continuation<T>): Unit = run(c)\n"
+            "fun (() -> Unit).twice() { this(); this() }\n")
+    chunks = chunks_of(text, "ext.kt", "kotlin", ChunkingPolicy(code=20))
+    assert by_symbol(chunks, "startCancellable").context == "startCancellable"
+    assert by_symbol(chunks, "twice").context == "twice"
 
 
 def test_a_bare_macro_line_before_a_cpp_namespace_does_not_hide_the_namespace():
