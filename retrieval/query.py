@@ -147,6 +147,12 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
         # `conn_pool_size`): the code naming that thing, not code using each word apart.
         for term in question_pairs(words):
             weights[term] = weights.get(term, 0.0) + config.identifier_pair_weight
+    if config.abbreviation_weight and symbol is None and not long:
+        # Code writes `env`, `max`, `dir` where a question writes the word (`which environment
+        # variable`: express's `process.env.NODE_ENV` held no word of it).
+        for term, short in abbreviations().items():
+            if term in weights and short not in weights:
+                weights[short] = weights[term] * config.abbreviation_weight
     asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
     named_defs = tuple(dict.fromkeys(def_term(w) for w in code)) if long else ()
     mentions = path_mentions(query) if (symbol is None or path) and config.path_mention_boost else ()
@@ -199,6 +205,30 @@ def naming_words(query: str) -> frozenset | None:
 
 # Keywords that open a definition and are no English word a question starts with: `def echo`,
 # `fn spawn`, `func NewRouter` ask for that definition.
+# A word and the abbreviation code writes for it. Not those that are keywords or types of some
+# language (`val`, `var`, `func`, `fn`, `str`, `char`), which every file of it holds.
+_ABBREVIATIONS = {
+    "environment": "env", "configuration": "config", "maximum": "max", "minimum": "min", "directory": "dir",
+    "number": "num", "length": "len", "parameter": "param", "argument": "arg", "message": "msg",
+    "request": "req", "response": "resp", "error": "err", "initialize": "init", "temporary": "tmp",
+    "authentication": "auth", "application": "app", "database": "db", "connection": "conn",
+    "context": "ctx", "attribute": "attr", "information": "info", "destination": "dst", "source": "src",
+    "previous": "prev", "buffer": "buf", "reference": "ref", "package": "pkg", "repository": "repo",
+    "command": "cmd", "execute": "exec", "implementation": "impl", "specification": "spec", "library": "lib",
+    "address": "addr", "description": "desc", "statistics": "stat", "object": "obj", "index": "idx",
+    "sequence": "seq", "image": "img", "password": "passwd", "button": "btn", "millisecond": "ms",
+    "temperature": "temp", "document": "doc",
+}
+_ABBREVIATED: dict[str, str] = {}
+
+
+def abbreviations() -> dict[str, str]:
+    """{a word's query term (its stem): the abbreviation's term}."""
+    if not _ABBREVIATED:
+        _ABBREVIATED.update((tokenize(word)[-1], tokenize(short)[-1]) for word, short in _ABBREVIATIONS.items())
+    return _ABBREVIATED
+
+
 _CODE_KEYWORDS = frozenset("def defn defp fn func".split())
 # Keywords that are English words too: `class Router` asks for a definition, `class hierarchy` does
 # not, so the name must be written as code (a capital, an underscore or a digit in it).

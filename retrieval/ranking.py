@@ -131,6 +131,7 @@ class RankingConfig:
     filename_boost: float = 2.0  # every word of the file's name is in the query (NL queries)
     scope_boost: float = 3.0  # `Router.add_route`: a chunk whose scope path ends with that name
     identifier_pair_weight: float = 0.5  # a question's word pairs one identifier joins (0: off)
+    abbreviation_weight: float = 0.5  # a question word's abbreviation (`environment`: `env`), this share (0: off)
     path_mention_boost: float = 0.5  # a file the query names by its path, as a definer (a traceback; 0: off)
     # A chunk holding the line a pasted stack frame names in that file, or defining the frame's
     # function (the line may have moved since): where the error went through (0: off).

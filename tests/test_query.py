@@ -24,6 +24,21 @@ def test_a_short_question_is_not_long_and_keeps_raw_counts():
     assert plan.weights["retri"] == 2.0
 
 
+def test_a_question_word_asks_for_the_abbreviation_code_writes_for_it_at_half_its_weight():
+    """express's `process.env.NODE_ENV` held no word of "which environment variable sets the mode"."""
+    plan = plan_query("which environment variable sets the maximum size", CONFIG)
+    assert plan.weights["env"] == CONFIG.abbreviation_weight * plan.weights["environ"] > 0
+    assert plan.weights["max"] == CONFIG.abbreviation_weight * plan.weights["maximum"]
+    assert plan_query("the env and max", CONFIG).weights["env"] == 1.0  # written so: as written
+    assert "env" not in plan_query("environment", CONFIG).weights  # a name is asked for as it is spelt
+    docs = [doc("lib/application.js", "this.set('mode', process.env.NODE_ENV || 'development');\n"),
+            doc("lib/view.js", "function View(name) {\n  this.name = name;\n}\n")]
+    retriever = LexicalRetriever()
+    retriever.index(docs)
+    assert [h.source_path for h in retriever.search_detailed("which environment variable does it read", 2)] == [
+        "lib/application.js"]
+
+
 def test_a_bare_identifier_is_a_symbol_query_that_names_its_definition():
     plan = plan_query("HTTPException", CONFIG)
     assert plan.symbol == "HTTPException"
