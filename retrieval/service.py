@@ -1377,6 +1377,7 @@ def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dic
     except (OSError, Released, *_DAMAGE):
         return hits
     named = named_identifiers(query)
+    pasted = verbatim_text(search_text(query))
     last: dict[str, int] = {}  # each file is read once, up to the last line of its hits
     for h in hits:
         if h.members and h.source_path in indexed and h.end_line:
@@ -1391,7 +1392,7 @@ def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dic
     for h in hits:
         lines = files.get(h.source_path)
         if h.members and lines and h.end_line:
-            h = relabel(h, lines[h.start_line - 1 : h.end_line], weights, named)  # (a short slice: the label stays)
+            h = relabel(h, lines[h.start_line - 1 : h.end_line], weights, named, pasted)  # (a short slice: the label stays)
         out.append(h)
     return out
 

@@ -151,6 +151,16 @@ def template_lines(body: str, text: str) -> dict[int, int]:
     return found
 
 
+def line_holding(body: str, text: str) -> int | None:
+    """The line of `body` (1-based) where `text` (verbatim_text) starts word for word, else the one
+    holding the format string printing most of it (template_lines), else None."""
+    match = re.search(r"\s+".join(map(re.escape, text.split())), body)
+    if match:
+        return body.count("\n", 0, match.start()) + 1
+    lines = template_lines(body, text)
+    return max(lines, key=lambda line: (lines[line], -line)) if lines else None
+
+
 def template_first(hits: list, text: str, read: Callable[[str], str | None],
                    liftable: Callable[[object], bool], more: Callable[[frozenset], list]) -> list | None:
     """`hits` with those holding a format string that printed `text` (template_lines) first, the one

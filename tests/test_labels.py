@@ -97,3 +97,24 @@ def test_a_member_the_query_names_as_code_is_chosen_over_one_holding_more_of_its
 def test_identifiers_written_as_code_are_told_from_plain_words():
     assert named_identifiers("where does spawn_blocking call JoinHandle::new or run() with utf8 in Router") == {
         "spawn_blocking", "joinhandle", "run", "utf8"}
+
+
+def test_a_pasted_message_is_labelled_by_the_member_whose_line_holds_it_even_naming_the_class():
+    """cats's `Cannot create NonEmptyList from empty list` names the class, which kept its label
+    over `fromListUnsafe`, the member raising it; its format string decides too."""
+    lines = ["final case class NonEmptyList[A](head: A) {\n", "  def size: Int = 1\n",
+             "  def fromListUnsafe[A](l: List[A]): NonEmptyList[A] =\n",
+             '    if (l.isEmpty) throw new IllegalArgumentException("Cannot create NonEmptyList from empty list")\n',
+             "    else NonEmptyList(l.head)\n", "  def fromList[A](l: List[A]) = 2\n",
+             '  def at(i: Int) = fail(s"Index $i is out of range for a list of ${l.size} items")\n', "}\n"]
+    members = (("size", "NonEmptyList.size", "method", 2, 2), ("fromListUnsafe", "NonEmptyList.fromListUnsafe", "method", 3, 5),
+               ("fromList", "NonEmptyList.fromList", "method", 6, 6), ("at", "NonEmptyList.at", "method", 7, 7))
+    hit = SearchHit("NonEmptyList.scala:1-8", "NonEmptyList.scala", 1, 8, 1, 1.0, context="NonEmptyList",
+                    symbol="NonEmptyList", kind="class", members=members)
+    message = "Cannot create NonEmptyList from empty list"
+    assert relabel(hit, lines, {}, named_identifiers(message)).symbol == "NonEmptyList"  # (named: it kept its label)
+    assert relabel(hit, lines, {}, named_identifiers(message), message).context == "NonEmptyList.fromListUnsafe"
+    printed = "Index 7 is out of range for a list of 3 items"
+    assert relabel(hit, lines, {}, frozenset(), printed).symbol == "at"
+    # Held by the label's own lines (no member's): the label stays.
+    assert relabel(hit, lines, {}, frozenset(), "final case class NonEmptyList[A]").symbol == "NonEmptyList"
