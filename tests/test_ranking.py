@@ -71,6 +71,20 @@ def test_definition_forms_a_keyword_pattern_missed_are_recognised(language, text
     ("cpp", "using json = basic_json<>;\n", {"json"}),
     ("elixir", "defmodule Ecto.Changeset.Relation do\n", {"Relation"}),
     ("ruby", "class Sinatra::Helpers::Stream\n", {"Stream"}),
+    # Fields and properties, where a class keeps its defaults and settings
+    ("php", "    public const HISTORY_HEADER = 'X';\n    public static $defaultSettings = [\n    protected int $count = 0;\n",
+     {"HISTORY_HEADER", "defaultSettings", "count"}),
+    ("java", "    public static final int DEFAULT_TIMEOUT = 30;\n    private final Map<String, List<Integer>> cache;\n",
+     {"DEFAULT_TIMEOUT", "cache"}),
+    ("csharp", "    private static readonly TimeSpan DefaultTimeout = TimeSpan.FromSeconds(5);\n", {"DefaultTimeout"}),
+    ("typescript", "  static defaultTimeout = 5;\n  private interceptors: Interceptors;\n  timeout?: number;\n",
+     {"defaultTimeout", "interceptors", "timeout"}),
+    ("javascript", "  static defaults = {};\n  #count = 0;\n", {"defaults", "count"}),
+    ("ruby", "  class Base\n    DEFAULT_PORT = 4567\n", {"DEFAULT_PORT"}),
+    ("python", "class ClientTimeout:\n    total: Optional[float] = None\n\nclass Session:\n    def __init__(self):\n"
+               "        self.max_redirects = DEFAULT_REDIRECT_LIMIT\n", {"total", "max_redirects"}),
+    ("go", "type Engine struct {\n\tRouterGroup\n\t// how much\n\tMaxMultipartMemory int64\n\ttrees, other methodTrees\n}\n",
+     {"MaxMultipartMemory", "trees"}),
 ])
 def test_weak_definitions_are_read_apart_from_definitions(language, text, names):
     """Member properties, type aliases and a qualified definition's last part: a bare identifier
@@ -88,6 +102,38 @@ def test_a_bare_identifier_finds_the_property_it_names_above_its_users():
             doc("src/Connection.kt", KOTLIN_PROPERTY, language="kotlin")]
     assert ranked_paths(docs, "localAddress")[0] == "src/Connection.kt"
     assert ranked_paths(docs, "localAddress", weak_definition_weight=0)[0] == "src/Log.kt"
+
+
+@pytest.mark.parametrize("language,text", [
+    ("java", "    void m() {\n        final int local = 3;\n        return run(x);\n    }\n    public abstract void run();\n"),
+    ("typescript", "  constructor() {\n    count = count + 1;\n    const a: number = 3;\n  }\n"
+                   "const cfg = {\n  timeout: 0,\n};\n"),
+    ("python", "class A:\n    def run(self):\n        x: int = 3\n        self.y = 2\n"),
+    ("ruby", "def run\n  total = 3\n  Foo = 1\nend\n"),
+    ("go", "func (e *Engine) X() {\n\tvar y int\n\tz := 1\n}\n"),
+])
+def test_a_function_s_locals_are_no_fields(language, text):
+    assert weak_definitions(text, language) == set()
+
+
+def test_a_syntax_tree_s_chunk_is_indexed_under_its_weak_definitions_too():
+    """A tree names no field nor alias a definition: abseil's `using CordRep = ...` vanished from the
+    first hits for its name when the tree's chunks were indexed under the tree's names alone."""
+    counts = chunk_terms("src/Client.php", "    public static $defaultSettings = [\n        'max' => 5,\n    ];\n",
+                         language="php", definitions=("RedirectMiddleware",))
+    assert counts[weak_def_term("defaultSettings")] == 1
+    assert weak_def_term("RedirectMiddleware") not in counts
+
+
+def test_a_bare_identifier_finds_the_field_holding_a_default_above_the_code_using_it():
+    """guzzle's `public static $defaultSettings = [...]` was 14th for its own name."""
+    declaring = "class RedirectMiddleware\n{\n    public static $defaultSettings = [\n        'max' => 5,\n    ];\n}\n"
+    using = ("class Client\n{\n    public function send($options)\n    {\n"
+             "        $a = RedirectMiddleware::$defaultSettings;\n        $b = RedirectMiddleware::$defaultSettings;\n"
+             "        return array_merge(RedirectMiddleware::$defaultSettings, $options);\n    }\n}\n")
+    docs = [doc("src/Client.php", using, language="php"), doc("src/RedirectMiddleware.php", declaring, language="php")]
+    assert ranked_paths(docs, "defaultSettings")[0] == "src/RedirectMiddleware.php"
+    assert ranked_paths(docs, "defaultSettings", weak_definition_weight=0)[0] == "src/Client.php"
 
 
 def test_weak_definitions_change_no_sentence_score_nor_any_chunk_length():

@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 37  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 38  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -83,7 +83,9 @@ VERSION = 37  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # `implicit val` members (weak, as the other member bindings); a qualified definition's last two parts
 # as a member (`defmodule Phoenix.Socket`: `Phoenix.Socket`); 36: C and C++ tables a file defines
 # (`const struct X name = {`), a class's name after macros (`class ABSL_LOCKABLE Mutex {`); 37: the
-# members of a class with an annotation on the line above it (`@Service`, `@OptIn(...)`)
+# members of a class with an annotation on the line above it (`@Service`, `@OptIn(...)`); 38: fields and
+# properties as weak definitions (PHP, Java, C#, Dart, JavaScript, TypeScript, Ruby, Python, Go), in
+# syntax-tree chunks too
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -655,10 +657,61 @@ _QUALIFIED_TAIL = lazy_compile(r"(?:(?:::|\.|\\)[A-Za-z_]\w*)*(?:::|\.|\\)([A-Za
 # ActiveStorage::Blob` (`::` is no prefix) defined `ActiveStorage`, its last part weakly already: only
 # that (no question moved, nor with `Blob` a definition).
 _QUALIFIED_NAMES = {"php": True, "csharp": True, "elixir": False, "haskell": False, "ruby": False}
+# A class's fields and properties, where a default or a setting is kept (guzzle's `public static
+# $defaultSettings = [...]` was 14th for its own name, behind the code using it): weak definitions
+# too. PHP's properties and constants; Java's, C#'s and Dart's fields (modifiers, a type, the name,
+# then `=` or `;`: a method has its parenthesis first); JavaScript's and TypeScript's class fields
+# (a modifier or a type annotation: a bare `x = 1` is a statement); a Ruby constant in a class
+# (upper case); a Python class attribute with a type (`timeout: float = 30`) and what `__init__`
+# sets on `self` (`self.max_redirects = ...`, read in _init_attributes); a Go struct's fields.
+_PHP_PROPERTY = lazy_compile(
+    r"^[ \t]+(?:(?:public|private|protected|static|readonly|var|final)[ \t]+)+(?:const[ \t]+)?"
+    r"(?:\??[A-Za-z_\\|]\w*[ \t]+)?\$?([A-Za-z_]\w*)[ \t]*[=;]", re.MULTILINE)
+_FIELD = lazy_compile(  # (`final` alone is a Java local's)
+    r"^[ \t]+(?=(?:final[ \t]+)?(?:public|private|protected|internal|static|const|readonly|volatile|transient|late)[ \t])"
+    r"(?:(?:public|private|protected|internal|static|final|const|readonly|volatile|transient|late)[ \t]+)+"
+    r"[A-Za-z_][\w<>\[\],.? ]*?[?\]>]?[ \t]+([A-Za-z_]\w*)[ \t]*(?:=(?!=)|;)", re.MULTILINE)
+_CLASS_FIELD = lazy_compile(
+    r"^[ \t]+(?:(?:(?:static|readonly|private|public|protected|declare|override|abstract|accessor)[ \t]+)+#?"
+    r"([A-Za-z_$][\w$]*)[ \t]*[?!]?[ \t]*(?::[^=;\n]+)?(?:=(?![=>])|;)"
+    r"|#?([A-Za-z_$][\w$]*)[ \t]*[?!]?:[ \t]*[^=;,\n(){}]+(?:=(?![=>])|;)|#([A-Za-z_$][\w$]*)[ \t]*(?:=(?![=>])|;))",
+    re.MULTILINE)
+_RUBY_CONSTANT = lazy_compile(r"^[ \t]+([A-Z][A-Z0-9_]+)[ \t]*=(?![=~>])", re.MULTILINE)
+_PYTHON_ATTRIBUTE = lazy_compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[ \t]*[^=\n]+?(?:=(?!=)|$)", re.MULTILINE)
+_PYTHON_SELF = lazy_compile(r"^[ \t]+self\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=(?!=)", re.MULTILINE)
+_GO_STRUCT = lazy_compile(r"^type[ \t]+\w+(?:\[[^\]\n]*\])?[ \t]+struct[ \t]*\{\n(.*?)^\}", re.MULTILINE | re.DOTALL)
+_GO_FIELD = lazy_compile(r"^[ \t]+([A-Za-z_]\w*)(?:[ \t]*,[ \t]*\w+)*[ \t]+[*\[\]\w.]", re.MULTILINE)
 _WEAK_DEFS: dict[str, tuple] = {
     "swift": (_MEMBER_BINDING,), "kotlin": (_MEMBER_BINDING,), "scala": (_MEMBER_BINDING,),
-    "csharp": (_CSHARP_PROPERTY,), "cpp": (_USING_DEF,),
+    "csharp": (_CSHARP_PROPERTY, _FIELD), "cpp": (_USING_DEF,), "php": (_PHP_PROPERTY,), "java": (_FIELD,),
+    "dart": (_FIELD,), "javascript": (_CLASS_FIELD,), "typescript": (_CLASS_FIELD,), "ruby": (_RUBY_CONSTANT,),
 }
+
+
+def _weak_names(text: str, language: str) -> set[str]:
+    """The weak definitions the patterns read in a chunk (definitions among them too)."""
+    found = {name for pattern in _WEAK_DEFS.get(language, ())
+             for m in pattern.finditer(text) for name in m.groups() if name}
+    if language == "python":
+        if ":" in text:
+            found.update(m.group(1) for m in _PYTHON_ATTRIBUTE.finditer(text) if _class_level(text, m.start()))
+        if "def __init__(" in text:
+            found.update(m.group(1) for m in _PYTHON_SELF.finditer(text, text.index("def __init__(")))
+    elif language == "go" and "struct" in text:
+        for struct in _GO_STRUCT.finditer(text):
+            found.update(m.group(1) for m in _GO_FIELD.finditer(struct.group(1)))
+    return found
+
+
+def _class_level(text: str, at: int) -> bool:
+    """Whether a Python line at offset `at` is in a class's body, not a function's: the nearest
+    line above it indented less opens a class."""
+    indent = len(text[at:]) - len(text[at:].lstrip(" \t"))
+    for line in reversed(text[:at].splitlines()):
+        stripped = line.lstrip(" \t")
+        if stripped and not stripped.startswith(("#", "@")) and len(line) - len(stripped) < indent:
+            return stripped.startswith("class ")
+    return False
 
 
 def weak_definitions(text: str, language: str = "") -> set[str]:
@@ -802,8 +855,7 @@ def definitions_and_members(text: str, language: str = "", owners: list[tuple[in
             if owner and owners is not None:
                 members.add(f"{owner}.{name}")
     if weak is not None:
-        for pattern in _WEAK_DEFS.get(language, ()):
-            weak.update(m.group(1) for m in pattern.finditer(text))
+        weak.update(_weak_names(text, language))
         weak -= names
     if language == "rust" and "$" in text:
         # a `macro_rules!` template's `fn $name(` or `struct $t` names a macro argument, nothing defined
@@ -861,6 +913,8 @@ def chunk_terms(path: str, text: str, context: str = "", path_weight: int = 1, l
             counts[weak_def_term(name)] += 1
     else:
         names, members = set(definitions), ()  # its scope path (context) places it: see scope_factors
+        for name in _weak_names(text, language) - names:  # (fields, aliases: what the tree names no definition)
+            counts[weak_def_term(name)] += 1
     # Each with its exact spelling too: `Vitest` prefers `class Vitest` over `const vitest`,
     # `Sinatra::Helpers` the module over the method `Sinatra.helpers`, and `echo` click's `def echo`
     # over a class calling its own `_echo` six times (lower-case names had no exact term until then).
