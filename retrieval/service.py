@@ -27,8 +27,8 @@ from .progress import Tick, from_caller, raised_by_caller
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
 from .records import SearchHit, Unchunked
 from .settings import env_float
-from .verbatim import (WINDOW as VERBATIM_WINDOW, holding_first, named_first, template_first, verbatim_text,
-                       window as verbatim_window)
+from .verbatim import (WINDOW as VERBATIM_WINDOW, holding_first, named_first, template_first, verbatim_lines,
+                       verbatim_text, window as verbatim_window)
 from .retrievers.base import REGISTRY, Released, build_retriever, check_search_args, get_spec, unknown_retriever
 from .store import layout
 from .store.atomic import remove_stale_temps
@@ -923,7 +923,8 @@ def first_hits(root, query: str, fetch, depth: int, matcher=None, allow=None,
     searched = search_text(query)  # (without a log line's time stamp, colour codes, a template's comments)
     name = queried_file_name(searched)
     text = "" if name else verbatim_text(searched)
-    if not name and not text:
+    texts = [text] if text else [] if name else verbatim_lines(searched)  # (a pasted output's lines, in turn)
+    if not name and not texts:
         return fetch(depth)
     # The same hits are looked at however many are asked for (verbatim.window): a deeper look for a
     # larger -k lifted a hit the smaller one had not, and the first hit changed with -k.
@@ -944,10 +945,21 @@ def first_hits(root, query: str, fetch, depth: int, matcher=None, allow=None,
             return fetch(VERBATIM_WINDOW, allow=lambda path, lang, kind: path in paths and (
                 allow is None or allow(path, lang, kind)))
 
+        bodies: dict[str, str | None] = {}  # (each file read once for every line looked for)
+
+        def read(path: str) -> str | None:
+            if path not in bodies:
+                bodies[path] = current_text(base, path)
+            return bodies[path]
+
         # Those whose lines hold the text first; else those holding a format string that printed it
         # (a message as printed has its values filled in).
-        first = holding_first(hits, text, lambda path, word: current_text(base, path, word), liftable) \
-            or template_first(hits, text, lambda path: current_text(base, path), liftable, of_files)
+        first = None
+        for text in texts:
+            first = holding_first(hits, text, lambda path, word: current_text(base, path, word), liftable) \
+                or template_first(hits, text, read, liftable, of_files)
+            if first:
+                break
     return (first or hits)[:depth]
 
 

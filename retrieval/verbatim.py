@@ -5,6 +5,7 @@ requirement `func retry(_ request: Request, for session: Session, dueTo error: a
 completion:` was not among the first 30 hits for itself)."""
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import replace
 from typing import Callable
@@ -50,6 +51,22 @@ def verbatim_text(query: str) -> str:
     if not quoted and (words[0].lower() in _ASKING or not _PASTED.search(text)):
         return ""
     return text
+
+
+MAX_LINES = 4  # of a pasted output of several lines, those looked for (a trace's lines are paths)
+MAX_OUTPUT_WORDS = 40  # a text of several lines and this many words is a report (RankingConfig.long_query_words)
+
+
+def verbatim_lines(query: str) -> list[str]:
+    """The lines of a pasted output of several lines that are text to find (verbatim_text), in their
+    order, at most MAX_LINES; [] for one line or a report. Only lines at the margin: a stack trace
+    indents its frames and the code lines it quotes (a caller's line, not what went wrong), and
+    cobra's `Error: unknown command "sever" for "myapp"` over its help, or a Rust panic's
+    `called Result::unwrap() on an Err value: ...` under its header, was looked for nowhere."""
+    if "\n" not in query.strip() or len(_WORD.findall(query)) >= MAX_OUTPUT_WORDS:
+        return []
+    found = [verbatim_text(line) for line in query.strip().splitlines() if line[:1] not in ("", " ", "\t")]
+    return [text for text in found if text][:MAX_LINES]
 
 
 def holding_first(hits: list, text: str, read: Callable[[str, str], str | None],
@@ -98,62 +115,129 @@ def lifted(first: list, others: list) -> list | None:
     if not others:
         return [replace(hit, rank=n) for n, hit in enumerate(first, start=1)]
     floor, level = others[0].score, others[0].confidence
+    # Each lifted hit scores as it did, or as the first other if that is more, and no more than the
+    # one before it (a lifted hit's own score could top the one chosen before it).
+    scores = itertools.accumulate((max(hit.score, floor) for hit in first), min)
 
-    def raised(hit):
+    def raised(hit, score):
         confidence = hit.confidence
         if confidence in LEVELS and level in LEVELS and LEVELS.index(level) > LEVELS.index(confidence):
             confidence = level
-        return replace(hit, score=max(hit.score, floor), confidence=confidence)
+        return replace(hit, score=score, confidence=confidence)
 
-    return [replace(hit, rank=n) for n, hit in enumerate([*map(raised, first), *others], start=1)]
+    return [replace(hit, rank=n) for n, hit in enumerate([*map(raised, first, scores), *others], start=1)]
 
 
 # A format string's placeholders, which the message it prints has filled in: printf's (`%s`, `%-8.3f`,
-# `%(name)s`, Go's `%v`), braces (Python's `{url!r}`, C#'s `{0}`, Rust's `{:?}`, SLF4J's `{}`),
-# interpolation (`${x}`, Ruby's `#{x}`, Swift's `\(x)`, Kotlin's and PHP's `$name`).
-_PLACEHOLDER = re.compile(r"%(?:\([^)\s]*\))?[-+#0]*(?:\d+|\*)?(?:\.(?:\d+|\*))?[a-zA-Z]"
-                          r"|[$#]?\{[^{}\n]*\}|\\\([^()\n]*\)|\$[A-Za-z_]\w*")
+# `%(name)s`, Java's and PHP's `%1$s`, Go's `%v` and `%[1]s`), Ruby's and Elixir's `%{count}` and
+# `%<n>d`, braces (Python's `{url!r}`, C#'s `{0}`, Rust's `{:?}`, SLF4J's `{}`), interpolation
+# (`${x}`, Ruby's `#{x}`, Swift's `\(x)`, Kotlin's and PHP's `$name`).
+_PLACEHOLDER = re.compile(
+    r"%(?:\{[^{}\n]*\}|<\w+>[-+#0 ]*\d*(?:\.\d+)?[a-zA-Z]|(?:\([^)\s]*\)|\[\d+\]|\d+\$)?[-+#0]*(?:\d+|\*)?"
+    r"(?:\.(?:\d+|\*))?[a-zA-Z])|[$#]?\{[^{}\n]*\}|\\\([^()\n]*\)|\$[A-Za-z_]\w*")
 # A string literal within a line, in double, single or back quotes, its escapes as written.
 _LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\\n]|\\.)*`')
+# Between two literals of one message: nothing but a concatenation (Python's implicit one over lines
+# too, the next literal's prefix after it), or an expression between two operators (`'timeout of '
+# + config.timeout + 'ms exceeded'`, Elixir's `<>`, PHP's `.`, Lua's `..`), read as a placeholder.
+_JOINED = re.compile(r"\s*(?:\+|<>|\.\.?)?\s*[fFrRbBuU$@]{0,2}")
+_JOINED_AROUND = re.compile(r"\s*(?:\+|<>|\.\.?)\s*[^\"'`;\n{}]{1,80}?\s*(?:\+|<>|\.\.?)\s*[fFrRbBuU$@]{0,2}")
+_COMMENT_LINE = re.compile(r"\s*(?://|/\*|\*|#\s|--|;)")  # (a literal in a comment or a doc is no message)
 _ESCAPED = re.compile(r"\\(.)")
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
+_LETTERED = re.compile(r"[^\W\d_]")
 # What a format string must print of its own to be taken for a message's (`No such option: {name}`
-# prints 13 characters in 3 words): fewer, and `Error: %s` would be every error's.
+# prints 13 characters in 3 words): fewer, and `Error: %s` would be every error's. Not all in one
+# piece without spaces either: a path (`github.com/gin-gonic/gin/binding`) or a date pattern is a
+# value the message quotes, no message.
 MIN_TEMPLATE_CHARS = 12
 MIN_TEMPLATE_WORDS = 3
 MAX_PLACEHOLDERS = 8  # (each is a lazy `.*?`: a pattern's cost grows with their number)
 
 
-def template_lines(body: str, text: str) -> dict[int, int]:
-    """{line: characters it prints} of the string literals in `body` that `text` (verbatim_text)
-    holds with their placeholders filled in (`Invalid URL {url!r}: No scheme supplied.` in
-    `Invalid URL 'x.com': No scheme supplied. Perhaps...`): a pasted message was printed from a
-    format string, and only its words were left to find the code that builds it."""
-    found: dict[int, int] = {}
-    line, at = 1, 0
+def _unescaped(part: str) -> str:
+    return _SPACE.sub(" ", _ESCAPED.sub(lambda m: " " if m.group(1) in "nrt" else m.group(1), part))
+
+
+def _format_strings(body: str):
+    """(offset, printed pieces) of each message `body` builds: a literal, or literals joined by
+    concatenation, split at their placeholders (an expression joined between two is one); and each
+    literal of such a message alone too (a user pastes one sentence of a long deprecation notice)."""
+    run: list[str] = []  # the pieces so far of the message being joined
+    alone: list[tuple[int, list[str]]] = []  # its literals', each apart
+    first = last_end = -1
     for match in _LITERAL.finditer(body):
         parts = _PLACEHOLDER.split(match.group()[1:-1])
+        if run:
+            gap = body[last_end:match.start()]
+            if _JOINED.fullmatch(gap):
+                run[-1] += parts[0]
+                run.extend(parts[1:])
+            elif _JOINED_AROUND.fullmatch(gap):
+                run.extend(parts)
+            else:
+                yield first, run
+                if len(alone) > 1:
+                    yield from alone
+                run, alone = [], []
+        if not run:
+            first, run = match.start(), list(parts)
+        alone.append((match.start(), parts))
+        last_end = match.end()
+    if run:
+        yield first, run
+        if len(alone) > 1:
+            yield from alone
+
+
+def template_matches(body: str, text: str) -> dict[int, tuple]:
+    """{line: (characters it prints, (start, end) of the text its pieces matched, those of the values
+    it may wrap a message in)} of the format strings in `body` (_format_strings) that `text` (verbatim_text) holds with
+    their placeholders filled in (`Invalid URL {url!r}: No scheme supplied.` in `Invalid URL
+    'x.com': No scheme supplied. Perhaps...`): a pasted message was printed from a format string,
+    and only its words were left to find the code that builds it. Of a line's, the one printing most."""
+    found: dict[int, tuple] = {}
+    line, at = 1, 0
+    for offset, parts in _format_strings(body):
         if len(parts) > MAX_PLACEHOLDERS + 1:
             continue
         # Its printed pieces as the pasted text has them: escapes read, spaces folded.
-        pieces = [_SPACE.sub(" ", _ESCAPED.sub(lambda m: " " if m.group(1) in "nrt" else m.group(1), part))
-                  for part in parts]
+        pieces = [_unescaped(part) for part in parts]
         pieces[0], pieces[-1] = pieces[0].lstrip(), pieces[-1].rstrip()
         printed = "".join(pieces)
         if len(printed.replace(" ", "")) < MIN_TEMPLATE_CHARS or len(_LETTERS.findall(printed)) < MIN_TEMPLATE_WORDS \
+                or sum(1 for word in printed.split() if _LETTERED.search(word)) < 2 \
                 or not all(piece.strip() in text for piece in pieces):
             continue
-        if not re.search(".*?".join(map(re.escape, pieces)), text):
+        # (A placeholder first or last takes what is before or after the text the pieces match.)
+        lead, trail = not pieces[0], len(pieces) > 1 and not pieces[-1]
+        inner = pieces[lead : len(pieces) - trail]
+        match = re.search("(.*?)".join(map(re.escape, inner)), text)
+        if match is None:
             continue
-        line += body.count("\n", at, match.start())
-        at = match.start()
-        found[line] = max(found.get(line, 0), len(printed.replace(" ", "")))
+        line += body.count("\n", at, offset)
+        at = offset
+        start = body.rfind("\n", 0, offset) + 1
+        if _COMMENT_LINE.match(body, start):
+            continue
+        size = len(printed.replace(" ", ""))
+        if size > found.get(line, (0,))[0]:
+            # Where its values are: those between its pieces, and after the last one a message it
+            # ends with (`{prefix}: {message}`); one before its first piece is a value it names
+            # (`{value!r} is not a valid integer.`), no message it wraps.
+            values = [match.span(i) for i in range(1, len(inner))] + [(match.end(), len(text))] * trail
+            found[line] = (size, match.span(), tuple(values))
     return found
+
+
+def template_lines(body: str, text: str) -> dict[int, int]:
+    """{line: characters it prints} of template_matches."""
+    return {line: found[0] for line, found in template_matches(body, text).items()}
 
 
 def line_holding(body: str, text: str) -> int | None:
     """The line of `body` (1-based) where `text` (verbatim_text) starts word for word, else the one
-    holding the format string printing most of it (template_lines), else None."""
+    holding the format string printing most of it (template_matches), else None."""
     match = re.search(r"\s+".join(map(re.escape, text.split())), body)
     if match:
         return body.count("\n", 0, match.start()) + 1
@@ -161,40 +245,57 @@ def line_holding(body: str, text: str) -> int | None:
     return max(lines, key=lambda line: (lines[line], -line)) if lines else None
 
 
+def _wrappers(matches) -> set:
+    """The matches (template_matches's) one of whose values is mostly what another format string
+    printed: click's `Invalid value for {param_hint}: {message}` around `{value!r} is not a valid
+    integer.`, whose own line says what went wrong. (A detail a message appends, jackson's `(for
+    POJO property '%s')` after `Could not resolve type id '%s' as a subtype of %s`, is less of its
+    value; a literal with no placeholder inside one is a value the message quotes, jackson's date
+    patterns in its `Cannot parse date` message.)"""
+    spans = {found[1] for found in matches if found[2]}
+    return {found for found in matches
+            if any(a <= s and e <= b and (s, e) != (a, b) and 2 * (e - s) >= b - a
+                   for a, b in found[2] for s, e in spans)}
+
+
 def template_first(hits: list, text: str, read: Callable[[str], str | None],
                    liftable: Callable[[object], bool], more: Callable[[frozenset], list]) -> list | None:
-    """`hits` with those holding a format string that printed `text` (template_lines) first, the one
-    printing most of it first, then in their order; None when no liftable hit's file holds one.
-    `read(path)`: a file's text or None; `more(paths)`: those files' hits, looked for when such a
-    line is in no hit here (a file's further chunks count at half their score, and jackson's
-    `Cannot deserialize value of type %s from String %s` was 152nd behind its `from number %s`)."""
-    found: dict[str, dict[int, int]] = {}
+    """`hits` with those holding a format string that printed `text` (template_matches) first: one
+    printing a message inside another's placeholder before that one, then the one printing most of
+    it, then in their order; None when no liftable hit's file holds one. `read(path)`: a file's
+    text or None; `more(paths)`: those files' hits, looked for when such a line is in no hit here
+    (a file's further chunks count at half their score, and jackson's `Cannot deserialize value
+    of type %s from String %s` was 152nd behind its `from number %s`)."""
+    found: dict[str, dict[int, tuple]] = {}
     for hit in hits:
         path = hit.source_path
         if path not in found and liftable(hit):
             body = read(path)
-            found[path] = template_lines(body, text) if body else {}
+            found[path] = template_matches(body, text) if body else {}
     found = {path: lines for path, lines in found.items() if lines}
     if not found:
         return None
+    wrapping = _wrappers([match for lines in found.values() for match in lines.values()])
 
     def span(hit) -> range:
         first = hit.start_line or 1
         return range(first, (hit.end_line or first) + 1)
 
-    def printed(hit) -> int:
+    def held(hit) -> tuple[bool, int]:
+        """(whether it holds an inner message, characters printed) of its best format string."""
         lines = found.get(hit.source_path) or {}
-        return max((n for line, n in lines.items() if line in span(hit)), default=0)
+        return max(((match not in wrapping, match[0]) for line, match in lines.items() if line in span(hit)),
+                   default=(False, 0))
 
     order = {hit.docid: n for n, hit in enumerate(hits)}
-    holding = [hit for hit in hits if liftable(hit) and printed(hit)]
+    holding = [hit for hit in hits if liftable(hit) and held(hit)[1]]
     unseen = frozenset(path for path, lines in found.items()
                        if not all(any(hit.source_path == path and line in span(hit) for hit in holding) for line in lines))
     for hit in more(unseen) if unseen else ():  # (in the ranking's order)
-        if hit.docid not in order and hit.source_path in unseen and printed(hit):
+        if hit.docid not in order and hit.source_path in unseen and held(hit)[1]:
             order[hit.docid] = len(order)
             holding.append(hit)
-    holding.sort(key=lambda hit: (-printed(hit), order[hit.docid]))
+    holding.sort(key=lambda hit: (not held(hit)[0], -held(hit)[1], order[hit.docid]))
     chosen = {hit.docid for hit in holding}
     return lifted(holding, [hit for hit in hits if hit.docid not in chosen])
 

@@ -246,3 +246,110 @@ def test_a_pasted_message_finds_the_format_string_buried_behind_its_file_s_first
     line = next(n for n, text in enumerate(context.splitlines(), start=1) if "from String" in text)
     first = service.search(root, message, top_k=3).hits[0]
     assert first.source_path == "src/context.py" and first.start_line <= line <= first.end_line
+
+
+def test_ruby_elixir_and_positional_placeholders_are_placeholders_too():
+    from retrieval.verbatim import template_lines
+
+    body = "\n".join([
+        'message(opts, "should be at least %{count} character(s)")',  # Elixir, Ruby's i18n
+        'format("%<n>d retries left for %<host>s now", n: 3)',  # Ruby
+        'String.format("Cannot bind port %1$d on host %2$s", p, h);',  # Java, PHP
+        'fmt.Errorf("cannot decode %[1]s into a %[2]T value", s, v)',  # Go
+    ])
+    found = lambda message: sorted(template_lines(body, message))
+    assert found('{"errors":{"name":["should be at least 3 character(s)"]}}') == [1]
+    assert found("3 retries left for db.local now") == [2]
+    assert found("Cannot bind port 80 on host web1") == [3]
+    assert found("cannot decode abc into a int value") == [4]
+
+
+def test_a_message_joined_from_pieces_is_one_format_string():
+    """axios's `'timeout of ' + config.timeout + 'ms exceeded'` printed only pieces too short to
+    count, and ecto's `"cannot load ..." <> "for field ..."` was lifted for a message sharing its tail."""
+    from retrieval.verbatim import template_lines
+
+    body = "\n".join([
+        "const msg = 'timeout of ' + config.timeout + 'ms exceeded';",
+        'raise ArgumentError, "cannot load `#{inspect(v)}` as type #{inspect(t)} " <>',
+        '  "for field `#{key}` in schema #{inspect(s)}"',
+        'raise MissingSchema(f"Invalid URL {url!r}: No scheme supplied. "',
+        '                    f"Perhaps you meant https://{url}?")',
+        '$m = "Unable to open " . $path . " for reading";',
+    ])
+    found = lambda message: sorted(template_lines(body, message))
+    assert found("AxiosError: timeout of 5000ms exceeded") == [1]
+    # Joined, it prints more than its tail alone, which another message shares (each literal is
+    # looked for alone too: one sentence of a long notice is pasted alone).
+    load = template_lines(body, "cannot load `1` as type :integer for field `age` in schema User")
+    dump = template_lines(body, "cannot dump `1` as type :integer for field `age` in schema User")
+    assert sorted(load) == [2, 3] and load[2] > load[3] == dump[3] and sorted(dump) == [3]
+    url = template_lines(body, "Invalid URL 'x.com': No scheme supplied. Perhaps you meant https://x.com?")
+    assert sorted(url) == [4, 5] and url[4] > url[5]  # the whole message, on its first line
+    assert found("Unable to open /tmp/a.txt for reading") == [6]
+
+
+def test_a_value_a_message_quotes_and_a_comment_are_no_format_string():
+    """A Go toolchain message naming a module lifted the files importing it; jackson's javadoc
+    quoting a date pattern was lifted for a message quoting it."""
+    from retrieval.verbatim import template_lines
+
+    body = '\n'.join(['import (\n\t"github.com/gin-gonic/gin/binding"\n)',
+                      ' * format String of "yyyy-MM-dd and HH:mm:ss in zone"', '// panic("listen on the port failed")'])
+    assert template_lines(body, "no required module provides package github.com/gin-gonic/gin/binding") == {}
+    assert template_lines(body, 'Cannot parse date: not any of ("yyyy-MM-dd and HH:mm:ss in zone")') == {}
+    assert template_lines(body, "listen on the port failed") == {}
+
+
+def test_a_specific_message_comes_before_the_one_wrapping_it_and_a_detail_after_its_message():
+    """click's `Invalid value for {param_hint}: {message}` printed more of `Invalid value for
+    '--count': 'abc' is not a valid integer.` than `{value!r} is not a valid {number_type}.`, which
+    says what went wrong; jackson's `(for POJO property '%s')` is a detail its message appends."""
+    from retrieval.verbatim import template_first
+
+    files = {"click/exceptions.py": 'x = "Invalid value for {param_hint}: {message}"\n',
+             "click/types.py": 'x = "{value!r} is not a valid {number_type}."\n',
+             "jackson/Context.java": 'String.format("Could not resolve type id \'%s\' as a subtype of %s", a, b);\n',
+             "jackson/TypeBase.java": 'String.format("%s (for POJO property \'%s\')", d, p);\n'}
+    hits = [hit(path, 1, 1, n) for n, path in enumerate(files, start=1)]
+    first = template_first(hits, "Error: Invalid value for '--count': 'abc' is not a valid integer.", files.get,
+                           lambda h: True, lambda paths: [])
+    assert [h.source_path for h in first[:2]] == ["click/types.py", "click/exceptions.py"]
+    first = template_first(hits, "Could not resolve type id 'Circle' as a subtype of `Shape`: known ids = [Square] "
+                           "(for POJO property 'shape')", files.get, lambda h: True, lambda paths: [])
+    assert [h.source_path for h in first[:2]] == ["jackson/Context.java", "jackson/TypeBase.java"]
+    assert [h.score for h in first] == sorted((h.score for h in first), reverse=True)  # scores fall with rank
+
+
+def test_lifted_hits_scores_fall_with_rank_whatever_their_own():
+    from retrieval.verbatim import lifted
+
+    first = [SearchHit("a:1-1", "a", 1, 1, 5, 10.0), SearchHit("b:1-1", "b", 1, 1, 2, 90.0)]
+    others = [SearchHit("c:1-1", "c", 1, 1, 1, 50.0)]
+    assert [(h.source_path, h.rank, h.score) for h in lifted(first, others)] == [
+        ("a", 1, 50.0), ("b", 2, 50.0), ("c", 3, 50.0)]
+
+
+def test_a_pasted_output_of_several_lines_is_looked_for_line_by_line_at_its_margin():
+    """cobra's `Error: unknown command "sever" for "myapp"` over its usage, a Rust panic's message
+    under its header: a text of several lines was looked for nowhere."""
+    from retrieval.verbatim import verbatim_lines
+
+    cobra = 'Error: unknown command "sever" for "myapp"\n\nDid you mean this?\n\tserve\n\nRun \'myapp --help\' for usage.\n'
+    assert verbatim_lines(cobra) == ['Error: unknown command "sever" for "myapp"', "Did you mean this?",
+                                     "Run 'myapp --help' for usage."]
+    trace = ('Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n'
+             '    raise ValueError("bad thing here")\nValueError: bad value for the field name\n')
+    assert verbatim_lines(trace) == ["Traceback (most recent call last):", "ValueError: bad value for the field name"]
+    assert verbatim_lines("one line of text here") == []
+    assert verbatim_lines("Word " * 50 + "\nSecond Line of it") == []  # a report
+
+
+def test_a_search_for_a_pasted_output_finds_the_format_string_of_its_message_line(make_tree):
+    code = ('def find(name):\n    raise CommandError(f"unknown command {name!r} for {root!r}")\n')
+    other = ("def suggest(command, root):\n    # an unknown command for the root: did you mean this one? an error for\n"
+             "    # a command unknown to myapp, or an error for a command unknown to it: did you mean serve?\n"
+             "    return unknown_command_error(command, root)\n")
+    root = str(make_tree({"cli/commands.py": code, "cli/usage.py": other}))
+    output = "Error: unknown command 'sever' for 'myapp'\n\n  Did you mean this?\n\tserve\n"
+    assert service.search(root, output, top_k=1).hits[0].source_path == "cli/commands.py"
