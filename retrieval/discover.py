@@ -754,7 +754,10 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
             name = entry.name
             if not name.isascii() and not _utf8_name(name):
                 _check_name_encoding(name, os.path.join(abs_dir, name))
-                skip(counted, "undecodable-name", rel_dir + os.fsencode(name).decode("utf-8", "backslashreplace"))
+                # Recorded as text: its bytes that are no UTF-8 as `\xff`, so its own backslashes
+                # doubled (`a\\n\xe9.py` and `a<newline>\xe9.py` printed alike).
+                skip(counted, "undecodable-name", (rel_dir + os.fsencode(name).decode("utf-8", "surrogateescape"))
+                     .replace("\\", "\\\\").encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
                 continue
             rel = rel_dir + name
             try:

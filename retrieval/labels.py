@@ -59,17 +59,19 @@ def member_in_focus(lines: list[str], start: int, members, weights: dict[str, fl
 
 
 def relabel(hit: SearchHit, lines: list[str], weights: dict[str, float],
-            named: frozenset[str] = frozenset(), pasted: str = "") -> SearchHit:
+            named: frozenset[str] = frozenset(), pasted=()) -> SearchHit:
     """`hit` labelled by its member in focus (member_in_focus over its own lines), if any; a hit
-    whose own label the query names keeps it. `pasted`: text to find word for word (verbatim_text),
-    whose line decides: a message names its class (`Cannot create NonEmptyList from empty list`),
-    and the class's label was kept over the member raising it."""
+    whose own label the query names keeps it. `pasted`: texts to find word for word (verbatim_text,
+    or a pasted output's lines), the first one's line in the hit deciding: a message names its class
+    (`Cannot create NonEmptyList from empty list`), and the class's label was kept over the member
+    raising it."""
     if hit.start_line is None or len(lines) != (hit.end_line or 0) - hit.start_line + 1:
         return hit
     if pasted:
         from .verbatim import line_holding
 
-        row = line_holding("".join(lines), pasted)
+        body = "".join(lines)
+        row = next((row for text in pasted if (row := line_holding(body, text)) is not None), None)
         if row is not None:
             row += hit.start_line - 1
             held = [m for m in hit.members if m[3] and m[3] <= row <= m[4]]

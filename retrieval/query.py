@@ -149,9 +149,14 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
             weights[term] = weights.get(term, 0.0) + config.identifier_pair_weight
     if config.abbreviation_weight and symbol is None and not long:
         # Code writes `env`, `max`, `dir` where a question writes the word (`which environment
-        # variable`: express's `process.env.NODE_ENV` held no word of it).
-        for term, short in abbreviations().items():
-            if term in weights and short not in weights:
+        # variable`: express's `process.env.NODE_ENV` held no word of it). The word itself or its
+        # plural, not its stem's other words (`connect` is no `conn`, `specific` no `spec`).
+        for word in {w.lower() for w in words}:
+            long_form = word if word in _ABBREVIATIONS else word[:-3] + "y" if word.endswith("ies") \
+                else word[:-1] if word[-1:] == "s" and word[:-1] in _ABBREVIATIONS else ""
+            short = _ABBREVIATIONS.get(long_form)
+            term = tokenize(long_form)[-1] if short else ""
+            if short and term in weights and short not in weights:
                 weights[short] = weights[term] * config.abbreviation_weight
     asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
     named_defs = tuple(dict.fromkeys(def_term(w) for w in code)) if long else ()
@@ -218,16 +223,11 @@ _ABBREVIATIONS = {
     "address": "addr", "description": "desc", "statistics": "stat", "object": "obj", "index": "idx",
     "sequence": "seq", "image": "img", "password": "passwd", "button": "btn", "millisecond": "ms",
     "temperature": "temp", "document": "doc",
+    # The same words' other forms (not other words of their stems: `specific` is no `spec`).
+    "documentation": "doc", "configure": "config", "configured": "config", "connect": "conn", "connected": "conn",
+    "initialization": "init", "initialise": "init", "initialized": "init", "authenticate": "auth",
+    "executes": "exec", "executed": "exec", "implement": "impl", "implements": "impl", "implemented": "impl",
 }
-_ABBREVIATED: dict[str, str] = {}
-
-
-def abbreviations() -> dict[str, str]:
-    """{a word's query term (its stem): the abbreviation's term}."""
-    if not _ABBREVIATED:
-        _ABBREVIATED.update((tokenize(word)[-1], tokenize(short)[-1]) for word, short in _ABBREVIATIONS.items())
-    return _ABBREVIATED
-
 
 _CODE_KEYWORDS = frozenset("def defn defp fn func".split())
 # Keywords that are English words too: `class Router` asks for a definition, `class hierarchy` does

@@ -27,8 +27,8 @@ from .progress import Tick, from_caller, raised_by_caller
 from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VANISHED, read_source
 from .records import SearchHit, Unchunked
 from .settings import env_float
-from .verbatim import (WINDOW as VERBATIM_WINDOW, holding_first, named_first, template_first, verbatim_lines,
-                       verbatim_text, window as verbatim_window)
+from .verbatim import (WINDOW as VERBATIM_WINDOW, format_strings, holding_first, named_first, template_first,
+                       verbatim_lines, verbatim_text, window as verbatim_window)
 from .retrievers.base import REGISTRY, Released, build_retriever, check_search_args, get_spec, unknown_retriever
 from .store import layout
 from .store.atomic import remove_stale_temps
@@ -945,19 +945,20 @@ def first_hits(root, query: str, fetch, depth: int, matcher=None, allow=None,
             return fetch(VERBATIM_WINDOW, allow=lambda path, lang, kind: path in paths and (
                 allow is None or allow(path, lang, kind)))
 
-        bodies: dict[str, str | None] = {}  # (each file read once for every line looked for)
+        strings: dict[str, list] = {}  # (each file read and scanned once for every line looked for)
 
-        def read(path: str) -> str | None:
-            if path not in bodies:
-                bodies[path] = current_text(base, path)
-            return bodies[path]
+        def strings_of(path: str) -> list:
+            if path not in strings:
+                body = current_text(base, path)
+                strings[path] = format_strings(body) if body else []
+            return strings[path]
 
         # Those whose lines hold the text first; else those holding a format string that printed it
         # (a message as printed has its values filled in).
         first = None
         for text in texts:
             first = holding_first(hits, text, lambda path, word: current_text(base, path, word), liftable) \
-                or template_first(hits, text, read, liftable, of_files)
+                or template_first(hits, text, strings_of, liftable, of_files)
             if first:
                 break
     return (first or hits)[:depth]
@@ -1389,7 +1390,8 @@ def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dic
     except (OSError, Released, *_DAMAGE):
         return hits
     named = named_identifiers(query)
-    pasted = verbatim_text(search_text(query))
+    searched = search_text(query)
+    pasted = [text] if (text := verbatim_text(searched)) else verbatim_lines(searched)
     last: dict[str, int] = {}  # each file is read once, up to the last line of its hits
     for h in hits:
         if h.members and h.source_path in indexed and h.end_line:

@@ -65,8 +65,16 @@ def verbatim_lines(query: str) -> list[str]:
     `called Result::unwrap() on an Err value: ...` under its header, was looked for nowhere."""
     if "\n" not in query.strip() or len(_WORD.findall(query)) >= MAX_OUTPUT_WORDS:
         return []
-    found = [verbatim_text(line) for line in query.strip().splitlines() if line[:1] not in ("", " ", "\t")]
+    found = [verbatim_text(line) for line in query.strip().splitlines()
+             if line[:1] not in ("", " ", "\t") and not _TRACE_HEADER.match(line)]
     return [text for text in found if text][:MAX_LINES]
+
+
+# A runtime's lines around the message, which a library's docs quote too (requests' docstrings quote
+# Python's `Traceback (most recent call last):` and came before the code raising the message).
+_TRACE_HEADER = re.compile(r"Traceback \(most recent call last\)|During handling of the above exception"
+                           r"|The above exception was the direct cause|goroutine \d+ \[|thread '[^']*' panicked at"
+                           r"|Stack ?trace:|Exception in thread \S+$|\s*at\s")
 
 
 def holding_first(hits: list, text: str, read: Callable[[str, str], str | None],
@@ -142,7 +150,7 @@ _LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\\n]|
 # + config.timeout + 'ms exceeded'`, Elixir's `<>`, PHP's `.`, Lua's `..`), read as a placeholder.
 _JOINED = re.compile(r"\s*(?:\+|<>|\.\.?)?\s*[fFrRbBuU$@]{0,2}")
 _JOINED_AROUND = re.compile(r"\s*(?:\+|<>|\.\.?)\s*[^\"'`;\n{}]{1,80}?\s*(?:\+|<>|\.\.?)\s*[fFrRbBuU$@]{0,2}")
-_COMMENT_LINE = re.compile(r"\s*(?://|/\*|\*|#\s|--|;)")  # (a literal in a comment or a doc is no message)
+_COMMENT_LINE = re.compile(r"\s*(?://|/\*|\*(?:\s|/|$)|#\s|--|;)")  # (a literal in a comment or a doc is no message)
 _ESCAPED = re.compile(r"\\(.)")
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
 _LETTERED = re.compile(r"[^\W\d_]")
@@ -155,84 +163,117 @@ MIN_TEMPLATE_WORDS = 3
 MAX_PLACEHOLDERS = 8  # (each is a lazy `.*?`: a pattern's cost grows with their number)
 
 
+MAX_JOINED = 16  # literals joined into one message at most (more are a table of data, no message)
+MAX_TEMPLATE_CHARS = 500_000  # a longer file's text is looked for word for word only
+
+
 def _unescaped(part: str) -> str:
-    return _SPACE.sub(" ", _ESCAPED.sub(lambda m: " " if m.group(1) in "nrt" else m.group(1), part))
+    """A literal's piece as printed: escapes read (`\\n` a space), `%%` a `%`, spaces folded."""
+    return _SPACE.sub(" ", _ESCAPED.sub(lambda m: " " if m.group(1) in "nrt" else m.group(1), part)).replace("%%", "%")
 
 
-def _format_strings(body: str):
-    """(offset, printed pieces) of each message `body` builds: a literal, or literals joined by
+def _joined_literals(body: str):
+    """(offset, pieces) of each message `body` builds: a literal, or literals joined by
     concatenation, split at their placeholders (an expression joined between two is one); and each
     literal of such a message alone too (a user pastes one sentence of a long deprecation notice)."""
-    run: list[str] = []  # the pieces so far of the message being joined
+    run: list[list[str]] = []  # the message being joined: each piece's fragments (joined once, at the end)
     alone: list[tuple[int, list[str]]] = []  # its literals', each apart
     first = last_end = -1
     for match in _LITERAL.finditer(body):
         parts = _PLACEHOLDER.split(match.group()[1:-1])
         if run:
             gap = body[last_end:match.start()]
-            if _JOINED.fullmatch(gap):
-                run[-1] += parts[0]
-                run.extend(parts[1:])
-            elif _JOINED_AROUND.fullmatch(gap):
-                run.extend(parts)
+            if len(alone) < MAX_JOINED and _JOINED.fullmatch(gap):
+                run[-1].append(parts[0])
+                run.extend([part] for part in parts[1:])
+            elif len(alone) < MAX_JOINED and _JOINED_AROUND.fullmatch(gap):
+                run.extend([part] for part in parts)
             else:
-                yield first, run
+                yield first, ["".join(piece) for piece in run]
                 if len(alone) > 1:
                     yield from alone
                 run, alone = [], []
         if not run:
-            first, run = match.start(), list(parts)
+            first, run = match.start(), [[part] for part in parts]
         alone.append((match.start(), parts))
         last_end = match.end()
     if run:
-        yield first, run
+        yield first, ["".join(piece) for piece in run]
         if len(alone) > 1:
             yield from alone
 
 
-def template_matches(body: str, text: str) -> dict[int, tuple]:
-    """{line: (characters it prints, (start, end) of the text its pieces matched, those of the values
-    it may wrap a message in)} of the format strings in `body` (_format_strings) that `text` (verbatim_text) holds with
-    their placeholders filled in (`Invalid URL {url!r}: No scheme supplied.` in `Invalid URL
-    'x.com': No scheme supplied. Perhaps...`): a pasted message was printed from a format string,
-    and only its words were left to find the code that builds it. Of a line's, the one printing most."""
-    found: dict[int, tuple] = {}
+def format_strings(body: str) -> list[tuple[int, tuple[str, ...], int]]:
+    """(line, printed pieces, characters printed) of the messages `body` builds (_joined_literals)
+    that print enough of their own to be told apart (MIN_TEMPLATE_CHARS, MIN_TEMPLATE_WORDS), not
+    in a comment; none for a file over MAX_TEMPLATE_CHARS."""
+    if len(body) > MAX_TEMPLATE_CHARS:
+        return []
+    out = []
     line, at = 1, 0
-    for offset, parts in _format_strings(body):
+    for offset, parts in _joined_literals(body):
         if len(parts) > MAX_PLACEHOLDERS + 1:
             continue
-        # Its printed pieces as the pasted text has them: escapes read, spaces folded.
         pieces = [_unescaped(part) for part in parts]
         pieces[0], pieces[-1] = pieces[0].lstrip(), pieces[-1].rstrip()
         printed = "".join(pieces)
-        if len(printed.replace(" ", "")) < MIN_TEMPLATE_CHARS or len(_LETTERS.findall(printed)) < MIN_TEMPLATE_WORDS \
+        size = len(printed.replace(" ", ""))
+        if size < MIN_TEMPLATE_CHARS or len(_LETTERS.findall(printed)) < MIN_TEMPLATE_WORDS \
                 or sum(1 for word in printed.split() if _LETTERED.search(word)) < 2 \
-                or not all(piece.strip() in text for piece in pieces):
+                or _COMMENT_LINE.match(body, body.rfind("\n", 0, offset) + 1):
+            continue
+        line += body.count("\n", at, offset)
+        at = offset
+        out.append((line, tuple(pieces), size))
+    return out
+
+
+def _in_order(pieces, text: str) -> tuple[int, int, list[tuple[int, int]]] | None:
+    """(start, end, the spans between them) of `pieces` found one after another in `text`, leftmost
+    (what a lazy `a(.*?)b(.*?)c` finds, in linear time: with eight placeholders the pattern took 50 s
+    to fail on a text of 170 characters), else None."""
+    start = pos = text.find(pieces[0])
+    if start < 0:
+        return None
+    pos += len(pieces[0])
+    gaps = []
+    for piece in pieces[1:]:
+        found = text.find(piece, pos)
+        if found < 0:
+            return None
+        gaps.append((pos, found))
+        pos = found + len(piece)
+    return start, pos, gaps
+
+
+def template_matches(strings, text: str) -> dict[int, tuple]:
+    """{line: (characters it prints, (start, end) of the text its pieces matched, those of the values
+    it may wrap a message in)} of the format strings (format_strings's) that `text` (verbatim_text)
+    holds with their placeholders filled in (`Invalid URL {url!r}: No scheme supplied.` in `Invalid
+    URL 'x.com': No scheme supplied. Perhaps...`): a pasted message was printed from a format
+    string, and only its words were left to find the code that builds it. Of a line's, the one
+    printing most."""
+    found: dict[int, tuple] = {}
+    for line, pieces, size in strings:
+        if size <= found.get(line, (0,))[0]:
             continue
         # (A placeholder first or last takes what is before or after the text the pieces match.)
         lead, trail = not pieces[0], len(pieces) > 1 and not pieces[-1]
         inner = pieces[lead : len(pieces) - trail]
-        match = re.search("(.*?)".join(map(re.escape, inner)), text)
+        match = _in_order(inner, text)
         if match is None:
             continue
-        line += body.count("\n", at, offset)
-        at = offset
-        start = body.rfind("\n", 0, offset) + 1
-        if _COMMENT_LINE.match(body, start):
-            continue
-        size = len(printed.replace(" ", ""))
-        if size > found.get(line, (0,))[0]:
-            # Where its values are: those between its pieces, and after the last one a message it
-            # ends with (`{prefix}: {message}`); one before its first piece is a value it names
-            # (`{value!r} is not a valid integer.`), no message it wraps.
-            values = [match.span(i) for i in range(1, len(inner))] + [(match.end(), len(text))] * trail
-            found[line] = (size, match.span(), tuple(values))
+        start, end, gaps = match
+        # Where its values are: those between its pieces, and after the last one a message it ends
+        # with (`{prefix}: {message}`); one before its first piece is a value it names (`{value!r}
+        # is not a valid integer.`), no message it wraps.
+        found[line] = (size, (start, end), tuple(gaps + [(end, len(text))] * trail))
     return found
 
 
 def template_lines(body: str, text: str) -> dict[int, int]:
-    """{line: characters it prints} of template_matches."""
-    return {line: found[0] for line, found in template_matches(body, text).items()}
+    """{line: characters it prints} of the format strings of `body` that printed `text`."""
+    return {line: found[0] for line, found in template_matches(format_strings(body), text).items()}
 
 
 def line_holding(body: str, text: str) -> int | None:
@@ -258,20 +299,19 @@ def _wrappers(matches) -> set:
                    for a, b in found[2] for s, e in spans)}
 
 
-def template_first(hits: list, text: str, read: Callable[[str], str | None],
+def template_first(hits: list, text: str, strings: Callable[[str], list],
                    liftable: Callable[[object], bool], more: Callable[[frozenset], list]) -> list | None:
     """`hits` with those holding a format string that printed `text` (template_matches) first: one
     printing a message inside another's placeholder before that one, then the one printing most of
-    it, then in their order; None when no liftable hit's file holds one. `read(path)`: a file's
-    text or None; `more(paths)`: those files' hits, looked for when such a line is in no hit here
+    it, then in their order; None when no liftable hit's file holds one. `strings(path)`: a file's
+    format_strings ([] when it cannot be read); `more(paths)`: those files' hits, looked for when such a line is in no hit here
     (a file's further chunks count at half their score, and jackson's `Cannot deserialize value
     of type %s from String %s` was 152nd behind its `from number %s`)."""
     found: dict[str, dict[int, tuple]] = {}
     for hit in hits:
         path = hit.source_path
         if path not in found and liftable(hit):
-            body = read(path)
-            found[path] = template_matches(body, text) if body else {}
+            found[path] = template_matches(strings(path), text)
     found = {path: lines for path, lines in found.items() if lines}
     if not found:
         return None

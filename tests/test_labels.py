@@ -113,8 +113,10 @@ def test_a_pasted_message_is_labelled_by_the_member_whose_line_holds_it_even_nam
                     symbol="NonEmptyList", kind="class", members=members)
     message = "Cannot create NonEmptyList from empty list"
     assert relabel(hit, lines, {}, named_identifiers(message)).symbol == "NonEmptyList"  # (named: it kept its label)
-    assert relabel(hit, lines, {}, named_identifiers(message), message).context == "NonEmptyList.fromListUnsafe"
+    assert relabel(hit, lines, {}, named_identifiers(message), (message,)).context == "NonEmptyList.fromListUnsafe"
     printed = "Index 7 is out of range for a list of 3 items"
-    assert relabel(hit, lines, {}, frozenset(), printed).symbol == "at"
+    assert relabel(hit, lines, {}, frozenset(), (printed,)).symbol == "at"
+    # A pasted output's lines in turn: the first one the hit holds decides.
+    assert relabel(hit, lines, {}, frozenset(), ("Did you mean this other one?", printed)).symbol == "at"
     # Held by the label's own lines (no member's): the label stays.
-    assert relabel(hit, lines, {}, frozenset(), "final case class NonEmptyList[A]").symbol == "NonEmptyList"
+    assert relabel(hit, lines, {}, frozenset(), ("final case class NonEmptyList[A]",)).symbol == "NonEmptyList"

@@ -111,6 +111,14 @@ def test_a_bare_identifier_finds_the_property_it_names_above_its_users():
     ("python", "class A:\n    def run(self):\n        x: int = 3\n        self.y = 2\n"),
     ("ruby", "def run\n  total = 3\n  Foo = 1\nend\n"),
     ("go", "func (e *Engine) X() {\n\tvar y int\n\tz := 1\n}\n"),
+    # (From a review: a PHP function's static locals, a switch's `default:`, C#'s and Dart's locals,
+    # a docstring's `Note:` line, what a later method or class sets on `self`.)
+    ("php", "function f() {\n    static $count = 0;\n    static $cache = [];\n}\n"),
+    ("typescript", "switch (x) {\n  default: return null;\n}\n"),
+    ("csharp", "    void M() {\n        const int Limit = 10;\n    }\n"),
+    ("dart", "  void f() {\n    late String name;\n  }\n"),
+    ("python", 'class A:\n    """Doc.\n\n    Note: this is not thread safe\n    """\n    def __init__(self):\n        pass\n\n'
+               "    def reset(self):\n        self.cache = {}\n\nclass B:\n    def run(self):\n        self.result = 3\n"),
 ])
 def test_a_function_s_locals_are_no_fields(language, text):
     assert weak_definitions(text, language) == set()

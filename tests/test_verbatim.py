@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from retrieval import service
 from retrieval.records import SearchHit
-from retrieval.verbatim import holding_first, verbatim_text
+from retrieval.verbatim import format_strings, holding_first, verbatim_text
 
 
 def test_a_pasted_line_message_or_signature_is_text_to_find_and_a_name_or_question_is_not():
@@ -216,7 +216,8 @@ def test_the_hits_holding_the_format_string_go_first_and_a_buried_one_is_looked_
         return [hit("src/context.java", 1, 1, 1), hit("src/context.java", 2, 2, 2), hit("src/other.java", 1, 1, 3)]
 
     code = lambda h: not h.source_path.startswith("tests/")
-    first = template_first(hits, "Cannot read value of type Instant from text 2020-13-45", files.get, code, more)
+    strings = lambda path: format_strings(files[path])
+    first = template_first(hits, "Cannot read value of type Instant from text 2020-13-45", strings, code, more)
     # The one printing most of it first (line 2, looked for in its file), then those printing less
     # (a literal with no placeholder too) in their order, then the others as ranked.
     assert [(h.source_path, h.start_line, h.rank) for h in first] == [
@@ -225,7 +226,7 @@ def test_the_hits_holding_the_format_string_go_first_and_a_buried_one_is_looked_
     assert asked == [frozenset({"src/context.java"})]  # only the file whose line no hit holds
     assert first[0].score == first[3].score  # raised to the first other's: scores fall with rank
     # A test quoting the message is no format string of its own: without the code's file, as ranked.
-    assert template_first(hits[1:2], "Cannot read value of type Instant from text 2020-13-45", files.get, code,
+    assert template_first(hits[1:2], "Cannot read value of type Instant from text 2020-13-45", strings, code,
                           more) is None
 
 
@@ -312,11 +313,12 @@ def test_a_specific_message_comes_before_the_one_wrapping_it_and_a_detail_after_
              "jackson/Context.java": 'String.format("Could not resolve type id \'%s\' as a subtype of %s", a, b);\n',
              "jackson/TypeBase.java": 'String.format("%s (for POJO property \'%s\')", d, p);\n'}
     hits = [hit(path, 1, 1, n) for n, path in enumerate(files, start=1)]
-    first = template_first(hits, "Error: Invalid value for '--count': 'abc' is not a valid integer.", files.get,
+    strings = lambda path: format_strings(files[path])
+    first = template_first(hits, "Error: Invalid value for '--count': 'abc' is not a valid integer.", strings,
                            lambda h: True, lambda paths: [])
     assert [h.source_path for h in first[:2]] == ["click/types.py", "click/exceptions.py"]
     first = template_first(hits, "Could not resolve type id 'Circle' as a subtype of `Shape`: known ids = [Square] "
-                           "(for POJO property 'shape')", files.get, lambda h: True, lambda paths: [])
+                           "(for POJO property 'shape')", strings, lambda h: True, lambda paths: [])
     assert [h.source_path for h in first[:2]] == ["jackson/Context.java", "jackson/TypeBase.java"]
     assert [h.score for h in first] == sorted((h.score for h in first), reverse=True)  # scores fall with rank
 
@@ -340,7 +342,8 @@ def test_a_pasted_output_of_several_lines_is_looked_for_line_by_line_at_its_marg
                                      "Run 'myapp --help' for usage."]
     trace = ('Traceback (most recent call last):\n  File "app.py", line 3, in <module>\n'
              '    raise ValueError("bad thing here")\nValueError: bad value for the field name\n')
-    assert verbatim_lines(trace) == ["Traceback (most recent call last):", "ValueError: bad value for the field name"]
+    # (A runtime's header is no message: a library's docs quote it too.)
+    assert verbatim_lines(trace) == ["ValueError: bad value for the field name"]
     assert verbatim_lines("one line of text here") == []
     assert verbatim_lines("Word " * 50 + "\nSecond Line of it") == []  # a report
 
@@ -353,3 +356,16 @@ def test_a_search_for_a_pasted_output_finds_the_format_string_of_its_message_lin
     root = str(make_tree({"cli/commands.py": code, "cli/usage.py": other}))
     output = "Error: unknown command 'sever' for 'myapp'\n\n  Did you mean this?\n\tserve\n"
     assert service.search(root, output, top_k=1).hits[0].source_path == "cli/commands.py"
+
+
+def test_pieces_are_found_in_order_leftmost_in_one_pass_and_percent_signs_print_once():
+    from retrieval.verbatim import _in_order, template_lines
+
+    assert _in_order(["to ", " done"], "go to it done now") == (3, 13, [(6, 8)])
+    assert _in_order(["done", "to "], "to it done") is None  # (each after the one before)
+    # Eight placeholders over a long text that does not hold the message: a lazy pattern's
+    # backtracking took 50 s to fail on 170 characters; none is found here, at once.
+    assert template_lines('x = "xx %s xx %s xx %s xx %s xx %s xx %s xx %s xx %s zz qq"\n', "Error: zz qq " + "xx " * 60) == {}
+    body = 'printf("Progress: %d%% of the %s files were copied", n, kind);\n*out = format("could not open the file %s for reading", name);\n'
+    assert template_lines(body, "Progress: 50% of the source files were copied") == {1: 30}
+    assert sorted(template_lines(body, "could not open the file /etc/x for reading")) == [2]  # (a C pointer, no doc comment)

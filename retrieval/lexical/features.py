@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 38  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 39  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -85,7 +85,8 @@ VERSION = 38  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # (`const struct X name = {`), a class's name after macros (`class ABSL_LOCKABLE Mutex {`); 37: the
 # members of a class with an annotation on the line above it (`@Service`, `@OptIn(...)`); 38: fields and
 # properties as weak definitions (PHP, Java, C#, Dart, JavaScript, TypeScript, Ruby, Python, Go), in
-# syntax-tree chunks too
+# syntax-tree chunks too; 39: no locals among them (a PHP function's statics, C#'s and Dart's locals, a
+# switch's `default:`, a docstring's `Note:`, what a method other than __init__ sets on self)
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -664,11 +665,12 @@ _QUALIFIED_NAMES = {"php": True, "csharp": True, "elixir": False, "haskell": Fal
 # (a modifier or a type annotation: a bare `x = 1` is a statement); a Ruby constant in a class
 # (upper case); a Python class attribute with a type (`timeout: float = 30`) and what `__init__`
 # sets on `self` (`self.max_redirects = ...`, read in _init_attributes); a Go struct's fields.
-_PHP_PROPERTY = lazy_compile(
-    r"^[ \t]+(?:(?:public|private|protected|static|readonly|var|final)[ \t]+)+(?:const[ \t]+)?"
+_PHP_PROPERTY = lazy_compile(  # (a function's `static $count = 0;` is a local)
+    r"^[ \t]+(?=(?:(?:static|readonly|final)[ \t]+)*(?:public|private|protected|var|const)[ \t])"
+    r"(?:(?:public|private|protected|static|readonly|var|final)[ \t]+)*(?:const[ \t]+)?"
     r"(?:\??[A-Za-z_\\|]\w*[ \t]+)?\$?([A-Za-z_]\w*)[ \t]*[=;]", re.MULTILINE)
-_FIELD = lazy_compile(  # (`final` alone is a Java local's)
-    r"^[ \t]+(?=(?:final[ \t]+)?(?:public|private|protected|internal|static|const|readonly|volatile|transient|late)[ \t])"
+_FIELD = lazy_compile(  # (`final`, `const` or `late` alone is a local's)
+    r"^[ \t]+(?=(?:(?:final|const|late)[ \t]+)*(?:public|private|protected|internal|static|readonly|volatile|transient)[ \t])"
     r"(?:(?:public|private|protected|internal|static|final|const|readonly|volatile|transient|late)[ \t]+)+"
     r"[A-Za-z_][\w<>\[\],.? ]*?[?\]>]?[ \t]+([A-Za-z_]\w*)[ \t]*(?:=(?!=)|;)", re.MULTILINE)
 _CLASS_FIELD = lazy_compile(
@@ -677,8 +679,13 @@ _CLASS_FIELD = lazy_compile(
     r"|#?([A-Za-z_$][\w$]*)[ \t]*[?!]?:[ \t]*[^=;,\n(){}]+(?:=(?![=>])|;)|#([A-Za-z_$][\w$]*)[ \t]*(?:=(?![=>])|;))",
     re.MULTILINE)
 _RUBY_CONSTANT = lazy_compile(r"^[ \t]+([A-Z][A-Z0-9_]+)[ \t]*=(?![=~>])", re.MULTILINE)
-_PYTHON_ATTRIBUTE = lazy_compile(r"^[ \t]+([A-Za-z_]\w*)[ \t]*:[ \t]*[^=\n]+?(?:=(?!=)|$)", re.MULTILINE)
+# (A type is a name, subscripted or a union of such: a docstring's `Note: this is not thread safe` is none.)
+_PYTHON_TYPE = r"[A-Za-z_][\w.]*(?:\[[^\]\n]*\])?"
+_PYTHON_ATTRIBUTE = lazy_compile(
+    rf"^[ \t]+([A-Za-z_]\w*)[ \t]*:[ \t]*{_PYTHON_TYPE}(?:[ \t]*\|[ \t]*{_PYTHON_TYPE})*[ \t]*(?:=(?!=)|$)", re.MULTILINE)
 _PYTHON_SELF = lazy_compile(r"^[ \t]+self\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=(?!=)", re.MULTILINE)
+_PYTHON_INIT = lazy_compile(r"^([ \t]*)def __init__\(", re.MULTILINE)
+_NOT_FIELDS = frozenset({"default", "case", "return", "break", "continue", "else"})  # `default: return x;` in a switch
 _GO_STRUCT = lazy_compile(r"^type[ \t]+\w+(?:\[[^\]\n]*\])?[ \t]+struct[ \t]*\{\n(.*?)^\}", re.MULTILINE | re.DOTALL)
 _GO_FIELD = lazy_compile(r"^[ \t]+([A-Za-z_]\w*)(?:[ \t]*,[ \t]*\w+)*[ \t]+[*\[\]\w.]", re.MULTILINE)
 _WEAK_DEFS: dict[str, tuple] = {
@@ -691,12 +698,15 @@ _WEAK_DEFS: dict[str, tuple] = {
 def _weak_names(text: str, language: str) -> set[str]:
     """The weak definitions the patterns read in a chunk (definitions among them too)."""
     found = {name for pattern in _WEAK_DEFS.get(language, ())
-             for m in pattern.finditer(text) for name in m.groups() if name}
+             for m in pattern.finditer(text) for name in m.groups() if name and name not in _NOT_FIELDS}
     if language == "python":
         if ":" in text:
             found.update(m.group(1) for m in _PYTHON_ATTRIBUTE.finditer(text) if _class_level(text, m.start()))
-        if "def __init__(" in text:
-            found.update(m.group(1) for m in _PYTHON_SELF.finditer(text, text.index("def __init__(")))
+        init = _PYTHON_INIT.search(text) if "def __init__(" in text else None
+        if init is not None:  # what __init__'s body sets, to the next line indented no deeper than its `def`
+            indent = len(init.group(1))
+            end = re.compile(rf"^[ \t]{{0,{indent}}}\S", re.MULTILINE).search(text, text.find("\n", init.end()) + 1)
+            found.update(m.group(1) for m in _PYTHON_SELF.finditer(text, init.end(), end.start() if end else len(text)))
     elif language == "go" and "struct" in text:
         for struct in _GO_STRUCT.finditer(text):
             found.update(m.group(1) for m in _GO_FIELD.finditer(struct.group(1)))

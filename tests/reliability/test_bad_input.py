@@ -182,6 +182,13 @@ def test_files_and_directories_with_names_that_are_not_utf8_are_skipped_and_coun
     listing = run("status", "--root", root, "--skipped")
     assert listing.exit_code == 0, listing.output
     assert sorted(listing.stdout.splitlines()) == ["undecodable-name\tcaf\\xe9.py", "undecodable-name\td\\xff"]
+    # A name's own backslash is doubled: `a\\nb\xe9.py` and `a<newline>b\xe9.py` print apart.
+    for name in (b"a\\nb\xe9.py", b"a\nb\xe9.py"):
+        with open(raw + b"/" + name, "wb") as fh:
+            fh.write(b"x = 1\n")
+    assert run("index", "--root", root).exit_code == 0
+    listing = run("status", "--root", root, "--skipped").stdout.splitlines()
+    assert {"undecodable-name\ta\\\\nb\\xe9.py", "undecodable-name\ta\\nb\\xe9.py"} <= set(listing)
 
 
 def test_a_process_that_cannot_read_utf8_names_refuses_instead_of_dropping_them(make_tree, run):
