@@ -149,15 +149,13 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
             weights[term] = weights.get(term, 0.0) + config.identifier_pair_weight
     if config.abbreviation_weight and symbol is None and not long:
         # Code writes `env`, `max`, `dir` where a question writes the word (`which environment
-        # variable`: express's `process.env.NODE_ENV` held no word of it). The word itself or its
-        # plural, not its stem's other words (`connect` is no `conn`, `specific` no `spec`).
-        for word in {w.lower() for w in words}:
-            long_form = word if word in _ABBREVIATIONS else word[:-3] + "y" if word.endswith("ies") \
-                else word[:-1] if word[-1:] == "s" and word[:-1] in _ABBREVIATIONS else ""
-            short = _ABBREVIATIONS.get(long_form)
-            term = tokenize(long_form)[-1] if short else ""
-            if short and term in weights and short not in weights:
-                weights[short] = weights[term] * config.abbreviation_weight
+        # variable`: express's `process.env.NODE_ENV` held no word of it): the word and its forms
+        # (_abbreviation), at the weight of the word's own term.
+        for word in sorted({w.lower() for w in words}):
+            found = _abbreviation(word)
+            term = tokenize(word)[-1] if found else ""
+            if found and term in weights and found[1] not in weights:
+                weights[found[1]] = weights[term] * config.abbreviation_weight
     asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
     named_defs = tuple(dict.fromkeys(def_term(w) for w in code)) if long else ()
     mentions = path_mentions(query) if (symbol is None or path) and config.path_mention_boost else ()
@@ -223,11 +221,23 @@ _ABBREVIATIONS = {
     "address": "addr", "description": "desc", "statistics": "stat", "object": "obj", "index": "idx",
     "sequence": "seq", "image": "img", "password": "passwd", "button": "btn", "millisecond": "ms",
     "temperature": "temp", "document": "doc",
-    # The same words' other forms (not other words of their stems: `specific` is no `spec`).
-    "documentation": "doc", "configure": "config", "configured": "config", "connect": "conn", "connected": "conn",
-    "initialization": "init", "initialise": "init", "initialized": "init", "authenticate": "auth",
-    "executes": "exec", "executed": "exec", "implement": "impl", "implements": "impl", "implemented": "impl",
+    # Other words of these (their inflections are found by their endings: _abbreviation).
+    "documentation": "doc", "configure": "config", "connect": "conn", "initialization": "init",
+    "initialise": "init", "authenticate": "auth", "implement": "impl",
 }
+# A word's endings that leave one of the table's words: plurals and verb forms (`indexes`,
+# `directories`, `configuring`, `connected`), not other words of its stem (`specific` is no `spec`).
+_ENDINGS = (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""), ("d", ""))
+
+
+def _abbreviation(word: str) -> tuple[str, str] | None:
+    """(the table's word, its abbreviation) that a lower-case `word` is a form of, else None."""
+    if word in _ABBREVIATIONS:
+        return word, _ABBREVIATIONS[word]
+    for ending, base in _ENDINGS:
+        if word.endswith(ending) and (root := word[: -len(ending)] + base) in _ABBREVIATIONS:
+            return root, _ABBREVIATIONS[root]
+    return None
 
 _CODE_KEYWORDS = frozenset("def defn defp fn func".split())
 # Keywords that are English words too: `class Router` asks for a definition, `class hierarchy` does

@@ -1512,7 +1512,10 @@ def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None,
                  if _built_options(store, n) is not None), "lexical")
     options = remembered_options(root, name) or IndexOptions()
     discovery = walk(root, options.discovery(store), record_skips=True)
-    found = dict(discovery.skipped_files)
+    # A name no file system encoding decodes is listed as written with `\xff` escapes, which a real
+    # name may spell too: kept apart from the paths a manifest's entries could overwrite.
+    undecodable = [entry for entry in discovery.skipped_files if entry[1] == "undecodable-name"]
+    found = dict(entry for entry in discovery.skipped_files if entry[1] != "undecodable-name")
     if discovery.unapplied:  # the answer to "why is my ignored file found?" (its count read as a file left out)
         notes.append(unapplied_note(discovery.unapplied))
     if other_types is not None:
@@ -1524,7 +1527,7 @@ def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None,
     if manifest is None:
         notes.append("no index yet: the files skipped when read (binary, in another encoding, holding a "
                      "private key) are listed once one is built")
-        return sorted(found.items())
+        return sorted([*found.items(), *undecodable])
     table = file_table(manifest)
     found.update((path, entry[SKIP]) for path, entry in table.items() if entry[SKIP])
     for f in discovery.files:  # files no refresh could read are left out of the manifest, to be tried again
@@ -1536,7 +1539,7 @@ def skipped_files(root: str | os.PathLike[str], notes: list[str] | None = None,
                 found[f.path] = UNREADABLE
     if not is_current(root, manifest):
         notes.append(f"the {name} index is stale: the next query refreshes it, and this list may change")
-    return sorted(found.items())
+    return sorted([*found.items(), *undecodable])
 
 
 def status(root: str | os.PathLike[str]) -> list[dict]:

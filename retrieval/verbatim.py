@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import textwrap
 from dataclasses import replace
 from typing import Callable
 
@@ -65,16 +66,18 @@ def verbatim_lines(query: str) -> list[str]:
     `called Result::unwrap() on an Err value: ...` under its header, was looked for nowhere."""
     if "\n" not in query.strip() or len(_WORD.findall(query)) >= MAX_OUTPUT_WORDS:
         return []
-    found = [verbatim_text(line) for line in query.strip().splitlines()
-             if line[:1] not in ("", " ", "\t") and not _TRACE_HEADER.match(line)]
+    # (An output pasted indented as a whole is at its margin once its common indentation goes.)
+    found = [verbatim_text(line) for line in textwrap.dedent(query.expandtabs(4)).strip("\n").splitlines()
+             if line[:1] not in ("", " ") and not _TRACE_HEADER.match(line)]
     return [text for text in found if text][:MAX_LINES]
 
 
 # A runtime's lines around the message, which a library's docs quote too (requests' docstrings quote
 # Python's `Traceback (most recent call last):` and came before the code raising the message).
+# (Not a Rust panic's header: before Rust 1.73 it held the message, `panicked at 'msg', src/x.rs:4:5`.)
 _TRACE_HEADER = re.compile(r"Traceback \(most recent call last\)|During handling of the above exception"
-                           r"|The above exception was the direct cause|goroutine \d+ \[|thread '[^']*' panicked at"
-                           r"|Stack ?trace:|Exception in thread \S+$|\s*at\s")
+                           r"|The above exception was the direct cause|goroutine \d+ \[|Stack ?trace:"
+                           r"|Exception in thread \S+$")
 
 
 def holding_first(hits: list, text: str, read: Callable[[str, str], str | None],
@@ -144,12 +147,15 @@ _PLACEHOLDER = re.compile(
     r"%(?:\{[^{}\n]*\}|<\w+>[-+#0 ]*\d*(?:\.\d+)?[a-zA-Z]|(?:\([^)\s]*\)|\[\d+\]|\d+\$)?[-+#0]*(?:\d+|\*)?"
     r"(?:\.(?:\d+|\*))?[a-zA-Z])|[$#]?\{[^{}\n]*\}|\\\([^()\n]*\)|\$[A-Za-z_]\w*")
 # A string literal within a line, in double, single or back quotes, its escapes as written.
-_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\\\n]|\\.)*\'|`(?:[^`\\\n]|\\.)*`')
+# (At most 500 characters: an unclosed line of escaped quotes took 5 s at 16,000.)
+_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.){0,500}"|\'(?:[^\'\\\n]|\\.){0,500}\'|`(?:[^`\\\n]|\\.){0,500}`')
 # Between two literals of one message: nothing but a concatenation (Python's implicit one over lines
 # too, the next literal's prefix after it), or an expression between two operators (`'timeout of '
 # + config.timeout + 'ms exceeded'`, Elixir's `<>`, PHP's `.`, Lua's `..`), read as a placeholder.
-_JOINED = re.compile(r"\s*(?:\+|<>|\.\.?)?\s*[fFrRbBuU$@]{0,2}")
+# (Only gaps of MAX_GAP characters or fewer are read: 100,000 spaces between two literals took minutes.)
+_JOINED = re.compile(r"\s*(?:(?:\+|<>|\.\.?)\s*)?[fFrRbBuU$@]{0,2}")
 _JOINED_AROUND = re.compile(r"\s*(?:\+|<>|\.\.?)\s*[^\"'`;\n{}]{1,80}?\s*(?:\+|<>|\.\.?)\s*[fFrRbBuU$@]{0,2}")
+MAX_GAP = 120
 _COMMENT_LINE = re.compile(r"\s*(?://|/\*|\*(?:\s|/|$)|#\s|--|;)")  # (a literal in a comment or a doc is no message)
 _ESCAPED = re.compile(r"\\(.)")
 _LETTERS = re.compile(r"[^\W\d_]{2,}")
@@ -182,7 +188,7 @@ def _joined_literals(body: str):
     for match in _LITERAL.finditer(body):
         parts = _PLACEHOLDER.split(match.group()[1:-1])
         if run:
-            gap = body[last_end:match.start()]
+            gap = body[last_end:match.start()] if match.start() - last_end <= MAX_GAP else "\0"
             if len(alone) < MAX_JOINED and _JOINED.fullmatch(gap):
                 run[-1].append(parts[0])
                 run.extend([part] for part in parts[1:])

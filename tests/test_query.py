@@ -31,7 +31,10 @@ def test_a_question_word_asks_for_the_abbreviation_code_writes_for_it_at_half_it
     assert plan.weights["max"] == CONFIG.abbreviation_weight * plan.weights["maximum"]
     assert plan_query("the env and max", CONFIG).weights["env"] == 1.0  # written so: as written
     assert plan_query("the connections and directories", CONFIG).weights["dir"] == CONFIG.abbreviation_weight
-    # The word and its forms, not another word of its stem (`specific` is no `spec`, `refer` no `ref`).
+    # The word and its forms (plurals, verb forms), not another word of its stem (`specific` is no
+    # `spec`, `refer` no `ref`).
+    forms = plan_query("indexes of addresses while configuring connected directories", CONFIG).weights
+    assert {"idx", "addr", "config", "conn", "dir"} <= forms.keys()
     assert not {"spec", "ref", "init"} & plan_query("the specific initial value they refer to", CONFIG).weights.keys()
     assert "env" not in plan_query("environment", CONFIG).weights  # a name is asked for as it is spelt
     docs = [doc("lib/application.js", "this.set('mode', process.env.NODE_ENV || 'development');\n"),

@@ -83,6 +83,8 @@ def test_definition_forms_a_keyword_pattern_missed_are_recognised(language, text
     ("ruby", "  class Base\n    DEFAULT_PORT = 4567\n", {"DEFAULT_PORT"}),
     ("python", "class ClientTimeout:\n    total: Optional[float] = None\n\nclass Session:\n    def __init__(self):\n"
                "        self.max_redirects = DEFAULT_REDIRECT_LIMIT\n", {"total", "max_redirects"}),
+    ("python", "class WebSocketResponse:\n    def __init__(\n        self,\n        heartbeat: float = 1,\n    ) -> None:\n"
+               "        self._pong_heartbeat = heartbeat / 2\n", {"_pong_heartbeat"}),  # (a signature over lines)
     ("go", "type Engine struct {\n\tRouterGroup\n\t// how much\n\tMaxMultipartMemory int64\n\ttrees, other methodTrees\n}\n",
      {"MaxMultipartMemory", "trees"}),
 ])

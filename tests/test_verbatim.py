@@ -344,6 +344,13 @@ def test_a_pasted_output_of_several_lines_is_looked_for_line_by_line_at_its_marg
              '    raise ValueError("bad thing here")\nValueError: bad value for the field name\n')
     # (A runtime's header is no message: a library's docs quote it too.)
     assert verbatim_lines(trace) == ["ValueError: bad value for the field name"]
+    # A message line a runtime's header would hold stays (a Rust panic before 1.73; cobra's own
+    # `at least one of the flags ...`), and a paste indented as a whole is at its margin once dedented.
+    rust = "thread 'main' panicked at 'there is no reactor running, must be called from a runtime', src/main.rs:4:5\nnote: run with `RUST_BACKTRACE=1`"
+    assert verbatim_lines(rust)[0].startswith("thread 'main' panicked at 'there is no reactor")
+    assert verbatim_lines("at least one of the flags in the group [host port] is required\nexit status 1")[0] == \
+        "at least one of the flags in the group [host port] is required"
+    assert verbatim_lines("    " + cobra.replace("\n", "\n    "))[0] == 'Error: unknown command "sever" for "myapp"'
     assert verbatim_lines("one line of text here") == []
     assert verbatim_lines("Word " * 50 + "\nSecond Line of it") == []  # a report
 

@@ -56,7 +56,7 @@ def weak_def_term(name: str) -> str:
 
 # Bump when a change here changes the path or definition terms of a chunk (the index fingerprint
 # carries it, with the versions of the modules it builds on).
-VERSION = 39  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
+VERSION = 40  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23: Go interface methods;
 # 24: each language's own definition keywords (_LANGUAGE_KEYWORDS), a run of them one definition;
 # 25: Elixir's defprotocol and defdelegate; 26: each language's own modifiers (Rust's `const fn`,
 # Kotlin's `inner class`) and owner keywords, Kotlin's extension receivers, C#'s and Dart's generic
@@ -86,7 +86,8 @@ VERSION = 39  # 21: more definition forms (_MORE_DEFS); 22: weak definitions; 23
 # members of a class with an annotation on the line above it (`@Service`, `@OptIn(...)`); 38: fields and
 # properties as weak definitions (PHP, Java, C#, Dart, JavaScript, TypeScript, Ruby, Python, Go), in
 # syntax-tree chunks too; 39: no locals among them (a PHP function's statics, C#'s and Dart's locals, a
-# switch's `default:`, a docstring's `Note:`, what a method other than __init__ sets on self)
+# switch's `default:`, a docstring's `Note:`, what a method other than __init__ sets on self); 40: what an
+# __init__ whose signature spans lines sets on self
 
 _MODIFIERS = (
     r"(?:(?:export|default|pub(?:\([^)]*\))?|public|private|protected|internal|static|final|abstract|"
@@ -638,7 +639,7 @@ _MEMBER_BINDING = lazy_compile(
     re.MULTILINE)
 _CSHARP_PROPERTY = lazy_compile(
     r"^[ \t]+(?:(?:public|private|protected|internal|static|virtual|override|abstract|sealed|new|readonly|required)[ \t]+)+"
-    r"[\w<>\[\]?,.]+(?:[ \t]*<[^\n>]*>)?[?\[\]]*[ \t]+([A-Za-z_]\w*)[ \t]*(?:\{[ \t]*(?:get|set|init|private|protected|internal)|=>)",
+    r"[\w<>\[\]?,.]{1,100}(?:[ \t]*<[^\n>]{0,100}>)?[?\[\]]{0,4}[ \t]{1,40}([A-Za-z_]\w*)[ \t]*(?:\{[ \t]*(?:get|set|init|private|protected|internal)|=>)",
     re.MULTILINE)
 _USING_DEF = lazy_compile(r"^[ \t]*(?:template\s*<[^\n]*>\s*)?using\s+([A-Za-z_]\w*)\s*=", re.MULTILINE)
 # What follows a keyword definition's name when it is qualified (`::`, `.`, PHP's `\`): its last part
@@ -669,10 +670,10 @@ _PHP_PROPERTY = lazy_compile(  # (a function's `static $count = 0;` is a local)
     r"^[ \t]+(?=(?:(?:static|readonly|final)[ \t]+)*(?:public|private|protected|var|const)[ \t])"
     r"(?:(?:public|private|protected|static|readonly|var|final)[ \t]+)*(?:const[ \t]+)?"
     r"(?:\??[A-Za-z_\\|]\w*[ \t]+)?\$?([A-Za-z_]\w*)[ \t]*[=;]", re.MULTILINE)
-_FIELD = lazy_compile(  # (`final`, `const` or `late` alone is a local's)
+_FIELD = lazy_compile(  # (`final`, `const` or `late` alone is a local's; bounded runs: a line of spaces)
     r"^[ \t]+(?=(?:(?:final|const|late)[ \t]+)*(?:public|private|protected|internal|static|readonly|volatile|transient)[ \t])"
     r"(?:(?:public|private|protected|internal|static|final|const|readonly|volatile|transient|late)[ \t]+)+"
-    r"[A-Za-z_][\w<>\[\],.? ]*?[?\]>]?[ \t]+([A-Za-z_]\w*)[ \t]*(?:=(?!=)|;)", re.MULTILINE)
+    r"[A-Za-z_][\w<>\[\],.? ]{0,100}?[?\]>]?[ \t]{1,40}([A-Za-z_]\w*)[ \t]*(?:=(?!=)|;)", re.MULTILINE)
 _CLASS_FIELD = lazy_compile(
     r"^[ \t]+(?:(?:(?:static|readonly|private|public|protected|declare|override|abstract|accessor)[ \t]+)+#?"
     r"([A-Za-z_$][\w$]*)[ \t]*[?!]?[ \t]*(?::[^=;\n]+)?(?:=(?![=>])|;)"
@@ -685,6 +686,7 @@ _PYTHON_ATTRIBUTE = lazy_compile(
     rf"^[ \t]+([A-Za-z_]\w*)[ \t]*:[ \t]*{_PYTHON_TYPE}(?:[ \t]*\|[ \t]*{_PYTHON_TYPE})*[ \t]*(?:=(?!=)|$)", re.MULTILINE)
 _PYTHON_SELF = lazy_compile(r"^[ \t]+self\.([A-Za-z_]\w*)[ \t]*(?::[^=\n]+)?=(?!=)", re.MULTILINE)
 _PYTHON_INIT = lazy_compile(r"^([ \t]*)def __init__\(", re.MULTILINE)
+_SIGNATURE_END = lazy_compile(r"\)[ \t]*(?:->[^\n:]*)?:[ \t]*(?:#[^\n]*)?$", re.MULTILINE)
 _NOT_FIELDS = frozenset({"default", "case", "return", "break", "continue", "else"})  # `default: return x;` in a switch
 _GO_STRUCT = lazy_compile(r"^type[ \t]+\w+(?:\[[^\]\n]*\])?[ \t]+struct[ \t]*\{\n(.*?)^\}", re.MULTILINE | re.DOTALL)
 _GO_FIELD = lazy_compile(r"^[ \t]+([A-Za-z_]\w*)(?:[ \t]*,[ \t]*\w+)*[ \t]+[*\[\]\w.]", re.MULTILINE)
@@ -705,7 +707,10 @@ def _weak_names(text: str, language: str) -> set[str]:
         init = _PYTHON_INIT.search(text) if "def __init__(" in text else None
         if init is not None:  # what __init__'s body sets, to the next line indented no deeper than its `def`
             indent = len(init.group(1))
-            end = re.compile(rf"^[ \t]{{0,{indent}}}\S", re.MULTILINE).search(text, text.find("\n", init.end()) + 1)
+            # (Its body starts after the signature, which may close on a line of its own: `    ) -> None:`.)
+            closed = _SIGNATURE_END.search(text, init.end())
+            body = text.find("\n", closed.end() if closed else init.end()) + 1
+            end = re.compile(rf"^[ \t]{{0,{indent}}}\S", re.MULTILINE).search(text, body) if body else None
             found.update(m.group(1) for m in _PYTHON_SELF.finditer(text, init.end(), end.start() if end else len(text)))
     elif language == "go" and "struct" in text:
         for struct in _GO_STRUCT.finditer(text):

@@ -187,8 +187,12 @@ def test_files_and_directories_with_names_that_are_not_utf8_are_skipped_and_coun
         with open(raw + b"/" + name, "wb") as fh:
             fh.write(b"x = 1\n")
     assert run("index", "--root", root).exit_code == 0
+    # A real name spelling an escape (`caf\xe9.py`, binary) is listed beside the undecodable one.
+    (root / "caf\\xe9.py").write_bytes(b"\x00\x01binary\x00")
+    assert run("index", "--root", root).exit_code == 0
     listing = run("status", "--root", root, "--skipped").stdout.splitlines()
-    assert {"undecodable-name\ta\\\\nb\\xe9.py", "undecodable-name\ta\\nb\\xe9.py"} <= set(listing)
+    assert {"undecodable-name\ta\\\\nb\\xe9.py", "undecodable-name\ta\\nb\\xe9.py", "undecodable-name\tcaf\\xe9.py",
+            "binary\tcaf\\\\xe9.py"} <= set(listing)
 
 
 def test_a_process_that_cannot_read_utf8_names_refuses_instead_of_dropping_them(make_tree, run):
