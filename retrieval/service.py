@@ -28,7 +28,7 @@ from .read import BINARY, DECODER_VERSION, SYMLINK, UNDECODABLE, UNREADABLE, VAN
 from .records import SearchHit, Unchunked
 from .settings import env_float
 from .verbatim import (WINDOW as VERBATIM_WINDOW, format_strings, holding_first, named_first, template_first,
-                       verbatim_lines, verbatim_text, window as verbatim_window)
+                       texts_to_find, window as verbatim_window)
 from .retrievers.base import REGISTRY, Released, build_retriever, check_search_args, get_spec, unknown_retriever
 from .store import layout
 from .store.atomic import remove_stale_temps
@@ -922,8 +922,7 @@ def first_hits(root, query: str, fetch, depth: int, matcher=None, allow=None,
 
     searched = search_text(query)  # (without a log line's time stamp, colour codes, a template's comments)
     name = queried_file_name(searched)
-    text = "" if name else verbatim_text(searched)
-    texts = [text] if text else [] if name else verbatim_lines(searched)  # (a pasted output's lines, in turn)
+    texts = [] if name else texts_to_find(searched)  # (a pasted output's lines, in turn)
     if not name and not texts:
         return fetch(depth)
     # The same hits are looked at however many are asked for (verbatim.window): a deeper look for a
@@ -1390,8 +1389,7 @@ def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dic
     except (OSError, Released, *_DAMAGE):
         return hits
     named = named_identifiers(query)
-    searched = search_text(query)
-    pasted = [text] if (text := verbatim_text(searched)) else verbatim_lines(searched)
+    pasted = texts_to_find(search_text(query))  # (the line of a hit's member holding one names the hit)
     last: dict[str, int] = {}  # each file is read once, up to the last line of its hits
     for h in hits:
         if h.members and h.source_path in indexed and h.end_line:
@@ -1406,7 +1404,8 @@ def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dic
     for h in hits:
         lines = files.get(h.source_path)
         if h.members and lines and h.end_line:
-            h = relabel(h, lines[h.start_line - 1 : h.end_line], weights, named, pasted)  # (a short slice: the label stays)
+            # (a short slice: the label stays)
+            h = relabel(h, lines[h.start_line - 1 : h.end_line], weights, named, pasted)
         out.append(h)
     return out
 

@@ -54,6 +54,13 @@ def verbatim_text(query: str) -> str:
     return text
 
 
+def texts_to_find(query: str) -> list[str]:
+    """The texts a query asks to find word for word, in the order to look for them: itself
+    (verbatim_text), else a pasted output's lines (verbatim_lines); [] for neither."""
+    text = verbatim_text(query)
+    return [text] if text else verbatim_lines(query)
+
+
 MAX_LINES = 4  # of a pasted output of several lines, those looked for (a trace's lines are paths)
 MAX_OUTPUT_WORDS = 40  # a text of several lines and this many words is a report (RankingConfig.long_query_words)
 
