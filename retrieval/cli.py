@@ -1101,10 +1101,7 @@ def status(root, as_json, list_skipped):
         # A server of other code or settings answers none of this shell's commands (they run in process).
         server = dict(server, used=bool(server.get("starting")) or serves_here(server))
         if isinstance(server.get("started"), (int, float)):  # written as `created` and a writer's `since` are
-            import datetime
-
-            server["started"] = datetime.datetime.fromtimestamp(server["started"], datetime.timezone.utc).isoformat(
-                timespec="seconds")
+            server["started"] = service.iso_time(server["started"])
     writer = service.writer(root)
     if hint and writer and not refusal:  # "builds one" sent users to wait on the lock of the build under way
         hint = f"no index yet: {service.writer_named(writer)} is building one; a query waits for it"

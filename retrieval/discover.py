@@ -756,8 +756,8 @@ def walk(root: str, options: DiscoveryOptions | None = None, *, record_skips: bo
                 _check_name_encoding(name, os.path.join(abs_dir, name))
                 # Recorded as text: its bytes that are no UTF-8 as `\xff`, so its own backslashes
                 # doubled (`a\\n\xe9.py` and `a<newline>\xe9.py` printed alike).
-                skip(counted, "undecodable-name", (rel_dir + os.fsencode(name).decode("utf-8", "surrogateescape"))
-                     .replace("\\", "\\\\").encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace"))
+                skip(counted, "undecodable-name",
+                     os.fsencode(rel_dir + name).replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace"))
                 continue
             rel = rel_dir + name
             try:

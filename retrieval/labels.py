@@ -70,8 +70,7 @@ def relabel(hit: SearchHit, lines: list[str], weights: dict[str, float],
     if pasted:
         from .verbatim import line_holding
 
-        body = "".join(lines)
-        row = next((row for text in pasted if (row := line_holding(body, text)) is not None), None)
+        row = line_holding("".join(lines), pasted)
         if row is not None:
             row += hit.start_line - 1
             held = [m for m in hit.members if m[3] and m[3] <= row <= m[4]]

@@ -194,10 +194,10 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
     indexed = _indexed(root, engine.engines, hits)
     hits = _labelled_by_syntax(root, engine.engines, hits, indexed)
     # A label is the treesitter chunk's (the others have none): its words are weighed by its index.
-    weigher = engine.engines.get("treesitter") or engine.engines.get("lexical")
+    lead = "treesitter" if engine.engines.get("treesitter") else "lexical"
+    weigher = engine.engines.get(lead)
     if hits and weigher is not None:  # (as one retriever's would: hits for a name no file holds)
-        resemble = service.resemblance_note(root, "treesitter" if "treesitter" in engine.engines else "lexical",
-                                            weigher, query, filters, stale_ok)
+        resemble = service.resemblance_note(root, lead, weigher, query, filters, stale_ok)
         if resemble:
             notes.append(resemble)
     return service.SearchResult(query, ALL, service._labelled(root, weigher, query, hits, indexed), notes, indexed,

@@ -152,10 +152,10 @@ def plan_query(query: str, config: RankingConfig, keyword: str = "") -> QueryPla
         # variable`: express's `process.env.NODE_ENV` held no word of it): the word and its forms
         # (_abbreviation), at the weight of the word's own term.
         for word in sorted({w.lower() for w in words}):
-            found = _abbreviation(word)
-            term = tokenize(word)[-1] if found else ""
-            if found and term in weights and found[1] not in weights:
-                weights[found[1]] = weights[term] * config.abbreviation_weight
+            short = _abbreviation(word)
+            term = tokenize(word)[-1] if short else ""
+            if short and term in weights and short not in weights:
+                weights[short] = weights[term] * config.abbreviation_weight
     asked = frozenset() if long and config.long_query_damping else frozenset(w.lower() for w in words)
     named_defs = tuple(dict.fromkeys(def_term(w) for w in code)) if long else ()
     mentions = path_mentions(query) if (symbol is None or path) and config.path_mention_boost else ()
@@ -206,8 +206,6 @@ def naming_words(query: str) -> frozenset | None:
     return None if cut == query else frozenset(tokenize(cut))
 
 
-# Keywords that open a definition and are no English word a question starts with: `def echo`,
-# `fn spawn`, `func NewRouter` ask for that definition.
 # A word and the abbreviation code writes for it. Not those that are keywords or types of some
 # language (`val`, `var`, `func`, `fn`, `str`, `char`), which every file of it holds.
 _ABBREVIATIONS = {
@@ -230,15 +228,18 @@ _ABBREVIATIONS = {
 _ENDINGS = (("ies", "y"), ("es", ""), ("s", ""), ("ing", ""), ("ing", "e"), ("ed", ""), ("d", ""))
 
 
-def _abbreviation(word: str) -> tuple[str, str] | None:
-    """(the table's word, its abbreviation) that a lower-case `word` is a form of, else None."""
+def _abbreviation(word: str) -> str | None:
+    """The abbreviation of the table's word that a lower-case `word` is, or is a form of, else None."""
     if word in _ABBREVIATIONS:
-        return word, _ABBREVIATIONS[word]
+        return _ABBREVIATIONS[word]
     for ending, base in _ENDINGS:
         if word.endswith(ending) and (root := word[: -len(ending)] + base) in _ABBREVIATIONS:
-            return root, _ABBREVIATIONS[root]
+            return _ABBREVIATIONS[root]
     return None
 
+
+# Keywords that open a definition and are no English word a question starts with: `def echo`,
+# `fn spawn`, `func NewRouter` ask for that definition.
 _CODE_KEYWORDS = frozenset("def defn defp fn func".split())
 # Keywords that are English words too: `class Router` asks for a definition, `class hierarchy` does
 # not, so the name must be written as code (a capital, an underscore or a digit in it).

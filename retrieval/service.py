@@ -61,7 +61,12 @@ def _quiet(_msg: str) -> None:
 
 
 def _now() -> str:
-    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+    return iso_time(time.time())
+
+
+def iso_time(seconds: float) -> str:
+    """A time as the store and `status` write it: ISO 8601 in UTC, to the second."""
+    return _dt.datetime.fromtimestamp(seconds, _dt.timezone.utc).isoformat(timespec="seconds")
 
 
 def _retriever_of(name: str, manifest: dict):
@@ -1609,7 +1614,7 @@ def writer(root: str) -> dict | None:
     if found is None:
         return None
     pid, since = found
-    return {"pid": pid, "since": _dt.datetime.fromtimestamp(since, _dt.timezone.utc).isoformat(timespec="seconds")}
+    return {"pid": pid, "since": iso_time(since)}
 
 
 def _primary_language(langs: Counter) -> str | None:

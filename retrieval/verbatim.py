@@ -87,6 +87,11 @@ _TRACE_HEADER = re.compile(r"Traceback \(most recent call last\)|During handling
                            r"|Exception in thread \S+$")
 
 
+def _as_written(text: str) -> re.Pattern:
+    """`text` (verbatim_text) as a file may hold it: its words in its letter case, any spacing."""
+    return re.compile(r"\s+".join(map(re.escape, text.split())))
+
+
 def holding_first(hits: list, text: str, read: Callable[[str, str], str | None],
                   liftable: Callable[[object], bool] = lambda hit: True) -> list | None:
     """`hits` with those holding `text` (verbatim_text; in its letter case, any spacing, across
@@ -97,9 +102,8 @@ def holding_first(hits: list, text: str, read: Callable[[str, str], str | None],
     as printed, which the code raising it builds from pieces (`"Self referencing loop detected" +
     " for property '{0}'"`), and two tests and a guide came before it. A lifted hit's score is
     raised to the first other's, so that scores still fall with rank."""
-    pieces = text.split()
-    longest = max(pieces, key=len)
-    pattern = re.compile(r"\s+".join(map(re.escape, pieces)))
+    longest = max(text.split(), key=len)
+    pattern = _as_written(text)
     starts: dict[str, list[int]] = {}  # by file, the lines where a match starts
     holding, others = [], []
     for hit in hits:
@@ -173,9 +177,7 @@ _LETTERED = re.compile(r"[^\W\d_]")
 # value the message quotes, no message.
 MIN_TEMPLATE_CHARS = 12
 MIN_TEMPLATE_WORDS = 3
-MAX_PLACEHOLDERS = 8  # (each is a lazy `.*?`: a pattern's cost grows with their number)
-
-
+MAX_PLACEHOLDERS = 8  # (more: a table of values, no message)
 MAX_JOINED = 16  # literals joined into one message at most (more are a table of data, no message)
 MAX_TEMPLATE_CHARS = 500_000  # a longer file's text is looked for word for word only
 
@@ -289,14 +291,21 @@ def template_lines(body: str, text: str) -> dict[int, int]:
     return {line: found[0] for line, found in template_matches(format_strings(body), text).items()}
 
 
-def line_holding(body: str, text: str) -> int | None:
-    """The line of `body` (1-based) where `text` (verbatim_text) starts word for word, else the one
-    holding the format string printing most of it (template_matches), else None."""
-    match = re.search(r"\s+".join(map(re.escape, text.split())), body)
-    if match:
-        return body.count("\n", 0, match.start()) + 1
-    lines = template_lines(body, text)
-    return max(lines, key=lambda line: (lines[line], -line)) if lines else None
+def line_holding(body: str, texts) -> int | None:
+    """The line of `body` (1-based) the first of `texts` (texts_to_find's) it holds is on: where it
+    starts word for word, else the one holding the format string printing most of it
+    (template_matches); None when it holds none. (Its format strings are read once for all.)"""
+    strings = None
+    for text in texts:
+        match = _as_written(text).search(body)
+        if match:
+            return body.count("\n", 0, match.start()) + 1
+        if strings is None:
+            strings = format_strings(body)
+        lines = {line: found[0] for line, found in template_matches(strings, text).items()}
+        if lines:
+            return max(lines, key=lambda line: (lines[line], -line))
+    return None
 
 
 def _wrappers(matches) -> set:
@@ -317,9 +326,9 @@ def template_first(hits: list, text: str, strings: Callable[[str], list],
     """`hits` with those holding a format string that printed `text` (template_matches) first: one
     printing a message inside another's placeholder before that one, then the one printing most of
     it, then in their order; None when no liftable hit's file holds one. `strings(path)`: a file's
-    format_strings ([] when it cannot be read); `more(paths)`: those files' hits, looked for when such a line is in no hit here
-    (a file's further chunks count at half their score, and jackson's `Cannot deserialize value
-    of type %s from String %s` was 152nd behind its `from number %s`)."""
+    format_strings ([] when it cannot be read); `more(paths)`: those files' hits, looked for when
+    such a line is in no hit here (a file's further chunks count at half their score, and jackson's
+    `Cannot deserialize value of type %s from String %s` was 152nd behind its `from number %s`)."""
     found: dict[str, dict[int, tuple]] = {}
     for hit in hits:
         path = hit.source_path

@@ -665,7 +665,7 @@ _QUALIFIED_NAMES = {"php": True, "csharp": True, "elixir": False, "haskell": Fal
 # then `=` or `;`: a method has its parenthesis first); JavaScript's and TypeScript's class fields
 # (a modifier or a type annotation: a bare `x = 1` is a statement); a Ruby constant in a class
 # (upper case); a Python class attribute with a type (`timeout: float = 30`) and what `__init__`
-# sets on `self` (`self.max_redirects = ...`, read in _init_attributes); a Go struct's fields.
+# sets on `self` (`self.max_redirects = ...`, read in _weak_names); a Go struct's fields.
 _PHP_PROPERTY = lazy_compile(  # (a function's `static $count = 0;` is a local)
     r"^[ \t]+(?=(?:(?:static|readonly|final)[ \t]+)*(?:public|private|protected|var|const)[ \t])"
     r"(?:(?:public|private|protected|static|readonly|var|final)[ \t]+)*(?:const[ \t]+)?"
