@@ -602,12 +602,18 @@ def _compiled_from(path: str) -> tuple[str, ...]:
 def frame_weight(spots, start: int, end: int, defines: Callable[[str], bool]) -> float:
     """1 / (1 + depth) of the innermost frame a chunk holds (its line, or its function defined there),
     0 for none: the frame that raised says more than its callers, which an equal boost put first
-    (an ASan trace's `ltrimCommand` above the `lpDeleteRange` that overflowed)."""
+    (an ASan trace's `ltrimCommand` above the `lpDeleteRange` that overflowed). A frame naming a
+    function is held by its line or its definition alone at ONE_SIGN of that: both at once are
+    surer (click's `Group.parse_args` came before the `Command.parse_args` holding the line)."""
     best = 0.0
     for line, function, depth in spots:
-        if start <= line <= end or (function and defines(function)):
-            best = max(best, 1.0 / (1 + depth))
+        holds, named = start <= line <= end, bool(function) and defines(function)
+        if holds or named:
+            best = max(best, (1.0 if holds and (named or not function) else ONE_SIGN) / (1 + depth))
     return best
+
+
+ONE_SIGN = 0.75
 
 
 def paths_by_name(paths: Iterable[str]) -> dict[str, list[str]]:

@@ -248,6 +248,28 @@ def test_a_pasted_frames_function_picks_its_definition_when_the_line_has_moved()
     assert ranked_spans(docs, frame, frame_boost=0.0)[0] == ("app/core.py", 1)
 
 
+def test_a_frames_line_inside_its_function_outranks_a_namesake_defined_elsewhere_in_the_file():
+    """Both chunks define `invoke`; one holds the frame's line too: both signs at once are surer."""
+    body = "    def invoke(self, ctx):\n        return ctx.invoke(callback)\n        raise UsageError(message)\n"
+    group = doc("app/core.py", "class Group:\n" + body, start=1)
+    command = doc("app/core.py", "class Command:\n" + body + "        pass\n" * 3, start=101)  # (longer: lower BM25)
+    frame = 'File "/srv/app/core.py", line 104, in invoke\n    raise UsageError(message)'
+    assert ranked_spans(FILLER + [group, command], frame)[0] == ("app/core.py", 101)
+    assert ranked_spans(FILLER + [group, command], frame, frame_boost=0.0)[0] == ("app/core.py", 1)
+
+
+def test_the_chunk_holding_a_named_line_is_found_though_it_holds_no_word_of_the_query():
+    """`engine.go:2002`: a project's many chunks saying `engine` and `go` filled the candidates, the
+    line's chunk holding neither; it comes first, above its file's best chunk."""
+    chunks = [doc(f"lib/engine_{n}.go", "// the engine: go engine go\nfunc part() {}\n") for n in range(400)]
+    head = doc("app/engine.go", "// Package app: the engine\npackage app\n")
+    line = doc("app/engine.go", "func addRoute(method, path string) {\n    tree.insert(path)\n}\n", start=2001)
+    docs = FILLER + chunks + [head, line]
+    assert ranked_spans(docs, "engine.go:2002")[0] == ("app/engine.go", 2001)
+    assert ranked_spans(docs, "undefined: fooBar\n./engine.go:2002:9")[0] == ("app/engine.go", 2001)
+    assert ("app/engine.go", 2001) not in ranked_spans(docs, "engine.go:2002", frame_boost=0.0)
+
+
 def test_stack_frames_are_read_from_the_ways_tracebacks_print_them():
     from retrieval.ranking import frame_mentions
 

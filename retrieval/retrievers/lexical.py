@@ -7,7 +7,7 @@ from array import array
 from collections import Counter
 from dataclasses import replace
 from functools import partial
-from itertools import groupby
+from itertools import compress, groupby
 from typing import Iterable
 
 from .. import prose, stem
@@ -299,7 +299,33 @@ class LexicalRetriever:
                            config.long_query_min_idf if plan.long else 0.0, k=depth, allowed=allowed)
             return best_hits(views, scores, depth)
 
-        return plan, _spread(views, best, allowed, depth, max(config.file_candidates, depth // 4))
+        first = _spread(views, best, allowed, depth, max(config.file_candidates, depth // 4))
+        return plan, self._with_frame_lines(plan, first, allowed) if plan.frames else first
+
+    def _with_frame_lines(self, plan, first: list, allowed) -> list:
+        """`first` with the chunk holding each pasted frame's line among the candidates, scored as
+        the best candidate of its file, or as the last candidate if it has none (frame_evidence then
+        lifts it): the other files holding the query's words filled the candidates, the line's chunk
+        holding none of them (`gin.go:364` gave gin.go's first chunk, the line's nowhere in the first ten)."""
+        spots = self.frame_spots(plan)
+        views = self._views
+        best: dict[str, float] = {}
+        for value, i, d in first:
+            path = _path(views, i, d)
+            best[path] = max(best.get(path, 0.0), value)
+        last = first[-1][0] if first else 0.0
+        wanted = {path: [line for line, _function, _depth in spots[path] if line] for path in spots}
+        present = {(i, d) for _, i, d in first}
+        added = []
+        for i, view in enumerate(views):
+            seg = view.segment
+            for path, docs in _docs_of(seg, wanted):
+                docs = [d for d in docs if (i, d) not in present and d not in view.deleted
+                        and any(seg.starts[d] <= line <= seg.ends[d] for line in wanted[path])]
+                if docs and allowed is not None:
+                    docs = list(compress(docs, allowed[i](docs)))
+                added += [(best.get(path, last), i, d) for d in docs]
+        return in_order(views, first + added) if added else first
 
     def _words_of_the_code(self, words) -> set[str]:
         """Of the words that ask for tests, those the project's tests do not write much more often
@@ -509,6 +535,22 @@ def _definers(views, def_terms) -> dict[str, float]:
         for path in files:
             evidence[path] = evidence.get(path, 0.0) + 1.0 / len(files)
     return evidence
+
+
+def _docs_of(seg, paths) -> Iterable[tuple[str, Iterable[int]]]:
+    """(path, its documents) of a segment's files among `paths`."""
+    spans = getattr(seg, "file_spans", None)
+    if spans is not None:
+        for path, first, count in spans():
+            if path in paths:
+                yield path, range(first, first + count)
+        return
+    docs: dict[str, list[int]] = {}  # (a segment in memory: few documents)
+    for d, fid in enumerate(seg.doc_file):
+        path = seg.files[fid][0]
+        if path in paths:
+            docs.setdefault(path, []).append(d)
+    yield from docs.items()
 
 
 def _path(views, i: int, d: int) -> str:
