@@ -123,14 +123,19 @@ def assess(views, n_docs: int, words, defined, ranked, count: int, vouched=froze
     empty = ()
     for n_hit, (value, (i, d)) in enumerate(top):
         matched = 0.0
-        for (forms, _), weight, credit, parts in zip(words, weights, part_credit, part_totals):
-            found = [idfs[t] for t in forms if t in idfs and in_postings(docs_of.get((t, i), empty), d)]
-            if found and parts:
-                # An identifier that is not there: credit for the share of its parts the hit has,
-                # by idf (one part of `totally_bogus_identifier` is no half-answer).
-                matched += weight * credit * sum(found) / parts
-            elif found:
-                matched += min(weight * credit, max(found))
+        for (forms, compound), weight, credit, parts in zip(words, weights, part_credit, part_totals):
+            held = [t for t in forms if t in idfs and in_postings(docs_of.get((t, i), empty), d)]
+            if not held:
+                continue
+            if compound and held[0] != forms[0]:
+                # An identifier's parts without the identifier: credit for the share of its parts
+                # the hit has, by idf (one part of `totally_bogus_identifier` is no half-answer), at
+                # most ABSENT_PART_CREDIT of it, whether the index holds the name or not (a chunk
+                # defining `otherNeedleFn` was `high` for `targetNeedleFn`, defined in another file).
+                share = parts or sum(idfs.get(t, absent) for t in forms[1:])
+                matched += weight * ABSENT_PART_CREDIT * sum(idfs[t] for t in held) / share if share else 0.0
+            else:
+                matched += min(weight * credit, max(idfs[t] for t in held))
         graded = level(
             first=n_hit == 0,
             coverage=matched / total if total > 0 else 0.0,

@@ -178,9 +178,15 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
         return engine.search_detailed(query, asked, allow=allow)
 
     short: list[str] = []  # a search -e's depth cut short: why an empty answer is empty
+    # A label is the treesitter chunk's (the others have none): its words are weighed by its index.
+    lead = "treesitter" if engine.engines.get("treesitter") else "lexical"
+    weigher = engine.engines.get(lead)
+    # (as one retriever's would: hits for a name no file holds)
+    resemble = service.resemblance_note(root, lead, weigher, query, filters, stale_ok) if weigher is not None else None
 
     def ranked(asked: int) -> list[SearchHit]:
-        return service.first_hits(root, query, fetch, asked, matcher, allow, short)
+        hits = service.first_hits(root, query, fetch, asked, matcher, allow, short)
+        return service.only_resembling(hits) if resemble else hits
 
     if min_confidence:  # the lead's levels (see hits_from_spans): look deeper, then keep those at the level
         from .confidence import keep_at_least
@@ -193,13 +199,8 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
         service.say_why_empty(root, "lexical", filters, min_confidence, query, notes, matcher)
     indexed = _indexed(root, engine.engines, hits)
     hits = _labelled_by_syntax(root, engine.engines, hits, indexed)
-    # A label is the treesitter chunk's (the others have none): its words are weighed by its index.
-    lead = "treesitter" if engine.engines.get("treesitter") else "lexical"
-    weigher = engine.engines.get(lead)
-    if hits and weigher is not None:  # (as one retriever's would: hits for a name no file holds)
-        resemble = service.resemblance_note(root, lead, weigher, query, filters, stale_ok)
-        if resemble:
-            notes.append(resemble)
+    if hits and resemble:
+        notes.append(resemble)
     return service.SearchResult(query, ALL, service._labelled(root, weigher, query, hits, indexed), notes, indexed,
                                 matcher)
 

@@ -1246,6 +1246,9 @@ def search(
     hits = first_hits(root, query, fetch, depth, matcher, allow, short)
     notes += short
     engine = opened[0]
+    resemble = resemblance_note(root, retriever, engine, query, filters, stale_ok) if hits else None
+    if resemble:
+        hits = only_resembling(hits)
     if min_confidence and hits and not any(h.confidence for h in hits):
         # A dense retriever's hits have no lexical evidence to grade: filtering would drop them all.
         notes.append(f"--min-confidence does not apply to {retriever} (its hits carry no confidence level)")
@@ -1266,10 +1269,8 @@ def search(
                 notes[-1] = NO_WORD + _did_you_mean(engine, absent) + notes[-1][len(NO_WORD):]
         if len(notes) > said and notes[-1].startswith("no hits: no indexed text") and stale_ok:
             notes[-1] += _STALE_OK_NOTE
-    elif hits:
-        resemble = resemblance_note(root, retriever, engine, query, filters, stale_ok)
-        if resemble:
-            notes.append(resemble)
+    elif hits and resemble:
+        notes.append(resemble)
     indexed = _indexed_files(root, retriever, engine, hits)
     return SearchResult(query, retriever, _labelled(root, engine, query, hits, indexed), notes, indexed, matcher)
 
@@ -1289,6 +1290,12 @@ def resemblance_note(root, retriever: str, engine, query: str, filters, stale_ok
         return (f"no indexed file is named {missing!r}: these hits only resemble it"
                 + ("" if filters else left_out(root_path(root), retriever)) + stale)
     return None
+
+
+def only_resembling(hits: list[SearchHit]) -> list[SearchHit]:
+    """Hits for a name no indexed file holds (resemblance_note), none rated above `low`: its words'
+    stems matched (`isTrustedProxi` rated `medium` a chunk defining `isTrustedProxy`), the name did not."""
+    return [replace(h, confidence="low") if h.confidence not in ("", "low") else h for h in hits]
 
 
 # (a word may be in a file saved since indexing: --stale-ok did not look)

@@ -204,6 +204,23 @@ def test_an_identifier_that_occurs_nowhere_is_never_high_however_rare_its_parts(
     assert (hit.docid, hit.confidence) == ("a", LOW)
 
 
+def test_another_identifier_sharing_the_parts_of_one_the_index_holds_is_not_high():
+    """`targetNeedleFn`, defined in a file whose every chunk scores little: the chunk defining
+    `otherNeedleFn` came first, holding two parts of three, and was graded high."""
+    docs = [Document("other", "function otherNeedleFn() {\n  return 2\n}\n", source_path="other.js", start_line=1,
+                     end_line=3),
+            Document("bundle", "var a = 1;" * 500 + "function targetNeedleFn() { return 1 }\n", source_path="bundle.js",
+                     start_line=1, end_line=1)] + [
+        Document(f"o{i}", f"def other_{i}(y):\n    return y + {i}\n", source_path=f"o{i}.py", start_line=1,
+                 end_line=2) for i in range(30)]
+    retriever = build_retriever("lexical")
+    retriever.index(docs)
+    hits = retriever.search_detailed("targetNeedleFn", top_k=2)
+    assert [(h.docid, h.confidence) for h in hits if h.docid == "other"] == [("other", MEDIUM if hits[0].docid ==
+                                                                                "other" else LOW)]
+    assert retriever.search_detailed("otherNeedleFn", top_k=1)[0].confidence == HIGH  # its own name
+
+
 def test_a_pasted_frames_directories_do_not_count_as_words_the_index_lacks(sample_repo):
     """`/usr/lib/python3.11/site-packages/app/config.py` says where the reporter's copy lived: its
     directories are words no index of the repository holds, and a right first hit was graded low."""

@@ -1177,6 +1177,20 @@ def test_a_missing_answer_names_the_files_left_out_for_their_size(make_tree):
         "'RetryHandlerWombat' is in no indexed file, in any naming style: these hits only resemble it"]
 
 
+def test_hits_that_only_resemble_an_identifier_no_file_holds_are_rated_low(make_tree):
+    """`isTrustedProxi`: the chunk defining `isTrustedProxy` holds the stems of every part of it,
+    and was rated `medium` beside a note saying the name is in no file."""
+    from retrieval.multi import search_all
+
+    root = str(make_tree({"gin.go": "func (e *Engine) isTrustedProxy(ip net.IP) bool {\n\treturn trusted(ip)\n}\n",
+                          "other.go": "func main() {\n\tserve()\n}\n"}))
+    assert [h.confidence for h in service.search(root, "isTrustedProxy").hits][:1] != ["low"]  # the name itself
+    for result in (service.search(root, "isTrustedProxi"), search_all(root, "isTrustedProxi")):
+        assert result.hits and {h.confidence for h in result.hits} == {"low"}
+        assert any("only resemble it" in note for note in result.notes)
+    assert service.search(root, "isTrustedProxi", min_confidence="medium").hits == []
+
+
 def test_a_query_naming_a_file_is_not_told_its_extension_is_in_no_file(make_tree):
     """`app.py:8` was told "'py' is in no indexed file": an extension or a directory is no identifier."""
     root = str(make_tree({"app.py": "def connect(url):\n    return url\n"}))
