@@ -646,6 +646,7 @@ def _distinct_files(hits):
 # Under --max-tokens the echoed query takes at most this fraction of the budget: an agent that
 # pasted a bug report as the query got it back in full and one hit, the report eating the budget.
 ECHO_SHARE = 10
+ECHO_MAX_TOKENS = 5000  # --json's echo of a query with no --max-tokens: a whole issue, not a whole log
 
 
 def echo_within(query: str, tokens: int) -> str:
@@ -843,6 +844,12 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     note = remembered_note(remembered, "query")
     if note:
         click.echo(f"note: {note}", err=True)
+    told: list[str] = []  # the notes on what is printed, not on the search: --json's notes hold them too
+
+    def say(note: str) -> None:
+        click.echo(f"note: {note}", err=True)
+        told.append(note)
+
     hits = result.hits
     matcher = result.matcher  # a pattern's lines, which snippets and --vimgrep show first
     if files_only:
@@ -891,12 +898,16 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 
             where = (f"its extra is not installed: {install_hint('treesitter')}" if missing_modules("treesitter")
                      else "--retriever treesitter")
-            click.echo("note: --expand scope: no hit has an enclosing scope (scopes come from the treesitter "
-                       f"retriever's chunks: {where}); each shows its own lines", err=True)
+            say("--expand scope: no hit has an enclosing scope (scopes come from the treesitter "
+                f"retriever's chunks: {where}); each shows its own lines")
     truncated: set = set()
     echoed = text
     if max_tokens:
-        from .output import printed_tokens, text_lines, within_budget
+        from .output import counted, printed_tokens, text_lines, within_budget
+
+        def unfitted(n: int) -> str:
+            return (f"{counted(n, 'more hit')} did not fit in --max-tokens {max_tokens} "
+                    f"(a larger budget{'' if bare_paths else ', or fewer lines around each hit,'} shows them)")
 
         if as_json or as_jsonl:  # priced as printed: its fields, escapes and all
             def render(h, shown, cut):
@@ -928,8 +939,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             around = {"query": text, "retriever": result.retriever, "results": []}
             if result.stale:  # printed after the results, and priced with the envelope
                 around["stale"] = True
-            if result.notes:
-                around["notes"] = result.notes
+            if result.notes or told:  # the notes printed with the results (a cut's: see below)
+                around["notes"] = result.notes + told
             envelope = printed_tokens(_json(around)) + 1
             head = echo_within(text, max_tokens // ECHO_SHARE)
             if head != text:
@@ -939,28 +950,30 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         asked = len(hits)
         anchors = {h.docid: matcher.first_in(h.source_path, h.start_line, h.end_line) for h in hits
                    if h.start_line} if matcher else None  # (a pattern's matching lines are what a cut keeps)
-        hits, truncated = within_budget(hits, {} if snippets is None else snippets, max(0, max_tokens - envelope),
-                                        cost, terms, define, anchors)
+        fitted, truncated = within_budget(hits, {} if snippets is None else snippets, max(0, max_tokens - envelope),
+                                          cost, terms, define, anchors)
+        if as_json and len(fitted) < asked and not budget_decides:
+            # The cut is said in the notes too, which take room from the hits: fitted again without it.
+            room = printed_tokens(_json(unfitted(asked))) + (2 if result.notes or told else 10)
+            fitted, truncated = within_budget(hits, {} if snippets is None else snippets,
+                                              max(0, max_tokens - envelope - room), cost, terms, define, anchors)
+        hits = fitted
         if hits:
             took = envelope + cost(hits[0], (snippets or {}).get(hits[0].docid), hits[0].docid in truncated) - 1
             if took > max_tokens:  # (an agent's budget of 10 got ~125 tokens, unsaid)
-                click.echo(f"note: the first hit alone takes about {took} tokens as printed, over --max-tokens "
-                           f"{max_tokens}: it is shown anyway (the best hit always is)", err=True)
+                say(f"the first hit alone takes about {took} tokens as printed, over --max-tokens "
+                    f"{max_tokens}: it is shown anyway (the best hit always is)")
         if len(hits) < asked and not budget_decides:  # (with no -k, as many as fit was the question)
-            from .output import counted
-
-            click.echo(f"note: {counted(asked - len(hits), 'more hit')} did not fit in --max-tokens {max_tokens} "
-                       f"(a larger budget{'' if bare_paths else ', or fewer lines around each hit,'} shows them)",
-                       err=True)
+            say(unfitted(asked - len(hits)))
     if snippets is not None:
         from .output import counted, shown_path
 
         # Said of the hits printed: --max-tokens may have left most of those read out.
         cut = sum(h.docid in cut_scopes for h in hits)
         if cut:
-            click.echo(f"note: {counted(cut, 'scope')} longer than {MAX_SCOPE_LINES} lines "
-                       f"{'shows' if cut == 1 else 'show'} the {MAX_SCOPE_LINES} lines around "
-                       f"{'its hit' if cut == 1 else 'their hits'} (--snippet-lines N for more)", err=True)
+            say(f"{counted(cut, 'scope')} longer than {MAX_SCOPE_LINES} lines "
+                f"{'shows' if cut == 1 else 'show'} the {MAX_SCOPE_LINES} lines around "
+                f"{'its hit' if cut == 1 else 'their hits'} (--snippet-lines N for more)")
 
         def listed(paths: list[str]) -> str:
             return ", ".join(map(shown_path, paths[:3])) + (", ..." if len(paths) > 3 else "")
@@ -970,13 +983,16 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         stale = sorted({path for path, missing in changed if not missing})
         gone = sorted({path for path, missing in changed if missing})
         if stale:
-            click.echo(f"note: {counted(len(stale), 'file')} changed since indexing ({listed(stale)}); "
-                       f"{'its' if len(stale) == 1 else 'their'} snippets show the current lines of each span, "
-                       "which may have moved", err=True)
+            say(f"{counted(len(stale), 'file')} changed since indexing ({listed(stale)}); "
+                f"{'its' if len(stale) == 1 else 'their'} snippets show the current lines of each span, "
+                "which may have moved")
         if gone:  # no current lines to show (it said they were shown)
-            click.echo(f"note: {counted(len(gone), 'file')} changed since indexing and not readable now (deleted, or too "
-                       f"large to show) ({listed(gone)}): no lines to show", err=True)
+            say(f"{counted(len(gone), 'file')} changed since indexing and not readable now (deleted, or too "
+                f"large to show) ({listed(gone)}): no lines to show")
     result.hits = hits
+    if as_json and not max_tokens:
+        # Without a budget too: a pasted 680 KB log came back whole in "query", ahead of the hits.
+        echoed = echo_within(text, ECHO_MAX_TOKENS)
     if as_json:
         payload = {
             "query": echoed,
@@ -987,8 +1003,9 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             payload["query_truncated"] = True
         if result.stale:  # the note says why, on stderr; a pipeline reading stdout sees it too
             payload["stale"] = True
-        if result.notes:  # the search's own notes (stderr has them too): an agent reading only stdout
-            payload["notes"] = result.notes  # took a typo's look-alike hits, or an empty list, for an answer
+        if result.notes or told:  # the notes stderr has: an agent reading only stdout took a typo's
+            # look-alike hits, or an empty list, for an answer, and a budget's cut answer for all there is
+            payload["notes"] = result.notes + told
         if note and retriever_name != "all":  # likewise the filters an earlier `index` left, which keep
             # files out of every answer (not all-mode's: the lexical index speaks for it, its hits come from all)
             from .notes import kept_filters
@@ -1105,6 +1122,12 @@ def status(root, as_json, list_skipped):
     writer = service.writer(root)
     if hint and writer and not refusal:  # "builds one" sent users to wait on the lock of the build under way
         hint = f"no index yet: {service.writer_named(writer)} is building one; a query waits for it"
+    elif hint and not refusal:
+        unwritable = _unwritable_store(store_dir(root))
+        if unwritable:  # "the first query builds one" sent users to a query failing to write it
+            from .output import shown_path
+
+            hint = f"no index yet, and none can be written at {shown_path(store_dir(root))}: {unwritable}"
     if as_json:
         click.echo(_json({"root": root, "root_reason": found.reason, "retrievers": rows, "server": server,
                           "writer": writer}))
@@ -1150,6 +1173,21 @@ def status(root, as_json, list_skipped):
         click.echo(f"server: running (pid {server['pid']})" + ("" if server["used"] else f"; {not_here()}"))
     if hint:
         click.echo(f"note: {hint}", err=True)
+
+
+def _unwritable_store(store: str) -> str | None:
+    """Why no index can be written at `store` (its nearest existing directory is not writable), and
+    where else to keep it; None when it can be."""
+    from .store.layout import ENV_INDEX_DIR
+
+    existing = store
+    while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if os.access(existing, os.W_OK | os.X_OK):
+        return None
+    moved = os.environ.get(ENV_INDEX_DIR)
+    return (f"point {ENV_INDEX_DIR}, now {moved}, at a writable directory" if moved else
+            f"set {ENV_INDEX_DIR}=/a/writable/directory to keep indexes elsewhere")
 
 
 def _list_skipped(root: str, as_json: bool) -> None:

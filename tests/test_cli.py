@@ -771,6 +771,23 @@ def test_status_during_a_first_build_says_it_is_under_way_not_to_build_one(run, 
     assert after["reason"].startswith("build it with `retrieval index --retriever lexical")
 
 
+def test_status_where_no_index_can_be_written_says_so_not_that_a_query_builds_one(run, sample_repo, monkeypatch,
+                                                                                   tmp_path):
+    """In a read-only checkout status said "the first `retrieval query` there does" build one; the
+    query then failed with Permission denied."""
+    import os
+
+    assert "or the first `retrieval query` there does" in run("status", "--root", sample_repo).stderr
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: False if str(path).startswith(str(sample_repo))
+                        else real(path, mode, **kw))
+    said = run("status", "--root", sample_repo).stderr
+    assert said == (f"note: no index yet, and none can be written at {os.path.join(sample_repo, '.retrieval')}: "
+                    "set RETRIEVAL_INDEX_DIR=/a/writable/directory to keep indexes elsewhere\n")
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "indexes"))  # writable: built by a query there
+    assert "or the first `retrieval query` there does" in run("status", "--root", sample_repo).stderr
+
+
 def test_status_of_a_store_without_a_lock_file_creates_none(run, sample_repo):
     import json
     import os
@@ -981,8 +998,9 @@ def test_a_snippet_window_always_holds_a_line_of_its_hit_however_far_it_is_expan
     # The dense lines end one chunk; 33 lines below them, the next chunk's one mention.
     root = make_tree({"zoo.py": filler(0, 25) + dense + filler(25, 32) + "def g():\n    return 'quokka'\n\n\n"
                       + filler(32, 90)})
-    # (a budget with room for a line of the first hit: at 60 tokens it showed none, and nothing was checked)
-    for extra in ([], ["--max-tokens", "90"]):
+    # (a budget with room for a line of the first hit and the note saying what did not fit: at 60
+    # tokens, no note, it showed none, and nothing was checked)
+    for extra in ([], ["--max-tokens", "160"]):
         rows = query_json(run, root, "quokka marsupial", "-k", "5", "--expand", "40", "--snippet-lines", "2",
                           *extra)["results"]
         assert len(rows) >= 2 or extra

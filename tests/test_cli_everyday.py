@@ -323,6 +323,7 @@ def test_expand_scope_without_scoped_hits_says_once_that_scopes_come_from_treesi
     where = "--retriever treesitter" if installed else f"its extra is not installed: {extras.install_hint('treesitter')}"
     assert said == ["note: --expand scope: no hit has an enclosing scope (scopes come from the treesitter "
                     f"retriever's chunks: {where}); each shows its own lines"]
+    assert json.loads(result.stdout)["notes"] == [said[0][len("note: "):]]  # and on stdout, for an agent
     assert "--expand scope" not in run("query", "--root", sample_repo, "config retries", "--expand", "3").stderr
 
 
@@ -768,6 +769,7 @@ def test_hits_asked_for_that_do_not_fit_the_budget_are_counted_in_a_note(run, ma
     shown = len(json.loads(result.stdout)["results"])
     assert 1 <= shown < 8
     assert f"note: {8 - shown} more hit{'s' * (8 - shown != 1)} did not fit in --max-tokens 300" in result.stderr
+    assert json.loads(result.stdout)["notes"][0].startswith(f"{8 - shown} more hit")  # and on stdout, for an agent
     # Without -k, as many as fit was the question: nothing was left out of it.
     assert "did not fit" not in run("query", "--root", root, "budget item", "--max-tokens", "300").stderr
 
@@ -791,7 +793,10 @@ def test_a_pasted_report_is_echoed_cut_so_the_budget_goes_to_the_hits(run, make_
     short = json.loads(run("query", "--root", root, "refresh token", "--json", "--max-tokens", 2000).stdout)
     assert short["query"] == "refresh token" and "query_truncated" not in short
     whole = json.loads(run("query", "--root", root, report, "--json").stdout)
-    assert whole["query"] == report and "query_truncated" not in whole
+    assert whole["query"] == report and "query_truncated" not in whole  # without a budget: a report whole
+    log = "refresh token fails\n" + "DEBUG worker 7 polled the queue and found nothing\n" * 20_000  # ~1 MB
+    cut = json.loads(run("query", "--root", root, log, "--json").stdout)
+    assert cut["query_truncated"] is True and log.startswith(cut["query"][:-1]) and len(cut["query"]) < 25_000
 
 
 def test_a_query_is_echoed_whole_when_cutting_it_would_save_nothing(run, make_tree):

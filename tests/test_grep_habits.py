@@ -516,5 +516,7 @@ def test_a_budget_under_the_first_hit_says_the_hit_is_shown_anyway(run, make_tre
     assert len(json.loads(small.stdout)["results"]) == 1
     assert "note: the first hit alone takes about " in small.stderr and "over --max-tokens 5" in small.stderr
     took = int(small.stderr.split("takes about ")[1].split()[0])
-    assert abs(took - len(small.stdout) / 4) < 10  # (about what was printed)
+    notes = json.loads(small.stdout)["notes"]  # said on stdout too, for an agent reading only that
+    assert [note for note in notes if "first hit alone" in note] == [small.stderr.split("note: ")[1].strip()]
+    assert abs(took - (len(small.stdout) - sum(len(note) + 14 for note in notes)) / 4) < 10  # (about what was printed)
     assert "first hit alone" not in run("query", "--root", root, "zqbudget", "--json", "--max-tokens", "2000").stderr
