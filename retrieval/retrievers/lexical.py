@@ -303,10 +303,12 @@ class LexicalRetriever:
         return plan, self._with_frame_lines(plan, first, allowed) if plan.frames else first
 
     def _with_frame_lines(self, plan, first: list, allowed) -> list:
-        """`first` with the chunk holding each pasted frame's line among the candidates, scored as
-        the best candidate of its file, or as the last candidate if it has none (frame_evidence then
-        lifts it): the other files holding the query's words filled the candidates, the line's chunk
-        holding none of them (`gin.go:364` gave gin.go's first chunk, the line's nowhere in the first ten)."""
+        """`first` with the chunk holding each pasted frame's line among the candidates, scored at
+        least as the best candidate of its file, or as the last candidate if it has none
+        (frame_evidence then lifts it): the other files holding the query's words filled the
+        candidates, the line's chunk holding none of them (`gin.go:364` gave gin.go's first chunk, the
+        line's nowhere in the first ten), or a short namesake out-scored it (treesitter's 13-line
+        `Group.parse_args` above the `Command.parse_args` holding the frame's line)."""
         spots = self.frame_spots(plan)
         views = self._views
         best: dict[str, float] = {}
@@ -315,17 +317,22 @@ class LexicalRetriever:
             best[path] = max(best.get(path, 0.0), value)
         last = first[-1][0] if first else 0.0
         wanted = {path: [line for line, _function, _depth in spots[path] if line] for path in spots}
-        present = {(i, d) for _, i, d in first}
-        added = []
+        at = {(i, d): n for n, (_, i, d) in enumerate(first)}
+        raised = list(first)
         for i, view in enumerate(views):
             seg = view.segment
             for path, docs in _docs_of(seg, wanted):
-                docs = [d for d in docs if (i, d) not in present and d not in view.deleted
+                docs = [d for d in docs if d not in view.deleted
                         and any(seg.starts[d] <= line <= seg.ends[d] for line in wanted[path])]
                 if docs and allowed is not None:
                     docs = list(compress(docs, allowed[i](docs)))
-                added += [(best.get(path, last), i, d) for d in docs]
-        return in_order(views, first + added) if added else first
+                for d in docs:
+                    value = best.get(path, last)
+                    if (i, d) not in at:
+                        raised.append((value, i, d))
+                    elif raised[at[(i, d)]][0] < value:
+                        raised[at[(i, d)]] = (value, i, d)
+        return in_order(views, raised) if raised != first else first
 
     def _words_of_the_code(self, words) -> set[str]:
         """Of the words that ask for tests, those the project's tests do not write much more often
