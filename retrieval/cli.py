@@ -178,6 +178,24 @@ class LanguageName(click.ParamType):
                 if name.startswith(incomplete.lower())]
 
 
+class ByteSize(click.ParamType):
+    """A count of bytes, positive: `2000000`, or with a unit as `--help` writes sizes (`500K`, `2M`,
+    `1.5MB`, `1G`; decimal, as the default's "1 MB" is)."""
+
+    name = "bytes"
+    _UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, int):
+            return value
+        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)B?\s*", str(value), re.IGNORECASE)
+        size = int(float(m.group(1)) * self._UNITS[m.group(2).upper()]) if m else 0
+        if size < 1:
+            self.fail(f"{value!r} is not a size in bytes (a positive number, or with a unit: 500K, 2M, 1G)",
+                      param, ctx)
+        return size
+
+
 class RetrieverName(click.Choice):
     """A retriever's name, or `all`; a near miss is told the name it was probably meant to be."""
 
@@ -376,8 +394,8 @@ def _bm25(value: str | None):
               help="Index only files matching GLOB (repeatable). Remembered for later refreshes.")
 @click.option("--exclude", multiple=True, metavar="GLOB", callback=lambda ctx, param, globs: _no_empty_glob(globs),
               help="Skip files and directories matching GLOB (repeatable). Remembered for later refreshes.")
-@click.option("--max-file-bytes", type=click.IntRange(min=1), default=None, metavar="N",
-              help="Per-file size cap (default 1 MB). Remembered for later refreshes.")
+@click.option("--max-file-bytes", type=ByteSize(), default=None, metavar="N",
+              help="Per-file size cap in bytes (default 1 MB; 500K, 2M accepted). Remembered for later refreshes.")
 @click.option("--profile", type=click.Choice(["code", "prose"]), default=None,
               help="code (default): code-aware terms and ranking. prose: a collection of English documents, "
                    "one per file (Lucene's English analyzer, BM25 k1=0.9 b=0.4). Remembered.")
@@ -744,7 +762,7 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=
 @click.option("--path", "path_globs", multiple=True, metavar="GLOB", callback=lambda ctx, param, globs: _no_empty_glob(globs), help="Only hits whose path matches GLOB, read as in .gitignore (with a slash inside: from the root; without: at any depth; ./x or an absolute path: from here; braces are alternatives: '*.{ts,tsx}'; repeatable: any of them, a leading ! leaves out).")
 @click.option("--lang", type=LanguageName(), multiple=True, metavar="LANG",
               help="(Repeatable: any of them.) " + _language_help())
-@click.option("--kind", type=click.Choice(["code", "docs", "config"]), multiple=True,
+@click.option("--kind", type=click.Choice(["code", "docs", "config"], case_sensitive=False), multiple=True,
               help="Only hits in files of this kind (repeatable: any of them).")
 @click.option("-e", "--regexp", "patterns", multiple=True, metavar="PATTERN",
               help="Only hits with a line matching PATTERN, a regular expression (Python's re, matched within "

@@ -232,6 +232,7 @@ def test_a_dash_with_other_words_is_a_usage_error_not_a_search_for_them(run, sam
     [
         (["--kind", "docs"], lambda r: r["path"] in {"README.md", "docs/guide.md"}),
         (["--kind", "config"], lambda r: r["path"] == "config/settings.toml"),
+        (["--kind", "Config"], lambda r: r["path"] == "config/settings.toml"),  # as --lang GO is taken
         (["--lang", "toml"], lambda r: r["path"] == "config/settings.toml"),
         (["--lang", "markdown"], lambda r: r["path"].endswith(".md")),
         (["--path", "docs/*"], lambda r: r["path"].startswith("docs/")),
@@ -525,6 +526,23 @@ def test_a_size_limit_that_leaves_no_file_is_refused_and_the_index_is_kept(run, 
     assert service.status(str(root)) == before and service.remembered_options(str(root)).max_bytes is None
     assert run("index", "--root", root, "--retriever", "lexical", "--max-file-bytes", "19").exit_code == 0
     assert service.remembered_options(str(root)).max_bytes == 19  # one file fits: taken
+
+
+@pytest.mark.parametrize("given, size", [("2M", 2_000_000), ("500k", 500_000), ("1.5MB", 1_500_000), ("1G", 10**9),
+                                         ("4096", 4096)])
+def test_a_size_limit_may_be_written_with_a_unit_as_the_help_writes_the_default(run, make_tree, given, size):
+    """`--max-file-bytes 2M` was "'2M' is not a valid integer range", beside a help saying "1 MB"."""
+    from retrieval import service
+
+    root = make_tree({"a.py": "alpha = 1\n"})
+    assert run("index", "--root", root, "--retriever", "lexical", "--max-file-bytes", given).exit_code == 0
+    assert service.remembered_options(str(root)).max_bytes == size
+
+
+@pytest.mark.parametrize("given", ["2X", "0", "-1M", "M", ""])
+def test_a_size_limit_that_is_no_size_is_a_usage_error(run, make_tree, given):
+    result = run("index", "--root", make_tree({"a.py": "alpha = 1\n"}), "--max-file-bytes", given)
+    assert result.exit_code == 2 and "is not a size in bytes" in result.stderr
 
 
 @pytest.mark.parametrize("option, emptying, says, fine", [
