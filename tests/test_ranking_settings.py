@@ -256,6 +256,9 @@ def test_a_frames_line_inside_its_function_outranks_a_namesake_defined_elsewhere
     frame = 'File "/srv/app/core.py", line 104, in invoke\n    raise UsageError(message)'
     assert ranked_spans(FILLER + [group, command], frame)[0] == ("app/core.py", 101)
     assert ranked_spans(FILLER + [group, command], frame, frame_boost=0.0)[0] == ("app/core.py", 1)
+    # However more of the query's words the namesake holds (a short method saying it all three times).
+    wordy = doc("app/core.py", "class Group:\n" + body + "        raise UsageError(message)\n" * 3, start=1)
+    assert ranked_spans(FILLER + [wordy, command], frame)[0] == ("app/core.py", 101)
 
 
 def test_the_chunk_holding_a_named_line_is_found_though_it_holds_no_word_of_the_query():
