@@ -180,19 +180,25 @@ class LanguageName(click.ParamType):
 
 class ByteSize(click.ParamType):
     """A count of bytes, positive: `2000000`, or with a unit as `--help` writes sizes (`500K`, `2M`,
-    `1.5MB`, `1G`; decimal, as the default's "1 MB" is)."""
+    `1.5MB`, `1G`: decimal, as the default's "1 MB" is; `2MiB`, `512Ki`: binary)."""
 
     name = "bytes"
-    _UNITS = {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}
+    _SIZE = re.compile(r"\s*([0-9]{1,15})(?:\.([0-9]{1,9}))?\s*(?:([KMGT])(i?))?B?\s*", re.IGNORECASE)
+    LARGEST = 10**15  # a petabyte: past any file's size, and a number every reader of it handles
 
     def convert(self, value, param, ctx):
         if isinstance(value, int):
             return value
-        m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([KMG]?)B?\s*", str(value), re.IGNORECASE)
-        size = int(float(m.group(1)) * self._UNITS[m.group(2).upper()]) if m else 0
-        if size < 1:
-            self.fail(f"{value!r} is not a size in bytes (a positive number, or with a unit: 500K, 2M, 1G)",
-                      param, ctx)
+        m = self._SIZE.fullmatch(str(value))
+        size = 0
+        if m and (m.group(3) or not m.group(2)):  # a fraction of a byte is no size
+            whole, fraction, unit, binary = m.groups()
+            scale = (1024 if binary else 1000) ** ("KMGT".index(unit.upper()) + 1) if unit else 1
+            # In integers: a float turned 400 digits into inf, and big counts lost their last digits.
+            size = int(whole) * scale + int(fraction or "0") * scale // 10 ** len(fraction or "")
+        if not 1 <= size <= self.LARGEST:
+            self.fail(f"{value!r} is not a size in bytes (a positive number up to 1 PB, or with a unit: "
+                      "500K, 2M, 1G, 2MiB)", param, ctx)
         return size
 
 
@@ -920,8 +926,13 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 f"retriever's chunks: {where}); each shows its own lines")
     truncated: set = set()
     echoed = text
+    early = len(told)  # the notes said before --max-tokens prices the envelope holding them
+    spare = None  # the tokens the budget leaves after the hits, for the notes said after them
     if max_tokens:
         from .output import counted, printed_tokens, text_lines, within_budget
+
+        def note_cost(note: str) -> int:  # as printed among the notes: `"...", ` (the key's cost, if first)
+            return printed_tokens(_json(note)) + 1 + (0 if result.notes or told[:early] else 4)
 
         def unfitted(n: int) -> str:
             return (f"{counted(n, 'more hit')} did not fit in --max-tokens {max_tokens} "
@@ -957,8 +968,12 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             around = {"query": text, "retriever": result.retriever, "results": []}
             if result.stale:  # printed after the results, and priced with the envelope
                 around["stale"] = True
-            if result.notes or told:  # the notes printed with the results (a cut's: see below)
+            if result.notes or told:  # the notes so far (those said once the hits are fitted: see below)
                 around["notes"] = result.notes + told
+            if note and retriever_name != "all":
+                from .notes import kept_filters
+
+                around["index_filters"] = kept_filters(remembered)
             envelope = printed_tokens(_json(around)) + 1
             head = echo_within(text, max_tokens // ECHO_SHARE)
             if head != text:
@@ -970,17 +985,20 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                    if h.start_line} if matcher else None  # (a pattern's matching lines are what a cut keeps)
         fitted, truncated = within_budget(hits, {} if snippets is None else snippets, max(0, max_tokens - envelope),
                                           cost, terms, define, anchors)
-        if as_json and len(fitted) < asked and not budget_decides:
-            # The cut is said in the notes too, which take room from the hits: fitted again without it.
-            room = printed_tokens(_json(unfitted(asked))) + (2 if result.notes or told else 10)
+        if as_json and 2 <= len(fitted) < asked and not budget_decides:
+            # The cut is said in the notes too: room for it is taken from the hits after the first
+            # (never from the first hit's lines: they are worth more than the note).
             fitted, truncated = within_budget(hits, {} if snippets is None else snippets,
-                                              max(0, max_tokens - envelope - room), cost, terms, define, anchors)
+                                              max(0, max_tokens - envelope - note_cost(unfitted(asked))), cost,
+                                              terms, define, anchors)
         hits = fitted
+        spare = max_tokens - envelope - sum(cost(h, (snippets or {}).get(h.docid), h.docid in truncated) for h in hits)
         if hits:
             took = envelope + cost(hits[0], (snippets or {}).get(hits[0].docid), hits[0].docid in truncated) - 1
             if took > max_tokens:  # (an agent's budget of 10 got ~125 tokens, unsaid)
                 say(f"the first hit alone takes about {took} tokens as printed, over --max-tokens "
                     f"{max_tokens}: it is shown anyway (the best hit always is)")
+                spare = None  # over the budget already: the notes say why, whatever room they take
         if len(hits) < asked and not budget_decides:  # (with no -k, as many as fit was the question)
             say(unfitted(asked - len(hits)))
     if snippets is not None:
@@ -1021,9 +1039,17 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             payload["query_truncated"] = True
         if result.stale:  # the note says why, on stderr; a pipeline reading stdout sees it too
             payload["stale"] = True
-        if result.notes or told:  # the notes stderr has: an agent reading only stdout took a typo's
-            # look-alike hits, or an empty list, for an answer, and a budget's cut answer for all there is
-            payload["notes"] = result.notes + told
+        shown = told[:early]  # the notes stderr has: an agent reading only stdout took a typo's look-alike
+        # hits, or an empty list, for an answer, and a budget's cut answer for all there is; those said
+        # after the hits were fitted, as far as the budget has room for them (all are on stderr)
+        for late in told[early:]:
+            if spare is not None:
+                if note_cost(late) > spare:
+                    continue
+                spare -= note_cost(late)
+            shown.append(late)
+        if result.notes or shown:
+            payload["notes"] = result.notes + shown
         if note and retriever_name != "all":  # likewise the filters an earlier `index` left, which keep
             # files out of every answer (not all-mode's: the lexical index speaks for it, its hits come from all)
             from .notes import kept_filters

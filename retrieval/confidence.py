@@ -2,9 +2,9 @@
 
 Signals (all deterministic, computed for the returned hits only):
 - coverage: the share of the query's words, weighted by idf, that the hit's chunk contains. A
-  word is found when any of its forms is (the word, its stem; an identifier's parts earn part of
-  the credit, by idf; of an identifier that occurs nowhere, ABSENT_PART_CREDIT of it times the
-  idf-weighted share of its parts the chunk has). A
+  word is found when any of its forms is (the word, its stem); an identifier's parts without the
+  identifier earn ABSENT_PART_CREDIT of it times the idf-weighted share of its parts the chunk has,
+  whether the index holds the identifier elsewhere or not. A
   word that occurs nowhere in the index weighs the most an idf can, so a query about something the
   repository does not have covers little anywhere.
 - relative: the hit's score over the best hit's score; runner-up: the second score over the best.
@@ -97,20 +97,16 @@ def assess(views, n_docs: int, words, defined, ranked, count: int, vouched=froze
         if df:
             idfs[term] = idf(n, df)
     absent = idf(n, 0)  # the largest idf: a term no document has
-    weights, part_credit, part_totals = [], [], []
+    weights, part_totals = [], []
     for forms, compound in words:
         present = [idfs[t] for t in forms if t in idfs]
         if compound:
             weights.append(idfs.get(forms[0], absent))
         else:
             weights.append(max(present) if present else absent)
-        # An identifier that occurs nowhere is not in the repository, whatever its parts match
-        # (`load_config_file`: `config` and `file` are everywhere): its parts earn at most this share.
-        absent_name = compound and forms[0] not in idfs
-        part_credit.append(ABSENT_PART_CREDIT if absent_name else 1.0)
-        # What all its parts weigh (one the index lacks weighs the most an idf can): 0 for a word
-        # that is there, whose best form alone counts.
-        part_totals.append(sum(idfs.get(t, absent) for t in forms[1:]) if absent_name else 0.0)
+        # What an identifier's parts weigh (one the index lacks weighs the most an idf can): what
+        # a hit holding some of them, not the identifier, is credited a share of (below).
+        part_totals.append(sum(idfs.get(t, absent) for t in forms[1:]) if compound else 0.0)
     for term in defined:
         for i in hit_views:
             plist = views[i].segment.postings(term)
@@ -123,19 +119,19 @@ def assess(views, n_docs: int, words, defined, ranked, count: int, vouched=froze
     empty = ()
     for n_hit, (value, (i, d)) in enumerate(top):
         matched = 0.0
-        for (forms, compound), weight, credit, parts in zip(words, weights, part_credit, part_totals):
+        for (forms, compound), weight, parts in zip(words, weights, part_totals):
             held = [t for t in forms if t in idfs and in_postings(docs_of.get((t, i), empty), d)]
             if not held:
                 continue
             if compound and held[0] != forms[0]:
                 # An identifier's parts without the identifier: credit for the share of its parts
                 # the hit has, by idf (one part of `totally_bogus_identifier` is no half-answer), at
-                # most ABSENT_PART_CREDIT of it, whether the index holds the name or not (a chunk
-                # defining `otherNeedleFn` was `high` for `targetNeedleFn`, defined in another file).
-                share = parts or sum(idfs.get(t, absent) for t in forms[1:])
-                matched += weight * ABSENT_PART_CREDIT * sum(idfs[t] for t in held) / share if share else 0.0
+                # most ABSENT_PART_CREDIT of it, whether the index holds the name or not (`load_config_file`
+                # that never existed, `config` and `file` everywhere; a chunk defining `otherNeedleFn`
+                # was `high` for `targetNeedleFn`, defined in another file).
+                matched += weight * ABSENT_PART_CREDIT * sum(idfs[t] for t in held) / parts if parts else 0.0
             else:
-                matched += min(weight * credit, max(idfs[t] for t in held))
+                matched += min(weight, max(idfs[t] for t in held))
         graded = level(
             first=n_hit == 0,
             coverage=matched / total if total > 0 else 0.0,

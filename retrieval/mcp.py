@@ -174,11 +174,14 @@ class Searcher:
         except ToolFailure as exc:  # the agent gave an argument; stdin is ours
             raise ToolFailure(str(exc).replace("the query on stdin is over", "the query is over")) from None
         echoed = payload.get("query")
-        if isinstance(echoed, str) and not payload.get("query_truncated"):
+        if isinstance(echoed, str):
             from .cli import echo_within
 
             # The agent wrote the query: a pasted report echoed whole (200 KB of a log) filled its
-            # context a second time. Its head says which call this answers.
+            # context a second time. Its head says which call this answers. (Cut already by the
+            # command, to its own longer limit, it is cut again: the flag said nothing of how far.)
+            if echoed.endswith("\u2026") and payload.get("query_truncated"):
+                echoed = echoed[:-1]
             head = echo_within(echoed, MAX_ECHO_TOKENS)
             if head != echoed:
                 payload["query"], payload["query_truncated"] = head, True

@@ -186,7 +186,7 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
 
     def ranked(asked: int) -> list[SearchHit]:
         hits = service.first_hits(root, query, fetch, asked, matcher, allow, short)
-        return service.only_resembling(hits) if resemble else hits
+        return service.only_resembling(hits, query) if resemble else hits
 
     if min_confidence:  # the lead's levels (see hits_from_spans): look deeper, then keep those at the level
         from .confidence import keep_at_least

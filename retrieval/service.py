@@ -1248,7 +1248,7 @@ def search(
     engine = opened[0]
     resemble = resemblance_note(root, retriever, engine, query, filters, stale_ok) if hits else None
     if resemble:
-        hits = only_resembling(hits)
+        hits = only_resembling(hits, query)
     if min_confidence and hits and not any(h.confidence for h in hits):
         # A dense retriever's hits have no lexical evidence to grade: filtering would drop them all.
         notes.append(f"--min-confidence does not apply to {retriever} (its hits carry no confidence level)")
@@ -1292,9 +1292,16 @@ def resemblance_note(root, retriever: str, engine, query: str, filters, stale_ok
     return None
 
 
-def only_resembling(hits: list[SearchHit]) -> list[SearchHit]:
-    """Hits for a name no indexed file holds (resemblance_note), none rated above `low`: its words'
-    stems matched (`isTrustedProxi` rated `medium` a chunk defining `isTrustedProxy`), the name did not."""
+def only_resembling(hits: list[SearchHit], query: str) -> list[SearchHit]:
+    """The hits of a query that is a name no indexed file holds (resemblance_note), none rated above
+    `low`: its words' stems matched (`isTrustedProxi` rated `medium` a chunk defining
+    `isTrustedProxy`), the name did not. Of a longer text naming it, as they were: the name is one
+    word of it (a trace's `NameError`, no file's, left its own frame's chunk `low`)."""
+    from .query import search_text
+    from .ranking import is_symbol_query
+
+    if not is_symbol_query(search_text(query).strip()):
+        return hits
     return [replace(h, confidence="low") if h.confidence not in ("", "low") else h for h in hits]
 
 

@@ -529,7 +529,7 @@ def test_a_size_limit_that_leaves_no_file_is_refused_and_the_index_is_kept(run, 
 
 
 @pytest.mark.parametrize("given, size", [("2M", 2_000_000), ("500k", 500_000), ("1.5MB", 1_500_000), ("1G", 10**9),
-                                         ("4096", 4096)])
+                                         ("4096", 4096), ("2MiB", 2 * 1024 * 1024), (" 2 M", 2_000_000)])
 def test_a_size_limit_may_be_written_with_a_unit_as_the_help_writes_the_default(run, make_tree, given, size):
     """`--max-file-bytes 2M` was "'2M' is not a valid integer range", beside a help saying "1 MB"."""
     from retrieval import service
@@ -539,7 +539,8 @@ def test_a_size_limit_may_be_written_with_a_unit_as_the_help_writes_the_default(
     assert service.remembered_options(str(root)).max_bytes == size
 
 
-@pytest.mark.parametrize("given", ["2X", "0", "-1M", "M", ""])
+@pytest.mark.parametrize("given", ["2X", "0", "-1M", "M", "", "1.5", "1e6", "1" + "0" * 400, "10000000000G",
+                                   "\u0663"])  # (an Arabic-Indic 3: digits are ASCII ones)
 def test_a_size_limit_that_is_no_size_is_a_usage_error(run, make_tree, given):
     result = run("index", "--root", make_tree({"a.py": "alpha = 1\n"}), "--max-file-bytes", given)
     assert result.exit_code == 2 and "is not a size in bytes" in result.stderr
@@ -1016,9 +1017,8 @@ def test_a_snippet_window_always_holds_a_line_of_its_hit_however_far_it_is_expan
     # The dense lines end one chunk; 33 lines below them, the next chunk's one mention.
     root = make_tree({"zoo.py": filler(0, 25) + dense + filler(25, 32) + "def g():\n    return 'quokka'\n\n\n"
                       + filler(32, 90)})
-    # (a budget with room for a line of the first hit and the note saying what did not fit: at 60
-    # tokens, no note, it showed none, and nothing was checked)
-    for extra in ([], ["--max-tokens", "160"]):
+    # (a budget with room for a line of the first hit: at 60 tokens it showed none, and nothing was checked)
+    for extra in ([], ["--max-tokens", "90"]):
         rows = query_json(run, root, "quokka marsupial", "-k", "5", "--expand", "40", "--snippet-lines", "2",
                           *extra)["results"]
         assert len(rows) >= 2 or extra

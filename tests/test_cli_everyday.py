@@ -774,6 +774,24 @@ def test_hits_asked_for_that_do_not_fit_the_budget_are_counted_in_a_note(run, ma
     assert "did not fit" not in run("query", "--root", root, "budget item", "--max-tokens", "300").stderr
 
 
+def test_notes_said_once_the_hits_are_fitted_stay_within_the_budget(run, make_tree):
+    """--json carries the notes on files changed since indexing, scopes cut, hits left out: added
+    after the hits were fitted, they took the output 5% over --max-tokens."""
+    files = {f"m{i}.py": "def budget_item():\n" + "".join(f"    value_{n} = {n}\n" for n in range(30)) for i in range(8)}
+    root = make_tree(files)
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    for name in ("m0.py", "m1.py", "m2.py"):
+        with open(os.path.join(root, name), "a") as fh:
+            fh.write("# edited\n")
+    for budget in (120, 150, 300, 600):
+        result = run("query", "--root", root, "budget item", "-k", "8", "--max-tokens", budget, "--json", "--stale-ok")
+        assert result.exit_code == 0, result.stderr
+        assert len(result.stdout) / 4 <= budget, (budget, len(result.stdout))
+    roomy = json.loads(run("query", "--root", root, "budget item", "-k", "3", "--max-tokens", 5000, "--json",
+                           "--stale-ok").stdout)
+    assert any("changed since indexing" in note for note in roomy["notes"])
+
+
 def test_a_pasted_report_is_echoed_cut_so_the_budget_goes_to_the_hits(run, make_tree):
     """A 9 KB bug report as the query with --max-tokens 2000 came back whole in the envelope, and
     with it one hit: the echo is cut to a tenth of the budget, and says so."""

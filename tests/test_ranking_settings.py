@@ -246,6 +246,11 @@ def test_a_pasted_frames_function_picks_its_definition_when_the_line_has_moved()
     frame = 'File "/srv/app/core.py", line 9000, in invoke\n    raise UsageError(message)'  # an older copy's line
     assert ranked_spans(docs, frame)[0] == ("app/core.py", 101)
     assert ranked_spans(docs, frame, frame_boost=0.0)[0] == ("app/core.py", 1)
+    # Moved into another function's lines (code added above): that chunk, holding few of the query's
+    # words, is not lifted to the definition's score (click's `get_short_help_str` came above `make_context`).
+    helper = doc("app/core.py", "def short_help(self):\n    return self.help\n", start=1)
+    frame = 'File "/srv/app/core.py", line 2, in invoke\n    raise UsageError(message)'
+    assert ranked_spans(FILLER + [helper, docs[-1]], frame)[0] == ("app/core.py", 101)
 
 
 def test_a_frames_line_inside_its_function_outranks_a_namesake_defined_elsewhere_in_the_file():

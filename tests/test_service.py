@@ -1189,6 +1189,12 @@ def test_hits_that_only_resemble_an_identifier_no_file_holds_are_rated_low(make_
         assert result.hits and {h.confidence for h in result.hits} == {"low"}
         assert any("only resemble it" in note for note in result.notes)
     assert service.search(root, "isTrustedProxi", min_confidence="medium").hits == []
+    # A trace naming it is no question about the name: its own frame's chunk keeps its level.
+    trace = ('goroutine 1 [running]:\nmain.(*Engine).isTrustedProxy(...)\n\t/src/app/gin.go:2 +0x1d\n'
+             "panic: undefined: isTrustedProxi")
+    result = service.search(root, trace)
+    assert any("only resemble it" in note for note in result.notes)
+    assert result.hits[0].source_path == "gin.go" and result.hits[0].confidence != "low"
 
 
 def test_a_query_naming_a_file_is_not_told_its_extension_is_in_no_file(make_tree):

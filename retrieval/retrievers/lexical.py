@@ -308,22 +308,35 @@ class LexicalRetriever:
         (frame_evidence then lifts it): the other files holding the query's words filled the
         candidates, the line's chunk holding none of them (`gin.go:364` gave gin.go's first chunk, the
         line's nowhere in the first ten), or a short namesake out-scored it (treesitter's 13-line
-        `Group.parse_args` above the `Command.parse_args` holding the frame's line)."""
+        `Group.parse_args` above the `Command.parse_args` holding the frame's line). Of a frame naming
+        its function, only a chunk that also defines it: where the line has moved since, the chunk
+        now holding it is another function's (click's `get_short_help_str` came above `make_context`)."""
         spots = self.frame_spots(plan)
+        if not spots:
+            return first
         views = self._views
         best: dict[str, float] = {}
         for value, i, d in first:
             path = _path(views, i, d)
             best[path] = max(best.get(path, 0.0), value)
-        last = first[-1][0] if first else 0.0
-        wanted = {path: [line for line, _function, _depth in spots[path] if line] for path in spots}
+        last = first[-1][0] if first else 1.0  # (nothing matched: a score the frame boost can lift)
+        wanted = {path: [(line, function) for line, function, _depth in spots[path] if line] for path in spots}
         at = {(i, d): n for n, (_, i, d) in enumerate(first)}
         raised = list(first)
         for i, view in enumerate(views):
             seg = view.segment
+            definers: dict[str, object] = {}
+
+            def defines(d: int, function: str) -> bool:
+                if function not in definers:
+                    plist = seg.postings(features.def_term(function))
+                    definers[function] = plist[0] if plist is not None else ()
+                return in_postings(definers[function], d)
+
             for path, docs in _docs_of(seg, wanted):
-                docs = [d for d in docs if d not in view.deleted
-                        and any(seg.starts[d] <= line <= seg.ends[d] for line in wanted[path])]
+                docs = [d for d in docs if d not in view.deleted and any(
+                    seg.starts[d] <= line <= seg.ends[d] and (not function or defines(d, function))
+                    for line, function in wanted[path])]
                 if docs and allowed is not None:
                     docs = list(compress(docs, allowed[i](docs)))
                 for d in docs:
