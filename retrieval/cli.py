@@ -183,12 +183,10 @@ class ByteSize(click.ParamType):
     `1.5MB`, `1G`: decimal, as the default's "1 MB" is; `2MiB`, `512Ki`: binary)."""
 
     name = "bytes"
-    _SIZE = re.compile(r"\s*([0-9]{1,15})(?:\.([0-9]{1,9}))?\s*(?:([KMGT])(i?))?B?\s*", re.IGNORECASE)
+    _SIZE = re.compile(r"\s*([0-9]{1,16})(?:\.([0-9]{1,9}))?\s*(?:([KMGT])(i?))?B?\s*", re.IGNORECASE)
     LARGEST = 10**15  # a petabyte: past any file's size, and a number every reader of it handles
 
     def convert(self, value, param, ctx):
-        if isinstance(value, int):
-            return value
         m = self._SIZE.fullmatch(str(value))
         size = 0
         if m and (m.group(3) or not m.group(2)):  # a fraction of a byte is no size
@@ -985,9 +983,11 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                    if h.start_line} if matcher else None  # (a pattern's matching lines are what a cut keeps)
         fitted, truncated = within_budget(hits, {} if snippets is None else snippets, max(0, max_tokens - envelope),
                                           cost, terms, define, anchors)
-        if as_json and 2 <= len(fitted) < asked and not budget_decides:
-            # The cut is said in the notes too: room for it is taken from the hits after the first
-            # (never from the first hit's lines: they are worth more than the note).
+        if as_json and len(fitted) < asked and not budget_decides and (
+                len(fitted) >= 2 or note_cost(unfitted(asked)) * 4 <= max_tokens):
+            # The cut is said in the notes too: room for it is taken from the hits after the first,
+            # or from the first's lines when it takes at most a quarter of the budget (in a small
+            # budget the lines are worth more than the note, which stderr has anyway).
             fitted, truncated = within_budget(hits, {} if snippets is None else snippets,
                                               max(0, max_tokens - envelope - note_cost(unfitted(asked))), cost,
                                               terms, define, anchors)

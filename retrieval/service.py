@@ -1293,14 +1293,14 @@ def resemblance_note(root, retriever: str, engine, query: str, filters, stale_ok
 
 
 def only_resembling(hits: list[SearchHit], query: str) -> list[SearchHit]:
-    """The hits of a query that is a name no indexed file holds (resemblance_note), none rated above
-    `low`: its words' stems matched (`isTrustedProxi` rated `medium` a chunk defining
-    `isTrustedProxy`), the name did not. Of a longer text naming it, as they were: the name is one
-    word of it (a trace's `NameError`, no file's, left its own frame's chunk `low`)."""
+    """The hits of a query asking for a name no indexed file holds (resemblance_note), none rated
+    above `low`: its words' stems matched (`isTrustedProxi` rated `medium` a chunk defining
+    `isTrustedProxy`), the name did not. Of a pasted trace, as they were: its frames say where it
+    went, the name is its error's (a `NameError`, no file's, left its own frame's chunk `low`)."""
     from .query import search_text
-    from .ranking import is_symbol_query
+    from .ranking import frame_mentions
 
-    if not is_symbol_query(search_text(query).strip()):
+    if frame_mentions(search_text(query)):
         return hits
     return [replace(h, confidence="low") if h.confidence not in ("", "low") else h for h in hits]
 

@@ -790,6 +790,12 @@ def test_notes_said_once_the_hits_are_fitted_stay_within_the_budget(run, make_tr
     roomy = json.loads(run("query", "--root", root, "budget item", "-k", "3", "--max-tokens", 5000, "--json",
                            "--stale-ok").stdout)
     assert any("changed since indexing" in note for note in roomy["notes"])
+    # One hit fitting: the cut is said on stdout too, the room taken from its lines (a quarter of 200 at most).
+    one = run("query", "--root", root, "budget item", "-k", "5", "--max-tokens", 200, "--json")
+    payload = json.loads(one.stdout)
+    assert len(payload["results"]) == 1 and len(one.stdout) / 4 <= 200
+    assert any(note.endswith("more hits did not fit in --max-tokens 200 (a larger budget, or fewer lines around "
+                             "each hit, shows them)") for note in payload["notes"])
 
 
 def test_a_pasted_report_is_echoed_cut_so_the_budget_goes_to_the_hits(run, make_tree):

@@ -278,6 +278,17 @@ def test_the_chunk_holding_a_named_line_is_found_though_it_holds_no_word_of_the_
     assert ("app/engine.go", 2001) not in ranked_spans(docs, "engine.go:2002", frame_boost=0.0)
 
 
+def test_a_frames_line_deep_inside_a_long_function_is_found_though_its_chunk_defines_nothing():
+    """gin's `getValue` frame at line 520, 100 lines into the function: the chunk holding it defines
+    nothing, and was not brought in when only a definer could be (lexical, treesitter alike)."""
+    chunks = [doc(f"app/core_{n}/handler.py", "# the request handler: request handler request\ndef part():\n    pass\n")
+              for n in range(400)]  # (their paths hold the frame's words too)
+    head = doc("app/core.py", "def long_handler(request):\n    state = prepare(request)\n", start=101)
+    middle = doc("app/core.py", "    for item in state.items:\n        item.flush()\n", start=150)
+    frame = 'File "/srv/app/core.py", line 151, in long_handler\nKeyError: request handler'
+    assert ("app/core.py", 150) in ranked_spans(FILLER + chunks + [head, middle], frame)[:2]  # (its head beside it)
+
+
 def test_stack_frames_are_read_from_the_ways_tracebacks_print_them():
     from retrieval.ranking import frame_mentions
 

@@ -1189,6 +1189,8 @@ def test_hits_that_only_resemble_an_identifier_no_file_holds_are_rated_low(make_
         assert result.hits and {h.confidence for h in result.hits} == {"low"}
         assert any("only resemble it" in note for note in result.notes)
     assert service.search(root, "isTrustedProxi", min_confidence="medium").hits == []
+    for query in ("isTrustedProxi ip", "func (e *Engine) isTrustedProxi(ip net.IP) bool"):  # asking for it too
+        assert {h.confidence for h in service.search(root, query).hits} == {"low"}, query
     # A trace naming it is no question about the name: its own frame's chunk keeps its level.
     trace = ('goroutine 1 [running]:\nmain.(*Engine).isTrustedProxy(...)\n\t/src/app/gin.go:2 +0x1d\n'
              "panic: undefined: isTrustedProxi")

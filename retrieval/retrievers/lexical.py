@@ -309,8 +309,10 @@ class LexicalRetriever:
         candidates, the line's chunk holding none of them (`gin.go:364` gave gin.go's first chunk, the
         line's nowhere in the first ten), or a short namesake out-scored it (treesitter's 13-line
         `Group.parse_args` above the `Command.parse_args` holding the frame's line). Of a frame naming
-        its function, only a chunk that also defines it: where the line has moved since, the chunk
-        now holding it is another function's (click's `get_short_help_str` came above `make_context`)."""
+        a function the file defines, not a line above every definition of it: the line has moved
+        since, and the chunk now holding it is another function's (click's `get_short_help_str` came
+        above `make_context`, defined 70 lines lower). A line below a definition may be deep inside
+        it (a long function's later chunks define nothing: `getValue`'s line 520, 100 lines in)."""
         spots = self.frame_spots(plan)
         if not spots:
             return first
@@ -334,9 +336,13 @@ class LexicalRetriever:
                 return in_postings(definers[function], d)
 
             for path, docs in _docs_of(seg, wanted):
-                docs = [d for d in docs if d not in view.deleted and any(
-                    seg.starts[d] <= line <= seg.ends[d] and (not function or defines(d, function))
-                    for line, function in wanted[path])]
+                docs = [d for d in docs if d not in view.deleted]
+                # Where the file defines each frame's function: a line above all of them has moved.
+                first_defined = {function: min((seg.starts[d] for d in docs if defines(d, function)), default=0)
+                                 for _line, function in wanted[path] if function}
+                docs = [d for d in docs if any(seg.starts[d] <= line <= seg.ends[d]
+                                               and line >= first_defined.get(function, 0)
+                                               for line, function in wanted[path])]
                 if docs and allowed is not None:
                     docs = list(compress(docs, allowed[i](docs)))
                 for d in docs:
