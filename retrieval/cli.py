@@ -866,6 +866,13 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     note = remembered_note(remembered, "query")
     if note:
         click.echo(f"note: {note}", err=True)
+    # The filters an earlier `index` left, which keep files out of every answer (not all-mode's: the
+    # lexical index speaks for it, its hits come from all): --json says them, and a budget prices them.
+    index_filters = None
+    if note and retriever_name != "all" and as_json:
+        from .notes import kept_filters
+
+        index_filters = kept_filters(remembered)
     told: list[str] = []  # the notes on what is printed, not on the search: --json's notes hold them too
 
     def say(note: str) -> None:
@@ -968,10 +975,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 around["stale"] = True
             if result.notes or told:  # the notes so far (those said once the hits are fitted: see below)
                 around["notes"] = result.notes + told
-            if note and retriever_name != "all":
-                from .notes import kept_filters
-
-                around["index_filters"] = kept_filters(remembered)
+            if index_filters is not None:
+                around["index_filters"] = index_filters
             envelope = printed_tokens(_json(around)) + 1
             head = echo_within(text, max_tokens // ECHO_SHARE)
             if head != text:
@@ -1050,11 +1055,8 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             shown.append(late)
         if result.notes or shown:
             payload["notes"] = result.notes + shown
-        if note and retriever_name != "all":  # likewise the filters an earlier `index` left, which keep
-            # files out of every answer (not all-mode's: the lexical index speaks for it, its hits come from all)
-            from .notes import kept_filters
-
-            payload["index_filters"] = kept_filters(remembered)
+        if index_filters is not None:
+            payload["index_filters"] = index_filters
         click.echo(_json(payload))
     elif as_jsonl:
         for h in result.hits:
@@ -1166,12 +1168,12 @@ def status(root, as_json, list_skipped):
     writer = service.writer(root)
     if hint and writer and not refusal:  # "builds one" sent users to wait on the lock of the build under way
         hint = f"no index yet: {service.writer_named(writer)} is building one; a query waits for it"
-    elif hint and not refusal:
-        unwritable = _unwritable_store(store_dir(root))
-        if unwritable:  # "the first query builds one" sent users to a query failing to write it
-            from .output import shown_path
+    elif hint and not refusal and _unwritable(store_dir(root)):
+        # "the first query builds one" sent users to a query failing to write it
+        from .output import shown_path
+        from .store.layout import elsewhere
 
-            hint = f"no index yet, and none can be written at {shown_path(store_dir(root))}: {unwritable}"
+        hint = f"no index yet, and none can be written at {shown_path(store_dir(root))}: {elsewhere()}"
     if as_json:
         click.echo(_json({"root": root, "root_reason": found.reason, "retrievers": rows, "server": server,
                           "writer": writer}))
@@ -1219,19 +1221,12 @@ def status(root, as_json, list_skipped):
         click.echo(f"note: {hint}", err=True)
 
 
-def _unwritable_store(store: str) -> str | None:
-    """Why no index can be written at `store` (its nearest existing directory is not writable), and
-    where else to keep it; None when it can be."""
-    from .store.layout import ENV_INDEX_DIR
-
+def _unwritable(store: str) -> bool:
+    """Whether no index can be written at `store`: its nearest existing directory is not writable."""
     existing = store
     while not os.path.lexists(existing) and os.path.dirname(existing) != existing:
         existing = os.path.dirname(existing)
-    if os.access(existing, os.W_OK | os.X_OK):
-        return None
-    moved = os.environ.get(ENV_INDEX_DIR)
-    return (f"point {ENV_INDEX_DIR}, now {moved}, at a writable directory" if moved else
-            f"set {ENV_INDEX_DIR}=/a/writable/directory to keep indexes elsewhere")
+    return not os.access(existing, os.W_OK | os.X_OK)
 
 
 def _list_skipped(root: str, as_json: bool) -> None:

@@ -247,16 +247,10 @@ class LexicalRetriever:
         if not spots:
             return {}, set()
         views = self._views
-        definers: dict[tuple[int, str], object] = {}  # (view, function) -> the docs defining it
+        defining = _function_definers(views)
 
         def defines(ids, function: str) -> bool:
-            if ids is None:
-                return False
-            i, d = ids
-            if (i, function) not in definers:
-                plist = views[i].segment.postings(features.def_term(function))
-                definers[(i, function)] = plist[0] if plist is not None else ()
-            return in_postings(definers[(i, function)], d)
+            return ids is not None and defining(*ids, function)
 
         # The lines frames vouch for: of the one file a frame's path names, which defines the
         # frame's function (if it names one; in click, `utils.py` of a trace through requests' does not).
@@ -325,20 +319,13 @@ class LexicalRetriever:
         wanted = {path: [(line, function) for line, function, _depth in spots[path] if line] for path in spots}
         at = {(i, d): n for n, (_, i, d) in enumerate(first)}
         raised = list(first)
+        defines = _function_definers(views)
         for i, view in enumerate(views):
             seg = view.segment
-            definers: dict[str, object] = {}
-
-            def defines(d: int, function: str) -> bool:
-                if function not in definers:
-                    plist = seg.postings(features.def_term(function))
-                    definers[function] = plist[0] if plist is not None else ()
-                return in_postings(definers[function], d)
-
             for path, docs in _docs_of(seg, wanted):
                 docs = [d for d in docs if d not in view.deleted]
                 # Where the file defines each frame's function: a line above all of them has moved.
-                first_defined = {function: min((seg.starts[d] for d in docs if defines(d, function)), default=0)
+                first_defined = {function: min((seg.starts[d] for d in docs if defines(i, d, function)), default=0)
                                  for _line, function in wanted[path] if function}
                 docs = [d for d in docs if any(seg.starts[d] <= line <= seg.ends[d]
                                                and line >= first_defined.get(function, 0)
@@ -561,6 +548,20 @@ def _definers(views, def_terms) -> dict[str, float]:
         for path in files:
             evidence[path] = evidence.get(path, 0.0) + 1.0 / len(files)
     return evidence
+
+
+def _function_definers(views):
+    """defines(view index, doc, function): whether that chunk defines the function (its definition
+    term's postings read once per view and function)."""
+    postings: dict[tuple[int, str], object] = {}
+
+    def defines(i: int, d: int, function: str) -> bool:
+        if (i, function) not in postings:
+            plist = views[i].segment.postings(features.def_term(function))
+            postings[(i, function)] = plist[0] if plist is not None else ()
+        return in_postings(postings[(i, function)], d)
+
+    return defines
 
 
 def _docs_of(seg, paths) -> Iterable[tuple[str, Iterable[int]]]:

@@ -47,6 +47,14 @@ def store_dir(root: str) -> str:
 NOT_WRITABLE = (errno.EACCES, errno.EPERM, errno.EROFS)
 
 
+def elsewhere() -> str:
+    """Where to keep an index that cannot be written where it is: RETRIEVAL_INDEX_DIR (said as set
+    already when it is: naming it as the way out said to do what had been done)."""
+    moved = os.environ.get(ENV_INDEX_DIR)
+    return (f"point {ENV_INDEX_DIR}, now {moved}, at a writable directory" if moved else
+            f"set {ENV_INDEX_DIR}=/a/writable/directory to keep indexes elsewhere")
+
+
 def unwritable(action: str, store: str, exc: OSError) -> StoreError:
     """The error for a store that cannot be written; for a read-only or foreign directory it says
     how to keep the index elsewhere."""
@@ -59,9 +67,7 @@ def unwritable(action: str, store: str, exc: OSError) -> StoreError:
         message = (f"{ENV_INDEX_DIR}={moved} is a symbolic link to {os.readlink(moved)}, which does not exist: "
                    "create that directory or point the variable at another (or unset it)")
     elif getattr(exc, "errno", None) in NOT_WRITABLE:
-        # Set already: naming it as the way out said to do what had been done.
-        message += (f" (point {ENV_INDEX_DIR}, now {moved}, at a writable directory)" if moved else
-                    f" (set {ENV_INDEX_DIR}=/a/writable/directory to keep indexes elsewhere)")
+        message += f" ({elsewhere()})"
     elif getattr(exc, "errno", None) in (errno.ENOTDIR, errno.EEXIST):
         # A file where the store has a directory (put there by hand or by a tool): named, since
         # the path said only that something on it is no directory (or, making it, that it exists).
