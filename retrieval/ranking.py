@@ -599,7 +599,8 @@ def _compiled_from(path: str) -> tuple[str, ...]:
     return tuple(f"{stem}.{source}" for source in _JS_SOURCES)
 
 
-def frame_weight(spots, start: int, end: int, defines: Callable[[str], bool]) -> float:
+def frame_weight(spots, start: int, end: int, defines: Callable[[str], bool],
+                 inside: Callable[[str], bool] = lambda function: False) -> float:
     """1 / (1 + depth) of the innermost frame a chunk holds (its line, or its function defined there),
     0 for none: the frame that raised says more than its callers, which an equal boost put first
     (an ASan trace's `ltrimCommand` above the `lpDeleteRange` that overflowed). A frame naming a
@@ -607,7 +608,8 @@ def frame_weight(spots, start: int, end: int, defines: Callable[[str], bool]) ->
     surer (click's `Group.parse_args` came before the `Command.parse_args` holding the line)."""
     best = 0.0
     for line, function, depth in spots:
-        holds, named = start <= line <= end, bool(function) and defines(function)
+        holds = start <= line <= end
+        named = bool(function) and (defines(function) or (holds and inside(function)))
         if holds or named:
             best = max(best, (1.0 if holds and (named or not function) else ONE_SIGN) / (1 + depth))
     return best

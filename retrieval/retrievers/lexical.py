@@ -259,12 +259,17 @@ class LexicalRetriever:
             named = mention_evidence((frame_path,), self._paths_by_name())
             if len(named) == 1 and (not function or set(named) & set(_definers(views, (features.def_term(function),)))):
                 sure_lines.setdefault(next(iter(named)), set()).add(line)
+        defined_from = _first_definitions(views, spots, defining)
         factors, vouched = {}, set()
         for key, path, start, end, ids in chunks:
             here = spots.get(path)
             if not here:
                 continue
-            weight = frame_weight(here, start or 0, end or 0, lambda function: defines(ids, function))
+            # A line below the function's first definition in the file lies inside it (a long
+            # function's later chunks define nothing): the line's chunk is the frame's, surer than
+            # the function's head, which an equal weight put first.
+            weight = frame_weight(here, start or 0, end or 0, lambda function: defines(ids, function),
+                                  lambda function: 0 < defined_from[path].get(function, 0) <= (start or 0))
             if weight:
                 factors[key] = 1.0 + self.ranking.frame_boost * weight
                 if any(function and defines(ids, function) for _line, function, _depth in here) or \
@@ -319,17 +324,14 @@ class LexicalRetriever:
         wanted = {path: [(line, function) for line, function, _depth in spots[path] if line] for path in spots}
         at = {(i, d): n for n, (_, i, d) in enumerate(first)}
         raised = list(first)
-        defines = _function_definers(views)
+        # Where the file defines each frame's function: a line above all of them has moved.
+        defined_from = _first_definitions(views, spots, _function_definers(views))
         for i, view in enumerate(views):
             seg = view.segment
             for path, docs in _docs_of(seg, wanted):
-                docs = [d for d in docs if d not in view.deleted]
-                # Where the file defines each frame's function: a line above all of them has moved.
-                first_defined = {function: min((seg.starts[d] for d in docs if defines(i, d, function)), default=0)
-                                 for _line, function in wanted[path] if function}
-                docs = [d for d in docs if any(seg.starts[d] <= line <= seg.ends[d]
-                                               and line >= first_defined.get(function, 0)
-                                               for line, function in wanted[path])]
+                docs = [d for d in docs if d not in view.deleted
+                        and any(seg.starts[d] <= line <= seg.ends[d] and line >= defined_from[path].get(function, 0)
+                                for line, function in wanted[path])]
                 if docs and allowed is not None:
                     docs = list(compress(docs, allowed[i](docs)))
                 for d in docs:
@@ -562,6 +564,23 @@ def _function_definers(views):
         return in_postings(postings[(i, function)], d)
 
     return defines
+
+
+def _first_definitions(views, spots, defines) -> dict[str, dict[str, int]]:
+    """{path: {function: the first line of its first defining chunk in the file}} of the frames'
+    named functions (absent: the file does not define it)."""
+    found: dict[str, dict[str, int]] = {path: {} for path in spots}
+    functions = {path: {function for _line, function, _depth in spots[path] if function} for path in spots}
+    for i, view in enumerate(views):
+        seg = view.segment
+        for path, docs in _docs_of(seg, spots):
+            for d in docs:
+                if d in view.deleted:
+                    continue
+                for function in functions[path]:
+                    if defines(i, d, function) and seg.starts[d] < found[path].get(function, 1 << 62):
+                        found[path][function] = seg.starts[d]
+    return found
 
 
 def _docs_of(seg, paths) -> Iterable[tuple[str, Iterable[int]]]:
