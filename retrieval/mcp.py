@@ -415,15 +415,36 @@ def _progress_to(ctx):
     import anyio.from_thread
 
     last = [float("-inf")]
+    values = RisingCounts()
 
     def tick(count) -> None:
         now = time.monotonic()
         if now - last[0] < PROGRESS_INTERVAL and count.done < count.total:
             return
         last[0] = now
-        anyio.from_thread.run(ctx.report_progress, count.done, count.total, str(count))
+        anyio.from_thread.run(ctx.report_progress, *values(count), str(count))
 
     return tick
+
+
+class RisingCounts:
+    """A call's counts as the progress values MCP requires to rise with each notification: a
+    hybrid build's files read and chunks embedded take turns, each from zero. A count of another
+    kind, or one starting again, goes on from the last value sent. Called with (done, total) ticks,
+    it gives (value, total) to send."""
+
+    def __init__(self):
+        self.kind, self.base, self.sent = None, 0, 0
+
+    def __call__(self, count) -> tuple[int, int]:
+        from .progress import count_kind
+
+        kind = count_kind(count)
+        if kind != self.kind or self.base + count.done <= self.sent:
+            self.kind, self.base = kind, self.sent
+        value = self.base + count.done
+        self.sent = max(self.sent + 1, value)  # (a repeated count still rises)
+        return self.sent, max(self.base + count.total, self.sent)
 
 
 def _unknown_arguments(unknown: list[str], known: list[str]) -> str:

@@ -76,7 +76,7 @@ class Reporter:
         """The tick's text with its rate and the time left; when its count began."""
         # The count's words without its numbers: one retriever's successive counts (contexts generated,
         # then files indexed) each time their own rate.
-        label = re.sub(r"\d[\d,]*", "", str(tick))
+        label = count_kind(tick)
         started, first_done = self._started.setdefault(label, (now, tick.done))
         text = str(tick)
         elapsed = now - started
@@ -159,6 +159,19 @@ def _columns(stream) -> int:
 # Who else hears each count, whatever stream a Reporter writes to: a server running a command for
 # a client (`retrieval mcp`: the client's progress notifications). One command at a time.
 _listener: Callable[[Tick], None] | None = None
+
+
+def tell_listener(tick: Tick) -> None:
+    """A count no Reporter draws (the embedding's, which draws its own line) to the command's
+    listener, if any: an MCP call heard nothing for the 40-50 s a batch of embeddings took."""
+    if _listener is not None:
+        _listener(tick)
+
+
+def count_kind(tick: Tick) -> str:
+    """What a count counts, its words without their numbers (`lexical: indexed  of  files`): one
+    command's successive counts (contexts generated, files indexed, chunks embedded) are told apart."""
+    return re.sub(r"\d[\d,]*", "", str(tick))
 
 
 @contextmanager

@@ -14,7 +14,7 @@ import time
 from typing import Callable, Iterable
 
 from ..embed import BATCH_SIZE as MODEL_BATCH, NUMPY_MAX_TEXTS
-from ..progress import redraws
+from ..progress import Tick, redraws, tell_listener
 from ..records import Chunk, SourceFile
 from ..settings import env_float, env_int
 from . import store as vstore
@@ -64,6 +64,7 @@ class TerminalProgress:
         self.stream.flush()
 
     def __call__(self, done: int, todo: int, final: bool = False) -> None:
+        tell_listener(Tick(f"{self.label}: embedded {done} of {todo} chunks queued", done, todo))
         if not self.enabled:
             return
         now = time.monotonic()

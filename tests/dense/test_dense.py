@@ -1253,6 +1253,21 @@ def test_on_a_terminal_that_cannot_move_the_cursor_embedding_says_it_started_in_
                                  "embedded is kept if the command is interrupted\n")
 
 
+def test_an_agent_listening_to_a_build_hears_each_batch_of_embeddings(make_tree):
+    """An MCP call heard only the files read: a batch of 256 chunks to embed took 40-50 s without a
+    word, and hosts waiting on progress give up at 60 s. Each model batch's count reaches the
+    command's listener, as the files' counts do, with no terminal to draw on."""
+    from retrieval.mcp import Searcher
+
+    root = make_tree({f"pkg/mod_{i}.py": "".join(f"def handler_{i}_{n}(request):\n    return route_request(request, {n})\n\n"
+                                                   for n in range(25)) for i in range(40)})  # (80 chunks: 3 model batches)
+    heard = []
+    assert Searcher(str(root)).search("route request", retriever="hybrid", on_tick=heard.append)["results"]
+    embedded = [(t.done, t.total) for t in heard if t.startswith("hybrid: embedded ")]
+    assert len(embedded) >= 3 and embedded == sorted(embedded), heard
+    assert embedded[0][0] < embedded[-1][0] == embedded[-1][1]
+
+
 def test_hybrid_builds_its_lexical_arm_in_process_and_leaves_the_environment_alone(make_tree, monkeypatch):
     """Forking beside a running model is unsafe, so the lexical arm extracts terms in this process
     even for a tree big enough for workers (64 files). That used to be said through RETRIEVAL_JOBS,

@@ -460,6 +460,23 @@ def test_a_first_build_behind_a_call_reports_progress_to_a_client_that_asks(make
     assert _payload(result)["results"] and heard and heard[-1][2].startswith("treesitter: indexed ")
 
 
+def test_progress_values_rise_with_every_notification_as_counts_of_two_kinds_take_turns():
+    """MCP requires each notification's value to rise: a hybrid build's files read and chunks
+    embedded take turns, each counting from the start; each goes on from the last value sent."""
+    from retrieval.mcp import RisingCounts
+    from retrieval.progress import Tick
+
+    values = RisingCounts()
+    counts = [Tick(f"hybrid: indexed {n}/95 files", n, 95) for n in (10, 40)]
+    counts += [Tick(f"hybrid: embedded {n} of 256 chunks queued", n, 256) for n in (32, 256)]
+    counts += [Tick("hybrid: indexed 41/95 files", 41, 95), Tick("hybrid: indexed 41/95 files", 41, 95),
+               Tick("hybrid: embedded 32 of 40 chunks queued", 32, 40), Tick("lexical: indexed 95/95 files", 95, 95)]
+    sent = [values(count) for count in counts]
+    assert [value for value, _ in sent] == sorted({value for value, _ in sent})  # strictly rising
+    assert all(value <= total for value, total in sent)
+    assert sent[:2] == [(10, 95), (40, 95)]  # one kind alone: the count as it is
+
+
 def test_an_empty_path_glob_is_refused_in_an_agents_words(make_tree):
     """`"path": ""` was refused with "(an unset variable?)", a shell's wording an agent cannot use."""
     from retrieval.mcp import Searcher, ToolFailure
