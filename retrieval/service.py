@@ -1352,7 +1352,7 @@ def _absent_identifier(engine, query: str) -> str | None:
         return None
     symbol = is_symbol_query(text)
     # (A path's parts are no names it asks for: every Node trace was told `node_modules` is in no file.)
-    for word in query_words(text) if symbol else code_words(_PATHS.sub(" ", text)):
+    for word in query_words(text) if symbol else code_words(_without_paths(text)):
         (forms, compound), = word_forms([word], split_identifier) or [((), False)]
         if compound:
             terms = [forms[0], forms[0].replace("_", ""), def_term(word)]
@@ -1388,7 +1388,14 @@ def _absent_file(engine, query: str) -> str | None:
     return name
 
 
-_PATHS = re.compile(r"[^\s()\[\]<>\"'`]*[/\\][^\s()\[\]<>\"'`]*")  # `/srv/app/node_modules/x.js:12:3`
+_WORDS = re.compile(r"[^\s()\[\]<>\"'`]+")
+
+
+def _without_paths(text: str) -> str:
+    """text with each word holding a `/` or `\\` (`/srv/app/node_modules/x.js:12:3`) blanked. Word by
+    word: a pattern looking for the slash inside a word searched a long word without one again from
+    each of its characters (a pasted 53 KB stylesheet took 18 s)."""
+    return _WORDS.sub(lambda m: " " if "/" in m.group() or "\\" in m.group() else m.group(), text)
 
 
 def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dict) -> list[SearchHit]:

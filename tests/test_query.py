@@ -367,3 +367,19 @@ def test_a_short_message_is_quoted_only_by_a_run_of_all_its_words():
     paths = {retriever._views[i].segment.files[retriever._views[i].segment.doc_file[d]][0]: f for (i, d), f in factors.items()}
     assert paths == {"parse.cc": 1 + CONFIG.phrase_boost}
     assert retriever.search_detailed("Unknown command line flag", 1)[0].source_path == "parse.cc"
+
+
+def test_a_pasted_blob_without_spaces_is_read_in_time_proportional_to_its_length():
+    """A 53 KB stylesheet or a hex digest pasted with a question took 18 s (the search for a path's
+    slash inside each long word started again at each character), a 900 KB one 10 s more (every
+    distinct part of it compared with all before it, to pair a question's first twelve words)."""
+    from retrieval.lexical.features import QUESTION_UNITS, question_pairs
+    from retrieval.service import _without_paths
+
+    blob = "".join(f".btn-{i}{{color:#{i * 997:06x};margin:0}}" for i in range(4000))  # 130 KB, no slash
+    assert _without_paths(f"the session redirect breaks {blob} see /srv/app/x.js:12:3 too") == \
+        f"the session redirect breaks {blob} see   too"
+    words = ["".join("abcdefghijklmnopqrstuvwxyz"[n // 26 ** k % 26] for k in range(4)) for n in range(100_000)]
+    assert len(set(words)) == 100_000  # (a pasted digest's many distinct words)
+    assert question_pairs(words) == question_pairs(words[:QUESTION_UNITS])
+    assert len(question_pairs(words)) == QUESTION_UNITS * (QUESTION_UNITS - 1) // 2

@@ -1010,12 +1010,13 @@ def phrase_pairs(text: str) -> tuple[str, ...]:
 def question_pairs(words) -> list[str]:
     """The pair terms a question asks under: every two of its distinct words (a compound word's
     parts each count as one), as an identifier's parts are paired."""
-    units: list[str] = []
+    units: dict[str, None] = {}  # (the first QUESTION_UNITS, in order: a pasted hex dump has 200,000)
     for word in words:
         for unit in identifier_parts(word) or (word_unit(word),):
-            if unit and unit not in units:
-                units.append(unit)
-    units = units[:QUESTION_UNITS]
+            if unit:
+                units[unit] = None
+                if len(units) == QUESTION_UNITS:
+                    return [pair_term(a, b) for a, b in combinations(units, 2)]
     return [pair_term(a, b) for a, b in combinations(units, 2)]
 
 
