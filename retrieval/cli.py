@@ -9,7 +9,6 @@ import errno
 import json
 import os
 import re
-import shlex
 import sys
 from dataclasses import replace
 
@@ -647,9 +646,12 @@ def _note_path_words(words: tuple[str, ...], root: str, path_globs: tuple[str, .
             break
         named.insert(0, word)
     if named:
-        filters = " ".join(f"--path {shlex.quote(w if os.path.isabs(w) or w.startswith('./') else './' + w)}"
+        from .output import shell_word
+
+        # (quoted on one line, control and bidi characters escaped, as every note quotes a path)
+        filters = " ".join(f"--path {shell_word(w if os.path.isabs(w) or w.startswith('./') else './' + w)}"
                            for w in named)
-        click.echo(f"note: {', '.join(map(shlex.quote, named))} {'was' if len(named) == 1 else 'were'} read as "
+        click.echo(f"note: {', '.join(map(shell_word, named))} {'was' if len(named) == 1 else 'were'} read as "
                    f"{'a word' if len(named) == 1 else 'words'} of the query; to search only there: {filters}",
                    err=True)
 

@@ -1284,12 +1284,23 @@ def resemblance_note(root, retriever: str, engine, query: str, filters, stale_ok
     missing = None if absent else _absent_file(engine, query)
     stale = _STALE_OK_NOTE if stale_ok else ""
     if absent:
-        return (f"{absent!r} is in no indexed file, in any naming style: these hits only resemble it"
+        return (f"{_named(absent)} is in no indexed file, in any naming style: these hits only resemble it"
                 + ("" if filters else _did_you_mean(engine, absent) + left_out(root_path(root), retriever)) + stale)
     if missing:
-        return (f"no indexed file is named {missing!r}: these hits only resemble it"
+        return (f"no indexed file is named {_named(missing)}: these hits only resemble it"
                 + ("" if filters else left_out(root_path(root), retriever)) + stale)
     return None
+
+
+NAME_SHOWN = 60  # characters of a name a note quotes
+
+
+def _named(name: str) -> str:
+    """A name quoted in a note, its start only when long: a pasted 24,000-character word came back
+    whole in the note, on stderr and in --json, far over --max-tokens."""
+    if len(name) <= NAME_SHOWN:
+        return repr(name)
+    return f"{name[:NAME_SHOWN - 20]!r}... ({len(name):,} characters)"
 
 
 def only_resembling(hits: list[SearchHit], query: str) -> list[SearchHit]:

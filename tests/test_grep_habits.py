@@ -91,6 +91,17 @@ def test_paths_after_the_query_are_said_to_be_words_with_the_filter_that_searche
         assert "read as" not in run("query", *words).stderr
 
 
+def test_a_path_word_with_a_newline_or_a_bidi_control_is_quoted_on_one_line_in_its_note(run, make_tree, monkeypatch):
+    """shlex.quote kept the newline and the right-to-left mark raw: the note broke in two, or
+    showed the name reversed; quoted as every other note quotes a path."""
+    root = make_tree({"a\nb.py": "def nl_function(): pass\n", "x\u202ey.py": "def rtl_function(): pass\n"})
+    monkeypatch.chdir(root)
+    result = run("query", "nl_function", "a\nb.py", "x\u202ey.py")
+    (note,) = [line for line in result.stderr.splitlines() if "read as" in line]
+    assert note == ("note: $'a\\nb.py', $'x\\xe2\\x80\\xaey.py' were read as words of the query; to search only there: "
+                    "--path $'./a\\nb.py' --path $'./x\\xe2\\x80\\xaey.py'")
+
+
 def test_dash_l_prints_the_ranked_files_paths_alone(run, make_tree, monkeypatch):
     root = make_tree(TREE)
     monkeypatch.chdir(root)

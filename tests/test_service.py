@@ -1177,6 +1177,17 @@ def test_a_missing_answer_names_the_files_left_out_for_their_size(make_tree):
         "'RetryHandlerWombat' is in no indexed file, in any naming style: these hits only resemble it"]
 
 
+def test_a_note_quotes_the_start_of_a_long_name_no_file_holds(make_tree):
+    """A pasted 24,000-character word came back whole in the note (on stderr, and in --json far
+    over --max-tokens): a note quotes a name's first characters and says how long it is."""
+    root = str(make_tree({"redirects.py": "def resolve_redirects(resp):\n    return resp\n"}))
+    (note,) = service.search(root, "resolveRedirects" * 1500).notes
+    assert note.startswith("'resolveRedirectsresolveRedirectsresolveR'... (24,000 characters) is in no indexed file")
+    assert len(note) < 300
+    (note,) = service.search(root, "resolveRedirectz").notes  # (a name as typed, whole)
+    assert note.startswith("'resolveRedirectz' is in no indexed file")
+
+
 def test_hits_that_only_resemble_an_identifier_no_file_holds_are_rated_low(make_tree):
     """`isTrustedProxi`: the chunk defining `isTrustedProxy` holds the stems of every part of it,
     and was rated `medium` beside a note saying the name is in no file."""
