@@ -717,7 +717,16 @@ def _each_match(hits, matcher, wanted: bool) -> dict | None:
     return {h.docid: _match_lines(h, matcher) for h in hits if h.start_line is not None and h.end_line is not None}
 
 
-def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=None) -> dict:
+def _changed_on_disk(root: str, path: str, indexed: dict) -> bool:
+    """Whether a hit's file is not as indexed by its size and modification time (or is gone)."""
+    try:
+        st = os.stat(os.path.join(root, path))
+    except (OSError, ValueError):
+        return True
+    return path not in indexed or (st.st_size, st.st_mtime_ns) != tuple(indexed[path][:2])
+
+
+def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=None, moved: bool = False) -> dict:
     row = {
         "rank": hit.rank,
         "path": hit.source_path,
@@ -745,6 +754,8 @@ def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=
             row["stale"] = True
         if hit.docid in truncated or (snippet and snippet.cut_lines):
             row["truncated"] = True  # not all of its lines: cut to fit --max-tokens, or a long line shortened
+    elif moved:
+        row["stale"] = True
     return row
 
 
@@ -840,6 +851,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
             from .multi import search_all as search
         asked = top_k
         notes: list[str] = []
+        unlooked = stale_ok  # (the rounds below --files asks for take the first round's snapshot)
         while True:
             result = search(
                 root, text, retriever=retriever_name, top_k=asked, filters=filters or None,
@@ -1008,6 +1020,18 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 spare = None  # over the budget already: the notes say why, whatever room they take
         if len(hits) < asked and not budget_decides:  # (with no -k, as many as fit was the question)
             say(unfitted(asked - len(hits)))
+    moved: set[str] = set()  # hits whose file changed since the index --stale-ok answered from
+    if snippets is None and unlooked:
+        from .output import counted, shown_path
+
+        # No lines read to tell them by: the files' sizes and times (a pasted span 300 lines past
+        # a truncated file's end read as an answer, unsaid).
+        changed = sorted({h.source_path for h in hits if _changed_on_disk(root, h.source_path, result.indexed)})
+        if changed:
+            say(f"{counted(len(changed), 'file')} changed since indexing ({', '.join(map(shown_path, changed[:3]))}"
+                f"{', ...' if len(changed) > 3 else ''}); --stale-ok answered from the index as it was: "
+                "spans there may have moved (--snippet-lines N shows the current lines)")
+            moved = {h.docid for h in hits if h.source_path in changed}
     if snippets is not None:
         from .output import counted, shown_path
 
@@ -1040,7 +1064,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         payload = {
             "query": echoed,
             "retriever": result.retriever,
-            "results": [_hit_json(h, snippets, truncated, matcher) for h in result.hits],
+            "results": [_hit_json(h, snippets, truncated, matcher, h.docid in moved) for h in result.hits],
         }
         if echoed != text:
             payload["query_truncated"] = True
@@ -1062,7 +1086,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         click.echo(_json(payload))
     elif as_jsonl:
         for h in result.hits:
-            row = _hit_json(h, snippets, truncated, matcher)
+            row = _hit_json(h, snippets, truncated, matcher, h.docid in moved)
             if result.stale:  # no envelope to say it in: each hit says it came from the previous snapshot
                 row["stale"] = True
             click.echo(_json(row))

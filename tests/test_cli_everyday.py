@@ -1226,6 +1226,26 @@ def test_an_empty_answer_with_stale_ok_says_changed_files_were_not_looked_at(run
     assert fresh.stdout.startswith("late.py:") and "--stale-ok" not in fresh.stderr
 
 
+def test_a_stale_ok_answer_without_lines_marks_the_hits_whose_file_changed_since_indexing(run, make_tree):
+    """A file cut to 20 lines after indexing: --stale-ok printed its hit at lines 361-479, `high`,
+    and nothing said the file had changed (only a snippet, read from the file, could tell)."""
+    root = make_tree({"a.py": "".join(f"def f{i}():\n    return {i}\n\n" for i in range(200)),
+                      "b.py": "def f150_helper():\n    return f150()\n"})
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    (root / "a.py").write_text("def f0():\n    return 0\n")
+    result = run("query", "--root", root, "f150", "--stale-ok", "--json")
+    payload = json.loads(result.stdout)
+    assert {h["path"]: h.get("stale", False) for h in payload["results"]} == {"a.py": True, "b.py": False}
+    assert payload["notes"] == ["1 file changed since indexing (a.py); --stale-ok answered from the index as it was: "
+                                "spans there may have moved (--snippet-lines N shows the current lines)"]
+    rows = [json.loads(line) for line in run("query", "--root", root, "f150", "--stale-ok", "--jsonl").stdout.splitlines()]
+    assert [row.get("stale", False) for row in rows] == [True, False]
+    assert "1 file changed since indexing (a.py)" in run("query", "--root", root, "f150", "--stale-ok").stderr
+    # Without --stale-ok the index is refreshed first: nothing is stale, nothing said.
+    fresh = run("query", "--root", root, "f150", "--json")
+    assert "stale" not in fresh.stdout and "changed since indexing" not in fresh.stderr
+
+
 def test_a_query_building_lexical_ctx_says_its_contexts_are_offline_ones(run, sample_repo, monkeypatch):
     """With a key set, a query's build of lexical+ctx said nothing: its contexts read as the model's."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test-unused")
