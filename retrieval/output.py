@@ -414,9 +414,13 @@ def path_from_here(root: str, path: str) -> str:
         here = os.getcwd()
     except OSError:  # (the current directory was removed)
         return full
-    inside = os.path.normcase(here) == os.path.normcase(root) or \
-        os.path.normcase(here).startswith(os.path.normcase(root.rstrip(os.sep)) + os.sep)
-    return os.path.relpath(full, here) if inside else full
+    # The root as given, or as resolved: the current directory is the resolved one (a root given
+    # through a link, with the shell inside it, printed every path absolute).
+    for base in dict.fromkeys((root, os.path.realpath(root))):
+        if os.path.normcase(here) == os.path.normcase(base) or \
+                os.path.normcase(here).startswith(os.path.normcase(base.rstrip(os.sep)) + os.sep):
+            return os.path.relpath(os.path.join(base, path), here)
+    return full
 
 
 def _file_lines(root: str, path: str, files: dict) -> list[str] | None:

@@ -102,6 +102,20 @@ def test_a_path_word_with_a_newline_or_a_bidi_control_is_quoted_on_one_line_in_i
                     "--path $'./a\\nb.py' --path $'./x\\xe2\\x80\\xaey.py'")
 
 
+def test_paths_are_from_the_current_directory_inside_a_root_given_through_a_link(run, make_tree, monkeypatch, tmp_path):
+    """`--root ~/link-to-repo` with the shell in the repository: every -l and --vimgrep path came out
+    absolute (the current directory is the resolved one, the root was compared as given)."""
+    root = make_tree(TREE)
+    link = tmp_path / "link"
+    link.symlink_to(root)
+    monkeypatch.chdir(root / "src")
+    assert "auth/tokens.py" in run("query", "--root", str(link), "refresh token", "-l").stdout.splitlines()
+    assert any(line.startswith("auth/tokens.py:")
+               for line in run("query", "--root", str(link), "refresh token", "--vimgrep").stdout.splitlines())
+    monkeypatch.chdir(tmp_path)  # outside the root: absolute, as given
+    assert str(link / "src/auth/tokens.py") in run("query", "--root", str(link), "refresh token", "-l").stdout.splitlines()
+
+
 def test_dash_l_prints_the_ranked_files_paths_alone(run, make_tree, monkeypatch):
     root = make_tree(TREE)
     monkeypatch.chdir(root)
