@@ -317,7 +317,8 @@ _WORD = LazyPattern(r"\w+")
 
 
 def _byte_column(line: str, at: int) -> int:
-    """The 1-based byte column (as ripgrep's --vimgrep counts, in UTF-8) of the line's character `at`."""
+    """The 1-based byte column, in UTF-8, of the line's character `at`: as vim counts its decoded buffer
+    (and ripgrep a UTF-8 file; a Latin-1 file's raw bytes it counts in their own width)."""
     return len(line[:at].encode("utf-8", "surrogatepass")) + 1
 
 
