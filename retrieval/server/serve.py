@@ -39,7 +39,7 @@ MAX_INCOMING = 128  # connections whose request is still arriving; beyond it the
 
 
 class AlreadyRunning(RuntimeError):
-    pass
+    PREFIX = "a server is already running"  # (how `serve --detach` tells it in the log)
 
 
 def prepare_serve_dir(store: str) -> str:
@@ -238,7 +238,7 @@ class Server:
         self.dir = prepare_serve_dir(self.store)
         self.lock_fd = _lock(self.dir)
         if self.lock_fd is None:
-            raise AlreadyRunning(f"a server is already running for {self.root} (pid {_running_pid(self.dir)}); "
+            raise AlreadyRunning(f"{AlreadyRunning.PREFIX} for {self.root} (pid {_running_pid(self.dir)}); "
                                  f"`retrieval serve --stop --root {self.root}` stops it")
         try:
             # Our pid before opening the indexes (seconds): `serve --stop` meanwhile must signal this
@@ -553,38 +553,47 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, waitin
     require_root(root, shown_path(root))  # before the store is made: it would create the root
     store = store_dir(root)
     running = client.probe(store)
-    if running is not None:  # "make sure it runs" is done: not an error
-        return dict(running, already=True)
+    if running is not None and running.get("version") == client.code_version():
+        return dict(running, already=True)  # "make sure it runs" is done: not an error
+    if running is not None:
+        # Another install's, or this one's before an upgrade (which exits at its next look at its
+        # code): said to be serving, it left none running.
+        stop(root)
     directory = prepare_serve_dir(store)
     log_path = os.path.join(directory, "log")
     # The server runs in the root: a relative index directory would be another one there (a second
     # store inside the project, and this command waiting for a server that never appears here).
     env = client.with_absolute_paths(dict(os.environ))
-    with open(_open_ours(log_path, os.O_WRONLY | os.O_APPEND), "ab") as log:
-        os.fchmod(log.fileno(), 0o600)
-        ours = log.tell()  # the log is appended to: earlier servers' lines are not this one's
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _LAUNCH, _package_parent(), "--root", root, "--idle-timeout", str(idle_timeout)],
-            stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=root, env=env,
-        )
     said = time.monotonic() + WAITING_NOTE
-    while True:
-        info = client.probe(store)
-        if info is not None and info.get("pid") == proc.pid:
-            return info
-        if waiting is not None and time.monotonic() > said:
-            waiting(log_path)
-            waiting = None
-        if proc.poll() is not None:
-            won = _winner(store, directory, root)
-            if won is not None:  # started at once by another caller too: theirs runs, which was asked
-                return dict(won, already=True)
-            with open(log_path, encoding="utf-8", errors="replace") as fh:
-                fh.seek(ours)
-                lines = [line for line in fh.read().splitlines() if line.strip()]
-            last = lines[-1].removeprefix("error: ") if lines else f"the server exited with status {proc.returncode}"
-            raise RuntimeError(last)
-        time.sleep(0.05)
+    for attempt in range(2):
+        with open(_open_ours(log_path, os.O_WRONLY | os.O_APPEND), "ab") as log:
+            os.fchmod(log.fileno(), 0o600)
+            ours = log.tell()  # the log is appended to: earlier servers' lines are not this one's
+            proc = subprocess.Popen(
+                [sys.executable, "-c", _LAUNCH, _package_parent(), "--root", root, "--idle-timeout", str(idle_timeout)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True, cwd=root, env=env,
+            )
+        while proc.poll() is None:
+            info = client.probe(store)
+            if info is not None and info.get("pid") == proc.pid:
+                return info
+            if waiting is not None and time.monotonic() > said:
+                waiting(log_path)
+                waiting = None
+            time.sleep(0.05)
+        won = _winner(store, directory, root)
+        if won is not None:  # started at once by another caller too: theirs runs, which was asked
+            return dict(won, already=True)
+        with open(log_path, encoding="utf-8", errors="replace") as fh:
+            fh.seek(ours)
+            lines = [line for line in fh.read().splitlines() if line.strip()]
+        if attempt == 0 and any(line.startswith(f"error: {AlreadyRunning.PREFIX}") for line in lines):
+            # The lock was held by a server on its way out (its socket removed: it exits within
+            # HOUSEKEEPING seconds) and is free now: its last words were said as this start's error.
+            continue
+        last = lines[-1].removeprefix("error: ") if lines else f"the server exited with status {proc.returncode}"
+        raise RuntimeError(last)
+    raise AssertionError("unreachable")
 
 
 # How long `serve --detach` waits for a server that holds the lock to answer (one starting at the

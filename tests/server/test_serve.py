@@ -597,6 +597,45 @@ def test_serve_detach_when_a_server_already_answers_says_so_and_succeeds(sample_
     assert client.probe(client.store_dir(str(sample_repo)))["pid"] == pid
 
 
+def test_serve_detach_replaces_a_server_running_other_code(sample_repo, serve, monkeypatch):
+    """After an upgrade, `serve --detach` said "already serving" of the old code's server, which
+    then exited at its next look at its code: none ran, and every query ran cold."""
+    from retrieval.server import serve as serve_module
+
+    store = client.store_dir(str(sample_repo))
+    old = serve(sample_repo)
+    monkeypatch.setattr(client, "code_version", lambda: "0.0.0+upgraded")  # (this command's code is new)
+    info = serve_module.start_detached(str(sample_repo), idle_timeout=60)
+    try:
+        assert not info.get("already") and info["pid"] != old
+        assert wait_gone(old)
+        assert client.probe(store)["pid"] == info["pid"]
+    finally:
+        signal_if_alive(info["pid"], signal.SIGTERM)
+
+
+def test_serve_detach_while_a_server_on_its_way_out_holds_the_lock_starts_one_when_it_is_free(sample_repo):
+    """The socket removed, the server exits at its next look (within seconds): a `serve --detach`
+    meanwhile failed on the lock it still held, and said that server's last words as its error."""
+    from retrieval.server import serve as serve_module
+
+    store = client.store_dir(str(sample_repo))
+    directory = serve_module.prepare_serve_dir(store)
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import fcntl, os, sys, time\n"
+        f"fd = os.open({os.path.join(directory, 'lock')!r}, os.O_RDWR | os.O_CREAT, 0o600)\n"
+        "fcntl.flock(fd, fcntl.LOCK_EX)\nprint('held', flush=True)\ntime.sleep(4)\nos.close(fd)\n"
+        f"open({os.path.join(directory, 'log')!r}, 'a').write('serve: exiting: its root, store or socket went away\\n')\n")],
+        stdout=subprocess.PIPE)
+    assert holder.stdout.readline() == b"held\n"
+    info = serve_module.start_detached(str(sample_repo), idle_timeout=60)
+    try:
+        holder.wait(timeout=30)
+        assert client.probe(store)["pid"] == info["pid"]
+    finally:
+        signal_if_alive(info["pid"], signal.SIGTERM)
+
+
 def test_serve_detach_asking_another_idle_timeout_of_a_running_server_says_it_keeps_its_own(sample_repo, serve):
     """`serve --detach --idle-timeout 5` beside a server that never idles out said "already serving"
     and nothing else: the timeout asked for was dropped without a word."""
