@@ -717,15 +717,6 @@ def _each_match(hits, matcher, wanted: bool) -> dict | None:
     return {h.docid: _match_lines(h, matcher) for h in hits if h.start_line is not None and h.end_line is not None}
 
 
-def _changed_on_disk(root: str, path: str, indexed: dict) -> bool:
-    """Whether a hit's file is not as indexed by its size and modification time (or is gone)."""
-    try:
-        st = os.stat(os.path.join(root, path))
-    except (OSError, ValueError):
-        return True
-    return path not in indexed or (st.st_size, st.st_mtime_ns) != tuple(indexed[path][:2])
-
-
 def _hit_json(hit, snippets: dict | None, truncated: set = frozenset(), matcher=None, moved: bool = False) -> dict:
     row = {
         "rank": hit.rank,
@@ -1023,14 +1014,16 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
     moved: set[str] = set()  # hits whose file changed since the index --stale-ok answered from
     if snippets is None and unlooked:
         from .output import counted, shown_path
+        from .snippets import changed_since_indexing
 
-        # No lines read to tell them by: the files' sizes and times (a pasted span 300 lines past
-        # a truncated file's end read as an answer, unsaid).
-        changed = sorted({h.source_path for h in hits if _changed_on_disk(root, h.source_path, result.indexed)})
+        # No lines were read to tell them by: the hits' files are (a span 300 lines past a
+        # truncated file's end read as an answer, unsaid).
+        changed = sorted({h.source_path for h in hits
+                          if changed_since_indexing(root, h.source_path, result.indexed.get(h.source_path))})
         if changed:
             say(f"{counted(len(changed), 'file')} changed since indexing ({', '.join(map(shown_path, changed[:3]))}"
-                f"{', ...' if len(changed) > 3 else ''}); --stale-ok answered from the index as it was: "
-                "spans there may have moved (--snippet-lines N shows the current lines)")
+                f"{', ...' if len(changed) > 3 else ''}); --stale-ok answered from the index as it was" +
+                ("" if paths_only else ": spans there may have moved (--snippet-lines N shows the current lines)"))
             moved = {h.docid for h in hits if h.source_path in changed}
     if snippets is not None:
         from .output import counted, shown_path

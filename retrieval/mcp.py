@@ -100,12 +100,13 @@ class Searcher:
         try:
             from .server.warm import command_retrievers
 
-            self._warm.freshen(command_retrievers(argv, dict(os.environ)))  # (the indexes this call opens)
             if on_tick is None:
+                self._warm.freshen(command_retrievers(argv, dict(os.environ)))  # (the indexes this call opens)
                 return run_cli(argv, cwd=self.root, stdin=stdin)
             from .progress import listening
 
-            with listening(on_tick):
+            with listening(on_tick):  # (a refresh of edited files re-embeds them in freshen)
+                self._warm.freshen(command_retrievers(argv, dict(os.environ)))
                 return run_cli(argv, cwd=self.root, stdin=stdin)
         finally:
             logging.disable(logging.NOTSET)
@@ -419,10 +420,13 @@ def _progress_to(ctx):
 
     def tick(count) -> None:
         now = time.monotonic()
-        if now - last[0] < PROGRESS_INTERVAL and count.done < count.total:
+        if now - last[0] < PROGRESS_INTERVAL and not 0 < count.total <= count.done:  # (a count's end: said)
+            return
+        sent = values(count)
+        if sent is None:
             return
         last[0] = now
-        anyio.from_thread.run(ctx.report_progress, *values(count), str(count))
+        anyio.from_thread.run(ctx.report_progress, *sent, str(count))
 
     return tick
 
@@ -430,21 +434,24 @@ def _progress_to(ctx):
 class RisingCounts:
     """A call's counts as the progress values MCP requires to rise with each notification: a
     hybrid build's files read and chunks embedded take turns, each from zero. A count of another
-    kind, or one starting again, goes on from the last value sent. Called with (done, total) ticks,
-    it gives (value, total) to send."""
+    kind, or one starting again, goes on from the last value sent. Called with a (done, total)
+    tick, it gives (value, total) to send, total None for a count whose total is not known (0: the
+    chunks embedded of those queued so far, which all done would read as a build finished); None
+    for a count saying again what was sent (nothing new)."""
 
     def __init__(self):
         self.kind, self.base, self.sent = None, 0, 0
 
-    def __call__(self, count) -> tuple[int, int]:
+    def __call__(self, count) -> tuple[int, int | None] | None:
         from .progress import count_kind
 
         kind = count_kind(count)
-        if kind != self.kind or self.base + count.done <= self.sent:
+        if kind == self.kind and self.base + count.done == self.sent:
+            return None
+        if kind != self.kind or self.base + count.done < self.sent:
             self.kind, self.base = kind, self.sent
-        value = self.base + count.done
-        self.sent = max(self.sent + 1, value)  # (a repeated count still rises)
-        return self.sent, max(self.base + count.total, self.sent)
+        self.sent = max(self.sent + 1, self.base + count.done)  # (a count at 0 still rises)
+        return self.sent, (max(self.base + count.total, self.sent) if count.total > 0 else None)
 
 
 def _unknown_arguments(unknown: list[str], known: list[str]) -> str:

@@ -318,7 +318,7 @@ _WORD = LazyPattern(r"\w+")
 
 def _byte_column(line: str, at: int) -> int:
     """The 1-based byte column, in UTF-8, of the line's character `at`: as vim counts its decoded buffer
-    (and ripgrep a UTF-8 file; a Latin-1 file's raw bytes it counts in their own width)."""
+    (and ripgrep a UTF-8 file; a Latin-1 file it counts in its raw bytes)."""
     return len(line[:at].encode("utf-8", "surrogatepass")) + 1
 
 

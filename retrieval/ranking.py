@@ -605,7 +605,8 @@ def frame_weight(spots, start: int, end: int, defines: Callable[[str], bool],
     0 for none: the frame that raised says more than its callers, which an equal boost put first
     (an ASan trace's `ltrimCommand` above the `lpDeleteRange` that overflowed). A frame naming a
     function is held by its line or its definition alone at ONE_SIGN of that: both at once are
-    surer (click's `Group.parse_args` came before the `Command.parse_args` holding the line)."""
+    surer (click's `Group.parse_args` came before the `Command.parse_args` holding the line), as is
+    its line in a chunk `inside(function)` (one scoped to it: part of a long function's body)."""
     best = 0.0
     for line, function, depth in spots:
         holds = start <= line <= end

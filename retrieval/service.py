@@ -1292,15 +1292,16 @@ def resemblance_note(root, retriever: str, engine, query: str, filters, stale_ok
     return None
 
 
-NAME_SHOWN = 60  # characters of a name a note quotes
+NAME_SHOWN = 80  # the longest name a note quotes whole
 
 
 def _named(name: str) -> str:
-    """A name quoted in a note, its start only when long: a pasted 24,000-character word came back
-    whole in the note, on stderr and in --json, far over --max-tokens."""
+    """A name quoted in a note, its start and its end only when long (a file name's extension): a
+    pasted 24,000-character word came back whole in the note, on stderr and in --json, far over
+    --max-tokens."""
     if len(name) <= NAME_SHOWN:
         return repr(name)
-    return f"{name[:NAME_SHOWN - 20]!r}... ({len(name):,} characters)"
+    return f"{name[:40] + '...' + name[-12:]!r} ({len(name):,} characters)"
 
 
 def only_resembling(hits: list[SearchHit], query: str) -> list[SearchHit]:

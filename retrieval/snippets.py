@@ -90,6 +90,14 @@ def _read_lines(root: str, source_path: str, as_indexed: bool = True) -> tuple[s
     return content_digest(data), split_lines(text)
 
 
+def changed_since_indexing(root: str, source_path: str, indexed: Indexed | None) -> bool:
+    """Whether a file is not as indexed (`indexed`: its (size, mtime_ns, digest) then), by content
+    as a snippet tells it: touched but identical is not changed, an edit keeping the size and the
+    time is; a file gone or unreadable is."""
+    data, _text = _read_text(root, source_path)
+    return indexed is None or data is None or content_digest(data) != indexed[2]
+
+
 _UTF16_MARKS = (b"\xff\xfe", b"\xfe\xff")
 
 

@@ -1241,6 +1241,19 @@ def test_a_stale_ok_answer_without_lines_marks_the_hits_whose_file_changed_since
     rows = [json.loads(line) for line in run("query", "--root", root, "f150", "--stale-ok", "--jsonl").stdout.splitlines()]
     assert [row.get("stale", False) for row in rows] == [True, False]
     assert "1 file changed since indexing (a.py)" in run("query", "--root", root, "f150", "--stale-ok").stderr
+    listed = run("query", "--root", root, "f150", "--stale-ok", "-l")  # (no lines to suggest there)
+    assert "changed since indexing (a.py); --stale-ok answered from the index as it was\n" in listed.stderr
+    # By content, as a snippet tells it: b.py touched is as indexed; edited in place, keeping its
+    # size and its time (`cp -p`, `rsync -t`), it is not.
+    b = root / "b.py"
+    os.utime(b)
+    assert [row.get("stale", False) for row in json.loads(
+        run("query", "--root", root, "f150", "--stale-ok", "--json").stdout)["results"]] == [True, False]
+    st = b.stat()
+    b.write_text(b.read_text().replace("return", "yield "))
+    os.utime(b, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert [row.get("stale", False) for row in json.loads(
+        run("query", "--root", root, "f150", "--stale-ok", "--json").stdout)["results"]] == [True, True]
     # Without --stale-ok the index is refreshed first: nothing is stale, nothing said.
     fresh = run("query", "--root", root, "f150", "--json")
     assert "stale" not in fresh.stdout and "changed since indexing" not in fresh.stderr

@@ -289,18 +289,27 @@ def test_a_frames_line_deep_inside_a_long_function_is_found_though_its_chunk_def
     assert ("app/core.py", 150) in ranked_spans(FILLER + chunks + [head, middle], frame)[:2]  # (its head beside it)
 
 
-def test_a_frames_line_below_its_functions_definition_comes_before_the_functions_head():
-    """The line is where the trace went: its chunk, inside the function defined above it, is the frame's
-    as surely as a chunk holding both; the head, holding the query's words, came first on the tie."""
-    head = doc("app/core.py", "def long_handler(request):\n    handler = prepare(request)  # the request handler\n",
-               start=101)
-    middle = doc("app/core.py", "    for item in state.items:\n        item.flush()\n", start=150)
+def test_a_frames_line_in_a_chunk_scoped_to_its_function_comes_before_the_functions_head():
+    """A syntax-aware chunk of a long function's body (`Command.main`, lines 1432-1449) holds the
+    frame's line: it is the frame's as surely as a chunk holding both, and came after the function's
+    head on the tie. A chunk without a scope (line chunks), or scoped to another function, holding
+    the line is where the line has moved to: left at the tie, below the head."""
+    from retrieval.records import Document
+
+    def chunk(text, start, context=""):
+        end = start + text.count("\n") - 1
+        return Document(docid=f"app/core.py:{start}-{end}", text=text, source_path="app/core.py",
+                        start_line=start, end_line=end, context=context)
+
+    head = chunk("def long_handler(request):\n    handler = prepare(request)  # the request handler\n", 101,
+                 "long_handler")
     frame = 'File "/srv/app/core.py", line 151, in long_handler\nKeyError: request handler'
-    assert ranked_spans(FILLER + [head, middle], frame)[:2] == [("app/core.py", 150), ("app/core.py", 101)]
-    # A line above every definition of its function has moved: its chunk is another function's.
-    helper = doc("app/core.py", "def short_help(self):\n    return self.help\n", start=40)
-    moved = 'File "/srv/app/core.py", line 41, in long_handler\nKeyError: request handler'
-    assert ranked_spans(FILLER + [helper, head, middle], moved)[0] == ("app/core.py", 101)
+    body = "    for item in state.items:\n        item.flush()\n"
+    assert ranked_spans(FILLER + [head, chunk(body, 150, "long_handler")], frame)[:2] == \
+        [("app/core.py", 150), ("app/core.py", 101)]
+    assert ranked_spans(FILLER + [head, chunk(body, 150, "Worker.long_handler")], frame)[0] == ("app/core.py", 150)
+    for moved in (chunk(body, 150), chunk("def rotate_logs():\n" + body, 149, "rotate_logs")):
+        assert ranked_spans(FILLER + [head, moved], frame)[0] == ("app/core.py", 101)
 
 
 def test_stack_frames_are_read_from_the_ways_tracebacks_print_them():

@@ -1182,7 +1182,8 @@ def test_a_note_quotes_the_start_of_a_long_name_no_file_holds(make_tree):
     over --max-tokens): a note quotes a name's first characters and says how long it is."""
     root = str(make_tree({"redirects.py": "def resolve_redirects(resp):\n    return resp\n"}))
     (note,) = service.search(root, "resolveRedirects" * 1500).notes
-    assert note.startswith("'resolveRedirectsresolveRedirectsresolveR'... (24,000 characters) is in no indexed file")
+    assert note.startswith("'resolveRedirectsresolveRedirectsresolveR...lveRedirects' (24,000 characters) "
+                           "is in no indexed file")
     assert len(note) < 300
     (note,) = service.search(root, "resolveRedirectz").notes  # (a name as typed, whole)
     assert note.startswith("'resolveRedirectz' is in no indexed file")

@@ -406,7 +406,7 @@ def test_a_question_in_the_words_of_one_of_a_packed_chunk_s_definitions_is_told_
     def first(query, *options):
         out = run("query", "--root", root, "--retriever", "treesitter", "--json", "-k", "1", *options, query)
         assert out.exit_code == 0, out.output
-        (hit,) = json.loads(out.output)["results"]
+        (hit,) = json.loads(out.stdout)["results"]
         return hit["path"], hit["start_line"], hit["end_line"], hit["context"], hit["symbol"], hit["kind"]
 
     assert first("how is the status of the app call copied") == ("base.py", 1, 17, "forward", "forward", "function")

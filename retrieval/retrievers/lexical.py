@@ -259,17 +259,21 @@ class LexicalRetriever:
             named = mention_evidence((frame_path,), self._paths_by_name())
             if len(named) == 1 and (not function or set(named) & set(_definers(views, (features.def_term(function),)))):
                 sure_lines.setdefault(next(iter(named)), set()).add(line)
-        defined_from = _first_definitions(views, spots, defining)
+        def inside(ids, function: str) -> bool:
+            # A chunk whose scope is the function (a syntax-aware chunk of a long function's body,
+            # `Command.main`) holding the frame's line is the frame's as surely as its head: the
+            # head came first on the tie. Line chunks know no scope: a chunk below the definition
+            # may be another function's, where the line has moved (left at the tie).
+            meta = views[ids[0]].segment.meta(ids[1]) if ids is not None else None
+            return bool(meta) and scope_agrees(meta[0], (function,), exact=True)
+
         factors, vouched = {}, set()
         for key, path, start, end, ids in chunks:
             here = spots.get(path)
             if not here:
                 continue
-            # A line below the function's first definition in the file lies inside it (a long
-            # function's later chunks define nothing): the line's chunk is the frame's, surer than
-            # the function's head, which an equal weight put first.
             weight = frame_weight(here, start or 0, end or 0, lambda function: defines(ids, function),
-                                  lambda function: 0 < defined_from[path].get(function, 0) <= (start or 0))
+                                  lambda function: inside(ids, function))
             if weight:
                 factors[key] = 1.0 + self.ranking.frame_boost * weight
                 if any(function and defines(ids, function) for _line, function, _depth in here) or \

@@ -553,12 +553,13 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, waitin
     require_root(root, shown_path(root))  # before the store is made: it would create the root
     store = store_dir(root)
     running = client.probe(store)
-    if running is not None and running.get("version") == client.code_version():
-        return dict(running, already=True)  # "make sure it runs" is done: not an error
-    if running is not None:
-        # Another install's, or this one's before an upgrade (which exits at its next look at its
-        # code): said to be serving, it left none running.
-        stop(root)
+    if running is not None and running.get("version") != client.code_version():
+        # This install's before an upgrade exits at its next look at its code: said to be serving,
+        # it left none running. Another install's goes on (said, with a note that it does not serve
+        # this shell).
+        running = _outlived(store, running["pid"], HOUSEKEEPING + 1.0)
+    if running is not None:  # "make sure it runs" is done: not an error
+        return dict(running, already=True)
     directory = prepare_serve_dir(store)
     log_path = os.path.join(directory, "log")
     # The server runs in the root: a relative index directory would be another one there (a second
@@ -594,6 +595,17 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, waitin
         last = lines[-1].removeprefix("error: ") if lines else f"the server exited with status {proc.returncode}"
         raise RuntimeError(last)
     raise AssertionError("unreachable")
+
+
+def _outlived(store: str, pid: int, wait: float) -> dict | None:
+    """The ping info of the server answering for store once pid has gone, or pid's if it is still
+    there after `wait` seconds; None when none answers."""
+    deadline = time.monotonic() + wait
+    while True:
+        info = client.probe(store)
+        if info is None or info.get("pid") != pid or time.monotonic() > deadline:
+            return info
+        time.sleep(0.1)
 
 
 # How long `serve --detach` waits for a server that holds the lock to answer (one starting at the

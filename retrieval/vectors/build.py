@@ -64,7 +64,8 @@ class TerminalProgress:
         self.stream.flush()
 
     def __call__(self, done: int, todo: int, final: bool = False) -> None:
-        tell_listener(Tick(f"{self.label}: embedded {done} of {todo} chunks queued", done, todo))
+        # (no total: `todo` counts the chunks queued so far, all done reads as a build finished)
+        tell_listener(Tick(f"{self.label}: embedded {done} chunks, {max(todo - done, 0)} queued", done, 0))
         if not self.enabled:
             return
         now = time.monotonic()

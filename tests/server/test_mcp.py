@@ -462,19 +462,22 @@ def test_a_first_build_behind_a_call_reports_progress_to_a_client_that_asks(make
 
 def test_progress_values_rise_with_every_notification_as_counts_of_two_kinds_take_turns():
     """MCP requires each notification's value to rise: a hybrid build's files read and chunks
-    embedded take turns, each counting from the start; each goes on from the last value sent."""
+    embedded take turns, each counting from the start; each goes on from the last value sent. A
+    count saying again what was sent is not sent; the chunks embedded have no total (the queue so
+    far, all embedded, read as a build finished)."""
     from retrieval.mcp import RisingCounts
     from retrieval.progress import Tick
 
     values = RisingCounts()
-    counts = [Tick(f"hybrid: indexed {n}/95 files", n, 95) for n in (10, 40)]
-    counts += [Tick(f"hybrid: embedded {n} of 256 chunks queued", n, 256) for n in (32, 256)]
-    counts += [Tick("hybrid: indexed 41/95 files", 41, 95), Tick("hybrid: indexed 41/95 files", 41, 95),
-               Tick("hybrid: embedded 32 of 40 chunks queued", 32, 40), Tick("lexical: indexed 95/95 files", 95, 95)]
-    sent = [values(count) for count in counts]
-    assert [value for value, _ in sent] == sorted({value for value, _ in sent})  # strictly rising
-    assert all(value <= total for value, total in sent)
-    assert sent[:2] == [(10, 95), (40, 95)]  # one kind alone: the count as it is
+    files = [Tick(f"hybrid: indexed {n}/95 files", n, 95) for n in (10, 40)]
+    assert [values(tick) for tick in files] == [(10, 95), (40, 95)]  # one kind alone: the count as it is
+    embedded = [Tick(f"hybrid: embedded {n} chunks, {256 - n} queued", n, 0) for n in (32, 256, 256)]
+    assert [values(tick) for tick in embedded] == [(72, None), (296, None), None]
+    assert values(Tick("hybrid: indexed 41/95 files", 41, 95)) == (337, 391)
+    assert values(Tick("hybrid: indexed 41/95 files", 41, 95)) is None
+    assert values(Tick("hybrid: embedded 0 chunks, 40 queued", 0, 0)) == (338, None)
+    assert values(Tick("lexical: indexed 95/95 files", 95, 95)) == (433, 433)
+    assert values(Tick("lexical: indexed 3/95 files", 3, 95)) == (436, 528)  # (counted again from the start)
 
 
 def test_an_empty_path_glob_is_refused_in_an_agents_words(make_tree):

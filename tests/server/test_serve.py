@@ -597,21 +597,40 @@ def test_serve_detach_when_a_server_already_answers_says_so_and_succeeds(sample_
     assert client.probe(client.store_dir(str(sample_repo)))["pid"] == pid
 
 
-def test_serve_detach_replaces_a_server_running_other_code(sample_repo, serve, monkeypatch):
+def test_serve_detach_after_an_upgrade_in_place_starts_the_new_code_s_server(sample_repo, tmp_path):
     """After an upgrade, `serve --detach` said "already serving" of the old code's server, which
-    then exited at its next look at its code: none ran, and every query ran cold."""
+    then exited at its next look at its code: none ran, and every query ran cold. Another install's
+    server goes on running: said as before (it does not serve this shell)."""
+    import shutil
+
     from retrieval.server import serve as serve_module
 
     store = client.store_dir(str(sample_repo))
-    old = serve(sample_repo)
-    monkeypatch.setattr(client, "code_version", lambda: "0.0.0+upgraded")  # (this command's code is new)
-    info = serve_module.start_detached(str(sample_repo), idle_timeout=60)
+    code = tmp_path / "code"
+    shutil.copytree(os.path.dirname(serve_module.__file__).rsplit(os.sep, 1)[0], code / "retrieval",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    env = dict(os.environ, PYTHONPATH=str(code))
+
+    def start_installed() -> int:
+        proc = subprocess.run([sys.executable, "-m", "retrieval.entry", "serve", "--detach", "--root", str(sample_repo),
+                               "--idle-timeout", "60"], env=env, cwd=tmp_path, capture_output=True, timeout=120)
+        assert proc.returncode == 0, proc.stderr
+        return client.probe(store)["pid"]
+
+    other = start_installed()
     try:
-        assert not info.get("already") and info["pid"] != old
-        assert wait_gone(old)
-        assert client.probe(store)["pid"] == info["pid"]
+        info = serve_module.start_detached(str(sample_repo), idle_timeout=60)  # (this code: another install)
+        assert info.get("already") and info["pid"] == other
+        with open(code / "retrieval" / "notes.py", "a") as fh:  # the other install upgraded in place
+            fh.write("# upgraded\n")
+        info = serve_module.start_detached(str(sample_repo), idle_timeout=60)
+        try:
+            assert not info.get("already") and info["pid"] != other and wait_gone(other)
+            assert client.probe(store)["pid"] == info["pid"]
+        finally:
+            signal_if_alive(info["pid"], signal.SIGTERM)
     finally:
-        signal_if_alive(info["pid"], signal.SIGTERM)
+        signal_if_alive(other, signal.SIGTERM)
 
 
 def test_serve_detach_while_a_server_on_its_way_out_holds_the_lock_starts_one_when_it_is_free(sample_repo):
