@@ -1018,12 +1018,13 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 
         # No lines were read to tell them by: the hits' files are (a span 300 lines past a
         # truncated file's end read as an answer, unsaid).
-        changed = sorted({h.source_path for h in hits
-                          if changed_since_indexing(root, h.source_path, result.indexed.get(h.source_path))})
+        changed = sorted(path for path in dict.fromkeys(h.source_path for h in hits)  # (each file read once)
+                         if changed_since_indexing(root, path, result.indexed.get(path)))
         if changed:
             say(f"{counted(len(changed), 'file')} changed since indexing ({', '.join(map(shown_path, changed[:3]))}"
                 f"{', ...' if len(changed) > 3 else ''}); --stale-ok answered from the index as it was" +
-                ("" if paths_only else ": spans there may have moved (--snippet-lines N shows the current lines)"))
+                ("" if bare_paths else ": spans there may have moved") +
+                ("" if paths_only else " (--snippet-lines N shows the current lines)"))
             moved = {h.docid for h in hits if h.source_path in changed}
     if snippets is not None:
         from .output import counted, shown_path

@@ -440,16 +440,17 @@ class RisingCounts:
     for a count saying again what was sent (nothing new)."""
 
     def __init__(self):
-        self.kind, self.base, self.sent = None, 0, 0
+        self.kind, self.done, self.base, self.sent = None, 0, 0, 0
 
     def __call__(self, count) -> tuple[int, int | None] | None:
         from .progress import count_kind
 
         kind = count_kind(count)
-        if kind == self.kind and self.base + count.done == self.sent:
+        if kind == self.kind and count.done == self.done:
             return None
-        if kind != self.kind or self.base + count.done < self.sent:
+        if kind != self.kind or count.done < self.done:
             self.kind, self.base = kind, self.sent
+        self.done = count.done
         self.sent = max(self.sent + 1, self.base + count.done)  # (a count at 0 still rises)
         return self.sent, (max(self.base + count.total, self.sent) if count.total > 0 else None)
 

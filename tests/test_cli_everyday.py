@@ -1241,8 +1241,11 @@ def test_a_stale_ok_answer_without_lines_marks_the_hits_whose_file_changed_since
     rows = [json.loads(line) for line in run("query", "--root", root, "f150", "--stale-ok", "--jsonl").stdout.splitlines()]
     assert [row.get("stale", False) for row in rows] == [True, False]
     assert "1 file changed since indexing (a.py)" in run("query", "--root", root, "f150", "--stale-ok").stderr
-    listed = run("query", "--root", root, "f150", "--stale-ok", "-l")  # (no lines to suggest there)
+    listed = run("query", "--root", root, "f150", "--stale-ok", "-l")  # (no spans, no lines to suggest there)
     assert "changed since indexing (a.py); --stale-ok answered from the index as it was\n" in listed.stderr
+    listed = run("query", "--root", root, "f150", "--stale-ok", "-l", "--jsonl")  # (spans, no lines)
+    assert "changed since indexing (a.py); --stale-ok answered from the index as it was: spans there may " \
+           "have moved\n" in listed.stderr
     # By content, as a snippet tells it: b.py touched is as indexed; edited in place, keeping its
     # size and its time (`cp -p`, `rsync -t`), it is not.
     b = root / "b.py"
@@ -1257,6 +1260,18 @@ def test_a_stale_ok_answer_without_lines_marks_the_hits_whose_file_changed_since
     # Without --stale-ok the index is refreshed first: nothing is stale, nothing said.
     fresh = run("query", "--root", root, "f150", "--json")
     assert "stale" not in fresh.stdout and "changed since indexing" not in fresh.stderr
+
+
+def test_a_stale_ok_answer_reads_each_hit_file_once_to_tell_whether_it_changed(run, make_tree, monkeypatch):
+    from retrieval import snippets
+
+    root = make_tree({"a.py": "".join(f"def handler_{i}(request):\n    return request\n\n" for i in range(300))})
+    assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
+    reads = []
+    real = snippets._read_text
+    monkeypatch.setattr(snippets, "_read_text", lambda *args, **kw: reads.append(args[1]) or real(*args, **kw))
+    result = run("query", "--root", root, "handler request", "--stale-ok", "--json", "-k", "5")
+    assert len(json.loads(result.stdout)["results"]) == 5 and reads == ["a.py"]
 
 
 def test_a_query_building_lexical_ctx_says_its_contexts_are_offline_ones(run, sample_repo, monkeypatch):

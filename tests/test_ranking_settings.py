@@ -296,19 +296,23 @@ def test_a_frames_line_in_a_chunk_scoped_to_its_function_comes_before_the_functi
     the line is where the line has moved to: left at the tie, below the head."""
     from retrieval.records import Document
 
-    def chunk(text, start, context=""):
+    def chunk(text, start, context="", scope=None):
         end = start + text.count("\n") - 1
         return Document(docid=f"app/core.py:{start}-{end}", text=text, source_path="app/core.py",
-                        start_line=start, end_line=end, context=context)
+                        start_line=start, end_line=end, context=context, scope=scope)
 
     head = chunk("def long_handler(request):\n    handler = prepare(request)  # the request handler\n", 101,
-                 "long_handler")
+                 "long_handler", (101, 151))
     frame = 'File "/srv/app/core.py", line 151, in long_handler\nKeyError: request handler'
     body = "    for item in state.items:\n        item.flush()\n"
-    assert ranked_spans(FILLER + [head, chunk(body, 150, "long_handler")], frame)[:2] == \
+    assert ranked_spans(FILLER + [head, chunk(body, 150, "long_handler", (101, 151))], frame)[:2] == \
         [("app/core.py", 150), ("app/core.py", 101)]
-    assert ranked_spans(FILLER + [head, chunk(body, 150, "Worker.long_handler")], frame)[0] == ("app/core.py", 150)
-    for moved in (chunk(body, 150), chunk("def rotate_logs():\n" + body, 149, "rotate_logs")):
+    assert ranked_spans(FILLER + [head, chunk(body, 150, "Worker.long_handler", (101, 151))], frame)[0] == \
+        ("app/core.py", 150)
+    # Moved: a line chunk, one scoped to another function, or one whose context is prose written for
+    # it (lexical+ctx: `... as asked by long_handler`, its last word no scope).
+    for moved in (chunk(body, 150), chunk("def rotate_logs():\n" + body, 149, "rotate_logs", (149, 151)),
+                  chunk(body, 150, "in def rotate_logs()\ndoc: Rotate the logs, as asked by long_handler")):
         assert ranked_spans(FILLER + [head, moved], frame)[0] == ("app/core.py", 101)
 
 

@@ -261,11 +261,12 @@ class LexicalRetriever:
                 sure_lines.setdefault(next(iter(named)), set()).add(line)
         def inside(ids, function: str) -> bool:
             # A chunk whose scope is the function (a syntax-aware chunk of a long function's body,
-            # `Command.main`) holding the frame's line is the frame's as surely as its head: the
-            # head came first on the tie. Line chunks know no scope: a chunk below the definition
-            # may be another function's, where the line has moved (left at the tie).
+            # `Command.main`, its scope's lines known) holding the frame's line is the frame's as
+            # surely as its head: the head came first on the tie. Line chunks know no scope (a
+            # context written for them is prose): a chunk below the definition may be another
+            # function's, where the line has moved (left at the tie).
             meta = views[ids[0]].segment.meta(ids[1]) if ids is not None else None
-            return bool(meta) and scope_agrees(meta[0], (function,), exact=True)
+            return bool(meta) and meta[3] > 0 and scope_agrees(meta[0], (function,), exact=True)
 
         factors, vouched = {}, set()
         for key, path, start, end, ids in chunks:

@@ -476,8 +476,9 @@ def test_progress_values_rise_with_every_notification_as_counts_of_two_kinds_tak
     assert values(Tick("hybrid: indexed 41/95 files", 41, 95)) == (337, 391)
     assert values(Tick("hybrid: indexed 41/95 files", 41, 95)) is None
     assert values(Tick("hybrid: embedded 0 chunks, 40 queued", 0, 0)) == (338, None)
-    assert values(Tick("lexical: indexed 95/95 files", 95, 95)) == (433, 433)
-    assert values(Tick("lexical: indexed 3/95 files", 3, 95)) == (436, 528)  # (counted again from the start)
+    assert values(Tick("hybrid: embedded 1 chunks, 39 queued", 1, 0)) == (339, None)
+    assert values(Tick("lexical: indexed 95/95 files", 95, 95)) == (434, 434)
+    assert values(Tick("lexical: indexed 3/95 files", 3, 95)) == (437, 529)  # (counted again from the start)
 
 
 def test_an_empty_path_glob_is_refused_in_an_agents_words(make_tree):
