@@ -259,6 +259,7 @@ class LexicalRetriever:
             named = mention_evidence((frame_path,), self._paths_by_name())
             if len(named) == 1 and (not function or set(named) & set(_definers(views, (features.def_term(function),)))):
                 sure_lines.setdefault(next(iter(named)), set()).add(line)
+
         def inside(ids, function: str) -> bool:
             # A chunk whose scope is the function (a syntax-aware chunk of a long function's body,
             # `Command.main`, its scope's lines known) holding the frame's line is the frame's as
