@@ -1011,9 +1011,13 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
                 spare = None  # over the budget already: the notes say why, whatever room they take
         if len(hits) < asked and not budget_decides:  # (with no -k, as many as fit was the question)
             say(unfitted(asked - len(hits)))
+    from .output import counted, shown_path
+
+    def listed(paths: list[str]) -> str:
+        return ", ".join(map(shown_path, paths[:3])) + (", ..." if len(paths) > 3 else "")
+
     moved: set[str] = set()  # hits whose file changed since the index --stale-ok answered from
     if snippets is None and unlooked:
-        from .output import counted, shown_path
         from .snippets import changed_since_indexing
 
         # No lines were read to tell them by: the hits' files are (a span 300 lines past a
@@ -1021,23 +1025,18 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         changed = sorted(path for path in dict.fromkeys(h.source_path for h in hits)  # (each file read once)
                          if changed_since_indexing(root, path, result.indexed.get(path)))
         if changed:
-            say(f"{counted(len(changed), 'file')} changed since indexing ({', '.join(map(shown_path, changed[:3]))}"
-                f"{', ...' if len(changed) > 3 else ''}); --stale-ok answered from the index as it was" +
+            say(f"{counted(len(changed), 'file')} changed since indexing ({listed(changed)}); "
+                "--stale-ok answered from the index as it was" +
                 ("" if bare_paths else ": spans there may have moved") +
                 ("" if paths_only else " (--snippet-lines N shows the current lines)"))
             moved = {h.docid for h in hits if h.source_path in changed}
     if snippets is not None:
-        from .output import counted, shown_path
-
         # Said of the hits printed: --max-tokens may have left most of those read out.
         cut = sum(h.docid in cut_scopes for h in hits)
         if cut:
             say(f"{counted(cut, 'scope')} longer than {MAX_SCOPE_LINES} lines "
                 f"{'shows' if cut == 1 else 'show'} the {MAX_SCOPE_LINES} lines around "
                 f"{'its hit' if cut == 1 else 'their hits'} (--snippet-lines N for more)")
-
-        def listed(paths: list[str]) -> str:
-            return ", ".join(map(shown_path, paths[:3])) + (", ..." if len(paths) > 3 else "")
 
         changed = {(h.source_path, snippets[h.docid].missing) for h in hits
                    if h.docid in snippets and snippets[h.docid].stale}

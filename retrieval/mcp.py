@@ -100,13 +100,13 @@ class Searcher:
         try:
             from .server.warm import command_retrievers
 
-            if on_tick is None:
-                self._warm.freshen(command_retrievers(argv, dict(os.environ)))  # (the indexes this call opens)
-                return run_cli(argv, cwd=self.root, stdin=stdin)
+            from contextlib import nullcontext
+
             from .progress import listening
 
-            with listening(on_tick):  # (a refresh of edited files re-embeds them in freshen)
-                self._warm.freshen(command_retrievers(argv, dict(os.environ)))
+            # (heard from the refresh too: edited files are re-embedded there)
+            with listening(on_tick) if on_tick is not None else nullcontext():
+                self._warm.freshen(command_retrievers(argv, dict(os.environ)))  # (the indexes this call opens)
                 return run_cli(argv, cwd=self.root, stdin=stdin)
         finally:
             logging.disable(logging.NOTSET)

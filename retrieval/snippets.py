@@ -94,7 +94,7 @@ def changed_since_indexing(root: str, source_path: str, indexed: Indexed | None)
     """Whether a file is not as indexed (`indexed`: its (size, mtime_ns, digest) then), by content
     as a snippet tells it: touched but identical is not changed, an edit keeping the size and the
     time is; a file gone or unreadable is."""
-    data, _text = _read_text(root, source_path)
+    data = _read_bytes(root, source_path)  # (the bytes alone: no text to decode)
     return indexed is None or data is None or content_digest(data) != indexed[2]
 
 
@@ -108,22 +108,29 @@ def current_text(root: str, source_path: str, holding: str = "") -> str | None:
     return _read_text(root, source_path, holding=holding)[1]
 
 
+def _read_bytes(root: str, source_path: str) -> bytes | None:
+    """A file's bytes as they are now; None when it cannot be read as one (gone, a link, no regular
+    file, too large)."""
+    path = inside(root, source_path)
+    if path is None:
+        return None
+    try:
+        # No links followed and regular files only: a path from a stale or tampered index, or a
+        # link swapped in since indexing, must not read outside the root (or block on a FIFO).
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+                     | getattr(os, "O_BINARY", 0))  # Windows: no CRLF folding, no stop at ^Z
+        with os.fdopen(fd, "rb") as fh:
+            st = os.fstat(fh.fileno())
+            if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_READ_BYTES:
+                return fh.read()
+    except OSError:
+        pass
+    return None
+
+
 def _read_text(root: str, source_path: str, as_indexed: bool = True,
                holding: str = "") -> tuple[bytes | None, str | None]:
-    path = inside(root, source_path)
-    data = st = None
-    if path is not None:
-        try:
-            # No links followed and regular files only: a path from a stale or tampered index, or a
-            # link swapped in since indexing, must not read outside the root (or block on a FIFO).
-            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-                         | getattr(os, "O_BINARY", 0))  # Windows: no CRLF folding, no stop at ^Z
-            with os.fdopen(fd, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if stat.S_ISREG(st.st_mode) and st.st_size <= MAX_READ_BYTES:
-                    data = fh.read()
-        except OSError:
-            pass
+    data = _read_bytes(root, source_path)
     if data is None:
         return None, None
     # (bytes only tell where the text is UTF-8: an ASCII word, no UTF-16 mark, no notebook's JSON)

@@ -1268,8 +1268,8 @@ def test_a_stale_ok_answer_reads_each_hit_file_once_to_tell_whether_it_changed(r
     root = make_tree({"a.py": "".join(f"def handler_{i}(request):\n    return request\n\n" for i in range(300))})
     assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
     reads = []
-    real = snippets._read_text
-    monkeypatch.setattr(snippets, "_read_text", lambda *args, **kw: reads.append(args[1]) or real(*args, **kw))
+    real = snippets._read_bytes
+    monkeypatch.setattr(snippets, "_read_bytes", lambda *args, **kw: reads.append(args[1]) or real(*args, **kw))
     result = run("query", "--root", root, "handler request", "--stale-ok", "--json", "-k", "5")
     assert len(json.loads(result.stdout)["results"]) == 5 and reads == ["a.py"]
 
