@@ -646,11 +646,14 @@ def _note_path_words(words: tuple[str, ...], root: str, path_globs: tuple[str, .
             break
         named.insert(0, word)
     if named:
+        from .ignore import literal_glob
         from .output import shell_word
 
-        # (quoted on one line, control and bidi characters escaped, as every note quotes a path)
-        filters = " ".join(f"--path {shell_word(w if os.path.isabs(w) or w.startswith('./') else './' + w)}"
-                           for w in named)
+        # (quoted on one line, control and bidi characters escaped, as every note quotes a path;
+        # a name holding `[1]` or `*` escaped: as a glob it named other files too)
+        filters = " ".join(
+            f"--path {shell_word(literal_glob(w if os.path.isabs(w) or w.startswith('./') else './' + w))}"
+            for w in named)
         click.echo(f"note: {', '.join(map(shell_word, named))} {'was' if len(named) == 1 else 'were'} read as "
                    f"{'a word' if len(named) == 1 else 'words'} of the query; to search only there: {filters}",
                    err=True)

@@ -292,6 +292,12 @@ def compile_globs(globs) -> "RuleSet":
                                   spelled_too=True))
 
 
+def literal_glob(path: str) -> str:
+    """A glob that matches `path` alone: `a[1].py` as written also matched `a1.py`, `*` any name.
+    The characters globs read are escaped."""
+    return "".join("\\" + c if c in "\\*?[{" else c for c in path)
+
+
 _MAX_BRACE_GLOBS = 256  # `{a,b}{c,d}...` multiplies: more alternatives than this is refused
 _MAX_BRACES = 64
 

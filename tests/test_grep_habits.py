@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -100,6 +101,20 @@ def test_a_path_word_with_a_newline_or_a_bidi_control_is_quoted_on_one_line_in_i
     (note,) = [line for line in result.stderr.splitlines() if "read as" in line]
     assert note == ("note: $'a\\nb.py', $'x\\xe2\\x80\\xaey.py' were read as words of the query; to search only there: "
                     "--path $'./a\\nb.py' --path $'./x\\xe2\\x80\\xaey.py'")
+
+
+def test_the_filter_a_path_word_is_told_searches_that_file_alone(run, make_tree, monkeypatch):
+    """`a[1].py` suggested as `--path './a[1].py'`, a glob that also matched `a1.py`: the characters a
+    glob reads are escaped."""
+    names = ["a[1].py", "a1.py", "b*.py", "bb.py", "c{x,y}.py", "cx.py"]
+    root = make_tree({name: "def needle_here(): pass\n" for name in names})
+    monkeypatch.chdir(root)
+    for name in ("a[1].py", "b*.py", "c{x,y}.py"):
+        (note,) = [line for line in run("query", "needle_here", name).stderr.splitlines() if "read as" in line]
+        filters = shlex.split(note.split("to search only there: ")[1])
+        listed = run("query", "needle_here", "-l", *filters)
+        assert listed.exit_code == 0, listed.output
+        assert listed.stdout.splitlines() == [name], (name, filters)
 
 
 def test_paths_are_from_the_current_directory_inside_a_root_given_through_a_link(run, make_tree, monkeypatch, tmp_path):
