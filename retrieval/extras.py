@@ -65,11 +65,7 @@ def install_hint(*extras: str) -> str:
     how = installer()
     source = _source()
     if how == "pipx":
-        run = "pipx runpip retrieval"
-        steps = [f"{run} {BEFORE[e]}" for e in extras if e in BEFORE]
-        steps.append(f"pipx inject retrieval {shlex.quote(f'{source}[{_joined(extras)}]')}")
-        steps += [f"{run} {AFTERWARDS[e].removeprefix('pip ')}" for e in extras if e in AFTERWARDS]
-        return " && ".join(steps)
+        return _pipx_steps(source, extras)
     if how in ("uv-tool", "uvx"):
         # A tool's extras are those its last install named: the installed ones are named again.
         kept = [e for e in EXTRAS if e not in extras and not missing_modules(e)]
@@ -88,15 +84,28 @@ def install_hint(*extras: str) -> str:
                    f"`uv tool install{torch} {target}` keeps one)"
         return f"uv tool install --force{torch} {target}{after}"
     if how == "pyz":
-        target = shlex.quote(f"{source}[{_joined(extras)}]")
-        return (f"pipx install {target} (the single-file retrieval.pyz holds the core only: install the package "
-                "from its source, with pipx or into a venv)")
+        why = " (the single-file retrieval.pyz holds the core only: install the package from its source, with " \
+              "pipx or into a venv)"
+        if not any(e in BEFORE or e in AFTERWARDS for e in extras):
+            return f"pipx install {shlex.quote(f'{source}[{_joined(extras)}]')}{why}"
+        # The core first, then the extras in pipx's steps: a plain `pipx install 'SRC[local]'` pulled
+        # torch's CUDA build, and left pyserini without Anserini's jar.
+        return f"pipx install {shlex.quote(source)} && {_pipx_steps(source, extras)}{why}"
     python = shlex.quote(sys.executable) if sys.executable else "python3"
     pip = f"uv pip install --python {python}" if how == "no-pip" else \
         f"{python} -m pip install" + (" --user" if how == "user" else "")
     target = shlex.quote(f"{source}[{_joined(extras)}]")
     steps = [f"{pip} {BEFORE[e].removeprefix('install ')}" for e in extras if e in BEFORE] + [f"{pip} {target}"]
     steps += [f"{pip} {AFTERWARDS[e].removeprefix('pip install ')}" for e in extras if e in AFTERWARDS]
+    return " && ".join(steps)
+
+
+def _pipx_steps(source: str, extras) -> str:
+    """The extras added to a pipx installation: what goes before and after them through its runpip."""
+    run = "pipx runpip retrieval"
+    steps = [f"{run} {BEFORE[e]}" for e in extras if e in BEFORE]
+    steps.append(f"pipx inject retrieval {shlex.quote(f'{source}[{_joined(extras)}]')}")
+    steps += [f"{run} {AFTERWARDS[e].removeprefix('pip ')}" for e in extras if e in AFTERWARDS]
     return " && ".join(steps)
 
 

@@ -52,6 +52,13 @@ def test_the_environment_running_the_tests_is_a_venv_with_pip_or_without():
     ("no-pip", ("treesitter",), f"uv pip install --python {shlex.quote(sys.executable)} '/src[treesitter]'"),
     ("pyz", ("treesitter",), "pipx install '/src[treesitter]' (the single-file retrieval.pyz holds the core only: "
                              "install the package from its source, with pipx or into a venv)"),
+    # The core first, then torch's CPU build before the extras and pyserini's jar after them, as pipx
+    # steps: `pipx install '/src[local,turbovec]'` alone pulled torch's CUDA build.
+    ("pyz", ("local", "turbovec", "pyserini"),
+     "pipx install /src && pipx runpip retrieval install torch==2.13.0 --index-url "
+     "https://download.pytorch.org/whl/cpu && pipx inject retrieval '/src[local,turbovec,pyserini]' && "
+     "pipx runpip retrieval install --no-deps pyserini==1.6.0 (the single-file retrieval.pyz holds the core only: "
+     "install the package from its source, with pipx or into a venv)"),
 ])
 def test_each_installer_is_given_its_own_command_keeping_the_extras_it_has(monkeypatch, how, extra, expected):
     monkeypatch.setattr(extras, "installer", lambda: how)
