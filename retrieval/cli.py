@@ -502,7 +502,7 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                     # (`--max-file-bytes 10`, thinking in kilobytes: an empty index, remembered)
                     raise UserError(f"--max-file-bytes {max_file_bytes} leaves no indexable file under "
                                     f"{shown_path(root)}: each is larger (the limit is in bytes); nothing was changed")
-                if include:
+                if include and not service.admits_a_file(root, replace(options, exclude=())):
                     hint = ""
                     slashed = tuple(g.replace("\\", "/") for g in include)
                     if slashed != include and service.admits_a_file(root, replace(options, include=slashed)):
@@ -512,11 +512,20 @@ def index(root, retriever_name, force, embed_model, include, exclude, max_file_b
                     raise UserError(f"{shown_include} matches no indexable file under {shown_path(root)}; "
                                     f"nothing was changed{hint}")
                 if service.admits_a_file(root, replace(options, exclude=())):  # not an empty tree
-                    shown_exclude = " ".join(f"--exclude {shell_word(g)}" for g in exclude)
-                    # The include it meets may be a remembered one, which the line did not name.
-                    kept = (" with the remembered " + " ".join(f"--include {shell_word(g)}" for g in options.include)
-                            + " (`--reset-filters` drops it)") if options.include and not include else ""
-                    raise UserError(f"{shown_exclude} leaves no indexable file under {shown_path(root)}{kept}; "
+                    # The excludes leave nothing (an --include matching files was blamed). Either
+                    # side may be a remembered one, which the line did not name.
+                    shown_exclude = " ".join(f"--exclude {shell_word(g)}" for g in options.exclude)
+                    includes = " ".join(f"--include {shell_word(g)}" for g in options.include)
+                    if not exclude:
+                        shown_exclude = f"the remembered {shown_exclude}"
+                    if include:
+                        met = f" that {includes} matches"
+                    elif options.include:
+                        met = f" with the remembered {includes}"
+                    else:
+                        met = ""
+                    reset = " (`--reset-filters` drops it)" if not (exclude and (include or not options.include)) else ""
+                    raise UserError(f"{shown_exclude} leaves no indexable file under {shown_path(root)}{met}{reset}; "
                                     "nothing was changed")
         try:
             if name == "lexical+ctx" and single:  # the only way a model is asked (cost guard first)

@@ -511,6 +511,27 @@ def test_an_exclude_that_leaves_no_file_beside_a_remembered_include_names_that_i
         "(`--reset-filters` drops it); nothing was changed")
 
 
+def test_an_include_that_matches_files_an_exclude_leaves_out_is_not_the_one_blamed(run, make_tree):
+    """`--include '*.md' --exclude guide.md`, or an --include beside a remembered `--exclude docs/`:
+    "--include '*.md' matches no indexable file", though it matched docs/guide.md."""
+    root = make_tree({"docs/guide.md": "# Guide\n\nHow to start.\n", "src/a.py": "alpha = 1\n"})
+    both = run("index", "--root", root, "--retriever", "lexical", "--include", "*.md", "--exclude", "guide.md")
+    assert both.exit_code == 1
+    assert both.stderr.strip().splitlines()[-1] == (
+        f"error: --exclude guide.md leaves no indexable file under {root} that --include '*.md' matches; "
+        "nothing was changed")
+    assert run("index", "--root", root, "--retriever", "lexical", "--exclude", "docs/").exit_code == 0
+    later = run("index", "--root", root, "--retriever", "lexical", "--include", "*.md")
+    assert later.exit_code == 1
+    assert later.stderr.strip().splitlines()[-1] == (
+        f"error: the remembered --exclude docs/ leaves no indexable file under {root} that --include '*.md' "
+        "matches (`--reset-filters` drops it); nothing was changed")
+    # An include matching nothing at all is still the one named.
+    alone = run("index", "--root", root, "--retriever", "lexical", "--include", "*.rst")
+    assert alone.stderr.strip().splitlines()[-1] == (
+        f"error: --include '*.rst' matches no indexable file under {root}; nothing was changed")
+
+
 def test_a_size_limit_that_leaves_no_file_is_refused_and_the_index_is_kept(run, make_tree):
     """`--max-file-bytes 10` (meant as kilobytes) built an empty index and remembered the limit."""
     from retrieval import service
