@@ -196,7 +196,8 @@ def search_all(root: str | os.PathLike[str], query: str, *, retriever: str = ALL
         hits = ranked(top_k)
     notes += short
     if not hits and top_k and not short:  # the lexical index speaks for them all
-        service.say_why_empty(root, "lexical", filters, min_confidence, query, notes, matcher)
+        service.say_why_empty(root, "lexical", filters, min_confidence, query, notes, matcher, engine=weigher,
+                              stale_ok=stale_ok)
     indexed = _indexed(root, engine.engines, hits)
     hits = _labelled_by_syntax(root, engine.engines, hits, indexed)
     if hits and resemble:

@@ -1258,17 +1258,8 @@ def search(
 
         hits = keep_at_least(hits, min_confidence, top_k)
     if not hits and top_k and not short:  # (none asked for: no reason to give)
-        said = len(notes)
-        say_why_empty(root, retriever, filters, min_confidence, query, notes, matcher)
-        # Offered only where the word is why (not a filter), from every indexed file (no filter).
-        from .notes import NO_WORD
-
-        if len(notes) > said and notes[-1].startswith(NO_WORD) and not filters:
-            absent = _absent_identifier(engine, query)
-            if absent:
-                notes[-1] = NO_WORD + _did_you_mean(engine, absent) + notes[-1][len(NO_WORD):]
-        if len(notes) > said and notes[-1].startswith("no hits: no indexed text") and stale_ok:
-            notes[-1] += _STALE_OK_NOTE
+        say_why_empty(root, retriever, filters, min_confidence, query, notes, matcher, engine=engine,
+                      stale_ok=stale_ok)
     elif hits and resemble:
         notes.append(resemble)
     indexed = _indexed_files(root, retriever, engine, hits)
@@ -1449,14 +1440,26 @@ def _labelled(root: str, engine, query: str, hits: list[SearchHit], indexed: dic
 
 
 def say_why_empty(root: str, retriever: str, filters, min_confidence, query: str, notes: list[str],
-                  matcher=None) -> None:
+                  matcher=None, *, engine=None, stale_ok: bool = False) -> None:
     """Add why a search came back empty (retrieval.notes.no_hits): an empty list said nothing to a
-    caller of this API (the command line alone said it, on stderr)."""
-    from .notes import no_hits
+    caller of this API (the command line alone said it, on stderr). With the `engine` that found
+    nothing, a name the query asks for that no indexed file holds is named too."""
+    from .notes import NO_WORD, no_hits
 
     note = no_hits(root_path(root), retriever, filters, min_confidence, query, matcher)
-    if note and note not in notes:
-        notes.append(note)
+    if not note or note in notes:
+        return
+    # Offered only where the word is why (not a filter), from every indexed file (no filter).
+    if note.startswith(NO_WORD) and not filters and engine is not None:
+        absent = _absent_identifier(engine, query)
+        missing = None if absent else _absent_file(engine, query)
+        if absent:
+            note = NO_WORD + _did_you_mean(engine, absent) + note[len(NO_WORD):]
+        elif missing:  # (said beside hits that only resemble it: as much so without any)
+            note = NO_WORD + f", nor is an indexed file named {_named(missing)}" + note[len(NO_WORD):]
+    if note.startswith("no hits: no indexed text") and stale_ok:
+        note += _STALE_OK_NOTE
+    notes.append(note)
 
 
 def search_repairing(root: str, retriever: str, engine, query: str, depth: int, *, allow=None,

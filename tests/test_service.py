@@ -1221,12 +1221,18 @@ def test_a_query_naming_a_file_is_not_told_its_extension_is_in_no_file(make_tree
     for query in ("connect.py", "src/connect.py:12"):
         result = service.search(root, query)
         assert result.hits and result.notes == ["no indexed file is named 'connect.py': these hits only resemble it"]
+    # Nor when nothing resembles it: said with the empty answer (it said only that no word was found).
+    for query in ("README.md", "Makefile"):
+        assert service.search(root, query).notes == [
+            f"no hits: no indexed text contains a word of the query, nor is an indexed file named '{query}'"]
     # A sentence ending in a file's name is a question, not a file's name.
     assert service.search(root, "where is connect in app.py").notes == []
     # Every retriever at once says so too, of a file and of an identifier no file holds.
     from retrieval.multi import search_all
 
     assert "no indexed file is named 'connect.py': these hits only resemble it" in search_all(root, "connect.py").notes
+    assert search_all(root, "Makefile").notes[-1] == (
+        "no hits: no indexed text contains a word of the query, nor is an indexed file named 'Makefile'")
     assert "'ConnectWombat' is in no indexed file, in any naming style: these hits only resemble it" in search_all(
         root, "ConnectWombat url").notes
 
