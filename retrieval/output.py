@@ -370,7 +370,7 @@ def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], 
             continue
         snippet = snippets.get(hit.docid)
         if snippet is None or not snippet.text or snippet.start_line is None:
-            yield f"{path}:{hit.start_line}:1:"
+            yield _bare_row(path, root, hit, terms, pattern, files, hit.docid in truncated)
             continue
         notebook = is_notebook(hit.source_path)
         cut = hit.docid in truncated
@@ -378,12 +378,40 @@ def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], 
         shown = []
         for n, line in enumerate(line_texts(snippet.text), start=snippet.start_line):
             own = raw[n - 1] if raw is not None and 0 < n <= len(raw) else line
+            col = _term_column(own, terms) if pattern is None else _match_column(own, line if notebook else None,
+                                                                                  pattern)
             if cut and not notebook and len(line) < len(own) and not snippet.cut_lines:
-                line += " …"  # (its column is still the file line's)
-            shown.append((n, line, _term_column(own, terms) if pattern is None else
-                          _match_column(own, line if notebook else None, pattern)))
+                line = _cut_around(own, len(line), col)  # (its column is still the file line's)
+            shown.append((n, line, col))
         for n, line, col in [entry for entry in shown if entry[2] is not None] or [(*shown[0][:2], 1)]:
             yield f"{path}:{n}:{col}:{_visible(line)}"
+
+
+def _cut_around(own: str, width: int, col: int | None) -> str:
+    """A file line --max-tokens cut to `width` characters, marked `…`: its head, or, when what the
+    row points at lies past the head, as many characters around it (a cut row showed `HTTP server …`
+    for a column pointing at `retry` further on)."""
+    if col is not None:
+        at = len(own.encode("utf-8", "surrogatepass")[: col - 1].decode("utf-8", "surrogatepass"))
+        word = _WORD.match(own, at)
+        if (word.end() if word else at + 1) > width:
+            start = max(0, min(at - width // 3, len(own) - width))
+            return "… " + own[start:start + width] + (" …" if start + width < len(own) else "")
+    return own[:width] + " …"
+
+
+def _bare_row(path: str, root: str, hit: SearchHit, terms: frozenset[str], pattern, files: dict, cut: bool) -> str:
+    """A hit's row without its lines: at its first line, or, when --max-tokens cut them all
+    (`cut`), at the first line of its span holding what was asked (`:1:1:` and no text pointed
+    past the match, as if nothing was cut), its text `…`."""
+    if cut and hit.start_line and not is_notebook(hit.source_path):
+        raw = _file_lines(root, hit.source_path, files) or []
+        for n in range(hit.start_line, min(hit.end_line, len(raw)) + 1):
+            own = raw[n - 1]
+            col = _term_column(own, terms) if pattern is None else _match_column(own, None, pattern)
+            if col is not None:
+                return f"{path}:{n}:{col}:…"
+    return f"{path}:{hit.start_line}:1:" + ("…" if cut else "")
 
 
 def _matched_rows(path: str, root: str, hit: SearchHit, lines, pattern, files: dict) -> Iterator[str]:

@@ -397,7 +397,18 @@ def test_vimgrep_under_a_token_budget_keeps_the_column_and_marks_a_cut_line(run,
     assert len(cut) == 1 and cut[0].startswith(whole[0].rsplit(":", 1)[0].rsplit(":", 1)[0] + ":")
     path, number, column, text = cut[0].split(":", 3)
     assert (path, number, column) == ("routes.py", "2", str(line.index("zqroute") + 1))
-    assert text.endswith(" …") and line.startswith(text[:-2]) and len(text) < len(line)
+    # Cut around what the column points at: the line's head, cut before `zqroute`, showed none of it.
+    assert text.startswith("… ") and text.endswith(" …") and "zqroute" in text and text[2:-2] in line
+    assert len(text) < len(line)
+    # A match inside the head keeps the head.
+    early = "zqroute = [h for h in registry if h.enabled]  " + "y" * 300
+    monkeypatch.chdir(make_tree({"routes.py": f"def register():\n    {early}\n"}))
+    cut = run("query", "zqroute", "--vimgrep", "-k", "1", "--max-tokens", "20").stdout.splitlines()
+    text = cut[0].split(":", 3)[3]
+    assert text.endswith(" …") and ("    " + early).startswith(text[:-2]) and "zqroute" in text
+    # A budget its lines do not fit at all still points at the match, not at the span's first line.
+    (bare,) = run("query", "zqroute", "--vimgrep", "-k", "1", "--max-tokens", "3").stdout.splitlines()
+    assert bare == "routes.py:2:5:…"
 
 
 def test_a_pattern_is_matched_line_by_line_inline_flags_and_text_anchors_included(run, make_tree):
