@@ -209,13 +209,10 @@ class RetrieverName(click.Choice):
         try:
             return super().convert(value, param, ctx)
         except click.BadParameter:
-            from .retrievers.base import closest_name
+            from .retrievers.base import unknown_retriever
 
-            close = closest_name(value, self.choices)
-            if not close:
-                raise
-            names = ", ".join(self.choices)
-            self.fail(f"{value!r} is not a retriever; did you mean {close!r}? (one of: {names})", param, ctx)
+            # In the words eval, the MCP tools and the API use (three wordings of one mistake).
+            self.fail(str(unknown_retriever(value, "all")), param, ctx)
 
 
 class _Expand(click.ParamType):
@@ -1318,7 +1315,8 @@ def skill(install_dir):
         path, what = agent_skill.install(install_dir)
     except OSError as exc:
         raise _fail(exc)
-    click.echo(f"{what} {path}", err=True)
+    verb, _, aside = what.partition(" ")  # (`updated X (the one there kept as X.bak)`: what, then why)
+    click.echo(f"{verb} {path}" + (f" {aside}" if aside else ""), err=True)
 
 
 from .evaluation.cli import eval_command  # noqa: E402

@@ -137,7 +137,7 @@ def _unmatched_filters(root: str, files: list[tuple], filters) -> str | None:
     if outside:  # "no indexed file matches" blamed the index for a path it can never hold
         named = " and ".join(f"--path {shell_word(g)}" for g in outside)
         return (f"{named} {'is' if len(outside) == 1 else 'are'} outside the root {shown_path(root)}: only files "
-                "under it are searched (--root chooses another)")
+                "under the root are searched (--root chooses another)")
     # Several --lang or --kind are alternatives (any of them); --path globs are read in order, a `!`
     # taking back; options of different kinds all apply. One is to blame alone when it, all its
     # values together, matches no file: its values that match none on their own, else all of them.

@@ -75,6 +75,8 @@ _FAMILIAR = {
                         "nothing: hidden files are searched; ignore rules always apply "
                         "(`retrieval status --skipped` lists what they leave out)"),
         **dict.fromkeys(("--reindex", "--rebuild"), "`retrieval index --force`"),
+        **dict.fromkeys(("--format", "--output", "--output-format"),
+                        "--json, --jsonl, -l or --vimgrep (text without any)"),
     },
     "index": {
         **dict.fromkeys(("--reindex", "--rebuild"), "--force"),

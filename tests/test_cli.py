@@ -315,11 +315,11 @@ def test_a_bad_retriever_name_blames_the_environment_only_when_it_came_from_ther
     monkeypatch.delenv("RETRIEVAL_RETRIEVER", raising=False)
     typed = run("query", "--root", sample_repo, "--retriever", "nope", "config")
     assert typed.exit_code == 2
-    assert "Invalid value for '--retriever': 'nope' is not one of" in typed.stderr
+    assert "Invalid value for '--retriever': unknown retriever 'nope'; choose one of" in typed.stderr
     assert "RETRIEVAL_RETRIEVER" not in typed.stderr
     monkeypatch.setenv("RETRIEVAL_RETRIEVER", "nope")
     inherited = run("query", "--root", sample_repo, "config")
-    assert "Invalid value for '--retriever' (from RETRIEVAL_RETRIEVER): 'nope' is not one of" in inherited.stderr
+    assert "Invalid value for '--retriever' (from RETRIEVAL_RETRIEVER): unknown retriever 'nope'" in inherited.stderr
 
 
 # -- errors and exit codes ------------------------------------------------------------------------

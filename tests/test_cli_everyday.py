@@ -87,8 +87,10 @@ def test_an_unknown_language_is_a_usage_error_that_lists_the_valid_names(run, sa
 def test_a_misspelled_retriever_is_told_the_name_it_was_probably_meant_to_be(run, sample_repo, command):
     result = run(*command, "--root", sample_repo, "--retriever", "tree-sitter")
     assert result.exit_code == 2
-    assert "'tree-sitter' is not a retriever; did you mean 'treesitter'?" in result.stderr
-    assert "did you mean" not in run(*command, "--root", sample_repo, "--retriever", "zzz").stderr
+    assert "unknown retriever 'tree-sitter'; did you mean 'treesitter'?" in result.stderr
+    # A name like none says so in the same words, as eval and the API do (it was click's own).
+    far = run(*command, "--root", sample_repo, "--retriever", "zzz").stderr
+    assert "unknown retriever 'zzz'; choose one of: all, hybrid, lexical" in far and "did you mean" not in far
 
 
 def test_a_budget_smaller_than_the_first_hit_returns_that_hit_cut_to_fit(run, make_tree):
@@ -182,8 +184,8 @@ def test_a_path_filter_outside_the_root_says_it_is_outside_the_root(run, sample_
     glob = str(tmp_path / "other" / "config.py") if where == "elsewhere" else "../../../config.py"
     result = run("query", "--root", sample_repo, "config", "--path", glob)
     assert (result.exit_code, result.stdout) == (0, "")  # as any --path matching nothing
-    assert result.stderr.strip() == (f"note: --path {shlex.quote(glob)} is outside the root {sample_repo}: only files under it "
-                                     "are searched (--root chooses another)")
+    assert result.stderr.strip() == (f"note: --path {shlex.quote(glob)} is outside the root {sample_repo}: only files "
+                                     "under the root are searched (--root chooses another)")
 
 
 def test_a_filter_that_matches_files_but_no_hit_gets_the_no_hits_note_not_the_filter_one(run, sample_repo):

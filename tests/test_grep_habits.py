@@ -28,6 +28,7 @@ TREE = {
     ("-C", "--expand N"), ("--mode", "--retriever"), ("--color", "NO_COLOR=1"),
     ("-w", "-e '\\bWORD\\b'"), ("--smart-case", "-i (for -e patterns"), ("-E", "-e PATTERN"),
     ("--hidden", "nothing: hidden files are searched"),
+    ("--format", "--json, --jsonl, -l or --vimgrep"),  # (it was told to quote the query)
 ])
 def test_a_grep_family_option_is_told_what_says_it_here(run, make_tree, option, says):
     root = make_tree(TREE)

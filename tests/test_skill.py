@@ -40,12 +40,12 @@ def test_install_writes_it_where_claude_code_looks_by_default(run, tmp_path, mon
     assert not (target.parent / "SKILL.md.bak").exists()
     # ... one the user edited since is kept.
     target.write_text("mine: always pass --root\n")
-    assert run("skill", "--install").stderr == f"updated (the one there kept as {target}.bak) {target}\n"
+    assert run("skill", "--install").stderr == f"updated {target} (the one there kept as {target}.bak)\n"
     assert (target.parent / "SKILL.md.bak").read_text() == "mine: always pass --root\n"
     assert target.read_text(encoding="utf-8") == PACKAGED.read_text(encoding="utf-8")
     # ... and a second edit is kept beside the first backup, not over it (a hand-written skill was lost).
     target.write_text("mine again\n")
-    assert run("skill", "--install").stderr == f"updated (the one there kept as {target}.bak.1) {target}\n"
+    assert run("skill", "--install").stderr == f"updated {target} (the one there kept as {target}.bak.1)\n"
     assert (target.parent / "SKILL.md.bak").read_text() == "mine: always pass --root\n"
     assert (target.parent / "SKILL.md.bak.1").read_text() == "mine again\n"
 

@@ -75,7 +75,7 @@ def evaluation_text(ev: Evaluation, per_query: bool = False) -> str:
     if ev.missing_targets:
         counted = "; MAP and P@30 count them as relevant and unretrieved" if "map" in ev.metrics else ""
         are = "target is" if ev.missing_targets == 1 else "targets are"
-        notes.append(f"{ev.missing_targets} {are} not in the tree (left out of n){counted}")
+        notes.append(f"{ev.missing_targets} {are} not in the tree (left out of the scores){counted}")
     unscored = ev.runs[0].summary()["unscored"]
     if unscored:
         have = "query has" if unscored == 1 else "queries have"

@@ -328,7 +328,7 @@ def test_the_note_on_what_was_not_scored_counts_in_words_that_agree(make_tree, t
                              {"query": "zebra", "relevant": ["pkg/gone.py"]}])
     result = CliRunner().invoke(main, ["eval", ds, "--root", str(root), "--retriever", "lexical"])
     assert result.exit_code == 0, result.output
-    assert ("note: 1 target is not in the tree (left out of n); "
+    assert ("note: 1 target is not in the tree (left out of the scores); "
             "1 query has no target in the tree and is not scored") in result.stdout
 
 
