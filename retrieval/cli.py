@@ -1187,8 +1187,9 @@ def status(root, as_json, list_skipped):
     from .server.client import not_here, probe, serves_here, stopped_server, store_dir
 
     stopped = stopped_server(store_dir(root))  # it holds the root's server lock and answers nothing
-    server = {"pid": stopped, "stopped": True} if stopped is not None else probe(store_dir(root))
-    if server is not None and stopped is None:
+    server = {"pid": stopped, "stopped": True} if stopped is not None else \
+        probe(store_dir(root), reply_timeout=2.0, busy=True)
+    if server is not None and stopped is None and not server.get("busy"):
         # A server of other code or settings answers none of this shell's commands (they run in process).
         server = dict(server, used=bool(server.get("starting")) or serves_here(server))
         if isinstance(server.get("started"), (int, float)):  # written as `created` and a writer's `since` are
@@ -1243,6 +1244,8 @@ def status(root, as_json, list_skipped):
                    "refreshing query; the rows above are the last finished state)")
     if stopped is not None:
         click.echo(f"server: stopped (pid {stopped}; `kill -CONT {stopped}`, or `retrieval serve --stop`)")
+    elif server and server.get("busy"):  # (what it is and serves is not known: it answers nothing meanwhile)
+        click.echo(f"server: running (pid {server['pid']}), busy with another command")
     elif server:
         click.echo(f"server: running (pid {server['pid']})" + ("" if server["used"] else f"; {not_here()}"))
     if hint:

@@ -370,19 +370,42 @@ def stopped_server(store: str) -> int | None:
     return pid if pid is not None and suspended(pid) else None
 
 
-def probe(store: str) -> dict | None:
-    """The server's description ({pid, root, version, ...}) when one answers for store, else None."""
+def probe(store: str, *, reply_timeout: float = 5.0, busy: bool = False) -> dict | None:
+    """The server's description ({pid, root, version, ...}) when one answers for store, else None.
+    `busy`: a server that does not answer in time, its socket ours and the pid it recorded alive,
+    is described as {pid, busy: True} (it answers one request at a time: `status` beside a long
+    query waited 8 s and then said no server ran)."""
     from . import serving  # this very process may be the server (it must not call itself)
 
     if serving.STORE is not None and os.path.abspath(store) == serving.STORE:
         return dict(serving.INFO)
     if not our_socket(socket_path(store)) or stopped_server(store) is not None:
         return None
+    if busy and store in _BUSY:  # it did not start this process's own command in time
+        return _busy(store)
     try:
-        header, _ = call(store, {"op": "ping"}, reply_timeout=5.0)
+        header, _ = call(store, {"op": "ping"}, reply_timeout=reply_timeout)
+    except TimeoutError:
+        return _busy(store) if busy else None
     except (OSError, ValueError):
         return None
     return header.get("info") if header.get("ok") else None
+
+
+_BUSY: set[str] = set()  # stores whose server did not start a command of this process in time
+
+
+def _busy(store: str) -> dict | None:
+    pid = _recorded_pid(store)
+    if pid is None:
+        return None
+    try:
+        os.kill(pid, 0)
+    except PermissionError:
+        pass  # alive, another user's (its socket would not be ours)
+    except OSError:
+        return None
+    return {"pid": pid, "busy": True}
 
 
 def option_argument(argv: list[str], option: str) -> str | None:
@@ -480,7 +503,11 @@ def try_run(argv: list[str]) -> int | None:
                       "env": environment(), "encodings": _encodings(), "stdin_len": len(stdin or b"")}
             said: list[bytes] = []
             slow = (lambda: said.append(_say_writer(store))) if argv[0] == "query" else None
-            reply, (out, err) = call(store, header, stdin or b"", started_timeout=STARTED_TIMEOUT, slow=slow)
+            try:
+                reply, (out, err) = call(store, header, stdin or b"", started_timeout=STARTED_TIMEOUT, slow=slow)
+            except TimeoutError:
+                _BUSY.add(store)  # answered here; `status` says so without pinging it again (see probe)
+                raise
             if said and said[0]:  # the command's own note of that wait, in its stderr: said once
                 err = err.replace(said[0], b"", 1)
     except (OSError, ValueError, UnicodeError):

@@ -86,8 +86,11 @@ def serve_command(root, stop, detach, idle_timeout):
                 f"starting the server of {shown_path(root)}: it opens the indexes built there first, "
                 f"refreshing them (and building lexical's if missing; its log: {shown_path(log)})", err=True))
             said = "already serving" if info.get("already") else "serving"
-            click.echo(f"{said} {shown_path(root)} (pid {info['pid']})", err=True)
-            if info.get("already") and not serves_here(info, asked=False):
+            busy = ", busy with another command" if info.get("busy") else ""  # (nothing more is known of it)
+            click.echo(f"{said} {shown_path(root)} (pid {info['pid']}{busy})", err=True)
+            if busy:
+                pass
+            elif info.get("already") and not serves_here(info, asked=False):
                 # It looked ready, and every query from here quietly ran without it.
                 click.echo(f"note: {NOT_HERE}; `retrieval serve --stop` first to serve this shell", err=True)
             elif info.get("already") and timeout_given and info.get("idle_timeout") != idle_timeout:

@@ -552,8 +552,8 @@ def start_detached(root: str, idle_timeout: float = DEFAULT_IDLE_TIMEOUT, waitin
     root = os.path.abspath(root)
     require_root(root, shown_path(root))  # before the store is made: it would create the root
     store = store_dir(root)
-    running = client.probe(store)
-    if running is not None and running.get("version") != client.code_version():
+    running = client.probe(store, busy=True)  # (one busy with a long command: it started a second, refused)
+    if running is not None and not running.get("busy") and running.get("version") != client.code_version():
         # This install's before an upgrade exits at its next look at its code: said to be serving,
         # it left none running. Another install's goes on (said, with a note that it does not serve
         # this shell).

@@ -1247,6 +1247,54 @@ def test_a_request_behind_a_slow_one_is_given_up_at_once_and_never_run(sample_re
         server.close()
 
 
+def test_status_beside_a_long_command_says_the_server_runs_and_is_busy(sample_repo, tmp_path, monkeypatch):
+    """A server answers one request at a time: `status` beside a long query waited 8 s for a ping
+    and then said no server ran (and `"server": null`)."""
+    from retrieval.server import serve as serve_module
+
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "indexes"))
+    server = serve_module.Server(str(sample_repo), idle_timeout=0)
+    server.start()
+    answer, running, release = server.answer, threading.Event(), threading.Event()
+
+    def slow(header, payload, started=lambda: None):
+        if header.get("op") != "run" or header["argv"][0] != "query":
+            return answer(header, payload, started=started)
+        started()
+        running.set()
+        release.wait(60)
+        return lambda conn: client.send(conn, {"ok": True, "code": 0, "stdout_len": 0, "stderr_len": 0})
+
+    server.answer = slow
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    store = client.store_dir(str(sample_repo))
+    request = {"op": "run", "cwd": str(sample_repo), "version": client.code_version(), "env": client.environment(),
+               "encodings": {}, "stdin_len": 0, "argv": ["query", "slow"]}
+    first = threading.Thread(target=client.call, args=(store, request), kwargs={"started_timeout": 3.0})
+    try:
+        first.start()
+        assert running.wait(60)
+        # Asked of the server first (it does not start it), then answered here; and without asking it.
+        text = cli("status", "--root", sample_repo)
+        assert text.returncode == 0, text.stderr
+        assert text.stdout.decode().splitlines()[-1] == (
+            f"server: running (pid {os.getpid()}), busy with another command")
+        as_json = cli("status", "--root", sample_repo, "--json", server=False)
+        assert json.loads(as_json.stdout)["server"] == {"pid": os.getpid(), "busy": True}
+        # `serve --detach` finds it running too (it started another, which the lock refused, 9 s later).
+        detach = cli("serve", "--detach", "--root", sample_repo, server=False)
+        assert detach.returncode == 0
+        assert strip_probe(detach.stderr).decode() == (
+            f"already serving {sample_repo} (pid {os.getpid()}, busy with another command)\n")
+    finally:
+        release.set()
+        first.join(20)
+        server.stopping = True
+        thread.join(10)
+        server.close()
+
+
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
 def test_a_foreground_server_stopped_by_a_signal_exits_as_a_command_killed_by_it(sample_repo, signum, code):
     """SIGTERM ended `retrieval serve` with exit 0, though every other command exits 143 for it."""
