@@ -57,9 +57,10 @@ class Searcher:
         # For a child: read now, as a command run here swaps variables for its own call and back.
         self._environment = dict(os.environ)
 
-    def _run(self, argv: list[str], stdin: bytes = b"", on_tick=None, apart: bool = False) -> dict:
+    def _run(self, argv: list[str], stdin: bytes = b"", on_tick=None, apart: bool = False,
+             budget: int | None = None) -> dict:
         """The command's JSON; `on_tick`: told each progress count of a command run in this process;
-        `apart`: run in a process of its own."""
+        `apart`: run in a process of its own; `budget`: the max_tokens the answer was fitted to."""
         from .discover import root_problem
 
         if self.refusal:
@@ -84,6 +85,15 @@ class Searcher:
         # from the previous snapshot, an index found damaged and rebuilt, a wait for another
         # writer) reaches an agent only inside the result. Off a terminal, stderr has no progress.
         notes = [line.removeprefix("note: ") for line in lines]
+        if notes and budget is not None:
+            # Those the command left out of its JSON for the budget ("29 more hits did not fit")
+            # put the answer over it: kept while it fits, as the command keeps its own.
+            from .output import printed_tokens
+
+            fitted = {_tool_words(note) for note in payload.get("notes", ())}
+            extra = [n for n, note in enumerate(notes) if note not in fitted]
+            while extra and printed_tokens(json.dumps(dict(payload, notes=notes), ensure_ascii=False)) > budget:
+                del notes[extra.pop()]
         if notes:
             payload["notes"] = notes
         return payload
@@ -171,7 +181,7 @@ class Searcher:
             if apart:
                 self._run(["query", "--root", self.root, "--json", *(["--retriever", retriever] if retriever else []),
                            "--top-k", "1", "-"], stdin=stdin, on_tick=on_tick)
-            payload = self._run(argv + ["-"], stdin=stdin, on_tick=on_tick, apart=apart)
+            payload = self._run(argv + ["-"], stdin=stdin, on_tick=on_tick, apart=apart, budget=max_tokens)
         except ToolFailure as exc:  # the agent gave an argument; stdin is ours
             raise ToolFailure(str(exc).replace("the query on stdin is over", "the query is over")) from None
         echoed = payload.get("query")

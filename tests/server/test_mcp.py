@@ -409,6 +409,23 @@ def test_an_agent_cannot_ask_for_an_unbounded_answer(sample_repo):
     assert _payload(results[2])["results"]
 
 
+def test_an_answer_keeps_to_max_tokens_with_its_notes(make_tree):
+    """The command fits its JSON's notes to the budget, and says the rest on stderr; the tool added
+    every stderr line back into the answer ("29 more hits did not fit ..."), over the budget."""
+    from retrieval.mcp import Searcher
+    from retrieval.output import printed_tokens
+
+    root = make_tree({f"h{n}.py": f"def token_handler_{n}(x):\n    return x + {n}  # token\n" for n in range(30)})
+    searcher = Searcher(str(root))
+    for budget in (92, 106, 200, 300):  # (the first hit, about 84 tokens, fits each)
+        payload = searcher.search("token", top_k=30, max_tokens=budget)
+        assert payload["results"]
+        assert printed_tokens(json.dumps(payload, ensure_ascii=False)) <= budget, (budget, payload.get("notes"))
+    # With room, the note says what did not fit.
+    roomy = searcher.search("token", top_k=30, max_tokens=600)
+    assert any("did not fit in max_tokens 600" in note for note in roomy["notes"]), roomy
+
+
 def test_expand_without_a_budget_gets_one_and_says_what_did_not_fit(make_tree):
     """Ten hits with 200 lines around each were 95,629 characters of one answer (a hundred,
     990,027): `expand` alone now fits the default budget, as many hits as asked at most, and the
