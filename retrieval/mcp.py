@@ -215,18 +215,47 @@ _APART = ("import os, sys; ours, parent = sys.argv.pop(1), int(sys.argv.pop(1));
           "from retrieval.entry import main; main()")
 
 
-def _run_apart(argv: list[str], root: str, stdin: bytes, environment: dict):
+def _run_apart(argv: list[str], root: str, stdin: bytes, environment: dict, cancelled=None):
     """(exit status, stdout, stderr) of `retrieval ARGV` in a child process: the store is safe for
     several processes at once (a writer lock, snapshots for readers). Its stderr becomes the
-    call's notes: no progress lines there."""
+    call's notes: no progress lines there. `cancelled()` raises once the call is cancelled (by
+    default anyio's check of the host task running this thread): the child is then killed (it ran
+    on, a pattern backtracking for up to 20 s, after the client had cancelled the call)."""
     import subprocess
 
     from .progress import PROGRESS_LINES_ENV
 
     package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # a .pyz's path too
-    proc = subprocess.run([sys.executable, "-c", _APART, package_parent, str(os.getpid()), *argv], input=stdin,
-                          capture_output=True, cwd=root, env={**environment, PROGRESS_LINES_ENV: "0"})
-    return proc.returncode, proc.stdout, proc.stderr
+    proc = subprocess.Popen([sys.executable, "-c", _APART, package_parent, str(os.getpid()), *argv],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=root,
+                            env={**environment, PROGRESS_LINES_ENV: "0"})
+    check = cancelled or _host_cancelled
+    try:
+        given = {"input": stdin}  # (once: a retry of communicate() goes on where it stopped)
+        while True:
+            try:
+                out, err = proc.communicate(**given, timeout=CANCEL_POLL)
+                return proc.returncode, out, err
+            except subprocess.TimeoutExpired:
+                given = {}
+                check()
+    except BaseException:
+        proc.kill()
+        proc.wait()
+        raise
+
+
+CANCEL_POLL = 0.25  # seconds between two looks at whether a call run apart was cancelled
+
+
+def _host_cancelled() -> None:
+    """Raises anyio's cancellation when the MCP call this worker thread runs was cancelled."""
+    from anyio.from_thread import check_cancelled
+
+    try:
+        check_cancelled()
+    except RuntimeError:  # not a thread anyio runs a call in (a test's, the API's): none can cancel it
+        pass
 
 
 # The command's options as the tool's arguments are named: an agent never typed `--lang`.

@@ -676,6 +676,37 @@ def test_a_call_run_apart_ends_when_the_server_is_killed(make_tree, tmp_path):
         proc.kill()
 
 
+def test_a_cancelled_call_run_apart_kills_its_child(make_tree, tmp_path, monkeypatch):
+    """A client's cancel of a call with a pattern (run in a child) left the child backtracking for up
+    to 20 s: the worker thread waited for it. It now looks every CANCEL_POLL seconds and kills it."""
+    import time
+
+    import anyio
+
+    import retrieval.mcp as m
+
+    root = make_tree({"a.py": "def parse_config():\n    return 1\n"})
+    pid_file = tmp_path / "child.pid"
+    wait = f"open({str(pid_file)!r}, 'w').write(str(os.getpid())); import time; time.sleep(60)"
+    monkeypatch.setattr(m, "_APART", m._APART.replace("from retrieval.entry import main; main()", wait))
+
+    async def call_cancelled_once_started():
+        with anyio.CancelScope() as scope:
+            async def cancel_when_started():
+                while not (pid_file.exists() and pid_file.read_text()):
+                    await anyio.sleep(0.05)
+                scope.cancel()
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(cancel_when_started)
+                await anyio.to_thread.run_sync(lambda: m._run_apart(["status", "--json"], str(root), b"", {}))
+
+    began = time.monotonic()
+    anyio.run(call_cancelled_once_started)
+    assert time.monotonic() - began < 30  # not the child's minute
+    assert not os.path.exists(f"/proc/{int(pid_file.read_text())}")  # killed and reaped
+
+
 def test_what_the_server_prints_outside_the_protocol_never_reaches_the_host(sample_repo, tmp_path):
     """sys.stdout was the wire itself: a stray print (a library's, a thread's) would have broken it."""
     site = tmp_path / "site"
