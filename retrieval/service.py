@@ -552,12 +552,26 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
         progress(f"{name}: rebuilding the index of {total} files" if rebuilt else
                  f"{name}: building the index of {total} files (once: later runs re-read only what changed)")
 
+    finished = 0  # files read and, when chunked in workers, chunked
+    last_note, counting = time.monotonic(), False
+
+    def one_done() -> None:
+        """Count a file finished; say the count now and then, and the last one once any was said
+        (an MCP client heard one count, 64 of 70, and none while the workers chunked the files read
+        long before; a count over in a tenth of a second says nothing, as before)."""
+        nonlocal finished, last_note, counting
+        finished += 1
+        if (finished == total and counting) or time.monotonic() - last_note > 0.1:
+            progress(Tick(f"{name}: {verb} {finished}/{total} {noun}", finished, total))
+            last_note, counting = time.monotonic(), True
+
     def counted(entry: list, had_chunks: bool, n: int) -> bool:
         """Record a read file's chunk count; whether the index must hear of the file."""
         nonlocal changed
         entry[NCHUNKS] = n
         report.new_chunks += n
         report.empty += not n
+        one_done()
         if n or had_chunks:
             changed = True
             return True
@@ -565,8 +579,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
 
     def changes():
         nonlocal changed
-        last_note = time.monotonic()
-        for i, (f, entry) in enumerate(to_read):
+        for f, entry in to_read:
             content = read_source(f, max_bytes)
             report.reread.append(f.path)
             had_chunks = entry is not None and entry[NCHUNKS] > 0
@@ -577,6 +590,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
                 new_files[f.path] = [f.size, f.mtime_ns] + entry[DIGEST:]
                 if entry[SKIP]:
                     skip_counts[entry[SKIP]] += 1
+                one_done()
                 continue
             if content.text is None:
                 skip_counts[content.skip_reason] += 1
@@ -588,6 +602,7 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
                     report.unreadable.append(f.path)
                 if content.skip_reason not in (VANISHED, UNREADABLE, SYMLINK):
                     new_files[f.path] = [f.size, f.mtime_ns, content.digest, f.language, f.kind, 0, content.skip_reason]
+                one_done()
                 if had_chunks:
                     changed = True
                     yield f, []  # its old chunks go
@@ -601,9 +616,6 @@ def _refresh_locked(root, store, rdir, name, retriever, options, force, progress
                 chunks = chunk(content.text, f)
                 if counted(entry, had_chunks, len(chunks)):
                     yield f, chunks
-            if time.monotonic() - last_note > 0.1:
-                progress(Tick(f"{name}: {verb} {i + 1}/{total} {noun}", i + 1, total))
-                last_note = time.monotonic()
 
     removed_paths = [p for p in gone if old_files[p][NCHUNKS] > 0]
     # A file still on disk but no longer eligible (ignored or excluded now) must leave no trace in

@@ -471,10 +471,13 @@ def test_a_first_build_behind_a_call_reports_progress_to_a_client_that_asks(make
     assert heard, "no progress was reported"
     assert all(0 < done <= total == 400 for done, total, _ in heard)
     assert heard[-1][2].startswith("lexical: indexed ")
+    assert heard[-1][:2] == (400, 400)  # to the end (the last heard was the one said past 0.1 s: 64 of 70)
     # So does a call with a regular expression, matched in a process of its own (which heard nothing).
     heard.clear()
     result = anyio.run(main, {"query": "route request", "pattern": r"route_\w+\(", "retriever": "treesitter"})
     assert _payload(result)["results"] and heard and heard[-1][2].startswith("treesitter: indexed ")
+    # Counted as its workers chunk the files (they were counted as read, long before), to the end.
+    assert heard[-1][:2] == (400, 400)
 
 
 def test_progress_values_rise_with_every_notification_as_counts_of_two_kinds_take_turns():
@@ -737,7 +740,7 @@ def test_an_agents_scope_is_bounded_to_the_lines_around_its_hit(monkeypatch):
     from retrieval.mcp import MAX_EXPAND, Searcher
 
     asked = []
-    monkeypatch.setattr(Searcher, "_run", lambda self, argv, stdin=None, on_tick=None, apart=False: asked.append(argv) or {})
+    monkeypatch.setattr(Searcher, "_run", lambda self, argv, stdin=None, on_tick=None, apart=False, budget=None: asked.append(argv) or {})
     Searcher("/tmp").search("cord append", expand="scope")
     Searcher("/tmp").search("cord append", expand=3)
     scoped, numbered = asked
