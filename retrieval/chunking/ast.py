@@ -33,7 +33,7 @@ from ..read import split_lines
 from ..records import Chunk
 from .definitions import (MACRO_DEPTH, MAX_DEPTH, TEXT_NODES, Definition, blank, continuations, definitions,
                           end_row, handed_on, is_prefix, knows_definitions, macro_items, node_text, row_before,
-                          wraps)
+                          type_name, wraps)
 from .grammars import HEADING_LANGUAGES, grammar_for
 from .lines import ChunkingPolicy, chunk_lines
 from .parsing import Allowance, parse
@@ -1105,11 +1105,18 @@ def _yaml_nesting(lines: list[str]) -> int:
 
 
 def _constructor(d: Definition) -> bool:
-    """A constructor named after its class (Java, C#, C++, Dart): it does not define the class's
-    name, or a query naming the class finds a short constructor before the class itself. Its scope
-    path (`HashCodeBuilder.HashCodeBuilder`) still places it."""
-    parent = d.parent
-    return d.kind in _FUNCTION_LIKE and parent is not None and parent.name == d.name and parent.kind not in _FUNCTION_LIKE
+    """A constructor (or C++ destructor) named after its class (Java, C#, C++, Dart): it does not
+    define the class's name, or a query naming the class finds a short constructor before the class
+    itself. Its scope path (`HashCodeBuilder.HashCodeBuilder`) still places it. C++'s out of its
+    class (`Socket::Socket(...)`, `Socket::~Socket()`, `Box<T>::Box()`: the class is in a header)
+    too."""
+    if d.kind not in _FUNCTION_LIKE:
+        return False
+    parent, bare = d.parent, d.name.lstrip("~")
+    if parent is not None and parent.name == bare and parent.kind not in _FUNCTION_LIKE:
+        return True
+    owner, qualified, _ = d.display.rpartition("::")
+    return bool(qualified) and type_name(owner) == bare
 
 
 def _mostly_error(root, n_bytes: int) -> bool:

@@ -496,6 +496,9 @@ def _last_word(text: str) -> str:
     return m.group(0) if m else ""
 
 
+type_name = _last_word  # (what the chunker reads a qualified name's owner by)
+
+
 def _exports_named_function(node) -> bool:
     """`module.exports = function renderFile(...)` (CommonJS): the module's export object is no
     name of the function, its own name is (the binding named the chunk `exports`); the binding
@@ -766,6 +769,8 @@ def _definition(node, captures) -> Definition | None:
     # `Remove-ExpiredBackup`), as the definition patterns read it.
     # A Lisp's symbol too (`my-mode-setup`).
     name = _last_word(display) if name_node.type not in _IDENTIFIERS_PLAIN else display
+    if "::" in display and display.rsplit("::", 1)[1].lstrip().startswith("~") and name:
+        name = "~" + name  # C++'s out-of-class destructor, `Socket::~Socket`: not its class's name
     if name in ("operator", "operator!"):
         # C++'s `operator==`: the symbol is the name (`operator` alone named every operator of a
         # class, and `operator!=` came out as `operator!`); a conversion (`operator bool`) stays `operator`.

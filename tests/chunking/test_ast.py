@@ -1211,6 +1211,23 @@ def test_a_constructor_does_not_define_its_class_s_name():
     assert "Fraction" in chunks[0].definitions
 
 
+def test_a_cpp_constructor_or_destructor_defined_out_of_its_class_defines_nothing():
+    """`Socket::Socket(int fd)` and `Socket::~Socket()` in socket.cpp (the class is in the header)
+    each defined `Socket`, the destructor's symbol `Socket` too."""
+    text = ("namespace net {\nSocket::Socket(int fd) : fd_(fd) {\n    opened++;\n}\n\n"
+            "Socket::~Socket() {\n    close(fd_);\n}\n\n"
+            "int Socket::sendBytes(const char* data, int n) {\n    return write(fd_, data, n);\n}\n\n"
+            "template <typename T>\nBox<T>::Box() {}\n}\n")
+    chunks = chunks_of(text, "socket.cpp", "cpp", policy=TINY)
+    by_line = {c.text.splitlines()[0]: c for c in chunks}
+    made = by_line["Socket::Socket(int fd) : fd_(fd) {"]
+    ended = by_line["Socket::~Socket() {"]
+    assert (made.context, made.symbol, made.definitions) == ("net.Socket::Socket", "Socket", ())
+    assert (ended.context, ended.symbol, ended.definitions) == ("net.Socket::~Socket", "~Socket", ())
+    assert "Box" not in next(c for c in chunks if "Box<T>::Box()" in c.text).definitions
+    assert "sendBytes" in next(c for c in chunks if "Socket::sendBytes(" in c.text).definitions  # a method defines its name
+
+
 def test_a_method_a_little_over_the_budget_with_its_javadoc_stays_whole():
     """Cut, the Javadoc was a chunk of its own and the three-line method joined the next one's Javadoc."""
     javadoc = "    /**\n" + "".join(f"     * Splits the text by character type, rule {i} of the camel case split.\n"
