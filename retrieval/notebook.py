@@ -93,7 +93,7 @@ def script_view(text: str) -> tuple[str, str] | None:
     says): the caller keeps the text as it is."""
     try:
         notebook = json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # (outputs nested 1,000 deep: every build of the tree failed)
         return None
     cells = notebook.get("cells") if isinstance(notebook, dict) else None
     if not isinstance(cells, list) or not all(isinstance(c, dict) for c in cells):

@@ -108,6 +108,19 @@ def test_a_notebook_that_does_not_parse_is_indexed_as_its_json(run, make_tree):
     assert [(h["path"], h["language"]) for h in hits] == [("train.ipynb", "jupyter")]
 
 
+@pytest.mark.parametrize("retriever", ["lexical", "treesitter"])
+def test_a_notebook_nested_past_the_json_readers_depth_is_indexed_as_its_json(run, make_tree, retriever):
+    """Outputs nested 1,000 deep raised RecursionError, read as a damaged index: every build and
+    query of the tree failed ("the lexical index is damaged (maximum recursion depth exceeded ...)")."""
+    deep = ('{"cells": [{"cell_type": "code", "source": ["deep_cell_word = 1"], "outputs": ' + "[" * 3000 + "]" * 3000
+            + '}], "nbformat": 4, "metadata": {}}')
+    root = make_tree({"deep.ipynb": deep, "ok.py": "def fine_word():\n    pass\n"})
+    for query, path in (("fine_word", "ok.py"), ("deep_cell_word", "deep.ipynb")):
+        result = run("query", "--root", root, query, "--retriever", retriever, "--json")
+        assert result.exit_code == 0 and "damaged" not in result.stderr, result.stderr
+        assert json.loads(result.stdout)["results"][0]["path"] == path
+
+
 def test_an_edited_notebook_is_searched_as_edited(run, make_tree, rewrite):
     root = make_tree({"train.ipynb": TRAINING})
     assert run("index", "--root", root, "--retriever", "lexical").exit_code == 0
