@@ -704,6 +704,15 @@ def clean(root: str | os.PathLike[str], *, progress: Progress = _quiet) -> bool:
         raise layout.StoreError(f"{store} does not look like a retrieval index; not removing it") from None
     except OSError as exc:  # an unreadable store is not a foreign one (it said so)
         raise layout.unwritable("remove", store, exc) from exc
+    try:
+        foreign = layout.foreign_names(store)
+    except OSError as exc:
+        raise layout.unwritable("remove", store, exc) from exc
+    if foreign:
+        # Put there since it was made ours (a build refuses a directory holding them): removed with
+        # the store, a user's notes were gone.
+        raise layout.StoreError(f"refusing to remove {store}: it holds {foreign[0]}, which retrieval did not write "
+                                "(move that away, then clean again)")
     from .store.atomic import remove_tree
 
     # Under the writer lock: a build going on finishes first (removed under it, it recreated parts

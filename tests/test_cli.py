@@ -873,6 +873,23 @@ def test_clean_refuses_a_store_directory_it_did_not_create(run, sample_repo):
     assert (sample_repo / ".retrieval" / "notes.txt").exists()
 
 
+def test_clean_refuses_a_store_holding_files_put_there_since_it_was_built(run, sample_repo):
+    """Notes a user put into `.retrieval/` after the index was built (a build refuses a directory
+    holding them; a query of the store does not look) were removed with it."""
+    run("index", "--root", sample_repo, "--retriever", "lexical")
+    store = sample_repo / ".retrieval"
+    (store / "mydir").mkdir()
+    (store / "mydir" / "keep.txt").write_text("keep me")
+    result = run("clean", "--root", sample_repo)
+    assert result.exit_code == 1
+    assert result.stderr == (f"error: refusing to remove {store}: it holds mydir, which retrieval did not write "
+                             "(move that away, then clean again)\n")
+    assert (store / "mydir" / "keep.txt").read_text() == "keep me" and (store / "lexical").is_dir()
+    (store / "mydir" / "keep.txt").unlink()
+    (store / "mydir").rmdir()
+    assert run("clean", "--root", sample_repo).exit_code == 0 and not store.exists()
+
+
 def test_version_and_help(run):
     assert run("--version").exit_code == 0
     result = run("--help")

@@ -197,15 +197,20 @@ def _refuse_foreign(store: str) -> None:
     """A directory at the store's place that holds what no writer of ours puts there (a `.retrieval`
     of the user's or of another tool) is not adopted: `clean` deletes a store whole, the user's
     files with it."""
+    foreign = foreign_names(store)
+    if foreign:
+        raise StoreError(f"refusing to keep the index in {store}: it holds {foreign[0]}, which retrieval did "
+                         f"not write (move that away, or set {ENV_INDEX_DIR} to keep the index elsewhere)")
+
+
+def foreign_names(store: str) -> list[str]:
+    """The names in a store directory that no writer of ours puts there, sorted."""
     from ..retrievers.base import REGISTRY
     from ..server.client import SERVE_DIRNAME
 
     # STORE.json too: another writer may have made the store ours since the caller looked for it.
     ours = {*REGISTRY, SERVE_DIRNAME, "lock", ".gitignore", "STORE.json"}
-    foreign = sorted(n for n in os.listdir(store) if n not in ours and not n.startswith(TMP_PREFIX))
-    if foreign:
-        raise StoreError(f"refusing to keep the index in {store}: it holds {foreign[0]}, which retrieval did "
-                         f"not write (move that away, or set {ENV_INDEX_DIR} to keep the index elsewhere)")
+    return sorted(n for n in os.listdir(store) if n not in ours and not n.startswith(TMP_PREFIX))
 
 
 def refuse_symlink(path: str) -> None:
