@@ -46,6 +46,9 @@ _MAX_WRAPPED = 16  # a wrapper's parent holds it and a few comments: a long list
 # longer than its three-line method was a chunk of its own and the method joined the next Javadoc.
 WHOLE_SLACK = 1.25
 UNEVEN = 2  # pieces of one run of a split node are cut evenly when one is below 1/this of their mean
+# The evening's work a file may take (items times max_lines): a real file's split bodies take a few
+# hundred thousand; a generated one of tiny statements took tens of millions (tens of seconds).
+EVENING_WORK = 4_000_000
 TINY = 48  # a span this small (in characters) joins its predecessor (a closing brace, `end`)
 
 # tree-sitter-yaml's scanner crashes the process (SIGSEGV, no exception) past about 255 nested
@@ -97,6 +100,7 @@ class _Splitter:
         self.budget = budget
         self.max_lines = max_lines
         self.defs = defs
+        self.evening = EVENING_WORK  # what _even_run may still spend on this file (see there)
         # (first row, last row, byte ranges of the definition), in row order: documentation cut
         # apart from the definition it leads, so its pieces can still say whose documentation they are.
         self.leads: list[tuple[int, int, tuple]] = []
@@ -360,7 +364,10 @@ class _Splitter:
             # findCaseInsensitivePathRec cut 34/19/56/7/63/66 lines), ranked on its length alone.
             run_items = [item for g in groups[i:j] for item in g]
             if len(run) > 2 and UNEVEN * min(sizes) < sum(sizes) / len(run) \
-                    and not any(item[2] for item in run_items):
+                    and not any(item[2] for item in run_items) and len(run_items) * self.max_lines <= self.evening:
+                # (its cost: each item against up to max_lines before it; past the file's allowance the
+                # greedy cut stays: 499,000 lines of `;` took 38 s)
+                self.evening -= len(run_items) * self.max_lines
                 run = self._even_run(run_items, len(run)) or run
             evened.extend(run)
             i = j
