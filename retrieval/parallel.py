@@ -34,7 +34,8 @@ def default_jobs() -> int:
         n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
         n = os.cpu_count() or 1
-    return env_int(ENV_JOBS, max(1, min(n, 4)), minimum=1)
+    # At most a few per CPU: RETRIEVAL_JOBS=1000 started 992 processes for 200 files (24 s, not 1.5).
+    return env_int(ENV_JOBS, max(1, min(n, 4)), minimum=1, maximum=max(8, 4 * n))
 
 
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h

@@ -19,13 +19,16 @@ def _warn(name: str, raw: str, wanted: str, default) -> None:
     print(f"retrieval: ignoring {name}={raw!r}: not {wanted}; using {default}", file=sys.stderr)
 
 
-def env_int(name: str, default: int, minimum: int = 0) -> int:
-    """$name as a whole number >= minimum; unset or empty: `default`."""
+def env_int(name: str, default: int, minimum: int = 0, maximum: int | None = None) -> int:
+    """$name as a whole number >= minimum; unset or empty: `default`; over `maximum`, that (said)."""
     raw = os.environ.get(name, "")
     value = raw.strip()
     if not value:
         return default
     if value.isdigit() and int(value) >= minimum:
+        if maximum is not None and int(value) > maximum:
+            _warn(name, raw, f"at most {maximum}", maximum)
+            return maximum
         return int(value)
     _warn(name, raw, f"a whole number >= {minimum}", default)
     return default

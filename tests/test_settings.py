@@ -39,6 +39,8 @@ def test_unset_or_empty_means_the_default_without_a_word(monkeypatch, capsys):
     (lambda: settings.env_int("RETRIEVAL_X", 2, minimum=1), "four", 2),
     (lambda: settings.env_int("RETRIEVAL_X", 2, minimum=1), "0", 2),
     (lambda: settings.env_int("RETRIEVAL_X", 2, minimum=1), "-3", 2),
+    # Over its bound, the bound (RETRIEVAL_JOBS=1000 started 992 worker processes).
+    (lambda: settings.env_int("RETRIEVAL_X", 2, minimum=1, maximum=8), "1000", 8),
     (lambda: settings.env_float("RETRIEVAL_X", 10.0), "ten", 10.0),
     (lambda: settings.env_float("RETRIEVAL_X", 10.0), "-1", 10.0),
     (lambda: settings.env_float("RETRIEVAL_X", 10.0), "nan", 10.0),
@@ -54,6 +56,17 @@ def test_an_unusable_value_is_named_once_and_the_default_used(monkeypatch, capsy
     assert err.count("\n") == 1
     assert err.startswith(f"retrieval: ignoring RETRIEVAL_X={raw!r}: not ")
     assert "using" in err
+
+
+def test_worker_processes_are_at_most_a_few_per_cpu(monkeypatch, capsys):
+    from retrieval.parallel import default_jobs
+
+    monkeypatch.setenv("RETRIEVAL_JOBS", "1000")
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert default_jobs() == 8
+    assert "RETRIEVAL_JOBS='1000': not at most 8; using 8" in capsys.readouterr().err
+    monkeypatch.setenv("RETRIEVAL_JOBS", "3")
+    assert default_jobs() == 3
 
 
 @pytest.mark.parametrize("name, raw", [
