@@ -887,6 +887,22 @@ def test_a_relative_index_directory_setting_is_refused_by_every_command(run, sam
     assert (sample_repo / ".retrieval" / "lexical" / "manifest.json").exists()  # `clean` removed nothing
 
 
+@pytest.mark.parametrize("command", [["query", "config"], ["index", "--retriever", "lexical"], ["status"]])
+def test_an_index_directory_setting_whose_parent_is_missing_is_refused_not_made(run, sample_repo, tmp_path,
+                                                                                monkeypatch, command):
+    """`RETRIEVAL_INDEX_DIR=/nonexistent/deep` (a typo) made that tree of directories wherever it
+    pointed; the directory itself is made, below one that exists."""
+    missing = tmp_path / "typo" / "deep"
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(missing))
+    result = run(*command, "--root", sample_repo)
+    assert result.exit_code == 1
+    assert result.stderr == (f"error: RETRIEVAL_INDEX_DIR={missing} does not exist, nor does the directory above "
+                             "it: create it (or unset the variable)\n")
+    assert not (tmp_path / "typo").exists()
+    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "idx"))  # the directory alone: made
+    assert run("query", "config", "--root", sample_repo).exit_code == 0 and (tmp_path / "idx").is_dir()
+
+
 def test_a_query_read_from_stdin_is_echoed_without_its_final_newline(run, sample_repo):
     result = run("query", "--root", sample_repo, "-", "--json", input="parse config\n")
     assert json.loads(result.stdout)["query"] == "parse config"

@@ -38,6 +38,11 @@ def store_dir(root: str) -> str:
             # Taken from the current directory, it named another store in each subdirectory a
             # command ran from, each a full rebuild.
             raise StoreError(f"{ENV_INDEX_DIR}={moved} is a relative path: it must be absolute (or unset it)")
+        if not os.path.lexists(moved) and not os.path.isdir(os.path.dirname(os.path.abspath(moved))):
+            # Made with all its parents, a typo wrote a tree of directories wherever it pointed
+            # (`/nonexistent/deep/repo-...`): the directory itself is made, not its parents.
+            raise StoreError(f"{ENV_INDEX_DIR}={moved} does not exist, nor does the directory above it: create it "
+                             "(or unset the variable)")
         # One subdirectory per root, so several repositories can share one index directory.
         return os.path.join(os.path.abspath(moved), store_name(root))
     return os.path.join(root, STORE_DIRNAME)
