@@ -317,7 +317,7 @@ def is_prefix(node) -> bool:
 
 class Definition:
     __slots__ = ("name", "display", "kind", "start", "end", "name_row", "parent", "path", "key", "bytes", "depth",
-                 "statement", "declaration", "partial", "instance")
+                 "statement", "declaration", "partial", "instance", "returns")
 
     def __init__(self, name, display, kind, start, end, name_row, node_bytes=(0, 0)):
         self.name, self.display, self.kind = name, display, kind
@@ -331,6 +331,7 @@ class Definition:
         self.declaration = False  # an overload's declaration: its name's implementation follows it
         self.partial = False  # C#'s `partial class X`: one of X's parts
         self.instance = False  # Haskell's `instance C T`, Rust's `impl T`: named by what they do not define
+        self.returns = False  # a C-family function written with a return type: no constructor
 
 _QUERIES: dict[str, object] = {}
 
@@ -769,8 +770,8 @@ def _definition(node, captures) -> Definition | None:
     # `Remove-ExpiredBackup`), as the definition patterns read it.
     # A Lisp's symbol too (`my-mode-setup`).
     name = _last_word(display) if name_node.type not in _IDENTIFIERS_PLAIN else display
-    if "::" in display and display.rsplit("::", 1)[1].lstrip().startswith("~") and name:
-        name = "~" + name  # C++'s out-of-class destructor, `Socket::~Socket`: not its class's name
+    if display.rsplit("::", 1)[-1].lstrip().startswith("~") and name and not name.startswith("~"):
+        name = "~" + name  # a C++ (or C#) destructor, `~Socket`, `Socket::~Socket`: not its class's name
     if name in ("operator", "operator!"):
         # C++'s `operator==`: the symbol is the name (`operator` alone named every operator of a
         # class, and `operator!=` came out as `operator!`); a conversion (`operator bool`) stays `operator`.
@@ -800,6 +801,7 @@ def _definition(node, captures) -> Definition | None:
                        name_node.start_point[0], (span_node.start_byte, last.end_byte))
     found.declaration = _overload(span_node, parent, name) or _trait_binding(node)
     found.instance = kind == "impl" and node_type in _EXTENDS
+    found.returns = node_type == "function_definition" and node.child_by_field_name("type") is not None
     if node_type in _PARTIAL_TYPES and any(c.type == "modifier" and node_text(c) == "partial" for c in node.children):
         found.partial = True  # see continuations
     return found

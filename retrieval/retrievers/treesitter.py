@@ -18,7 +18,7 @@ from ..parallel import ordered_map
 from ..records import Chunk, SourceFile, Unchunked
 from .lexical import LexicalRetriever, _file_documents, file_item
 
-CHUNKER_VERSION = 109  # bump when chunk boundaries or their metadata change: stores are rebuilt
+CHUNKER_VERSION = 110  # bump when chunk boundaries or their metadata change: stores are rebuilt
 
 
 class TreesitterRetriever(LexicalRetriever):

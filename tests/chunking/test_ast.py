@@ -1226,6 +1226,17 @@ def test_a_cpp_constructor_or_destructor_defined_out_of_its_class_defines_nothin
     assert (ended.context, ended.symbol, ended.definitions) == ("net.Socket::~Socket", "~Socket", ())
     assert "Box" not in next(c for c in chunks if "Box<T>::Box()" in c.text).definitions
     assert "sendBytes" in next(c for c in chunks if "Socket::sendBytes(" in c.text).definitions  # a method defines its name
+    # In its class, a destructor is `~Socket` too; a function written with a return type is no
+    # constructor, out of a namespace of its name or in it.
+    body = "".join(f"    puts(msg, {n});\n" for n in range(4))
+    inside = ("class Socket {\npublic:\n    Socket(int fd) { fd_ = fd; }\n    ~Socket() { close(fd_); }\n};\n"
+              f"namespace log {{\nvoid log(const char* msg) {{\n{body}}}\n}}\n"
+              f"void log::log(const char* msg) {{\n{body}}}\n")
+    chunks = chunks_of(inside, "x.cpp", "cpp", policy=TINY)
+    ended = next(c for c in chunks if c.text.lstrip().startswith("~Socket()"))
+    assert (ended.context, ended.symbol, ended.definitions) == ("Socket.~Socket", "~Socket", ())
+    assert next(c for c in chunks if c.text.startswith("void log(")).definitions == ("log",)
+    assert next(c for c in chunks if c.text.startswith("void log::log(")).definitions == ("log",)
 
 
 def test_a_file_of_many_tiny_statements_is_cut_in_time_proportional_to_its_length(monkeypatch):
