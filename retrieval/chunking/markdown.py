@@ -109,6 +109,7 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
+_FRONT_KEY = re.compile(r"[A-Za-z_][\w-]*[ \t]*[:=]")  # a YAML or TOML key
 _FRONT_TITLE = re.compile(r"""title[ \t]*[:=][ \t]*(['"]?)(.+?)\1[ \t]*$""")
 
 
@@ -247,7 +248,11 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
         return []
     headings = heading_rows(lines, language)
     budget = policy.budget(kind)
-    front = _front_matter_end(lines) if language != "rst" else 0  # metadata rows, no text of the page
+    # Metadata rows, no text of the page: a block with a `key: value` line (a page opening with a
+    # `---` rule, text and another `---` is no front matter to skip over).
+    front = _front_matter_end(lines) if language != "rst" else 0
+    if front and not any(_FRONT_KEY.match(line) for line in lines[1 : front - 1]):
+        front = 0
     # A page titled in its front matter: that title heads its heading paths (`Getting started >
     # Install`), as the rendered page's first heading, unless the text has a first-level one.
     page = _front_matter_title(lines) if language != "rst" else ""

@@ -241,6 +241,11 @@ def test_a_page_whose_front_matter_is_all_that_comes_before_its_first_heading_is
     (lead, *_rest) = chunk_headings("---\ntitle: T\n---\nA lead paragraph.\n\n## Install\n\nSteps.\n", "t.md",
                                     language="markdown", kind="docs", policy=ChunkingPolicy(prose=20))
     assert (lead.context, lead.symbol, lead.chunk_kind) == ("T", "", "document")
+    # A page opening with a `---` rule, some text and another rule holds no metadata: its text is
+    # no front matter, and the section after it does not take it in.
+    ruled = "---\n\n## Install\n\npip install\n---\n\n## Use\n\nx\n"
+    (lead, *_rest) = chunk_headings(ruled, "r.md", language="markdown", kind="docs")
+    assert lead.start_line == 1 and lead.context != "Use"
 
 
 def test_what_comes_before_a_page_s_first_heading_is_labelled_with_that_title():
