@@ -391,12 +391,16 @@ def _cut_around(own: str, width: int, col: int | None) -> str:
     """A file line --max-tokens cut to `width` characters, marked `…`: its head, or, when what the
     row points at lies past the head, as many characters around it (a cut row showed `HTTP server …`
     for a column pointing at `retry` further on)."""
+    if width <= 0:
+        return "…"
     if col is not None:
         at = len(own.encode("utf-8", "surrogatepass")[: col - 1].decode("utf-8", "surrogatepass"))
         word = _WORD.match(own, at)
-        if (word.end() if word else at + 1) > width:
-            start = max(0, min(at - width // 3, len(own) - width))
-            return "… " + own[start:start + width] + (" …" if start + width < len(own) else "")
+        end = word.end() if word else at + 1
+        if end > width:
+            # A third of the room before it, less if the word would not fit whole; never past it.
+            start = max(0, min(at, max(end - width, at - width // 3), len(own) - width))
+            return ("… " if start else "") + own[start:start + width] + (" …" if start + width < len(own) else "")
     return own[:width] + " …"
 
 
@@ -405,12 +409,19 @@ def _bare_row(path: str, root: str, hit: SearchHit, terms: frozenset[str], patte
     (`cut`), at the first line of its span holding what was asked (`:1:1:` and no text pointed
     past the match, as if nothing was cut), its text `…`."""
     if cut and hit.start_line and not is_notebook(hit.source_path):
+        from .text import tokenize
+
         raw = _file_lines(root, hit.source_path, files) or []
+        best = None  # (terms held, -line): the line a snippet of one line shows, as a larger budget does
         for n in range(hit.start_line, min(hit.end_line, len(raw)) + 1):
             own = raw[n - 1]
             col = _term_column(own, terms) if pattern is None else _match_column(own, None, pattern)
             if col is not None:
-                return f"{path}:{n}:{col}:…"
+                held = len(terms.intersection(tokenize(own))) if pattern is None else 1
+                if best is None or held > best[0]:
+                    best = (held, n, col)
+        if best is not None:
+            return f"{path}:{best[1]}:{best[2]}:…"
     return f"{path}:{hit.start_line}:1:" + ("…" if cut else "")
 
 

@@ -412,6 +412,28 @@ def test_vimgrep_under_a_token_budget_keeps_the_column_and_marks_a_cut_line(run,
     assert bare == "routes.py:2:5:…"
 
 
+def test_a_cut_vimgrep_line_shows_its_match_whole_and_marks_only_what_was_cut():
+    from retrieval.output import _cut_around
+
+    line = "x = compute(a, b) + zqretrywidget(value)  # " + "y" * 100
+    col = line.index("zqretrywidget") + 1
+    shown = _cut_around(line, 20, col)
+    assert "zqretrywidget" in shown and shown.startswith("… ") and shown.endswith(" …")
+    assert _cut_around(line, 20, 1) == line[:20] + " …"  # at the head: nothing before it was cut
+    assert _cut_around("ab zqretrywidget(value) " + "y" * 50, 16, 4) == "ab zqretrywidget …"  # it fits whole
+    assert _cut_around(line, 0, col) == "…"
+
+
+def test_a_hit_whose_lines_a_budget_cut_all_points_where_a_larger_budget_does(run, make_tree, monkeypatch):
+    """Cut to nothing, a hit pointed at the first line holding any word of the query; with a little
+    more room, at the line holding the most of them (the line its snippet shows)."""
+    text = "def handler():\n    w5 = 1\n" + "    a = 2\n" * 5 + "    x = w5 + retrywidget(w5)\n    return x\n"
+    monkeypatch.chdir(make_tree({"c.py": text, "d.py": "def retrywidget(v):\n    return v\n"}))
+    rows = [run("query", "w5", "retrywidget", "--vimgrep", "--max-tokens", str(b)).stdout.splitlines()[0]
+            for b in (1, 5, 14)]
+    assert {row.split(":")[1] for row in rows} == {"8"}, rows
+
+
 def test_a_pattern_is_matched_line_by_line_inline_flags_and_text_anchors_included(run, make_tree):
     root = make_tree({"a.py": "import os\n\n\n\ndef zqwidget():\n    return os\n",
                       "b.py": "def zqwidget_too():\n    pass\n"})
