@@ -77,6 +77,8 @@ def _rooted_globs(globs, root: str) -> tuple[str, ...]:
     """Globs as the root sees them. A path a shell user means from where they stand (`./x.py` in
     a subdirectory of the root, `./repo/x.py` beside it, or an absolute path inside it) is made
     relative to the root; anything else is already a glob over root-relative paths."""
+    from .ignore import literal_glob
+
     real_root = os.path.realpath(root)
     try:
         # Both resolved: getcwd() is a real path, a --root given through a link is not.
@@ -95,7 +97,7 @@ def _rooted_globs(globs, root: str) -> tuple[str, ...]:
         elif body.startswith(("./", "../")):
             if not here.startswith(".."):
                 # The directory they stand in is a name, not a glob (`app/[slug]`): escaped.
-                inside = os.path.normpath(os.path.join(_glob_escape(here), body)).replace(os.sep, "/")
+                inside = os.path.normpath(os.path.join(literal_glob(here), body)).replace(os.sep, "/")
             if cwd is not None and (inside is None or inside.startswith("..")):
                 # From outside the root (the directory holding it, one beside it), or out of it and
                 # back (`../repo/x.py`): what lies below the root is the glob's own part, no name of
@@ -115,10 +117,6 @@ def _rooted_globs(globs, root: str) -> tuple[str, ...]:
             body, slash = "./**", ""
         out.append(("!" if negated else "") + body + slash)
     return tuple(out)
-
-
-def _glob_escape(path: str) -> str:
-    return "".join("\\" + c if c in "*?[\\" else c for c in path)
 
 
 def _progress_sink(always: bool = True):
@@ -652,17 +650,31 @@ def _note_path_words(words: tuple[str, ...], root: str, path_globs: tuple[str, .
             break
         named.insert(0, word)
     if named:
-        from .ignore import literal_glob
         from .output import shell_word
 
-        # (quoted on one line, control and bidi characters escaped, as every note quotes a path;
-        # a name holding `[1]` or `*` escaped: as a glob it named other files too)
-        filters = " ".join(
-            f"--path {shell_word(literal_glob(w if os.path.isabs(w) or w.startswith('./') else './' + w))}"
-            for w in named)
+        # (quoted on one line, control and bidi characters escaped, as every note quotes a path)
+        filters = " ".join(f"--path {shell_word(_path_filter(w, root))}" for w in named)
         click.echo(f"note: {', '.join(map(shell_word, named))} {'was' if len(named) == 1 else 'were'} read as "
                    f"{'a word' if len(named) == 1 else 'words'} of the query; to search only there: {filters}",
                    err=True)
+
+
+def _path_filter(word: str, root: str) -> str:
+    """The --path that searches only the file or directory `word` names (from here, as typed): the
+    word as written, or, when it holds what a glob reads (`a[1].py` also matched `a1.py`), the part
+    of it below the root escaped (all of it escaped, the root's own `t[1]` named nothing)."""
+    from .ignore import literal_glob
+
+    shown = word if os.path.isabs(word) or word.startswith("./") else "./" + word
+    if literal_glob(shown) == shown:
+        return shown
+    slash = "/" if word.endswith("/") else ""
+    target, real_root = os.path.realpath(word), os.path.realpath(root)
+    here = os.path.realpath(os.getcwd())
+    if here == real_root or here.startswith(real_root + os.sep):  # read from here (see _rooted_globs)
+        rel = os.path.relpath(target, here)
+        return ("" if rel.startswith("..") else "./") + literal_glob(rel) + slash
+    return os.path.join(real_root, literal_glob(os.path.relpath(target, real_root))) + slash
 
 
 def _distinct_files(hits):

@@ -294,8 +294,9 @@ def compile_globs(globs) -> "RuleSet":
 
 def literal_glob(path: str) -> str:
     """A glob that matches `path` alone: `a[1].py` as written also matched `a1.py`, `*` any name.
-    The characters globs read are escaped."""
-    return "".join("\\" + c if c in "\\*?[{" else c for c in path)
+    The characters globs read are escaped, and a trailing space (an ignore line drops it)."""
+    escaped = "".join("\\" + c if c in "\\*?[{" else c for c in path)
+    return escaped[:-1] + "\\ " if escaped.endswith(" ") else escaped
 
 
 _MAX_BRACE_GLOBS = 256  # `{a,b}{c,d}...` multiplies: more alternatives than this is refused

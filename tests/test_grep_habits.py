@@ -116,6 +116,17 @@ def test_the_filter_a_path_word_is_told_searches_that_file_alone(run, make_tree,
         listed = run("query", "needle_here", "-l", *filters)
         assert listed.exit_code == 0, listed.output
         assert listed.stdout.splitlines() == [name], (name, filters)
+    # In a root whose own path holds such characters, named from inside it by an absolute path, and
+    # from the directory above it (all of it escaped, the root's `t[1]` named nothing).
+    root = make_tree({"a[1].py": "def needle_here(): pass\n", "a1.py": "def needle_here(): pass\n"}, name="t[1]")
+    for where, root_option, word in ((root, (), str(root / "a[1].py")), (root.parent, ("--root", str(root)),
+                                                                            "t[1]/a[1].py")):
+        monkeypatch.chdir(where)
+        (note,) = [line for line in run("query", *root_option, "needle_here", word).stderr.splitlines()
+                   if "read as" in line]
+        filters = shlex.split(note.split("to search only there: ")[1])
+        listed = run("query", *root_option, "needle_here", "-l", *filters)
+        assert [os.path.basename(p) for p in listed.stdout.splitlines()] == ["a[1].py"], (where, filters, listed.output)
 
 
 def test_paths_are_from_the_current_directory_inside_a_root_given_through_a_link(run, make_tree, monkeypatch, tmp_path):

@@ -131,8 +131,8 @@ def _generate(root, store, model, options, context, progress, requester) -> None
         withheld = ", ".join(f"{n} {why} file{'s' * (n != 1)}" for why, n in sorted(work.withheld.items()))
         progress(f"{NAME}: {'dry run: ' * context.dry_run}{work.estimate.describe(model)}; "
                  f"{work.cached} chunks already cached"
-                 + (f"; {counted(work.identical, 'chunk')} of identical files share those contexts" if work.identical
-                    else "")
+                 + (f"; {counted(work.identical, 'chunk')} of identical files "
+                    f"{'shares' if work.identical == 1 else 'share'} those contexts" if work.identical else "")
                  + (f"; never sent: {withheld}" if withheld else ""))
         if context.max_chunks is not None and work.chunks > context.max_chunks:
             work.limit(context.max_chunks)
