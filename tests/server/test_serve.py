@@ -1199,79 +1199,91 @@ def test_serving_a_read_only_store_is_one_line_saying_how_to_keep_the_index_else
                              "system (set RETRIEVAL_INDEX_DIR=/a/writable/directory to keep indexes elsewhere)\n")
 
 
-def test_a_request_behind_a_slow_one_is_given_up_at_once_and_never_run(sample_repo, tmp_path, monkeypatch):
-    """Requests run one at a time: a query behind a first embedding build waited up to 600 s for
-    its answer. The server now says when it starts a command; a client not told within
-    STARTED_TIMEOUT runs the command itself, and the server does not run the abandoned request."""
+@pytest.fixture
+def slow_server(sample_repo, tmp_path, monkeypatch):
+    """slow_server(run) starts an in-process server of sample_repo whose `run` requests go to
+    run(header, started) (None from it: answered as usual), on a thread stopped at the end;
+    (store, the fields of a run request)."""
     from retrieval.server import serve as serve_module
 
     monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "indexes"))
-    server = serve_module.Server(str(sample_repo), idle_timeout=0)
-    server.start()
-    answer, ran = server.answer, []
+    servers = []
 
-    def slow(header, payload, started=lambda: None):
-        if header.get("op") != "run":
-            return answer(header, payload, started=started)
-        ran.append(header["argv"])
-        started()
-        time.sleep(4)
-        return lambda conn: client.send(conn, {"ok": True, "code": 0, "stdout_len": 0, "stderr_len": 0})
+    def start(run):
+        server = serve_module.Server(str(sample_repo), idle_timeout=0)
+        server.start()
+        answer = server.answer
 
-    server.answer = slow
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    store = client.store_dir(str(sample_repo))
-    request = {"op": "run", "cwd": str(sample_repo), "version": client.code_version(), "env": client.environment(),
-               "encodings": {}, "stdin_len": 0}
-    try:
-        first = threading.Thread(target=client.call, args=(store, dict(request, argv=["query", "slow"])),
-                                 kwargs={"started_timeout": 3.0})
-        first.start()
-        deadline = time.monotonic() + 60
-        while not ran:  # the slow one has started
-            assert time.monotonic() < deadline, "the first request never started"
-            time.sleep(0.01)
-        began = time.monotonic()
-        with pytest.raises(OSError):
-            client.call(store, dict(request, argv=["query", "behind"]), started_timeout=1.0)
-        assert time.monotonic() - began < 3
-        first.join(20)
-        # Answered after the abandoned request, which the server has read (and dropped) by then.
-        header, _ = client.call(store, {"op": "ping"}, reply_timeout=20)
-        assert header["ok"]  # and goes on
-        assert ran == [["query", "slow"]]
-    finally:
+        def answering(header, payload, started=lambda: None):
+            reply = run(header, started) if header.get("op") == "run" else None
+            return answer(header, payload, started=started) if reply is None else reply
+
+        server.answer = answering
+        thread = threading.Thread(target=server.serve_forever, daemon=True)
+        thread.start()
+        servers.append((server, thread))
+        request = {"op": "run", "cwd": str(sample_repo), "version": client.code_version(),
+                   "env": client.environment(), "encodings": {}, "stdin_len": 0}
+        return client.store_dir(str(sample_repo)), request
+
+    yield start
+    for server, thread in servers:
         server.stopping = True
         thread.join(10)
         server.close()
 
 
-def test_status_beside_a_long_command_says_the_server_runs_and_is_busy(sample_repo, tmp_path, monkeypatch):
+def _answered_empty(conn):
+    client.send(conn, {"ok": True, "code": 0, "stdout_len": 0, "stderr_len": 0})
+
+
+def test_a_request_behind_a_slow_one_is_given_up_at_once_and_never_run(slow_server):
+    """Requests run one at a time: a query behind a first embedding build waited up to 600 s for
+    its answer. The server now says when it starts a command; a client not told within
+    STARTED_TIMEOUT runs the command itself, and the server does not run the abandoned request."""
+    ran = []
+
+    def slow(header, started):
+        ran.append(header["argv"])
+        started()
+        time.sleep(4)
+        return _answered_empty
+
+    store, request = slow_server(slow)
+    first = threading.Thread(target=client.call, args=(store, dict(request, argv=["query", "slow"])),
+                             kwargs={"started_timeout": 3.0})
+    first.start()
+    deadline = time.monotonic() + 60
+    while not ran:  # the slow one has started
+        assert time.monotonic() < deadline, "the first request never started"
+        time.sleep(0.01)
+    began = time.monotonic()
+    with pytest.raises(OSError):
+        client.call(store, dict(request, argv=["query", "behind"]), started_timeout=1.0)
+    assert time.monotonic() - began < 3
+    first.join(20)
+    # Answered after the abandoned request, which the server has read (and dropped) by then.
+    header, _ = client.call(store, {"op": "ping"}, reply_timeout=20)
+    assert header["ok"]  # and goes on
+    assert ran == [["query", "slow"]]
+
+
+def test_status_beside_a_long_command_says_the_server_runs_and_is_busy(sample_repo, slow_server):
     """A server answers one request at a time: `status` beside a long query waited 8 s for a ping
     and then said no server ran (and `"server": null`)."""
-    from retrieval.server import serve as serve_module
+    running, release = threading.Event(), threading.Event()
 
-    monkeypatch.setenv("RETRIEVAL_INDEX_DIR", str(tmp_path / "indexes"))
-    server = serve_module.Server(str(sample_repo), idle_timeout=0)
-    server.start()
-    answer, running, release = server.answer, threading.Event(), threading.Event()
-
-    def slow(header, payload, started=lambda: None):
-        if header.get("op") != "run" or header["argv"][0] != "query":
-            return answer(header, payload, started=started)
+    def slow(header, started):
+        if header["argv"][0] != "query":
+            return None  # status: as usual
         started()
         running.set()
         release.wait(60)
-        return lambda conn: client.send(conn, {"ok": True, "code": 0, "stdout_len": 0, "stderr_len": 0})
+        return _answered_empty
 
-    server.answer = slow
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    store = client.store_dir(str(sample_repo))
-    request = {"op": "run", "cwd": str(sample_repo), "version": client.code_version(), "env": client.environment(),
-               "encodings": {}, "stdin_len": 0, "argv": ["query", "slow"]}
-    first = threading.Thread(target=client.call, args=(store, request), kwargs={"started_timeout": 3.0})
+    store, request = slow_server(slow)
+    first = threading.Thread(target=client.call, args=(store, dict(request, argv=["query", "slow"])),
+                             kwargs={"started_timeout": 3.0})
     try:
         first.start()
         assert running.wait(60)
@@ -1290,9 +1302,6 @@ def test_status_beside_a_long_command_says_the_server_runs_and_is_busy(sample_re
     finally:
         release.set()
         first.join(20)
-        server.stopping = True
-        thread.join(10)
-        server.close()
 
 
 @pytest.mark.parametrize("signum, code", [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
