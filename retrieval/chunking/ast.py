@@ -1117,14 +1117,15 @@ def _constructor(d: Definition) -> bool:
     itself. Its scope path (`HashCodeBuilder.HashCodeBuilder`) still places it. C++'s out of its
     class (`Socket::Socket(...)`, `Socket::~Socket()`, `Box<T>::Box()`: the class is in a header)
     too."""
-    if d.kind not in _FUNCTION_LIKE or d.returns:
+    if d.kind not in _FUNCTION_LIKE:
         return False
     parent, bare = d.parent, d.name.lstrip("~")
     if parent is not None and parent.name == bare and parent.kind not in (*_FUNCTION_LIKE, "namespace", "module"):
         return True  # (a namespace's function of its name is a function: `namespace log { void log(...) }`)
     owner, qualified, _ = d.display.rpartition("::")
-    # (`void log::log(...)`, with a return type, is a function `log` of a namespace `log`)
-    return bool(qualified) and type_name(owner) == bare
+    # (`void log::log(...)`, with a return type, is a function `log` of a namespace `log`; a macro
+    # before a constructor, `MYLIB_API Foo::Foo(...)`, reads as one and is none)
+    return bool(qualified) and not d.returns and type_name(owner) == bare
 
 
 def _mostly_error(root, n_bytes: int) -> bool:

@@ -498,6 +498,7 @@ def _last_word(text: str) -> str:
 
 
 type_name = _last_word  # (what the chunker reads a qualified name's owner by)
+_MACRO_NAME = re.compile(r"[A-Z][A-Z0-9_]*")  # `FOLLY_NOINLINE`, `MYLIB_API`: a macro the grammar takes for a type
 
 
 def _exports_named_function(node) -> bool:
@@ -771,7 +772,7 @@ def _definition(node, captures) -> Definition | None:
     # A Lisp's symbol too (`my-mode-setup`).
     name = _last_word(display) if name_node.type not in _IDENTIFIERS_PLAIN else display
     if display.rsplit("::", 1)[-1].lstrip().startswith("~") and name and not name.startswith("~"):
-        name = "~" + name  # a C++ (or C#) destructor, `~Socket`, `Socket::~Socket`: not its class's name
+        name = "~" + name  # a C++ destructor, `~Socket`, `Socket::~Socket`: not its class's name
     if name in ("operator", "operator!"):
         # C++'s `operator==`: the symbol is the name (`operator` alone named every operator of a
         # class, and `operator!=` came out as `operator!`); a conversion (`operator bool`) stays `operator`.
@@ -801,7 +802,9 @@ def _definition(node, captures) -> Definition | None:
                        name_node.start_point[0], (span_node.start_byte, last.end_byte))
     found.declaration = _overload(span_node, parent, name) or _trait_binding(node)
     found.instance = kind == "impl" and node_type in _EXTENDS
-    found.returns = node_type == "function_definition" and node.child_by_field_name("type") is not None
+    if node_type == "function_definition":
+        returned = node.child_by_field_name("type")
+        found.returns = returned is not None and not _MACRO_NAME.fullmatch(node_text(returned))
     if node_type in _PARTIAL_TYPES and any(c.type == "modifier" and node_text(c) == "partial" for c in node.children):
         found.partial = True  # see continuations
     return found

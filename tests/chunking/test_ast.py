@@ -1237,6 +1237,12 @@ def test_a_cpp_constructor_or_destructor_defined_out_of_its_class_defines_nothin
     assert (ended.context, ended.symbol, ended.definitions) == ("Socket.~Socket", "~Socket", ())
     assert next(c for c in chunks if c.text.startswith("void log(")).definitions == ("log",)
     assert next(c for c in chunks if c.text.startswith("void log::log(")).definitions == ("log",)
+    # A macro before a constructor, which the grammar reads as its return type, makes none of it.
+    macro = (f"class Foo {{\npublic:\n    FOLLY_NOINLINE Foo() {{\n{body}    }}\n}};\n"
+             f"MYLIB_API Foo::Foo(const char* s) {{\n{body}}}\n")
+    chunks = chunks_of(macro, "foo.cpp", "cpp", policy=TINY)
+    assert "Foo" not in next(c for c in chunks if "FOLLY_NOINLINE Foo()" in c.text and "class" not in c.text).definitions
+    assert next(c for c in chunks if c.text.startswith("MYLIB_API Foo::Foo(")).definitions == ()
 
 
 def test_a_file_of_many_tiny_statements_is_cut_in_time_proportional_to_its_length(monkeypatch):
