@@ -109,7 +109,6 @@ def _front_matter_end(lines: list[str]) -> int:
     return 0
 
 
-_FRONT_KEY = re.compile(r"[A-Za-z_][\w-]*[ \t]*[:=]")  # a YAML or TOML key
 _FRONT_TITLE = re.compile(r"""title[ \t]*[:=][ \t]*(['"]?)(.+?)\1[ \t]*$""")
 
 
@@ -248,11 +247,6 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
         return []
     headings = heading_rows(lines, language)
     budget = policy.budget(kind)
-    # Metadata rows, no text of the page: a block with a `key: value` line (a page opening with a
-    # `---` rule, text and another `---` is no front matter to skip over).
-    front = _front_matter_end(lines) if language != "rst" else 0
-    if front and not any(_FRONT_KEY.match(line) for line in lines[1 : front - 1]):
-        front = 0
     # A page titled in its front matter: that title heads its heading paths (`Getting started >
     # Install`), as the rendered page's first heading, unless the text has a first-level one.
     page = _front_matter_title(lines) if language != "rst" else ""
@@ -296,11 +290,10 @@ def chunk_headings(text: str, path: str, *, language: str = "markdown", kind: st
             # a child or a sibling of the chunk's first heading (or anything after a preamble)
             if size <= budget and sec[1] - prev[0] < policy.max_lines and (sec[4] >= prev[4] or not prev[3]):
                 adopted = not prev[3] and prev[1] + 1 == sec[0] and all(
-                    _MARKER.match(line) for line in lines[max(prev[0], front) : sec[0]])
+                    _MARKER.match(line) for line in lines[prev[0] : sec[0]])
                 if adopted:
-                    # a page's opening anchor (MyST's `(shell-completion)=`, `<a name=...>`) or its
-                    # front matter is no preamble: the chunk is the heading's (it was a `document`
-                    # without a title)
+                    # a page's opening anchor (MyST's `(shell-completion)=`, `<a name=...>`) is no
+                    # preamble: the chunk is the heading's (it was a `document` without a title)
                     prev[2:6] = sec[2:6]
                 prev[1] = sec[1]
                 if sec[3] and not adopted:  # a heading beside the chunk's label: a question's words may name it

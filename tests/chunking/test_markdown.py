@@ -226,28 +226,6 @@ def test_a_page_titled_in_its_front_matter_has_that_title_at_the_head_of_every_h
     assert contexts[0] == "Setup" and contexts[-1] == "Setup > Configuration > Options"
 
 
-def test_a_page_whose_front_matter_is_all_that_comes_before_its_first_heading_is_that_heading_s():
-    """Front matter is metadata, no preamble: a chunk of it and the sections after it was labelled by
-    it, with no context at all when the page has first-level headings of its own (which title it)."""
-    text = ("---\ntitle: Guide\nauthor: me\n---\n# Intro\n\nSome text.\n\n## Install\n\n```\npip install it\n```\n\n"
-            "# Usage\n\nUse it.\n")
-    (chunk,) = chunk_headings(text, "doc.md", language="markdown", kind="docs")
-    assert (chunk.start_line, chunk.context, chunk.symbol, chunk.chunk_kind) == (1, "Intro", "Intro", "section")
-    # Titled in its front matter alone: under that title.
-    titled = "---\ntitle: Guide Two\n---\n## Install\n\nSteps.\n\n## Run\n\nRun it.\n"
-    (chunk,) = chunk_headings(titled, "two.md", language="markdown", kind="docs")
-    assert (chunk.context, chunk.symbol) == ("Guide Two > Install", "Install")
-    # Text of the page's own after the front matter stays its preamble.
-    (lead, *_rest) = chunk_headings("---\ntitle: T\n---\nA lead paragraph.\n\n## Install\n\nSteps.\n", "t.md",
-                                    language="markdown", kind="docs", policy=ChunkingPolicy(prose=20))
-    assert (lead.context, lead.symbol, lead.chunk_kind) == ("T", "", "document")
-    # A page opening with a `---` rule, some text and another rule holds no metadata: its text is
-    # no front matter, and the section after it does not take it in.
-    ruled = "---\n\n## Install\n\npip install\n---\n\n## Use\n\nx\n"
-    (lead, *_rest) = chunk_headings(ruled, "r.md", language="markdown", kind="docs")
-    assert lead.start_line == 1 and lead.context != "Use"
-
-
 def test_what_comes_before_a_page_s_first_heading_is_labelled_with_that_title():
     """A README's logo and tagline before `# axios` was a chunk with no label."""
     text = ('<p align="center"><img src="logo.png"></p>\n\nPromise based HTTP client for the browser.\n\n'
