@@ -95,20 +95,20 @@ def _rooted_globs(globs, root: str) -> tuple[str, ...]:
         if os.path.isabs(body):
             inside = os.path.relpath(os.path.realpath(body), real_root).replace(os.sep, "/")
         elif body.startswith(("./", "../")):
-            if not here.startswith(".."):
+            if not _climbs(here):
                 # The directory they stand in is a name, not a glob (`app/[slug]`): escaped.
                 inside = os.path.normpath(os.path.join(literal_glob(here), body)).replace(os.sep, "/")
-            if cwd is not None and (inside is None or inside.startswith("..")):
+            if cwd is not None and (inside is None or _climbs(inside)):
                 # From outside the root (the directory holding it, one beside it), or out of it and
                 # back (`../repo/x.py`): what lies below the root is the glob's own part, no name of
                 # where they stand. `./x` leading elsewhere is that absolute path (a note says so).
                 target = os.path.normpath(os.path.join(cwd, body))
                 inside = os.path.relpath(target, real_root).replace(os.sep, "/")
-                if inside.startswith("..") and set(inside.split("/")) != {".."} and body.startswith("./"):
+                if _climbs(inside) and set(inside.split("/")) != {".."} and body.startswith("./"):
                     body = target + ("/" if body.endswith("/") else "")
         if inside is not None and set(inside.split("/")) == {".."}:
             body = "./."  # a directory holding the root: every file of it, as the root itself
-        elif inside is not None and not inside.startswith(".."):
+        elif inside is not None and not _climbs(inside):
             body = "./" + inside
         slash = "/" if glob.endswith("/") and not body.endswith("/") else ""  # normpath drops it
         if body == "./.":
@@ -666,15 +666,23 @@ def _path_filter(word: str, root: str) -> str:
     from .ignore import literal_glob
 
     shown = word if os.path.isabs(word) or word.startswith("./") else "./" + word
-    if literal_glob(shown) == shown:
-        return shown
     slash = "/" if word.endswith("/") else ""
     target, real_root = os.path.realpath(word), os.path.realpath(root)
     here = os.path.realpath(os.getcwd())
-    if here == real_root or here.startswith(real_root + os.sep):  # read from here (see _rooted_globs)
+    from_here = here == real_root or here.startswith(real_root + os.sep)  # read from here (see _rooted_globs)
+    # As written when nothing in it is read otherwise: no glob character, no link on the way (links
+    # are not indexed: the file it leads to is), and read from here.
+    if literal_glob(shown) == shown and os.path.abspath(word).rstrip(os.sep) == target and from_here:
+        return shown
+    if from_here:
         rel = os.path.relpath(target, here)
-        return ("" if rel.startswith("..") else "./") + literal_glob(rel) + slash
+        return ("" if _climbs(rel) else "./") + literal_glob(rel) + slash
     return os.path.join(real_root, literal_glob(os.path.relpath(target, real_root))) + slash
+
+
+def _climbs(rel: str) -> bool:
+    """Whether a relative path starts by going up (`..`, `../x`; not a name like `..d`)."""
+    return rel == ".." or rel.startswith(".." + os.sep)
 
 
 def _distinct_files(hits):

@@ -129,6 +129,26 @@ def test_the_filter_a_path_word_is_told_searches_that_file_alone(run, make_tree,
         assert [os.path.basename(p) for p in listed.stdout.splitlines()] == ["a[1].py"], (where, filters, listed.output)
 
 
+def test_the_filter_a_path_word_is_told_finds_it_through_links_and_names_starting_with_dots(
+        run, make_tree, monkeypatch):
+    """A root given through a link from beside it, a word through a link inside the root (links are
+    not indexed: the file it leads to is), and a directory named `..d` (read as going up): each
+    suggested --path matched nothing, or other files."""
+    root = make_tree({"a1.py": "def needle_here(): pass\n", "real/b.py": "def needle_here(): pass\n",
+                      "..d/g.py": "def needle_here(): pass\n", "sub/..d/g.py": "def needle_here(): pass\n"})
+    (root.parent / "link").symlink_to(root)
+    (root / "lnk").symlink_to(root / "real")
+    cases = [(root.parent, ("--root", "link"), "link/a1.py", "a1.py"), (root, (), "lnk/b.py", "real/b.py"),
+             (root / "sub", ("--root", str(root)), "..d/g.py", "sub/..d/g.py")]
+    for where, root_option, word, found in cases:
+        monkeypatch.chdir(where)
+        (note,) = [line for line in run("query", *root_option, "needle_here", word).stderr.splitlines()
+                   if "read as" in line]
+        filters = shlex.split(note.split("to search only there: ")[1])
+        listed = run("query", *root_option, "needle_here", "--json", *filters)
+        assert [h["path"] for h in json.loads(listed.stdout)["results"]] == [found], (word, filters, listed.stderr)
+
+
 def test_paths_are_from_the_current_directory_inside_a_root_given_through_a_link(run, make_tree, monkeypatch, tmp_path):
     """`--root ~/link-to-repo` with the shell in the repository: every -l and --vimgrep path came out
     absolute (the current directory is the resolved one, the root was compared as given)."""
