@@ -993,7 +993,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
 
             def render(h, shown, cut):
                 return "\n".join(vimgrep_lines([h], shown, terms, root, matcher.patterns if matcher else None, cut,
-                                                _each_match([h], matcher, each_match)))
+                                                _each_match([h], matcher, each_match), define=define))
         else:  # its header, and each line with its number
             def render(h, shown, cut):
                 return "\n".join(text_lines([h], shown, cut))
@@ -1132,7 +1132,7 @@ def query(words, root, retriever_name, embed_model, top_k, as_json, as_jsonl, sn
         from .output import vimgrep_lines
 
         shown = list(vimgrep_lines(result.hits, snippets or {}, terms, root, matcher.patterns if matcher else None,
-                                   truncated, _each_match(result.hits, matcher, each_match)))
+                                   truncated, _each_match(result.hits, matcher, each_match), define=define))
         if shown:
             click.echo("\n".join(shown))
     if (vimgrep or paths_only) and patterns and len(result.hits) == top_k and not max_tokens:

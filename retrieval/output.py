@@ -349,7 +349,8 @@ def _match_column(own: str, cell: str | None, pattern) -> int | None:
 
 
 def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], root: str,
-                  pattern=None, truncated: set[str] = frozenset(), matched: dict | None = None) -> Iterator[str]:
+                  pattern=None, truncated: set[str] = frozenset(), matched: dict | None = None,
+                  define: str = "") -> Iterator[str]:
     """`path:line:column:text` for each hit (vim's default errorformat, ripgrep's --vimgrep), its
     path from the current directory (where an editor opens it): the lines of its snippet holding a
     word of the query (given a `-e` pattern, those it matches, at the match), else its first; its
@@ -370,7 +371,7 @@ def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], 
             continue
         snippet = snippets.get(hit.docid)
         if snippet is None or not snippet.text or snippet.start_line is None:
-            yield _bare_row(path, root, hit, terms, pattern, files, hit.docid in truncated)
+            yield _bare_row(path, root, hit, terms, pattern, files, hit.docid in truncated, define)
             continue
         notebook = is_notebook(hit.source_path)
         cut = hit.docid in truncated
@@ -404,24 +405,24 @@ def _cut_around(own: str, width: int, col: int | None) -> str:
     return own[:width] + " …"
 
 
-def _bare_row(path: str, root: str, hit: SearchHit, terms: frozenset[str], pattern, files: dict, cut: bool) -> str:
+def _bare_row(path: str, root: str, hit: SearchHit, terms: frozenset[str], pattern, files: dict, cut: bool,
+              define: str = "") -> str:
     """A hit's row without its lines: at its first line, or, when --max-tokens cut them all
-    (`cut`), at the first line of its span holding what was asked (`:1:1:` and no text pointed
-    past the match, as if nothing was cut), its text `…`."""
+    (`cut`), at the line a larger budget shows (`:1:1:` and no text pointed past the match, as if
+    nothing was cut): the first a pattern matches, else the one-line snippet's (the line holding
+    the most of the query's words; a bare identifier's definition), its text `…`."""
     if cut and hit.start_line and not is_notebook(hit.source_path):
-        from .text import tokenize
-
         raw = _file_lines(root, hit.source_path, files) or []
-        best = None  # (terms held, -line): the line a snippet of one line shows, as a larger budget does
-        for n in range(hit.start_line, min(hit.end_line, len(raw)) + 1):
-            own = raw[n - 1]
-            col = _term_column(own, terms) if pattern is None else _match_column(own, None, pattern)
+        rows = range(hit.start_line, min(hit.end_line, len(raw)) + 1)
+        if pattern is None:
+            from .snippets import read_snippet
+
+            snippet = read_snippet(root, hit, max_lines=1, focus=terms, define=define)
+            rows = [snippet.start_line] if snippet is not None and snippet.start_line in rows else rows
+        for n in rows:
+            col = _term_column(raw[n - 1], terms) if pattern is None else _match_column(raw[n - 1], None, pattern)
             if col is not None:
-                held = len(terms.intersection(tokenize(own))) if pattern is None else 1
-                if best is None or held > best[0]:
-                    best = (held, n, col)
-        if best is not None:
-            return f"{path}:{best[1]}:{best[2]}:…"
+                return f"{path}:{n}:{col}:…"
     return f"{path}:{hit.start_line}:1:" + ("…" if cut else "")
 
 

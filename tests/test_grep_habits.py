@@ -453,6 +453,10 @@ def test_a_cut_vimgrep_line_shows_its_match_whole_and_marks_only_what_was_cut():
     assert _cut_around(line, 20, 1) == line[:20] + " …"  # at the head: nothing before it was cut
     assert _cut_around("ab zqretrywidget(value) " + "y" * 50, 16, 4) == "ab zqretrywidget …"  # it fits whole
     assert _cut_around(line, 0, col) == "…"
+    # A word longer than the room starts the row (a third of the room before it cut it short), and
+    # a row starting past the line's head is marked so (a window at 0 was marked as cut before it).
+    assert _cut_around("x = 1 + averylongidentifierzz(value) " + "y" * 50, 20, 9).startswith("… averylongidentifier")
+    assert _cut_around("a zqretrywidget_long_name_here(v) " + "y" * 40, 10, 3) == "… zqretrywid …"
 
 
 def test_a_hit_whose_lines_a_budget_cut_all_points_where_a_larger_budget_does(run, make_tree, monkeypatch):
@@ -463,6 +467,11 @@ def test_a_hit_whose_lines_a_budget_cut_all_points_where_a_larger_budget_does(ru
     rows = [run("query", "w5", "retrywidget", "--vimgrep", "--max-tokens", str(b)).stdout.splitlines()[0]
             for b in (1, 5, 14)]
     assert {row.split(":")[1] for row in rows} == {"8"}, rows
+    # A bare identifier's row is its definition's, not a comment naming it above.
+    monkeypatch.chdir(make_tree({"a.py": "# the zqwidget helper is used below\nimport os\n\n\n\ndef zqwidget(x):\n"
+                                         "    return x\n"}))
+    rows = [run("query", "zqwidget", "--vimgrep", "--max-tokens", str(b)).stdout.splitlines()[0] for b in (1, 40)]
+    assert [row.split(":")[1] for row in rows] == ["6", "6"], rows
 
 
 def test_a_pattern_is_matched_line_by_line_inline_flags_and_text_anchors_included(run, make_tree):
