@@ -661,8 +661,10 @@ def _note_path_words(words: tuple[str, ...], root: str, path_globs: tuple[str, .
 
 def _path_filter(word: str, root: str) -> str:
     """The --path that searches only the file or directory `word` names (from here, as typed): the
-    word as written, or, when it holds what a glob reads (`a[1].py` also matched `a1.py`), the part
-    of it below the root escaped (all of it escaped, the root's own `t[1]` named nothing)."""
+    word as written when nothing in it is read otherwise; else the path to what it names (through
+    links, which are not indexed) from here, or from the root's own path when here is outside the
+    root, escaped below the root only (`a[1].py` as a glob also matched `a1.py`; escaped whole, a
+    root named `t[1]` named nothing)."""
     from .ignore import literal_glob
 
     shown = word if os.path.isabs(word) or word.startswith("./") else "./" + word

@@ -356,8 +356,10 @@ def vimgrep_lines(hits: list[SearchHit], snippets: dict, terms: frozenset[str], 
     word of the query (given a `-e` pattern, those it matches, at the match), else its first; its
     first line with no text when there is no snippet (a file gone since indexing). The column is
     counted in the file's own line: a notebook's snippet shows its cells' text, not the JSON line
-    holding it, and a long line is shown shortened. A line --max-tokens cut (`truncated` hits) ends
-    with `…`. `matched`: {docid: the lines of the hit the pattern matched}, each shown (as rg
+    holding it, and a long line is shown shortened. A line --max-tokens cut (`truncated` hits) shows
+    the part its column points at, marked `…` where cut; a hit cut to no line at all points at the
+    line a larger budget shows (`define`: the name a bare identifier asks for, whose definition
+    that is). `matched`: {docid: the lines of the hit the pattern matched}, each shown (as rg
     --vimgrep shows every match; one line a hit hid a function's other calls), when the hit's
     file still has them."""
     files: dict[str, list[str] | None] = {}
