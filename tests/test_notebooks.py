@@ -108,7 +108,7 @@ def test_a_notebook_that_does_not_parse_is_indexed_as_its_json(run, make_tree):
     assert [(h["path"], h["language"]) for h in hits] == [("train.ipynb", "jupyter")]
 
 
-@pytest.mark.parametrize("retriever", ["lexical", "treesitter"])
+@pytest.mark.parametrize("retriever", ["lexical", pytest.param("treesitter", marks=pytest.mark.extra("treesitter"))])
 def test_a_notebook_nested_past_the_json_readers_depth_is_indexed_as_its_json(run, make_tree, retriever):
     """Outputs nested 1,000 deep raised RecursionError, read as a damaged index: every build and
     query of the tree failed ("the lexical index is damaged (maximum recursion depth exceeded ...)")."""
