@@ -1337,11 +1337,10 @@ def skill(install_dir):
         raise click.BadParameter("is empty (an unset variable?): give a directory, or no value for the default",
                                  param_hint="'--install'")
     try:
-        path, what = agent_skill.install(install_dir)
+        path, what, backup = agent_skill.install(install_dir)
     except OSError as exc:
         raise _fail(exc)
-    verb, _, aside = what.partition(" ")  # (`updated X (the one there kept as X.bak)`: what, then why)
-    click.echo(f"{verb} {path}" + (f" {aside}" if aside else ""), err=True)
+    click.echo(f"{what} {path}" + (f" (the one there kept as {backup})" if backup else ""), err=True)
 
 
 from .evaluation.cli import eval_command  # noqa: E402

@@ -417,10 +417,10 @@ def _bare_row(path: str, root: str, hit: SearchHit, terms: frozenset[str], patte
         raw = _file_lines(root, hit.source_path, files) or []
         rows = range(hit.start_line, min(hit.end_line, len(raw)) + 1)
         if pattern is None:
-            from .snippets import read_snippet
+            from .snippets import shown_line
 
-            snippet = read_snippet(root, hit, max_lines=1, focus=terms, define=define)
-            rows = [snippet.start_line] if snippet is not None and snippet.start_line in rows else rows
+            line = shown_line(hit, raw, terms, define)  # (from the lines read once, not the file again)
+            rows = [line] if line in rows else rows
         for n in rows:
             col = _term_column(raw[n - 1], terms) if pattern is None else _match_column(raw[n - 1], None, pattern)
             if col is not None:

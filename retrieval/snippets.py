@@ -198,6 +198,11 @@ def _notebook_window(hit: SearchHit, lines: list[str], stale: bool, start: int, 
     return _shown(lines, kept[window.start_line - 1], kept[window.end_line - 1], stale, focus)
 
 
+def shown_line(hit: SearchHit, lines: list[str], focus: frozenset[str], define: str = "") -> int | None:
+    """The line a one-line snippet of the hit shows (read_snippet's choice, from lines read already)."""
+    return _window(hit, lines, False, 0, 1, focus, define).start_line
+
+
 def _shown(lines: list[str], start: int, end: int, stale: bool, focus: frozenset[str]) -> Snippet:
     """Lines start..end, each too long a line shortened."""
     if start > end:

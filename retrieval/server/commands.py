@@ -86,14 +86,13 @@ def serve_command(root, stop, detach, idle_timeout):
                 f"starting the server of {shown_path(root)}: it opens the indexes built there first, "
                 f"refreshing them (and building lexical's if missing; its log: {shown_path(log)})", err=True))
             said = "already serving" if info.get("already") else "serving"
-            busy = ", busy with another command" if info.get("busy") else ""  # (nothing more is known of it)
+            busy = ", busy with another command" if info.get("busy") else ""
             click.echo(f"{said} {shown_path(root)} (pid {info['pid']}{busy})", err=True)
-            if busy:
-                pass
-            elif info.get("already") and not serves_here(info, asked=False):
+            known = info.get("already") and not busy  # (a busy one's code and settings are not known)
+            if known and not serves_here(info, asked=False):
                 # It looked ready, and every query from here quietly ran without it.
                 click.echo(f"note: {NOT_HERE}; `retrieval serve --stop` first to serve this shell", err=True)
-            elif info.get("already") and timeout_given and info.get("idle_timeout") != idle_timeout:
+            elif known and timeout_given and info.get("idle_timeout") != idle_timeout:
                 # (the timeout asked for was dropped without a word: a server kept for ever, or not)
                 running = info.get("idle_timeout")
                 click.echo(f"note: that server's --idle-timeout is {_said_timeout(running)}, not "

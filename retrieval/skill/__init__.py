@@ -43,10 +43,10 @@ def _free_backup(path: str) -> str:
     return candidate
 
 
-def install(directory: str = DEFAULT_DIR) -> tuple[str, str]:
-    """Write SKILL.md into `directory` (created if need be). Returns (path, what happened):
-    'installed', 'updated', 'updated (the one there kept as ....bak)' or 'unchanged'. OSError with a message
-    that names the directory when it cannot be written."""
+def install(directory: str = DEFAULT_DIR) -> tuple[str, str, str | None]:
+    """Write SKILL.md into `directory` (created if need be). Returns (path, what happened, the
+    backup kept of one the user edited or None): 'installed', 'updated' or 'unchanged'. OSError
+    with a message that names the directory when it cannot be written."""
     if not directory.strip():
         raise OSError("no directory given to --install")
     if directory == "~" or directory.startswith(("~/", "~" + os.sep)):
@@ -70,10 +70,10 @@ def install(directory: str = DEFAULT_DIR) -> tuple[str, str]:
     except (OSError, UnicodeError) as exc:
         raise OSError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
     if before == content:
-        return path, "unchanged"
+        return path, "unchanged", None
     try:
         os.makedirs(directory, exist_ok=True)
-        what = "installed" if before is None else "updated"
+        what, backup = ("installed" if before is None else "updated"), None
         if before is not None:
             try:
                 with open(os.path.join(directory, STAMP), encoding="utf-8") as fh:
@@ -83,9 +83,8 @@ def install(directory: str = DEFAULT_DIR) -> tuple[str, str]:
             if not ours:  # written or edited by someone else: kept, beside any kept before
                 backup = _free_backup(path)
                 _write(backup, before)
-                what = f"updated (the one there kept as {backup})"
         _write(path, content)
         _write(os.path.join(directory, STAMP), _digest(content) + "\n")
     except OSError as exc:
         raise OSError(f"cannot install the skill into {directory}: {exc.strerror or exc}") from None
-    return path, what
+    return path, what, backup
